@@ -1,0 +1,50 @@
+/**
+ * The closed catalogue of error codes. Clients match on `code`; codes are never
+ * renamed or reused. `docs/errors.md` lists the same table (a test keeps them in step).
+ */
+export interface ErrorSpec {
+  /** HTTP status the gateway answers with. */
+  readonly http: number;
+  /** Whether the same request may succeed later (the gateway sends `Retry-After`). */
+  readonly retryable: boolean;
+  /** One line for the docs and the default message. */
+  readonly summary: string;
+}
+
+export const ERROR_CATALOGUE = {
+  "request.invalid": { http: 400, retryable: false, summary: "The body or a parameter does not match the schema; `details.issues` lists each field path and problem." },
+  "request.malformed_json": { http: 400, retryable: false, summary: "The body is not valid JSON." },
+  "request.unsupported_media_type": { http: 415, retryable: false, summary: "The Content-Type is not `application/json`." },
+  "request.too_large": { http: 413, retryable: false, summary: "The body is larger than the configured limit." },
+  "route.not_found": { http: 404, retryable: false, summary: "No operation lives at this path." },
+  "route.method_not_allowed": { http: 405, retryable: false, summary: "The path exists but not with this HTTP method; the `Allow` header names the right one." },
+  "app.missing": { http: 400, retryable: false, summary: "The `X-App-ID` header is missing." },
+  "app.unknown": { http: 401, retryable: false, summary: "The `X-App-ID` names no application." },
+  "auth.missing_credentials": { http: 401, retryable: false, summary: "Neither `Authorization: Bearer` nor `X-API-Key` was sent." },
+  "auth.invalid_credentials": { http: 401, retryable: false, summary: "The credential is unknown, malformed, revoked, expired or belongs to another application." },
+  "auth.login_failed": { http: 401, retryable: false, summary: "The e-mail and password do not match an account (the same answer for an unknown e-mail)." },
+  "auth.too_many_attempts": { http: 429, retryable: true, summary: "Too many failed sign-in attempts for this account or address; wait `Retry-After` seconds." },
+  "auth.otp_invalid": { http: 401, retryable: false, summary: "The one-time code is wrong, expired, already used or out of tries." },
+  "auth.refresh_invalid": { http: 401, retryable: false, summary: "The refresh token is unknown, expired, already used or its session was ended." },
+  "auth.jwt_required": { http: 403, retryable: false, summary: "This operation needs an interactive session (a bearer JWT); an API key cannot perform it." },
+  "permission.denied": { http: 403, retryable: false, summary: "The caller is authenticated but may not perform this operation." },
+  "resource.not_found": { http: 404, retryable: false, summary: "No such record for this caller (records of other tenants are reported the same way)." },
+  "resource.already_exists": { http: 409, retryable: false, summary: "A record with this identity already exists." },
+  "state.conflict": { http: 409, retryable: false, summary: "The record is not in a state that allows this operation; `details.state` is its current state." },
+  "resource.limit_reached": { http: 402, retryable: false, summary: "The account's compute credit is exhausted." },
+  "rate.limited": { http: 429, retryable: true, summary: "Too many requests; wait `Retry-After` seconds." },
+  "service.unavailable": { http: 503, retryable: true, summary: "A dependency (NATS or a backing service) is unreachable; retry after `Retry-After` seconds." },
+  "internal.error": { http: 500, retryable: true, summary: "An unexpected fault. Nothing internal is disclosed; quote the request id when reporting it." },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(ERROR_CATALOGUE, value);
+}
+
+export function errorSpec(code: ErrorCode): ErrorSpec {
+  return ERROR_CATALOGUE[code];
+}

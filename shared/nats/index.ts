@@ -1,0 +1,10 @@
+export { BUCKETS, kvKey, queueGroups, subjects } from "./names.js";
+export type { BucketName } from "./names.js";
+export { connectNats } from "./connect.js";
+export type { ConnectOptions } from "./connect.js";
+export { decodeJson, encodeJson, requestRpc, serveRpc } from "./rpc.js";
+export type { RequestRpcOptions, ServeRpcOptions } from "./rpc.js";
+export { JsonBucket } from "./json-bucket.js";
+export type { Versioned } from "./json-bucket.js";
+export { ensureBuckets } from "./topology.js";
+export type { TopologyOptions } from "./topology.js";

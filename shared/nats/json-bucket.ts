@@ -1,0 +1,83 @@
+import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import type { KV } from "@nats-io/kv";
+import type { z } from "zod";
+import { AppError } from "../errors/index.js";
+import { decodeJson, encodeJson } from "./rpc.js";
+
+export interface Versioned<T> {
+  value: T;
+  /** The KV revision read: the compare-and-set token for the next update. */
+  revision: number;
+}
+
+const CAS_RETRIES = 20;
+
+/** The server refused a compare-and-set because the key moved on (or already exists). */
+function isWrongSequence(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}
+
+/**
+ * A KV bucket of JSON records checked against one schema. Every change is a
+ * compare-and-set on the revision read (the project's actor rule).
+ */
+export class JsonBucket<S extends z.ZodType> {
+  constructor(
+    readonly kv: KV,
+    private readonly schema: S,
+  ) {}
+
+  async get(key: string): Promise<Versioned<z.infer<S>> | null> {
+    const entry = await this.kv.get(key);
+    if (!entry || entry.operation !== "PUT") return null;
+    return { value: this.schema.parse(decodeJson(entry.value)), revision: entry.revision };
+  }
+
+  /** Creates the key; answers `resource.already_exists` when it is there. */
+  async create(key: string, value: z.infer<S>): Promise<number> {
+    try {
+      return await this.kv.create(key, encodeJson(this.schema.parse(value)));
+    } catch (error) {
+      if (isWrongSequence(error)) throw new AppError("resource.already_exists", "A record with this identity already exists.");
+      throw error;
+    }
+  }
+
+  async put(key: string, value: z.infer<S>): Promise<number> {
+    return this.kv.put(key, encodeJson(this.schema.parse(value)));
+  }
+
+  /** Writes `value` only if the key is still at `revision`; false when another writer won. */
+  async update(key: string, value: z.infer<S>, revision: number): Promise<number | null> {
+    try {
+      return await this.kv.update(key, encodeJson(this.schema.parse(value)), revision);
+    } catch (error) {
+      if (isWrongSequence(error)) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Reads, applies `change` and writes back with compare-and-set, retrying on conflict.
+   * `change` returns the new value, or `undefined` to leave the record as it is.
+   * Returns the record as stored after the call, or null when the key is absent.
+   */
+  async mutate(key: string, change: (current: z.infer<S>) => z.infer<S> | undefined): Promise<Versioned<z.infer<S>> | null> {
+    for (let attempt = 0; attempt < CAS_RETRIES; attempt += 1) {
+      const current = await this.get(key);
+      if (!current) return null;
+      const next = change(current.value);
+      if (next === undefined) return current;
+      const revision = await this.update(key, next, current.revision);
+      if (revision !== null) return { value: next, revision };
+    }
+    throw new AppError("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.kv.delete(key);
+  }
+}

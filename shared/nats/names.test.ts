@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { kvKey, subjects } from "./names.js";
+
+describe("kvKey", () => {
+  it("keeps key-safe parts as they are and joins them with dots", () => {
+    expect(kvKey("local", "usr_abc")).toBe("local.usr_abc");
+  });
+
+  it("encodes parts that contain dots or other characters, so an e-mail cannot add key levels", () => {
+    const key = kvKey("local", "a.b@example.com");
+    expect(key.split(".")).toHaveLength(2);
+    expect(key).toMatch(/^local\.~[-_A-Za-z0-9]+$/);
+  });
+
+  it("gives different keys for different inputs that differ only in unsafe characters", () => {
+    expect(kvKey("a@b.c")).not.toBe(kvKey("a@b_c"));
+  });
+});
+
+describe("subjects", () => {
+  it("names commands under the cjs root", () => {
+    expect(subjects.adminAppCreate()).toBe("cjs.admin.app.create");
+    expect(subjects.servicePing("billing")).toBe("cjs.ping.billing");
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * Every NATS subject, stream and KV bucket name of the project, in one place.
+ * Commands are imperative (`admin.app.create`), events past tense (`credentials.revoked`).
+ */
+const ROOT = "cjs";
+
+/** KV buckets and what each holds. Keys never contain user input verbatim (see `kvKey`). */
+export const BUCKETS = {
+  /** app id → application record. */
+  apps: "cjs_apps",
+  /** business id → business record. */
+  businesses: "cjs_businesses",
+  /** user id → user record (with the password hash). */
+  users: "cjs_users",
+  /** `<app>.<email key>` → user id; the create of this key is what makes e-mails unique per app. */
+  userEmails: "cjs_user_emails",
+  /** key id → API key record (only the key's hash). */
+  apiKeys: "cjs_api_keys",
+  /** session id → a sign-in session (refresh-token family). */
+  sessions: "cjs_sessions",
+  /** `<app>.<email key>` → pending one-time code (hashed), tries left, expiry. */
+  otpCodes: "cjs_otp_codes",
+  /** `acct.<app>.<email key>` or `addr.<ip key>` → failed sign-in counter. */
+  loginGuards: "cjs_login_guards",
+  /** `current` → the JWT signing key pair shared by every gateway replica. */
+  signingKeys: "cjs_signing_keys",
+} as const;
+export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
+
+export const subjects = {
+  /** Operator commands, answered by one gateway replica (queue group). */
+  adminAppCreate: () => `${ROOT}.admin.app.create`,
+  adminBusinessCreate: () => `${ROOT}.admin.business.create`,
+  adminUserCreate: () => `${ROOT}.admin.user.create`,
+  /** Health ping of a service, answered by every replica. */
+  servicePing: (service: string) => `${ROOT}.ping.${service}`,
+} as const;
+
+/** Queue groups: one replica of a service takes each message. */
+export const queueGroups = {
+  gateway: "cjs-gateway",
+  scheduler: "cjs-scheduler",
+  nodeRegistry: "cjs-node-registry",
+  logRelay: "cjs-log-relay",
+  billing: "cjs-billing",
+} as const;
+
+const KEY_SAFE = /^[-/_=.a-zA-Z0-9]+$/;
+
+/**
+ * Builds a KV key from parts. Parts that are not already key-safe (an e-mail, an IP
+ * address) are base64url-encoded, so no input can forge a key of another shape.
+ */
+export function kvKey(...parts: string[]): string {
+  return parts
+    .map((part) => (KEY_SAFE.test(part) && !part.includes(".") ? part : `~${Buffer.from(part, "utf8").toString("base64url")}`))
+    .join(".");
+}

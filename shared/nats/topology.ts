@@ -1,0 +1,37 @@
+import { Kvm, type KV, type KvOptions } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { BUCKETS, type BucketName } from "./names.js";
+
+const MINUTE_MS = 60_000;
+
+/** Per-bucket settings. Buckets whose records expire on their own carry a TTL. */
+const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
+  [BUCKETS.apps]: { history: 1 },
+  [BUCKETS.businesses]: { history: 1 },
+  [BUCKETS.users]: { history: 1 },
+  [BUCKETS.userEmails]: { history: 1 },
+  [BUCKETS.apiKeys]: { history: 1 },
+  [BUCKETS.sessions]: { history: 1, ttl: 31 * 24 * 60 * MINUTE_MS },
+  [BUCKETS.otpCodes]: { history: 1, ttl: 15 * MINUTE_MS },
+  [BUCKETS.loginGuards]: { history: 1, ttl: 24 * 60 * MINUTE_MS },
+  [BUCKETS.signingKeys]: { history: 1 },
+};
+
+export interface TopologyOptions {
+  /** Stream replicas: 1 for a single server, 3 for a production cluster. */
+  replicas: number;
+}
+
+/**
+ * Creates the buckets a service needs, or opens them when another replica already did.
+ * Idempotent, so every replica runs it on start.
+ */
+export async function ensureBuckets<Names extends BucketName>(
+  nc: NatsConnection,
+  names: readonly Names[],
+  { replicas }: TopologyOptions,
+): Promise<Record<Names, KV>> {
+  const kvm = new Kvm(nc);
+  const opened = await Promise.all(names.map((name) => kvm.create(name, { ...BUCKET_OPTIONS[name], replicas })));
+  return Object.fromEntries(names.map((name, index) => [name, opened[index]])) as Record<Names, KV>;
+}

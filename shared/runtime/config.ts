@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { formatPath } from "./zod-issues.js";
+
+/** Thrown when the environment does not satisfy a service's config schema; lists every problem. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses an environment map with a schema, once, and freezes the result. */
+export function parseConfig<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): Readonly<z.infer<S>> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((issue) => `${formatPath(issue.path) || "(environment)"}: ${issue.message}`));
+  }
+  return Object.freeze(result.data);
+}
+
+/** Integer setting read from a string variable, with bounds. */
+export function intSetting(defaultValue: number, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}) {
+  return z.coerce.number().int().min(min).max(max).default(defaultValue);
+}
+
+/** Boolean setting: `true`/`1`/`yes` or `false`/`0`/`no`. */
+export function boolSetting(defaultValue: boolean) {
+  return z
+    .enum(["true", "false", "1", "0", "yes", "no"])
+    .default(defaultValue ? "true" : "false")
+    .transform((value) => value === "true" || value === "1" || value === "yes");
+}
+
+/** Settings every service shares. */
+export const BaseConfig = z.object({
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Replicas of the streams and buckets a service creates (3 in a production cluster). */
+  CJS_NATS_REPLICAS: intSetting(1, { min: 1, max: 5 }),
+});
+export type BaseConfig = z.infer<typeof BaseConfig>;

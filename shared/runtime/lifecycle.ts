@@ -1,0 +1,43 @@
+import type { Logger } from "pino";
+
+/** What every service factory returns: `build<Name>(deps)` → `{ start, stop }`. */
+export interface Service {
+  readonly name: string;
+  start(): Promise<void>;
+  /** Stops taking work and lets work in flight finish. */
+  stop(): Promise<void>;
+  /** True once started and able to serve (its readiness check). */
+  ready(): boolean;
+}
+
+/** A source of time, injected so tests can control it. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT, then exits 0; a second signal exits at once.
+ * Only `main.ts` files call this.
+ */
+export function installShutdown(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}

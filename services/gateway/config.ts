@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { BaseConfig, boolSetting, intSetting, parseConfig } from "../../shared/runtime/index.js";
 
 export const GatewayConfig = BaseConfig.extend({
   CJS_HOST: z.string().default("0.0.0.0"),
@@ -11,14 +11,21 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_JWT_AUDIENCE: z.string().min(1).default("compute-job-service-api"),
   CJS_ACCESS_TOKEN_TTL_SECONDS: intSetting(900, { min: 60, max: 86_400 }),
   CJS_REFRESH_TOKEN_TTL_SECONDS: intSetting(30 * 86_400, { min: 3600, max: 90 * 86_400 }),
-  /** Failed sign-ins (per account and per address) before each try must wait; doubles per failure. */
-  CJS_LOGIN_SLOW_AFTER_FAILURES: intSetting(3, { min: 1, max: 100 }),
-  /** Failed sign-ins after which the account or address is locked for CJS_LOGIN_LOCK_SECONDS. */
-  CJS_LOGIN_LOCK_AFTER_FAILURES: intSetting(10, { min: 2, max: 1000 }),
+  /** Failed sign-ins of one account after which each try must wait, from 1 s doubling per failure. */
+  CJS_LOGIN_SLOW_AFTER_FAILURES: intSetting(3, { min: 1, max: 10_000 }),
+  /** Failed sign-ins of one account after which it is locked for CJS_LOGIN_LOCK_SECONDS. */
+  CJS_LOGIN_LOCK_AFTER_FAILURES: intSetting(10, { min: 2, max: 10_000 }),
+  /** The same two thresholds per client address: higher, since one address may be a whole office. */
+  CJS_LOGIN_ADDRESS_SLOW_AFTER_FAILURES: intSetting(20, { min: 1, max: 100_000 }),
+  CJS_LOGIN_ADDRESS_LOCK_AFTER_FAILURES: intSetting(100, { min: 2, max: 100_000 }),
   CJS_LOGIN_LOCK_SECONDS: intSetting(900, { min: 1, max: 86_400 }),
   /** SMTP server for one-time codes, e.g. `smtps://user:pass@mail.example.com`. Unset: codes go to the log (dev outbox). */
   CJS_SMTP_URL: z.url().optional(),
   CJS_SMTP_FROM: z.string().default("Compute Job Service <no-reply@localhost>"),
+  /** Without SMTP: print one-time codes on standard output (for local development only). */
+  CJS_DEV_OUTBOX: boolSetting(false),
+  /** Trust `X-Forwarded-For` from a reverse proxy for the client address (sign-in throttling, logs). */
+  CJS_TRUST_PROXY: boolSetting(false),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

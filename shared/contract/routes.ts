@@ -26,10 +26,10 @@ import { EmptyRequest } from "./common.js";
  */
 export type RouteAuth = "public" | "jwt" | "any";
 
-export interface RpcRoute<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
+export interface RpcRoute<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType, A extends RouteAuth = RouteAuth> {
   method: "POST";
   path: string;
-  auth: RouteAuth;
+  auth: A;
   request: Req;
   response: Res;
   /** The envelope's `message` on success. */
@@ -37,7 +37,7 @@ export interface RpcRoute<Req extends z.ZodType = z.ZodType, Res extends z.ZodTy
   summary: string;
 }
 
-function rpc<Req extends z.ZodType, Res extends z.ZodType>(route: Omit<RpcRoute<Req, Res>, "method">): RpcRoute<Req, Res> {
+function rpc<Req extends z.ZodType, Res extends z.ZodType, A extends RouteAuth>(route: Omit<RpcRoute<Req, Res, A>, "method">): RpcRoute<Req, Res, A> {
   return { method: "POST", ...route };
 }
 

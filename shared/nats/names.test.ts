@@ -9,7 +9,11 @@ describe("kvKey", () => {
   it("encodes parts that contain dots or other characters, so an e-mail cannot add key levels", () => {
     const key = kvKey("local", "a.b@example.com");
     expect(key.split(".")).toHaveLength(2);
-    expect(key).toMatch(/^local\.~[-_A-Za-z0-9]+$/);
+    expect(key).toMatch(/^local\.=[-_A-Za-z0-9]+$/);
+  });
+
+  it("never lets a literal part look like an encoded one", () => {
+    expect(kvKey("=YQ")).not.toBe(kvKey("a"));
   });
 
   it("gives different keys for different inputs that differ only in unsafe characters", () => {

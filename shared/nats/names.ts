@@ -16,6 +16,8 @@ export const BUCKETS = {
   userEmails: "cjs_user_emails",
   /** key id → API key record (only the key's hash). */
   apiKeys: "cjs_api_keys",
+  /** `<user id>.<key id>` → {}: lists a user's keys without scanning every key. */
+  apiKeyOwners: "cjs_api_key_owners",
   /** session id → a sign-in session (refresh-token family). */
   sessions: "cjs_sessions",
   /** `<app>.<email key>` → pending one-time code (hashed), tries left, expiry. */
@@ -45,7 +47,8 @@ export const queueGroups = {
   billing: "cjs-billing",
 } as const;
 
-const KEY_SAFE = /^[-/_=.a-zA-Z0-9]+$/;
+/** A part kept as it is: KV key characters, no dot (it would add a level), no leading `=` (the encoded marker). */
+const KEY_SAFE_PART = /^[-/_a-zA-Z0-9][-/_=a-zA-Z0-9]*$/;
 
 /**
  * Builds a KV key from parts. Parts that are not already key-safe (an e-mail, an IP
@@ -53,6 +56,6 @@ const KEY_SAFE = /^[-/_=.a-zA-Z0-9]+$/;
  */
 export function kvKey(...parts: string[]): string {
   return parts
-    .map((part) => (KEY_SAFE.test(part) && !part.includes(".") ? part : `~${Buffer.from(part, "utf8").toString("base64url")}`))
+    .map((part) => (KEY_SAFE_PART.test(part) ? part : `=${Buffer.from(part, "utf8").toString("base64url")}`))
     .join(".");
 }

@@ -11,6 +11,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.users]: { history: 1 },
   [BUCKETS.userEmails]: { history: 1 },
   [BUCKETS.apiKeys]: { history: 1 },
+  [BUCKETS.apiKeyOwners]: { history: 1 },
   [BUCKETS.sessions]: { history: 1, ttl: 31 * 24 * 60 * MINUTE_MS },
   [BUCKETS.otpCodes]: { history: 1, ttl: 15 * MINUTE_MS },
   [BUCKETS.loginGuards]: { history: 1, ttl: 24 * 60 * MINUTE_MS },

@@ -1,0 +1,74 @@
+import fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { RPC_ROUTES } from "../../shared/contract/index.js";
+import { AppError } from "../../shared/errors/index.js";
+import { metricsRegistry, type ReadinessReport } from "../../shared/runtime/index.js";
+import type { GatewayContext } from "./gateway-context.js";
+import { sendError } from "./http/envelope.js";
+import { httpRequestSeconds } from "./http/http-metrics.js";
+import { registerRpc } from "./http/register-rpc.js";
+import { requestIdOf } from "./http/request-id.js";
+import { toAppError } from "./http/to-app-error.js";
+import { createApiKey } from "./rpc/create-api-key.js";
+import { listApiKeys } from "./rpc/list-api-keys.js";
+import { login } from "./rpc/login.js";
+import { logout } from "./rpc/logout.js";
+import { refresh } from "./rpc/refresh.js";
+import { requestOtp } from "./rpc/request-otp.js";
+import { revokeApiKey } from "./rpc/revoke-api-key.js";
+import { verifyOtp } from "./rpc/verify-otp.js";
+
+/** Builds the HTTP edge. Only `main.ts` calls `listen`; tests use `app.inject()`. */
+export function buildApp(gw: GatewayContext, readiness: () => ReadinessReport): FastifyInstance {
+  const app = fastify({
+    loggerInstance: gw.logger as FastifyBaseLogger,
+    genReqId: requestIdOf,
+    requestIdLogLabel: "request_id",
+    bodyLimit: gw.config.CJS_MAX_BODY_BYTES,
+    trustProxy: gw.config.CJS_TRUST_PROXY,
+    return503OnClosing: true,
+  });
+  // Only JSON bodies: anything else is a 415, not a string handed to validation.
+  app.removeContentTypeParser(["text/plain"]);
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    httpRequestSeconds.observe(
+      { route: request.routeOptions.url ?? "unmatched", method: request.method, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.code === "internal.error") request.log.error({ err: error }, "request failed");
+    else request.log.info({ code: appError.code }, "request refused");
+    return sendError(reply, appError);
+  });
+  app.setNotFoundHandler(async (request, reply) =>
+    sendError(reply, new AppError("route.not_found", `No operation at ${request.method} ${request.url.split("?")[0]}.`)),
+  );
+
+  registerRpc(app, gw.authenticator, RPC_ROUTES.login, login(gw));
+  registerRpc(app, gw.authenticator, RPC_ROUTES.requestOtp, requestOtp(gw));
+  registerRpc(app, gw.authenticator, RPC_ROUTES.verifyOtp, verifyOtp(gw));
+  registerRpc(app, gw.authenticator, RPC_ROUTES.refresh, refresh(gw));
+  registerRpc(app, gw.authenticator, RPC_ROUTES.logout, logout(gw));
+  registerRpc(app, gw.authenticator, RPC_ROUTES.createApiKey, createApiKey(gw));
+  registerRpc(app, gw.authenticator, RPC_ROUTES.listApiKeys, listApiKeys(gw));
+  registerRpc(app, gw.authenticator, RPC_ROUTES.revokeApiKey, revokeApiKey(gw));
+
+  app.get("/.well-known/jwks.json", async (_request, reply) => {
+    reply.header("cache-control", "public, max-age=300");
+    return gw.tokens.jwks();
+  });
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_request, reply) => {
+    const report = readiness();
+    return reply.code(report.ready ? 200 : 503).send(report);
+  });
+  app.get("/metrics", async (_request, reply) => reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()));
+
+  return app;
+}

@@ -1,0 +1,29 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import type { Clock } from "../../shared/runtime/index.js";
+import type { GatewayConfig } from "./config.js";
+import type { TokenIssuer } from "./identity/access-tokens.js";
+import type { Authenticator } from "./identity/authenticator.js";
+import type { IdentityStore } from "./identity/identity-store.js";
+import type { LoginGuard } from "./identity/login-guard.js";
+import type { OneTimeCodes } from "./identity/otp.js";
+import type { Sessions } from "./identity/sessions.js";
+
+/** Delivers a one-time code to an e-mail address (SMTP, or the dev outbox). */
+export type OtpSender = (to: string, code: string) => Promise<void>;
+
+/** Everything the gateway's handlers share; built once by `buildGateway`. */
+export interface GatewayContext {
+  config: Readonly<GatewayConfig>;
+  nc: NatsConnection;
+  logger: Logger;
+  clock: Clock;
+  store: IdentityStore;
+  tokens: TokenIssuer;
+  sessions: Sessions;
+  guard: LoginGuard;
+  otps: OneTimeCodes;
+  authenticator: Authenticator;
+  /** Absent when neither SMTP nor the dev outbox is configured. */
+  sendOtp: OtpSender | undefined;
+}

@@ -1,0 +1,92 @@
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { CreateAppRequest, CreateBusinessRequest, CreateUserRequest } from "../../shared/contract/index.js";
+import { queueGroups, serveRpc, subjects } from "../../shared/nats/index.js";
+import { natsConnected, readiness, type Clock, type Service } from "../../shared/runtime/index.js";
+import { createApp } from "./admin/create-app.js";
+import { createBusiness } from "./admin/create-business.js";
+import { createUser } from "./admin/create-user.js";
+import { buildApp } from "./app.js";
+import type { GatewayConfig } from "./config.js";
+import type { GatewayContext, OtpSender } from "./gateway-context.js";
+import { createTokenIssuer } from "./identity/access-tokens.js";
+import { Authenticator } from "./identity/authenticator.js";
+import { openIdentityStore } from "./identity/identity-store.js";
+import { LoginGuard } from "./identity/login-guard.js";
+import { OneTimeCodes } from "./identity/otp.js";
+import { Sessions } from "./identity/sessions.js";
+import { otpSenderFromConfig } from "./otp-sender.js";
+
+export interface GatewayDeps {
+  nc: NatsConnection;
+  logger: Logger;
+  clock: Clock;
+  config: Readonly<GatewayConfig>;
+  /** Replaces the configured one-time-code delivery (tests read codes this way). */
+  sendOtp?: OtpSender;
+}
+
+export interface Gateway extends Service {
+  /** The HTTP edge, ready for `listen` (main) or `inject` (tests). */
+  readonly app: FastifyInstance;
+}
+
+/**
+ * The gateway: the HTTP edge and identity (apps, businesses, users, sign-in, API keys).
+ * It provisions its KV buckets and signing key while building, so `app` can serve as soon
+ * as `start` has subscribed to the operator commands and the cache-invalidation watches.
+ */
+export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
+  const { nc, logger, clock, config } = deps;
+  const store = await openIdentityStore(nc, config.CJS_NATS_REPLICAS);
+  const tokens = await createTokenIssuer(store.signingKeys, {
+    issuer: config.CJS_JWT_ISSUER,
+    audience: config.CJS_JWT_AUDIENCE,
+    ttlSeconds: config.CJS_ACCESS_TOKEN_TTL_SECONDS,
+    clock,
+  });
+  const gw: GatewayContext = {
+    config,
+    nc,
+    logger,
+    clock,
+    store,
+    tokens,
+    sessions: new Sessions(store.sessions, clock, config.CJS_REFRESH_TOKEN_TTL_SECONDS),
+    guard: new LoginGuard(store.loginGuards, clock),
+    otps: new OneTimeCodes(store.otpCodes, clock),
+    authenticator: new Authenticator({ nc, store, tokens, clock, logger }),
+    sendOtp: deps.sendOtp ?? otpSenderFromConfig(config),
+  };
+
+  let started = false;
+  let stopped = false;
+  const subscriptions: Subscription[] = [];
+  const connected = natsConnected(nc);
+  const isReady = () => started && !stopped;
+  const app = buildApp(gw, () => readiness({ nats: connected, gateway: isReady }));
+
+  return {
+    name: "gateway",
+    app,
+    async start() {
+      await gw.authenticator.start();
+      const admin = { queue: queueGroups.gateway, logger };
+      subscriptions.push(
+        serveRpc(nc, { ...admin, subject: subjects.adminAppCreate(), request: CreateAppRequest, handle: createApp(gw) }),
+        serveRpc(nc, { ...admin, subject: subjects.adminBusinessCreate(), request: CreateBusinessRequest, handle: createBusiness(gw) }),
+        serveRpc(nc, { ...admin, subject: subjects.adminUserCreate(), request: CreateUserRequest, handle: createUser(gw) }),
+      );
+      await nc.flush();
+      started = true;
+    },
+    async stop() {
+      stopped = true;
+      await app.close();
+      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
+      gw.authenticator.stop();
+    },
+    ready: isReady,
+  };
+}

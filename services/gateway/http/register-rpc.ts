@@ -1,0 +1,65 @@
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
+import type { z } from "zod";
+import type { RouteAuth, RpcRoute } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import { zodIssues } from "../../../shared/runtime/index.js";
+import type { Authenticator, Caller } from "../identity/authenticator.js";
+import type { AppRecord } from "../identity/records.js";
+import { sendSuccess } from "./envelope.js";
+
+/** What a handler gets besides its validated body. */
+export interface RpcContext<A extends RouteAuth = RouteAuth> {
+  app: AppRecord;
+  /** The authenticated caller; `null` only on public routes. */
+  caller: A extends "public" ? null : Caller;
+  /** The client's address, as fastify resolved it (honouring CJS_TRUST_PROXY). */
+  ip: string;
+  requestId: string;
+  log: FastifyBaseLogger;
+}
+
+export type RpcHandler<R extends RpcRoute> = (
+  body: z.infer<R["request"]>,
+  context: RpcContext<R["auth"]>,
+) => Promise<z.input<R["response"]>>;
+
+const OTHER_METHODS = ["GET", "PUT", "PATCH", "DELETE"] as const;
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Serves one RPC of the contract: tenant, credential, body validation, handler, envelope.
+ * The other methods on the same path answer 405 with `Allow: POST`.
+ */
+export function registerRpc<R extends RpcRoute>(app: FastifyInstance, authenticator: Authenticator, route: R, handler: RpcHandler<R>): void {
+  app.route({
+    method: route.method,
+    url: route.path,
+    handler: async (request, reply) => {
+      const tenant = await authenticator.resolveApp(header(request, "x-app-id"));
+      const caller = await authenticator.authenticate(
+        tenant,
+        { authorization: header(request, "authorization"), apiKey: header(request, "x-api-key") },
+        route.auth,
+      );
+      const parsed = route.request.safeParse(request.body ?? {});
+      if (!parsed.success) {
+        throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
+      }
+      const context = { app: tenant, caller, ip: request.ip, requestId: request.id, log: request.log } as RpcContext<R["auth"]>;
+      const payload = route.response.parse(await handler(parsed.data as z.infer<R["request"]>, context));
+      return sendSuccess(reply, route.message, payload);
+    },
+  });
+  app.route({
+    method: [...OTHER_METHODS],
+    url: route.path,
+    handler: async (_request, reply) => {
+      reply.header("allow", route.method);
+      throw new AppError("route.method_not_allowed", `Use ${route.method} for this path.`, { details: { allow: [route.method] } });
+    },
+  });
+}

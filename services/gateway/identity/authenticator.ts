@@ -1,0 +1,170 @@
+import { KvWatchInclude, type KV } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { AppId, type RouteAuth } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import type { Clock } from "../../../shared/runtime/index.js";
+import type { TokenIssuer } from "./access-tokens.js";
+import { apiKeyMatches, parseApiKey } from "./api-key-format.js";
+import type { IdentityStore } from "./identity-store.js";
+import { InvalidatedCache } from "./invalidated-cache.js";
+import type { ApiKeyRecord, AppRecord, SessionRecord } from "./records.js";
+
+/** Who is calling, as every handler sees it. */
+export interface Caller {
+  app_id: string;
+  business_id: string;
+  user_id: string;
+  role: "admin" | "member";
+  credential: { kind: "jwt"; session_id: string } | { kind: "api_key"; key_id: string; key: ApiKeyRecord };
+}
+
+export interface CredentialHeaders {
+  authorization?: string | undefined;
+  apiKey?: string | undefined;
+}
+
+/** How often `last_used_at` of a key is written, at most. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+const invalid = (message: string) => new AppError("auth.invalid_credentials", message);
+
+/**
+ * Resolves the application and the caller of a request. Apps, keys and sessions are
+ * cached per replica; every replica watches the buckets over NATS and evicts an entry the
+ * moment its record changes, so a revoked key or ended session is refused everywhere
+ * without waiting for a TTL. While NATS is unreachable nothing is served from the cache.
+ */
+export class Authenticator {
+  private readonly apps = new InvalidatedCache<AppRecord>();
+  private readonly keys = new InvalidatedCache<ApiKeyRecord>();
+  private readonly sessions = new InvalidatedCache<SessionRecord>();
+  private readonly lastUsedWrites = new Map<string, number>();
+  private readonly watchers: Array<{ stop(): void }> = [];
+  private connected = true;
+
+  constructor(
+    private readonly deps: { nc: NatsConnection; store: IdentityStore; tokens: TokenIssuer; clock: Clock; logger: Logger },
+  ) {}
+
+  async start(): Promise<void> {
+    const { store } = this.deps;
+    await Promise.all([
+      this.watch(store.apps.kv, this.apps),
+      this.watch(store.apiKeys.kv, this.keys),
+      this.watch(store.sessions.kv, this.sessions),
+    ]);
+    void (async () => {
+      for await (const status of this.deps.nc.status()) {
+        if (status.type === "disconnect") this.connected = false;
+        if (status.type === "reconnect") this.connected = true;
+        if (status.type === "disconnect" || status.type === "reconnect") this.clearCaches();
+      }
+    })();
+  }
+
+  stop(): void {
+    for (const watcher of this.watchers) watcher.stop();
+  }
+
+  /** Drops a key's cached record at once (the replica that revoked it does not wait for the watch). */
+  forgetKey(keyId: string): void {
+    this.keys.evict(keyId);
+  }
+
+  forgetSession(sessionId: string): void {
+    this.sessions.evict(sessionId);
+  }
+
+  /** The application named by `X-App-ID`. */
+  async resolveApp(header: string | undefined): Promise<AppRecord> {
+    if (header === undefined || header === "") throw new AppError("app.missing", "Send the X-App-ID header with your application id.");
+    if (!AppId.safeParse(header).success) throw new AppError("app.unknown", "X-App-ID does not name a known application.");
+    const app = await this.cached(this.apps, header, () => this.deps.store.apps.get(header));
+    if (!app) throw new AppError("app.unknown", "X-App-ID does not name a known application.");
+    return app;
+  }
+
+  /** The caller of a route that needs a credential; `null` for public routes. */
+  async authenticate(app: AppRecord, headers: CredentialHeaders, auth: RouteAuth): Promise<Caller | null> {
+    if (auth === "public") return null;
+    const { authorization, apiKey } = headers;
+    if (authorization !== undefined && apiKey !== undefined) throw invalid("Send one credential: Authorization or X-API-Key, not both.");
+    if (authorization !== undefined) return this.fromBearer(app, authorization);
+    if (apiKey !== undefined) {
+      if (auth === "jwt") throw new AppError("auth.jwt_required", "This operation needs a signed-in session (Authorization: Bearer); an API key cannot perform it.");
+      return this.fromApiKey(app, apiKey);
+    }
+    throw new AppError("auth.missing_credentials", "Send Authorization: Bearer <token> or X-API-Key: <key>.");
+  }
+
+  private async fromBearer(app: AppRecord, authorization: string): Promise<Caller> {
+    const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(authorization.trim());
+    if (!match?.[1]) throw invalid("The Authorization header must be `Bearer <token>`.");
+    const claims = await this.deps.tokens.verify(match[1]);
+    if (claims.app_id !== app.app_id) throw invalid("The bearer token belongs to another application.");
+    const session = await this.cached(this.sessions, claims.sid, () => this.deps.store.sessions.get(claims.sid));
+    if (!session || session.ended_at !== null || Date.parse(session.expires_at) <= this.deps.clock.now()) {
+      throw invalid("The session of this token has ended; sign in again.");
+    }
+    return {
+      app_id: claims.app_id,
+      business_id: claims.business_id,
+      user_id: claims.sub,
+      role: claims.role,
+      credential: { kind: "jwt", session_id: claims.sid },
+    };
+  }
+
+  private async fromApiKey(app: AppRecord, presented: string): Promise<Caller> {
+    const parsed = parseApiKey(presented.trim());
+    if (!parsed) throw invalid("The API key is not valid.");
+    const record = await this.cached(this.keys, parsed.keyId, () => this.deps.store.apiKeys.get(parsed.keyId));
+    // Each check answers the same, so a caller learns nothing about which one failed.
+    if (!record || !apiKeyMatches(presented.trim(), record.key_hash) || record.revoked_at !== null || record.app_id !== app.app_id) {
+      throw invalid("The API key is not valid.");
+    }
+    this.touch(record.key_id);
+    return {
+      app_id: record.app_id,
+      business_id: record.business_id,
+      user_id: record.user_id,
+      role: "member",
+      credential: { kind: "api_key", key_id: record.key_id, key: record },
+    };
+  }
+
+  /** Records `last_used_at`, at most once a minute per key and replica, off the request path. */
+  private touch(keyId: string): void {
+    const now = this.deps.clock.now();
+    if (now - (this.lastUsedWrites.get(keyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+    this.lastUsedWrites.set(keyId, now);
+    this.deps.store.apiKeys
+      .mutate(keyId, (key) => (key.revoked_at === null ? { ...key, last_used_at: new Date(now).toISOString() } : undefined))
+      .catch((error: unknown) => this.deps.logger.warn({ err: error, key_id: keyId }, "could not record last use of an API key"));
+  }
+
+  private async cached<V>(cache: InvalidatedCache<V>, key: string, load: () => Promise<{ value: V } | null>): Promise<V | null> {
+    try {
+      if (!this.connected) return (await load())?.value ?? null;
+      return await cache.get(key, async () => (await load())?.value ?? null);
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, "identity lookup failed");
+      throw new AppError("service.unavailable", "The identity store is unreachable; try again shortly.", { retryAfterSeconds: 1 });
+    }
+  }
+
+  private async watch<V>(kv: KV, cache: InvalidatedCache<V>): Promise<void> {
+    const watcher = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
+    this.watchers.push(watcher);
+    void (async () => {
+      for await (const entry of watcher) cache.evict(entry.key);
+    })();
+  }
+
+  private clearCaches(): void {
+    this.apps.clear();
+    this.keys.clear();
+    this.sessions.clear();
+  }
+}

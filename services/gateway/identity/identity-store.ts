@@ -1,0 +1,48 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import { BUCKETS, ensureBuckets, JsonBucket } from "../../../shared/nats/index.js";
+import {
+  ApiKeyOwnerRecord,
+  ApiKeyRecord,
+  AppRecord,
+  BusinessRecord,
+  LoginGuardRecord,
+  OtpRecord,
+  SessionRecord,
+  SigningKeyRecord,
+  UserEmailRecord,
+  UserRecord,
+} from "./records.js";
+
+/** The identity buckets the gateway owns, each typed by its record schema. */
+export async function openIdentityStore(nc: NatsConnection, replicas: number) {
+  const kv = await ensureBuckets(
+    nc,
+    [
+      BUCKETS.apps,
+      BUCKETS.businesses,
+      BUCKETS.users,
+      BUCKETS.userEmails,
+      BUCKETS.apiKeys,
+      BUCKETS.apiKeyOwners,
+      BUCKETS.sessions,
+      BUCKETS.otpCodes,
+      BUCKETS.loginGuards,
+      BUCKETS.signingKeys,
+    ],
+    { replicas },
+  );
+  return {
+    apps: new JsonBucket(kv[BUCKETS.apps], AppRecord),
+    businesses: new JsonBucket(kv[BUCKETS.businesses], BusinessRecord),
+    users: new JsonBucket(kv[BUCKETS.users], UserRecord),
+    userEmails: new JsonBucket(kv[BUCKETS.userEmails], UserEmailRecord),
+    apiKeys: new JsonBucket(kv[BUCKETS.apiKeys], ApiKeyRecord),
+    apiKeyOwners: new JsonBucket(kv[BUCKETS.apiKeyOwners], ApiKeyOwnerRecord),
+    sessions: new JsonBucket(kv[BUCKETS.sessions], SessionRecord),
+    otpCodes: new JsonBucket(kv[BUCKETS.otpCodes], OtpRecord),
+    loginGuards: new JsonBucket(kv[BUCKETS.loginGuards], LoginGuardRecord),
+    signingKeys: new JsonBucket(kv[BUCKETS.signingKeys], SigningKeyRecord),
+  };
+}
+
+export type IdentityStore = Awaited<ReturnType<typeof openIdentityStore>>;

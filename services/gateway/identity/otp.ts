@@ -1,0 +1,46 @@
+import { randomInt } from "node:crypto";
+import type { JsonBucket } from "../../../shared/nats/index.js";
+import type { Clock } from "../../../shared/runtime/index.js";
+import type { OtpRecord } from "./records.js";
+import { digestsEqual, sha256Hex } from "./secrets.js";
+
+export const OTP_TTL_SECONDS = 600;
+export const OTP_MAX_TRIES = 5;
+
+/**
+ * Six-digit one-time codes: stored hashed (keyed to the account so a hash alone is useless),
+ * single use, expiring after ten minutes, and burnt after five wrong tries.
+ */
+export class OneTimeCodes {
+  constructor(
+    private readonly bucket: JsonBucket<typeof OtpRecord>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Issues a new code for the key, replacing any pending one. */
+  async issue(key: string): Promise<string> {
+    const code = String(randomInt(1_000_000)).padStart(6, "0");
+    await this.bucket.put(key, {
+      code_hash: sha256Hex(`${key}:${code}`),
+      expires_at: new Date(this.clock.now() + OTP_TTL_SECONDS * 1000).toISOString(),
+      tries_left: OTP_MAX_TRIES,
+    });
+    return code;
+  }
+
+  /** True exactly once for the right code within its lifetime and tries. */
+  async consume(key: string, code: string): Promise<boolean> {
+    const presented = sha256Hex(`${key}:${code}`);
+    for (;;) {
+      const entry = await this.bucket.get(key);
+      if (!entry) return false;
+      const { value, revision } = entry;
+      if (Date.parse(value.expires_at) <= this.clock.now() || value.tries_left <= 0) return false;
+      const right = digestsEqual(value.code_hash, presented);
+      // Right code: burn it. Wrong code: spend a try. Either way by compare-and-set, so two
+      // concurrent tries cannot both use the same code or the same try.
+      const next: OtpRecord = right ? { ...value, tries_left: 0 } : { ...value, tries_left: value.tries_left - 1 };
+      if ((await this.bucket.update(key, next, revision)) !== null) return right;
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { ApiKeySummary, App, Business, User } from "../../../shared/contract/index.js";
+
+/** Records the gateway keeps in JetStream KV. They are never sent to callers as they are. */
+export const AppRecord = App;
+export type AppRecord = z.infer<typeof AppRecord>;
+
+export const BusinessRecord = Business;
+export type BusinessRecord = z.infer<typeof BusinessRecord>;
+
+export const UserRecord = User.extend({ password_hash: z.string() });
+export type UserRecord = z.infer<typeof UserRecord>;
+
+/** The index entry that makes an e-mail unique within an app. */
+export const UserEmailRecord = z.object({ user_id: z.string() });
+
+export const ApiKeyRecord = ApiKeySummary.extend({
+  app_id: z.string(),
+  business_id: z.string(),
+  user_id: z.string(),
+  /** SHA-256 of the whole key; the key itself is never stored. */
+  key_hash: z.string(),
+});
+export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
+
+/** The owner index entry of a key (the KV key says it all). */
+export const ApiKeyOwnerRecord = z.object({});
+
+/** A sign-in session: one refresh-token family. Each refresh replaces `token_hash`. */
+export const SessionRecord = z.object({
+  session_id: z.string(),
+  app_id: z.string(),
+  user_id: z.string(),
+  token_hash: z.string(),
+  /** Hashes of refresh tokens already traded in: presenting one again ends the session. */
+  spent_hashes: z.array(z.string()),
+  created_at: z.string(),
+  expires_at: z.string(),
+  ended_at: z.string().nullable(),
+  end_reason: z.enum(["logout", "refresh_token_reused"]).nullable(),
+});
+export type SessionRecord = z.infer<typeof SessionRecord>;
+
+export const OtpRecord = z.object({
+  code_hash: z.string(),
+  expires_at: z.string(),
+  tries_left: z.number().int(),
+});
+export type OtpRecord = z.infer<typeof OtpRecord>;
+
+export const LoginGuardRecord = z.object({
+  failures: z.number().int(),
+  /** Epoch ms before which the next try is refused (slowing down). */
+  next_try_at: z.number(),
+  /** Epoch ms until which every try is refused. */
+  locked_until: z.number(),
+});
+export type LoginGuardRecord = z.infer<typeof LoginGuardRecord>;
+
+export const SigningKeyRecord = z.object({
+  kid: z.string(),
+  alg: z.literal("EdDSA"),
+  private_jwk: z.record(z.string(), z.unknown()),
+  public_jwk: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+});
+export type SigningKeyRecord = z.infer<typeof SigningKeyRecord>;

@@ -1,0 +1,101 @@
+import { AppError } from "../../../shared/errors/index.js";
+import type { JsonBucket } from "../../../shared/nats/index.js";
+import { newId, type Clock } from "../../../shared/runtime/index.js";
+import type { SessionRecord } from "./records.js";
+import { digestsEqual, newSecret, sha256Hex } from "./secrets.js";
+
+/** How many spent refresh tokens a session remembers, to recognise a reused one. */
+const SPENT_MEMORY = 50;
+
+const INVALID = () => new AppError("auth.refresh_invalid", "The refresh token is not valid; sign in again.");
+
+/** A refresh token is `<session id>.<secret>`: the id finds the record, the secret proves possession. */
+function splitToken(token: string): { sessionId: string; secretHash: string } | null {
+  const dot = token.indexOf(".");
+  if (dot <= 0) return null;
+  const sessionId = token.slice(0, dot);
+  if (!/^ses_[0-9A-Za-z]{20}$/.test(sessionId)) return null;
+  return { sessionId, secretHash: sha256Hex(token.slice(dot + 1)) };
+}
+
+export interface SessionOwner {
+  app_id: string;
+  user_id: string;
+}
+
+/**
+ * Sign-in sessions as refresh-token families. Each refresh rotates the token by
+ * compare-and-set; a spent token that comes back ends the whole session, because
+ * either its holder or a thief is replaying it.
+ */
+export class Sessions {
+  constructor(
+    private readonly bucket: JsonBucket<typeof SessionRecord>,
+    private readonly clock: Clock,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  async start(owner: SessionOwner): Promise<{ sessionId: string; refreshToken: string }> {
+    const sessionId = newId("ses");
+    const secret = newSecret();
+    const now = this.clock.now();
+    await this.bucket.create(sessionId, {
+      session_id: sessionId,
+      app_id: owner.app_id,
+      user_id: owner.user_id,
+      token_hash: sha256Hex(secret),
+      spent_hashes: [],
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + this.ttlSeconds * 1000).toISOString(),
+      ended_at: null,
+      end_reason: null,
+    });
+    return { sessionId, refreshToken: `${sessionId}.${secret}` };
+  }
+
+  /** Trades a refresh token for a new one in the same session. */
+  async rotate(token: string, appId: string): Promise<{ session: SessionRecord; refreshToken: string }> {
+    const parts = splitToken(token);
+    if (!parts) throw INVALID();
+    const secret = newSecret();
+    const result: { outcome: "rotated" | "reused" | "invalid" } = { outcome: "invalid" };
+    const stored = await this.bucket.mutate(parts.sessionId, (session) => {
+      result.outcome = "invalid";
+      if (session.app_id !== appId || !this.isLive(session)) return undefined;
+      if (digestsEqual(session.token_hash, parts.secretHash)) {
+        result.outcome = "rotated";
+        return {
+          ...session,
+          token_hash: sha256Hex(secret),
+          spent_hashes: [...session.spent_hashes, session.token_hash].slice(-SPENT_MEMORY),
+        };
+      }
+      if (session.spent_hashes.some((spent) => digestsEqual(spent, parts.secretHash))) {
+        result.outcome = "reused";
+        return { ...session, ended_at: new Date(this.clock.now()).toISOString(), end_reason: "refresh_token_reused" };
+      }
+      return undefined;
+    });
+    if (!stored || result.outcome !== "rotated") throw INVALID();
+    return { session: stored.value, refreshToken: `${parts.sessionId}.${secret}` };
+  }
+
+  /** Ends the session of a current refresh token; returns its id. */
+  async end(token: string, appId: string): Promise<string> {
+    const parts = splitToken(token);
+    if (!parts) throw INVALID();
+    const result = { ended: false };
+    await this.bucket.mutate(parts.sessionId, (session) => {
+      result.ended = false;
+      if (session.app_id !== appId || !this.isLive(session) || !digestsEqual(session.token_hash, parts.secretHash)) return undefined;
+      result.ended = true;
+      return { ...session, ended_at: new Date(this.clock.now()).toISOString(), end_reason: "logout" };
+    });
+    if (!result.ended) throw INVALID();
+    return parts.sessionId;
+  }
+
+  private isLive(session: SessionRecord): boolean {
+    return session.ended_at === null && Date.parse(session.expires_at) > this.clock.now();
+  }
+}

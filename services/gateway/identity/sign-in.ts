@@ -1,0 +1,37 @@
+import { kvKey } from "../../../shared/nats/index.js";
+import type { TokenPair } from "../../../shared/contract/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import type { GuardKey } from "./login-guard.js";
+import type { UserRecord } from "./records.js";
+
+/** Issues the access token of a session for a user. */
+export async function accessTokenFor(gw: GatewayContext, user: UserRecord, sessionId: string): Promise<string> {
+  return gw.tokens.issue({ sub: user.user_id, app_id: user.app_id, business_id: user.business_id, role: user.role, sid: sessionId });
+}
+
+/** Starts a session for a user and returns its first token pair. */
+export async function signIn(gw: GatewayContext, user: UserRecord): Promise<TokenPair> {
+  const { sessionId, refreshToken } = await gw.sessions.start({ app_id: user.app_id, user_id: user.user_id });
+  return {
+    access_token: await accessTokenFor(gw, user, sessionId),
+    refresh_token: refreshToken,
+    token_type: "Bearer",
+    expires_in: gw.tokens.ttlSeconds,
+  };
+}
+
+/** The login guard's counters: the account (per app and e-mail) first, then the client address. */
+export function guardKeys(gw: GatewayContext, appId: string, email: string, ip: string): [account: GuardKey, address: GuardKey] {
+  const { config } = gw;
+  const lockSeconds = config.CJS_LOGIN_LOCK_SECONDS;
+  return [
+    {
+      key: kvKey("acct", appId, email),
+      policy: { slowAfterFailures: config.CJS_LOGIN_SLOW_AFTER_FAILURES, lockAfterFailures: config.CJS_LOGIN_LOCK_AFTER_FAILURES, lockSeconds },
+    },
+    {
+      key: kvKey("addr", ip),
+      policy: { slowAfterFailures: config.CJS_LOGIN_ADDRESS_SLOW_AFTER_FAILURES, lockAfterFailures: config.CJS_LOGIN_ADDRESS_LOCK_AFTER_FAILURES, lockSeconds },
+    },
+  ];
+}

@@ -8,3 +8,4 @@ export { JsonBucket } from "./json-bucket.js";
 export type { Versioned } from "./json-bucket.js";
 export { ensureBuckets } from "./topology.js";
 export type { TopologyOptions } from "./topology.js";
+export { PingReply, servePing } from "./ping.js";

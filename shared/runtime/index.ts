@@ -9,3 +9,4 @@ export { installShutdown, systemClock } from "./lifecycle.js";
 export type { Clock, Service } from "./lifecycle.js";
 export { formatPath, zodIssues } from "./zod-issues.js";
 export type { FieldIssue } from "./zod-issues.js";
+export { newId, randomBase62, toBase62 } from "./ids.js";

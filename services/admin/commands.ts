@@ -1,0 +1,175 @@
+import { parseArgs } from "node:util";
+import type { z } from "zod";
+import { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "../../shared/contract/index.js";
+import { subjects } from "../../shared/nats/index.js";
+import { BaseConfig, formatPath, parseConfig } from "../../shared/runtime/index.js";
+
+/** A command-line flag and the request field it fills. */
+interface Flag {
+  flag: string;
+  field: string;
+  /** Placeholder shown in the usage text. */
+  value: string;
+}
+
+/** One operator command: the words that name it, its flags, and the RPC it sends. */
+export interface AdminCommand<Req extends z.ZodObject = z.ZodObject, Res extends z.ZodType = z.ZodType> {
+  /** The words typed after `npm run admin --`, e.g. `app create`. */
+  name: string;
+  summary: string;
+  /** In usage order. Whether a flag is optional comes from the request schema. */
+  flags: readonly Flag[];
+  request: Req;
+  subject: () => string;
+  response: Res;
+  /** The one line printed without `--json`. */
+  describe(created: z.infer<Res>): string;
+}
+
+function defineCommand<Req extends z.ZodObject, Res extends z.ZodType>(command: AdminCommand<Req, Res>): AdminCommand<Req, Res> {
+  return command;
+}
+
+export const ADMIN_COMMANDS: readonly AdminCommand[] = [
+  defineCommand({
+    name: "app create",
+    summary: "Create an application (a tenant); clients send its id as X-App-ID.",
+    flags: [
+      { flag: "id", field: "id", value: "ID" },
+      { flag: "name", field: "name", value: "NAME" },
+    ],
+    request: CreateAppRequest,
+    subject: subjects.adminAppCreate,
+    response: App,
+    describe: (app) => `created app ${app.app_id} (${app.name})`,
+  }),
+  defineCommand({
+    name: "business create",
+    summary: "Create a business in an application; prints the business id.",
+    flags: [
+      { flag: "app", field: "app_id", value: "ID" },
+      { flag: "name", field: "name", value: "NAME" },
+    ],
+    request: CreateBusinessRequest,
+    subject: subjects.adminBusinessCreate,
+    response: Business,
+    describe: (business) => `created business ${business.business_id} (${business.name}) in app ${business.app_id}`,
+  }),
+  defineCommand({
+    name: "user create",
+    summary: "Create a user of a business, who can then sign in with the password.",
+    flags: [
+      { flag: "app", field: "app_id", value: "ID" },
+      { flag: "business", field: "business_id", value: "BID" },
+      { flag: "email", field: "email", value: "EMAIL" },
+      { flag: "password", field: "password", value: "PASSWORD" },
+      { flag: "role", field: "role", value: "admin|member" },
+    ],
+    request: CreateUserRequest,
+    subject: subjects.adminUserCreate,
+    response: User,
+    describe: (user) => `created user ${user.user_id} <${user.email}> (${user.role}) in business ${user.business_id} of app ${user.app_id}`,
+  }),
+];
+
+/** Bad command-line input: the CLI prints the message and exits 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+export type Invocation =
+  | { kind: "help"; text: string }
+  | { kind: "run"; command: AdminCommand; body: Record<string, unknown>; json: boolean; natsUrl: string | undefined };
+
+const GLOBAL_OPTIONS = {
+  json: { type: "boolean" },
+  nats: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+// Every command's flags are known to the first parse, so a value is never mistaken for a
+// command word; flags that belong to another command are refused afterwards.
+const ALL_OPTIONS = {
+  ...Object.fromEntries(ADMIN_COMMANDS.flatMap((command) => command.flags.map(({ flag }) => [flag, { type: "string" } as const]))),
+  ...GLOBAL_OPTIONS,
+};
+
+/** Turns argv (without node and the script) into the command to run and its validated request body. */
+export function parseInvocation(argv: readonly string[]): Invocation {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: ALL_OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    if (isParseArgsError(error)) throw new UsageError(`${error.message}\n\n${usage()}`);
+    throw error;
+  }
+  const { values, positionals } = parsed;
+  const name = positionals.join(" ");
+  const command = ADMIN_COMMANDS.find((candidate) => candidate.name === name);
+
+  if (values.help) return { kind: "help", text: usage(command) };
+  if (!command) {
+    throw new UsageError(`${name === "" ? "no command given" : `unknown command "${name}"`}\n\n${usage()}`);
+  }
+
+  const own = new Set(command.flags.map(({ flag }) => flag));
+  const foreign = Object.keys(values).filter((flag) => !own.has(flag) && !Object.hasOwn(GLOBAL_OPTIONS, flag));
+  if (foreign.length > 0) {
+    const flags = foreign.map((flag) => `--${flag}`).join(", ");
+    const verb = foreign.length === 1 ? "is not an option" : "are not options";
+    throw new UsageError(`${flags} ${verb} of "${command.name}"\n\n${usage(command)}`);
+  }
+
+  const given = values as Record<string, string | boolean | undefined>;
+  const body = Object.fromEntries(command.flags.filter(({ flag }) => given[flag] !== undefined).map(({ flag, field }) => [field, given[flag]]));
+  const result = command.request.safeParse(body);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const field = issue.path[0];
+      const flag = command.flags.find((candidate) => candidate.field === field);
+      if (!flag) return `${formatPath(issue.path) || "(request)"}: ${issue.message}`;
+      return body[flag.field] === undefined ? `--${flag.flag} is required` : `--${flag.flag}: ${issue.message}`;
+    });
+    throw new UsageError(`invalid input for "${command.name}":\n${problems.map((problem) => `  ${problem}`).join("\n")}\n\n${usage(command)}`);
+  }
+
+  return { kind: "run", command, body: result.data, json: values.json === true, natsUrl: values.nats };
+}
+
+/** `--nats`, else `NATS_URL`, else the default every service uses (the server `make dev` starts). */
+export function resolveNatsUrl(flag: string | undefined, env: Record<string, string | undefined>): string {
+  return flag ?? parseConfig(BaseConfig.pick({ NATS_URL: true }), env).NATS_URL;
+}
+
+/** The usage of one command, or of the whole CLI. */
+export function usage(command?: AdminCommand): string {
+  const commands = command ? [command] : ADMIN_COMMANDS;
+  const lines = ["Usage: npm run admin -- <command> [options]", "", command ? "Command:" : "Commands:"];
+  for (const each of commands) {
+    const flags = each.flags.map(({ flag, field, value }) => {
+      const text = `--${flag} ${value}`;
+      return isOptional(each.request, field) ? `[${text}]` : text;
+    });
+    lines.push(`  ${[each.name, ...flags].join(" ")}`, `      ${each.summary}`);
+  }
+  lines.push(
+    "",
+    "Options:",
+    "  --json       print only the created record, as JSON",
+    `  --nats URL   NATS server (default: $NATS_URL, else ${resolveNatsUrl(undefined, {})})`,
+    "  -h, --help   show this help",
+  );
+  return lines.join("\n");
+}
+
+function isOptional(request: z.ZodObject, field: string): boolean {
+  return request.shape[field]?.safeParse(undefined).success ?? true;
+}
+
+function isParseArgsError(error: unknown): error is Error {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && typeof code === "string" && code.startsWith("ERR_PARSE_ARGS");
+}

@@ -1,0 +1,13 @@
+import { z } from "zod";
+import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
+
+export const BillingConfig = BaseConfig.extend({
+  /** Where `/metrics`, `/healthz` and `/readyz` listen. */
+  CJS_OPS_HOST: z.string().default("0.0.0.0"),
+  CJS_OPS_PORT: intSetting(9104, { min: 0, max: 65535 }),
+});
+export type BillingConfig = z.infer<typeof BillingConfig>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<BillingConfig> {
+  return parseConfig(BillingConfig, env);
+}

@@ -1,0 +1,2 @@
+export { runServiceProcess } from "./service-process.js";
+export type { ServiceDeps, ServiceProcessConfig, ServiceProcessOptions } from "./service-process.js";

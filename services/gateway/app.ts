@@ -1,4 +1,4 @@
-import fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { RPC_ROUTES } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { metricsRegistry, type ReadinessReport } from "../../shared/runtime/index.js";
@@ -22,7 +22,7 @@ export function buildApp(gw: GatewayContext, readiness: () => ReadinessReport): 
   const app = fastify({
     loggerInstance: gw.logger as FastifyBaseLogger,
     genReqId: requestIdOf,
-    requestIdLogLabel: "request_id",
+    logController: new LogController({ requestIdLogLabel: "request_id" }),
     bodyLimit: gw.config.CJS_MAX_BODY_BYTES,
     trustProxy: gw.config.CJS_TRUST_PROXY,
     return503OnClosing: true,

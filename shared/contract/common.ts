@@ -11,7 +11,11 @@ export type AppId = z.infer<typeof AppId>;
 /** Service-generated record id: a type prefix, an underscore and 20 base62 characters. */
 export const RecordId = z.string().regex(/^[a-z]{2,4}_[0-9A-Za-z]{20}$/, "a record id such as `biz_…`");
 
-export const Email = z.email().max(254).transform((value) => value.toLowerCase());
+/** An e-mail address as browsers accept it (so `admin@localhost` is valid), compared in lower case. */
+export const Email = z
+  .email({ pattern: z.regexes.html5Email })
+  .max(254)
+  .transform((value) => value.toLowerCase());
 
 export const Role = z.enum(["admin", "member"]);
 export type Role = z.infer<typeof Role>;

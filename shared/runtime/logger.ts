@@ -19,12 +19,14 @@ const REDACTED_PATHS = [
   "headers[\"x-api-key\"]",
 ];
 
-export function createLogger(options: { service: string; level: string }): Logger {
+/** JSON lines for machines; `pretty` (local development only) renders them for people via pino-pretty. */
+export function createLogger(options: { service: string; level: string; pretty?: boolean }): Logger {
   return pino({
     level: options.level,
     base: { service: options.service },
     redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
+    ...(options.pretty ? { transport: { target: "pino-pretty", options: { ignore: "pid,hostname", translateTime: "HH:MM:ss" } } } : {}),
   });
 }
 

@@ -14,6 +14,11 @@ export function formatPath(path: readonly PropertyKey[]): string {
   }, "");
 }
 
+/** One entry per problem; an unknown field is reported at its own path, so the caller sees which. */
 export function zodIssues(error: z.ZodError): FieldIssue[] {
-  return error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+  return error.issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: "Unknown field" }))
+      : [{ path: formatPath(issue.path), message: issue.message }],
+  );
 }

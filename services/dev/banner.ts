@@ -1,0 +1,25 @@
+import type { DevLogin } from "./bootstrap.js";
+
+/** The lines a newcomer needs after `make dev`: where, who, and a first call to paste. */
+export function printBanner(options: { gatewayUrl: string; natsUrl: string; storeDir: string | undefined; login: DevLogin }): void {
+  const { gatewayUrl, natsUrl, storeDir, login } = options;
+  const url = gatewayUrl.replace("://127.0.0.1", "://localhost");
+  const body = JSON.stringify({ email: login.email, password: login.password });
+  const lines = [
+    "",
+    "Compute Job Service is running.",
+    "",
+    `  gateway    ${url}`,
+    `  app id     ${login.appId}   (send it as the X-App-ID header)`,
+    `  admin      ${login.email}`,
+    `  password   ${login.passwordSource === "generated" ? `${login.password}   (generated; kept in the data dir)` : "from CJS_ADMIN_PASSWORD"}`,
+    `  nats       ${natsUrl}${storeDir ? `   (store: ${storeDir})` : ""}`,
+    "",
+    "Sign in:",
+    `  curl -s -X POST ${url}/api/auth/LOGIN_EMAIL -H 'X-App-ID: ${login.appId}' -H 'Content-Type: application/json' -d '${body}'`,
+    "",
+    "One-time sign-in codes are printed here as [dev outbox] lines. Ctrl-C stops everything; data stays for the next start.",
+    "",
+  ];
+  process.stdout.write(lines.join("\n"));
+}

@@ -1,0 +1,28 @@
+import { z } from "zod";
+import { Email } from "../../shared/contract/index.js";
+import { intSetting, parseConfig } from "../../shared/runtime/index.js";
+
+/**
+ * Settings of the embedded development system (`make dev`). Every other variable
+ * (the services' own settings) passes through to the services unchanged.
+ */
+export const DevConfig = z.object({
+  /** Where the embedded nats-server keeps its store and where the admin login is kept. */
+  CJS_DATA_DIR: z.string().min(1).default(".data"),
+  /** A running NATS to use instead of starting one. */
+  NATS_URL: z.string().min(1).optional(),
+  /** Port of the embedded nats-server (ignored with NATS_URL). */
+  CJS_NATS_PORT: intSetting(4222, { min: 1, max: 65535 }),
+  CJS_HOST: z.string().default("127.0.0.1"),
+  CJS_PORT: intSetting(8080, { min: 0, max: 65535 }),
+  CJS_APP_ID: z.string().default("local"),
+  CJS_ADMIN_EMAIL: Email.default("admin@localhost"),
+  /** When unset, a password is generated on first start and kept in the data dir. */
+  CJS_ADMIN_PASSWORD: z.string().min(12, "at least 12 characters").optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+export type DevConfig = z.infer<typeof DevConfig>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<DevConfig> {
+  return parseConfig(DevConfig, env);
+}

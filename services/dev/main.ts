@@ -1,0 +1,87 @@
+import { mkdir } from "node:fs/promises";
+import { connectNats } from "../../shared/nats/index.js";
+import { collectProcessMetrics, ConfigError, createLogger, installShutdown, systemClock, type Service } from "../../shared/runtime/index.js";
+import { buildBilling } from "../billing/billing.js";
+import { loadConfig as loadBillingConfig } from "../billing/config.js";
+import { loadConfig as loadGatewayConfig } from "../gateway/config.js";
+import { buildGateway } from "../gateway/gateway.js";
+import { loadConfig as loadLogRelayConfig } from "../log-relay/config.js";
+import { buildLogRelay } from "../log-relay/log-relay.js";
+import { loadConfig as loadNodeRegistryConfig } from "../node-registry/config.js";
+import { buildNodeRegistry } from "../node-registry/node-registry.js";
+import { loadConfig as loadSchedulerConfig } from "../scheduler/config.js";
+import { buildScheduler } from "../scheduler/scheduler.js";
+import { bootstrapDev } from "./bootstrap.js";
+import { printBanner } from "./banner.js";
+import { loadConfig } from "./config.js";
+import { natsForDev } from "./embedded-nats.js";
+
+/**
+ * `make dev`: the whole system in one process — nats-server (unless NATS_URL is set),
+ * the five services, each on its own NATS connection as in production — plus the
+ * bootstrap of a local app and admin login.
+ */
+function fail(message: string): never {
+  process.stderr.write(`make dev: ${message}\n`);
+  process.exit(1);
+}
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) fail(error.message);
+  throw error;
+}
+await mkdir(config.CJS_DATA_DIR, { recursive: true });
+process.stdout.write(config.NATS_URL ? `Using NATS at ${config.NATS_URL}\n` : `Starting nats-server (store in ${config.CJS_DATA_DIR}/nats)…\n`);
+const nats = await natsForDev({ natsUrl: config.NATS_URL, dataDir: config.CJS_DATA_DIR, port: config.CJS_NATS_PORT, env: process.env }).catch((error: Error) =>
+  fail(error.message),
+);
+
+const env = { ...process.env, NATS_URL: nats.url, CJS_HOST: config.CJS_HOST, CJS_PORT: String(config.CJS_PORT), CJS_DEV_OUTBOX: process.env.CJS_DEV_OUTBOX ?? "true" };
+const loggerFor = (service: string) => createLogger({ service, level: config.LOG_LEVEL, pretty: process.stdout.isTTY });
+const logger = loggerFor("dev");
+collectProcessMetrics();
+
+const connect = (name: string) => connectNats({ url: nats.url, name: `cjs-${name}`, logger: loggerFor(name) });
+/** What every service gets: its own connection and logger, and the system clock. */
+const depsFor = async (name: string) => ({ nc: await connect(name), logger: loggerFor(name), clock: systemClock });
+const services: Service[] = [];
+let gatewayAddress: string;
+try {
+  const gateway = await buildGateway({ ...(await depsFor("gateway")), config: loadGatewayConfig(env) });
+  services.push(
+    gateway,
+    buildScheduler({ ...(await depsFor("scheduler")), config: loadSchedulerConfig(env) }),
+    buildNodeRegistry({ ...(await depsFor("node-registry")), config: loadNodeRegistryConfig(env) }),
+    buildLogRelay({ ...(await depsFor("log-relay")), config: loadLogRelayConfig(env) }),
+    buildBilling({ ...(await depsFor("billing")), config: loadBillingConfig(env) }),
+  );
+  for (const service of services) await service.start();
+  gatewayAddress = await gateway.app.listen({ host: config.CJS_HOST, port: config.CJS_PORT });
+} catch (error) {
+  await nats.stop();
+  if (error instanceof ConfigError) fail(error.message);
+  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") fail(`port ${config.CJS_PORT} is taken; set CJS_PORT to another port`);
+  throw error;
+}
+
+const adminConnection = await connect("dev-bootstrap");
+const login = await bootstrapDev(adminConnection, {
+  dataDir: config.CJS_DATA_DIR,
+  appId: config.CJS_APP_ID,
+  email: config.CJS_ADMIN_EMAIL,
+  password: config.CJS_ADMIN_PASSWORD,
+}).catch(async (error: Error) => {
+  await nats.stop();
+  return fail(`could not create the local app and admin: ${error.message}`);
+});
+await adminConnection.close();
+
+printBanner({ gatewayUrl: gatewayAddress, natsUrl: nats.url, storeDir: nats.storeDir, login });
+
+installShutdown(logger, async () => {
+  for (const service of [...services].reverse()) await service.stop();
+  await nats.stop();
+});

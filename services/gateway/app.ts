@@ -1,5 +1,5 @@
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import { RPC_ROUTES } from "../../shared/contract/index.js";
+import { buildOpenApiDocument, RPC_ROUTES } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { metricsRegistry, type ReadinessReport } from "../../shared/runtime/index.js";
 import type { GatewayContext } from "./gateway-context.js";
@@ -18,7 +18,7 @@ import { revokeApiKey } from "./rpc/revoke-api-key.js";
 import { verifyOtp } from "./rpc/verify-otp.js";
 
 /** Builds the HTTP edge. Only `main.ts` calls `listen`; tests use `app.inject()`. */
-export function buildApp(gw: GatewayContext, readiness: () => ReadinessReport): FastifyInstance {
+export function buildApp(gw: GatewayContext, health: { natsUp: () => boolean; readiness: () => ReadinessReport }): FastifyInstance {
   const app = fastify({
     loggerInstance: gw.logger as FastifyBaseLogger,
     genReqId: requestIdOf,
@@ -50,22 +50,25 @@ export function buildApp(gw: GatewayContext, readiness: () => ReadinessReport): 
     sendError(reply, new AppError("route.not_found", `No operation at ${request.method} ${request.url.split("?")[0]}.`)),
   );
 
-  registerRpc(app, gw.authenticator, RPC_ROUTES.login, login(gw));
-  registerRpc(app, gw.authenticator, RPC_ROUTES.requestOtp, requestOtp(gw));
-  registerRpc(app, gw.authenticator, RPC_ROUTES.verifyOtp, verifyOtp(gw));
-  registerRpc(app, gw.authenticator, RPC_ROUTES.refresh, refresh(gw));
-  registerRpc(app, gw.authenticator, RPC_ROUTES.logout, logout(gw));
-  registerRpc(app, gw.authenticator, RPC_ROUTES.createApiKey, createApiKey(gw));
-  registerRpc(app, gw.authenticator, RPC_ROUTES.listApiKeys, listApiKeys(gw));
-  registerRpc(app, gw.authenticator, RPC_ROUTES.revokeApiKey, revokeApiKey(gw));
+  const edge = { authenticator: gw.authenticator, natsUp: health.natsUp };
+  registerRpc(app, edge, RPC_ROUTES.login, login(gw));
+  registerRpc(app, edge, RPC_ROUTES.requestOtp, requestOtp(gw));
+  registerRpc(app, edge, RPC_ROUTES.verifyOtp, verifyOtp(gw));
+  registerRpc(app, edge, RPC_ROUTES.refresh, refresh(gw));
+  registerRpc(app, edge, RPC_ROUTES.logout, logout(gw));
+  registerRpc(app, edge, RPC_ROUTES.createApiKey, createApiKey(gw));
+  registerRpc(app, edge, RPC_ROUTES.listApiKeys, listApiKeys(gw));
+  registerRpc(app, edge, RPC_ROUTES.revokeApiKey, revokeApiKey(gw));
 
   app.get("/.well-known/jwks.json", async (_request, reply) => {
     reply.header("cache-control", "public, max-age=300");
     return gw.tokens.jwks();
   });
+  const openApi = buildOpenApiDocument();
+  app.get("/openapi.json", async () => openApi);
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
-    const report = readiness();
+    const report = health.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);
   });
   app.get("/metrics", async (_request, reply) => reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()));

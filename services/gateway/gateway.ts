@@ -65,7 +65,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const subscriptions: Subscription[] = [];
   const connected = natsConnected(nc);
   const isReady = () => started && !stopped;
-  const app = buildApp(gw, () => readiness({ nats: connected, gateway: isReady }));
+  const app = buildApp(gw, { natsUp: connected, readiness: () => readiness({ nats: connected, gateway: isReady }) });
 
   return {
     name: "gateway",

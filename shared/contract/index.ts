@@ -23,3 +23,4 @@ export {
 export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "./admin.js";
 export { RPC_ROUTES } from "./routes.js";
 export type { RouteAuth, RpcName, RpcRequest, RpcResponse, RpcRoute, RpcRoutes } from "./routes.js";
+export { buildOpenApiDocument } from "./openapi.js";

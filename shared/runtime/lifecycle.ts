@@ -17,6 +17,9 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/** A shutdown that has not finished by then (NATS unreachable, a stuck request) exits anyway. */
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+
 /**
  * Runs `stop` once on SIGTERM or SIGINT, then exits 0; a second signal exits at once.
  * Only `main.ts` files call this.
@@ -30,6 +33,10 @@ export function installShutdown(logger: Logger, stop: () => Promise<void>): void
     }
     stopping = true;
     logger.info({ signal }, "shutting down");
+    setTimeout(() => {
+      logger.error({ timeout_ms: SHUTDOWN_TIMEOUT_MS }, "shutdown took too long: exiting");
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
     stop().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -23,6 +23,13 @@ export type RpcHandler<R extends RpcRoute> = (
   context: RpcContext<R["auth"]>,
 ) => Promise<z.input<R["response"]>>;
 
+/** What every RPC route needs from the gateway. */
+export interface Edge {
+  authenticator: Authenticator;
+  /** True while the NATS connection is up. */
+  natsUp: () => boolean;
+}
+
 const OTHER_METHODS = ["GET", "PUT", "PATCH", "DELETE"] as const;
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -34,11 +41,14 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * Serves one RPC of the contract: tenant, credential, body validation, handler, envelope.
  * The other methods on the same path answer 405 with `Allow: POST`.
  */
-export function registerRpc<R extends RpcRoute>(app: FastifyInstance, authenticator: Authenticator, route: R, handler: RpcHandler<R>): void {
+export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge, route: R, handler: RpcHandler<R>): void {
+  const { authenticator, natsUp } = edge;
   app.route({
     method: route.method,
     url: route.path,
     handler: async (request, reply) => {
+      // Every operation needs NATS; while it is away, say so at once instead of after a timeout.
+      if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
       const tenant = await authenticator.resolveApp(header(request, "x-app-id"));
       const caller = await authenticator.authenticate(
         tenant,

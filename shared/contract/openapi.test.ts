@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { buildOpenApiDocument } from "./openapi.js";
+import { RPC_ROUTES } from "./routes.js";
+
+describe("OpenAPI document", () => {
+  const document = buildOpenApiDocument() as { paths: Record<string, { post: Record<string, unknown> }> };
+
+  it("has one POST operation per RPC of the route table, named after it", () => {
+    expect(Object.keys(document.paths).sort()).toEqual(Object.values(RPC_ROUTES).map((route) => route.path).sort());
+    expect(document.paths["/api/auth/LOGIN_EMAIL"]?.post.operationId).toBe("login");
+  });
+
+  it("describes request fields with the wire names, quotas included", () => {
+    const body = JSON.stringify(document.paths["/api/compute/api-keys/create"]?.post.requestBody);
+    for (const field of ["name", "maxJobsPerHour", "maxConcurrentJobs", "allowedJobTypes"]) expect(body).toContain(`"${field}"`);
+  });
+
+  it("marks session-only operations as bearer-only", () => {
+    expect(document.paths["/api/compute/api-keys/create"]?.post.security).toEqual([{ appId: [], bearer: [] }]);
+  });
+});

@@ -1,6 +1,6 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { isAppError } from "../../shared/errors/index.js";
-import { requestRpc } from "../../shared/nats/index.js";
+import { natsAuthOptions, requestRpc } from "../../shared/nats/index.js";
 import { ConfigError } from "../../shared/runtime/index.js";
 import { parseInvocation, resolveNatsUrl, UsageError } from "./commands.js";
 
@@ -24,7 +24,13 @@ async function runAdmin(argv: readonly string[], env: Record<string, string | un
   let nc: NatsConnection;
   try {
     // A short timeout and no reconnects: an operator wants an answer, not a wait.
-    nc = await connect({ servers: url.split(",").map((server) => server.trim()), name: "cjs-admin", timeout: 3000, reconnect: false });
+    nc = await connect({
+      ...natsAuthOptions(env),
+      servers: url.split(",").map((server) => server.trim()),
+      name: "cjs-admin",
+      timeout: 3000,
+      reconnect: false,
+    });
   } catch {
     console.error(`cannot reach NATS at ${url}: is \`make dev\` running?`);
     return 1;

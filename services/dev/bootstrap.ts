@@ -7,12 +7,11 @@ import { AppError } from "../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 
-/** What `make dev` remembers between starts: the admin's business and login. */
+/** What `make dev` remembers between starts: the admin's business and login (the file is mode 0600). */
 const DevAdminFile = z.object({
   business_id: z.string(),
   email: z.string(),
-  /** Only when it was generated here; a CJS_ADMIN_PASSWORD is never written down. */
-  generated_password: z.string().optional(),
+  password: z.string(),
 });
 type DevAdminFile = z.infer<typeof DevAdminFile>;
 
@@ -21,7 +20,9 @@ export interface DevLogin {
   businessId: string;
   email: string;
   password: string;
-  passwordSource: "generated" | "CJS_ADMIN_PASSWORD";
+  generated: boolean;
+  /** Set when CJS_ADMIN_PASSWORD differs from the password made on first start (which still applies). */
+  warning: string | undefined;
 }
 
 async function readAdminFile(path: string): Promise<DevAdminFile | null> {
@@ -29,7 +30,7 @@ async function readAdminFile(path: string): Promise<DevAdminFile | null> {
     return DevAdminFile.parse(JSON.parse(await readFile(path, "utf8")));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new Error(`${path} is unreadable (${(error as Error).message}); delete it to make a new admin`);
+    throw new Error(`${path} is unreadable (${(error as Error).message}); delete the data dir to start over`);
   }
 }
 
@@ -39,7 +40,8 @@ function ignoreExisting(error: unknown): void {
 
 /**
  * Makes sure the dev app, a business and the admin user exist, through the same operator
- * commands `npm run admin` sends. Safe to run on every start.
+ * commands `npm run admin` sends. Safe to run on every start: the admin is made once and
+ * its login kept in the data dir.
  */
 export async function bootstrapDev(
   nc: NatsConnection,
@@ -49,21 +51,25 @@ export async function bootstrapDev(
   await requestRpc(nc, subjects.adminAppCreate(), { id: options.appId, name: "Local development" }, App).catch(ignoreExisting);
 
   const saved = await readAdminFile(path);
-  if (saved && saved.email === options.email && (options.password !== undefined || saved.generated_password !== undefined)) {
-    return {
-      appId: options.appId,
-      businessId: saved.business_id,
-      email: saved.email,
-      password: options.password ?? (saved.generated_password as string),
-      passwordSource: options.password !== undefined ? "CJS_ADMIN_PASSWORD" : "generated",
-    };
+  if (saved && saved.email === options.email) {
+    const warning =
+      options.password !== undefined && options.password !== saved.password
+        ? "CJS_ADMIN_PASSWORD differs from the admin password set on first start, which still applies (delete the data dir to start over)"
+        : undefined;
+    return { appId: options.appId, businessId: saved.business_id, email: saved.email, password: saved.password, generated: false, warning };
   }
 
   const businessId =
     saved?.business_id ?? (await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: options.appId, name: "Local business" }, Business)).business_id;
   const password = options.password ?? randomBase62(20);
-  await requestRpc(nc, subjects.adminUserCreate(), { app_id: options.appId, business_id: businessId, email: options.email, password, role: "admin" }, User);
-  const record: DevAdminFile = { business_id: businessId, email: options.email, ...(options.password === undefined ? { generated_password: password } : {}) };
-  await writeFile(path, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-  return { appId: options.appId, businessId, email: options.email, password, passwordSource: options.password === undefined ? "generated" : "CJS_ADMIN_PASSWORD" };
+  try {
+    await requestRpc(nc, subjects.adminUserCreate(), { app_id: options.appId, business_id: businessId, email: options.email, password, role: "admin" }, User);
+  } catch (error) {
+    if (error instanceof AppError && error.code === "resource.already_exists") {
+      throw new Error(`the admin ${options.email} exists but ${path} with its password is gone; delete the data dir to start over`);
+    }
+    throw error;
+  }
+  await writeFile(path, `${JSON.stringify({ business_id: businessId, email: options.email, password } satisfies DevAdminFile, null, 2)}\n`, { mode: 0o600 });
+  return { appId: options.appId, businessId, email: options.email, password, generated: options.password === undefined, warning: undefined };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Email } from "../../shared/contract/index.js";
+import { AppId, Email } from "../../shared/contract/index.js";
 import { intSetting, parseConfig } from "../../shared/runtime/index.js";
 
 /**
@@ -15,7 +15,7 @@ export const DevConfig = z.object({
   CJS_NATS_PORT: intSetting(4222, { min: 1, max: 65535 }),
   CJS_HOST: z.string().default("127.0.0.1"),
   CJS_PORT: intSetting(8080, { min: 0, max: 65535 }),
-  CJS_APP_ID: z.string().default("local"),
+  CJS_APP_ID: AppId.default("local"),
   CJS_ADMIN_EMAIL: Email.default("admin@localhost"),
   /** When unset, a password is generated on first start and kept in the data dir. */
   CJS_ADMIN_PASSWORD: z.string().min(12, "at least 12 characters").optional(),

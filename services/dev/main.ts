@@ -21,16 +21,16 @@ import { natsForDev } from "./embedded-nats.js";
  * the five services, each on its own NATS connection as in production — plus the
  * bootstrap of a local app and admin login.
  */
-function fail(message: string): never {
+function fail(message: string, exitCode = 1): never {
   process.stderr.write(`make dev: ${message}\n`);
-  process.exit(1);
+  process.exit(exitCode);
 }
 
 let config;
 try {
   config = loadConfig();
 } catch (error) {
-  if (error instanceof ConfigError) fail(error.message);
+  if (error instanceof ConfigError) fail(error.message, 2);
   throw error;
 }
 await mkdir(config.CJS_DATA_DIR, { recursive: true });
@@ -44,7 +44,7 @@ const loggerFor = (service: string) => createLogger({ service, level: config.LOG
 const logger = loggerFor("dev");
 collectProcessMetrics();
 
-const connect = (name: string) => connectNats({ url: nats.url, name: `cjs-${name}`, logger: loggerFor(name) });
+const connect = (name: string) => connectNats({ url: nats.url, credentials: process.env, name: `cjs-${name}`, logger: loggerFor(name) });
 /** What every service gets: its own connection and logger, and the system clock. */
 const depsFor = async (name: string) => ({ nc: await connect(name), logger: loggerFor(name), clock: systemClock });
 const services: Service[] = [];

@@ -25,7 +25,8 @@ export function buildApp(gw: GatewayContext, health: { natsUp: () => boolean; re
     logController: new LogController({ requestIdLogLabel: "request_id" }),
     bodyLimit: gw.config.CJS_MAX_BODY_BYTES,
     trustProxy: gw.config.CJS_TRUST_PROXY,
-    return503OnClosing: true,
+    // Requests that arrive while closing are still served; the process exits once they are done.
+    return503OnClosing: false,
   });
   // Only JSON bodies: anything else is a 415, not a string handed to validation.
   app.removeContentTypeParser(["text/plain"]);

@@ -13,7 +13,7 @@ try {
 }
 const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL });
 collectProcessMetrics();
-const nc = await connectNats({ url: config.NATS_URL, name: "cjs-gateway", logger });
+const nc = await connectNats({ url: config.NATS_URL, credentials: config, name: "cjs-gateway", logger });
 const gateway = await buildGateway({ nc, logger, clock: systemClock, config });
 await gateway.start();
 const address = await gateway.app.listen({ host: config.CJS_HOST, port: config.CJS_PORT });

@@ -1,9 +1,27 @@
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { readFileSync } from "node:fs";
+import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+
+/** The NATS credential settings of `BaseConfig`. */
+export interface NatsCredentials {
+  NATS_CREDS_FILE?: string | undefined;
+  NATS_TOKEN?: string | undefined;
+  NATS_USER?: string | undefined;
+  NATS_PASSWORD?: string | undefined;
+}
+
+/** Connection options for the configured credential, if any (a creds file wins over a token over a user). */
+export function natsAuthOptions(credentials: NatsCredentials): Partial<ConnectionOptions> {
+  if (credentials.NATS_CREDS_FILE) return { authenticator: credsAuthenticator(readFileSync(credentials.NATS_CREDS_FILE)) };
+  if (credentials.NATS_TOKEN) return { token: credentials.NATS_TOKEN };
+  if (credentials.NATS_USER) return { user: credentials.NATS_USER, ...(credentials.NATS_PASSWORD ? { pass: credentials.NATS_PASSWORD } : {}) };
+  return {};
+}
 
 export interface ConnectOptions {
   /** One URL or a comma-separated list of servers. */
   url: string;
+  credentials?: NatsCredentials;
   /** Shown in the server's connection list (`nats server report connections`). */
   name: string;
   logger: Logger;
@@ -13,8 +31,9 @@ export interface ConnectOptions {
  * Connects and keeps reconnecting forever: a service outlives a NATS restart instead of
  * exiting. The first connect waits for the server too, so start order does not matter.
  */
-export async function connectNats({ url, name, logger }: ConnectOptions): Promise<NatsConnection> {
+export async function connectNats({ url, name, logger, credentials = {} }: ConnectOptions): Promise<NatsConnection> {
   const nc = await connect({
+    ...natsAuthOptions(credentials),
     servers: url.split(",").map((server) => server.trim()),
     name,
     maxReconnectAttempts: -1,

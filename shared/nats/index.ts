@@ -1,7 +1,7 @@
-export { BUCKETS, kvKey, queueGroups, subjects } from "./names.js";
+export { BUCKETS, CONSUMERS, kvKey, queueGroups, STREAMS, subjects } from "./names.js";
 export type { BucketName } from "./names.js";
-export { connectNats } from "./connect.js";
-export type { ConnectOptions } from "./connect.js";
+export { connectNats, natsAuthOptions } from "./connect.js";
+export type { ConnectOptions, NatsCredentials } from "./connect.js";
 export { decodeJson, encodeJson, requestRpc, serveRpc } from "./rpc.js";
 export type { RequestRpcOptions, ServeRpcOptions } from "./rpc.js";
 export { JsonBucket } from "./json-bucket.js";

@@ -12,10 +12,14 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.userEmails]: { history: 1 },
   [BUCKETS.apiKeys]: { history: 1 },
   [BUCKETS.apiKeyOwners]: { history: 1 },
-  [BUCKETS.sessions]: { history: 1, ttl: 31 * 24 * 60 * MINUTE_MS },
+  // Longer than the longest refresh-token lifetime the gateway accepts (90 days).
+  [BUCKETS.sessions]: { history: 1, ttl: 91 * 24 * 60 * MINUTE_MS },
   [BUCKETS.otpCodes]: { history: 1, ttl: 15 * MINUTE_MS },
   [BUCKETS.loginGuards]: { history: 1, ttl: 24 * 60 * MINUTE_MS },
   [BUCKETS.signingKeys]: { history: 1 },
+  [BUCKETS.jobs]: { history: 1 },
+  [BUCKETS.nodes]: { history: 1 },
+  [BUCKETS.allocations]: { history: 1 },
 };
 
 export interface TopologyOptions {

@@ -53,7 +53,7 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
   const logger = createLogger({ service: name, level: config.LOG_LEVEL });
   try {
     collectProcessMetrics();
-    const nc = await connectNats({ url: config.NATS_URL, name, logger });
+    const nc = await connectNats({ url: config.NATS_URL, credentials: config, name, logger });
     const service = options.build({ nc, logger, clock: systemClock, config });
     await service.start();
     const ops = await startOpsServer({

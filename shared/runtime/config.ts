@@ -18,9 +18,12 @@ export function parseConfig<S extends z.ZodType>(schema: S, env: Record<string, 
   return Object.freeze(result.data);
 }
 
+/** An empty variable (`CJS_PORT=`) means "not set", so the default applies. */
+const emptyAsUnset = (value: unknown) => (value === "" ? undefined : value);
+
 /** Integer setting read from a string variable, with bounds. */
 export function intSetting(defaultValue: number, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}) {
-  return z.coerce.number().int().min(min).max(max).default(defaultValue);
+  return z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).max(max).default(defaultValue));
 }
 
 /** Boolean setting: `true`/`1`/`yes` or `false`/`0`/`no`. */
@@ -33,7 +36,13 @@ export function boolSetting(defaultValue: boolean) {
 
 /** Settings every service shares. */
 export const BaseConfig = z.object({
+  /** One server or a comma-separated list. */
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  /** Credentials for a NATS server that requires them: a creds file (JWT + NKey), a token, or a user and password. */
+  NATS_CREDS_FILE: z.string().min(1).optional(),
+  NATS_TOKEN: z.string().min(1).optional(),
+  NATS_USER: z.string().min(1).optional(),
+  NATS_PASSWORD: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Replicas of the streams and buckets a service creates (3 in a production cluster). */
   CJS_NATS_REPLICAS: intSetting(1, { min: 1, max: 5 }),

@@ -6,7 +6,6 @@ const REDACTED_PATHS = [
   "*.password",
   "key",
   "*.key",
-  "code",
   "*.code_hash",
   "access_token",
   "refresh_token",

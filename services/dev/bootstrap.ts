@@ -30,7 +30,7 @@ async function readAdminFile(path: string): Promise<DevAdminFile | null> {
     return DevAdminFile.parse(JSON.parse(await readFile(path, "utf8")));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new Error(`${path} is unreadable (${(error as Error).message}); delete the data dir to start over`);
+    throw new Error(`${path} is unreadable (${(error as Error).message}); delete the data dir to start over`, { cause: error });
   }
 }
 
@@ -66,7 +66,7 @@ export async function bootstrapDev(
     await requestRpc(nc, subjects.adminUserCreate(), { app_id: options.appId, business_id: businessId, email: options.email, password, role: "admin" }, User);
   } catch (error) {
     if (error instanceof AppError && error.code === "resource.already_exists") {
-      throw new Error(`the admin ${options.email} exists but ${path} with its password is gone; delete the data dir to start over`);
+      throw new Error(`the admin ${options.email} exists but ${path} with its password is gone; delete the data dir to start over`, { cause: error });
     }
     throw error;
   }

@@ -37,6 +37,18 @@ export async function ensureBuckets<Names extends BucketName>(
   { replicas }: TopologyOptions,
 ): Promise<Record<Names, KV>> {
   const kvm = new Kvm(nc);
-  const opened = await Promise.all(names.map((name) => kvm.create(name, { ...BUCKET_OPTIONS[name], replicas })));
+  const createOrOpen = async (name: Names): Promise<KV> => {
+    try {
+      return await kvm.create(name, { ...BUCKET_OPTIONS[name], replicas });
+    } catch (error) {
+      // Two replicas creating the same bucket at once: the loser opens the winner's.
+      try {
+        return await kvm.open(name);
+      } catch {
+        throw error;
+      }
+    }
+  };
+  const opened = await Promise.all(names.map(createOrOpen));
   return Object.fromEntries(names.map((name, index) => [name, opened[index]])) as Record<Names, KV>;
 }

@@ -1,0 +1,41 @@
+# Entry points for developers and CI. `make test` on a fresh clone installs what is missing.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+
+.PHONY: setup node-deps nats-server dev test build lint bench clean
+
+setup: node-deps nats-server
+
+# npm writes node_modules/.package-lock.json on every install: older than the lockfile
+# means the installed tree is stale.
+node-deps:
+	@if [ ! -f package-lock.json ]; then \
+	  echo "setup: no package-lock.json; running npm install"; \
+	  npm install; \
+	elif [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
+	  echo "setup: node_modules is missing or older than package-lock.json; running npm ci"; \
+	  npm ci; \
+	else \
+	  echo "setup: node_modules is up to date"; \
+	fi
+
+nats-server:
+	@deploy/scripts/ensure-nats-server.sh
+
+dev: setup
+	npm run dev
+
+test: setup
+	npx vitest run
+
+build: node-deps
+	npm run build
+
+lint: node-deps
+	npm run lint
+
+bench: node-deps
+	@if [ -f test/bench/main.ts ]; then npx tsx test/bench/main.ts; else echo "bench: no benchmarks exist yet (test/bench/main.ts)"; fi
+
+clean:
+	rm -rf dist .data

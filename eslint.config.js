@@ -1,0 +1,84 @@
+import { dirname, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import js from "@eslint/js";
+import { defineConfig, globalIgnores } from "eslint/config";
+import tseslint from "typescript-eslint";
+
+const root = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The import boundaries of ARCHITECTURE.md, checked on the resolved target rather than on
+ * the specifier text: a service may own a sub-folder named like another service
+ * (`services/gateway/admin/`), which specifier patterns cannot tell apart.
+ *
+ * - `services/<x>/` never imports `services/<y>/`; services talk over NATS. The embedded
+ *   launcher `services/dev/` is the exception: it hosts every service in one process.
+ * - `shared/` never imports `services/`.
+ * - Outside `shared/<area>/`, only `shared/<area>/index.js` may be imported.
+ */
+const importBoundaries = {
+  meta: {
+    type: "problem",
+    docs: { description: "Keep the one-way dependencies between services/ and shared/ areas" },
+    schema: [],
+    messages: {
+      crossService: "services/{{from}} must not import services/{{to}}: services talk over NATS (only services/dev hosts them all).",
+      sharedToService: "shared/ must not import services/{{to}}: libraries never depend on processes.",
+      deepShared: "Import shared/{{area}}/index.js, not shared/{{area}}/{{file}}: each area exports its public names from its index.",
+    },
+  },
+  create(context) {
+    const from = relative(root, context.filename).split(sep);
+
+    function check(node) {
+      const specifier = node?.value;
+      if (typeof specifier !== "string" || !specifier.startsWith(".")) return;
+      const to = relative(root, resolve(dirname(context.filename), specifier)).split(sep);
+
+      if (to[0] === "services" && to.length > 2) {
+        if (from[0] === "shared") {
+          context.report({ node, messageId: "sharedToService", data: { to: to[1] } });
+        } else if (from[0] === "services" && from[1] !== to[1] && from[1] !== "dev") {
+          context.report({ node, messageId: "crossService", data: { from: from[1], to: to[1] } });
+        }
+      }
+      if (to[0] === "shared" && to.length > 2) {
+        const sameArea = from[0] === "shared" && from[1] === to[1];
+        const isIndex = to.length === 3 && /^index(\.[jt]s)?$/.test(to[2] ?? "");
+        if (!sameArea && !isIndex) {
+          context.report({ node, messageId: "deepShared", data: { area: to[1], file: to.slice(2).join("/") } });
+        }
+      }
+    }
+
+    return {
+      ImportDeclaration: (node) => check(node.source),
+      ExportNamedDeclaration: (node) => check(node.source),
+      ExportAllDeclaration: (node) => check(node.source),
+      ImportExpression: (node) => check(node.source),
+    };
+  },
+};
+
+export default defineConfig([
+  globalIgnores(["node_modules/", "dist/", ".data/", "coverage/"]),
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    plugins: { architecture: { rules: { "import-boundaries": importBoundaries } } },
+    rules: {
+      "architecture/import-boundaries": "error",
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        {
+          argsIgnorePattern: "^_",
+          varsIgnorePattern: "^_",
+          caughtErrorsIgnorePattern: "^_",
+          destructuredArrayIgnorePattern: "^_",
+        },
+      ],
+      // `for (;;)` and `while (true)` loops with an inner exit are a deliberate idiom here.
+      "no-constant-condition": ["error", { checkLoops: "none" }],
+    },
+  },
+]);

@@ -1,0 +1,369 @@
+/**
+ * A real NATS JetStream server for integration tests: one per test file, on a random
+ * port, with a temporary store, so test files never share state.
+ *
+ * Resolution order:
+ * 1. `NATS_URL` set: use that server (shared, so tests must pick unique names);
+ *    `restart()` and `kill()` throw, `stop()` does nothing.
+ * 2. A `nats-server` binary (`NATS_SERVER_BIN`, else `PATH`, /usr/sbin, /usr/local/bin):
+ *    spawned as a child process.
+ * 3. Docker reachable: a `nats:2.10` container through testcontainers.
+ * 4. Otherwise: an Error that says how to install nats-server.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants as fsConstants, rmSync, statSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+
+export interface NatsHarness extends AsyncDisposable {
+  /** Client URL of the server, e.g. `nats://127.0.0.1:41873`. */
+  readonly url: string;
+  /** The JetStream store directory on this machine; undefined when the server is not a local process. */
+  readonly storeDir: string | undefined;
+  /** Ends the server and removes its store. Idempotent; a no-op for `NATS_URL`. */
+  stop(): Promise<void>;
+  /** Stops the server (if running) and starts it again on the same port with the same store. */
+  restart(): Promise<void>;
+  /** SIGKILLs the server and waits for it to exit; the store stays for `restart()`. */
+  kill(): Promise<void>;
+}
+
+export const NATS_SERVER_NOT_FOUND =
+  "nats-server not found: install it with `sudo apt-get install nats-server` (or run `make setup`), " +
+  "or set NATS_URL to a running server with JetStream enabled";
+
+const READY_TIMEOUT_MS = 20_000;
+const STOP_GRACE_MS = 10_000;
+const PORT_ATTEMPTS = 5;
+const STDERR_TAIL_CHARS = 8_000;
+const EXTRA_BIN_DIRS = ["/usr/sbin", "/usr/local/bin"];
+
+export async function startNats(): Promise<NatsHarness> {
+  const externalUrl = process.env.NATS_URL;
+  if (externalUrl) return useExternalServer(externalUrl);
+
+  const binary = findNatsServerBinary();
+  if (binary) return LocalServer.start(binary);
+
+  const container = await startContainer();
+  if (container) return container;
+
+  throw new Error(NATS_SERVER_NOT_FOUND);
+}
+
+function findNatsServerBinary(): string | undefined {
+  const explicit = process.env.NATS_SERVER_BIN;
+  if (explicit) {
+    if (!isExecutableFile(explicit)) throw new Error(`NATS_SERVER_BIN=${explicit} is not an executable file`);
+    return explicit;
+  }
+  const dirs = [...(process.env.PATH ?? "").split(delimiter).filter(Boolean), ...EXTRA_BIN_DIRS];
+  return dirs.map((dir) => join(dir, "nats-server")).find(isExecutableFile);
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, fsConstants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** A port that was free a moment ago; the caller retries if someone takes it first. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("could not read the probe socket's port");
+  return address.port;
+}
+
+/**
+ * Polls until the server accepts a connection and answers a JetStream API call. `abort`
+ * settles when waiting is pointless (the process died); its rejection wins the race.
+ */
+async function waitForJetStream(url: string, abort: Promise<never>, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (let pauseMs = 10; Date.now() < deadline; pauseMs = Math.min(pauseMs * 2, 250)) {
+    try {
+      await Promise.race([probeJetStream(url), abort]);
+      return;
+    } catch (error) {
+      if (error instanceof ServerExitedError) throw error;
+      lastError = error;
+    }
+    await Promise.race([delay(pauseMs), abort]);
+  }
+  throw new Error(`NATS at ${url} did not answer JetStream within ${timeoutMs} ms: ${messageOf(lastError)}`);
+}
+
+async function probeJetStream(url: string): Promise<void> {
+  const nc = await connect({ servers: url, reconnect: false, timeout: 1_000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 1_000 });
+    await jsm.getAccountInfo();
+  } finally {
+    await nc.close();
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function useExternalServer(url: string): Promise<NatsHarness> {
+  await waitForJetStream(url, new Promise<never>(() => {}));
+  const refuse = async (what: string): Promise<never> => {
+    throw new Error(`cannot ${what} the NATS server at NATS_URL=${url}: the harness does not own it; unset NATS_URL to let tests start their own nats-server`);
+  };
+  return {
+    url,
+    storeDir: undefined,
+    stop: async () => {},
+    restart: () => refuse("restart"),
+    kill: () => refuse("kill"),
+    [Symbol.asyncDispose]: async () => {},
+  };
+}
+
+class ServerExitedError extends Error {
+  constructor(
+    message: string,
+    readonly portInUse: boolean,
+  ) {
+    super(message);
+    this.name = "ServerExitedError";
+  }
+}
+
+interface RunningProcess {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+/** Servers still alive in this process, killed on exit so a failing test file leaks none. */
+const liveServers = new Set<LocalServer>();
+let cleanupInstalled = false;
+
+function installCleanup(): void {
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  const killAll = (): void => {
+    for (const server of liveServers) server.killNow();
+  };
+  process.once("exit", killAll);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    const onSignal = (): void => {
+      killAll();
+      // Listening suppressed the default action; when nobody else handles the signal, restore it.
+      if (process.listenerCount(signal) === 1) {
+        process.removeListener(signal, onSignal);
+        process.kill(process.pid, signal);
+      }
+    };
+    process.on(signal, onSignal);
+  }
+}
+
+class LocalServer implements NatsHarness {
+  #running: RunningProcess | undefined;
+  #stderrTail = "";
+  #stopped = false;
+
+  private constructor(
+    private readonly binary: string,
+    private readonly port: number,
+    readonly storeDir: string,
+  ) {}
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  static async start(binary: string): Promise<LocalServer> {
+    installCleanup();
+    const storeDir = await mkdtemp(join(tmpdir(), "nats-harness-"));
+    for (let attempt = 1; ; attempt++) {
+      const server = new LocalServer(binary, await freePort(), storeDir);
+      liveServers.add(server);
+      try {
+        await server.launch();
+        return server;
+      } catch (error) {
+        liveServers.delete(server);
+        const retry = error instanceof ServerExitedError && error.portInUse && attempt < PORT_ATTEMPTS;
+        if (!retry) {
+          await rm(storeDir, { recursive: true, force: true });
+          throw error;
+        }
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    await this.terminate("SIGTERM");
+    liveServers.delete(this);
+    await rm(this.storeDir, { recursive: true, force: true });
+  }
+
+  async restart(): Promise<void> {
+    this.assertNotStopped("restart");
+    await this.terminate("SIGTERM");
+    // Another test file's free-port probe may hold our port for an instant.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.launch();
+        return;
+      } catch (error) {
+        if (!(error instanceof ServerExitedError && error.portInUse && attempt < PORT_ATTEMPTS)) throw error;
+        await delay(100 * attempt);
+      }
+    }
+  }
+
+  async kill(): Promise<void> {
+    this.assertNotStopped("kill");
+    await this.terminate("SIGKILL");
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  /** Synchronous last resort for the process 'exit' handler. */
+  killNow(): void {
+    this.#running?.child.kill("SIGKILL");
+    rmSync(this.storeDir, { recursive: true, force: true });
+  }
+
+  private assertNotStopped(what: string): void {
+    if (this.#stopped) throw new Error(`cannot ${what} nats-server at ${this.url}: the harness was stopped and its store removed`);
+  }
+
+  private async launch(): Promise<void> {
+    this.#stderrTail = "";
+    const child = spawn(this.binary, ["-js", "-a", "127.0.0.1", "-p", String(this.port), "-sd", this.storeDir], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    // Probing only after this line means we talk to our process, not to whoever held the port.
+    let logsReady!: () => void;
+    const readyLine = new Promise<void>((resolve) => (logsReady = resolve));
+    // Always drained: a full stderr pipe would block the server.
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+      this.#stderrTail = (this.#stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+      if (this.#stderrTail.includes("Server is ready")) logsReady();
+    });
+    let spawnError: Error | undefined;
+    // 'close' rather than 'exit': by then stderr is fully read, so the tail is complete.
+    const exited = new Promise<void>((resolve) => {
+      child.once("close", () => resolve());
+      child.once("error", (error) => {
+        spawnError = error;
+        resolve();
+      });
+    });
+    this.#running = { child, exited };
+
+    const abort = exited.then((): never => {
+      const how = spawnError ? spawnError.message : `exit code ${child.exitCode}, signal ${child.signalCode}`;
+      throw new ServerExitedError(
+        `nats-server (${this.binary}) on port ${this.port} exited before it was ready (${how}); its stderr:\n${this.#stderrTail}`,
+        /address already in use/i.test(this.#stderrTail),
+      );
+    });
+    abort.catch(() => {}); // observed only while waiting for readiness
+
+    try {
+      const timedOut = delay(READY_TIMEOUT_MS, undefined, { ref: false }).then((): never => {
+        throw new Error(`nats-server on port ${this.port} logged no "Server is ready" within ${READY_TIMEOUT_MS} ms`);
+      });
+      await Promise.race([readyLine, abort, timedOut]);
+      await waitForJetStream(this.url, abort);
+    } catch (error) {
+      await this.terminate("SIGKILL");
+      if (error instanceof ServerExitedError) throw error;
+      throw new Error(`${messageOf(error)}; nats-server stderr:\n${this.#stderrTail}`, { cause: error });
+    }
+  }
+
+  /** Signals the server and waits for it to exit, escalating to SIGKILL after a grace period. */
+  private async terminate(signal: "SIGTERM" | "SIGKILL"): Promise<void> {
+    const running = this.#running;
+    if (!running) return;
+    const { child, exited } = running;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(signal);
+      const graceful = await Promise.race([exited.then(() => true), delay(STOP_GRACE_MS, false, { ref: false })]);
+      if (!graceful) {
+        child.kill("SIGKILL");
+        await exited;
+      }
+    }
+    this.#running = undefined;
+  }
+}
+
+/** Docker fallback; undefined when no container runtime answers. */
+async function startContainer(): Promise<NatsHarness | undefined> {
+  let tc: typeof import("testcontainers");
+  let runtime: Awaited<ReturnType<(typeof import("testcontainers"))["getContainerRuntimeClient"]>>;
+  try {
+    tc = await import("testcontainers");
+    runtime = await tc.getContainerRuntimeClient();
+  } catch {
+    return undefined;
+  }
+  // A fixed host port keeps the URL valid across restarts.
+  const hostPort = await freePort();
+  const container = await new tc.GenericContainer("nats:2.10")
+    .withCommand(["-js"])
+    .withExposedPorts({ container: 4222, host: hostPort })
+    .start();
+  const url = `nats://${container.getHost()}:${hostPort}`;
+  const never = new Promise<never>(() => {});
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await container.stop({ timeout: STOP_GRACE_MS });
+  };
+  const assertNotStopped = (what: string): void => {
+    if (stopped) throw new Error(`cannot ${what} the NATS container at ${url}: the harness was stopped`);
+  };
+  try {
+    await waitForJetStream(url, never);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    url,
+    storeDir: undefined,
+    stop,
+    restart: async () => {
+      assertNotStopped("restart");
+      await container.restart({ timeout: STOP_GRACE_MS });
+      await waitForJetStream(url, never);
+    },
+    kill: async () => {
+      assertNotStopped("kill");
+      const handle = runtime.container.getById(container.getId());
+      await handle.kill({ signal: "SIGKILL" });
+      await handle.wait();
+    },
+    [Symbol.asyncDispose]: stop,
+  };
+}

@@ -1,6 +1,7 @@
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { buildOpenApiDocument, RPC_ROUTES } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
+import { subjects } from "../../shared/nats/index.js";
 import { metricsRegistry, type ReadinessReport } from "../../shared/runtime/index.js";
 import type { GatewayContext } from "./gateway-context.js";
 import { sendError } from "./http/envelope.js";
@@ -9,12 +10,16 @@ import { registerRpc } from "./http/register-rpc.js";
 import { requestIdOf } from "./http/request-id.js";
 import { toAppError } from "./http/to-app-error.js";
 import { createApiKey } from "./rpc/create-api-key.js";
+import { actorContext, forward, nodeContext } from "./rpc/forward.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
 import { login } from "./rpc/login.js";
 import { logout } from "./rpc/logout.js";
+import { pollNode } from "./rpc/poll.js";
 import { refresh } from "./rpc/refresh.js";
+import { registerNode } from "./rpc/register-node.js";
 import { requestOtp } from "./rpc/request-otp.js";
 import { revokeApiKey } from "./rpc/revoke-api-key.js";
+import { rotateNodeKey } from "./rpc/rotate-node-key.js";
 import { verifyOtp } from "./rpc/verify-otp.js";
 
 /** Builds the HTTP edge. Only `main.ts` calls `listen`; tests use `app.inject()`. */
@@ -60,6 +65,21 @@ export function buildApp(gw: GatewayContext, health: { natsUp: () => boolean; re
   registerRpc(app, edge, RPC_ROUTES.createApiKey, createApiKey(gw));
   registerRpc(app, edge, RPC_ROUTES.listApiKeys, listApiKeys(gw));
   registerRpc(app, edge, RPC_ROUTES.revokeApiKey, revokeApiKey(gw));
+
+  registerRpc(app, edge, RPC_ROUTES.submitJob, forward(gw, RPC_ROUTES.submitJob, subjects.jobSubmit()));
+  registerRpc(app, edge, RPC_ROUTES.retrieveJob, forward(gw, RPC_ROUTES.retrieveJob, subjects.jobRetrieve()));
+  registerRpc(app, edge, RPC_ROUTES.listJobs, forward(gw, RPC_ROUTES.listJobs, subjects.jobList()));
+  registerRpc(app, edge, RPC_ROUTES.cancelJob, forward(gw, RPC_ROUTES.cancelJob, subjects.jobCancel()));
+  registerRpc(app, edge, RPC_ROUTES.retryJob, forward(gw, RPC_ROUTES.retryJob, subjects.jobRetry()));
+
+  registerRpc(app, edge, RPC_ROUTES.registerNode, registerNode(gw));
+  registerRpc(app, edge, RPC_ROUTES.heartbeat, forward(gw, RPC_ROUTES.heartbeat, subjects.nodeHeartbeat(), nodeContext));
+  registerRpc(app, edge, RPC_ROUTES.poll, pollNode(gw));
+  registerRpc(app, edge, RPC_ROUTES.result, forward(gw, RPC_ROUTES.result, subjects.nodeResult(), nodeContext));
+  registerRpc(app, edge, RPC_ROUTES.pushLogs, forward(gw, RPC_ROUTES.pushLogs, subjects.logsPush(), nodeContext));
+  registerRpc(app, edge, RPC_ROUTES.drainNode, forward(gw, RPC_ROUTES.drainNode, subjects.nodeDrain(), actorContext));
+  registerRpc(app, edge, RPC_ROUTES.listNodes, forward(gw, RPC_ROUTES.listNodes, subjects.nodeList()));
+  registerRpc(app, edge, RPC_ROUTES.rotateNodeKey, rotateNodeKey(gw));
 
   app.get("/.well-known/jwks.json", async (_request, reply) => {
     reply.header("cache-control", "public, max-age=300");

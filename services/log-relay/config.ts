@@ -5,6 +5,8 @@ export const LogRelayConfig = BaseConfig.extend({
   /** Where `/metrics`, `/healthz` and `/readyz` listen. */
   CJS_OPS_HOST: z.string().default("0.0.0.0"),
   CJS_OPS_PORT: intSetting(9103, { min: 0, max: 65535 }),
+  /** How long log lines are kept. */
+  CJS_LOG_RETENTION_DAYS: intSetting(7, { min: 1, max: 3650 }),
 });
 export type LogRelayConfig = z.infer<typeof LogRelayConfig>;
 

@@ -1,35 +1,43 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import { servePing } from "../../shared/nats/index.js";
+import { PushLogsCommand } from "../../shared/contract/index.js";
+import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { LogRelayConfig } from "./config.js";
+import { openLogStore } from "./log-store.js";
+import { pushLogs } from "./push-logs.js";
 
 const SERVICE = "log-relay";
 
 /**
  * Builds the log relay, the owner of job log lines: it stores the nodes' idempotent,
  * sequence-numbered log batches in a stream keyed by job and serves replay plus live
- * tail to the gateway's SSE.
- * For now it only answers its ping.
+ * tail to the gateway's SSE (the serving side comes with the log stream issue).
  */
 export function buildLogRelay(deps: ServiceDeps<LogRelayConfig>): Service {
-  const { nc, logger } = deps;
+  const { nc, logger, config } = deps;
   const instance = randomUUID();
-  let ping: Subscription | null = null;
+  const subscriptions: Subscription[] = [];
+  let started = false;
   let stopped = false;
   return {
     name: SERVICE,
     async start() {
-      ping = servePing(nc, { service: SERVICE, instance, logger });
-      // Ready only once the server knows the subscription.
+      const store = await openLogStore(nc, config);
+      subscriptions.push(
+        servePing(nc, { service: SERVICE, instance, logger }),
+        serveRpc(nc, { subject: subjects.logsPush(), queue: queueGroups.logRelay, request: PushLogsCommand, logger, handle: pushLogs(store) }),
+      );
+      // Ready only once the server knows the subscriptions.
       await nc.flush();
+      started = true;
     },
     async stop() {
       if (stopped) return;
       stopped = true;
-      await ping?.drain();
+      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },
-    ready: () => ping !== null && !stopped,
+    ready: () => started && !stopped,
   };
 }

@@ -1,10 +1,28 @@
 import { z } from "zod";
+import { PoolId } from "../../shared/contract/index.js";
 import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
 
 export const NodeRegistryConfig = BaseConfig.extend({
   /** Where `/metrics`, `/healthz` and `/readyz` listen. */
   CJS_OPS_HOST: z.string().default("0.0.0.0"),
   CJS_OPS_PORT: intSetting(9102, { min: 0, max: 65535 }),
+  /** How often a node must heartbeat; told to every node at registration and in each heartbeat reply. */
+  CJS_HEARTBEAT_INTERVAL_SECONDS: intSetting(30, { min: 1, max: 3600 }),
+  /** A node that missed this many heartbeat intervals in a row is offline. */
+  CJS_HEARTBEAT_MISSES_OFFLINE: intSetting(3, { min: 1, max: 1000 }),
+  /** Operator pool ids, comma-separated; any other pool id names a self-hosted pool of the caller's business. */
+  CJS_OPERATOR_POOLS: z
+    .string()
+    .default("default")
+    .transform((value) =>
+      value
+        .split(",")
+        .map((pool) => pool.trim())
+        .filter((pool) => pool !== ""),
+    )
+    .pipe(z.array(PoolId)),
+  /** How often each replica scans for nodes that missed their heartbeats. */
+  CJS_LIVENESS_SWEEP_MS: intSetting(5000, { min: 100, max: 86_400_000 }),
 });
 export type NodeRegistryConfig = z.infer<typeof NodeRegistryConfig>;
 

@@ -1,35 +1,68 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import { servePing } from "../../shared/nats/index.js";
+import { DrainNodeCommand, HeartbeatCommand, ListNodesCommand, NodeRefCommand, RegisterNodeCommand } from "../../shared/contract/index.js";
+import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { NodeRegistryConfig } from "./config.js";
+import { drainNode } from "./drain-node.js";
+import { getNode } from "./get-node.js";
+import { heartbeat } from "./heartbeat.js";
+import { listNodes } from "./list-nodes.js";
+import { type LivenessSweep, startLivenessSweep } from "./liveness-sweep.js";
+import { registerNode } from "./register-node.js";
+import type { RegistryContext } from "./registry-context.js";
+import { openRegistryStore } from "./registry-store.js";
 
 const SERVICE = "node-registry";
 
+export interface NodeRegistry extends Service {
+  /** Runs one liveness sweep now and answers how many nodes it marked offline (tests, operations). */
+  sweepNow(): Promise<number>;
+}
+
 /**
- * Builds the node registry, the owner of nodes: registration, node keys, heartbeats,
- * liveness and draining. Liveness lives in a JetStream KV bucket; a node that misses
- * its heartbeats is declared lost so the scheduler requeues its jobs.
- * For now it only answers its ping.
+ * Builds the node registry, the owner of nodes: registration, heartbeats, liveness and
+ * draining. Node records live in the `cjs_nodes` bucket, which the scheduler watches; every
+ * replica sweeps it for nodes that missed their heartbeats and marks them offline, so the
+ * scheduler requeues their jobs. The gateway mints node keys.
  */
-export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): Service {
-  const { nc, logger } = deps;
+export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): NodeRegistry {
+  const { nc, logger, clock, config } = deps;
   const instance = randomUUID();
-  let ping: Subscription | null = null;
+  const subscriptions: Subscription[] = [];
+  let sweep: LivenessSweep | null = null;
+  let started = false;
   let stopped = false;
   return {
     name: SERVICE,
     async start() {
-      ping = servePing(nc, { service: SERVICE, instance, logger });
-      // Ready only once the server knows the subscription.
+      const store = await openRegistryStore(nc, config.CJS_NATS_REPLICAS);
+      const ctx: RegistryContext = { config, logger, clock, store };
+      const rpc = { queue: queueGroups.nodeRegistry, logger };
+      subscriptions.push(
+        servePing(nc, { service: SERVICE, instance, logger }),
+        serveRpc(nc, { ...rpc, subject: subjects.nodeRegister(), request: RegisterNodeCommand, handle: registerNode(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.nodeHeartbeat(), request: HeartbeatCommand, handle: heartbeat(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.nodeDrain(), request: DrainNodeCommand, handle: drainNode(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.nodeList(), request: ListNodesCommand, handle: listNodes(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.nodeGet(), request: NodeRefCommand, handle: getNode(ctx) }),
+      );
+      sweep = startLivenessSweep(ctx);
+      // Ready only once the server knows the subscriptions.
       await nc.flush();
+      started = true;
     },
     async stop() {
       if (stopped) return;
       stopped = true;
-      await ping?.drain();
+      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
+      await sweep?.stop();
     },
-    ready: () => ping !== null && !stopped,
+    ready: () => started && !stopped,
+    sweepNow() {
+      if (!sweep) return Promise.reject(new Error("the node registry is not started"));
+      return sweep.sweepNow();
+    },
   };
 }

@@ -5,6 +5,21 @@ export const SchedulerConfig = BaseConfig.extend({
   /** Where `/metrics`, `/healthz` and `/readyz` listen. */
   CJS_OPS_HOST: z.string().default("0.0.0.0"),
   CJS_OPS_PORT: intSetting(9101, { min: 0, max: 65535 }),
+  /** Operator pools, comma-separated; any other pool id names a self-hosted pool of the caller's business. */
+  CJS_OPERATOR_POOLS: z
+    .string()
+    .default("default")
+    .transform((value) => value.split(",").map((pool) => pool.trim()).filter(Boolean)),
+  /** Upper bound of a job's `timeout_seconds`. */
+  CJS_MAX_JOB_TIMEOUT_SECONDS: intSetting(7 * 86_400, { min: 1, max: 30 * 86_400 }),
+  /** Most queued jobs the queue stream holds; a submit past it answers `queue.full`. */
+  CJS_JOB_QUEUE_MAX_MESSAGES: intSetting(1_000_000, { min: 1 }),
+  /** Queued jobs one scheduler replica holds for placement at once (fair share works within this window). */
+  CJS_SCHEDULER_MAX_PENDING: intSetting(100_000, { min: 1 }),
+  /** A queued job held by a replica that died is handed to another after this long. */
+  CJS_QUEUE_ACK_WAIT_MS: intSetting(15_000, { min: 1000 }),
+  /** How often each replica looks for timed-out runs, lost nodes and stale reservations. */
+  CJS_RECONCILE_INTERVAL_MS: intSetting(1000, { min: 50 }),
 });
 export type SchedulerConfig = z.infer<typeof SchedulerConfig>;
 

@@ -1,36 +1,136 @@
 import { randomUUID } from "node:crypto";
+import type { ConsumerMessages } from "@nats-io/jetstream";
 import type { Subscription } from "@nats-io/transport-node";
-import { servePing } from "../../shared/nats/index.js";
+import {
+  JobRefCommand,
+  JobResultCommand,
+  JobTransitionEvent,
+  ListJobsCommand,
+  PollCommand,
+  SubmitJobCommand,
+} from "../../shared/contract/index.js";
+import { decodeJson, queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
+import { cancelJob } from "./cancel-job.js";
+import { ClusterView } from "./cluster-view.js";
 import type { SchedulerConfig } from "./config.js";
+import { listJobs } from "./list-jobs.js";
+import { PendingJobs } from "./pending-jobs.js";
+import { placeOnce } from "./placer.js";
+import { poll } from "./poll.js";
+import { consumeQueue } from "./queue-consumer.js";
+import { reconcileOnce } from "./reconciler.js";
+import { recordResult } from "./record-result.js";
+import { retrieveJob } from "./retrieve-job.js";
+import { retryJob } from "./retry-job.js";
+import type { SchedulerContext } from "./scheduler-context.js";
+import { openSchedulerStore } from "./scheduler-store.js";
+import { submitJob } from "./submit-job.js";
 
 const SERVICE = "scheduler";
 
+export interface Scheduler extends Service {
+  /** Runs one reconcile pass now (tests drive time with an injected clock). */
+  reconcileNow(): Promise<void>;
+}
+
 /**
- * Builds the scheduler, the owner of jobs. It consumes the job stream with work-queue
- * semantics, so each submitted job is taken by exactly one replica; it places jobs on
- * live nodes with compare-and-set on the job record (each assignment a new `attempt`),
- * times them out, cancels and retries them, and requeues jobs whose lease expired.
- * For now it only answers its ping.
+ * Builds the scheduler, the owner of jobs: it takes queued jobs from the work-queue
+ * stream, places them on nodes, and answers the job RPCs and the node plane's poll and
+ * result. Every replica runs the same loops; compare-and-set on the records keeps them
+ * from ever both winning one job or one slot.
  */
-export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Service {
-  const { nc, logger } = deps;
+export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
+  const { nc, logger, config } = deps;
   const instance = randomUUID();
-  let ping: Subscription | null = null;
+  const pending = new PendingJobs(config.CJS_QUEUE_ACK_WAIT_MS);
+  const subscriptions: Subscription[] = [];
+  let messages: ConsumerMessages | undefined;
+  let reconcileTimer: NodeJS.Timeout | undefined;
+  let ctx: SchedulerContext | undefined;
+  let started = false;
   let stopped = false;
+
+  // Placement rounds never overlap; requests during a round coalesce into one more round.
+  let placing: Promise<void> | undefined;
+  let placeAgain = false;
+  const requestPlacement = (): void => {
+    if (stopped || !ctx) return;
+    if (placing) {
+      placeAgain = true;
+      return;
+    }
+    const context = ctx;
+    placing = (async () => {
+      do {
+        placeAgain = false;
+        await placeOnce(context, pending).catch((error: unknown) => logger.warn({ err: error }, "placement round failed"));
+      } while (placeAgain && !stopped);
+    })().finally(() => {
+      placing = undefined;
+    });
+  };
+
+  let reconciling = false;
+  const reconcile = async (): Promise<void> => {
+    if (!ctx || reconciling) return;
+    reconciling = true;
+    try {
+      await reconcileOnce(ctx);
+    } catch (error) {
+      logger.warn({ err: error }, "reconcile pass failed");
+    } finally {
+      reconciling = false;
+    }
+  };
+
   return {
     name: SERVICE,
     async start() {
-      ping = servePing(nc, { service: SERVICE, instance, logger });
-      // Ready only once the server knows the subscription.
+      const store = await openSchedulerStore(nc, config);
+      const context: SchedulerContext = { ...deps, store, view: undefined as never, requestPlacement };
+      context.view = new ClusterView(store, requestPlacement);
+      ctx = context;
+      await context.view.start();
+      pending.start();
+      const rpc = { queue: queueGroups.scheduler, logger };
+      subscriptions.push(
+        servePing(nc, { service: SERVICE, instance, logger }),
+        serveRpc(nc, { ...rpc, subject: subjects.jobSubmit(), request: SubmitJobCommand, handle: submitJob(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.jobRetrieve(), request: JobRefCommand, handle: retrieveJob(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.jobList(), request: ListJobsCommand, handle: listJobs(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.nodeResult(), request: JobResultCommand, handle: recordResult(context) }),
+        // A held job that another replica cancelled or placed is let go at once.
+        nc.subscribe(subjects.jobTransitioned("*"), {
+          callback: (_error, msg) => {
+            const event = JobTransitionEvent.safeParse(decodeJson(msg.data));
+            if (!event.success || event.data.state === "queued") return;
+            const key = pending.keyOf(event.data.job_id);
+            if (key) pending.done(key);
+          },
+        }),
+      );
+      messages = await consumeQueue(context, pending);
+      reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
       await nc.flush();
+      started = true;
+      requestPlacement();
     },
     async stop() {
       if (stopped) return;
       stopped = true;
-      await ping?.drain();
+      clearInterval(reconcileTimer);
+      await messages?.close();
+      await placing;
+      pending.stop();
+      ctx?.view.stop();
+      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },
-    ready: () => ping !== null && !stopped,
+    ready: () => started && !stopped,
+    reconcileNow: reconcile,
   };
 }

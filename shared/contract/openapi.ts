@@ -5,7 +5,9 @@ import { RPC_ROUTES, type RpcRoute } from "./routes.js";
 const SECURITY: Record<RpcRoute["auth"], Array<Record<string, string[]>>> = {
   public: [{ appId: [] }],
   jwt: [{ appId: [], bearer: [] }],
-  any: [{ appId: [], bearer: [] }, { appId: [], apiKey: [] }],
+  user: [{ appId: [], bearer: [] }, { appId: [], apiKey: [] }],
+  node: [{ appId: [], apiKey: [] }],
+  user_or_node: [{ appId: [], bearer: [] }, { appId: [], apiKey: [] }],
 };
 
 function successEnvelope(payload: z.ZodType) {

@@ -17,14 +17,35 @@ import {
   VerifyOtpRequest,
 } from "./auth.js";
 import { EmptyRequest } from "./common.js";
+import { JobPayload, JobRef, ListJobsRequest, ListJobsResponse, SubmitJobRequest, SubmitJobResponse } from "./jobs.js";
+import {
+  DrainNodeRequest,
+  DrainNodeResponse,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  JobResultRequest,
+  JobResultResponse,
+  ListNodesRequest,
+  ListNodesResponse,
+  PollRequest,
+  PollResponse,
+  PushLogsRequest,
+  PushLogsResponse,
+  RegisterNodeRequest,
+  RegisterNodeResponse,
+  RotateNodeKeyRequest,
+  RotateNodeKeyResponse,
+} from "./nodes.js";
 
 /**
  * Who may call an operation. Every `/api/...` call also carries `X-App-ID`.
  * - `public`: no credential (sign-in operations).
  * - `jwt`: an interactive session only (`Authorization: Bearer <JWT>`).
- * - `any`: a bearer JWT or an `X-API-Key`.
+ * - `user`: a bearer JWT or a user's `X-API-Key`.
+ * - `node`: a node's own key (`X-API-Key` returned by register), and nothing else.
+ * - `user_or_node`: either of the two above (a node acting on itself, or a user naming a node).
  */
-export type RouteAuth = "public" | "jwt" | "any";
+export type RouteAuth = "public" | "jwt" | "user" | "node" | "user_or_node";
 
 export interface RpcRoute<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType, A extends RouteAuth = RouteAuth> {
   method: "POST";
@@ -93,7 +114,7 @@ export const RPC_ROUTES = {
   }),
   listApiKeys: rpc({
     path: "/api/compute/api-keys/list",
-    auth: "any",
+    auth: "user",
     request: EmptyRequest,
     response: ListApiKeysResponse,
     message: "API keys",
@@ -101,11 +122,115 @@ export const RPC_ROUTES = {
   }),
   revokeApiKey: rpc({
     path: "/api/compute/api-keys/revoke",
-    auth: "any",
+    auth: "user",
     request: RevokeApiKeyRequest,
     response: RevokeApiKeyResponse,
     message: "API key revoked",
     summary: "Revoke one of the caller's keys; every gateway refuses it from then on.",
+  }),
+  submitJob: rpc({
+    path: "/api/compute/jobs/submit",
+    auth: "user",
+    request: SubmitJobRequest,
+    response: SubmitJobResponse,
+    message: "Job queued",
+    summary: "Enqueue a new job. Submitting the same body again creates another job.",
+  }),
+  retrieveJob: rpc({
+    path: "/api/compute/jobs/retrieve",
+    auth: "user",
+    request: JobRef,
+    response: JobPayload,
+    message: "Job",
+    summary: "One job with its timeline.",
+  }),
+  listJobs: rpc({
+    path: "/api/compute/jobs/list",
+    auth: "user",
+    request: ListJobsRequest,
+    response: ListJobsResponse,
+    message: "Jobs",
+    summary: "The business's jobs, newest first, filtered and paginated by cursor.",
+  }),
+  cancelJob: rpc({
+    path: "/api/compute/jobs/cancel",
+    auth: "user",
+    request: JobRef,
+    response: JobPayload,
+    message: "Job cancelled",
+    summary: "Cancel a queued, assigned or running job; its node is told to stop it.",
+  }),
+  retryJob: rpc({
+    path: "/api/compute/jobs/retry",
+    auth: "user",
+    request: JobRef,
+    response: JobPayload,
+    message: "Job requeued",
+    summary: "Requeue a failed or timed-out job under the same id, as its next attempt.",
+  }),
+  registerNode: rpc({
+    path: "/api/compute/nodes/register",
+    auth: "user",
+    request: RegisterNodeRequest,
+    response: RegisterNodeResponse,
+    message: "Node registered; store its key now, it is not shown again",
+    summary: "First contact of an agent: creates the node and its own API key.",
+  }),
+  heartbeat: rpc({
+    path: "/api/compute/nodes/heartbeat",
+    auth: "node",
+    request: HeartbeatRequest,
+    response: HeartbeatResponse,
+    message: "Heartbeat recorded",
+    summary: "Keep-alive every heartbeat_interval_seconds, listing the attempts the node runs; names attempts to stop.",
+  }),
+  poll: rpc({
+    path: "/api/compute/nodes/poll",
+    auth: "node",
+    request: PollRequest,
+    response: PollResponse,
+    message: "Assigned jobs",
+    summary: "The node's assigned attempts (idempotent); waits up to wait_seconds for one when there are none.",
+  }),
+  result: rpc({
+    path: "/api/compute/nodes/result",
+    auth: "node",
+    request: JobResultRequest,
+    response: JobResultResponse,
+    message: "Result recorded",
+    summary: "The terminal result of an attempt. A resend is accepted once; an older attempt is refused.",
+  }),
+  pushLogs: rpc({
+    path: "/api/compute/nodes/logs",
+    auth: "node",
+    request: PushLogsRequest,
+    response: PushLogsResponse,
+    message: "Log lines stored",
+    summary: "A batch of log lines of an attempt, idempotent by seq.",
+  }),
+  drainNode: rpc({
+    path: "/api/compute/nodes/drain",
+    auth: "user_or_node",
+    request: DrainNodeRequest,
+    response: DrainNodeResponse,
+    message: "Node updated",
+    summary: "Stop (or, with draining false, resume) giving the node new jobs; running jobs finish.",
+  }),
+  listNodes: rpc({
+    path: "/api/compute/nodes/list",
+    auth: "user",
+    request: ListNodesRequest,
+    response: ListNodesResponse,
+    message: "Nodes",
+    summary: "The nodes of the caller's business, with state, last heartbeat, capacity and use.",
+  }),
+  rotateNodeKey: rpc({
+    path: "/api/compute/nodes/rotate-key",
+    auth: "user_or_node",
+    request: RotateNodeKeyRequest,
+    response: RotateNodeKeyResponse,
+    message: "Node key rotated; store it now, it is not shown again",
+    summary: "A new key for the node; the old one keeps working for grace_seconds.",
   }),
 } as const;
 

@@ -1,5 +1,5 @@
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
-import type { KV } from "@nats-io/kv";
+import { Bucket, type KV } from "@nats-io/kv";
 import type { z } from "zod";
 import { AppError } from "../errors/index.js";
 import { decodeJson, encodeJson } from "./rpc.js";
@@ -27,7 +27,7 @@ function isWrongSequence(error: unknown): boolean {
 export class JsonBucket<S extends z.ZodType> {
   constructor(
     readonly kv: KV,
-    private readonly schema: S,
+    readonly schema: S,
   ) {}
 
   async get(key: string): Promise<Versioned<z.infer<S>> | null> {
@@ -75,6 +75,19 @@ export class JsonBucket<S extends z.ZodType> {
       if (revision !== null) return { value: next, revision };
     }
     throw new AppError("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+  }
+
+  /**
+   * The keys matching a filter (`>` for all; `app.biz.*` for one tenant's), read from the
+   * stream's per-subject counts. Not `kv.keys()`: with nats-server 2.9 its consumer can wait
+   * forever when a key changes during the listing. A deleted key keeps its marker, so
+   * callers skip keys whose read finds nothing.
+   */
+  async keys(filter = ">"): Promise<string[]> {
+    if (!(this.kv instanceof Bucket)) throw new Error("JsonBucket.keys needs a KV bucket opened by Kvm");
+    const prefix = `$KV.${this.kv.bucket}.`;
+    const info = await this.kv.jsm.streams.info(this.kv.stream, { subjects_filter: `${prefix}${filter}` });
+    return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
   }
 
   async delete(key: string): Promise<void> {

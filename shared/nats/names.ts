@@ -26,6 +26,26 @@ export const BUCKETS = {
   loginGuards: "cjs_login_guards",
   /** `current` → the JWT signing key pair shared by every gateway replica. */
   signingKeys: "cjs_signing_keys",
+  /** `<app>.<business>.<job id>` → job record (scheduler). */
+  jobs: "cjs_jobs",
+  /** node id → node record (node-registry). */
+  nodes: "cjs_nodes",
+  /** node id → the attempts holding its capacity (scheduler). */
+  allocations: "cjs_allocations",
+} as const;
+
+/** JetStream streams. */
+export const STREAMS = {
+  /** Work queue of jobs waiting for placement: one message per queued attempt, taken by one scheduler replica. */
+  jobQueue: "CJS_JOB_QUEUE",
+  /** Log lines, by job and attempt (log-relay). */
+  logs: "CJS_LOGS",
+} as const;
+
+/** Durable consumers. */
+export const CONSUMERS = {
+  /** Shared by every scheduler replica: work-queue semantics. */
+  scheduler: "scheduler",
 } as const;
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
 
@@ -34,6 +54,31 @@ export const subjects = {
   adminAppCreate: () => `${ROOT}.admin.app.create`,
   adminBusinessCreate: () => `${ROOT}.admin.business.create`,
   adminUserCreate: () => `${ROOT}.admin.user.create`,
+  /** Job RPCs, answered by one scheduler replica. */
+  jobSubmit: () => `${ROOT}.scheduler.jobs.submit`,
+  jobRetrieve: () => `${ROOT}.scheduler.jobs.retrieve`,
+  jobList: () => `${ROOT}.scheduler.jobs.list`,
+  jobCancel: () => `${ROOT}.scheduler.jobs.cancel`,
+  jobRetry: () => `${ROOT}.scheduler.jobs.retry`,
+  nodePoll: () => `${ROOT}.scheduler.nodes.poll`,
+  nodeResult: () => `${ROOT}.scheduler.nodes.result`,
+  /** Node RPCs, answered by one node-registry replica. */
+  nodeRegister: () => `${ROOT}.registry.nodes.register`,
+  nodeHeartbeat: () => `${ROOT}.registry.nodes.heartbeat`,
+  nodeDrain: () => `${ROOT}.registry.nodes.drain`,
+  nodeList: () => `${ROOT}.registry.nodes.list`,
+  nodeGet: () => `${ROOT}.registry.nodes.get`,
+  /** Log batches, answered by one log-relay replica. */
+  logsPush: () => `${ROOT}.logrelay.logs.push`,
+  /** The work-queue subject of a pool (`cjs.queue.jobs.>` for all). */
+  jobQueue: (poolKey: string) => `${ROOT}.queue.jobs.${poolKey}`,
+  jobQueueAll: () => `${ROOT}.queue.jobs.>`,
+  /** Stored log lines of one attempt. */
+  jobLogs: (jobId: string, attempt: number) => `${ROOT}.logs.${jobId}.${attempt}`,
+  jobLogsAll: () => `${ROOT}.logs.>`,
+  /** Core NATS events: a node got an assignment (wakes its long poll); a job changed state. */
+  nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${nodeId}.assigned`,
+  jobTransitioned: (jobId: string) => `${ROOT}.events.job.${jobId}.transitioned`,
   /** Health ping of a service, answered by every replica. */
   servicePing: (service: string) => `${ROOT}.ping.${service}`,
 } as const;

@@ -3,7 +3,14 @@ import { pino } from "pino";
 import { ComputeClient } from "../../shared/client/index.js";
 import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
-import { collectProcessMetrics, randomBase62, systemClock } from "../../shared/runtime/index.js";
+import type { ServiceDeps } from "../../shared/process/index.js";
+import { collectProcessMetrics, randomBase62, systemClock, type Service } from "../../shared/runtime/index.js";
+import { LogRelayConfig } from "../../services/log-relay/config.js";
+import { buildLogRelay } from "../../services/log-relay/log-relay.js";
+import { NodeRegistryConfig } from "../../services/node-registry/config.js";
+import { buildNodeRegistry } from "../../services/node-registry/node-registry.js";
+import { SchedulerConfig } from "../../services/scheduler/config.js";
+import { buildScheduler } from "../../services/scheduler/scheduler.js";
 import { GatewayConfig } from "../../services/gateway/config.js";
 import { buildGateway, type Gateway } from "../../services/gateway/gateway.js";
 
@@ -73,4 +80,69 @@ export async function signedInClient(baseUrl: string, tenant: Tenant) {
   const anonymous = new ComputeClient({ baseUrl, appId: tenant.app.app_id });
   const tokens = await anonymous.call("login", { email: tenant.user.email, password: tenant.password });
   return { client: anonymous.with({ accessToken: tokens.access_token }), anonymous, tokens };
+}
+
+/** A replica of a backing service on its own connection, as its `main.ts` would run it. */
+export interface RunningService {
+  service: Service;
+  nc: NatsConnection;
+  /** Closes the connection without a goodbye, as a crash would (the service's loops die with it). */
+  crash(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function runService<C>(natsUrl: string, name: string, build: (deps: ServiceDeps<C>) => Service, config: C): Promise<RunningService> {
+  const nc = await connect({ servers: natsUrl, name: `test-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  const service = build({ nc, config, clock: systemClock, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }) });
+  await service.start();
+  return {
+    service,
+    nc,
+    async crash() {
+      await nc.close();
+    },
+    async stop() {
+      await service.stop();
+      await nc.close();
+    },
+  };
+}
+
+export function startScheduler(natsUrl: string, env: Record<string, string> = {}) {
+  return runService(natsUrl, "scheduler", buildScheduler, SchedulerConfig.parse({ NATS_URL: natsUrl, CJS_RECONCILE_INTERVAL_MS: "200", CJS_QUEUE_ACK_WAIT_MS: "3000", ...env }));
+}
+
+export function startNodeRegistry(natsUrl: string, env: Record<string, string> = {}) {
+  return runService(natsUrl, "node-registry", buildNodeRegistry, NodeRegistryConfig.parse({ NATS_URL: natsUrl, CJS_LIVENESS_SWEEP_MS: "200", ...env }));
+}
+
+export function startLogRelay(natsUrl: string, env: Record<string, string> = {}) {
+  return runService(natsUrl, "log-relay", buildLogRelay, LogRelayConfig.parse({ NATS_URL: natsUrl, ...env }));
+}
+
+/** Gateways, schedulers and node registries side by side on one NATS, plus a log relay. */
+export interface RunningSystem {
+  gateways: RunningGateway[];
+  schedulers: RunningService[];
+  registries: RunningService[];
+  logRelay: RunningService;
+  stop(): Promise<void>;
+}
+
+export async function startSystem(natsUrl: string, replicas = { gateways: 2, schedulers: 2, registries: 2 }, env: Record<string, string> = {}): Promise<RunningSystem> {
+  const times = <T>(count: number, start: () => Promise<T>) => Promise.all(Array.from({ length: count }, start));
+  const schedulers = await times(replicas.schedulers, () => startScheduler(natsUrl, env));
+  const registries = await times(replicas.registries, () => startNodeRegistry(natsUrl, env));
+  const logRelay = await startLogRelay(natsUrl, env);
+  const gateways = await times(replicas.gateways, () => startGateway(natsUrl, env));
+  return {
+    gateways,
+    schedulers,
+    registries,
+    logRelay,
+    async stop() {
+      await Promise.all(gateways.map((gateway) => gateway.stop()));
+      await Promise.all([...schedulers, ...registries, logRelay].map((running) => running.stop().catch(() => undefined)));
+    },
+  };
 }

@@ -16,7 +16,10 @@ export interface Caller {
   business_id: string;
   user_id: string;
   role: "admin" | "member";
-  credential: { kind: "jwt"; session_id: string } | { kind: "api_key"; key_id: string; key: ApiKeyRecord };
+  credential:
+    | { kind: "jwt"; session_id: string }
+    | { kind: "api_key"; key_id: string; key: ApiKeyRecord }
+    | { kind: "node_key"; key_id: string; node_id: string };
 }
 
 export interface CredentialHeaders {
@@ -90,10 +93,20 @@ export class Authenticator {
     if (auth === "public") return null;
     const { authorization, apiKey } = headers;
     if (authorization !== undefined && apiKey !== undefined) throw invalid("Send one credential: Authorization or X-API-Key, not both.");
-    if (authorization !== undefined) return this.fromBearer(app, authorization);
+    if (authorization !== undefined) {
+      if (auth === "node") throw new AppError("permission.denied", "This operation takes the node's own key (X-API-Key, returned by register).");
+      return this.fromBearer(app, authorization);
+    }
     if (apiKey !== undefined) {
       if (auth === "jwt") throw new AppError("auth.jwt_required", "This operation needs a signed-in session (Authorization: Bearer); an API key cannot perform it.");
-      return this.fromApiKey(app, apiKey);
+      const caller = await this.fromApiKey(app, apiKey);
+      if (caller.credential.kind === "node_key" && auth === "user") {
+        throw new AppError("permission.denied", "A node key works only on node-plane operations.");
+      }
+      if (caller.credential.kind === "api_key" && auth === "node") {
+        throw new AppError("permission.denied", "This operation takes the node's own key (returned by register), not a user's key.");
+      }
+      return caller;
     }
     throw new AppError("auth.missing_credentials", "Send Authorization: Bearer <token> or X-API-Key: <key>.");
   }
@@ -121,17 +134,16 @@ export class Authenticator {
     if (!parsed) throw invalid("The API key is not valid.");
     const record = await this.cached(this.keys, parsed.keyId, () => this.deps.store.apiKeys.get(parsed.keyId));
     // Each check answers the same, so a caller learns nothing about which one failed.
-    if (!record || !apiKeyMatches(presented.trim(), record.key_hash) || record.revoked_at !== null || record.app_id !== app.app_id) {
+    const expired = record?.expires_at != null && Date.parse(record.expires_at) <= this.deps.clock.now();
+    if (!record || !apiKeyMatches(presented.trim(), record.key_hash) || record.revoked_at !== null || expired || record.app_id !== app.app_id) {
       throw invalid("The API key is not valid.");
     }
     this.touch(record.key_id);
-    return {
-      app_id: record.app_id,
-      business_id: record.business_id,
-      user_id: record.user_id,
-      role: "member",
-      credential: { kind: "api_key", key_id: record.key_id, key: record },
-    };
+    const owner = { app_id: record.app_id, business_id: record.business_id, user_id: record.user_id, role: record.role };
+    if (record.kind === "node" && record.node_id !== null) {
+      return { ...owner, credential: { kind: "node_key", key_id: record.key_id, node_id: record.node_id } };
+    }
+    return { ...owner, credential: { kind: "api_key", key_id: record.key_id, key: record } };
   }
 
   /** Records `last_used_at`, at most once a minute per key and replica, off the request path. */

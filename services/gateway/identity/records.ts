@@ -15,8 +15,17 @@ export type UserRecord = z.infer<typeof UserRecord>;
 export const UserEmailRecord = z.object({ user_id: z.string() });
 
 export const ApiKeyRecord = ApiKeySummary.extend({
+  /** A user's key, or a node's own key (minted by register and rotate-key). */
+  kind: z.enum(["user", "node"]).default("user"),
+  /** The node a node key belongs to. */
+  node_id: z.string().nullable().default(null),
+  /** The minting user's role when the key was made; the key acts with it. */
+  role: z.enum(["admin", "member"]).default("member"),
+  /** When a rotated-out key stops working; null while it is the current key. */
+  expires_at: z.string().nullable().default(null),
   app_id: z.string(),
   business_id: z.string(),
+  /** The user who minted it (for a node key: who registered the node). */
   user_id: z.string(),
   /** SHA-256 of the whole key; the key itself is never stored. */
   key_hash: z.string(),

@@ -10,6 +10,10 @@ export function createApiKey(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.c
   return async ({ name, maxJobsPerHour, maxConcurrentJobs, allowedJobTypes }, { caller }) => {
     const minted = mintApiKey();
     const record: ApiKeyRecord = {
+      kind: "user",
+      role: caller.role,
+      node_id: null,
+      expires_at: null,
       key_id: minted.keyId,
       name,
       hint: minted.hint,

@@ -7,7 +7,7 @@ import { apiKeySummary } from "../identity/api-key-summary.js";
 export function listApiKeys(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.listApiKeys> {
   return async (_body, { caller }) => {
     const keyIds: string[] = [];
-    for await (const key of await gw.store.apiKeyOwners.kv.keys(`${caller.user_id}.*`)) keyIds.push(key.slice(caller.user_id.length + 1));
+    for (const key of await gw.store.apiKeyOwners.keys(`${caller.user_id}.*`)) keyIds.push(key.slice(caller.user_id.length + 1));
     const records = await Promise.all(keyIds.map((keyId) => gw.store.apiKeys.get(keyId)));
     const items = records
       .flatMap((entry) => (entry && entry.value.user_id === caller.user_id && entry.value.app_id === caller.app_id ? [entry.value] : []))

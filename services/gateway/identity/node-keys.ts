@@ -1,0 +1,51 @@
+import type { GatewayContext } from "../gateway-context.js";
+import { mintApiKey } from "./api-key-format.js";
+import type { ApiKeyRecord } from "./records.js";
+
+export interface NodeKeyOwner {
+  app_id: string;
+  business_id: string;
+  user_id: string;
+  node_id: string;
+  name: string;
+}
+
+/**
+ * Mints a node's own key. With `retireOthersAt`, every earlier key of the node expires
+ * then (a rotation); the owner index lists a node's keys the way it lists a user's.
+ */
+export async function mintNodeKey(gw: GatewayContext, owner: NodeKeyOwner, retireOthersAt?: string): Promise<{ keyId: string; key: string }> {
+  const minted = mintApiKey();
+  const record: ApiKeyRecord = {
+    kind: "node",
+    role: "member",
+    node_id: owner.node_id,
+    expires_at: null,
+    key_id: minted.keyId,
+    name: `node ${owner.name}`,
+    hint: minted.hint,
+    maxJobsPerHour: null,
+    maxConcurrentJobs: null,
+    allowedJobTypes: null,
+    created_at: new Date(gw.clock.now()).toISOString(),
+    last_used_at: null,
+    revoked_at: null,
+    app_id: owner.app_id,
+    business_id: owner.business_id,
+    user_id: owner.user_id,
+    key_hash: minted.hash,
+  };
+  const ownerKey = (keyId: string) => `${owner.node_id}.${keyId}`;
+  const earlier: string[] = [];
+  if (retireOthersAt) for (const key of await gw.store.apiKeyOwners.keys(`${owner.node_id}.*`)) earlier.push(key.slice(owner.node_id.length + 1));
+  await gw.store.apiKeyOwners.put(ownerKey(minted.keyId), {});
+  await gw.store.apiKeys.create(minted.keyId, record);
+  if (retireOthersAt) {
+    const retireAt = retireOthersAt;
+    for (const keyId of earlier) {
+      await gw.store.apiKeys.mutate(keyId, (key) => (key.expires_at === null || key.expires_at > retireAt ? { ...key, expires_at: retireAt } : undefined));
+      gw.authenticator.forgetKey(keyId);
+    }
+  }
+  return { keyId: minted.keyId, key: minted.key };
+}

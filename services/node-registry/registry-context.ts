@@ -1,0 +1,12 @@
+import type { Logger } from "pino";
+import type { Clock } from "../../shared/runtime/index.js";
+import type { NodeRegistryConfig } from "./config.js";
+import type { RegistryStore } from "./registry-store.js";
+
+/** Everything the registry's handlers and sweep share; built once the buckets are open. */
+export interface RegistryContext {
+  config: Readonly<NodeRegistryConfig>;
+  logger: Logger;
+  clock: Clock;
+  store: RegistryStore;
+}

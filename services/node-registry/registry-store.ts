@@ -1,0 +1,18 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import { BUCKETS, ensureBuckets, JsonBucket } from "../../shared/nats/index.js";
+import { AllocationRecord, JobRecord, NodeRecord } from "../../shared/records/index.js";
+
+/** The buckets the node registry touches: it writes nodes and only reads jobs and allocations (the scheduler's). */
+export async function openRegistryStore(nc: NatsConnection, replicas: number) {
+  const kv = await ensureBuckets(nc, [BUCKETS.nodes, BUCKETS.jobs, BUCKETS.allocations], { replicas });
+  const nodes = new JsonBucket(kv[BUCKETS.nodes], NodeRecord);
+  return {
+    nodes,
+    jobs: new JsonBucket(kv[BUCKETS.jobs], JobRecord),
+    allocations: new JsonBucket(kv[BUCKETS.allocations], AllocationRecord),
+    /** Ids of every node record, deleted ones included. */
+    nodeIds: () => nodes.keys(),
+  };
+}
+
+export type RegistryStore = Awaited<ReturnType<typeof openRegistryStore>>;

@@ -1,0 +1,74 @@
+import { KvWatchInclude } from "@nats-io/kv";
+import type { z } from "zod";
+import { decodeJson, type JsonBucket } from "../../shared/nats/index.js";
+import { allocationUse, type AllocationRecord, type NodeRecord } from "../../shared/records/index.js";
+import type { NodeView } from "./plan.js";
+import type { SchedulerStore } from "./scheduler-store.js";
+
+interface Versioned<T> {
+  value: T;
+  revision: number;
+}
+
+/**
+ * A replica's live picture of the nodes and their reservations, rebuilt from the KV
+ * buckets at start and kept current by watching them. Placement reads it; every write
+ * still goes through compare-and-set, so a stale picture costs a retry, never a double booking.
+ */
+export class ClusterView {
+  readonly nodes = new Map<string, Versioned<NodeRecord>>();
+  readonly allocations = new Map<string, Versioned<AllocationRecord>>();
+  private readonly watchers: Array<{ stop(): void }> = [];
+
+  constructor(
+    private readonly store: SchedulerStore,
+    /** Called after any node or reservation changed. */
+    private readonly onChange: () => void,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.follow(this.store.nodes, this.nodes);
+    await this.follow(this.store.allocations, this.allocations);
+  }
+
+  stop(): void {
+    for (const watcher of this.watchers) watcher.stop();
+  }
+
+  /** Nodes as placement sees them, with what they have reserved. */
+  nodeViews(): NodeView[] {
+    return [...this.nodes.values()].map(({ value: node }) => ({
+      node_id: node.node_id,
+      pool_key: node.pool_key,
+      labels: node.labels,
+      job_types: node.job_types,
+      capacity: node.capacity,
+      used: allocationUse(this.allocations.get(node.node_id)?.value ?? null),
+      draining: node.draining,
+      online: node.offline_at === null,
+    }));
+  }
+
+  /** Watch first (updates only), then read everything: an update during the read is applied by revision, never lost. */
+  private async follow<T>(bucket: JsonBucket<z.ZodType<T>>, into: Map<string, Versioned<T>>): Promise<void> {
+    const { kv, schema } = bucket;
+    const apply = (key: string, revision: number, value: T | null) => {
+      const known = into.get(key);
+      if (known && known.revision >= revision) return;
+      if (value === null) into.delete(key);
+      else into.set(key, { value, revision });
+      this.onChange();
+    };
+    const watcher = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
+    this.watchers.push(watcher);
+    void (async () => {
+      for await (const entry of watcher) {
+        apply(entry.key, entry.revision, entry.operation === "PUT" ? schema.parse(decodeJson(entry.value)) : null);
+      }
+    })();
+    for (const key of await bucket.keys()) {
+      const entry = await kv.get(key);
+      if (entry && entry.operation === "PUT") apply(key, entry.revision, schema.parse(decodeJson(entry.value)));
+    }
+  }
+}

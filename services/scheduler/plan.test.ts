@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { fairOrder, planPlacements, type NodeView, type PendingJob } from "./plan.js";
+
+function node(id: string, overrides: Partial<NodeView> = {}): NodeView {
+  return {
+    node_id: id,
+    pool_key: "op.default",
+    labels: {},
+    job_types: ["shell"],
+    capacity: { cpu: 4, memory_mb: 8192, gpu: 0, slots: 2 },
+    used: { cpu: 0, memory_mb: 0, gpu: 0, slots: 0 },
+    draining: false,
+    online: true,
+    ...overrides,
+  };
+}
+
+let seq = 0;
+function job(id: string, overrides: Partial<PendingJob> = {}): PendingJob {
+  seq += 1;
+  return {
+    job_key: id,
+    business_id: "biz_a",
+    pool_key: "op.default",
+    type: "shell",
+    labels: {},
+    resources: { cpu: 1, memory_mb: 512, gpu: 0 },
+    priority: 0,
+    seq,
+    ...overrides,
+  };
+}
+
+describe("planPlacements", () => {
+  it("places a job on a live node of its pool with room", () => {
+    const plan = planPlacements([node("n1")], [job("j1")]);
+    expect(plan.placements).toEqual([{ job_key: "j1", node_id: "n1" }]);
+    expect(plan.waiting.size).toBe(0);
+  });
+
+  it("never places more jobs on a node than its slots", () => {
+    const plan = planPlacements([node("n1")], [job("j1"), job("j2"), job("j3")]);
+    expect(plan.placements).toHaveLength(2);
+    expect(plan.waiting.get("j3")).toBe("all_nodes_busy");
+  });
+
+  it("counts what is already used on a node", () => {
+    const busy = node("n1", { used: { cpu: 4, memory_mb: 0, gpu: 0, slots: 1 } });
+    expect(planPlacements([busy], [job("j1")]).waiting.get("j1")).toBe("all_nodes_busy");
+  });
+
+  it.each<[string, NodeView[], Partial<PendingJob>, string]>([
+    ["no node in the pool", [node("n1", { pool_key: "sh.biz_a.mine" })], {}, "no_nodes_in_pool"],
+    ["an offline node only", [node("n1", { online: false })], {}, "no_nodes_in_pool"],
+    ["no node with the type", [node("n1", { job_types: ["docker"] })], {}, "no_node_with_type"],
+    ["no node with the labels", [node("n1", { labels: { gpu: "t4" } })], { labels: { gpu: "a100" } }, "no_node_with_labels"],
+    ["no node big enough", [node("n1")], { resources: { cpu: 64, memory_mb: 512, gpu: 0 } }, "no_node_with_resources"],
+    ["only draining nodes", [node("n1", { draining: true })], {}, "all_nodes_draining"],
+  ])("says why a job waits: %s", (_case, nodes, overrides, reason) => {
+    const plan = planPlacements(nodes, [job("j1", overrides)]);
+    expect(plan.placements).toEqual([]);
+    expect(plan.waiting.get("j1")).toBe(reason);
+  });
+
+  it("requires every label of the job, with the same value", () => {
+    const plan = planPlacements([node("n1", { labels: { gpu: "a100", zone: "eu" } })], [job("j1", { labels: { gpu: "a100" } })]);
+    expect(plan.placements).toHaveLength(1);
+  });
+
+  it("spreads jobs over nodes with the most free slots", () => {
+    const plan = planPlacements([node("n1"), node("n2")], [job("j1"), job("j2")]);
+    expect(new Set(plan.placements.map((placement) => placement.node_id))).toEqual(new Set(["n1", "n2"]));
+  });
+
+  it("places higher priority first when capacity is short", () => {
+    const plan = planPlacements([node("n1", { capacity: { cpu: 4, memory_mb: 8192, gpu: 0, slots: 1 } })], [job("low"), job("high", { priority: 5 })]);
+    expect(plan.placements).toEqual([{ job_key: "high", node_id: "n1" }]);
+  });
+
+  it("gives a business with one job a turn before another business's backlog", () => {
+    const backlog = Array.from({ length: 10_000 }, (_, index) => job(`a${index}`, { business_id: "biz_a" }));
+    const single = job("b0", { business_id: "biz_b" });
+    const plan = planPlacements([node("n1", { capacity: { cpu: 64, memory_mb: 65536, gpu: 0, slots: 2 } })], [...backlog, single]);
+    expect(plan.placements.map((placement) => placement.job_key)).toEqual(["a0", "b0"]);
+  });
+});
+
+describe("fairOrder", () => {
+  it("alternates businesses within a priority and keeps each business FIFO", () => {
+    const jobs = [job("a1"), job("a2"), job("a3"), job("b1", { business_id: "biz_b" }), job("b2", { business_id: "biz_b" })];
+    expect(fairOrder(jobs).map((each) => each.job_key)).toEqual(["a1", "b1", "a2", "b2", "a3"]);
+  });
+});

@@ -1,0 +1,56 @@
+import { AppError } from "../../shared/errors/index.js";
+import { enqueue } from "./job-queue.js";
+import { release } from "./reservations.js";
+import { changeJob, type SchedulerContext } from "./scheduler-context.js";
+import { nodeLost, timeOut } from "./transitions.js";
+
+/** A reservation younger than this may be between its two writes (reserve, then assign). */
+const RESERVATION_GRACE_MS = 10_000;
+
+/**
+ * Finds what no message will ever announce: runs past their deadline, attempts on nodes
+ * that went offline, and reservations whose job moved on. Every replica runs it; each
+ * step is a compare-and-set, so doing it twice is harmless.
+ */
+export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
+  const now = ctx.clock.now();
+  for (const { value: allocation } of [...ctx.view.allocations.values()]) {
+    const node = ctx.view.nodes.get(allocation.node_id)?.value;
+    const nodeOffline = !node || node.offline_at !== null;
+    for (const [jobId, reserved] of Object.entries(allocation.attempts)) {
+      const job = (await ctx.store.jobs.get(reserved.job_key))?.value;
+      const current = job && job.node_id === allocation.node_id && job.attempt === reserved.attempt && (job.state === "assigned" || job.state === "running");
+      if (!current) {
+        if (now - Date.parse(reserved.assigned_at) > RESERVATION_GRACE_MS) await release(ctx.store, allocation.node_id, jobId, reserved.attempt);
+        continue;
+      }
+      try {
+        if (nodeOffline) {
+          await requeueFromLostNode(ctx, reserved.job_key, job.attempt, job.max_attempts);
+        } else if (job.state === "running" && job.deadline_at !== null && Date.parse(job.deadline_at) <= now) {
+          await changeJob(ctx, reserved.job_key, (record) => timeOut(record, now));
+          ctx.logger.info({ job_id: jobId, attempt: reserved.attempt }, "job timed out");
+        } else {
+          continue;
+        }
+        await release(ctx.store, allocation.node_id, jobId, reserved.attempt);
+        ctx.requestPlacement();
+      } catch (error) {
+        // Another replica or a result got there first.
+        if (!(error instanceof AppError)) throw error;
+      }
+    }
+  }
+}
+
+async function requeueFromLostNode(ctx: SchedulerContext, jobKey: string, attempt: number, maxAttempts: number): Promise<void> {
+  const job = (await ctx.store.jobs.get(jobKey))?.value;
+  if (!job) return;
+  // The queue message goes first, so a requeued record always has one.
+  if (attempt < maxAttempts) await enqueue(ctx.store.js, job, jobKey);
+  const { after } = await changeJob(ctx, jobKey, (record) => {
+    if (record.attempt !== attempt) throw new AppError("state.conflict", "The job moved on.");
+    return nodeLost(record, ctx.clock.now());
+  });
+  ctx.logger.warn({ job_id: after.job_id, attempt, state: after.state }, "node lost: job requeued or failed");
+}

@@ -1,0 +1,45 @@
+import type { z } from "zod";
+import type { JobResultCommand, JobResultResponse } from "../../shared/contract/index.js";
+import { AppError } from "../../shared/errors/index.js";
+import type { JobRecord } from "../../shared/records/index.js";
+import { release } from "./reservations.js";
+import { changeJob, type SchedulerContext } from "./scheduler-context.js";
+import { finish, staleAttempt } from "./transitions.js";
+
+/** The record key of a job a node knows only by id: from its reservation, else by a lookup over tenants. */
+export async function findJobKey(ctx: SchedulerContext, nodeId: string, jobId: string): Promise<string | null> {
+  const reserved = (await ctx.store.allocations.get(nodeId))?.value.attempts[jobId];
+  if (reserved) return reserved.job_key;
+  return (await ctx.store.jobs.keys(`*.*.${jobId}`))[0] ?? null;
+}
+
+function isSameResult(job: JobRecord, nodeId: string, body: z.infer<typeof JobResultCommand>["body"]): boolean {
+  return job.node_id === nodeId && job.attempt === body.attempt && job.state === body.outcome && job.exit_code === body.exit_code;
+}
+
+/**
+ * A node's terminal result. Fenced by attempt and node: a result for an older attempt, or
+ * from a node that no longer holds the job, is refused and changes nothing. The same
+ * result sent again is answered as a duplicate.
+ */
+export function recordResult(ctx: SchedulerContext) {
+  return async ({ caller, body }: z.infer<typeof JobResultCommand>): Promise<JobResultResponse> => {
+    const key = await findJobKey(ctx, caller.node_id, body.job_id);
+    const current = key ? (await ctx.store.jobs.get(key))?.value : undefined;
+    if (!key || !current) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
+    if (isSameResult(current, caller.node_id, body)) return { job_id: body.job_id, attempt: body.attempt, state: current.state, duplicate: true };
+    try {
+      const { after } = await changeJob(ctx, key, (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()));
+      await release(ctx.store, caller.node_id, body.job_id, body.attempt);
+      ctx.requestPlacement();
+      return { job_id: body.job_id, attempt: body.attempt, state: after.state, duplicate: false };
+    } catch (error) {
+      // A resend that raced its own first copy.
+      const latest = (await ctx.store.jobs.get(key))?.value;
+      if (latest && isSameResult(latest, caller.node_id, body)) return { job_id: body.job_id, attempt: body.attempt, state: latest.state, duplicate: true };
+      if (error instanceof AppError && error.code === "job.stale_attempt") throw error;
+      if (error instanceof AppError && error.code === "state.conflict" && latest) throw staleAttempt(latest, body.attempt);
+      throw error;
+    }
+  };
+}

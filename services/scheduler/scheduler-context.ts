@@ -1,0 +1,46 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { isTerminal } from "../../shared/contract/index.js";
+import { AppError } from "../../shared/errors/index.js";
+import { encodeJson, subjects } from "../../shared/nats/index.js";
+import type { JobRecord } from "../../shared/records/index.js";
+import type { Clock } from "../../shared/runtime/index.js";
+import type { ClusterView } from "./cluster-view.js";
+import type { SchedulerConfig } from "./config.js";
+import type { SchedulerStore } from "./scheduler-store.js";
+import { jobsFinished } from "./scheduler-metrics.js";
+
+/** What the scheduler's handlers and loops share. */
+export interface SchedulerContext {
+  nc: NatsConnection;
+  logger: Logger;
+  clock: Clock;
+  config: Readonly<SchedulerConfig>;
+  store: SchedulerStore;
+  view: ClusterView;
+  /** Asks for a placement round soon (coalesced; never a busy loop). */
+  requestPlacement(): void;
+}
+
+/**
+ * Applies one transition to a job by compare-and-set (retried on conflict, re-checking the
+ * source state each time), then announces it. Throws the transition's AppError, or
+ * `resource.not_found` when the job does not exist.
+ */
+export async function changeJob(ctx: SchedulerContext, jobKey: string, transition: (job: JobRecord) => JobRecord): Promise<{ before: JobRecord; after: JobRecord }> {
+  let before: JobRecord | undefined;
+  const stored = await ctx.store.jobs.mutate(jobKey, (job) => {
+    before = job;
+    return transition(job);
+  });
+  if (!stored || !before) throw new AppError("resource.not_found", "No such job.");
+  const after = stored.value;
+  if (after.state !== before.state) {
+    if (isTerminal(after.state)) jobsFinished.inc({ state: after.state });
+    ctx.nc.publish(
+      subjects.jobTransitioned(after.job_id),
+      encodeJson({ app_id: after.app_id, business_id: after.business_id, job_id: after.job_id, state: after.state, attempt: after.attempt }),
+    );
+  }
+  return { before, after };
+}

@@ -1,0 +1,69 @@
+import type { SubmitJobResponse } from "../../shared/contract/index.js";
+import { SubmitJobCommand } from "../../shared/contract/index.js";
+import { AppError } from "../../shared/errors/index.js";
+import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../../shared/records/index.js";
+import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
+import type { z } from "zod";
+import { enqueue } from "./job-queue.js";
+import type { SchedulerContext } from "./scheduler-context.js";
+import { jobsSubmitted } from "./scheduler-metrics.js";
+
+/** A job id that sorts by creation time: 8 base62 characters of milliseconds, then 12 random. */
+export function newJobId(now: number): string {
+  return `job_${toBase62(now, 8)}${randomBase62(12)}`;
+}
+
+/**
+ * Submit: the queue message, then the record, both durable before the reply. A message
+ * whose record never appears (a crash in between) is dropped by the consumer.
+ */
+export function submitJob(ctx: SchedulerContext) {
+  return async ({ caller, body }: z.infer<typeof SubmitJobCommand>): Promise<SubmitJobResponse> => {
+    if (body.timeout_seconds > ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) {
+      throw new AppError("request.invalid", "timeout_seconds is above the service's maximum.", {
+        details: { issues: [{ path: "timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
+      });
+    }
+    const now = ctx.clock.now();
+    const at = new Date(now).toISOString();
+    const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
+    const record: JobRecord = {
+      job_id: newJobId(now),
+      app_id: caller.app_id,
+      business_id: caller.business_id,
+      user_id: caller.user_id,
+      key_id: caller.key_id,
+      name: body.name ?? null,
+      type: body.type,
+      command: body.command,
+      env: body.env,
+      resources: body.resources,
+      timeout_seconds: body.timeout_seconds,
+      pool_id: body.pool_id,
+      pool_key: operatorPool ? operatorPoolKey(body.pool_id) : selfHostedPoolKey(caller.business_id, body.pool_id),
+      labels: body.labels,
+      priority: body.priority,
+      metadata: body.metadata,
+      max_attempts: body.max_attempts,
+      state: "queued",
+      attempt: 0,
+      node_id: null,
+      exit_code: null,
+      error: null,
+      usage: null,
+      pending_reason: "waiting_for_scheduler",
+      created_at: at,
+      queued_at: at,
+      started_at: null,
+      finished_at: null,
+      updated_at: at,
+      deadline_at: null,
+      timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
+    };
+    const key = jobKey(caller.app_id, caller.business_id, record.job_id);
+    await enqueue(ctx.store.js, record, key);
+    await ctx.store.jobs.create(key, record);
+    jobsSubmitted.inc({ pool_kind: operatorPool ? "operator" : "self_hosted" });
+    return { job_id: record.job_id, state: record.state, created_at: record.created_at };
+  };
+}

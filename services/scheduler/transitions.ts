@@ -1,0 +1,138 @@
+import type { JobError, JobEvent, JobState, JobUsage, PendingReason } from "../../shared/contract/index.js";
+import { AppError } from "../../shared/errors/index.js";
+import type { JobRecord } from "../../shared/records/index.js";
+
+/**
+ * Every change of a job's state, one function each. Each checks its allowed source states
+ * and returns the next record with a timeline event; the caller writes it by compare-and-set.
+ */
+
+const MAX_TIMELINE = 200;
+
+function iso(now: number): string {
+  return new Date(now).toISOString();
+}
+
+function conflict(job: JobRecord, operation: string): AppError {
+  return new AppError("state.conflict", `Cannot ${operation} a job that is ${job.state}.`, { details: { state: job.state, job_id: job.job_id } });
+}
+
+function withEvent(
+  job: JobRecord,
+  now: number,
+  next: Partial<JobRecord> & { state: JobState },
+  reason: string,
+  extra: Pick<JobEvent, "exit_code" | "error"> = {},
+): JobRecord {
+  const updated: JobRecord = { ...job, ...next, updated_at: iso(now) };
+  const event: JobEvent = { at: iso(now), state: updated.state, attempt: updated.attempt, reason, node_id: updated.node_id, ...extra };
+  const timeline = [...job.timeline, event];
+  // A job requeued many times keeps its first event and the most recent ones.
+  updated.timeline = timeline.length > MAX_TIMELINE ? [timeline[0] as JobEvent, ...timeline.slice(-(MAX_TIMELINE - 1))] : timeline;
+  return updated;
+}
+
+export function assign(job: JobRecord, nodeId: string, now: number): JobRecord {
+  if (job.state !== "queued") throw conflict(job, "assign");
+  return withEvent(job, now, { state: "assigned", attempt: job.attempt + 1, node_id: nodeId, pending_reason: null }, "assigned");
+}
+
+/** The node took the attempt (its poll delivered it): the clock of the timeout starts. */
+export function start(job: JobRecord, attempt: number, nodeId: string, now: number): JobRecord {
+  if (job.state !== "assigned" || job.attempt !== attempt || job.node_id !== nodeId) throw staleAttempt(job, attempt);
+  return withEvent(job, now, { state: "running", started_at: iso(now), deadline_at: iso(now + job.timeout_seconds * 1000) }, "started");
+}
+
+export interface RunResult {
+  outcome: "succeeded" | "failed";
+  exit_code: number | null;
+  error?: JobError | undefined;
+  usage?: JobUsage | undefined;
+}
+
+/** The node's terminal result for the current attempt. */
+export function finish(job: JobRecord, attempt: number, nodeId: string, result: RunResult, now: number): JobRecord {
+  if ((job.state !== "running" && job.state !== "assigned") || job.attempt !== attempt || job.node_id !== nodeId) throw staleAttempt(job, attempt);
+  const error =
+    result.error ??
+    (result.outcome === "failed" ? { code: "job.exit_nonzero", message: `The command exited with code ${result.exit_code ?? "unknown"}.` } : null);
+  return withEvent(
+    job,
+    now,
+    {
+      state: result.outcome,
+      exit_code: result.exit_code,
+      error,
+      usage: result.usage ?? null,
+      started_at: job.started_at ?? iso(now),
+      finished_at: iso(now),
+      deadline_at: null,
+    },
+    result.outcome === "succeeded" ? "exited" : result.error ? "failed" : "exited",
+    { exit_code: result.exit_code, error },
+  );
+}
+
+export function cancel(job: JobRecord, now: number): JobRecord {
+  if (job.state !== "queued" && job.state !== "assigned" && job.state !== "running") throw conflict(job, "cancel");
+  const error = { code: "job.cancelled", message: "Cancelled by a user." };
+  return withEvent(job, now, { state: "cancelled", error, finished_at: iso(now), deadline_at: null, pending_reason: null }, "cancelled", { error });
+}
+
+/** Requeues a failed or timed-out job under the same id; its next assignment is the next attempt. */
+export function retry(job: JobRecord, now: number): JobRecord {
+  if (job.state !== "failed" && job.state !== "timed_out") throw conflict(job, "retry");
+  return withEvent(
+    job,
+    now,
+    {
+      state: "queued",
+      node_id: null,
+      exit_code: null,
+      error: null,
+      usage: null,
+      started_at: null,
+      finished_at: null,
+      deadline_at: null,
+      queued_at: iso(now),
+      pending_reason: "waiting_for_scheduler",
+      // A retry grants a fresh budget of automatic requeues.
+      max_attempts: Math.max(job.max_attempts, job.attempt + job.max_attempts),
+    },
+    "retried",
+  );
+}
+
+export function timeOut(job: JobRecord, now: number): JobRecord {
+  if (job.state !== "running") throw conflict(job, "time out");
+  const error = { code: "job.timed_out", message: `The run took longer than ${job.timeout_seconds} s.` };
+  return withEvent(job, now, { state: "timed_out", error, finished_at: iso(now), deadline_at: null }, "timed_out", { error });
+}
+
+/** The node of the current attempt was lost: requeue, or fail once every attempt is spent. */
+export function nodeLost(job: JobRecord, now: number): JobRecord {
+  if (job.state !== "assigned" && job.state !== "running") throw conflict(job, "requeue");
+  const error = { code: "node.lost", message: `Node ${job.node_id} stopped sending heartbeats during attempt ${job.attempt}.` };
+  if (job.attempt >= job.max_attempts) {
+    return withEvent(job, now, { state: "failed", error, finished_at: iso(now), deadline_at: null }, "node_lost", { error });
+  }
+  return withEvent(
+    job,
+    now,
+    { state: "queued", node_id: null, started_at: null, deadline_at: null, queued_at: iso(now), pending_reason: "waiting_for_scheduler" },
+    "node_lost",
+    { error },
+  );
+}
+
+/** Records why a queued job waits; no event, since the state does not change. */
+export function setPendingReason(job: JobRecord, reason: PendingReason, now: number): JobRecord {
+  if (job.state !== "queued") throw conflict(job, "annotate");
+  return { ...job, pending_reason: reason, updated_at: iso(now) };
+}
+
+export function staleAttempt(job: JobRecord, attempt: number): AppError {
+  return new AppError("job.stale_attempt", `Attempt ${attempt} is not the current attempt of this job on this node.`, {
+    details: { job_id: job.job_id, attempt, current_attempt: job.attempt, state: job.state },
+  });
+}

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { Role } from "./common.js";
+import { JobRef, JobState, ListJobsRequest, SubmitJobRequest } from "./jobs.js";
+import {
+  DrainNodeRequest,
+  HeartbeatRequest,
+  JobResultRequest,
+  ListNodesRequest,
+  NodeSummary,
+  PollRequest,
+  PushLogsRequest,
+  RegisterNodeRequest,
+} from "./nodes.js";
+
+/**
+ * Messages between the gateway and the services behind it. The gateway authenticates;
+ * the services trust the caller context it sends (NATS permissions keep others off these subjects).
+ */
+export const UserContext = z.object({
+  app_id: z.string(),
+  business_id: z.string(),
+  user_id: z.string(),
+  role: Role,
+  /** The API key used, when the caller used one. */
+  key_id: z.string().nullable(),
+});
+export type UserContext = z.infer<typeof UserContext>;
+
+export const NodeContext = z.object({
+  app_id: z.string(),
+  business_id: z.string(),
+  node_id: z.string(),
+});
+export type NodeContext = z.infer<typeof NodeContext>;
+
+/** A user request: who asks, and the validated body. */
+function asUser<S extends z.ZodType>(body: S) {
+  return z.object({ caller: UserContext, body });
+}
+
+function asNode<S extends z.ZodType>(body: S) {
+  return z.object({ caller: NodeContext, body });
+}
+
+export const SubmitJobCommand = asUser(SubmitJobRequest);
+export const JobRefCommand = asUser(JobRef);
+export const ListJobsCommand = asUser(ListJobsRequest);
+export const PollCommand = asNode(PollRequest);
+export const JobResultCommand = asNode(JobResultRequest);
+export const PushLogsCommand = asNode(PushLogsRequest);
+export const HeartbeatCommand = asNode(HeartbeatRequest);
+export const RegisterNodeCommand = asUser(RegisterNodeRequest);
+export const ListNodesCommand = asUser(ListNodesRequest);
+/** Drain by a user (node id in the body) or by the node itself (node id from its key). */
+export const DrainNodeCommand = z.object({ caller: z.union([UserContext, NodeContext]), body: DrainNodeRequest });
+/** Looks up one node of the caller's business (the gateway checks rights before rotating a key). */
+export const NodeRefCommand = z.object({ caller: z.object({ app_id: z.string(), business_id: z.string() }), node_id: z.string() });
+
+/** The node-registry's answer to `RegisterNodeCommand`; the gateway adds the node's key and answers `RegisterNodeResponse`. */
+export const RegisterNodeReply = z.object({
+  node: NodeSummary,
+  /** How often the node must heartbeat, as the registry is configured. */
+  heartbeat_interval_seconds: z.number().int().positive(),
+});
+export type RegisterNodeReply = z.infer<typeof RegisterNodeReply>;
+
+/** The node-registry's answer to `NodeRefCommand` and `DrainNodeCommand`. */
+export const NodeReply = z.object({ node: NodeSummary });
+export type NodeReply = z.infer<typeof NodeReply>;
+
+/** Published (core NATS) when a node gets an assignment, so its long poll answers at once. */
+export const NodeAssignedEvent = z.object({ node_id: z.string(), job_id: z.string(), attempt: z.number().int() });
+
+/** Published (core NATS) on every job transition, for watchers such as the log stream's `end` event. */
+export const JobTransitionEvent = z.object({ app_id: z.string(), business_id: z.string(), job_id: z.string(), state: JobState, attempt: z.number().int() });

@@ -1,0 +1,183 @@
+import { z } from "zod";
+import { JobTypeName } from "./api-keys.js";
+import { Timestamp } from "./common.js";
+import { JobError, JobId, JobState, JobUsage, Labels, PoolId } from "./jobs.js";
+
+/** What a node offers: `slots` is how many jobs it runs at once. */
+export const NodeCapacity = z.strictObject({
+  cpu: z.number().positive().max(4096),
+  memory_mb: z.number().int().positive().max(16_777_216),
+  gpu: z.number().int().min(0).max(256).default(0),
+  slots: z.number().int().min(1).max(1024).default(1),
+});
+export type NodeCapacity = z.infer<typeof NodeCapacity>;
+
+export const NodeId = z.string().regex(/^nod_[0-9A-Za-z]{20}$/, "a node id such as `nod_…`");
+
+export const RegisterNodeRequest = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  hostname: z.string().trim().min(1).max(255),
+  pool_id: PoolId.default("default"),
+  labels: Labels.default({}),
+  capacity: NodeCapacity,
+  job_types: z.array(JobTypeName).min(1).max(64).default(["shell"]),
+  agent_version: z.string().trim().min(1).max(64),
+});
+export type RegisterNodeRequest = z.infer<typeof RegisterNodeRequest>;
+
+export const RegisterNodeResponse = z.object({
+  node_id: NodeId,
+  /** The node's own key, for every node-plane call: shown this once. */
+  api_key: z.string(),
+  heartbeat_interval_seconds: z.number().int().positive(),
+});
+export type RegisterNodeResponse = z.infer<typeof RegisterNodeResponse>;
+
+/** A job attempt a node says it is running. */
+export const RunningAttempt = z.strictObject({ job_id: JobId, attempt: z.number().int().min(1) });
+export type RunningAttempt = z.infer<typeof RunningAttempt>;
+
+export const HeartbeatRequest = z.strictObject({
+  running: z.array(RunningAttempt).max(1024).default([]),
+});
+export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
+
+export const StopOrder = z.object({
+  job_id: JobId,
+  attempt: z.number().int(),
+  /** `cancelled`, `timed_out`, `reassigned` (the attempt is no longer this node's) or `unknown`. */
+  reason: z.string(),
+});
+export type StopOrder = z.infer<typeof StopOrder>;
+
+export const HeartbeatResponse = z.object({
+  /** Attempts the node must kill now. */
+  stop: z.array(StopOrder),
+  draining: z.boolean(),
+  heartbeat_interval_seconds: z.number().int().positive(),
+});
+export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
+
+export const PollRequest = z.strictObject({
+  /** Wait up to this long for an assignment when there is none (long poll). */
+  wait_seconds: z.number().int().min(0).max(30).default(0),
+});
+export type PollRequest = z.infer<typeof PollRequest>;
+
+/** What a node needs to run an attempt. */
+export const Assignment = z.object({
+  job_id: JobId,
+  attempt: z.number().int(),
+  name: z.string().nullable(),
+  type: z.string(),
+  command: z.array(z.string()),
+  env: z.record(z.string(), z.string()),
+  resources: z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number() }),
+  timeout_seconds: z.number().int(),
+  labels: z.record(z.string(), z.string()),
+  metadata: z.record(z.string(), z.string()),
+});
+export type Assignment = z.infer<typeof Assignment>;
+
+export const PollResponse = z.object({ jobs: z.array(Assignment) });
+export type PollResponse = z.infer<typeof PollResponse>;
+
+export const JobResultRequest = z.strictObject({
+  job_id: JobId,
+  attempt: z.number().int().min(1),
+  outcome: z.enum(["succeeded", "failed"]),
+  exit_code: z.number().int().nullable().default(null),
+  error: JobError.optional(),
+  usage: JobUsage.optional(),
+});
+export type JobResultRequest = z.infer<typeof JobResultRequest>;
+
+export const JobResultResponse = z.object({
+  job_id: JobId,
+  attempt: z.number().int(),
+  state: JobState,
+  /** True when this exact result had already been recorded (a resend). */
+  duplicate: z.boolean(),
+});
+export type JobResultResponse = z.infer<typeof JobResultResponse>;
+
+export const LogLine = z.strictObject({
+  /** Per attempt, from 1, one per line: a resent batch carries the same numbers. */
+  seq: z.number().int().min(1),
+  stream: z.enum(["stdout", "stderr"]),
+  line: z.string().max(65_536),
+  ts: Timestamp,
+});
+export type LogLine = z.infer<typeof LogLine>;
+
+export const PushLogsRequest = z.strictObject({
+  job_id: JobId,
+  attempt: z.number().int().min(1),
+  lines: z.array(LogLine).min(1).max(1000),
+});
+export type PushLogsRequest = z.infer<typeof PushLogsRequest>;
+
+export const PushLogsResponse = z.object({
+  /** Lines stored now. */
+  accepted: z.number().int(),
+  /** Lines already stored by an earlier push (same `seq`), skipped. */
+  duplicates: z.number().int(),
+});
+export type PushLogsResponse = z.infer<typeof PushLogsResponse>;
+
+export const NodeStatus = z.enum(["online", "draining", "offline"]);
+export type NodeStatus = z.infer<typeof NodeStatus>;
+
+export const DrainNodeRequest = z.strictObject({
+  /** Required with a user credential; a node's own key drains that node. */
+  node_id: NodeId.optional(),
+  /** False lifts a drain. */
+  draining: z.boolean().default(true),
+});
+export type DrainNodeRequest = z.infer<typeof DrainNodeRequest>;
+
+export const NodeUse = z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number(), slots: z.number().int() });
+
+export const NodeSummary = z.object({
+  node_id: NodeId,
+  name: z.string(),
+  hostname: z.string(),
+  pool_id: z.string(),
+  labels: z.record(z.string(), z.string()),
+  capacity: z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number(), slots: z.number().int() }),
+  used: NodeUse,
+  job_types: z.array(z.string()),
+  agent_version: z.string(),
+  state: NodeStatus,
+  last_heartbeat_at: Timestamp.nullable(),
+  created_at: Timestamp,
+});
+export type NodeSummary = z.infer<typeof NodeSummary>;
+
+export const DrainNodeResponse = z.object({ node: NodeSummary });
+
+export const ListNodesRequest = z.strictObject({
+  state: NodeStatus.optional(),
+  pool_id: PoolId.optional(),
+});
+export type ListNodesRequest = z.infer<typeof ListNodesRequest>;
+
+export const ListNodesResponse = z.object({ items: z.array(NodeSummary) });
+export type ListNodesResponse = z.infer<typeof ListNodesResponse>;
+
+export const RotateNodeKeyRequest = z.strictObject({
+  /** Required with a user credential; a node's own key rotates itself. */
+  node_id: NodeId.optional(),
+  /** How long the old key keeps working. */
+  grace_seconds: z.number().int().min(0).max(7 * 86_400).default(0),
+});
+export type RotateNodeKeyRequest = z.infer<typeof RotateNodeKeyRequest>;
+
+export const RotateNodeKeyResponse = z.object({
+  node_id: NodeId,
+  api_key: z.string(),
+  /** When the previous key stops working. */
+  previous_key_expires_at: Timestamp,
+});
+export type RotateNodeKeyResponse = z.infer<typeof RotateNodeKeyResponse>;
+

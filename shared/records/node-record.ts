@@ -1,0 +1,32 @@
+import { z } from "zod";
+import type { NodeStatus } from "../contract/index.js";
+
+/** A node as stored in the `cjs_nodes` bucket under its id. Only the node-registry writes it. */
+export const NodeRecord = z.object({
+  node_id: z.string(),
+  app_id: z.string(),
+  business_id: z.string(),
+  /** The user who registered it. */
+  user_id: z.string(),
+  name: z.string(),
+  hostname: z.string(),
+  pool_id: z.string(),
+  /** Same form as a job's `pool_key`. */
+  pool_key: z.string(),
+  labels: z.record(z.string(), z.string()),
+  capacity: z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number(), slots: z.number().int() }),
+  job_types: z.array(z.string()),
+  agent_version: z.string(),
+  draining: z.boolean(),
+  /** Set when the node missed its heartbeats; cleared when it heartbeats again. */
+  offline_at: z.string().nullable(),
+  last_heartbeat_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type NodeRecord = z.infer<typeof NodeRecord>;
+
+export function nodeStatus(node: NodeRecord): NodeStatus {
+  if (node.offline_at !== null) return "offline";
+  return node.draining ? "draining" : "online";
+}

@@ -1,0 +1,46 @@
+import { ComputeClient } from "../../shared/client/index.js";
+import type { Assignment, RegisterNodeRequest, RpcRequest } from "../../shared/contract/index.js";
+
+/**
+ * A node driven by a test over the real HTTP node plane: registers, polls, heartbeats and
+ * reports results when told to. It runs nothing; the test decides each outcome.
+ */
+export class FakeNode {
+  private constructor(
+    readonly nodeId: string,
+    readonly client: ComputeClient,
+    /** Attempts delivered to this node and not yet reported, by job id. */
+    readonly running = new Map<string, Assignment>(),
+  ) {}
+
+  /** Registers with `user` (a signed-in client) and talks through `baseUrl` (any gateway replica). */
+  static async register(user: ComputeClient, baseUrl: string, appId: string, overrides: Partial<RpcRequest<"registerNode">> = {}): Promise<FakeNode> {
+    const body: RpcRequest<"registerNode"> = {
+      name: "fake",
+      hostname: "fake.local",
+      capacity: { cpu: 8, memory_mb: 16_384, gpu: 0, slots: 4 },
+      agent_version: "fake-1",
+      ...overrides,
+    } satisfies Partial<RegisterNodeRequest>;
+    const registered = await user.call("registerNode", body);
+    return new FakeNode(registered.node_id, new ComputeClient({ baseUrl, appId, apiKey: registered.api_key }));
+  }
+
+  /** Polls once (optionally long) and remembers what it was given. */
+  async poll(waitSeconds = 0): Promise<Assignment[]> {
+    const { jobs } = await this.client.call("poll", { wait_seconds: waitSeconds });
+    for (const job of jobs) this.running.set(job.job_id, job);
+    return jobs;
+  }
+
+  async heartbeat() {
+    return this.client.call("heartbeat", { running: [...this.running.values()].map(({ job_id, attempt }) => ({ job_id, attempt })) });
+  }
+
+  /** Reports the outcome of a delivered attempt (or of any attempt, to test fencing). */
+  async finish(jobId: string, outcome: "succeeded" | "failed" = "succeeded", attempt = this.running.get(jobId)?.attempt ?? 1) {
+    const result = await this.client.call("result", { job_id: jobId, attempt, outcome, exit_code: outcome === "succeeded" ? 0 : 1 });
+    this.running.delete(jobId);
+    return result;
+  }
+}

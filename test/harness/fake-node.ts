@@ -1,5 +1,5 @@
 import { ComputeClient } from "../../shared/client/index.js";
-import type { Assignment, RegisterNodeRequest, RpcRequest } from "../../shared/contract/index.js";
+import type { Assignment, RpcRequest } from "../../shared/contract/index.js";
 
 /**
  * A node driven by a test over the real HTTP node plane: registers, polls, heartbeats and
@@ -21,7 +21,7 @@ export class FakeNode {
       capacity: { cpu: 8, memory_mb: 16_384, gpu: 0, slots: 4 },
       agent_version: "fake-1",
       ...overrides,
-    } satisfies Partial<RegisterNodeRequest>;
+    };
     const registered = await user.call("registerNode", body);
     return new FakeNode(registered.node_id, new ComputeClient({ baseUrl, appId, apiKey: registered.api_key }));
   }

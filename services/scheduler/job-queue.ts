@@ -2,6 +2,7 @@ import { JetStreamApiError, type JetStreamClient } from "@nats-io/jetstream";
 import { z } from "zod";
 import { AppError } from "../../shared/errors/index.js";
 import { encodeJson, subjects } from "../../shared/nats/index.js";
+import { randomBase62 } from "../../shared/runtime/index.js";
 import type { JobRecord } from "../../shared/records/index.js";
 
 /** One message per queueing of a job: the record it refers to and the attempt it was at. */
@@ -12,15 +13,18 @@ const PUBLISH_TRIES = 3;
 
 /**
  * Puts a job on the queue. A publish whose answer was lost is retried under the same
- * message id, so the stream's duplicate window drops the copy. Called before the record
- * is written as queued, so a queued record always has its message.
+ * message id, so the stream's duplicate window drops the copy; each call uses a new id,
+ * so a requeue that is done again always gets a message (extra copies are harmless: the
+ * consumer and the compare-and-set on the record let only one place the job). Called
+ * before the record is written as queued, so a queued record always has its message.
  */
 export async function enqueue(js: JetStreamClient, job: Pick<JobRecord, "app_id" | "business_id" | "job_id" | "pool_key" | "attempt">, jobKey: string): Promise<void> {
   const message: QueueMessage = { job_key: jobKey, attempt: job.attempt };
+  const msgID = `${jobKey}:${job.attempt}:${randomBase62(8)}`;
   let lastError: unknown;
   for (let tryNumber = 1; tryNumber <= PUBLISH_TRIES; tryNumber += 1) {
     try {
-      await js.publish(subjects.jobQueue(job.pool_key), encodeJson(message), { msgID: `${jobKey}:${job.attempt}`, timeout: 5000 });
+      await js.publish(subjects.jobQueue(job.pool_key), encodeJson(message), { msgID, timeout: 5000 });
       return;
     } catch (error) {
       // A full stream (discard new) answers at once: nothing was stored, and retrying now will not help.

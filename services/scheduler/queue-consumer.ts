@@ -4,9 +4,18 @@ import { QueueMessage } from "./job-queue.js";
 import type { PendingJobs } from "./pending-jobs.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 
-/** A message may arrive before the write it announces (queue first, record second): it is retried this often before being dropped. */
-const EARLY_MESSAGE_RETRIES = 5;
-const EARLY_MESSAGE_DELAY_MS = 500;
+/**
+ * A message may arrive before the write it announces (queue first, record second): it is
+ * looked at again after these delays, then dropped. The first wait is short because the
+ * record is usually a millisecond behind.
+ */
+const EARLY_MESSAGE_DELAYS_MS = [10, 50, 250, 1000, 2000, 5000, 10_000, 30_000];
+
+function lookAgainLater(msg: JsMsg, otherwise: () => void): void {
+  const delay = EARLY_MESSAGE_DELAYS_MS[msg.info.deliveryCount - 1];
+  if (delay === undefined) otherwise();
+  else msg.nak(delay);
+}
 
 /**
  * Takes queued jobs from the shared durable consumer (work-queue semantics: each message
@@ -35,15 +44,14 @@ async function take(ctx: SchedulerContext, pending: PendingJobs, msg: JsMsg): Pr
   }
   const { job_key: jobKey, attempt } = parsed.data;
   const record = (await ctx.store.jobs.get(jobKey))?.value;
-  const early = () => (msg.info.deliveryCount < EARLY_MESSAGE_RETRIES ? msg.nak(EARLY_MESSAGE_DELAY_MS) : msg.term());
-  if (!record) return early();
+  if (!record) return lookAgainLater(msg, () => msg.term());
   if (record.attempt > attempt || record.state === "succeeded" || record.state === "cancelled") {
     msg.ack();
     return;
   }
   if (record.state !== "queued" || record.attempt !== attempt) {
     // The requeue this message announces has not landed yet (or never will): look again shortly.
-    return msg.info.deliveryCount < EARLY_MESSAGE_RETRIES ? msg.nak(EARLY_MESSAGE_DELAY_MS) : msg.ack();
+    return lookAgainLater(msg, () => msg.ack());
   }
   pending.add({
     msg,

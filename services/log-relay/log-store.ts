@@ -1,6 +1,6 @@
 import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
-import { BUCKETS, ensureBuckets, JsonBucket, STREAMS, subjects } from "../../shared/nats/index.js";
+import { BUCKETS, ensureBuckets, ensureStream, JsonBucket, STREAMS, subjects } from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord } from "../../shared/records/index.js";
 import type { LogRelayConfig } from "./config.js";
 
@@ -22,14 +22,7 @@ export async function openLogStore(nc: NatsConnection, config: Readonly<LogRelay
     duplicate_window: nanos(120_000),
     allow_direct: true,
   };
-  try {
-    await jsm.streams.info(stream.name);
-    await jsm.streams.update(stream.name, stream);
-  } catch {
-    await jsm.streams.add(stream).catch(async (error: unknown) => {
-      if (!(await jsm.streams.info(stream.name).catch(() => null))) throw error;
-    });
-  }
+  await ensureStream(jsm, stream);
   return {
     js: jetstream(nc),
     jsm,

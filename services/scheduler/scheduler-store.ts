@@ -1,6 +1,6 @@
 import { AckPolicy, DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
-import { BUCKETS, CONSUMERS, ensureBuckets, JsonBucket, STREAMS, subjects } from "../../shared/nats/index.js";
+import { BUCKETS, CONSUMERS, ensureBuckets, ensureStream, JsonBucket, STREAMS, subjects } from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord, NodeRecord } from "../../shared/records/index.js";
 import type { SchedulerConfig } from "./config.js";
 
@@ -23,15 +23,7 @@ export async function openSchedulerStore(nc: NatsConnection, config: Readonly<Sc
     num_replicas: replicas,
     duplicate_window: nanos(120_000),
   };
-  try {
-    await jsm.streams.info(stream.name);
-    await jsm.streams.update(stream.name, stream);
-  } catch {
-    await jsm.streams.add(stream).catch(async (error: unknown) => {
-      // Another replica created it in between.
-      if (!(await jsm.streams.info(stream.name).catch(() => null))) throw error;
-    });
-  }
+  await ensureStream(jsm, stream);
   await jsm.consumers.add(stream.name, {
     durable_name: CONSUMERS.scheduler,
     ack_policy: AckPolicy.Explicit,

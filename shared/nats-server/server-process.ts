@@ -120,9 +120,13 @@ export class NatsServerProcess {
       });
     });
     const server = new NatsServerProcess(options, child, exited);
+    // Probing only after this line means we talk to our process, not to whoever held the port.
+    let logsReady!: () => void;
+    const readyLine = new Promise<void>((resolve) => (logsReady = resolve));
     // Always drained: a full stderr pipe would block the server.
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
       server.#stderrTail = (server.#stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+      if (server.#stderrTail.includes("Server is ready")) logsReady();
     });
     const abort = exited.then((): never => {
       const how = spawnError ? spawnError.message : `exit code ${child.exitCode}, signal ${child.signalCode}`;
@@ -133,6 +137,10 @@ export class NatsServerProcess {
     });
     abort.catch(() => {}); // observed only while waiting for readiness
     try {
+      const timedOut = delay(READY_TIMEOUT_MS, undefined, { ref: false }).then((): never => {
+        throw new Error(`nats-server on port ${port} logged no "Server is ready" within ${READY_TIMEOUT_MS} ms`);
+      });
+      await Promise.race([readyLine, abort, timedOut]);
       await waitForJetStream(server.url, abort);
     } catch (error) {
       await server.stop("SIGKILL");

@@ -6,6 +6,6 @@ export { decodeJson, encodeJson, requestRpc, serveRpc } from "./rpc.js";
 export type { RequestRpcOptions, ServeRpcOptions } from "./rpc.js";
 export { JsonBucket } from "./json-bucket.js";
 export type { Versioned } from "./json-bucket.js";
-export { ensureBuckets } from "./topology.js";
+export { ensureBuckets, ensureStream } from "./topology.js";
 export type { TopologyOptions } from "./topology.js";
 export { PingReply, servePing } from "./ping.js";

@@ -1,3 +1,4 @@
+import type { JetStreamManager, StreamConfig } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvOptions } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BUCKETS, type BucketName } from "./names.js";
@@ -51,4 +52,18 @@ export async function ensureBuckets<Names extends BucketName>(
   };
   const opened = await Promise.all(names.map(createOrOpen));
   return Object.fromEntries(names.map((name, index) => [name, opened[index]])) as Record<Names, KV>;
+}
+
+/**
+ * Creates a stream, or brings an existing one to this configuration. Idempotent and safe
+ * when replicas race: the loser of a concurrent create finds the winner's stream.
+ */
+export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  if (await jsm.streams.info(config.name).catch(() => null)) {
+    await jsm.streams.update(config.name, config);
+    return;
+  }
+  await jsm.streams.add(config).catch(async (error: unknown) => {
+    if (!(await jsm.streams.info(config.name).catch(() => null))) throw error;
+  });
 }

@@ -10,15 +10,19 @@
  * 3. Docker reachable: a `nats:2.10` container through testcontainers.
  * 4. Otherwise: an Error that says how to install nats-server.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants as fsConstants, rmSync, statSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
+import {
+  findNatsServerBinary,
+  NATS_SERVER_NOT_FOUND,
+  NatsServerProcess,
+  ServerExitedError,
+  waitForJetStream,
+} from "../../shared/nats-server/index.js";
 
 export interface NatsHarness extends AsyncDisposable {
   /** Client URL of the server, e.g. `nats://127.0.0.1:41873`. */
@@ -33,46 +37,22 @@ export interface NatsHarness extends AsyncDisposable {
   kill(): Promise<void>;
 }
 
-export const NATS_SERVER_NOT_FOUND =
-  "nats-server not found: install it with `sudo apt-get install nats-server` (or run `make setup`), " +
-  "or set NATS_URL to a running server with JetStream enabled";
+export { NATS_SERVER_NOT_FOUND };
 
-const READY_TIMEOUT_MS = 20_000;
 const STOP_GRACE_MS = 10_000;
 const PORT_ATTEMPTS = 5;
-const STDERR_TAIL_CHARS = 8_000;
-const EXTRA_BIN_DIRS = ["/usr/sbin", "/usr/local/bin"];
 
 export async function startNats(): Promise<NatsHarness> {
   const externalUrl = process.env.NATS_URL;
   if (externalUrl) return useExternalServer(externalUrl);
 
-  const binary = findNatsServerBinary();
+  const binary = findNatsServerBinary(process.env);
   if (binary) return LocalServer.start(binary);
 
   const container = await startContainer();
   if (container) return container;
 
   throw new Error(NATS_SERVER_NOT_FOUND);
-}
-
-function findNatsServerBinary(): string | undefined {
-  const explicit = process.env.NATS_SERVER_BIN;
-  if (explicit) {
-    if (!isExecutableFile(explicit)) throw new Error(`NATS_SERVER_BIN=${explicit} is not an executable file`);
-    return explicit;
-  }
-  const dirs = [...(process.env.PATH ?? "").split(delimiter).filter(Boolean), ...EXTRA_BIN_DIRS];
-  return dirs.map((dir) => join(dir, "nats-server")).find(isExecutableFile);
-}
-
-function isExecutableFile(path: string): boolean {
-  try {
-    accessSync(path, fsConstants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** A port that was free a moment ago; the caller retries if someone takes it first. */
@@ -88,40 +68,6 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/**
- * Polls until the server accepts a connection and answers a JetStream API call. `abort`
- * settles when waiting is pointless (the process died); its rejection wins the race.
- */
-async function waitForJetStream(url: string, abort: Promise<never>, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (let pauseMs = 10; Date.now() < deadline; pauseMs = Math.min(pauseMs * 2, 250)) {
-    try {
-      await Promise.race([probeJetStream(url), abort]);
-      return;
-    } catch (error) {
-      if (error instanceof ServerExitedError) throw error;
-      lastError = error;
-    }
-    await Promise.race([delay(pauseMs), abort]);
-  }
-  throw new Error(`NATS at ${url} did not answer JetStream within ${timeoutMs} ms: ${messageOf(lastError)}`);
-}
-
-async function probeJetStream(url: string): Promise<void> {
-  const nc = await connect({ servers: url, reconnect: false, timeout: 1_000 });
-  try {
-    const jsm = await jetstreamManager(nc, { timeout: 1_000 });
-    await jsm.getAccountInfo();
-  } finally {
-    await nc.close();
-  }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 async function useExternalServer(url: string): Promise<NatsHarness> {
   await waitForJetStream(url, new Promise<never>(() => {}));
   const refuse = async (what: string): Promise<never> => {
@@ -135,21 +81,6 @@ async function useExternalServer(url: string): Promise<NatsHarness> {
     kill: () => refuse("kill"),
     [Symbol.asyncDispose]: async () => {},
   };
-}
-
-class ServerExitedError extends Error {
-  constructor(
-    message: string,
-    readonly portInUse: boolean,
-  ) {
-    super(message);
-    this.name = "ServerExitedError";
-  }
-}
-
-interface RunningProcess {
-  child: ChildProcess;
-  exited: Promise<void>;
 }
 
 /** Servers still alive in this process, killed on exit so a failing test file leaks none. */
@@ -177,8 +108,7 @@ function installCleanup(): void {
 }
 
 class LocalServer implements NatsHarness {
-  #running: RunningProcess | undefined;
-  #stderrTail = "";
+  #process: NatsServerProcess | undefined;
   #stopped = false;
 
   private constructor(
@@ -214,14 +144,14 @@ class LocalServer implements NatsHarness {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    await this.terminate("SIGTERM");
+    await this.#process?.stop("SIGTERM");
     liveServers.delete(this);
     await rm(this.storeDir, { recursive: true, force: true });
   }
 
   async restart(): Promise<void> {
     this.assertNotStopped("restart");
-    await this.terminate("SIGTERM");
+    await this.#process?.stop("SIGTERM");
     // Another test file's free-port probe may hold our port for an instant.
     for (let attempt = 1; ; attempt++) {
       try {
@@ -236,7 +166,7 @@ class LocalServer implements NatsHarness {
 
   async kill(): Promise<void> {
     this.assertNotStopped("kill");
-    await this.terminate("SIGKILL");
+    await this.#process?.stop("SIGKILL");
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -245,7 +175,7 @@ class LocalServer implements NatsHarness {
 
   /** Synchronous last resort for the process 'exit' handler. */
   killNow(): void {
-    this.#running?.child.kill("SIGKILL");
+    this.#process?.killNow();
     rmSync(this.storeDir, { recursive: true, force: true });
   }
 
@@ -254,65 +184,8 @@ class LocalServer implements NatsHarness {
   }
 
   private async launch(): Promise<void> {
-    this.#stderrTail = "";
-    const child = spawn(this.binary, ["-js", "-a", "127.0.0.1", "-p", String(this.port), "-sd", this.storeDir], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    // Probing only after this line means we talk to our process, not to whoever held the port.
-    let logsReady!: () => void;
-    const readyLine = new Promise<void>((resolve) => (logsReady = resolve));
-    // Always drained: a full stderr pipe would block the server.
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-      this.#stderrTail = (this.#stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
-      if (this.#stderrTail.includes("Server is ready")) logsReady();
-    });
-    let spawnError: Error | undefined;
-    // 'close' rather than 'exit': by then stderr is fully read, so the tail is complete.
-    const exited = new Promise<void>((resolve) => {
-      child.once("close", () => resolve());
-      child.once("error", (error) => {
-        spawnError = error;
-        resolve();
-      });
-    });
-    this.#running = { child, exited };
-
-    const abort = exited.then((): never => {
-      const how = spawnError ? spawnError.message : `exit code ${child.exitCode}, signal ${child.signalCode}`;
-      throw new ServerExitedError(
-        `nats-server (${this.binary}) on port ${this.port} exited before it was ready (${how}); its stderr:\n${this.#stderrTail}`,
-        /address already in use/i.test(this.#stderrTail),
-      );
-    });
-    abort.catch(() => {}); // observed only while waiting for readiness
-
-    try {
-      const timedOut = delay(READY_TIMEOUT_MS, undefined, { ref: false }).then((): never => {
-        throw new Error(`nats-server on port ${this.port} logged no "Server is ready" within ${READY_TIMEOUT_MS} ms`);
-      });
-      await Promise.race([readyLine, abort, timedOut]);
-      await waitForJetStream(this.url, abort);
-    } catch (error) {
-      await this.terminate("SIGKILL");
-      if (error instanceof ServerExitedError) throw error;
-      throw new Error(`${messageOf(error)}; nats-server stderr:\n${this.#stderrTail}`, { cause: error });
-    }
-  }
-
-  /** Signals the server and waits for it to exit, escalating to SIGKILL after a grace period. */
-  private async terminate(signal: "SIGTERM" | "SIGKILL"): Promise<void> {
-    const running = this.#running;
-    if (!running) return;
-    const { child, exited } = running;
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill(signal);
-      const graceful = await Promise.race([exited.then(() => true), delay(STOP_GRACE_MS, false, { ref: false })]);
-      if (!graceful) {
-        child.kill("SIGKILL");
-        await exited;
-      }
-    }
-    this.#running = undefined;
+    this.#process = undefined;
+    this.#process = await NatsServerProcess.start({ binary: this.binary, host: "127.0.0.1", port: this.port, storeDir: this.storeDir });
   }
 }
 

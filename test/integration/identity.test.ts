@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../../shared/client/index.js";
-import { AppError } from "../../shared/errors/index.js";
+import { errorCodeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startGateway, type RunningGateway, type Tenant } from "../harness/system.js";
 
@@ -20,15 +20,6 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof AppError) return error.code;
-    throw error;
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("sign-in with e-mail and password", () => {
   it("returns an access token, a refresh token, the token type and the lifetime", async () => {
@@ -53,7 +44,7 @@ describe("sign-in with e-mail and password", () => {
   it("refuses a user of one app signing in under another app's id", async () => {
     const other = await createTenant(gatewayA.nc);
     const client = new ComputeClient({ baseUrl: gatewayA.baseUrl, appId: other.app.app_id });
-    expect(await codeOf(client.call("login", { email: tenant.user.email, password: tenant.password }))).toBe("auth.login_failed");
+    expect(await errorCodeOf(client.call("login", { email: tenant.user.email, password: tenant.password }))).toBe("auth.login_failed");
   });
 });
 
@@ -90,8 +81,8 @@ describe("API keys", () => {
     await withKeyOnA.call("listApiKeys", {});
 
     await client.call("revokeApiKey", { key_id: created.key_id });
-    expect(await codeOf(withKeyOnA.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
-    await expect.poll(() => codeOf(withKeyOnB.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(withKeyOnA.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
+    await expect.poll(() => errorCodeOf(withKeyOnB.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
   });
 
   it("cannot mint keys with an API key: creating one needs a signed-in session", async () => {
@@ -108,7 +99,7 @@ describe("API keys", () => {
     const created = await client.call("createApiKey", { name: "k" });
     const other = await createTenant(gatewayA.nc);
     const crossApp = new ComputeClient({ baseUrl: gatewayA.baseUrl, appId: other.app.app_id, apiKey: created.key });
-    expect(await codeOf(crossApp.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(crossApp.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
   });
 
   it("answers not found when revoking another tenant's key, and leaves that key working", async () => {
@@ -116,7 +107,7 @@ describe("API keys", () => {
     const created = await client.call("createApiKey", { name: "victim" });
     const other = await createTenant(gatewayA.nc);
     const { client: otherClient } = await signedInClient(gatewayA.baseUrl, other);
-    expect(await codeOf(otherClient.call("revokeApiKey", { key_id: created.key_id }))).toBe("resource.not_found");
+    expect(await errorCodeOf(otherClient.call("revokeApiKey", { key_id: created.key_id }))).toBe("resource.not_found");
     await expect(client.with({ apiKey: created.key }).call("listApiKeys", {})).resolves.toBeDefined();
   });
 });
@@ -126,10 +117,10 @@ describe("refresh and logout", () => {
     const { anonymous, tokens } = await signedInClient(gatewayA.baseUrl, tenant);
     const second = await anonymous.call("refresh", { refresh_token: tokens.refresh_token });
     expect(second.refresh_token).not.toBe(tokens.refresh_token);
-    expect(await codeOf(anonymous.call("refresh", { refresh_token: tokens.refresh_token }))).toBe("auth.refresh_invalid");
+    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: tokens.refresh_token }))).toBe("auth.refresh_invalid");
     // The reuse ended the family: the newest refresh token and its access token are dead too.
-    expect(await codeOf(anonymous.call("refresh", { refresh_token: second.refresh_token }))).toBe("auth.refresh_invalid");
-    expect(await codeOf(anonymous.with({ accessToken: second.access_token }).call("listApiKeys", {}))).toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: second.refresh_token }))).toBe("auth.refresh_invalid");
+    expect(await errorCodeOf(anonymous.with({ accessToken: second.access_token }).call("listApiKeys", {}))).toBe("auth.invalid_credentials");
   });
 
   it("logout ends the session on every replica: its access token and refresh token stop working", async () => {
@@ -137,9 +128,9 @@ describe("refresh and logout", () => {
     const onB = new ComputeClient({ baseUrl: gatewayB.baseUrl, appId: tenant.app.app_id, accessToken: tokens.access_token });
     await onB.call("listApiKeys", {});
     await anonymous.call("logout", { refresh_token: tokens.refresh_token });
-    expect(await codeOf(client.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
-    await expect.poll(() => codeOf(onB.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
-    expect(await codeOf(anonymous.call("refresh", { refresh_token: tokens.refresh_token }))).toBe("auth.refresh_invalid");
+    expect(await errorCodeOf(client.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
+    await expect.poll(() => errorCodeOf(onB.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: tokens.refresh_token }))).toBe("auth.refresh_invalid");
   });
 });
 
@@ -152,7 +143,7 @@ describe("one-time codes", () => {
     expect(code).toMatch(/^\d{6}$/);
     const tokens = await anonymous.call("verifyOtp", { email: tenant.user.email, code });
     expect(tokens.token_type).toBe("Bearer");
-    expect(await codeOf(anonymous.call("verifyOtp", { email: tenant.user.email, code }))).toBe("auth.otp_invalid");
+    expect(await errorCodeOf(anonymous.call("verifyOtp", { email: tenant.user.email, code }))).toBe("auth.otp_invalid");
   });
 
   it("answers a request for an unknown address the same way, and sends nothing", async () => {

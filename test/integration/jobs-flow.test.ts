@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../../shared/client/index.js";
-import { AppError } from "../../shared/errors/index.js";
+import { errorCodeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 
@@ -21,15 +21,6 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof AppError) return error.code;
-    throw error;
-  }
-  throw new Error("expected the call to fail");
-}
 
 async function registerNode(pool: string, overrides: Record<string, unknown> = {}) {
   const registered = await user.call("registerNode", {
@@ -83,7 +74,7 @@ describe("a job's life over HTTP", () => {
     expect(retried.job.state).toBe("queued");
     const [second] = (await node.call("poll", { wait_seconds: 10 })).jobs;
     expect(second).toMatchObject({ job_id: submitted.job_id, attempt: 2 });
-    expect(await codeOf(node.call("result", { job_id: submitted.job_id, attempt: 1, outcome: "succeeded", exit_code: 0 }))).toBe("job.stale_attempt");
+    expect(await errorCodeOf(node.call("result", { job_id: submitted.job_id, attempt: 1, outcome: "succeeded", exit_code: 0 }))).toBe("job.stale_attempt");
     await node.call("result", { job_id: submitted.job_id, attempt: 2, outcome: "succeeded", exit_code: 0 });
     expect((await user.call("retrieveJob", { job_id: submitted.job_id })).job.state).toBe("succeeded");
   });

@@ -10,6 +10,12 @@ interface Versioned<T> {
   revision: number;
 }
 
+/** What placement reads of a node, as one comparable string. */
+function placementFace(node: NodeRecord): string {
+  const { pool_key, labels, capacity, job_types, draining, offline_at } = node;
+  return JSON.stringify([pool_key, labels, capacity, job_types, draining, offline_at === null]);
+}
+
 /**
  * A replica's live picture of the nodes and their reservations, rebuilt from the KV
  * buckets at start and kept current by watching them. Placement reads it; every write
@@ -27,8 +33,13 @@ export class ClusterView {
   ) {}
 
   async start(): Promise<void> {
-    await this.follow(this.store.nodes, this.nodes);
-    await this.follow(this.store.allocations, this.allocations);
+    // A heartbeat rewrites a node record every interval; only what placement reads should wake it.
+    await this.follow(this.store.nodes, this.nodes, (before, after) => before === null || after === null || placementFace(before) !== placementFace(after));
+    // A new reservation takes room; only freed room can let a waiting job in.
+    await this.follow(this.store.allocations, this.allocations, (before, after) => {
+      const remaining = Object.keys(after?.attempts ?? {});
+      return Object.keys(before?.attempts ?? {}).some((jobId) => !remaining.includes(jobId));
+    });
   }
 
   stop(): void {
@@ -50,14 +61,14 @@ export class ClusterView {
   }
 
   /** Watch first (updates only), then read everything: an update during the read is applied by revision, never lost. */
-  private async follow<T>(bucket: JsonBucket<z.ZodType<T>>, into: Map<string, Versioned<T>>): Promise<void> {
+  private async follow<T>(bucket: JsonBucket<z.ZodType<T>>, into: Map<string, Versioned<T>>, matters: (before: T | null, after: T | null) => boolean): Promise<void> {
     const { kv, schema } = bucket;
     const apply = (key: string, revision: number, value: T | null) => {
       const known = into.get(key);
       if (known && known.revision >= revision) return;
       if (value === null) into.delete(key);
       else into.set(key, { value, revision });
-      this.onChange();
+      if (matters(known?.value ?? null, value)) this.onChange();
     };
     const watcher = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
     this.watchers.push(watcher);

@@ -38,7 +38,12 @@ export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): NodeRe
     name: SERVICE,
     async start() {
       const store = await openRegistryStore(nc, config.CJS_NATS_REPLICAS);
-      const ctx: RegistryContext = { config, logger, clock, store };
+      // Heartbeats cannot reach a replica that is cut off; after a break every node gets a full window again.
+      let listeningSince = clock.now();
+      void (async () => {
+        for await (const status of nc.status()) if (status.type === "reconnect") listeningSince = clock.now();
+      })();
+      const ctx: RegistryContext = { config, logger, clock, store, listeningSinceMs: () => listeningSince };
       const rpc = { queue: queueGroups.nodeRegistry, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),

@@ -9,4 +9,6 @@ export interface RegistryContext {
   logger: Logger;
   clock: Clock;
   store: RegistryStore;
+  /** Since when this replica has been connected to NATS without a break (epoch ms). */
+  listeningSinceMs: () => number;
 }

@@ -341,4 +341,24 @@ describe("liveness", () => {
     expect((await getNode(owner, node.node_id)).node.state).toBe("online");
     expect(await Promise.all([first.sweepNow(), second.sweepNow()])).toEqual([0, 0]);
   });
+
+  it("after a NATS outage, marks no node offline until each has had a full window to heartbeat again", async () => {
+    const [first] = replicas as [NodeRegistry, NodeRegistry];
+    fakeNow += 86_400_000;
+    await first.sweepNow();
+    const owner = user(newId("biz"));
+    const { node } = await register(owner);
+    fakeNow += OFFLINE_AFTER_MS;
+
+    await nats.restart();
+    // The replica notices the outage only once it has reconnected; wait for that, not for time.
+    await expect.poll(async () => (await getNode(owner, node.node_id).catch(() => null))?.node.node_id, { timeout: 15_000 }).toBe(node.node_id);
+    await expect.poll(() => first.ready()).toBe(true);
+    fakeNow += 1;
+    // Overdue by the node's last heartbeat, but the replica has listened for less than a window since it reconnected.
+    expect((await getNode(owner, node.node_id)).node.state).toBe("offline");
+    expect(await first.sweepNow()).toBe(0);
+    fakeNow += OFFLINE_AFTER_MS;
+    expect(await first.sweepNow()).toBe(1);
+  });
 });

@@ -49,11 +49,12 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     flags: [
       { flag: "app", field: "app_id", value: "ID" },
       { flag: "name", field: "name", value: "NAME" },
+      { flag: "operator", field: "operator", value: "true|false" },
     ],
     request: CreateBusinessRequest,
     subject: subjects.adminBusinessCreate,
     response: Business,
-    describe: (business) => `created business ${business.business_id} (${business.name}) in app ${business.app_id}`,
+    describe: (business) => `created ${business.operator ? "operator " : ""}business ${business.business_id} (${business.name}) in app ${business.app_id}`,
   }),
   defineCommand({
     name: "user create",

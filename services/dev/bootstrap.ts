@@ -60,7 +60,7 @@ export async function bootstrapDev(
   }
 
   const businessId =
-    saved?.business_id ?? (await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: options.appId, name: "Local business" }, Business)).business_id;
+    saved?.business_id ?? (await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: options.appId, name: "Local business", operator: true }, Business)).business_id;
   const password = options.password ?? randomBase62(20);
   try {
     await requestRpc(nc, subjects.adminUserCreate(), { app_id: options.appId, business_id: businessId, email: options.email, password, role: "admin" }, User);

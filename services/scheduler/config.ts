@@ -14,7 +14,7 @@ export const SchedulerConfig = BaseConfig.extend({
   CJS_MAX_JOB_TIMEOUT_SECONDS: intSetting(7 * 86_400, { min: 1, max: 30 * 86_400 }),
   /** Most queued jobs the queue stream holds; a submit past it answers `queue.full`. */
   CJS_JOB_QUEUE_MAX_MESSAGES: intSetting(1_000_000, { min: 1 }),
-  /** Queued jobs one scheduler replica holds for placement at once (fair share works within this window). */
+  /** Queued jobs all scheduler replicas together hold for placement at once (the shared consumer's max_ack_pending); fair share works within this window. */
   CJS_SCHEDULER_MAX_PENDING: intSetting(100_000, { min: 1 }),
   /** A queued job held by a replica that died is handed to another after this long. */
   CJS_QUEUE_ACK_WAIT_MS: intSetting(15_000, { min: 1000 }),

@@ -15,8 +15,10 @@ function matches(job: JobRecord, filters: ListFilters): boolean {
   if (filters.pool_id !== undefined && job.pool_id !== filters.pool_id) return false;
   if (filters.type !== undefined && job.type !== filters.type) return false;
   if (filters.node_id !== undefined && job.node_id !== filters.node_id) return false;
-  if (filters.created_after !== undefined && job.created_at <= filters.created_after) return false;
-  if (filters.created_before !== undefined && job.created_at >= filters.created_before) return false;
+  // As instants, not text: `…:54Z` and `…:54.000Z` are the same moment.
+  const created = Date.parse(job.created_at);
+  if (filters.created_after !== undefined && created <= Date.parse(filters.created_after)) return false;
+  if (filters.created_before !== undefined && created >= Date.parse(filters.created_before)) return false;
   for (const label of asArray(filters.label) ?? []) {
     const [key, value] = label.split("=") as [string, string];
     if (job.labels[key] !== value) return false;

@@ -26,7 +26,7 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
       }
       try {
         if (nodeOffline) {
-          await requeueFromLostNode(ctx, reserved.job_key, job.attempt, job.max_attempts);
+          await requeueFromLostNode(ctx, reserved.job_key, job.attempt, job.attempt_base + job.max_attempts);
         } else if (job.state === "running" && job.deadline_at !== null && Date.parse(job.deadline_at) <= now) {
           await changeJob(ctx, reserved.job_key, (record) => timeOut(record, now));
           ctx.logger.info({ job_id: jobId, attempt: reserved.attempt }, "job timed out");
@@ -43,11 +43,12 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
   }
 }
 
-async function requeueFromLostNode(ctx: SchedulerContext, jobKey: string, attempt: number, maxAttempts: number): Promise<void> {
+/** `lastAttempt`: the attempt after which a lost node fails the job instead of requeueing it. */
+async function requeueFromLostNode(ctx: SchedulerContext, jobKey: string, attempt: number, lastAttempt: number): Promise<void> {
   const job = (await ctx.store.jobs.get(jobKey))?.value;
   if (!job) return;
   // The queue message goes first, so a requeued record always has one.
-  if (attempt < maxAttempts) await enqueue(ctx.store.js, job, jobKey);
+  if (attempt < lastAttempt) await enqueue(ctx.store.js, job, jobKey);
   const { after } = await changeJob(ctx, jobKey, (record) => {
     if (record.attempt !== attempt) throw new AppError("state.conflict", "The job moved on.");
     return nodeLost(record, ctx.clock.now());

@@ -58,6 +58,7 @@ export function submitJob(ctx: SchedulerContext) {
       finished_at: null,
       updated_at: at,
       deadline_at: null,
+      attempt_base: 0,
       timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
     };
     const key = jobKey(caller.app_id, caller.business_id, record.job_id);

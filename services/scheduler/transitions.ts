@@ -96,8 +96,8 @@ export function retry(job: JobRecord, now: number): JobRecord {
       deadline_at: null,
       queued_at: iso(now),
       pending_reason: "waiting_for_scheduler",
-      // A retry grants a fresh budget of automatic requeues.
-      max_attempts: Math.max(job.max_attempts, job.attempt + job.max_attempts),
+      // A retry grants a fresh budget of max_attempts.
+      attempt_base: job.attempt,
     },
     "retried",
   );
@@ -113,7 +113,7 @@ export function timeOut(job: JobRecord, now: number): JobRecord {
 export function nodeLost(job: JobRecord, now: number): JobRecord {
   if (job.state !== "assigned" && job.state !== "running") throw conflict(job, "requeue");
   const error = { code: "node.lost", message: `Node ${job.node_id} stopped sending heartbeats during attempt ${job.attempt}.` };
-  if (job.attempt >= job.max_attempts) {
+  if (job.attempt - job.attempt_base >= job.max_attempts) {
     return withEvent(job, now, { state: "failed", error, finished_at: iso(now), deadline_at: null }, "node_lost", { error });
   }
   return withEvent(
@@ -132,7 +132,8 @@ export function setPendingReason(job: JobRecord, reason: PendingReason, now: num
 }
 
 export function staleAttempt(job: JobRecord, attempt: number): AppError {
-  return new AppError("job.stale_attempt", `Attempt ${attempt} is not the current attempt of this job on this node.`, {
+  const why = job.attempt !== attempt ? `the current attempt is ${job.attempt}` : `the attempt is ${job.state}`;
+  return new AppError("job.stale_attempt", `Attempt ${attempt} of this job is not running on this node: ${why}.`, {
     details: { job_id: job.job_id, attempt, current_attempt: job.attempt, state: job.state },
   });
 }

@@ -14,10 +14,18 @@ export type App = z.infer<typeof App>;
 export const CreateBusinessRequest = z.strictObject({
   app_id: AppId,
   name: z.string().trim().min(1).max(200),
+  /** The operator's own business: its admins may add nodes to the operator pools, which serve every business. */
+  operator: z.union([z.boolean(), z.stringbool()]).default(false),
 });
 export type CreateBusinessRequest = z.infer<typeof CreateBusinessRequest>;
 
-export const Business = z.object({ business_id: z.string(), app_id: AppId, name: z.string(), created_at: Timestamp });
+export const Business = z.object({
+  business_id: z.string(),
+  app_id: AppId,
+  name: z.string(),
+  operator: z.boolean().default(false),
+  created_at: Timestamp,
+});
 export type Business = z.infer<typeof Business>;
 
 export const CreateUserRequest = z.strictObject({

@@ -23,6 +23,8 @@ export const UserContext = z.object({
   role: Role,
   /** The API key used, when the caller used one. */
   key_id: z.string().nullable(),
+  /** Whether the caller's business is the operator's (set where it matters: node registration). */
+  operator: z.boolean().default(false),
 });
 export type UserContext = z.infer<typeof UserContext>;
 

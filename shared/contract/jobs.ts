@@ -94,7 +94,7 @@ export const JobEvent = z.object({
   at: Timestamp,
   state: JobState,
   attempt: z.number().int(),
-  /** A stable word for the cause: `submitted`, `assigned`, `started`, `exit_code`, `cancelled`, `node_lost`, … */
+  /** A stable word for the cause: `submitted`, `assigned`, `started`, `exited`, `failed`, `cancelled`, `timed_out`, `retried`, `node_lost`. */
   reason: z.string(),
   node_id: z.string().nullable(),
   /** The exit code or error that ended an attempt, when one did. */

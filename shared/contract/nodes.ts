@@ -45,7 +45,7 @@ export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>;
 export const StopOrder = z.object({
   job_id: JobId,
   attempt: z.number().int(),
-  /** `cancelled`, `timed_out`, `reassigned` (the attempt is no longer this node's) or `unknown`. */
+  /** The job's terminal state (`cancelled`, `timed_out`, `succeeded`, `failed`), `reassigned` (the attempt is no longer this node's) or `unknown`. */
   reason: z.string(),
 });
 export type StopOrder = z.infer<typeof StopOrder>;
@@ -87,7 +87,7 @@ export const JobResultRequest = z.strictObject({
   attempt: z.number().int().min(1),
   outcome: z.enum(["succeeded", "failed"]),
   exit_code: z.number().int().nullable().default(null),
-  error: JobError.optional(),
+  error: JobError.strict().optional(),
   usage: JobUsage.optional(),
 });
 export type JobResultRequest = z.infer<typeof JobResultRequest>;

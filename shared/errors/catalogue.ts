@@ -31,7 +31,7 @@ export const ERROR_CATALOGUE = {
   "resource.not_found": { http: 404, retryable: false, summary: "No such record for this caller (records of other tenants are reported the same way)." },
   "resource.already_exists": { http: 409, retryable: false, summary: "A record with this identity already exists." },
   "state.conflict": { http: 409, retryable: false, summary: "The record is not in a state that allows this operation; `details.state` is its current state." },
-  "job.stale_attempt": { http: 409, retryable: false, summary: "The result, log batch or start is for an attempt that is no longer the job's current one on this node; it changed nothing." },
+  "job.stale_attempt": { http: 409, retryable: false, summary: "The result or log batch is for an attempt this node does not hold (an older attempt, another node's, or one already ended otherwise); it changed nothing." },
   "queue.full": { http: 503, retryable: true, summary: "The job queue is at its limit; nothing was queued. Retry after `Retry-After` seconds." },
   "resource.limit_reached": { http: 402, retryable: false, summary: "The account's compute credit is exhausted." },
   "rate.limited": { http: 429, retryable: true, summary: "Too many requests; wait `Retry-After` seconds." },

@@ -10,6 +10,8 @@ export const JobRecord = Job.extend({
   pool_key: z.string(),
   /** When the current attempt must end (started_at + timeout); null unless running. */
   deadline_at: z.string().nullable(),
+  /** Attempts made before the last retry: automatic requeues count from here, so each retry gets `max_attempts` again. */
+  attempt_base: z.number().int().default(0),
 });
 export type JobRecord = z.infer<typeof JobRecord>;
 
@@ -33,6 +35,6 @@ export function selfHostedPoolKey(businessId: string, poolId: string): string {
 
 /** The public face of a job record. */
 export function publicJob(record: JobRecord): Job {
-  const { pool_key: _poolKey, deadline_at: _deadline, ...job } = record;
+  const { pool_key: _poolKey, deadline_at: _deadline, attempt_base: _base, ...job } = record;
   return job;
 }

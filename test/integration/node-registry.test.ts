@@ -61,8 +61,8 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-function user(businessId: string, role: Role = "member", appId = "app1"): UserContext {
-  return { app_id: appId, business_id: businessId, user_id: newId("usr"), role, key_id: null };
+function user(businessId: string, role: Role = "member", appId = "app1", operator = false): UserContext {
+  return { app_id: appId, business_id: businessId, user_id: newId("usr"), role, key_id: null, operator };
 }
 
 function nodeCaller(owner: UserContext, node: NodeSummary): NodeContext {
@@ -135,6 +135,7 @@ function jobRecord(owner: UserContext, nodeId: string | null, overrides: Partial
     timeline: [],
     pool_key: selfHostedPoolKey(owner.business_id, "gpu"),
     deadline_at: null,
+    attempt_base: 0,
     ...overrides,
   };
 }
@@ -173,12 +174,13 @@ describe("register", () => {
     });
   });
 
-  it("refuses a member registering into the operator pool and accepts an admin", async () => {
+  it("lets only an admin of the operator's business add nodes to an operator pool", async () => {
     const businessId = newId("biz");
-    const denied = await failureOf(register(user(businessId, "member"), { pool_id: "default" }));
-    expect(denied.code).toBe("permission.denied");
+    expect((await failureOf(register(user(businessId, "member", "app1", true), { pool_id: "default" }))).code).toBe("permission.denied");
+    // An admin of an ordinary business cannot put a node where every business's jobs run.
+    expect((await failureOf(register(user(businessId, "admin"), { pool_id: "default" }))).code).toBe("permission.denied");
 
-    const reply = await register(user(businessId, "admin"), { pool_id: "default" });
+    const reply = await register(user(businessId, "admin", "app1", true), { pool_id: "default" });
     expect(reply.node.pool_id).toBe("default");
     expect((await storedNode(reply.node.node_id))?.pool_key).toBe("op.default");
   });
@@ -215,7 +217,7 @@ describe("heartbeat", () => {
   });
 
   it("finds another business's job on an operator node through the node's allocation", async () => {
-    const operator = user(newId("biz"), "admin");
+    const operator = user(newId("biz"), "admin", "app1", true);
     const { node } = await register(operator, { pool_id: "default" });
     const customer = user(newId("biz"));
     const job = await storeJob(jobRecord(customer, node.node_id, { pool_id: "default", pool_key: "op.default" }));

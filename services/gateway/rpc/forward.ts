@@ -14,6 +14,7 @@ export function userContext(caller: Caller): UserContext {
     user_id: caller.user_id,
     role: caller.role,
     key_id: caller.credential.kind === "jwt" ? null : caller.credential.key_id,
+    operator: false,
   };
 }
 

@@ -11,7 +11,8 @@ import type { RpcHandler } from "../http/register-rpc.js";
 export function revokeApiKey(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.revokeApiKey> {
   return async ({ key_id }, { caller }) => {
     const now = new Date(gw.clock.now()).toISOString();
-    const owned = (entry: { user_id: string; app_id: string }) => entry.user_id === caller.user_id && entry.app_id === caller.app_id;
+    // A node's key is retired by rotate-key, not here.
+    const owned = (entry: { user_id: string; app_id: string; kind: string }) => entry.kind === "user" && entry.user_id === caller.user_id && entry.app_id === caller.app_id;
     const stored = await gw.store.apiKeys.mutate(key_id, (key) => (owned(key) && key.revoked_at === null ? { ...key, revoked_at: now } : undefined));
     gw.authenticator.forgetKey(key_id);
     if (!stored || !owned(stored.value) || stored.value.revoked_at === null) {

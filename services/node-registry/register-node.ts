@@ -14,9 +14,8 @@ import type { RegistryContext } from "./registry-context.js";
 export function registerNode(ctx: RegistryContext) {
   return async ({ caller, body }: z.infer<typeof RegisterNodeCommand>): Promise<RegisterNodeReply> => {
     const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
-    // Operator pools serve every business. The rule meant is "an admin of an operator
-    // business"; businesses carry no operator flag yet, so any admin qualifies for now.
-    if (operatorPool && caller.role !== "admin") {
+    // Operator pools serve every business: only an admin of the operator's business adds to them.
+    if (operatorPool && !(caller.operator && caller.role === "admin")) {
       throw new AppError("permission.denied", `Only an operator admin may add nodes to the operator pool ${body.pool_id}.`);
     }
     const now = new Date(ctx.clock.now()).toISOString();

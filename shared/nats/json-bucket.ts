@@ -1,5 +1,6 @@
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { Bucket, type KV } from "@nats-io/kv";
+import { errors as natsErrors } from "@nats-io/transport-node";
 import type { z } from "zod";
 import { AppError } from "../errors/index.js";
 import { decodeJson, encodeJson } from "./rpc.js";
@@ -11,6 +12,7 @@ export interface Versioned<T> {
 }
 
 const CAS_RETRIES = 20;
+const READ_TRIES = 3;
 
 /** The server refused a compare-and-set because the key moved on (or already exists). */
 function isWrongSequence(error: unknown): boolean {
@@ -31,9 +33,24 @@ export class JsonBucket<S extends z.ZodType> {
   ) {}
 
   async get(key: string): Promise<Versioned<z.infer<S>> | null> {
-    const entry = await this.kv.get(key);
+    const entry = await this.readEntry(key);
     if (!entry || entry.operation !== "PUT") return null;
     return { value: this.schema.parse(decodeJson(entry.value)), revision: entry.revision };
+  }
+
+  /**
+   * A read is safe to repeat: one that timed out is tried again (a bucket created a moment
+   * ago may not answer direct reads at once).
+   */
+  private async readEntry(key: string) {
+    for (let tryNumber = 1; ; tryNumber += 1) {
+      try {
+        return await this.kv.get(key);
+      } catch (error) {
+        const timedOut = error instanceof natsErrors.TimeoutError || (error as { cause?: unknown })?.cause instanceof natsErrors.TimeoutError;
+        if (!timedOut || tryNumber >= READ_TRIES) throw error;
+      }
+    }
   }
 
   /** Creates the key; answers `resource.already_exists` when it is there. */

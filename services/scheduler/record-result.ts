@@ -13,6 +13,16 @@ export async function findJobKey(ctx: SchedulerContext, nodeId: string, jobId: s
   return (await ctx.store.jobs.keys(`*.*.${jobId}`))[0] ?? null;
 }
 
+/**
+ * Whether the node may learn anything of the job: it is its own business's, or the node held
+ * one of its attempts (an operator node runs other businesses' jobs). Any other job is
+ * another tenant's and is answered exactly like a missing one.
+ */
+function isKnownTo(job: JobRecord, caller: z.infer<typeof JobResultCommand>["caller"]): boolean {
+  if (job.app_id === caller.app_id && job.business_id === caller.business_id) return true;
+  return job.node_id === caller.node_id || job.timeline.some((event) => event.node_id === caller.node_id);
+}
+
 function isSameResult(job: JobRecord, nodeId: string, body: z.infer<typeof JobResultCommand>["body"]): boolean {
   return job.node_id === nodeId && job.attempt === body.attempt && job.state === body.outcome && job.exit_code === body.exit_code;
 }
@@ -26,7 +36,7 @@ export function recordResult(ctx: SchedulerContext) {
   return async ({ caller, body }: z.infer<typeof JobResultCommand>): Promise<JobResultResponse> => {
     const key = await findJobKey(ctx, caller.node_id, body.job_id);
     const current = key ? (await ctx.store.jobs.get(key))?.value : undefined;
-    if (!key || !current) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
+    if (!key || !current || !isKnownTo(current, caller)) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
     if (isSameResult(current, caller.node_id, body)) return { job_id: body.job_id, attempt: body.attempt, state: current.state, duplicate: true };
     try {
       const { after } = await changeJob(ctx, key, (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()));

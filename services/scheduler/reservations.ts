@@ -16,12 +16,16 @@ function fits(node: NodeRecord, allocation: AllocationRecord, attempt: Allocated
 /**
  * Reserves a node's capacity for a job's attempt by compare-and-set on the node's
  * allocation record: of two replicas racing for the last slot, one wins. False when the
- * node has no room (any more).
+ * node has no room (any more), or when this attempt (or a later one) of the job already
+ * holds a reservation here: two replicas holding copies of one queued job compute the
+ * same attempt number, and the one that reserved it first owns the entry; the other must
+ * neither overwrite it nor, after losing the assignment, release it.
  */
 export async function reserve(store: SchedulerStore, node: NodeRecord, jobId: string, attempt: AllocatedAttempt): Promise<boolean> {
   for (;;) {
     const current = await store.allocations.get(node.node_id);
     const allocation = current?.value ?? { node_id: node.node_id, attempts: {} };
+    if ((allocation.attempts[jobId]?.attempt ?? -1) >= attempt.attempt) return false;
     if (!fits(node, allocation, attempt)) return false;
     const next = { ...allocation, attempts: { ...allocation.attempts, [jobId]: attempt } };
     if (!current) {

@@ -23,7 +23,8 @@ function lookAgainLater(msg: JsMsg, otherwise: () => void): void {
  */
 export async function consumeQueue(ctx: SchedulerContext, pending: PendingJobs): Promise<ConsumerMessages> {
   const consumer = await ctx.store.js.consumers.get(STREAMS.jobQueue, CONSUMERS.scheduler);
-  const messages = await consumer.consume({ max_messages: 256 });
+  // A small client buffer: messages waiting in it are not kept alive, so a long wait there would let them expire and go to another replica too.
+  const messages = await consumer.consume({ max_messages: 64 });
   void (async () => {
     for await (const msg of messages) {
       await take(ctx, pending, msg).catch((error: unknown) => {

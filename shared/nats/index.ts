@@ -5,6 +5,7 @@ export type { ConnectOptions, NatsCredentials } from "./connect.js";
 export { decodeJson, encodeJson, requestRpc, serveRpc } from "./rpc.js";
 export type { RequestRpcOptions, ServeRpcOptions } from "./rpc.js";
 export { JsonBucket } from "./json-bucket.js";
+export { asServiceError, isNatsUnavailable } from "./unavailable.js";
 export type { Versioned } from "./json-bucket.js";
 export { ensureBuckets, ensureStream } from "./topology.js";
 export type { TopologyOptions } from "./topology.js";

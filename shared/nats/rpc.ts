@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { AppError, type ErrorData, isAppError } from "../errors/index.js";
 import { natsRequestSeconds, zodIssues } from "../runtime/index.js";
+import { asServiceError } from "./unavailable.js";
 
 /** What a service replies over NATS: the payload, or the error as data. */
 type RpcReply = { ok: true; payload: unknown } | { ok: false; error: ErrorData };
@@ -46,8 +47,10 @@ export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: Ser
           }
           reply = { ok: true, payload: await handle(parsed.data) };
         } catch (error) {
-          if (!isAppError(error)) logger.error({ err: error, subject }, "rpc handler failed");
-          reply = { ok: false, error: (isAppError(error) ? error : new AppError("internal.error")).toData() };
+          const failure = asServiceError(error);
+          if (failure.code === "internal.error") logger.error({ err: error, subject }, "rpc handler failed");
+          else if (!isAppError(error)) logger.warn({ err: error, subject }, "rpc handler could not reach NATS");
+          reply = { ok: false, error: failure.toData() };
         }
         if (msg.reply) msg.respond(encodeJson(reply));
       })();

@@ -27,7 +27,7 @@ export interface RunningGateway {
 export async function startGateway(natsUrl: string, env: Record<string, string> = {}): Promise<RunningGateway> {
   collectProcessMetrics();
   const config = GatewayConfig.parse({ NATS_URL: natsUrl, CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...env });
-  const nc = await connect({ servers: natsUrl, name: "test-gateway" });
+  const nc = await connect({ servers: natsUrl, name: "test-gateway", maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const outbox = new Map<string, string[]>();
   const gateway = await buildGateway({
     nc,

@@ -1,4 +1,5 @@
 import { AppError, isAppError } from "../../../shared/errors/index.js";
+import { asServiceError } from "../../../shared/nats/index.js";
 
 /** Fastify's own errors for a request it could not read, by their stable `code`. */
 const FASTIFY_ERRORS: Record<string, () => AppError> = {
@@ -26,5 +27,5 @@ export function toAppError(error: unknown): AppError {
   if (byCode) return byCode();
   const byStatus = typeof candidate?.statusCode === "number" ? BY_STATUS[candidate.statusCode] : undefined;
   if (byStatus) return byStatus();
-  return new AppError("internal.error", "Something went wrong on our side; quote the request id if you report it.");
+  return asServiceError(error);
 }

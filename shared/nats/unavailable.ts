@@ -1,0 +1,29 @@
+import { JetStreamError } from "@nats-io/jetstream";
+import { errors as natsErrors } from "@nats-io/transport-node";
+import { AppError, isAppError } from "../errors/index.js";
+
+const TRANSPORT_ERRORS = [
+  natsErrors.TimeoutError,
+  natsErrors.RequestError,
+  natsErrors.NoRespondersError,
+  natsErrors.ConnectionError,
+  natsErrors.ClosedConnectionError,
+  natsErrors.DrainingConnectionError,
+];
+
+/** True for a failure of NATS itself (no answer, no connection, JetStream not ready), as opposed to a bug. */
+export function isNatsUnavailable(error: unknown): boolean {
+  if (TRANSPORT_ERRORS.some((type) => error instanceof type) || error instanceof JetStreamError) return true;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== error && isNatsUnavailable(cause);
+}
+
+/**
+ * What a caller should see for an error thrown while serving a request: an AppError as it
+ * is, a NATS outage as a retryable `service.unavailable`, anything else as `internal.error`.
+ */
+export function asServiceError(error: unknown): AppError {
+  if (isAppError(error)) return error;
+  if (isNatsUnavailable(error)) return new AppError("service.unavailable", "The message bus did not answer; try again shortly.", { retryAfterSeconds: 1 });
+  return new AppError("internal.error");
+}

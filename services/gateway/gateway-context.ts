@@ -2,6 +2,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Clock } from "../../shared/runtime/index.js";
 import type { GatewayConfig } from "./config.js";
+import type { UrlSigner } from "./http/signed-url.js";
 import type { TokenIssuer } from "./identity/access-tokens.js";
 import type { Authenticator } from "./identity/authenticator.js";
 import type { IdentityStore } from "./identity/identity-store.js";
@@ -24,6 +25,8 @@ export interface GatewayContext {
   guard: LoginGuard;
   otps: OneTimeCodes;
   authenticator: Authenticator;
+  /** Signs and checks URLs that authenticate by themselves (artifacts, log streams). */
+  urls: UrlSigner;
   /** Absent when neither SMTP nor the dev outbox is configured. */
   sendOtp: OtpSender | undefined;
 }

@@ -16,6 +16,7 @@ import { openIdentityStore } from "./identity/identity-store.js";
 import { LoginGuard } from "./identity/login-guard.js";
 import { OneTimeCodes } from "./identity/otp.js";
 import { Sessions } from "./identity/sessions.js";
+import { loadUrlSigningSecret, urlSigner } from "./http/signed-url.js";
 import { otpSenderFromConfig } from "./otp-sender.js";
 
 export interface GatewayDeps {
@@ -57,6 +58,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     guard: new LoginGuard(store.loginGuards, clock),
     otps: new OneTimeCodes(store.otpCodes, clock),
     authenticator: new Authenticator({ nc, store, tokens, clock, logger }),
+    urls: urlSigner(await loadUrlSigningSecret(store.urlSigningKeys, clock), clock),
     sendOtp: deps.sendOtp ?? otpSenderFromConfig(config),
   };
 

@@ -33,6 +33,8 @@ export const ERROR_CATALOGUE = {
   "state.conflict": { http: 409, retryable: false, summary: "The record is not in a state that allows this operation; `details.state` is its current state." },
   "job.stale_attempt": { http: 409, retryable: false, summary: "The result or log batch is for an attempt this node does not hold (an older attempt, another node's, or one already ended otherwise); it changed nothing." },
   "queue.full": { http: 503, retryable: true, summary: "The job queue is at its limit; nothing was queued. Retry after `Retry-After` seconds." },
+  "url.signature_invalid": { http: 403, retryable: false, summary: "The signed URL was altered, or signed for another method or path." },
+  "url.expired": { http: 403, retryable: false, summary: "The signed URL is past its `expires_at`; ask for a new one." },
   "resource.limit_reached": { http: 402, retryable: false, summary: "The account's compute credit is exhausted." },
   "rate.limited": { http: 429, retryable: true, summary: "Too many requests; wait `Retry-After` seconds." },
   "service.unavailable": { http: 503, retryable: true, summary: "A dependency (NATS or a backing service) is unreachable; retry after `Retry-After` seconds." },

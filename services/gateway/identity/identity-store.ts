@@ -1,5 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BUCKETS, ensureBuckets, JsonBucket } from "../../../shared/nats/index.js";
+import { UrlSigningKeyRecord } from "../http/signed-url.js";
 import {
   ApiKeyOwnerRecord,
   ApiKeyRecord,
@@ -42,6 +43,7 @@ export async function openIdentityStore(nc: NatsConnection, replicas: number) {
     otpCodes: new JsonBucket(kv[BUCKETS.otpCodes], OtpRecord),
     loginGuards: new JsonBucket(kv[BUCKETS.loginGuards], LoginGuardRecord),
     signingKeys: new JsonBucket(kv[BUCKETS.signingKeys], SigningKeyRecord),
+    urlSigningKeys: new JsonBucket(kv[BUCKETS.signingKeys], UrlSigningKeyRecord),
   };
 }
 

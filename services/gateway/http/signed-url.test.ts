@@ -1,0 +1,48 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { AppError } from "../../../shared/errors/index.js";
+import { urlSigner } from "./signed-url.js";
+
+let now = Date.parse("2026-06-01T00:00:00Z");
+const signer = urlSigner(randomBytes(32), { now: () => now });
+
+function query(text: string): Record<string, string> {
+  return Object.fromEntries(new URLSearchParams(text));
+}
+
+function codeOf(check: () => void): string | undefined {
+  try {
+    check();
+    return undefined;
+  } catch (error) {
+    return error instanceof AppError ? error.code : "thrown";
+  }
+}
+
+describe("signed URLs", () => {
+  const path = "/api/compute/artifacts/download/job_1/out.txt";
+
+  it("accept the method and path they were signed for until they expire", () => {
+    const signed = query(signer.sign({ method: "GET", path, expiresAtMs: now + 60_000 }));
+    expect(codeOf(() => signer.verify("GET", path, signed))).toBeUndefined();
+    now += 61_000;
+    expect(codeOf(() => signer.verify("GET", path, signed))).toBe("url.expired");
+  });
+
+  it("refuse another path, another method, a changed expiry or a changed signature", () => {
+    const signed = query(signer.sign({ method: "GET", path, expiresAtMs: now + 60_000 }));
+    expect(codeOf(() => signer.verify("GET", `${path}x`, signed))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("PUT", path, signed))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, expires: String(Number(signed.expires) + 3600) }))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, signature: `${signed.signature}A` }))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, {}))).toBe("url.signature_invalid");
+  });
+
+  it("with a prefix scope, cover every name under the prefix and nothing outside it", () => {
+    const prefix = "/api/compute/artifacts/upload/job_1/";
+    const signed = query(signer.sign({ method: "PUT", path: prefix, expiresAtMs: now + 60_000, prefix: true }));
+    expect(codeOf(() => signer.verify("PUT", `${prefix}report.pdf`, signed))).toBeUndefined();
+    expect(codeOf(() => signer.verify("PUT", "/api/compute/artifacts/upload/job_2/report.pdf", signed))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("PUT", `${prefix}report.pdf`, { ...signed, scope: undefined }))).toBe("url.signature_invalid");
+  });
+});

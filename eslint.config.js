@@ -13,7 +13,10 @@ const root = dirname(fileURLToPath(import.meta.url));
  *
  * - `services/<x>/` never imports `services/<y>/`; services talk over NATS. The embedded
  *   launcher `services/dev/` is the exception: it hosts every service in one process.
- * - `shared/` never imports `services/`.
+ * - `clients/` (programs that talk to the service over its API, like the agent) never
+ *   import `services/`, nor one another; services never import `clients/`, except
+ *   `services/dev/`, which runs the agent in-process.
+ * - `shared/` never imports `services/` or `clients/`.
  * - Outside `shared/<area>/`, only `shared/<area>/index.js` may be imported.
  */
 const importBoundaries = {
@@ -25,6 +28,10 @@ const importBoundaries = {
       crossService: "services/{{from}} must not import services/{{to}}: services talk over NATS (only services/dev hosts them all).",
       sharedToService: "shared/ must not import services/{{to}}: libraries never depend on processes.",
       deepShared: "Import shared/{{area}}/index.js, not shared/{{area}}/{{file}}: each area exports its public names from its index.",
+      clientToService: "clients/{{from}} must not import services/{{to}}: clients talk to the service over its API.",
+      crossClient: "clients/{{from}} must not import clients/{{to}}: each client stands alone.",
+      serviceToClient: "services/{{from}} must not import clients/{{to}}: only services/dev runs a client (the agent) in-process.",
+      sharedToClient: "shared/ must not import clients/{{to}}: libraries never depend on programs.",
     },
   },
   create(context) {
@@ -40,6 +47,17 @@ const importBoundaries = {
           context.report({ node, messageId: "sharedToService", data: { to: to[1] } });
         } else if (from[0] === "services" && from[1] !== to[1] && from[1] !== "dev") {
           context.report({ node, messageId: "crossService", data: { from: from[1], to: to[1] } });
+        } else if (from[0] === "clients") {
+          context.report({ node, messageId: "clientToService", data: { from: from[1], to: to[1] } });
+        }
+      }
+      if (to[0] === "clients" && to.length > 2) {
+        if (from[0] === "shared") {
+          context.report({ node, messageId: "sharedToClient", data: { to: to[1] } });
+        } else if (from[0] === "services" && !(from[1] === "dev" && to[1] === "agent")) {
+          context.report({ node, messageId: "serviceToClient", data: { from: from[1], to: to[1] } });
+        } else if (from[0] === "clients" && from[1] !== to[1]) {
+          context.report({ node, messageId: "crossClient", data: { from: from[1], to: to[1] } });
         }
       }
       if (to[0] === "shared" && to.length > 2) {

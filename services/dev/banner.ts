@@ -1,8 +1,11 @@
 import type { DevLogin } from "./bootstrap.js";
 
+/** The local agent as the banner shows it: its node, or why it is not running. */
+export type AgentLine = { nodeId: string; pool: string; slots: number } | { error: string };
+
 /** The lines a newcomer needs after `make dev`: where, who, and a first call to paste. */
-export function printBanner(options: { gatewayUrl: string; natsUrl: string; storeDir: string | undefined; login: DevLogin }): void {
-  const { gatewayUrl, natsUrl, storeDir, login } = options;
+export function printBanner(options: { gatewayUrl: string; natsUrl: string; storeDir: string | undefined; login: DevLogin; agent: AgentLine }): void {
+  const { gatewayUrl, natsUrl, storeDir, login, agent } = options;
   const url = gatewayUrl.replace("://127.0.0.1", "://localhost");
   const body = JSON.stringify({ email: login.email, password: login.password });
   const lines = [
@@ -15,6 +18,7 @@ export function printBanner(options: { gatewayUrl: string; natsUrl: string; stor
     `  password   ${login.password}   (kept in the data dir${login.generated ? "; generated on first start" : ""})`,
     ...(login.warning ? [`  warning    ${login.warning}`] : []),
     `  nats       ${natsUrl}${storeDir ? `   (store: ${storeDir})` : ""}`,
+    "error" in agent ? `  agent      not running: ${agent.error}` : `  agent      node ${agent.nodeId} (pool ${agent.pool}, ${agent.slots} slot${agent.slots === 1 ? "" : "s"})`,
     "",
     "Sign in:",
     `  curl -s -X POST ${url}/api/auth/LOGIN_EMAIL -H 'X-App-ID: ${login.appId}' -H 'Content-Type: application/json' -d '${body}'`,

@@ -12,14 +12,15 @@ import { buildNodeRegistry } from "../node-registry/node-registry.js";
 import { loadConfig as loadSchedulerConfig } from "../scheduler/config.js";
 import { buildScheduler } from "../scheduler/scheduler.js";
 import { bootstrapDev } from "./bootstrap.js";
-import { printBanner } from "./banner.js";
+import { type AgentLine, printBanner } from "./banner.js";
 import { loadConfig } from "./config.js";
 import { natsForDev } from "./embedded-nats.js";
+import { type LocalAgent, startLocalAgent } from "./local-agent.js";
 
 /**
  * `make dev`: the whole system in one process — nats-server (unless NATS_URL is set),
  * the five services, each on its own NATS connection as in production — plus the
- * bootstrap of a local app and admin login.
+ * bootstrap of a local app and admin login, and one local agent so jobs really run.
  */
 function fail(message: string, exitCode = 1): never {
   process.stderr.write(`make dev: ${message}\n`);
@@ -79,9 +80,26 @@ const login = await bootstrapDev(adminConnection, {
 });
 await adminConnection.close();
 
-printBanner({ gatewayUrl: gatewayAddress, natsUrl: nats.url, storeDir: nats.storeDir, login });
+// The agent talks to the gateway over HTTP like any other; a gateway on every address is reached on loopback.
+const agentGatewayUrl = gatewayAddress.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:)/, "//127.0.0.1");
+let localAgent: LocalAgent | undefined;
+let agentLine: AgentLine;
+try {
+  localAgent = await startLocalAgent({ gatewayUrl: agentGatewayUrl, login, dataDir: config.CJS_DATA_DIR, logger: loggerFor("agent"), logLevel: config.LOG_LEVEL, env: process.env });
+  agentLine = { nodeId: localAgent.nodeId, pool: localAgent.pool, slots: localAgent.slots };
+  const running = localAgent.agent;
+  process.once("exit", () => running.killNow());
+  running.done.catch((error: Error) => logger.error({ error: error.message }, "the local agent stopped; jobs will wait for a node"));
+} catch (error) {
+  agentLine = { error: (error as Error).message };
+  logger.warn({ error: (error as Error).message }, "the local agent did not start; jobs will wait for a node");
+}
+
+printBanner({ gatewayUrl: gatewayAddress, natsUrl: nats.url, storeDir: nats.storeDir, login, agent: agentLine });
 
 installShutdown(logger, async () => {
+  // The agent first, while the gateway still answers; jobs it kills are reported at the next start.
+  await localAgent?.agent.stop();
   for (const service of [...services].reverse()) await service.stop();
   await nats.stop();
 });

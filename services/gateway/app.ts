@@ -3,12 +3,14 @@ import { buildOpenApiDocument, RPC_ROUTES } from "../../shared/contract/index.js
 import { AppError } from "../../shared/errors/index.js";
 import { subjects } from "../../shared/nats/index.js";
 import { metricsRegistry, type ReadinessReport } from "../../shared/runtime/index.js";
+import { registerArtifactRoutes } from "./artifacts/register-artifact-routes.js";
 import type { GatewayContext } from "./gateway-context.js";
 import { sendError } from "./http/envelope.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
 import { registerRpc } from "./http/register-rpc.js";
 import { requestIdOf } from "./http/request-id.js";
 import { toAppError } from "./http/to-app-error.js";
+import { registerLogRoutes } from "./logs/register-log-routes.js";
 import { createApiKey } from "./rpc/create-api-key.js";
 import { actorContext, forward, nodeContext } from "./rpc/forward.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
@@ -18,6 +20,7 @@ import { pollNode } from "./rpc/poll.js";
 import { refresh } from "./rpc/refresh.js";
 import { registerNode } from "./rpc/register-node.js";
 import { requestOtp } from "./rpc/request-otp.js";
+import { retrieveJob } from "./rpc/retrieve-job.js";
 import { revokeApiKey } from "./rpc/revoke-api-key.js";
 import { rotateNodeKey } from "./rpc/rotate-node-key.js";
 import { verifyOtp } from "./rpc/verify-otp.js";
@@ -67,10 +70,12 @@ export function buildApp(gw: GatewayContext, health: { natsUp: () => boolean; re
   registerRpc(app, edge, RPC_ROUTES.revokeApiKey, revokeApiKey(gw));
 
   registerRpc(app, edge, RPC_ROUTES.submitJob, forward(gw, RPC_ROUTES.submitJob, subjects.jobSubmit()));
-  registerRpc(app, edge, RPC_ROUTES.retrieveJob, forward(gw, RPC_ROUTES.retrieveJob, subjects.jobRetrieve()));
+  registerRpc(app, edge, RPC_ROUTES.retrieveJob, retrieveJob(gw));
   registerRpc(app, edge, RPC_ROUTES.listJobs, forward(gw, RPC_ROUTES.listJobs, subjects.jobList()));
   registerRpc(app, edge, RPC_ROUTES.cancelJob, forward(gw, RPC_ROUTES.cancelJob, subjects.jobCancel()));
   registerRpc(app, edge, RPC_ROUTES.retryJob, forward(gw, RPC_ROUTES.retryJob, subjects.jobRetry()));
+  registerArtifactRoutes(app, edge, gw);
+  registerLogRoutes(app, edge, gw);
 
   registerRpc(app, edge, RPC_ROUTES.registerNode, registerNode(gw));
   registerRpc(app, edge, RPC_ROUTES.heartbeat, forward(gw, RPC_ROUTES.heartbeat, subjects.nodeHeartbeat(), nodeContext));

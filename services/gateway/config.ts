@@ -26,6 +26,14 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_DEV_OUTBOX: boolSetting(false),
   /** Trust `X-Forwarded-For` from a reverse proxy for the client address (sign-in throttling, logs). */
   CJS_TRUST_PROXY: boolSetting(false),
+  /** Lifetime of a signed log stream URL (`jobs/logs/stream-url`); a stream opened with it goes on past it. */
+  CJS_LOG_STREAM_URL_TTL_SECONDS: intSetting(300, { min: 10, max: 86_400 }),
+  /** Seconds between keep-alive comments on an idle log stream; at most 15, as the API promises. */
+  CJS_SSE_KEEPALIVE_SECONDS: intSetting(15, { min: 1, max: 15 }),
+  /** Lifetime of a presigned artifact URL; an agent's upload URL lives the job's timeout plus this. */
+  CJS_ARTIFACT_URL_TTL_SECONDS: intSetting(900, { min: 1, max: 7 * 86_400 }),
+  /** Largest artifact accepted, in bytes (5 GiB). */
+  CJS_MAX_ARTIFACT_BYTES: intSetting(5 * 1024 ** 3, { min: 1 }),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -1,6 +1,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Clock } from "../../shared/runtime/index.js";
+import type { ArtifactStore } from "./artifacts/artifact-store.js";
 import type { GatewayConfig } from "./config.js";
 import type { UrlSigner } from "./http/signed-url.js";
 import type { TokenIssuer } from "./identity/access-tokens.js";
@@ -27,6 +28,8 @@ export interface GatewayContext {
   authenticator: Authenticator;
   /** Signs and checks URLs that authenticate by themselves (artifacts, log streams). */
   urls: UrlSigner;
+  /** Artifact bytes (object store) and their per-job index. */
+  artifacts: ArtifactStore;
   /** Absent when neither SMTP nor the dev outbox is configured. */
   sendOtp: OtpSender | undefined;
 }

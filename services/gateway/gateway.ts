@@ -8,6 +8,7 @@ import { createApp } from "./admin/create-app.js";
 import { createBusiness } from "./admin/create-business.js";
 import { createUser } from "./admin/create-user.js";
 import { buildApp } from "./app.js";
+import { ArtifactStore } from "./artifacts/artifact-store.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext, OtpSender } from "./gateway-context.js";
 import { createTokenIssuer } from "./identity/access-tokens.js";
@@ -18,6 +19,8 @@ import { OneTimeCodes } from "./identity/otp.js";
 import { Sessions } from "./identity/sessions.js";
 import { loadUrlSigningSecret, urlSigner } from "./http/signed-url.js";
 import { otpSenderFromConfig } from "./otp-sender.js";
+
+const CLOSE_GRACE_MS = 2000;
 
 export interface GatewayDeps {
   nc: NatsConnection;
@@ -59,6 +62,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     otps: new OneTimeCodes(store.otpCodes, clock),
     authenticator: new Authenticator({ nc, store, tokens, clock, logger }),
     urls: urlSigner(await loadUrlSigningSecret(store.urlSigningKeys, clock), clock),
+    artifacts: await ArtifactStore.open(nc, config.CJS_NATS_REPLICAS),
     sendOtp: deps.sendOtp ?? otpSenderFromConfig(config),
   };
 
@@ -85,7 +89,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     },
     async stop() {
       stopped = true;
+      // Requests in flight get a grace period; connections that never send one (a client's
+      // spare keep-alive socket) would otherwise hold the close open for ever.
+      const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
       await app.close();
+      clearTimeout(force);
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
       gw.authenticator.stop();
     },

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import { PushLogsCommand } from "../../shared/contract/index.js";
+import { JobLogSummaryCommand, PushLogsCommand } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { LogRelayConfig } from "./config.js";
+import { jobLogSummary } from "./job-log-summary.js";
 import { openLogStore } from "./log-store.js";
 import { pushLogs } from "./push-logs.js";
 
@@ -12,8 +13,8 @@ const SERVICE = "log-relay";
 
 /**
  * Builds the log relay, the owner of job log lines: it stores the nodes' idempotent,
- * sequence-numbered log batches in a stream keyed by job and serves replay plus live
- * tail to the gateway's SSE (the serving side comes with the log stream issue).
+ * sequence-numbered log batches in a stream keyed by job, up to a cap per job, and
+ * answers a job's log totals. The gateway's SSE reads the stream itself.
  */
 export function buildLogRelay(deps: ServiceDeps<LogRelayConfig>): Service {
   const { nc, logger, config } = deps;
@@ -27,7 +28,8 @@ export function buildLogRelay(deps: ServiceDeps<LogRelayConfig>): Service {
       const store = await openLogStore(nc, config);
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, { subject: subjects.logsPush(), queue: queueGroups.logRelay, request: PushLogsCommand, logger, handle: pushLogs(store) }),
+        serveRpc(nc, { subject: subjects.logsPush(), queue: queueGroups.logRelay, request: PushLogsCommand, logger, handle: pushLogs(store, config) }),
+        serveRpc(nc, { subject: subjects.logsSummary(), queue: queueGroups.logRelay, request: JobLogSummaryCommand, logger, handle: jobLogSummary(store) }),
       );
       // Ready only once the server knows the subscriptions.
       await nc.flush();

@@ -6,14 +6,17 @@ import type { LogRelayConfig } from "./config.js";
 
 const DAY_MS = 86_400_000;
 
-/** The log stream (one subject per job attempt, kept for the retention period) and the records used to fence pushes. */
+/**
+ * The log stream (one subject per job attempt, plus one per job for its drop counts, all
+ * kept for the retention period) and the records used to fence pushes.
+ */
 export async function openLogStore(nc: NatsConnection, config: Readonly<LogRelayConfig>) {
   const replicas = config.CJS_NATS_REPLICAS;
   const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.allocations], { replicas });
   const jsm = await jetstreamManager(nc);
   const stream = {
     name: STREAMS.logs,
-    subjects: [subjects.jobLogsAll()],
+    subjects: [subjects.jobLogsAll(), subjects.jobLogDropsAll()],
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
     max_age: nanos(config.CJS_LOG_RETENTION_DAYS * DAY_MS),

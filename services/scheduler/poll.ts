@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { Assignment, PollCommand, PollResponse } from "../../shared/contract/index.js";
+import type { PollCommand, PollReply } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
 import { start } from "./transitions.js";
@@ -10,9 +10,9 @@ import { start } from "./transitions.js";
  * long poll happens in the gateway.
  */
 export function poll(ctx: SchedulerContext) {
-  return async ({ caller }: z.infer<typeof PollCommand>): Promise<PollResponse> => {
+  return async ({ caller }: z.infer<typeof PollCommand>): Promise<PollReply> => {
     const allocation = await ctx.store.allocations.get(caller.node_id);
-    const jobs: Assignment[] = [];
+    const jobs: PollReply["jobs"] = [];
     for (const [jobId, reserved] of Object.entries(allocation?.value.attempts ?? {})) {
       let job = (await ctx.store.jobs.get(reserved.job_key))?.value;
       if (!job || job.node_id !== caller.node_id || job.attempt !== reserved.attempt) continue;
@@ -25,8 +25,8 @@ export function poll(ctx: SchedulerContext) {
         }
       }
       if (job.state !== "running") continue;
-      const { name, type, command, env, resources, timeout_seconds, labels, metadata, attempt } = job;
-      jobs.push({ job_id: jobId, attempt, name, type, command, env, resources, timeout_seconds, labels, metadata });
+      const { app_id, business_id, name, type, command, env, resources, timeout_seconds, labels, metadata, attempt } = job;
+      jobs.push({ job_id: jobId, attempt, name, type, command, env, resources, timeout_seconds, labels, metadata, app_id, business_id });
     }
     return { jobs };
   };

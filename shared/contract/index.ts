@@ -21,6 +21,15 @@ export {
   RevokeApiKeyResponse,
 } from "./api-keys.js";
 export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "./admin.js";
+export {
+  Artifact,
+  ArtifactId,
+  ContentType,
+  PresignDownloadRequest,
+  PresignedUrl,
+  PresignUploadRequest,
+  RetrieveJobResponse,
+} from "./artifacts.js";
 export { RPC_ROUTES } from "./routes.js";
 export type { RouteAuth, RpcName, RpcRequest, RpcResponse, RpcRoute, RpcRoutes } from "./routes.js";
 export { buildOpenApiDocument } from "./openapi.js";
@@ -45,6 +54,15 @@ export {
   SubmitJobResponse,
   TERMINAL_STATES,
 } from "./jobs.js";
+export {
+  JobLogSummary,
+  JobLogSummaryCommand,
+  LOG_STREAM_ROUTE,
+  LogEndEventData,
+  LogEventData,
+  logStreamPath,
+  LogStreamUrlResponse,
+} from "./logs.js";
 export {
   Assignment,
   DrainNodeRequest,
@@ -85,6 +103,7 @@ export {
   NodeRefCommand,
   NodeReply,
   PollCommand,
+  PollReply,
   PushLogsCommand,
   RegisterNodeCommand,
   RegisterNodeReply,

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Role } from "./common.js";
 import { JobRef, JobState, ListJobsRequest, SubmitJobRequest } from "./jobs.js";
 import {
+  Assignment,
   DrainNodeRequest,
   HeartbeatRequest,
   JobResultRequest,
@@ -69,6 +70,14 @@ export type RegisterNodeReply = z.infer<typeof RegisterNodeReply>;
 /** The node-registry's answer to `NodeRefCommand` and `DrainNodeCommand`. */
 export const NodeReply = z.object({ node: NodeSummary });
 export type NodeReply = z.infer<typeof NodeReply>;
+
+/**
+ * The scheduler's answer to `PollCommand`: each attempt with its job's tenancy, which may
+ * differ from the node's in an operator pool. The gateway signs it into the attempt's
+ * artifact upload URL and answers `PollResponse` without it.
+ */
+export const PollReply = z.object({ jobs: z.array(Assignment.extend({ app_id: z.string(), business_id: z.string() })) });
+export type PollReply = z.infer<typeof PollReply>;
 
 /** Published (core NATS) when a node gets an assignment, so its long poll answers at once. */
 export const NodeAssignedEvent = z.object({ node_id: z.string(), job_id: z.string(), attempt: z.number().int() });

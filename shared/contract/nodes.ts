@@ -76,6 +76,12 @@ export const Assignment = z.object({
   timeout_seconds: z.number().int(),
   labels: z.record(z.string(), z.string()),
   metadata: z.record(z.string(), z.string()),
+  /**
+   * Where to PUT the attempt's artifacts: replace the literal `{artifact_id}` with the
+   * artifact's name. Signed for every name of the job, until the job's timeout plus the
+   * URL lifetime. Set by the gateway.
+   */
+  artifact_upload_url: z.string().optional(),
 });
 export type Assignment = z.infer<typeof Assignment>;
 
@@ -122,6 +128,8 @@ export const PushLogsResponse = z.object({
   accepted: z.number().int(),
   /** Lines already stored by an earlier push (same `seq`), skipped. */
   duplicates: z.number().int(),
+  /** Lines past the job's log cap, not stored (`CJS_LOG_MAX_LINES_PER_JOB`). */
+  dropped: z.number().int(),
 });
 export type PushLogsResponse = z.infer<typeof PushLogsResponse>;
 

@@ -16,8 +16,10 @@ import {
   TokenPair,
   VerifyOtpRequest,
 } from "./auth.js";
+import { PresignDownloadRequest, PresignedUrl, PresignUploadRequest, RetrieveJobResponse } from "./artifacts.js";
 import { EmptyRequest } from "./common.js";
 import { JobPayload, JobRef, ListJobsRequest, ListJobsResponse, SubmitJobRequest, SubmitJobResponse } from "./jobs.js";
+import { LogStreamUrlResponse } from "./logs.js";
 import {
   DrainNodeRequest,
   DrainNodeResponse,
@@ -140,9 +142,9 @@ export const RPC_ROUTES = {
     path: "/api/compute/jobs/retrieve",
     auth: "user",
     request: JobRef,
-    response: JobPayload,
+    response: RetrieveJobResponse,
     message: "Job",
-    summary: "One job with its timeline.",
+    summary: "One job with its timeline and its artifacts.",
   }),
   listJobs: rpc({
     path: "/api/compute/jobs/list",
@@ -167,6 +169,30 @@ export const RPC_ROUTES = {
     response: JobPayload,
     message: "Job requeued",
     summary: "Requeue a failed or timed-out job under the same id, as its next attempt.",
+  }),
+  presignUpload: rpc({
+    path: "/api/compute/jobs/artifacts/presign-upload",
+    auth: "jwt",
+    request: PresignUploadRequest,
+    response: PresignedUrl,
+    message: "Upload URL",
+    summary: "A signed URL to PUT one artifact of the caller's job to, valid for a limited time.",
+  }),
+  presignDownload: rpc({
+    path: "/api/compute/jobs/artifacts/presign-download",
+    auth: "jwt",
+    request: PresignDownloadRequest,
+    response: PresignedUrl,
+    message: "Download URL",
+    summary: "A signed URL to GET one artifact of the caller's job from, valid for a limited time.",
+  }),
+  logStreamUrl: rpc({
+    path: "/api/compute/jobs/logs/stream-url",
+    auth: "user",
+    request: JobRef,
+    response: LogStreamUrlResponse,
+    message: "Log stream URL",
+    summary: "A short-lived signed URL of the job's log stream (Server-Sent Events), for clients that cannot send headers such as a browser's EventSource.",
   }),
   registerNode: rpc({
     path: "/api/compute/nodes/register",

@@ -16,6 +16,7 @@ export const ERROR_CATALOGUE = {
   "request.malformed_json": { http: 400, retryable: false, summary: "The body is not valid JSON." },
   "request.unsupported_media_type": { http: 415, retryable: false, summary: "The Content-Type is not `application/json`." },
   "request.too_large": { http: 413, retryable: false, summary: "The body is larger than the configured limit." },
+  "request.range_not_satisfiable": { http: 416, retryable: false, summary: "The `Range` starts beyond the end of the content; `Content-Range` gives its size." },
   "route.not_found": { http: 404, retryable: false, summary: "No operation lives at this path." },
   "route.method_not_allowed": { http: 405, retryable: false, summary: "The path exists but not with this HTTP method; the `Allow` header names the right one." },
   "app.missing": { http: 400, retryable: false, summary: "The `X-App-ID` header is missing." },

@@ -1,5 +1,5 @@
-export { BUCKETS, CONSUMERS, kvKey, queueGroups, STREAMS, subjects } from "./names.js";
-export type { BucketName } from "./names.js";
+export { BUCKETS, CONSUMERS, kvKey, OBJECT_STORES, queueGroups, STREAMS, subjects } from "./names.js";
+export type { BucketName, ObjectStoreName } from "./names.js";
 export { connectNats, natsAuthOptions } from "./connect.js";
 export type { ConnectOptions, NatsCredentials } from "./connect.js";
 export { decodeJson, encodeJson, requestRpc, serveRpc } from "./rpc.js";
@@ -7,6 +7,6 @@ export type { RequestRpcOptions, ServeRpcOptions } from "./rpc.js";
 export { JsonBucket } from "./json-bucket.js";
 export { asServiceError, isNatsUnavailable } from "./unavailable.js";
 export type { Versioned } from "./json-bucket.js";
-export { ensureBuckets, ensureStream } from "./topology.js";
+export { ensureBuckets, ensureObjectStore, ensureStream } from "./topology.js";
 export type { TopologyOptions } from "./topology.js";
 export { PingReply, servePing } from "./ping.js";

@@ -26,4 +26,11 @@ describe("subjects", () => {
     expect(subjects.adminAppCreate()).toBe("cjs.admin.app.create");
     expect(subjects.servicePing("billing")).toBe("cjs.ping.billing");
   });
+
+  it("keeps a job's drop counts out of the filter of its log lines", () => {
+    expect(subjects.jobLogs("job_1", 2)).toBe("cjs.logs.job_1.2");
+    expect(subjects.jobLogsOfJob("job_1")).toBe("cjs.logs.job_1.*");
+    expect(subjects.jobLogDrops("job_1")).toBe("cjs.logdrops.job_1");
+    expect(subjects.jobLogDrops("job_1").startsWith("cjs.logs.")).toBe(false);
+  });
 });

@@ -32,6 +32,14 @@ export const BUCKETS = {
   nodes: "cjs_nodes",
   /** node id → the attempts holding its capacity (scheduler). */
   allocations: "cjs_allocations",
+  /** `<app>.<business>.<job id>.<artifact id>` → the artifact's record: lists a job's artifacts (gateway). */
+  artifactIndex: "cjs_artifact_index",
+} as const;
+
+/** JetStream object stores. */
+export const OBJECT_STORES = {
+  /** `<app>.<business>.<job id>/<artifact id>` → an artifact's bytes (gateway). */
+  artifacts: "cjs_artifacts",
 } as const;
 
 /** JetStream streams. */
@@ -48,6 +56,7 @@ export const CONSUMERS = {
   scheduler: "scheduler",
 } as const;
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
+export type ObjectStoreName = (typeof OBJECT_STORES)[keyof typeof OBJECT_STORES];
 
 export const subjects = {
   /** Operator commands, answered by one gateway replica (queue group). */
@@ -70,12 +79,19 @@ export const subjects = {
   nodeGet: () => `${ROOT}.registry.nodes.get`,
   /** Log batches, answered by one log-relay replica. */
   logsPush: () => `${ROOT}.logrelay.logs.push`,
+  /** A job's log totals (dropped lines), answered by one log-relay replica. */
+  logsSummary: () => `${ROOT}.logrelay.logs.summary`,
   /** The work-queue subject of a pool (`cjs.queue.jobs.>` for all). */
   jobQueue: (poolKey: string) => `${ROOT}.queue.jobs.${poolKey}`,
   jobQueueAll: () => `${ROOT}.queue.jobs.>`,
   /** Stored log lines of one attempt. */
   jobLogs: (jobId: string, attempt: number) => `${ROOT}.logs.${jobId}.${attempt}`,
   jobLogsAll: () => `${ROOT}.logs.>`,
+  /** Stored log lines of every attempt of one job. */
+  jobLogsOfJob: (jobId: string) => `${ROOT}.logs.${jobId}.*`,
+  /** Lines of a job dropped past the log cap, per attempt (kept in the log stream, so they expire with the lines). */
+  jobLogDrops: (jobId: string) => `${ROOT}.logdrops.${jobId}`,
+  jobLogDropsAll: () => `${ROOT}.logdrops.>`,
   /** Core NATS events: a node got an assignment (wakes its long poll); a job changed state. */
   nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${nodeId}.assigned`,
   jobTransitioned: (jobId: string) => `${ROOT}.events.job.${jobId}.transitioned`,

@@ -1,7 +1,8 @@
 import type { JetStreamManager, StreamConfig } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvOptions } from "@nats-io/kv";
+import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { BUCKETS, type BucketName } from "./names.js";
+import { BUCKETS, type BucketName, type ObjectStoreName } from "./names.js";
 
 const MINUTE_MS = 60_000;
 
@@ -21,6 +22,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.jobs]: { history: 1 },
   [BUCKETS.nodes]: { history: 1 },
   [BUCKETS.allocations]: { history: 1 },
+  [BUCKETS.artifactIndex]: { history: 1 },
 };
 
 export interface TopologyOptions {
@@ -66,4 +68,22 @@ export async function ensureStream(jsm: JetStreamManager, config: Partial<Stream
   await jsm.streams.add(config).catch(async (error: unknown) => {
     if (!(await jsm.streams.info(config.name).catch(() => null))) throw error;
   });
+}
+
+/**
+ * Creates an object store, or opens it when another replica already did. Idempotent, so
+ * every replica runs it on start.
+ */
+export async function ensureObjectStore(nc: NatsConnection, name: ObjectStoreName, { replicas }: TopologyOptions): Promise<ObjectStore> {
+  const objm = new Objm(nc);
+  try {
+    return await objm.create(name, { replicas });
+  } catch (error) {
+    // Two replicas creating the same store at once: the loser opens the winner's.
+    try {
+      return await objm.open(name);
+    } catch {
+      throw error;
+    }
+  }
 }

@@ -14,6 +14,8 @@ export interface RpcContext<A extends RouteAuth = RouteAuth> {
   caller: A extends "public" ? null : Caller;
   /** The client's address, as fastify resolved it (honouring CJS_TRUST_PROXY). */
   ip: string;
+  /** `scheme://host[:port]` the client addressed (from `X-Forwarded-*` with CJS_TRUST_PROXY): the base of URLs handed back. */
+  origin: string;
   requestId: string;
   log: FastifyBaseLogger;
 }
@@ -59,7 +61,14 @@ export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge
       if (!parsed.success) {
         throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
       }
-      const context = { app: tenant, caller, ip: request.ip, requestId: request.id, log: request.log } as RpcContext<R["auth"]>;
+      const context = {
+        app: tenant,
+        caller,
+        ip: request.ip,
+        origin: `${request.protocol}://${request.host}`,
+        requestId: request.id,
+        log: request.log,
+      } as RpcContext<R["auth"]>;
       const payload = route.response.parse(await handler(parsed.data as z.infer<R["request"]>, context));
       return sendSuccess(reply, route.message, payload);
     },

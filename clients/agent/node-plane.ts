@@ -1,0 +1,114 @@
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import { Readable } from "node:stream";
+import { ComputeClient } from "../../shared/client/index.js";
+import type { Assignment, RpcRequest, RpcResponse } from "../../shared/contract/index.js";
+import { AppError, isErrorCode } from "../../shared/errors/index.js";
+
+/**
+ * An assignment as the agent reads it. `artifact_upload_url` (a URL with the literal
+ * text `{artifact_id}` to replace by the file name) comes from gateways that store
+ * artifacts; without it the agent uploads nothing.
+ */
+export type AgentAssignment = Assignment & { artifact_upload_url?: string | null | undefined };
+
+/** One file to upload: its name in the job (the artifact id), where it is on disk, and its media type. */
+export interface ArtifactFile {
+  name: string;
+  path: string;
+  contentType: string;
+}
+
+/**
+ * Everything the agent says to the service. The HTTP node plane is the one transport
+ * today; a NATS-direct one (for agents on the internal network) would implement the same.
+ * Failures throw an AppError with the envelope's code, or a plain error when no envelope
+ * came back (connection refused, timeout).
+ */
+export interface NodePlane {
+  /** First contact, with a user's API key; every other call uses the node key. */
+  register(request: RpcRequest<"registerNode">, userApiKey: string, signal?: AbortSignal): Promise<RpcResponse<"registerNode">>;
+  /** The same transport acting as a registered node. */
+  withNodeKey(nodeKey: string): NodePlane;
+  heartbeat(request: RpcRequest<"heartbeat">, signal?: AbortSignal): Promise<RpcResponse<"heartbeat">>;
+  /** Long-polls; aborting `signal` ends a wait in flight (as it ends any call in flight). */
+  poll(request: RpcRequest<"poll">, signal?: AbortSignal): Promise<{ jobs: AgentAssignment[] }>;
+  result(request: RpcRequest<"result">, signal?: AbortSignal): Promise<RpcResponse<"result">>;
+  pushLogs(request: RpcRequest<"pushLogs">, signal?: AbortSignal): Promise<RpcResponse<"pushLogs">>;
+  drain(request: RpcRequest<"drainNode">, signal?: AbortSignal): Promise<RpcResponse<"drainNode">>;
+  /** PUTs a file's bytes to an assignment's upload URL. */
+  upload(urlTemplate: string, file: ArtifactFile, signal?: AbortSignal): Promise<void>;
+}
+
+/** A call that has not answered by then is treated as a lost connection and tried again. */
+const CALL_TIMEOUT_MS = 30_000;
+/** A long poll waits up to `wait_seconds` on the gateway; this much more covers the trip. */
+const POLL_MARGIN_MS = 10_000;
+
+export interface HttpNodePlaneOptions {
+  gatewayUrl: string;
+  appId: string;
+  fetch?: typeof fetch;
+  nodeKey?: string;
+}
+
+/** The node plane over the gateway's HTTP API, through the typed ComputeClient. */
+export function httpNodePlane(options: HttpNodePlaneOptions): NodePlane {
+  const baseFetch = options.fetch ?? fetch;
+
+  const client = (credentials: { apiKey: string }, timeoutMs: number, signal?: AbortSignal) => {
+    const limited: typeof fetch = (input, init) => {
+      const timeout = AbortSignal.timeout(timeoutMs);
+      return baseFetch(input, { ...init, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+    };
+    return new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.appId, apiKey: credentials.apiKey, fetch: limited });
+  };
+  const asNode = (timeoutMs = CALL_TIMEOUT_MS, signal?: AbortSignal) => {
+    if (!options.nodeKey) throw new Error("the node is not registered yet");
+    return client({ apiKey: options.nodeKey }, timeoutMs, signal);
+  };
+
+  return {
+    register: (request, userApiKey, signal) => client({ apiKey: userApiKey }, CALL_TIMEOUT_MS, signal).call("registerNode", request),
+    withNodeKey: (nodeKey) => httpNodePlane({ ...options, nodeKey }),
+    heartbeat: (request, signal) => asNode(CALL_TIMEOUT_MS, signal).call("heartbeat", request),
+    poll: (request, signal) => asNode((request.wait_seconds ?? 0) * 1000 + POLL_MARGIN_MS, signal).call("poll", request),
+    result: (request, signal) => asNode(CALL_TIMEOUT_MS, signal).call("result", request),
+    pushLogs: (request, signal) => asNode(CALL_TIMEOUT_MS, signal).call("pushLogs", request),
+    drain: (request, signal) => asNode(CALL_TIMEOUT_MS, signal).call("drainNode", request),
+
+    async upload(urlTemplate, file, signal) {
+      const url = urlTemplate.replace(/\{artifact_id\}|%7Bartifact_id%7D/i, encodeURIComponent(file.name));
+      // O_NOFOLLOW: a job may not swap a file for a link to the agent's own secrets.
+      const handle = await open(file.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        const stat = await handle.stat();
+        if (!stat.isFile()) throw new Error(`${file.name} is not a regular file`);
+        // The URL is its own credential: no key goes with it.
+        const response = await baseFetch(url, {
+          method: "PUT",
+          headers: { "content-type": file.contentType, "content-length": String(stat.size) },
+          body: Readable.toWeb(handle.createReadStream({ autoClose: false })) as ReadableStream<Uint8Array>,
+          duplex: "half",
+          ...(signal ? { signal } : {}),
+        });
+        const text = await response.text();
+        let envelope: { status?: unknown; code?: unknown; message?: unknown } | undefined;
+        try {
+          envelope = text === "" ? undefined : (JSON.parse(text) as typeof envelope);
+        } catch {
+          envelope = undefined;
+        }
+        if (response.ok && (envelope === undefined || envelope.status === "SUCCESS")) return;
+        const retryAfter = Number(response.headers.get("retry-after"));
+        throw new AppError(
+          isErrorCode(envelope?.code) ? envelope.code : response.status >= 500 ? "internal.error" : "request.invalid",
+          typeof envelope?.message === "string" ? envelope.message : `HTTP ${response.status}`,
+          Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {},
+        );
+      } finally {
+        await handle.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { type Agent, AgentError, buildAgent, loadConfig as loadAgentConfig, stateFilePath } from "../../clients/agent/index.js";
+import { ComputeClient } from "../../shared/client/index.js";
+import { AppError } from "../../shared/errors/index.js";
+import { type Logger, systemClock } from "../../shared/runtime/index.js";
+import type { DevLogin } from "./bootstrap.js";
+
+/** The local agent's settings: the operator pool everyone submits to by default, two jobs at once. */
+const POOL = "default";
+const SLOTS = 2;
+/** `make dev` does not wait longer than this for the agent before printing the banner. */
+const START_TIMEOUT_MS = 20_000;
+
+/** The API key the local agent registers with, minted once and kept in the data dir (mode 0600). */
+const DevAgentKeyFile = z.object({ key_id: z.string(), key: z.string() });
+type DevAgentKeyFile = z.infer<typeof DevAgentKeyFile>;
+
+export interface LocalAgent {
+  agent: Agent;
+  nodeId: string;
+  pool: string;
+  slots: number;
+}
+
+export interface LocalAgentOptions {
+  /** The dev gateway, as the agent reaches it. */
+  gatewayUrl: string;
+  login: DevLogin;
+  dataDir: string;
+  logger: Logger;
+  logLevel: string;
+  env: Record<string, string | undefined>;
+}
+
+async function readKeyFile(path: string): Promise<DevAgentKeyFile | null> {
+  try {
+    return DevAgentKeyFile.parse(JSON.parse(await readFile(path, "utf8")));
+  } catch {
+    return null;
+  }
+}
+
+/** Signs the admin in over HTTP and mints an API key for the agent, as a user would. */
+async function mintKey(options: LocalAgentOptions, path: string): Promise<string> {
+  const anonymous = new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.login.appId });
+  const tokens = await anonymous.call("login", { email: options.login.email, password: options.login.password });
+  const minted = await anonymous.with({ accessToken: tokens.access_token }).call("createApiKey", { name: "local agent (make dev)" });
+  await writeFile(path, `${JSON.stringify({ key_id: minted.key_id, key: minted.key } satisfies DevAgentKeyFile, null, 2)}\n`, { mode: 0o600 });
+  return minted.key;
+}
+
+function refusedKey(error: unknown): boolean {
+  return error instanceof AgentError && error.code === "agent.registration_refused" && error.cause instanceof AppError && error.cause.code === "auth.invalid_credentials";
+}
+
+/**
+ * Runs one agent in this process, so a job submitted to `make dev` really runs. Its work
+ * dir is `<data dir>/agent`, so its node (and the jobs it had running) survive a restart.
+ * A key or state file the service no longer knows (the NATS store was wiped) is replaced once.
+ */
+export async function startLocalAgent(options: LocalAgentOptions): Promise<LocalAgent> {
+  const workDir = join(options.dataDir, "agent");
+  const keyPath = join(options.dataDir, "dev-agent-key.json");
+
+  const attempt = async (): Promise<LocalAgent> => {
+    const saved = await readKeyFile(keyPath);
+    const apiKey = saved?.key ?? (await mintKey(options, keyPath));
+    const config = loadAgentConfig({
+      CJS_GATEWAY_URL: options.gatewayUrl,
+      CJS_APP_ID: options.login.appId,
+      CJS_API_KEY: apiKey,
+      CJS_POOL: POOL,
+      CJS_SLOTS: String(SLOTS),
+      CJS_WORK_DIR: workDir,
+      CJS_NODE_NAME: "local agent (make dev)",
+      LOG_LEVEL: options.logLevel,
+    });
+    const agent = buildAgent({ config, logger: options.logger, clock: systemClock, env: options.env });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the agent did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+    });
+    try {
+      const identity = await Promise.race([agent.start(), timeout]);
+      return { agent, nodeId: identity.nodeId, pool: identity.poolId, slots: identity.slots };
+    } catch (error) {
+      await agent.stop();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  try {
+    return await attempt();
+  } catch (error) {
+    if (refusedKey(error)) {
+      options.logger.warn("the saved API key of the local agent is refused; minting a new one");
+      await rm(keyPath, { force: true });
+      return attempt();
+    }
+    if (error instanceof AgentError && error.code === "agent.node_key_refused") {
+      const aside = `${stateFilePath(workDir)}.refused-${Date.now()}`;
+      options.logger.warn({ moved_to: aside }, "the local agent's node is unknown to this store; registering a new one");
+      await rename(stateFilePath(workDir), aside);
+      return attempt();
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,145 @@
+import { Readable } from "node:stream";
+import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
+import type { ObjectInfo, ObjectStore } from "@nats-io/obj";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { z } from "zod";
+import { Artifact } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import { BUCKETS, ensureBuckets, ensureObjectStore, JsonBucket, kvKey, OBJECT_STORES } from "../../../shared/nats/index.js";
+import { readObject, type ByteSpan } from "./read-object.js";
+
+/** One artifact: tenancy, job and name. */
+export interface ArtifactRef {
+  app_id: string;
+  business_id: string;
+  job_id: string;
+  artifact_id: string;
+}
+
+/** The index entry of an artifact: what retrieve lists, and which version of the object it describes. */
+export const ArtifactRecord = Artifact.extend({
+  app_id: z.string(),
+  business_id: z.string(),
+  job_id: z.string(),
+  /** The object store revision of the version described: a slower writer never overwrites a newer version's entry. */
+  object_revision: z.number().int(),
+});
+export type ArtifactRecord = z.infer<typeof ArtifactRecord>;
+
+/** What the upload states beside the bytes. */
+export interface UploadFacts {
+  content_type: string;
+  attempt: number | null;
+}
+
+/** A stored artifact and the object that holds it. */
+export interface StoredArtifact {
+  artifact: Artifact;
+  info: ObjectInfo;
+}
+
+const INDEX_WRITE_TRIES = 20;
+const DIGEST_PREFIX = "SHA-256=";
+
+/** Tenancy is in the name: `<app>.<business>.<job id>/<artifact id>`. */
+export function objectName(ref: ArtifactRef): string {
+  return `${ref.app_id}.${ref.business_id}.${ref.job_id}/${ref.artifact_id}`;
+}
+
+function indexKey(ref: ArtifactRef): string {
+  return kvKey(ref.app_id, ref.business_id, ref.job_id, ref.artifact_id);
+}
+
+/** The object store keeps a SHA-256 of every object as `SHA-256=<base64url>`; artifacts show it in hex. */
+function hexDigest(digest: string): string {
+  if (!digest.startsWith(DIGEST_PREFIX)) throw new Error(`unexpected object digest ${digest}`);
+  return Buffer.from(digest.slice(DIGEST_PREFIX.length), "base64url").toString("hex");
+}
+
+function toArtifact(artifactId: string, info: ObjectInfo): Artifact {
+  const attempt = info.metadata?.attempt;
+  return {
+    artifact_id: artifactId,
+    size_bytes: info.size,
+    sha256: hexDigest(info.digest),
+    content_type: info.metadata?.content_type ?? "application/octet-stream",
+    created_at: new Date(info.mtime).toISOString(),
+    attempt: attempt === undefined ? null : Number(attempt),
+  };
+}
+
+/**
+ * Artifacts: their bytes in the `cjs_artifacts` object store, their listing in the
+ * `cjs_artifact_index` bucket. Both are written by the gateway only.
+ */
+export class ArtifactStore {
+  private constructor(
+    private readonly objects: ObjectStore,
+    private readonly index: JsonBucket<typeof ArtifactRecord>,
+    private readonly js: JetStreamClient,
+  ) {}
+
+  static async open(nc: NatsConnection, replicas: number): Promise<ArtifactStore> {
+    const [objects, kv] = await Promise.all([
+      ensureObjectStore(nc, OBJECT_STORES.artifacts, { replicas }),
+      ensureBuckets(nc, [BUCKETS.artifactIndex], { replicas }),
+    ]);
+    return new ArtifactStore(objects, new JsonBucket(kv[BUCKETS.artifactIndex], ArtifactRecord), jetstream(nc));
+  }
+
+  /**
+   * Streams `body` into the object store (chunk by chunk, never whole in memory), then
+   * indexes it. An upload that fails midway leaves no chunk behind and the previous
+   * version, if any, in place. Uploading a name again replaces it.
+   */
+  async save(ref: ArtifactRef, facts: UploadFacts, body: Readable): Promise<Artifact> {
+    const metadata: Record<string, string> = { content_type: facts.content_type };
+    if (facts.attempt !== null) metadata.attempt = String(facts.attempt);
+    const info = await this.objects.put({ name: objectName(ref), metadata }, Readable.toWeb(body) as ReadableStream<Uint8Array>);
+    const artifact = toArtifact(ref.artifact_id, info);
+    await this.writeIndex(ref, { ...artifact, app_id: ref.app_id, business_id: ref.business_id, job_id: ref.job_id, object_revision: info.revision });
+    return artifact;
+  }
+
+  /** Keeps the entry of the newest version: two uploads of one name may finish in either order. */
+  private async writeIndex(ref: ArtifactRef, record: ArtifactRecord): Promise<void> {
+    const key = indexKey(ref);
+    for (let tryNumber = 0; tryNumber < INDEX_WRITE_TRIES; tryNumber += 1) {
+      const current = await this.index.get(key);
+      if (current && current.value.object_revision >= record.object_revision) return;
+      if (current) {
+        if ((await this.index.update(key, record, current.revision)) !== null) return;
+        continue;
+      }
+      try {
+        await this.index.create(key, record);
+        return;
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === "resource.already_exists")) throw error;
+      }
+    }
+    throw new AppError("service.unavailable", "The artifact index is too busy right now; upload again.", { retryAfterSeconds: 1 });
+  }
+
+  /** The artifact as stored now, or null. */
+  async find(ref: ArtifactRef): Promise<StoredArtifact | null> {
+    const info = await this.objects.info(objectName(ref));
+    if (!info || info.deleted) return null;
+    return { artifact: toArtifact(ref.artifact_id, info), info };
+  }
+
+  /** A job's artifacts, by name. */
+  async list(job: Omit<ArtifactRef, "artifact_id">): Promise<Artifact[]> {
+    const keys = await this.index.keys(`${kvKey(job.app_id, job.business_id, job.job_id)}.*`);
+    const records = await Promise.all(keys.map(async (key) => (await this.index.get(key))?.value));
+    return records
+      .filter((record): record is ArtifactRecord => record !== undefined)
+      .map(({ app_id: _app, business_id: _business, job_id: _job, object_revision: _revision, ...artifact }) => artifact)
+      .sort((a, b) => (a.artifact_id < b.artifact_id ? -1 : a.artifact_id > b.artifact_id ? 1 : 0));
+  }
+
+  /** The bytes of `span` (all of them without one), read as the consumer of the stream asks for them. */
+  read(stored: StoredArtifact, span?: ByteSpan): Readable {
+    return readObject(this.js, OBJECT_STORES.artifacts, stored.info, span);
+  }
+}

@@ -1,0 +1,19 @@
+import type { RPC_ROUTES } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import type { RpcHandler } from "../http/register-rpc.js";
+import { signArtifactUrl, signedExpiry } from "./artifact-urls.js";
+import { callersJob } from "./callers-job.js";
+
+/** `POST /api/compute/jobs/artifacts/presign-download`: a URL to GET one stored artifact of the caller's job from. */
+export function presignDownload(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.presignDownload> {
+  return async (body, { caller, origin }) => {
+    const job = await callersJob(gw, caller, body.job_id);
+    const ref = { app_id: job.app_id, business_id: job.business_id, job_id: job.job_id, artifact_id: body.artifact_id };
+    if (!(await gw.artifacts.find(ref))) throw new AppError("resource.not_found", `Job ${job.job_id} has no artifact ${body.artifact_id}.`);
+    const expiresAtMs = gw.clock.now() + gw.config.CJS_ARTIFACT_URL_TTL_SECONDS * 1000;
+    const grant = { app_id: job.app_id, business_id: job.business_id, attempt: null, content_type: null };
+    const url = signArtifactUrl(gw.urls, origin, { kind: "download", job_id: job.job_id, artifact_id: body.artifact_id, grant, expiresAtMs });
+    return { url, method: "GET", expires_at: signedExpiry(expiresAtMs) };
+  };
+}

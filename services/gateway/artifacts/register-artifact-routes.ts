@@ -1,0 +1,41 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { RPC_ROUTES } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import { registerRpc, type Edge } from "../http/register-rpc.js";
+import type { ArtifactRouteParams } from "./artifact-params.js";
+import { DOWNLOAD_ROUTE, UPLOAD_ROUTE } from "./artifact-urls.js";
+import { downloadArtifact } from "./download-artifact.js";
+import { presignDownload } from "./presign-download.js";
+import { presignUpload } from "./presign-upload.js";
+import { uploadArtifact } from "./upload-artifact.js";
+
+function methodNotAllowed(allow: string[]) {
+  return async (_request: unknown, reply: FastifyReply) => {
+    reply.header("allow", allow.join(", "));
+    throw new AppError("route.method_not_allowed", `Use ${allow.join(" or ")} for this path.`, { details: { allow } });
+  };
+}
+
+/**
+ * The artifact operations: the two presign RPCs, and the upload and download routes whose
+ * signed URL is their credential (no `X-App-ID`, no JSON). Those two live in their own
+ * fastify context, where any body reaches the upload as a stream: the JSON routes keep
+ * their parsers, limits and 415.
+ */
+export function registerArtifactRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
+  registerRpc(app, edge, RPC_ROUTES.presignUpload, presignUpload(gw));
+  registerRpc(app, edge, RPC_ROUTES.presignDownload, presignDownload(gw));
+
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", (_request, payload, done) => done(null, payload));
+
+    const upload = `${UPLOAD_ROUTE}/:jobId/:artifactId`;
+    const download = `${DOWNLOAD_ROUTE}/:jobId/:artifactId`;
+    scope.put<{ Params: ArtifactRouteParams }>(upload, uploadArtifact(gw, edge.natsUp));
+    scope.route<{ Params: ArtifactRouteParams }>({ method: ["GET", "HEAD"], url: download, exposeHeadRoute: false, handler: downloadArtifact(gw, edge.natsUp) });
+    scope.route({ method: ["GET", "HEAD", "POST", "PATCH", "DELETE"], url: upload, exposeHeadRoute: false, handler: methodNotAllowed(["PUT"]) });
+    scope.route({ method: ["POST", "PUT", "PATCH", "DELETE"], url: download, handler: methodNotAllowed(["GET", "HEAD"]) });
+  });
+}

@@ -1,0 +1,85 @@
+import { finished, Transform, type Readable } from "node:stream";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { ContentType } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import { sendSuccess } from "../http/envelope.js";
+import { artifactParams, pathOf, type ArtifactRouteParams } from "./artifact-params.js";
+import { verifyArtifactUrl } from "./artifact-urls.js";
+
+const DEFAULT_CONTENT_TYPE = "application/octet-stream";
+
+function tooLarge(limit: number): AppError {
+  return new AppError("request.too_large", `An artifact may have at most ${limit} bytes.`, { details: { max_bytes: limit } });
+}
+
+/** How an upload's body went: past the limit, or cut off by the client. */
+interface BodyOutcome {
+  overflowed: boolean;
+  cutOff: boolean;
+}
+
+/** The body, passed through as it arrives; past `limit` bytes it fails with `request.too_large`. */
+function limitedBody(source: Readable, limit: number): { body: Transform; outcome: BodyOutcome } {
+  const outcome = { overflowed: false, cutOff: false };
+  let received = 0;
+  const body = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      received += chunk.length;
+      if (received <= limit) return done(null, chunk);
+      outcome.overflowed = true;
+      done(tooLarge(limit));
+    },
+  });
+  // A client that goes away mid-body fails the upload instead of leaving it waiting.
+  finished(source, (error) => {
+    if (!error) return;
+    outcome.cutOff = true;
+    body.destroy(error);
+  });
+  source.pipe(body);
+  return { body, outcome };
+}
+
+function contentTypeOf(request: FastifyRequest): string | undefined {
+  const header = request.headers["content-type"];
+  if (header === undefined) return undefined;
+  const parsed = ContentType.safeParse(header);
+  if (!parsed.success) {
+    throw new AppError("request.invalid", "The Content-Type header is not a media type.", {
+      details: { issues: [{ path: "Content-Type", message: parsed.error.issues[0]?.message ?? "invalid" }] },
+    });
+  }
+  return parsed.data;
+}
+
+/**
+ * `PUT /api/compute/artifacts/upload/{jobId}/{id}`: the signed URL is the credential. The
+ * body streams into the object store; size, SHA-256 and content type are recorded.
+ */
+export function uploadArtifact(gw: GatewayContext, natsUp: () => boolean) {
+  return async (request: FastifyRequest<{ Params: ArtifactRouteParams }>, reply: FastifyReply) => {
+    if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
+    const grant = verifyArtifactUrl(gw.urls, "PUT", pathOf(request.url), request.query as Record<string, unknown>);
+    const { job_id, artifact_id } = artifactParams(request.params);
+    const limit = gw.config.CJS_MAX_ARTIFACT_BYTES;
+    if (Number(request.headers["content-length"] ?? 0) > limit) throw tooLarge(limit);
+    const content_type = grant.content_type ?? contentTypeOf(request) ?? DEFAULT_CONTENT_TYPE;
+
+    // Without a body (no length, not chunked) fastify runs no parser; the raw request is then empty.
+    const source = (request.body as Readable | undefined) ?? request.raw;
+    const { body, outcome } = limitedBody(source, limit);
+    const ref = { app_id: grant.app_id, business_id: grant.business_id, job_id, artifact_id };
+    try {
+      const artifact = await gw.artifacts.save(ref, { content_type, attempt: grant.attempt }, body);
+      return sendSuccess(reply, "Artifact stored", artifact);
+    } catch (error) {
+      // Read and drop whatever is still coming, so the answer reaches the client.
+      source.unpipe(body);
+      source.resume();
+      if (outcome.overflowed) throw tooLarge(limit);
+      if (outcome.cutOff) throw new AppError("request.invalid", "The upload ended before its body was complete; nothing was stored.");
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,49 @@
+import { logStreamPath, type RPC_ROUTES, type UserContext } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import type { RpcHandler } from "../http/register-rpc.js";
+import { userContext } from "../rpc/forward.js";
+import { retrieveCallerJob } from "./caller-job.js";
+
+/** Who a signed stream URL reads as: `<app_id>.<business_id>.<user_id>` (none of them contains a dot). */
+export interface StreamCaller {
+  app_id: string;
+  business_id: string;
+  user_id: string;
+}
+
+const CALLER_PARAM = /^([a-z0-9][a-z0-9_-]{0,62})\.([A-Za-z0-9_]{1,64})\.([A-Za-z0-9_]{1,64})$/;
+
+/**
+ * What a stream URL's signature covers: method GET, the job's path and the caller, so a
+ * URL neither opens another job's stream nor reads as another tenant.
+ */
+export function logStreamScope(jobId: string, callerParam: string): string {
+  return `${logStreamPath(jobId)}?caller=${callerParam}`;
+}
+
+/** The `caller` parameter of a signed URL, checked after its signature. */
+export function parseStreamCaller(value: string): StreamCaller {
+  const match = CALLER_PARAM.exec(value);
+  if (!match?.[1] || !match[2] || !match[3]) throw new AppError("url.signature_invalid", "This URL is not a valid signed URL.");
+  return { app_id: match[1], business_id: match[2], user_id: match[3] };
+}
+
+/**
+ * `POST /api/compute/jobs/logs/stream-url`: a short-lived URL of the job's log stream
+ * that needs no headers (for a browser's EventSource). The job must be the caller's.
+ */
+export function logStreamUrl(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.logStreamUrl> {
+  return async ({ job_id }, { caller }) => {
+    const context: UserContext = userContext(caller);
+    await retrieveCallerJob(gw, context, job_id);
+    const callerParam = `${context.app_id}.${context.business_id}.${context.user_id}`;
+    const expiresAtMs = gw.clock.now() + gw.config.CJS_LOG_STREAM_URL_TTL_SECONDS * 1000;
+    const signature = gw.urls.sign({ method: "GET", path: logStreamScope(job_id, callerParam), expiresAtMs });
+    return {
+      url: `${logStreamScope(job_id, callerParam)}&${signature}`,
+      // The signature carries whole seconds.
+      expires_at: new Date(Math.floor(expiresAtMs / 1000) * 1000).toISOString(),
+    };
+  };
+}

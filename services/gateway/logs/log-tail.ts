@@ -1,0 +1,198 @@
+import type { ServerResponse } from "node:http";
+import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import type { Subscription } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { isTerminal, type Job, JobLogSummary, LogLine, type LogEndEventData, type LogEventData, type UserContext } from "../../../shared/contract/index.js";
+import { decodeJson, requestRpc, STREAMS, subjects } from "../../../shared/nats/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import { retrieveCallerJob } from "./caller-job.js";
+import { SseWriter } from "./sse-writer.js";
+
+/** A stored line as JSON, or undefined when it is not JSON (such a message is skipped, never fatal). */
+function decodeLine(data: Uint8Array): unknown {
+  try {
+    return decodeJson(data);
+  } catch {
+    return undefined;
+  }
+}
+
+export interface LogTailOptions {
+  gw: GatewayContext;
+  js: JetStreamClient;
+  jsm: Promise<JetStreamManager>;
+  caller: UserContext;
+  jobId: string;
+  /** The stream sequence of the last line the client has (`Last-Event-ID`), 0 for all. */
+  after: number;
+  keepAliveMs: number;
+  log: Logger;
+}
+
+/**
+ * One client's view of a job's log: replays the job's lines from the log stream after a
+ * position, tails new ones, and ends with an `end` event once the job is terminal and
+ * every line stored by then was sent. `open` does everything that can fail with an error
+ * envelope (tenancy, the consumer); `start` writes the stream.
+ *
+ * The event id is the line's sequence in the log stream: it grows with every line, so
+ * resuming after it misses nothing and repeats nothing.
+ */
+export class LogTail {
+  private transitions: Subscription | undefined;
+  private consumer: Consumer | undefined;
+  private messages: ConsumerMessages | undefined;
+  private sse: SseWriter | undefined;
+  private keepAlive: NodeJS.Timeout | undefined;
+  private job: Job | undefined;
+  private lastSent: number;
+  /** Once the job is terminal: the last stream sequence to send before `end`. */
+  private ending: { job: Job; lastSeq: number } | undefined;
+  private finishing = false;
+  private checking = false;
+  private recheck = false;
+  private closed = false;
+  private readonly closeListeners: Array<() => void> = [];
+
+  constructor(private readonly options: LogTailOptions) {
+    this.lastSent = options.after;
+  }
+
+  /** Checks the job is the caller's and opens the consumer; throws (an AppError) before anything is written. */
+  async open(): Promise<void> {
+    const { gw, js, caller, jobId, after } = this.options;
+    // Subscribed before the job is read, so no transition is missed; one before `start` is kept as `recheck`.
+    this.transitions = gw.nc.subscribe(subjects.jobTransitioned(jobId), { callback: () => void this.checkEnd() });
+    try {
+      this.job = await retrieveCallerJob(gw, caller, jobId);
+      this.consumer = await js.consumers.get(STREAMS.logs, { filter_subjects: subjects.jobLogsOfJob(jobId), opt_start_seq: after + 1 });
+      this.messages = await this.consumer.consume();
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+  }
+
+  /** Writes the stream on `response` until the job ends, the client goes, or the gateway closes. */
+  start(response: ServerResponse, headers: Record<string, string>): void {
+    response.writeHead(200, {
+      ...headers,
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    });
+    response.flushHeaders();
+    this.sse = new SseWriter(response);
+    response.once("close", () => this.close());
+    // The client may have gone while the stream was being opened.
+    if (response.destroyed || !response.socket || response.socket.destroyed) {
+      this.close();
+      return;
+    }
+    this.keepAlive = setInterval(() => {
+      void this.sse?.comment("keep-alive");
+      // A transition event missed while NATS reconnected still ends the stream.
+      if (!this.ending) void this.checkEnd();
+    }, this.options.keepAliveMs);
+    void this.pump();
+    if (this.job && isTerminal(this.job.state)) void this.settle(this.job);
+    else if (this.recheck) void this.checkEnd();
+  }
+
+  onClose(listener: () => void): void {
+    this.closeListeners.push(listener);
+  }
+
+  /** Ends the stream without an `end` event (client gone, gateway closing, or a fault: the client resumes). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.keepAlive);
+    this.transitions?.unsubscribe();
+    const { consumer, messages } = this;
+    // The server would drop the idle consumer after a few minutes; free it now.
+    void (async () => {
+      await messages?.close();
+      await consumer?.delete();
+    })().catch(() => undefined);
+    this.sse?.end();
+    for (const listener of this.closeListeners) listener();
+  }
+
+  private async pump(): Promise<void> {
+    const messages = this.messages;
+    if (!messages) return;
+    try {
+      for await (const message of messages) {
+        if (this.closed) break;
+        const attempt = Number(message.subject.slice(message.subject.lastIndexOf(".") + 1));
+        const line = LogLine.safeParse(decodeLine(message.data));
+        if (line.success) {
+          const { seq, stream, line: text, ts } = line.data;
+          await this.sse?.event("log", { attempt, seq, stream, line: text, ts } satisfies LogEventData, message.seq);
+        } else {
+          this.options.log.error({ job_id: this.options.jobId, seq: message.seq }, "skipped a log message that is not a log line");
+        }
+        this.lastSent = message.seq;
+        await this.maybeEnd();
+      }
+    } catch (error) {
+      this.options.log.warn({ err: error, job_id: this.options.jobId }, "log stream failed; the client will resume");
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Reads the job again after a transition (coalesced: one read at a time, one more if anything came in meanwhile). */
+  private async checkEnd(): Promise<void> {
+    if (this.closed || this.ending) return;
+    if (this.checking || !this.sse) {
+      this.recheck = true;
+      return;
+    }
+    this.checking = true;
+    try {
+      do {
+        this.recheck = false;
+        const job = await retrieveCallerJob(this.options.gw, this.options.caller, this.options.jobId);
+        if (isTerminal(job.state)) {
+          await this.settle(job);
+          return;
+        }
+      } while (this.recheck && !this.closed);
+    } catch (error) {
+      this.options.log.warn({ err: error, job_id: this.options.jobId }, "could not read the job of a log stream; trying again at the next keep-alive");
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /** The job is terminal: note the last line stored by now, and end once it is sent. */
+  private async settle(job: Job): Promise<void> {
+    try {
+      const jsm = await this.options.jsm;
+      const last = await jsm.streams.getMessage(STREAMS.logs, { last_by_subj: subjects.jobLogsOfJob(this.options.jobId) });
+      this.ending ??= { job, lastSeq: last?.seq ?? 0 };
+      await this.maybeEnd();
+    } catch (error) {
+      this.options.log.warn({ err: error, job_id: this.options.jobId }, "could not settle a log stream; the client will resume");
+      this.close();
+    }
+  }
+
+  private async maybeEnd(): Promise<void> {
+    const ending = this.ending;
+    if (!ending || this.finishing || this.closed || this.lastSent < ending.lastSeq) return;
+    this.finishing = true;
+    try {
+      const summary = await requestRpc(this.options.gw.nc, subjects.logsSummary(), { job_id: this.options.jobId }, JobLogSummary);
+      const { job } = ending;
+      const data: LogEndEventData = { state: job.state, attempt: job.attempt, exit_code: job.exit_code, error: job.error, dropped_lines: summary.dropped_lines };
+      await this.sse?.event("end", data);
+    } catch (error) {
+      this.options.log.warn({ err: error, job_id: this.options.jobId }, "could not end a log stream; the client will resume");
+    } finally {
+      this.close();
+    }
+  }
+}

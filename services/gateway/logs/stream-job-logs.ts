@@ -1,0 +1,92 @@
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import { JobId, type UserContext } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import type { Edge } from "../http/register-rpc.js";
+import { userContext } from "../rpc/forward.js";
+import { logStreamScope, parseStreamCaller } from "./log-stream-url.js";
+import { logStreamsOpen } from "./log-stream-metrics.js";
+import { LogTail } from "./log-tail.js";
+
+type StreamRequest = FastifyRequest<{ Params: { jobId: string }; Querystring: Record<string, unknown> }>;
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function invalid(path: string, message: string): AppError {
+  return new AppError("request.invalid", "The request does not match the schema.", { details: { issues: [{ path, message }] } });
+}
+
+/**
+ * Who reads the stream: the signed URL's caller when the query carries a signature (a
+ * browser's EventSource cannot send headers), else `X-App-ID` and a user credential.
+ */
+async function streamCaller(gw: GatewayContext, request: StreamRequest, jobId: string): Promise<UserContext> {
+  const query = request.query;
+  if (query.signature !== undefined || query.caller !== undefined) {
+    const callerParam = typeof query.caller === "string" ? query.caller : "";
+    gw.urls.verify("GET", logStreamScope(jobId, callerParam), query);
+    const caller = parseStreamCaller(callerParam);
+    await gw.authenticator.resolveApp(caller.app_id);
+    // The URL grants reading this job's log and nothing else; the scheduler checks the tenancy only.
+    return { ...caller, role: "member", key_id: null, operator: false };
+  }
+  const app = await gw.authenticator.resolveApp(header(request, "x-app-id"));
+  const caller = await gw.authenticator.authenticate(app, { authorization: header(request, "authorization"), apiKey: header(request, "x-api-key") }, "user");
+  if (!caller) throw new AppError("auth.missing_credentials");
+  return userContext(caller);
+}
+
+/**
+ * The position to resume after: `Last-Event-ID` (sent by EventSource when it reconnects),
+ * else the `last_event_id` query parameter (for a new EventSource on a fresh signed URL), else 0.
+ */
+function resumeAfter(request: StreamRequest): number {
+  const fromHeader = header(request, "last-event-id");
+  const fromQuery = request.query.last_event_id;
+  const [value, path] = fromHeader !== undefined ? [fromHeader, "Last-Event-ID"] : [fromQuery, "last_event_id"];
+  if (value === undefined || value === "") return 0;
+  if (typeof value !== "string" || !/^\d{1,15}$/.test(value)) throw invalid(path, "the id of an event of this stream");
+  return Number(value);
+}
+
+/**
+ * `GET /api/compute/jobs/{jobId}/logs`: the job's log as Server-Sent Events. Every check
+ * happens before the first byte, so a refusal is the usual JSON error envelope; after
+ * that the reply is the event stream, written on the raw response.
+ */
+export function streamJobLogs(
+  gw: GatewayContext,
+  edge: Edge,
+  nats: { js: JetStreamClient; jsm: Promise<JetStreamManager> },
+  open: Set<LogTail>,
+) {
+  return async (request: StreamRequest, reply: FastifyReply): Promise<void> => {
+    if (!edge.natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
+    const { jobId } = request.params;
+    const caller = await streamCaller(gw, request, jobId);
+    if (!JobId.safeParse(jobId).success) throw invalid("jobId", "a job id such as `job_…`");
+    const tail = new LogTail({
+      gw,
+      ...nats,
+      caller,
+      jobId,
+      after: resumeAfter(request),
+      keepAliveMs: gw.config.CJS_SSE_KEEPALIVE_SECONDS * 1000,
+      log: request.log as Logger,
+    });
+    await tail.open();
+    open.add(tail);
+    logStreamsOpen.inc();
+    tail.onClose(() => {
+      open.delete(tail);
+      logStreamsOpen.dec();
+    });
+    reply.hijack();
+    tail.start(reply.raw, Object.fromEntries(Object.entries(reply.getHeaders()).map(([name, value]) => [name, String(value)])));
+  };
+}

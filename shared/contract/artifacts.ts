@@ -1,0 +1,53 @@
+import { z } from "zod";
+import { Timestamp } from "./common.js";
+import { JobId, JobPayload } from "./jobs.js";
+
+/** An artifact's name within its job: a file name of 1 to 200 characters of `A-Z a-z 0-9 . _ -`, not `.` or `..`. */
+export const ArtifactId = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,200}$/, "1 to 200 letters, digits, '.', '_' or '-'")
+  .refine((name) => name !== "." && name !== "..", "not '.' or '..'");
+export type ArtifactId = z.infer<typeof ArtifactId>;
+
+/** A media type as sent in `Content-Type` (`text/plain; charset=utf-8`). */
+export const ContentType = z.string().trim().min(1).max(255).regex(/^[\x20-\x7e]+$/, "printable ASCII");
+
+export const PresignUploadRequest = z.strictObject({
+  job_id: JobId,
+  artifact_id: ArtifactId,
+  /** Recorded as the artifact's type, whatever the upload's `Content-Type`. Absent: the upload's `Content-Type`, else `application/octet-stream`. */
+  content_type: ContentType.optional(),
+});
+export type PresignUploadRequest = z.infer<typeof PresignUploadRequest>;
+
+export const PresignDownloadRequest = z.strictObject({
+  job_id: JobId,
+  artifact_id: ArtifactId,
+});
+export type PresignDownloadRequest = z.infer<typeof PresignDownloadRequest>;
+
+/** A URL that is its own credential: send `method` to `url`, with no other header, before `expires_at`. */
+export const PresignedUrl = z.object({
+  url: z.string(),
+  method: z.enum(["PUT", "GET"]),
+  expires_at: Timestamp,
+});
+export type PresignedUrl = z.infer<typeof PresignedUrl>;
+
+/** A file a job produced, stored with the job. */
+export const Artifact = z.object({
+  artifact_id: ArtifactId,
+  size_bytes: z.number().int().min(0),
+  /** SHA-256 of the content, in lowercase hex; the download's `ETag` carries it in quotes. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  content_type: z.string(),
+  /** When the upload completed. */
+  created_at: Timestamp,
+  /** The attempt whose agent uploaded it; null for an upload through presign-upload. */
+  attempt: z.number().int().min(1).nullable(),
+});
+export type Artifact = z.infer<typeof Artifact>;
+
+/** The retrieve answer: the job and its artifacts, by name. */
+export const RetrieveJobResponse = JobPayload.extend({ artifacts: z.array(Artifact) });
+export type RetrieveJobResponse = z.infer<typeof RetrieveJobResponse>;

@@ -1,0 +1,311 @@
+import { get, type IncomingMessage } from "node:http";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { EventSource } from "eventsource";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ComputeClient } from "../../shared/client/index.js";
+import { LogEndEventData, LogEventData, logStreamPath, type LogLine } from "../../shared/contract/index.js";
+import { STREAMS } from "../../shared/nats/index.js";
+import { errorCodeOf } from "../harness/error-code.js";
+import { FakeNode } from "../harness/fake-node.js";
+import { startNats, type NatsHarness } from "../harness/nats-server.js";
+import { createTenant, signedInClient, startGateway, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+
+/** Small, so the cap test reaches it; the other tests stay below it. */
+const CAP = 50;
+
+let nats: NatsHarness;
+let system: RunningSystem;
+let tenant: Tenant;
+let user: ComputeClient;
+let token: string;
+let baseUrl: string;
+
+beforeAll(async () => {
+  nats = await startNats();
+  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_LOG_MAX_LINES_PER_JOB: String(CAP) });
+  baseUrl = system.gateways[0]!.baseUrl;
+  tenant = await createTenant(system.gateways[0]!.nc);
+  const signedIn = await signedInClient(baseUrl, tenant);
+  user = signedIn.client;
+  token = signedIn.tokens.access_token;
+});
+
+afterAll(async () => {
+  await system?.stop();
+  await nats?.stop();
+});
+
+/** One Server-Sent Events frame as written on the wire. */
+interface Frame {
+  id?: string;
+  event?: string;
+  data?: string;
+  comment?: string;
+}
+
+/** Reads frames off a raw response body, one at a time, so a test can stop (disconnect) anywhere. */
+class FrameReader {
+  private buffer = "";
+  private readonly decoder = new TextDecoder();
+  private readonly chunks: AsyncIterator<Buffer>;
+
+  constructor(body: IncomingMessage) {
+    this.chunks = body[Symbol.asyncIterator]();
+  }
+
+  /** The next frame, or null when the server closed the stream. */
+  async next(): Promise<Frame | null> {
+    for (;;) {
+      const end = this.buffer.indexOf("\n\n");
+      if (end >= 0) {
+        const block = this.buffer.slice(0, end);
+        this.buffer = this.buffer.slice(end + 2);
+        const frame: Frame = {};
+        for (const line of block.split("\n")) {
+          const colon = line.indexOf(":");
+          const [field, value] = colon < 0 ? [line, ""] : [line.slice(0, colon), line.slice(colon + 1).replace(/^ /, "")];
+          if (field === "") frame.comment = value;
+          else if (field === "id" || field === "event" || field === "data") frame[field] = value;
+        }
+        return frame;
+      }
+      const { done, value } = await this.chunks.next().catch(() => ({ done: true as const, value: undefined }));
+      if (done) return null;
+      this.buffer += this.decoder.decode(value, { stream: true });
+    }
+  }
+
+  /** The next `log` or `end` event, skipping comments. */
+  async nextEvent(): Promise<Frame | null> {
+    for (;;) {
+      const frame = await this.next();
+      if (frame === null || frame.event !== undefined) return frame;
+    }
+  }
+}
+
+function streamHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  return { "x-app-id": tenant.app.app_id, authorization: `Bearer ${token}`, ...extra };
+}
+
+/**
+ * Opens a job's stream on a connection of its own (node:http, no pool), so `disconnect`
+ * closes exactly that connection, as a browser tab going away would.
+ */
+async function openStream(jobId: string, headers: Record<string, string>, base = baseUrl) {
+  const request = get(`${base}${logStreamPath(jobId)}`, { headers, agent: false });
+  const response = await new Promise<IncomingMessage>((resolve, reject) => request.once("response", resolve).once("error", reject));
+  expect(response.statusCode).toBe(200);
+  return { response, frames: new FrameReader(response), disconnect: () => request.destroy() };
+}
+
+function lines(from: number, to: number, text = (seq: number) => `line ${seq}`): LogLine[] {
+  return Array.from({ length: to - from + 1 }, (_, index) => ({ seq: from + index, stream: "stdout", line: text(from + index), ts: new Date().toISOString() }));
+}
+
+/** A job of its own pool, polled by a node of that pool, so it is running on that node. */
+async function runningJob(pool: string) {
+  const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
+  const { job_id } = await user.call("submitJob", { type: "shell", command: ["echo"], pool_id: pool });
+  const [assignment] = await node.poll(10);
+  expect(assignment?.job_id).toBe(job_id);
+  const push = (attempt: number, batch: LogLine[]) => node.client.call("pushLogs", { job_id, attempt, lines: batch });
+  return { node, jobId: job_id, push };
+}
+
+/** Every `log` event until `end`; returns both. */
+async function readToEnd(frames: FrameReader) {
+  const logs: Array<{ id: number; data: LogEventData }> = [];
+  for (;;) {
+    const frame = await frames.nextEvent();
+    if (frame === null) throw new Error("the stream closed without an end event");
+    if (frame.event === "end") return { logs, end: LogEndEventData.parse(JSON.parse(frame.data!)) };
+    expect(frame.event).toBe("log");
+    logs.push({ id: Number(frame.id), data: LogEventData.parse(JSON.parse(frame.data!)) });
+  }
+}
+
+describe("the job log stream", () => {
+  it("replays a finished job's lines in order, then an end event with its final state", async () => {
+    const { node, jobId, push } = await runningJob("logs-replay");
+    await push(1, [...lines(1, 3), { seq: 4, stream: "stderr", line: "oops", ts: new Date().toISOString() }]);
+    await node.finish(jobId, "succeeded");
+
+    const { response, frames } = await openStream(jobId, streamHeaders());
+    expect(response.headers["content-type"]).toMatch(/^text\/event-stream/);
+    expect(response.headers["cache-control"]).toBe("no-cache");
+    expect(response.headers["x-accel-buffering"]).toBe("no");
+    const { logs, end } = await readToEnd(frames);
+    expect(logs.map((event) => event.data)).toEqual([
+      { attempt: 1, seq: 1, stream: "stdout", line: "line 1", ts: expect.any(String) },
+      { attempt: 1, seq: 2, stream: "stdout", line: "line 2", ts: expect.any(String) },
+      { attempt: 1, seq: 3, stream: "stdout", line: "line 3", ts: expect.any(String) },
+      { attempt: 1, seq: 4, stream: "stderr", line: "oops", ts: expect.any(String) },
+    ]);
+    const ids = logs.map((event) => event.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(end).toEqual({ state: "succeeded", attempt: 1, exit_code: 0, error: null, dropped_lines: 0 });
+    expect(await frames.next()).toBeNull();
+  });
+
+  it("an SSE reader that disconnects and resumes with Last-Event-ID sees every line once, in order", async () => {
+    const { node, jobId, push } = await runningJob("logs-resume");
+    await push(1, lines(1, 6));
+
+    const first = await openStream(jobId, streamHeaders());
+    const seen: Array<{ id: number; data: LogEventData }> = [];
+    for (let count = 0; count < 3; count += 1) {
+      const frame = await first.frames.nextEvent();
+      expect(frame?.event).toBe("log");
+      seen.push({ id: Number(frame!.id), data: LogEventData.parse(JSON.parse(frame!.data!)) });
+    }
+    first.disconnect();
+
+    await push(1, lines(7, 12));
+    const resumed = await openStream(jobId, streamHeaders({ "last-event-id": String(seen.at(-1)!.id) }));
+    // The job ends while the resumed reader is connected; lines pushed before the result all arrive.
+    await push(1, lines(13, 15));
+    await node.finish(jobId, "failed");
+    const { logs, end } = await readToEnd(resumed.frames);
+    seen.push(...logs);
+
+    expect(seen.map((event) => event.data.line)).toEqual(lines(1, 15).map((line) => line.line));
+    expect(new Set(seen.map((event) => event.id)).size).toBe(15);
+    expect(end).toMatchObject({ state: "failed", attempt: 1, exit_code: 1, dropped_lines: 0 });
+  });
+
+  it("a real SSE client library follows a live job to its end event through a signed URL, without headers", async () => {
+    const { node, jobId, push } = await runningJob("logs-eventsource");
+    const { url, expires_at } = await user.call("logStreamUrl", { job_id: jobId });
+    expect(url.startsWith(`${logStreamPath(jobId)}?`)).toBe(true);
+    expect(Date.parse(expires_at)).toBeGreaterThan(Date.now());
+
+    const source = new EventSource(new URL(url, baseUrl).href);
+    const received: LogEventData[] = [];
+    const lastIds: string[] = [];
+    let onLog = () => {};
+    source.addEventListener("log", (event) => {
+      received.push(LogEventData.parse(JSON.parse(event.data)));
+      lastIds.push(event.lastEventId);
+      onLog();
+    });
+    const ended = new Promise<LogEndEventData>((resolve, reject) => {
+      source.addEventListener("end", (event) => {
+        source.close();
+        resolve(LogEndEventData.parse(JSON.parse(event.data)));
+      });
+      source.addEventListener("error", (event) => reject(new Error(`EventSource failed: ${event.message ?? event.code}`)));
+    });
+    const receivedCount = (count: number) =>
+      new Promise<void>((resolve) => {
+        onLog = () => received.length >= count && resolve();
+        onLog();
+      });
+    await new Promise<void>((resolve) => source.addEventListener("open", () => resolve(), { once: true }));
+
+    await push(1, lines(1, 5));
+    await receivedCount(5);
+    await push(1, lines(6, 8));
+    await receivedCount(8);
+    await node.finish(jobId, "succeeded");
+    const end = await ended;
+
+    expect(received.map((line) => line.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(lastIds.every((id) => /^\d+$/.test(id))).toBe(true);
+    expect(end).toEqual({ state: "succeeded", attempt: 1, exit_code: 0, error: null, dropped_lines: 0 });
+  });
+
+  it("answers another tenant's job as not found with the error envelope, before any stream", async () => {
+    const { jobId } = await runningJob("logs-tenancy");
+    const other = await createTenant(system.gateways[0]!.nc);
+    const { client: stranger, tokens } = await signedInClient(baseUrl, other);
+
+    const response = await fetch(`${baseUrl}${logStreamPath(jobId)}`, { headers: { "x-app-id": other.app.app_id, authorization: `Bearer ${tokens.access_token}` } });
+    expect(response.status).toBe(404);
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await response.json()).toMatchObject({ status: "ERROR", code: "resource.not_found" });
+    expect(await errorCodeOf(stranger.call("logStreamUrl", { job_id: jobId }))).toBe("resource.not_found");
+  });
+
+  it("refuses an altered signed URL with 403, and a stream without credentials with 401", async () => {
+    const { jobId } = await runningJob("logs-signed");
+    const { jobId: otherJobId } = await runningJob("logs-signed-other");
+    const { url } = await user.call("logStreamUrl", { job_id: jobId });
+    const other = await createTenant(system.gateways[0]!.nc);
+    const otherCaller = `${other.app.app_id}.${other.business.business_id}.${other.user.user_id}`;
+
+    const altered = [
+      url.replace(jobId, otherJobId),
+      url.replace(/caller=[^&]+/, `caller=${otherCaller}`),
+      url.replace(/expires=(\d+)/, (_, expires: string) => `expires=${Number(expires) + 3600}`),
+      url.replace(/signature=[^&]+/, "signature=AAAA"),
+    ];
+    for (const path of altered) {
+      const response = await fetch(new URL(path, baseUrl));
+      expect(response.status).toBe(403);
+      expect(await response.json()).toMatchObject({ status: "ERROR", code: "url.signature_invalid" });
+    }
+    const bare = await fetch(`${baseUrl}${logStreamPath(jobId)}`, { headers: { "x-app-id": tenant.app.app_id } });
+    expect(bare.status).toBe(401);
+    expect(await bare.json()).toMatchObject({ code: "auth.missing_credentials" });
+  });
+
+  it("answers other methods on the stream path with 405 and a malformed Last-Event-ID with 400", async () => {
+    const { jobId } = await runningJob("logs-methods");
+    const post = await fetch(`${baseUrl}${logStreamPath(jobId)}`, { method: "POST", headers: streamHeaders() });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET");
+    const bad = await fetch(`${baseUrl}${logStreamPath(jobId)}`, { headers: streamHeaders({ "last-event-id": "nope" }) });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: "request.invalid", details: { issues: [{ path: "Last-Event-ID" }] } });
+  });
+
+  it("drops lines past the job's cap, stores one marker line, and reports the count in the end event", async () => {
+    const { node, jobId, push } = await runningJob("logs-cap");
+    expect(await push(1, lines(1, 40))).toEqual({ accepted: 40, duplicates: 0, dropped: 0 });
+    expect(await push(1, lines(41, 70))).toEqual({ accepted: 10, duplicates: 0, dropped: 20 });
+    // A resent batch stores nothing and counts nothing twice.
+    expect(await push(1, lines(41, 70))).toEqual({ accepted: 0, duplicates: 10, dropped: 20 });
+    expect(await push(1, lines(71, 80))).toEqual({ accepted: 0, duplicates: 0, dropped: 10 });
+    await node.finish(jobId, "failed");
+
+    // The cap is per job: a retried attempt has nothing left, so its lines are dropped too.
+    await user.call("retryJob", { job_id: jobId });
+    const [second] = await node.poll(10);
+    expect(second).toMatchObject({ job_id: jobId, attempt: 2 });
+    expect(await push(2, lines(1, 5))).toEqual({ accepted: 0, duplicates: 0, dropped: 5 });
+    await node.finish(jobId, "succeeded");
+
+    const { frames } = await openStream(jobId, streamHeaders());
+    const { logs, end } = await readToEnd(frames);
+    const texts = logs.map((event) => event.data);
+    expect(texts.slice(0, CAP).map((line) => line.line)).toEqual(lines(1, CAP).map((line) => line.line));
+    expect(texts.slice(CAP)).toEqual([
+      { attempt: 1, seq: CAP + 1, stream: "stderr", line: expect.stringMatching(/^\[log truncated: .*50 lines/), ts: expect.any(String) },
+      { attempt: 2, seq: 1, stream: "stderr", line: expect.stringMatching(/^\[log truncated: /), ts: expect.any(String) },
+    ]);
+    expect(end).toMatchObject({ state: "succeeded", attempt: 2, dropped_lines: 35 });
+  });
+
+  it("releases its consumer when the client goes away", async () => {
+    const { jobId, push } = await runningJob("logs-release");
+    await push(1, lines(1, 2));
+    const { frames, disconnect } = await openStream(jobId, streamHeaders());
+    expect((await frames.nextEvent())?.event).toBe("log");
+    const jsm = await jetstreamManager(system.gateways[0]!.nc);
+    expect(await jsm.consumers.list(STREAMS.logs).next()).toHaveLength(1);
+    disconnect();
+    await expect.poll(async () => (await jsm.consumers.list(STREAMS.logs).next()).length, { timeout: 10_000 }).toBe(0);
+  });
+
+  it("sends a keep-alive comment on an idle stream, and ends open streams when the gateway stops", async () => {
+    const gateway = await startGateway(nats.url, { CJS_SSE_KEEPALIVE_SECONDS: "1" });
+    const stopped = (async () => {
+      const { jobId } = await runningJob("logs-keepalive");
+      const { frames } = await openStream(jobId, streamHeaders(), gateway.baseUrl);
+      expect(await frames.next()).toEqual({ comment: "keep-alive" });
+      return frames;
+    })().finally(() => gateway.stop());
+    expect(await (await stopped).next()).toBeNull();
+  });
+});

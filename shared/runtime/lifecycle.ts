@@ -17,6 +17,8 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+const REPEAT_SIGNAL_WINDOW_MS = 1000;
+
 /** A shutdown that has not finished by then (NATS unreachable, a stuck request) exits anyway. */
 const SHUTDOWN_TIMEOUT_MS = 15_000;
 
@@ -25,13 +27,15 @@ const SHUTDOWN_TIMEOUT_MS = 15_000;
  * Only `main.ts` files call this.
  */
 export function installShutdown(logger: Logger, stop: () => Promise<void>): void {
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
+    // Ctrl-C under npm or tsx arrives twice at once (the terminal's and the wrapper's): only a later one means "now".
+    if (stoppingSince !== undefined && Date.now() - stoppingSince < REPEAT_SIGNAL_WINDOW_MS) return;
+    if (stoppingSince !== undefined) {
       logger.warn({ signal }, "second signal: exiting now");
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     logger.info({ signal }, "shutting down");
     setTimeout(() => {
       logger.error({ timeout_ms: SHUTDOWN_TIMEOUT_MS }, "shutdown took too long: exiting");

@@ -54,4 +54,16 @@ describe("architecture/import-boundaries", () => {
     expect(await boundaryErrors("shared/nats/rpc.ts", `import "./names.js";`)).toEqual([]);
     expect(await boundaryErrors("test/integration/x.test.ts", `import "../../services/gateway/app.js";`)).toEqual([]);
   });
+
+  it("keeps clients apart from services, and lets only services/dev run the agent", async () => {
+    expect(await boundaryErrors("clients/agent/agent.ts", `import "../../services/gateway/app.js";`)).toEqual([
+      expect.stringContaining("clients/agent must not import services/gateway"),
+    ]);
+    expect(await boundaryErrors("services/scheduler/scheduler.ts", `import "../../clients/agent/index.js";`)).toEqual([
+      expect.stringContaining("services/scheduler must not import clients/agent"),
+    ]);
+    expect(await boundaryErrors("shared/client/compute-client.ts", `import "../../clients/agent/index.js";`)).toHaveLength(1);
+    expect(await boundaryErrors("services/dev/local-agent.ts", `import "../../clients/agent/index.js";`)).toEqual([]);
+    expect(await boundaryErrors("clients/agent/agent.ts", `import "../../shared/client/index.js";`)).toEqual([]);
+  });
 });

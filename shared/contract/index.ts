@@ -30,6 +30,7 @@ export {
   PresignUploadRequest,
   RetrieveJobResponse,
 } from "./artifacts.js";
+export { CreditAmount, Plan, PlanLimits, PlanRates } from "./billing.js";
 export { RPC_ROUTES } from "./routes.js";
 export type { RouteAuth, RpcName, RpcRequest, RpcResponse, RpcRoute, RpcRoutes } from "./routes.js";
 export { buildOpenApiDocument } from "./openapi.js";

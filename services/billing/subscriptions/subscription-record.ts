@@ -1,0 +1,34 @@
+import { z } from "zod";
+
+/**
+ * A business's subscription as stored in the `cjs_subscriptions` bucket under
+ * `subscriptionKey(app, business)`. Absent means the default plan, with calendar-month
+ * periods. It changes only through a verified payment-provider webhook (or an operator).
+ */
+export const SubscriptionRecord = z.object({
+  app_id: z.string(),
+  business_id: z.string(),
+  plan_id: z.string(),
+  status: z.enum(["active", "past_due", "canceled"]),
+  current_period_start: z.string(),
+  current_period_end: z.string(),
+  /** The provider's ids, when the plan was bought through one. */
+  provider: z.string().nullable(),
+  provider_customer_id: z.string().nullable(),
+  provider_subscription_id: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type SubscriptionRecord = z.infer<typeof SubscriptionRecord>;
+
+export function subscriptionKey(appId: string, businessId: string): string {
+  return `${appId}.${businessId}`;
+}
+
+/** The calendar month (UTC) holding `now`: the period of a business on the default plan. */
+export function calendarMonth(now: number): { start: string; end: string } {
+  const at = new Date(now);
+  const start = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
+  const end = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
+  return { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
+}

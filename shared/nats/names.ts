@@ -34,6 +34,8 @@ export const BUCKETS = {
   allocations: "cjs_allocations",
   /** `<app>.<business>.<job id>.<artifact id>` → the artifact's record: lists a job's artifacts (gateway). */
   artifactIndex: "cjs_artifact_index",
+  /** `<app>.<business>` → the business's subscription; absent means the default plan (billing). */
+  subscriptions: "cjs_subscriptions",
 } as const;
 
 /** JetStream object stores. */

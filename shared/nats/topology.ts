@@ -23,6 +23,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.nodes]: { history: 1 },
   [BUCKETS.allocations]: { history: 1 },
   [BUCKETS.artifactIndex]: { history: 1 },
+  [BUCKETS.subscriptions]: { history: 1 },
 };
 
 export interface TopologyOptions {

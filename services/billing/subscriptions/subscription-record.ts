@@ -32,3 +32,22 @@ export function calendarMonth(now: number): { start: string; end: string } {
   const end = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
   return { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
 }
+
+/** A business's plan and period as they apply now: its record's, or the default plan's this calendar month. */
+export interface EffectiveSubscription {
+  plan_id: string;
+  status: SubscriptionRecord["status"];
+  current_period_start: string;
+  current_period_end: string;
+  /** False when the business never subscribed (no record). */
+  stored: boolean;
+}
+
+export function effectiveSubscription(record: SubscriptionRecord | null, defaultPlanId: string, now: number): EffectiveSubscription {
+  if (record) {
+    const { plan_id, status, current_period_start, current_period_end } = record;
+    return { plan_id, status, current_period_start, current_period_end, stored: true };
+  }
+  const month = calendarMonth(now);
+  return { plan_id: defaultPlanId, status: "active", current_period_start: month.start, current_period_end: month.end, stored: false };
+}

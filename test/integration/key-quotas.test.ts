@@ -226,3 +226,37 @@ describe("a node registered with a capped key", () => {
     expect((await user.call("listNodes", { pool_id: pool })).items[0]?.quotas).toBeNull();
   });
 });
+
+describe("an admission whose job is never written", () => {
+  let fullNats: NatsHarness;
+  let small: RunningSystem;
+
+  beforeAll(async () => {
+    fullNats = await startNats();
+    // A queue of two messages: a third submit is refused after its admission.
+    small = await startSystem(fullNats.url, { gateways: 1, schedulers: 2, registries: 1 }, { CJS_JOB_QUEUE_MAX_MESSAGES: "2" });
+  });
+
+  afterAll(async () => {
+    await small?.stop();
+    await fullNats?.stop();
+  });
+
+  it("is taken back when the queue refuses the job, so the refused submit counts against no quota", async () => {
+    const smallTenant = await createTenant(small.gateways[0]!.nc);
+    const { client: owner } = await signedInClient(small.gateways[0]!.baseUrl, smallTenant);
+    const created = await owner.call("createApiKey", { name: "full queue", maxJobsPerHour: 3, maxConcurrentJobs: 3 });
+    const key = new ComputeClient({ baseUrl: small.gateways[0]!.baseUrl, appId: smallTenant.app.app_id, apiKey: created.key });
+    const body = job("no-nodes");
+    const first = await key.call("submitJob", body);
+    await key.call("submitJob", body);
+    expect(await submitRaw(key, body)).toMatchObject({ status: 503, code: "queue.full" });
+
+    // Cancelling frees a queue message (once its holder lets it go) and a concurrency slot.
+    await owner.call("cancelJob", { job_id: first.job_id });
+    await expect.poll(async () => (await submitRaw(key, body)).status, { timeout: 15_000, interval: 100 }).toBe(200);
+    // Three admitted in the hour: every refused try was taken back, or this third one would have been refused.
+    expect(await submitRaw(key, body)).toMatchObject({ status: 429, code: "quota.jobs_per_hour_exceeded" });
+    expect((await owner.call("listJobs", { pool_id: "no-nodes" })).items).toHaveLength(3);
+  });
+});

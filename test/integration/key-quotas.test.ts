@@ -5,8 +5,10 @@
  * clock that the tests move, so an hour passes without waiting for it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KeyQuotaRecord, MISSING_RECORD_GRACE_MS } from "../../services/scheduler/key-quota-rules.js";
 import { ComputeClient } from "../../shared/client/index.js";
 import type { JobSummary, RpcRequest } from "../../shared/contract/index.js";
+import { BUCKETS, ensureBuckets, JsonBucket, kvKey } from "../../shared/nats/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
@@ -128,6 +130,29 @@ describe("quotas on submits made with a key", () => {
     await node.finish(running);
     expect((await submitRaw(key1, job(pool))).status).toBe(200);
     expect(await submitRaw(key0, job(pool))).toMatchObject({ status: 429, code: "quota.concurrent_jobs_exceeded" });
+  });
+
+  it("a slot whose release was lost is found free at the limit: ended jobs and long-missing ones are dropped, a just-admitted one is kept", async () => {
+    const kv = await ensureBuckets(system.gateways[0]!.nc, [BUCKETS.keyQuotas], { replicas: 1 });
+    const quotaRecords = new JsonBucket(kv[BUCKETS.keyQuotas], KeyQuotaRecord);
+    const { keyId, clients } = await keyClients({ maxConcurrentJobs: 2 });
+    const ended = await clients[0]!.call("submitJob", job("healing"));
+    await clients[0]!.call("cancelJob", { job_id: ended.job_id });
+    // As if the release at the end had been lost, plus a job whose record was never written.
+    const lostLongAgo = "job_00000000lostlostlost";
+    const lostJustNow = "job_00000000freshfresh0";
+    await quotaRecords.mutate(kvKey(keyId), (record) => ({
+      ...record,
+      active: { [ended.job_id]: fakeNow, [lostLongAgo]: fakeNow - MISSING_RECORD_GRACE_MS - 1 },
+    }));
+    expect((await submitRaw(clients[1]!, job("healing"))).status).toBe(200);
+    expect(Object.keys((await quotaRecords.get(kvKey(keyId)))!.value.active)).toHaveLength(1);
+
+    await quotaRecords.mutate(kvKey(keyId), (record) => ({ ...record, active: { ...record.active, [lostJustNow]: fakeNow } }));
+    // The next heal may be a second away on this replica: the clock moves on by one.
+    fakeNow += 1000;
+    expect(await submitRaw(clients[0]!, job("healing"))).toMatchObject({ status: 429, code: "quota.concurrent_jobs_exceeded" });
+    expect(Object.keys((await quotaRecords.get(kvKey(keyId)))!.value.active)).toContain(lostJustNow);
   });
 
   it("a key's quotas limit neither the signed-in user nor the business's other keys", async () => {

@@ -10,6 +10,7 @@ import {
   endedJobs,
   type KeyQuotaRecord,
   MISSING_RECORD_GRACE_MS,
+  retryLimits,
   tracksAdmissions,
   withoutAdmission,
   withoutJobs,
@@ -83,6 +84,21 @@ describe("decideAdmission", () => {
   it("keeps no window without maxJobsPerHour and no active set without maxConcurrentJobs", () => {
     expect(admitMany({ ...NONE, maxConcurrentJobs: 5 }, 2, () => T).record.admitted).toEqual([]);
     expect(admitMany({ ...NONE, maxJobsPerHour: 5 }, 2, () => T).record.active).toEqual({});
+  });
+});
+
+describe("retryLimits", () => {
+  it("holds a retry to the concurrency limit of the key's last submit, and to nothing else", () => {
+    const { record } = admitMany({ maxJobsPerHour: 1, maxConcurrentJobs: 4, allowedJobTypes: ["shell"] }, 1, () => T);
+    expect(retryLimits(record)).toEqual({ maxJobsPerHour: null, maxConcurrentJobs: 4, allowedJobTypes: null });
+    expect(retryLimits(admitMany({ ...NONE, maxJobsPerHour: 5 }, 1, () => T).record)).toBeNull();
+  });
+
+  it("a retry admitted at the hourly limit leaves the hour's count as it was", () => {
+    const { record } = admitMany({ ...NONE, maxJobsPerHour: 1, maxConcurrentJobs: 4 }, 1, () => T);
+    const limits = retryLimits(record);
+    const decision = limits && decideAdmission(withoutJobs(record, ["job_0"])!, limits, "job_0", T + 1000);
+    expect(decision?.admit && decision.next.admitted).toEqual([[T / 1000, 1]]);
   });
 });
 

@@ -16,6 +16,8 @@ export const KeyQuotaRecord = z.object({
   admitted: HourWindow,
   /** Jobs admitted and not yet seen to end, job id → when admitted (epoch ms); kept while the key has `maxConcurrentJobs`. */
   active: z.record(z.string(), z.number()),
+  /** The key's `maxConcurrentJobs` at its last submit, which a retry of its jobs (by any caller) is held to. */
+  max_concurrent: z.number().int().nullable().default(null),
 });
 export type KeyQuotaRecord = z.infer<typeof KeyQuotaRecord>;
 
@@ -43,7 +45,7 @@ export function checkJobType(limits: QuotaLimits | null | undefined, type: strin
 }
 
 export function emptyQuotaRecord(keyId: string, appId: string, businessId: string): KeyQuotaRecord {
-  return { key_id: keyId, app_id: appId, business_id: businessId, admitted: [], active: {} };
+  return { key_id: keyId, app_id: appId, business_id: businessId, admitted: [], active: {}, max_concurrent: null };
 }
 
 export type AdmissionDecision =
@@ -83,8 +85,17 @@ export function decideAdmission(record: KeyQuotaRecord, limits: QuotaLimits, job
       ...record,
       admitted: maxJobsPerHour !== null ? addToWindow(record.admitted, nowMs) : pruneWindow(record.admitted, nowMs),
       active: maxConcurrentJobs !== null ? { ...record.active, [jobId]: nowMs } : record.active,
+      max_concurrent: maxConcurrentJobs,
     },
   };
+}
+
+/**
+ * The limits a retry of one of the key's jobs is held to: its concurrency limit only (a
+ * retry is not a new submit); null when the key has none.
+ */
+export function retryLimits(record: KeyQuotaRecord): QuotaLimits | null {
+  return record.max_concurrent === null ? null : { maxJobsPerHour: null, maxConcurrentJobs: record.max_concurrent, allowedJobTypes: null };
 }
 
 /** The record without these jobs in its active set; undefined when none of them is there (nothing to write). */

@@ -1,9 +1,18 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { UserContext } from "../../shared/contract/index.js";
+import type { QuotaLimits, UserContext } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { kvKey } from "../../shared/nats/index.js";
 import { jobKey, type JobRecord } from "../../shared/records/index.js";
-import { decideAdmission, emptyQuotaRecord, endedJobs, type KeyQuotaRecord, tracksAdmissions, withoutAdmission, withoutJobs } from "./key-quota-rules.js";
+import {
+  decideAdmission,
+  emptyQuotaRecord,
+  endedJobs,
+  type KeyQuotaRecord,
+  retryLimits,
+  tracksAdmissions,
+  withoutAdmission,
+  withoutJobs,
+} from "./key-quota-rules.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 
 /** Compare-and-set tries of one admission; parallel submits of one key contend for one record. */
@@ -52,15 +61,32 @@ async function readListedJobs(ctx: SchedulerContext, record: KeyQuotaRecord): Pr
  */
 export async function admitToKeyQuota(ctx: SchedulerContext, caller: UserContext, jobId: string, nowMs: number): Promise<KeyAdmission | null> {
   const limits = caller.quotas;
-  const keyId = caller.key_id;
-  if (keyId === null || !tracksAdmissions(limits)) return null;
+  if (caller.key_id === null || !tracksAdmissions(limits)) return null;
+  return admit(ctx, { keyId: caller.key_id, appId: caller.app_id, businessId: caller.business_id }, limits, jobId, nowMs);
+}
+
+/**
+ * Admits a retry of a job submitted with a key against that key's concurrency limit (a
+ * retry runs the job again, but is no new submit for the hourly count). Null when the key
+ * has no such limit.
+ */
+export async function admitRetryToKeyQuota(ctx: SchedulerContext, job: Pick<JobRecord, "key_id" | "app_id" | "business_id" | "job_id">, nowMs: number): Promise<KeyAdmission | null> {
+  if (job.key_id === null) return null;
+  const stored = await ctx.store.keyQuotas.get(kvKey(job.key_id));
+  const limits = stored ? retryLimits(stored.value) : null;
+  if (!limits) return null;
+  return admit(ctx, { keyId: job.key_id, appId: job.app_id, businessId: job.business_id }, limits, job.job_id, nowMs);
+}
+
+async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: string; businessId: string }, limits: QuotaLimits, jobId: string, nowMs: number): Promise<KeyAdmission> {
+  const { keyId } = owner;
   const key = kvKey(keyId);
   const bucket = ctx.store.keyQuotas;
   let ended: string[] = [];
   let healed = false;
   for (let tryNumber = 0; tryNumber < ADMIT_TRIES; tryNumber += 1) {
     const stored = await bucket.get(key);
-    const current = stored?.value ?? emptyQuotaRecord(keyId, caller.app_id, caller.business_id);
+    const current = stored?.value ?? emptyQuotaRecord(keyId, owner.appId, owner.businessId);
     const record = withoutJobs(current, ended) ?? current;
     const decision = decideAdmission(record, limits, jobId, nowMs);
     if (!decision.admit) {

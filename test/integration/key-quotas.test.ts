@@ -132,6 +132,26 @@ describe("quotas on submits made with a key", () => {
     expect(await submitRaw(key0, job(pool))).toMatchObject({ status: 429, code: "quota.concurrent_jobs_exceeded" });
   });
 
+  it("a retry of a key's job takes a place of that key again: 429 while the key is full", async () => {
+    const pool = "retries";
+    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, tenant.app.app_id, { name: "retrier", pool_id: pool, capacity: { cpu: 4, memory_mb: 4096, gpu: 0, slots: 1 } });
+    const { clients } = await keyClients({ maxConcurrentJobs: 1 });
+    const failed = await clients[0]!.call("submitJob", job(pool));
+    expect((await node.poll(10)).map((each) => each.job_id)).toEqual([failed.job_id]);
+    await node.finish(failed.job_id, "failed");
+    const other = await clients[1]!.call("submitJob", job(pool));
+
+    const refused = await user.raw("POST", "/api/compute/jobs/retry", { job_id: failed.job_id });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: "quota.concurrent_jobs_exceeded" });
+    expect((await user.call("retrieveJob", { job_id: failed.job_id })).job.state).toBe("failed");
+
+    expect((await node.poll(10)).map((each) => each.job_id)).toEqual([other.job_id]);
+    await node.finish(other.job_id);
+    expect((await user.call("retryJob", { job_id: failed.job_id })).job.state).toBe("queued");
+    expect(await submitRaw(clients[0]!, job(pool))).toMatchObject({ status: 429, code: "quota.concurrent_jobs_exceeded" });
+  });
+
   it("a slot whose release was lost is found free at the limit: ended jobs and long-missing ones are dropped, a just-admitted one is kept", async () => {
     const kv = await ensureBuckets(system.gateways[0]!.nc, [BUCKETS.keyQuotas], { replicas: 1 });
     const quotaRecords = new JsonBucket(kv[BUCKETS.keyQuotas], KeyQuotaRecord);

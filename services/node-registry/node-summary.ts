@@ -14,6 +14,7 @@ export function toNodeSummary(ctx: RegistryContext, node: NodeRecord, allocation
     capacity: node.capacity,
     used: allocationUse(allocation),
     job_types: node.job_types,
+    quotas: node.quotas ?? null,
     agent_version: node.agent_version,
     state: effectiveStatus(node, ctx.clock.now(), ctx.config),
     last_heartbeat_at: node.last_heartbeat_at,

@@ -31,6 +31,8 @@ export function registerNode(ctx: RegistryContext) {
       labels: body.labels,
       capacity: body.capacity,
       job_types: body.job_types,
+      // The registering key's quotas become the node's caps; its own keys carry none.
+      quotas: caller.quotas ?? null,
       agent_version: body.agent_version,
       draining: false,
       offline_at: null,

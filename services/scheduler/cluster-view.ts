@@ -1,7 +1,8 @@
 import { KvWatchInclude } from "@nats-io/kv";
 import type { z } from "zod";
 import { decodeJson, type JsonBucket } from "../../shared/nats/index.js";
-import { allocationUse, type AllocationRecord, type NodeRecord } from "../../shared/records/index.js";
+import { allocationUse, type AllocationRecord, type NodeRecord, windowCount } from "../../shared/records/index.js";
+import { nodeCaps } from "./node-caps.js";
 import type { NodeView } from "./plan.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 
@@ -12,8 +13,8 @@ interface Versioned<T> {
 
 /** What placement reads of a node, as one comparable string. */
 function placementFace(node: NodeRecord): string {
-  const { pool_key, labels, capacity, job_types, draining, offline_at } = node;
-  return JSON.stringify([pool_key, labels, capacity, job_types, draining, offline_at === null]);
+  const { pool_key, labels, capacity, job_types, draining, offline_at, quotas } = node;
+  return JSON.stringify([pool_key, labels, capacity, job_types, draining, offline_at === null, quotas ?? null]);
 }
 
 /**
@@ -46,18 +47,23 @@ export class ClusterView {
     for (const watcher of this.watchers) watcher.stop();
   }
 
-  /** Nodes as placement sees them, with what they have reserved. */
-  nodeViews(): NodeView[] {
-    return [...this.nodes.values()].map(({ value: node }) => ({
-      node_id: node.node_id,
-      pool_key: node.pool_key,
-      labels: node.labels,
-      job_types: node.job_types,
-      capacity: node.capacity,
-      used: allocationUse(this.allocations.get(node.node_id)?.value ?? null),
-      draining: node.draining,
-      online: node.offline_at === null,
-    }));
+  /** Nodes as placement sees them at `nowMs`, with what they have reserved and their key's caps applied. */
+  nodeViews(nowMs: number): NodeView[] {
+    return [...this.nodes.values()].map(({ value: node }) => {
+      const allocation = this.allocations.get(node.node_id)?.value ?? null;
+      const caps = nodeCaps(node);
+      return {
+        node_id: node.node_id,
+        pool_key: node.pool_key,
+        labels: node.labels,
+        job_types: caps.jobTypes,
+        capacity: { ...node.capacity, slots: caps.slots },
+        used: allocationUse(allocation),
+        draining: node.draining,
+        online: node.offline_at === null,
+        per_hour: caps.perHour === null ? undefined : { limit: caps.perHour, used: windowCount(allocation?.assigned_last_hour ?? [], nowMs) },
+      };
+    });
   }
 
   /** Watch first (updates only), then read everything: an update during the read is applied by revision, never lost. */

@@ -1,7 +1,8 @@
 import { AppError } from "../../shared/errors/index.js";
 import { encodeJson, subjects } from "../../shared/nats/index.js";
 import type { PendingJobs } from "./pending-jobs.js";
-import { planPlacements } from "./plan.js";
+import { roomAt } from "../../shared/records/index.js";
+import { type NodeView, planPlacements } from "./plan.js";
 import { release, reserve } from "./reservations.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { changeJob } from "./scheduler-context.js";
@@ -13,11 +14,13 @@ import { assign, setPendingReason } from "./transitions.js";
  * holds, then apply each placement — reserve the node's capacity, assign the job, each a
  * compare-and-set — and only then acknowledge the queue message.
  */
-export async function placeOnce(ctx: SchedulerContext, pending: PendingJobs): Promise<number> {
+export async function placeOnce(ctx: SchedulerContext, pending: PendingJobs): Promise<PlacementRound> {
   const held = pending.all();
-  if (held.length === 0) return 0;
+  if (held.length === 0) return { placed: 0, wakeAt: null };
+  const now = ctx.clock.now();
+  const nodes = ctx.view.nodeViews(now);
   const plan = planPlacements(
-    ctx.view.nodeViews(),
+    nodes,
     held.map((each) => each.job),
   );
   let placed = 0;
@@ -30,7 +33,26 @@ export async function placeOnce(ctx: SchedulerContext, pending: PendingJobs): Pr
     job.reason = reason;
     await changeJob(ctx, jobKey, (record) => setPendingReason(record, reason, ctx.clock.now())).catch(() => undefined);
   }
-  return placed;
+  // A placement that lost its compare-and-set (a stale picture) is planned again at the next tick.
+  if (placed < plan.placements.length) return { placed, wakeAt: now };
+  return { placed, wakeAt: plan.waiting.size > 0 ? hourlyRoomAt(ctx, nodes, now) : null };
+}
+
+/**
+ * What a round did, and when to plan again although nothing announced a change: while
+ * jobs wait, when a node at its hourly cap gets room again (time passing is no event).
+ */
+export interface PlacementRound {
+  placed: number;
+  wakeAt: number | null;
+}
+
+/** The first moment a node at its hourly cap gets room again. */
+function hourlyRoomAt(ctx: SchedulerContext, nodes: readonly NodeView[], now: number): number | null {
+  const times = nodes
+    .filter((node) => node.per_hour && node.per_hour.used >= node.per_hour.limit)
+    .map((node) => roomAt(ctx.view.allocations.get(node.node_id)?.value.assigned_last_hour ?? [], now, node.per_hour?.limit ?? 0));
+  return times.length === 0 ? null : Math.min(...times);
 }
 
 async function applyPlacement(ctx: SchedulerContext, pending: PendingJobs, jobKey: string, nodeId: string): Promise<boolean> {
@@ -44,12 +66,15 @@ async function applyPlacement(ctx: SchedulerContext, pending: PendingJobs, jobKe
     return false;
   }
   const attempt = record.attempt + 1;
-  const reserved = await reserve(ctx.store, node, record.job_id, {
-    job_key: jobKey,
-    attempt,
-    resources: record.resources,
-    assigned_at: new Date(ctx.clock.now()).toISOString(),
-  });
+  const now = ctx.clock.now();
+  const reserved = await reserve(
+    ctx.store,
+    node,
+    record.job_id,
+    { job_key: jobKey, attempt, resources: record.resources, assigned_at: new Date(now).toISOString() },
+    record.type,
+    now,
+  );
   if (!reserved) return false;
   try {
     const { after } = await changeJob(ctx, jobKey, (job) => {
@@ -61,7 +86,7 @@ async function applyPlacement(ctx: SchedulerContext, pending: PendingJobs, jobKe
     ctx.nc.publish(subjects.nodeAssigned(nodeId), encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }));
     return true;
   } catch (error) {
-    await release(ctx.store, nodeId, record.job_id, attempt);
+    await release(ctx.store, nodeId, record.job_id, attempt, { unassigned: true });
     if (error instanceof AppError) {
       pending.done(jobKey);
       return false;

@@ -85,6 +85,31 @@ describe("planPlacements", () => {
   });
 });
 
+describe("planPlacements with a node's hourly cap", () => {
+  it("never places more jobs on a node than its assignments left this hour", () => {
+    const plan = planPlacements([node("n1", { capacity: { cpu: 8, memory_mb: 8192, gpu: 0, slots: 8 }, per_hour: { limit: 3, used: 1 } })], [job("j1"), job("j2"), job("j3")]);
+    expect(plan.placements.map((placement) => placement.job_key)).toEqual(["j1", "j2"]);
+    expect(plan.waiting.get("j3")).toBe("all_nodes_at_hourly_quota");
+  });
+
+  it("places on an uncapped node of the pool instead", () => {
+    const plan = planPlacements([node("capped", { per_hour: { limit: 1, used: 1 } }), node("free", { capacity: { cpu: 4, memory_mb: 8192, gpu: 0, slots: 1 } })], [job("j1")]);
+    expect(plan.placements).toEqual([{ job_key: "j1", node_id: "free" }]);
+  });
+
+  it("says all_nodes_busy when some node that fits is merely full", () => {
+    const busy = node("busy", { used: { cpu: 2, memory_mb: 1024, gpu: 0, slots: 2 } });
+    const plan = planPlacements([busy, node("capped", { per_hour: { limit: 2, used: 2 } })], [job("j1")]);
+    expect(plan.waiting.get("j1")).toBe("all_nodes_busy");
+  });
+
+  it("leaves the caller's snapshot as it was", () => {
+    const capped = node("n1", { per_hour: { limit: 5, used: 0 } });
+    planPlacements([capped], [job("j1")]);
+    expect(capped.per_hour).toEqual({ limit: 5, used: 0 });
+  });
+});
+
 describe("fairOrder", () => {
   it("alternates businesses within a priority and keeps each business FIFO", () => {
     const jobs = [job("a1"), job("a2"), job("a3"), job("b1", { business_id: "biz_b" }), job("b2", { business_id: "biz_b" })];

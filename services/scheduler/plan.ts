@@ -10,6 +10,8 @@ export interface NodeView {
   used: { cpu: number; memory_mb: number; gpu: number; slots: number };
   draining: boolean;
   online: boolean;
+  /** A cap on assignments per sliding hour (a node key's `maxJobsPerHour`) and those made in the current hour. */
+  per_hour?: { limit: number; used: number } | undefined;
 }
 
 /** A queued job waiting for a node. `seq` orders jobs FIFO (the queue message's sequence). */
@@ -45,9 +47,14 @@ function carriesLabels(node: NodeView, labels: Labels): boolean {
   return Object.entries(labels).every(([key, value]) => node.labels[key] === value);
 }
 
+function underHourlyCap(node: NodeView): boolean {
+  return !node.per_hour || node.per_hour.used < node.per_hour.limit;
+}
+
 function hasRoom(node: NodeView, job: PendingJob): boolean {
   const { capacity, used } = node;
   return (
+    underHourlyCap(node) &&
     used.slots + 1 <= capacity.slots &&
     used.cpu + job.resources.cpu <= capacity.cpu + 1e-9 &&
     used.memory_mb + job.resources.memory_mb <= capacity.memory_mb &&
@@ -70,7 +77,9 @@ function reasonFor(job: PendingJob, pool: readonly NodeView[]): PendingReason {
   if (labelled.length === 0) return "no_node_with_labels";
   const bigEnough = labelled.filter((node) => fitsEver(node, job));
   if (bigEnough.length === 0) return "no_node_with_resources";
-  if (bigEnough.every((node) => node.draining)) return "all_nodes_draining";
+  const open = bigEnough.filter((node) => !node.draining);
+  if (open.length === 0) return "all_nodes_draining";
+  if (open.every((node) => !underHourlyCap(node))) return "all_nodes_at_hourly_quota";
   return "all_nodes_busy";
 }
 
@@ -98,11 +107,13 @@ export function fairOrder(jobs: readonly PendingJob[]): PendingJob[] {
 
 /**
  * Places pending jobs on nodes: a pure function of the snapshot. A job goes to a live,
- * non-draining node of its pool that runs its type, carries its labels and has room;
- * among those, the one with the most free slots, so load spreads.
+ * non-draining node of its pool that runs its type, carries its labels and has room (and,
+ * when capped, assignments left this hour); among those, the one with the most free
+ * slots, so load spreads. A node's key caps arrive already applied to `job_types` and
+ * `capacity.slots`.
  */
 export function planPlacements(nodes: readonly NodeView[], pending: readonly PendingJob[]): Plan {
-  const working = nodes.map((node) => ({ ...node, used: { ...node.used } }));
+  const working = nodes.map((node) => ({ ...node, used: { ...node.used }, per_hour: node.per_hour && { ...node.per_hour } }));
   const byPool = groupBy(working, (node) => node.pool_key);
   const jobsByPool = groupBy(pending, (job) => job.pool_key);
 
@@ -123,6 +134,7 @@ export function planPlacements(nodes: readonly NodeView[], pending: readonly Pen
       best.used.cpu += job.resources.cpu;
       best.used.memory_mb += job.resources.memory_mb;
       best.used.gpu += job.resources.gpu;
+      if (best.per_hour) best.per_hour.used += 1;
       placements.push({ job_key: job.job_key, node_id: best.node_id });
     }
   }

@@ -7,6 +7,7 @@ import type { JobRecord } from "../../shared/records/index.js";
 import type { Clock } from "../../shared/runtime/index.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { SchedulerConfig } from "./config.js";
+import { releaseKeySlot } from "./key-quotas.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 import { jobsFinished } from "./scheduler-metrics.js";
 
@@ -37,6 +38,8 @@ export async function changeJob(ctx: SchedulerContext, jobKey: string, transitio
   const after = stored.value;
   if (after.state !== before.state) {
     if (isTerminal(after.state)) jobsFinished.inc({ state: after.state });
+    // Awaited, so the slot is free by the time the caller that ended the job is answered.
+    if (isTerminal(after.state) && !isTerminal(before.state)) await releaseKeySlot(ctx, after);
     ctx.nc.publish(
       subjects.jobTransitioned(after.job_id),
       encodeJson({ app_id: after.app_id, business_id: after.business_id, job_id: after.job_id, state: after.state, attempt: after.attempt }),

@@ -3,15 +3,16 @@ import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import { BUCKETS, CONSUMERS, ensureBuckets, ensureStream, JsonBucket, STREAMS, subjects } from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord, NodeRecord } from "../../shared/records/index.js";
 import type { SchedulerConfig } from "./config.js";
+import { KeyQuotaRecord } from "./key-quota-rules.js";
 
 /**
- * Provisions what the scheduler uses: the job, node and allocation buckets, the job queue
+ * Provisions what the scheduler uses: the job, node, allocation and key quota buckets, the job queue
  * (a work-queue stream that refuses, never drops, when full) and the durable consumer
  * every replica shares.
  */
 export async function openSchedulerStore(nc: NatsConnection, config: Readonly<SchedulerConfig>) {
   const replicas = config.CJS_NATS_REPLICAS;
-  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.nodes, BUCKETS.allocations], { replicas });
+  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.nodes, BUCKETS.allocations, BUCKETS.keyQuotas], { replicas });
   const jsm = await jetstreamManager(nc);
   const stream = {
     name: STREAMS.jobQueue,
@@ -37,6 +38,7 @@ export async function openSchedulerStore(nc: NatsConnection, config: Readonly<Sc
     jobs: new JsonBucket(kv[BUCKETS.jobs], JobRecord),
     nodes: new JsonBucket(kv[BUCKETS.nodes], NodeRecord),
     allocations: new JsonBucket(kv[BUCKETS.allocations], AllocationRecord),
+    keyQuotas: new JsonBucket(kv[BUCKETS.keyQuotas], KeyQuotaRecord),
   };
 }
 

@@ -55,6 +55,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   // Placement rounds never overlap; requests during a round coalesce into one more round.
   let placing: Promise<void> | undefined;
   let placeAgain = false;
+  /** When a job waiting on a node's hourly cap may fit again; the reconcile tick checks it. */
+  let wakeAt: number | null = null;
   const requestPlacement = (): void => {
     if (stopped || !ctx) return;
     if (placing) {
@@ -65,7 +67,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     placing = (async () => {
       do {
         placeAgain = false;
-        await placeOnce(context, pending).catch((error: unknown) => logger.warn({ err: error }, "placement round failed"));
+        const round = await placeOnce(context, pending).catch((error: unknown) => logger.warn({ err: error }, "placement round failed"));
+        wakeAt = round ? round.wakeAt : wakeAt;
       } while (placeAgain && !stopped);
     })().finally(() => {
       placing = undefined;
@@ -75,6 +78,10 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let reconciling = false;
   const reconcile = async (): Promise<void> => {
     if (!ctx || reconciling) return;
+    if (wakeAt !== null && ctx.clock.now() >= wakeAt) {
+      wakeAt = null;
+      requestPlacement();
+    }
     reconciling = true;
     try {
       await reconcileOnce(ctx);

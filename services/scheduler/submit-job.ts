@@ -5,6 +5,8 @@ import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../.
 import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
 import type { z } from "zod";
 import { enqueue } from "./job-queue.js";
+import { checkJobType } from "./key-quota-rules.js";
+import { admitToKeyQuota } from "./key-quotas.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { jobsSubmitted } from "./scheduler-metrics.js";
 
@@ -14,8 +16,9 @@ export function newJobId(now: number): string {
 }
 
 /**
- * Submit: the queue message, then the record, both durable before the reply. A message
- * whose record never appears (a crash in between) is dropped by the consumer.
+ * Submit: the checks (the caller's key may submit this type, and has room in its quotas),
+ * then the queue message, then the record, both durable before the reply. A message whose
+ * record never appears (a crash in between) is dropped by the consumer.
  */
 export function submitJob(ctx: SchedulerContext) {
   return async ({ caller, body }: z.infer<typeof SubmitJobCommand>): Promise<SubmitJobResponse> => {
@@ -24,6 +27,7 @@ export function submitJob(ctx: SchedulerContext) {
         details: { issues: [{ path: "timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
       });
     }
+    checkJobType(caller.quotas, body.type);
     const now = ctx.clock.now();
     const at = new Date(now).toISOString();
     const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
@@ -62,8 +66,15 @@ export function submitJob(ctx: SchedulerContext) {
       timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
     };
     const key = jobKey(caller.app_id, caller.business_id, record.job_id);
-    await enqueue(ctx.store.js, record, key);
-    await ctx.store.jobs.create(key, record);
+    const admission = await admitToKeyQuota(ctx, caller, record.job_id, now);
+    try {
+      await enqueue(ctx.store.js, record, key);
+      await ctx.store.jobs.create(key, record);
+    } catch (error) {
+      // A record write whose answer was lost may have landed: then the admission is used.
+      if (admission && !(await ctx.store.jobs.get(key).catch(() => null))) await admission.release();
+      throw error;
+    }
     jobsSubmitted.inc({ pool_kind: operatorPool ? "operator" : "self_hosted" });
     return { job_id: record.job_id, state: record.state, created_at: record.created_at };
   };

@@ -7,10 +7,27 @@ export const JobTypeName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, "lowercas
 /** Quotas carried by an API key (the spec's names, exactly). Absent means unlimited. */
 export const ApiKeyQuotas = z.strictObject({
   maxJobsPerHour: z.number().int().min(1).max(1_000_000).optional(),
-  maxConcurrentJobs: z.number().int().min(1).max(100_000).optional(),
+  /** At most 10,000: the key's active jobs are one record, which must stay under NATS's 1 MB message limit. */
+  maxConcurrentJobs: z.number().int().min(1).max(10_000).optional(),
   allowedJobTypes: z.array(JobTypeName).min(1).max(64).optional(),
 });
 export type ApiKeyQuotas = z.infer<typeof ApiKeyQuotas>;
+
+/**
+ * The quotas a service applies: those of the API key a user called with, or those a node
+ * inherited from the key that registered it. Each null means no limit.
+ */
+export const QuotaLimits = z.object({
+  maxJobsPerHour: z.number().int().nullable(),
+  maxConcurrentJobs: z.number().int().nullable(),
+  allowedJobTypes: z.array(z.string()).nullable(),
+});
+export type QuotaLimits = z.infer<typeof QuotaLimits>;
+
+/** Whether any of the limits is set. */
+export function hasLimits(limits: QuotaLimits | null): limits is QuotaLimits {
+  return limits !== null && (limits.maxJobsPerHour !== null || limits.maxConcurrentJobs !== null || limits.allowedJobTypes !== null);
+}
 
 export const CreateApiKeyRequest = ApiKeyQuotas.extend({
   name: z.string().trim().min(1).max(100),

@@ -15,8 +15,10 @@ export {
   ApiKeySummary,
   CreateApiKeyRequest,
   CreateApiKeyResponse,
+  hasLimits,
   JobTypeName,
   ListApiKeysResponse,
+  QuotaLimits,
   RevokeApiKeyRequest,
   RevokeApiKeyResponse,
 } from "./api-keys.js";

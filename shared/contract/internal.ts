@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { QuotaLimits } from "./api-keys.js";
 import { Role } from "./common.js";
 import { JobRef, JobState, ListJobsRequest, SubmitJobRequest } from "./jobs.js";
 import {
@@ -24,6 +25,8 @@ export const UserContext = z.object({
   role: Role,
   /** The API key used, when the caller used one. */
   key_id: z.string().nullable(),
+  /** The quotas of the API key used; null or absent for a JWT (no limits). */
+  quotas: QuotaLimits.nullable().optional(),
   /** Whether the caller's business is the operator's (set where it matters: node registration). */
   operator: z.boolean().default(false),
 });

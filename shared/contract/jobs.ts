@@ -86,6 +86,7 @@ export const PendingReason = z.enum([
   "no_node_with_labels",
   "all_nodes_busy",
   "all_nodes_draining",
+  "all_nodes_at_hourly_quota",
 ]);
 export type PendingReason = z.infer<typeof PendingReason>;
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JobTypeName } from "./api-keys.js";
+import { JobTypeName, QuotaLimits } from "./api-keys.js";
 import { Timestamp } from "./common.js";
 import { JobError, JobId, JobState, JobUsage, Labels, PoolId } from "./jobs.js";
 
@@ -155,6 +155,8 @@ export const NodeSummary = z.object({
   capacity: z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number(), slots: z.number().int() }),
   used: NodeUse,
   job_types: z.array(z.string()),
+  /** Caps inherited from the API key that registered the node; null when a JWT registered it. */
+  quotas: QuotaLimits.nullable(),
   agent_version: z.string(),
   state: NodeStatus,
   last_heartbeat_at: Timestamp.nullable(),

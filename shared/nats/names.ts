@@ -34,6 +34,8 @@ export const BUCKETS = {
   allocations: "cjs_allocations",
   /** `<app>.<business>.<job id>.<artifact id>` → the artifact's record: lists a job's artifacts (gateway). */
   artifactIndex: "cjs_artifact_index",
+  /** API key id → the key's submits of the last hour and its jobs that have not ended (scheduler, the quota actor). */
+  keyQuotas: "cjs_key_quotas",
   /** `<app>.<business>` → the business's subscription; absent means the default plan (billing). */
   subscriptions: "cjs_subscriptions",
 } as const;

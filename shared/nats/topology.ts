@@ -24,6 +24,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.allocations]: { history: 1 },
   [BUCKETS.artifactIndex]: { history: 1 },
   [BUCKETS.subscriptions]: { history: 1 },
+  [BUCKETS.keyQuotas]: { history: 1 },
 };
 
 export interface TopologyOptions {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HourWindow } from "./hour-window.js";
 
 /** One attempt holding capacity on a node. */
 export const AllocatedAttempt = z.object({
@@ -17,6 +18,8 @@ export const AllocationRecord = z.object({
   node_id: z.string(),
   /** By job id. */
   attempts: z.record(z.string(), AllocatedAttempt),
+  /** Assignments of the last hour, kept only for a node with a `maxJobsPerHour` cap. */
+  assigned_last_hour: HourWindow.optional(),
 });
 export type AllocationRecord = z.infer<typeof AllocationRecord>;
 

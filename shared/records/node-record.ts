@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { NodeStatus } from "../contract/index.js";
+import { QuotaLimits, type NodeStatus } from "../contract/index.js";
 
 /** A node as stored in the `cjs_nodes` bucket under its id. Only the node-registry writes it. */
 export const NodeRecord = z.object({
@@ -16,6 +16,8 @@ export const NodeRecord = z.object({
   labels: z.record(z.string(), z.string()),
   capacity: z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number(), slots: z.number().int() }),
   job_types: z.array(z.string()),
+  /** Caps inherited from the API key that registered the node (null or absent: a JWT did, no caps). Kept across key rotations. */
+  quotas: QuotaLimits.nullable().optional(),
   agent_version: z.string(),
   draining: z.boolean(),
   /** Set when the node missed its heartbeats; cleared when it heartbeats again. */

@@ -4,7 +4,7 @@ import { ComputeClient } from "../../shared/client/index.js";
 import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
-import { collectProcessMetrics, randomBase62, systemClock, type Service } from "../../shared/runtime/index.js";
+import { type Clock, collectProcessMetrics, randomBase62, systemClock, type Service } from "../../shared/runtime/index.js";
 import { LogRelayConfig } from "../../services/log-relay/config.js";
 import { buildLogRelay } from "../../services/log-relay/log-relay.js";
 import { NodeRegistryConfig } from "../../services/node-registry/config.js";
@@ -91,9 +91,9 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-async function runService<C>(natsUrl: string, name: string, build: (deps: ServiceDeps<C>) => Service, config: C): Promise<RunningService> {
+async function runService<C>(natsUrl: string, name: string, build: (deps: ServiceDeps<C>) => Service, config: C, clock: Clock = systemClock): Promise<RunningService> {
   const nc = await connect({ servers: natsUrl, name: `test-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
-  const service = build({ nc, config, clock: systemClock, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }) });
+  const service = build({ nc, config, clock, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }) });
   await service.start();
   return {
     service,
@@ -108,8 +108,9 @@ async function runService<C>(natsUrl: string, name: string, build: (deps: Servic
   };
 }
 
-export function startScheduler(natsUrl: string, env: Record<string, string> = {}) {
-  return runService(natsUrl, "scheduler", buildScheduler, SchedulerConfig.parse({ NATS_URL: natsUrl, CJS_RECONCILE_INTERVAL_MS: "200", CJS_QUEUE_ACK_WAIT_MS: "3000", ...env }));
+/** `clock`: the scheduler's time, for tests that move it (quota windows, deadlines). */
+export function startScheduler(natsUrl: string, env: Record<string, string> = {}, clock: Clock = systemClock) {
+  return runService(natsUrl, "scheduler", buildScheduler, SchedulerConfig.parse({ NATS_URL: natsUrl, CJS_RECONCILE_INTERVAL_MS: "200", CJS_QUEUE_ACK_WAIT_MS: "3000", ...env }), clock);
 }
 
 export function startNodeRegistry(natsUrl: string, env: Record<string, string> = {}) {
@@ -129,9 +130,14 @@ export interface RunningSystem {
   stop(): Promise<void>;
 }
 
-export async function startSystem(natsUrl: string, replicas = { gateways: 2, schedulers: 2, registries: 2 }, env: Record<string, string> = {}): Promise<RunningSystem> {
+export async function startSystem(
+  natsUrl: string,
+  replicas = { gateways: 2, schedulers: 2, registries: 2 },
+  env: Record<string, string> = {},
+  options: { schedulerClock?: Clock } = {},
+): Promise<RunningSystem> {
   const times = <T>(count: number, start: () => Promise<T>) => Promise.all(Array.from({ length: count }, start));
-  const schedulers = await times(replicas.schedulers, () => startScheduler(natsUrl, env));
+  const schedulers = await times(replicas.schedulers, () => startScheduler(natsUrl, env, options.schedulerClock));
   const registries = await times(replicas.registries, () => startNodeRegistry(natsUrl, env));
   const logRelay = await startLogRelay(natsUrl, env);
   const gateways = await times(replicas.gateways, () => startGateway(natsUrl, env));

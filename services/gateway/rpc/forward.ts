@@ -1,10 +1,17 @@
 import type { z } from "zod";
-import type { NodeContext, RpcRoute, UserContext } from "../../../shared/contract/index.js";
+import { hasLimits, type NodeContext, type QuotaLimits, type RpcRoute, type UserContext } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import type { Caller } from "../identity/authenticator.js";
+import type { ApiKeyRecord } from "../identity/records.js";
+
+/** The limits of a user's API key, as the scheduler enforces them; null when it has none. */
+function keyQuotas(key: ApiKeyRecord): QuotaLimits | null {
+  const limits = { maxJobsPerHour: key.maxJobsPerHour, maxConcurrentJobs: key.maxConcurrentJobs, allowedJobTypes: key.allowedJobTypes };
+  return hasLimits(limits) ? limits : null;
+}
 
 /** The caller as the services behind the gateway see it. */
 export function userContext(caller: Caller): UserContext {
@@ -14,6 +21,7 @@ export function userContext(caller: Caller): UserContext {
     user_id: caller.user_id,
     role: caller.role,
     key_id: caller.credential.kind === "jwt" ? null : caller.credential.key_id,
+    quotas: caller.credential.kind === "api_key" ? keyQuotas(caller.credential.key) : null,
     operator: false,
   };
 }

@@ -1,0 +1,135 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { QuotaLimits, UserContext } from "../../shared/contract/index.js";
+import { AppError } from "../../shared/errors/index.js";
+import { kvKey } from "../../shared/nats/index.js";
+import { jobKey, type JobRecord } from "../../shared/records/index.js";
+import {
+  decideAdmission,
+  emptyQuotaRecord,
+  endedJobs,
+  type KeyQuotaRecord,
+  retryLimits,
+  tracksAdmissions,
+  withoutAdmission,
+  withoutJobs,
+} from "./key-quota-rules.js";
+import type { SchedulerContext } from "./scheduler-context.js";
+
+/** Compare-and-set tries of one admission; parallel submits of one key contend for one record. */
+const ADMIT_TRIES = 100;
+/** A key at its concurrency limit has its listed jobs read at most this often per replica. */
+const HEAL_EVERY_MS = 1000;
+/** Job records read at once while healing. */
+const HEAL_READS_AT_ONCE = 32;
+
+/** What an admitted submit may take back if its job is never written. */
+export interface KeyAdmission {
+  release(): Promise<void>;
+}
+
+const lastHeal = new WeakMap<SchedulerContext["store"], Map<string, number>>();
+
+function mayHeal(ctx: SchedulerContext, keyId: string, nowMs: number): boolean {
+  const byKey = lastHeal.get(ctx.store) ?? new Map<string, number>();
+  lastHeal.set(ctx.store, byKey);
+  const last = byKey.get(keyId);
+  if (last !== undefined && nowMs - last < HEAL_EVERY_MS && nowMs >= last) return false;
+  byKey.set(keyId, nowMs);
+  return true;
+}
+
+/** Reads the record of every listed job (null when it does not exist). */
+async function readListedJobs(ctx: SchedulerContext, record: KeyQuotaRecord): Promise<Map<string, JobRecord | null>> {
+  const found = new Map<string, JobRecord | null>();
+  const ids = Object.keys(record.active);
+  for (let start = 0; start < ids.length; start += HEAL_READS_AT_ONCE) {
+    await Promise.all(
+      ids.slice(start, start + HEAL_READS_AT_ONCE).map(async (jobId) => {
+        found.set(jobId, (await ctx.store.jobs.get(jobKey(record.app_id, record.business_id, jobId)))?.value ?? null);
+      }),
+    );
+  }
+  return found;
+}
+
+/**
+ * Admits a submit against the quotas of the caller's API key, by compare-and-set on the
+ * key's quota record: over `maxJobsPerHour` or `maxConcurrentJobs` it throws the 429 and
+ * writes nothing. A key at its concurrency limit first has its listed jobs read, and those
+ * that ended are dropped, so a lost release can never hold a slot for good. Returns null
+ * when the caller has no such quota (no I/O at all).
+ */
+export async function admitToKeyQuota(ctx: SchedulerContext, caller: UserContext, jobId: string, nowMs: number): Promise<KeyAdmission | null> {
+  const limits = caller.quotas;
+  if (caller.key_id === null || !tracksAdmissions(limits)) return null;
+  return admit(ctx, { keyId: caller.key_id, appId: caller.app_id, businessId: caller.business_id }, limits, jobId, nowMs);
+}
+
+/**
+ * Admits a retry of a job submitted with a key against that key's concurrency limit (a
+ * retry runs the job again, but is no new submit for the hourly count). Null when the key
+ * has no such limit.
+ */
+export async function admitRetryToKeyQuota(ctx: SchedulerContext, job: Pick<JobRecord, "key_id" | "app_id" | "business_id" | "job_id">, nowMs: number): Promise<KeyAdmission | null> {
+  if (job.key_id === null) return null;
+  const stored = await ctx.store.keyQuotas.get(kvKey(job.key_id));
+  const limits = stored ? retryLimits(stored.value) : null;
+  if (!limits) return null;
+  return admit(ctx, { keyId: job.key_id, appId: job.app_id, businessId: job.business_id }, limits, job.job_id, nowMs);
+}
+
+async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: string; businessId: string }, limits: QuotaLimits, jobId: string, nowMs: number): Promise<KeyAdmission> {
+  const { keyId } = owner;
+  const key = kvKey(keyId);
+  const bucket = ctx.store.keyQuotas;
+  let ended: string[] = [];
+  let healed = false;
+  for (let tryNumber = 0; tryNumber < ADMIT_TRIES; tryNumber += 1) {
+    const stored = await bucket.get(key);
+    const current = stored?.value ?? emptyQuotaRecord(keyId, owner.appId, owner.businessId);
+    const record = withoutJobs(current, ended) ?? current;
+    const decision = decideAdmission(record, limits, jobId, nowMs);
+    if (!decision.admit) {
+      if (decision.concurrencyFull && !healed && mayHeal(ctx, keyId, nowMs)) {
+        healed = true;
+        ended = endedJobs(record.active, await readListedJobs(ctx, record), nowMs);
+        if (ended.length > 0) continue;
+      }
+      throw decision.error;
+    }
+    const written = stored
+      ? (await bucket.update(key, decision.next, stored.revision)) !== null
+      : await bucket.create(key, decision.next).then(
+          () => true,
+          (error: unknown) => {
+            if (error instanceof AppError && error.code === "resource.already_exists") return false;
+            throw error;
+          },
+        );
+    if (written) {
+      const countedInHour = limits.maxJobsPerHour !== null;
+      return {
+        release: async () => {
+          await bucket
+            .mutate(key, (value) => withoutAdmission(value, jobId, nowMs, countedInHour))
+            .catch((error: unknown) => ctx.logger.warn({ err: error, key_id: keyId, job_id: jobId }, "could not release an unused quota admission"));
+        },
+      };
+    }
+    // Another submit of the key won the record: try again a moment later, spread out.
+    await delay(Math.random() * Math.min(50, 2 + tryNumber * 2));
+  }
+  throw new AppError("service.unavailable", "The key's quota record is too busy right now; try again.", { retryAfterSeconds: 1 });
+}
+
+/**
+ * Frees the slot of a job of a key that just ended. Best effort: if this is lost, the next
+ * submit that finds the key at its limit reads the job and drops it.
+ */
+export async function releaseKeySlot(ctx: SchedulerContext, job: Pick<JobRecord, "key_id" | "job_id">): Promise<void> {
+  if (job.key_id === null) return;
+  const keyId = job.key_id;
+  await ctx.store.keyQuotas
+    .mutate(kvKey(keyId), (record) => withoutJobs(record, [job.job_id]))
+    .catch((error: unknown) => ctx.logger.warn({ err: error, key_id: keyId, job_id: job.job_id }, "could not free a key's job slot; the next submit at the limit will"));
+}

@@ -107,7 +107,7 @@ export class StripeProvider implements PaymentProvider {
     if (signature === undefined) throw new AppError("webhook.signature_invalid", `The ${STRIPE_SIGNATURE_HEADER} header is missing.`);
     let event: Stripe.Event;
     try {
-      event = this.stripe.webhooks.constructEvent(rawBody, signature, this.options.webhookSecret, this.options.toleranceSeconds, undefined, Math.floor(this.options.clock.now() / 1000));
+      event = this.stripe.webhooks.constructEvent(rawBody, signature, this.options.webhookSecret, this.options.toleranceSeconds, undefined, this.options.clock.now());
     } catch (error) {
       if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
         throw new AppError("webhook.signature_invalid", "The Stripe signature does not match the body, or is too old.");

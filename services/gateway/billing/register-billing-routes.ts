@@ -43,8 +43,10 @@ export function registerBillingRoutes(app: FastifyInstance, edge: Edge, gw: Gate
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: FORM_MAX_BYTES }, (_request, body, done) =>
       done(null, Object.fromEntries(new URLSearchParams(String(body)))),
     );
-    scope.get<{ Params: { sessionId: string } }>(SANDBOX_CHECKOUT_ROUTE, { exposeHeadRoute: false }, showSandboxCheckout(gw));
-    scope.post<{ Params: { sessionId: string } }>(SANDBOX_CHECKOUT_ROUTE, actOnSandboxCheckout(gw, app));
+    // The session id in the path is the page's credential: no per-request info log lines carrying it.
+    const quiet = { logLevel: "warn" } as const;
+    scope.get<{ Params: { sessionId: string } }>(SANDBOX_CHECKOUT_ROUTE, { ...quiet, exposeHeadRoute: false }, showSandboxCheckout(gw));
+    scope.post<{ Params: { sessionId: string } }>(SANDBOX_CHECKOUT_ROUTE, quiet, actOnSandboxCheckout(gw, app));
     scope.route({ method: ["HEAD", "PUT", "PATCH", "DELETE"], url: SANDBOX_CHECKOUT_ROUTE, handler: methodNotAllowed(["GET", "POST"]) });
   });
 }

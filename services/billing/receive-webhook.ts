@@ -38,7 +38,7 @@ export function receiveWebhook(ctx: BillingContext) {
       if (existing) {
         await ctx.store.subscriptions.mutate(recordKey, (record) => {
           const next = applyEvent(record, event, ctx.catalog.find, ctx.clock.now());
-          outcome = next ? "applied" : "ignored";
+          outcome = next || record.last_event_id === event.event_id ? "applied" : "ignored";
           return next;
         });
       } else {
@@ -52,7 +52,7 @@ export function receiveWebhook(ctx: BillingContext) {
             // Another delivery made the record first: apply on top of it.
             await ctx.store.subscriptions.mutate(recordKey, (record) => {
               const again = applyEvent(record, event, ctx.catalog.find, ctx.clock.now());
-              outcome = again ? "applied" : "ignored";
+              outcome = again || record.last_event_id === event.event_id ? "applied" : "ignored";
               return again;
             });
           }

@@ -50,6 +50,25 @@ describe("applyEvent", () => {
     expect(applyEvent(record, { ...cancel, subscription_id: "sub_new" }, findPlan, T0 + 1)).toMatchObject({ status: "canceled", current_period_end: new Date(T0 + 1).toISOString() });
   });
 
+  it("a paid checkout without a period keeps the period its subscription's earlier event brought", () => {
+    const created: SubscriptionEvent = {
+      provider: "stripe",
+      event_id: "evt_sub",
+      created_at_ms: T0,
+      type: "customer.subscription.created",
+      kind: "subscription_updated",
+      account,
+      plan_id: "team",
+      status: "active",
+      customer_id: "cus_1",
+      subscription_id: "sub_1",
+      period: { start_ms: T0 - 5000, end_ms: T0 + 86_400_000 },
+    };
+    const record = applyEvent(null, created, findPlan, T0)!;
+    const after = applyEvent(record, { ...completed("evt_checkout", T0), provider: "stripe" }, findPlan, T0)!;
+    expect(after).toMatchObject({ current_period_start: new Date(T0 - 5000).toISOString(), current_period_end: new Date(T0 + 86_400_000).toISOString(), last_event_id: "evt_checkout" });
+  });
+
   it("an event naming a plan the catalogue lacks changes nothing", () => {
     expect(applyEvent(null, { ...completed("evt_1", T0), plan_id: "gone" }, findPlan, T0)).toBeUndefined();
   });

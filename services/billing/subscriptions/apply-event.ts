@@ -29,8 +29,10 @@ export function applyEvent(record: SubscriptionRecord | null, event: Subscriptio
     case "checkout_completed": {
       const plan = findPlan(event.plan_id);
       if (!plan) return undefined;
-      const start = event.period?.start_ms ?? event.created_at_ms;
-      const end = event.period?.end_ms ?? periodEnd(start, plan.interval);
+      // Stripe's session says no period; its subscription's own event may have brought the exact one first.
+      const known = record && record.provider_subscription_id !== null && record.provider_subscription_id === event.subscription_id && record.plan_id === plan.id;
+      const start = event.period?.start_ms ?? (known ? Date.parse(record.current_period_start) : event.created_at_ms);
+      const end = event.period?.end_ms ?? (known ? Date.parse(record.current_period_end) : periodEnd(start, plan.interval));
       return {
         ...stamp,
         plan_id: plan.id,

@@ -74,7 +74,8 @@ export class StripeProvider implements PaymentProvider {
   private readonly stripe: Stripe;
 
   constructor(private readonly options: StripeProviderOptions) {
-    this.stripe = new Stripe(options.secretKey, { maxNetworkRetries: 2, timeout: 20_000, telemetry: false, ...apiOptions(options.apiUrl) });
+    // Two tries of 10 s at most: inside the 30 s the gateway waits for a checkout.
+    this.stripe = new Stripe(options.secretKey, { maxNetworkRetries: 1, timeout: 10_000, telemetry: false, ...apiOptions(options.apiUrl) });
   }
 
   async createCheckout(request: CheckoutRequest): Promise<CheckoutSession> {

@@ -1,34 +1,101 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import { servePing } from "../../shared/nats/index.js";
+import {
+  BillingCallerCommand,
+  CreateCheckoutCommand,
+  SandboxActionCommand,
+  SandboxSessionCommand,
+  WebhookCommand,
+} from "../../shared/contract/index.js";
+import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
+import type { BillingContext } from "./billing-context.js";
+import { openBillingStore } from "./billing-store.js";
+import { loadBillingSecret, SANDBOX_WEBHOOK_SECRET_KEY } from "./checkout/billing-secret.js";
+import type { PaymentProvider } from "./checkout/payment-provider.js";
+import { SandboxProvider } from "./checkout/sandbox-provider.js";
+import { StripeProvider } from "./checkout/stripe-provider.js";
 import type { BillingConfig } from "./config.js";
+import { createCheckout } from "./create-checkout.js";
+import { getSubscription } from "./get-subscription.js";
+import { openCreditLedger } from "./ledger/index.js";
+import { listPlans } from "./list-plans.js";
+import { loadPlanCatalog, type PlanCatalog } from "./plans/plan-catalog.js";
+import { receiveWebhook } from "./receive-webhook.js";
+import { sandboxAct } from "./sandbox-act.js";
+import { sandboxViewSession } from "./sandbox-view-session.js";
 
 const SERVICE = "billing";
 
+/** Stripe sells a plan through its price id: every paid plan needs one before Stripe can be on. */
+function checkStripePrices(catalog: PlanCatalog): void {
+  const missing = catalog.plans.filter((plan) => plan.price > 0 && !plan.stripe_price_id).map((plan) => plan.id);
+  if (missing.length > 0) throw new Error(`Stripe is configured but these paid plans have no stripe_price_id in the plans file: ${missing.join(", ")}`);
+}
+
 /**
- * Builds billing, the owner of plans, subscriptions, checkout with the payment provider
- * and the compute-credit ledger, which meters finished jobs.
- * For now it only answers its ping.
+ * Builds billing, the owner of plans, subscriptions and checkout with the payment
+ * provider (Stripe when CJS_STRIPE_SECRET_KEY is set, else the built-in sandbox). A
+ * subscription changes only through the provider's verified webhook, applied once.
  */
 export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
-  const { nc, logger } = deps;
+  const { nc, logger, clock, config } = deps;
   const instance = randomUUID();
-  let ping: Subscription | null = null;
+  const subscriptions: Subscription[] = [];
+  let started = false;
   let stopped = false;
   return {
     name: SERVICE,
     async start() {
-      ping = servePing(nc, { service: SERVICE, instance, logger });
-      // Ready only once the server knows the subscription.
+      const catalog = await loadPlanCatalog(config.CJS_BILLING_PLANS_FILE);
+      const store = await openBillingStore(nc, config.CJS_NATS_REPLICAS);
+      const ledger = await openCreditLedger(nc, { replicas: config.CJS_NATS_REPLICAS, clock, logger });
+      let provider: PaymentProvider;
+      let sandbox: SandboxProvider | null = null;
+      if (config.CJS_STRIPE_SECRET_KEY !== undefined && config.CJS_STRIPE_WEBHOOK_SECRET !== undefined) {
+        checkStripePrices(catalog);
+        provider = new StripeProvider({
+          secretKey: config.CJS_STRIPE_SECRET_KEY,
+          webhookSecret: config.CJS_STRIPE_WEBHOOK_SECRET,
+          catalog,
+          clock,
+          logger,
+          toleranceSeconds: config.CJS_WEBHOOK_TOLERANCE_SECONDS,
+          apiUrl: config.CJS_STRIPE_API_URL,
+        });
+      } else {
+        sandbox = new SandboxProvider({
+          store,
+          catalog,
+          clock,
+          secret: await loadBillingSecret(store.secrets, SANDBOX_WEBHOOK_SECRET_KEY, clock),
+          sessionTtlSeconds: config.CJS_CHECKOUT_SESSION_TTL_SECONDS,
+          toleranceSeconds: config.CJS_WEBHOOK_TOLERANCE_SECONDS,
+        });
+        provider = sandbox;
+      }
+      const ctx: BillingContext = { nc, logger, clock, config, store, catalog, ledger, provider, sandbox };
+      const rpc = { queue: queueGroups.billing, logger };
+      subscriptions.push(
+        servePing(nc, { service: SERVICE, instance, logger }),
+        serveRpc(nc, { ...rpc, subject: subjects.billingPlansList(), request: BillingCallerCommand, handle: listPlans(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.billingSubscriptionGet(), request: BillingCallerCommand, handle: getSubscription(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.billingCheckoutCreate(), request: CreateCheckoutCommand, handle: createCheckout(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.billingWebhookReceive(), request: WebhookCommand, handle: receiveWebhook(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionGet(), request: SandboxSessionCommand, handle: sandboxViewSession(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionAct(), request: SandboxActionCommand, handle: sandboxAct(ctx) }),
+      );
+      // Ready only once the server knows the subscriptions.
       await nc.flush();
+      started = true;
+      logger.info({ plans: catalog.plans.map((plan) => plan.id), default_plan: catalog.defaultPlan.id, provider: provider.name }, "billing plans loaded");
     },
     async stop() {
       if (stopped) return;
       stopped = true;
-      await ping?.drain();
+      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },
-    ready: () => ping !== null && !stopped,
+    ready: () => started && !stopped,
   };
 }

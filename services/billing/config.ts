@@ -1,10 +1,28 @@
 import { z } from "zod";
 import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
 
+const optionalSecret = z.preprocess((value) => (value === "" ? undefined : value), z.string().min(1).optional());
+
 export const BillingConfig = BaseConfig.extend({
   /** Where `/metrics`, `/healthz` and `/readyz` listen. */
   CJS_OPS_HOST: z.string().default("0.0.0.0"),
   CJS_OPS_PORT: intSetting(9104, { min: 0, max: 65535 }),
+  /** A plans file replacing the shipped `services/billing/plans.json`. */
+  CJS_BILLING_PLANS_FILE: z.preprocess((value) => (value === "" ? undefined : value), z.string().min(1).optional()),
+  /** Stripe's secret API key (`sk_live_…`, `sk_test_…` or a restricted `rk_…`). Set: checkouts go to Stripe. Unset: the sandbox provider. */
+  CJS_STRIPE_SECRET_KEY: optionalSecret,
+  /** The signing secret (`whsec_…`) of the Stripe webhook endpoint; required with CJS_STRIPE_SECRET_KEY. */
+  CJS_STRIPE_WEBHOOK_SECRET: optionalSecret,
+  /** Stripe's API base URL; only to point the client at a stand-in (tests, stripe-mock). */
+  CJS_STRIPE_API_URL: z.preprocess((value) => (value === "" ? undefined : value), z.url({ protocol: /^https?$/ }).optional()),
+  /** How long a sandbox checkout page takes a payment. */
+  CJS_CHECKOUT_SESSION_TTL_SECONDS: intSetting(1800, { min: 60, max: 86_400 }),
+  /** How far a webhook signature's timestamp may be from now, either way. */
+  CJS_WEBHOOK_TOLERANCE_SECONDS: intSetting(300, { min: 10, max: 3600 }),
+}).superRefine((config, ctx) => {
+  if (config.CJS_STRIPE_SECRET_KEY !== undefined && config.CJS_STRIPE_WEBHOOK_SECRET === undefined) {
+    ctx.addIssue({ code: "custom", path: ["CJS_STRIPE_WEBHOOK_SECRET"], message: "required when CJS_STRIPE_SECRET_KEY is set (the webhook signing secret, whsec_…)" });
+  }
 });
 export type BillingConfig = z.infer<typeof BillingConfig>;
 

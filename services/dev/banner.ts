@@ -4,8 +4,8 @@ import type { DevLogin } from "./bootstrap.js";
 export type AgentLine = { nodeId: string; pool: string; slots: number } | { error: string };
 
 /** The lines a newcomer needs after `make dev`: where, who, and a first call to paste. */
-export function printBanner(options: { gatewayUrl: string; natsUrl: string; storeDir: string | undefined; login: DevLogin; agent: AgentLine }): void {
-  const { gatewayUrl, natsUrl, storeDir, login, agent } = options;
+export function printBanner(options: { gatewayUrl: string; natsUrl: string; storeDir: string | undefined; login: DevLogin; agent: AgentLine; paymentProvider?: string }): void {
+  const { gatewayUrl, natsUrl, storeDir, login, agent, paymentProvider } = options;
   const url = gatewayUrl.replace("://127.0.0.1", "://localhost");
   const body = JSON.stringify({ email: login.email, password: login.password });
   const lines = [
@@ -19,6 +19,7 @@ export function printBanner(options: { gatewayUrl: string; natsUrl: string; stor
     ...(login.warning ? [`  warning    ${login.warning}`] : []),
     `  nats       ${natsUrl}${storeDir ? `   (store: ${storeDir})` : ""}`,
     "error" in agent ? `  agent      not running: ${agent.error}` : `  agent      node ${agent.nodeId} (pool ${agent.pool}, ${agent.slots} slot${agent.slots === 1 ? "" : "s"})`,
+    ...(paymentProvider ? [`  billing    ${paymentProvider === "sandbox" ? "sandbox payment provider (checkouts run locally; no money moves)" : `${paymentProvider} payment provider`}`] : []),
     "",
     "Sign in:",
     `  curl -s -X POST ${url}/api/auth/LOGIN_EMAIL -H 'X-App-ID: ${login.appId}' -H 'Content-Type: application/json' -d '${body}'`,

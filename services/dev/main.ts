@@ -50,14 +50,17 @@ const connect = (name: string) => connectNats({ url: nats.url, credentials: proc
 const depsFor = async (name: string) => ({ nc: await connect(name), logger: loggerFor(name), clock: systemClock });
 const services: Service[] = [];
 let gatewayAddress: string;
+let paymentProvider: string | undefined;
 try {
+  const billingConfig = loadBillingConfig(env);
+  paymentProvider = billingConfig.CJS_STRIPE_SECRET_KEY === undefined ? "sandbox" : "stripe";
   const gateway = await buildGateway({ ...(await depsFor("gateway")), config: loadGatewayConfig(env) });
   services.push(
     gateway,
     buildScheduler({ ...(await depsFor("scheduler")), config: loadSchedulerConfig(env) }),
     buildNodeRegistry({ ...(await depsFor("node-registry")), config: loadNodeRegistryConfig(env) }),
     buildLogRelay({ ...(await depsFor("log-relay")), config: loadLogRelayConfig(env) }),
-    buildBilling({ ...(await depsFor("billing")), config: loadBillingConfig(env) }),
+    buildBilling({ ...(await depsFor("billing")), config: billingConfig }),
   );
   for (const service of services) await service.start();
   gatewayAddress = await gateway.app.listen({ host: config.CJS_HOST, port: config.CJS_PORT });
@@ -95,7 +98,7 @@ try {
   logger.warn({ error: (error as Error).message }, "the local agent did not start; jobs will wait for a node");
 }
 
-printBanner({ gatewayUrl: gatewayAddress, natsUrl: nats.url, storeDir: nats.storeDir, login, agent: agentLine });
+printBanner({ gatewayUrl: gatewayAddress, natsUrl: nats.url, storeDir: nats.storeDir, login, agent: agentLine, paymentProvider });
 
 installShutdown(logger, async () => {
   // The agent first, while the gateway still answers; jobs it kills are reported at the next start.

@@ -4,6 +4,7 @@ import { AppError } from "../../shared/errors/index.js";
 import { subjects } from "../../shared/nats/index.js";
 import { metricsRegistry, type ReadinessReport } from "../../shared/runtime/index.js";
 import { registerArtifactRoutes } from "./artifacts/register-artifact-routes.js";
+import { registerBillingRoutes } from "./billing/register-billing-routes.js";
 import type { GatewayContext } from "./gateway-context.js";
 import { sendError } from "./http/envelope.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
@@ -85,6 +86,8 @@ export function buildApp(gw: GatewayContext, health: { natsUp: () => boolean; re
   registerRpc(app, edge, RPC_ROUTES.drainNode, forward(gw, RPC_ROUTES.drainNode, subjects.nodeDrain(), actorContext));
   registerRpc(app, edge, RPC_ROUTES.listNodes, forward(gw, RPC_ROUTES.listNodes, subjects.nodeList()));
   registerRpc(app, edge, RPC_ROUTES.rotateNodeKey, rotateNodeKey(gw));
+
+  registerBillingRoutes(app, edge, gw);
 
   app.get("/.well-known/jwks.json", async (_request, reply) => {
     reply.header("cache-control", "public, max-age=300");

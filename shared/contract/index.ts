@@ -32,7 +32,32 @@ export {
   PresignUploadRequest,
   RetrieveJobResponse,
 } from "./artifacts.js";
-export { CreditAmount, Plan, PlanLimits, PlanRates } from "./billing.js";
+export {
+  BILLING_WEBHOOK_ROUTE,
+  BillingCallerCommand,
+  billingWebhookPath,
+  CreateCheckoutCommand,
+  CreateCheckoutRequest,
+  CreateCheckoutResponse,
+  CreditAmount,
+  ListPlansResponse,
+  Plan,
+  PlanLimits,
+  PlanRates,
+  PublicPlan,
+  publicPlan,
+  SANDBOX_CHECKOUT_ROUTE,
+  SANDBOX_SIGNATURE_HEADER,
+  sandboxCheckoutPath,
+  SandboxActionCommand,
+  SandboxActionReply,
+  SandboxSessionCommand,
+  SandboxSessionView,
+  SubscriptionResponse,
+  SubscriptionStatus,
+  WebhookCommand,
+  WebhookReply,
+} from "./billing.js";
 export { RPC_ROUTES } from "./routes.js";
 export type { RouteAuth, RpcName, RpcRequest, RpcResponse, RpcRoute, RpcRoutes } from "./routes.js";
 export { buildOpenApiDocument } from "./openapi.js";

@@ -17,6 +17,7 @@ import {
   VerifyOtpRequest,
 } from "./auth.js";
 import { PresignDownloadRequest, PresignedUrl, PresignUploadRequest, RetrieveJobResponse } from "./artifacts.js";
+import { CreateCheckoutRequest, CreateCheckoutResponse, ListPlansResponse, SubscriptionResponse } from "./billing.js";
 import { EmptyRequest } from "./common.js";
 import { JobPayload, JobRef, ListJobsRequest, ListJobsResponse, SubmitJobRequest, SubmitJobResponse } from "./jobs.js";
 import { LogStreamUrlResponse } from "./logs.js";
@@ -257,6 +258,30 @@ export const RPC_ROUTES = {
     response: RotateNodeKeyResponse,
     message: "Node key rotated; store it now, it is not shown again",
     summary: "A new key for the node; the old one keeps working for grace_seconds.",
+  }),
+  listPlans: rpc({
+    path: "/api/compute/billing/plans/list",
+    auth: "user",
+    request: EmptyRequest,
+    response: ListPlansResponse,
+    message: "Plans",
+    summary: "The subscription plans on offer.",
+  }),
+  getSubscription: rpc({
+    path: "/api/compute/billing/subscription",
+    auth: "user",
+    request: EmptyRequest,
+    response: SubscriptionResponse,
+    message: "Subscription",
+    summary: "The subscription of the caller's business: plan, status, current period, credit balance and usage this period.",
+  }),
+  createCheckout: rpc({
+    path: "/api/compute/billing/checkout/create",
+    auth: "jwt",
+    request: CreateCheckoutRequest,
+    response: CreateCheckoutResponse,
+    message: "Checkout created",
+    summary: "Start buying a plan with the payment provider (business admins only); send the browser to checkout_url.",
   }),
 } as const;
 

@@ -36,6 +36,7 @@ export const ERROR_CATALOGUE = {
   "queue.full": { http: 503, retryable: true, summary: "The job queue is at its limit; nothing was queued. Retry after `Retry-After` seconds." },
   "url.signature_invalid": { http: 403, retryable: false, summary: "The signed URL was altered, or signed for another method or path." },
   "url.expired": { http: 403, retryable: false, summary: "The signed URL is past its `expires_at`; ask for a new one." },
+  "webhook.signature_invalid": { http: 400, retryable: false, summary: "The webhook's signature is missing, malformed, does not match its body, or is too old or too new; nothing changed." },
   "resource.limit_reached": { http: 402, retryable: false, summary: "The account's compute credit is exhausted." },
   "quota.job_type_not_allowed": { http: 403, retryable: false, summary: "The API key's `allowedJobTypes` does not list the job's `type`; nothing was queued." },
   "quota.jobs_per_hour_exceeded": { http: 429, retryable: true, summary: "The API key reached its `maxJobsPerHour`; nothing was queued. `Retry-After` is when its oldest submit of the hour leaves the window." },

@@ -25,6 +25,8 @@ describe("subjects", () => {
   it("names commands under the cjs root", () => {
     expect(subjects.adminAppCreate()).toBe("cjs.admin.app.create");
     expect(subjects.servicePing("billing")).toBe("cjs.ping.billing");
+    expect(subjects.billingWebhookReceive()).toBe("cjs.billing.webhooks.receive");
+    expect(subjects.billingSandboxSessionAct()).toBe("cjs.billing.sandbox.session.act");
   });
 
   it("keeps a job's drop counts out of the filter of its log lines", () => {

@@ -38,6 +38,12 @@ export const BUCKETS = {
   keyQuotas: "cjs_key_quotas",
   /** `<app>.<business>` → the business's subscription; absent means the default plan (billing). */
   subscriptions: "cjs_subscriptions",
+  /** `<provider>.<event id>` → a payment-provider event received: its create is what applies each event once (billing). */
+  webhookEvents: "cjs_webhook_events",
+  /** SHA-256 of a sandbox checkout session id → the session (billing's sandbox payment provider). */
+  checkoutSessions: "cjs_checkout_sessions",
+  /** `sandbox-webhook` → the secret the sandbox provider signs its webhooks with (billing). */
+  billingSecrets: "cjs_billing_secrets",
 } as const;
 
 /** JetStream object stores. */
@@ -85,6 +91,14 @@ export const subjects = {
   logsPush: () => `${ROOT}.logrelay.logs.push`,
   /** A job's log totals (dropped lines), answered by one log-relay replica. */
   logsSummary: () => `${ROOT}.logrelay.logs.summary`,
+  /** Billing RPCs, answered by one billing replica. */
+  billingPlansList: () => `${ROOT}.billing.plans.list`,
+  billingSubscriptionGet: () => `${ROOT}.billing.subscription.get`,
+  billingCheckoutCreate: () => `${ROOT}.billing.checkout.create`,
+  billingWebhookReceive: () => `${ROOT}.billing.webhooks.receive`,
+  /** The sandbox payment provider's checkout page: read a session, pay or cancel it. */
+  billingSandboxSessionGet: () => `${ROOT}.billing.sandbox.session.get`,
+  billingSandboxSessionAct: () => `${ROOT}.billing.sandbox.session.act`,
   /** The work-queue subject of a pool (`cjs.queue.jobs.>` for all). */
   jobQueue: (poolKey: string) => `${ROOT}.queue.jobs.${poolKey}`,
   jobQueueAll: () => `${ROOT}.queue.jobs.>`,

@@ -5,6 +5,8 @@ import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import { type Clock, collectProcessMetrics, randomBase62, systemClock, type Service } from "../../shared/runtime/index.js";
+import { buildBilling } from "../../services/billing/billing.js";
+import { BillingConfig } from "../../services/billing/config.js";
 import { LogRelayConfig } from "../../services/log-relay/config.js";
 import { buildLogRelay } from "../../services/log-relay/log-relay.js";
 import { NodeRegistryConfig } from "../../services/node-registry/config.js";
@@ -119,6 +121,10 @@ export function startNodeRegistry(natsUrl: string, env: Record<string, string> =
 
 export function startLogRelay(natsUrl: string, env: Record<string, string> = {}) {
   return runService(natsUrl, "log-relay", buildLogRelay, LogRelayConfig.parse({ NATS_URL: natsUrl, ...env }));
+}
+
+export function startBilling(natsUrl: string, env: Record<string, string> = {}) {
+  return runService(natsUrl, "billing", buildBilling, BillingConfig.parse({ NATS_URL: natsUrl, ...env }));
 }
 
 /** Gateways, schedulers and node registries side by side on one NATS, plus a log relay. */

@@ -1,10 +1,8 @@
 import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { Plan } from "../../../shared/contract/index.js";
-
-/** The plans file shipped with the service; `CJS_BILLING_PLANS_FILE` points at another. */
-export const DEFAULT_PLANS_FILE = fileURLToPath(new URL("../plans.json", import.meta.url));
+// Imported rather than read from disk, so `npm run build` carries the shipped plans into dist/.
+import shippedPlans from "../plans.json" with { type: "json" };
 
 const PlansFile = z
   .strictObject({
@@ -27,25 +25,36 @@ export interface PlanCatalog {
   readonly defaultPlan: Plan;
   /** The plan with this id, or undefined. */
   find(planId: string): Plan | undefined;
+  /** The plan sold under this Stripe price id, or undefined. */
+  findByStripePrice(priceId: string): Plan | undefined;
 }
 
-/** Reads and checks a plans file; a bad file stops the service with every problem listed. */
-export async function loadPlanCatalog(path: string = DEFAULT_PLANS_FILE): Promise<PlanCatalog> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(path, "utf8"));
-  } catch (error) {
-    throw new Error(`cannot read the plans file ${path}: ${(error as Error).message}`, { cause: error });
+/**
+ * Reads and checks a plans file (`CJS_BILLING_PLANS_FILE`), or the plans shipped with the
+ * service (`services/billing/plans.json`) when no path is given. A bad file stops the
+ * service with every problem listed.
+ */
+export async function loadPlanCatalog(path?: string): Promise<PlanCatalog> {
+  const source = path ?? "services/billing/plans.json (shipped)";
+  let raw: unknown = shippedPlans;
+  if (path !== undefined) {
+    try {
+      raw = JSON.parse(await readFile(path, "utf8"));
+    } catch (error) {
+      throw new Error(`cannot read the plans file ${path}: ${(error as Error).message}`, { cause: error });
+    }
   }
   const parsed = PlansFile.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `  - ${issue.path.join(".") || "(file)"}: ${issue.message}`).join("\n");
-    throw new Error(`invalid plans file ${path}:\n${problems}`);
+    throw new Error(`invalid plans file ${source}:\n${problems}`);
   }
   const byId = new Map(parsed.data.plans.map((plan) => [plan.id, plan]));
+  const byPrice = new Map(parsed.data.plans.flatMap((plan) => (plan.stripe_price_id ? [[plan.stripe_price_id, plan] as const] : [])));
   return {
     plans: parsed.data.plans,
     defaultPlan: byId.get(parsed.data.default_plan) as Plan,
     find: (planId) => byId.get(planId),
+    findByStripePrice: (priceId) => byPrice.get(priceId),
   };
 }

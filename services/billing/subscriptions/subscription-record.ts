@@ -16,6 +16,9 @@ export const SubscriptionRecord = z.object({
   provider: z.string().nullable(),
   provider_customer_id: z.string().nullable(),
   provider_subscription_id: z.string().nullable(),
+  /** The provider event that wrote the record last, and when the provider made it: an older event never overwrites a newer one. */
+  last_event_id: z.string().nullable().default(null),
+  last_event_at: z.string().nullable().default(null),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -39,12 +42,16 @@ export interface EffectiveSubscription {
   status: SubscriptionRecord["status"];
   current_period_start: string;
   current_period_end: string;
-  /** False when the business never subscribed (no record). */
+  /** False when no record is in force: the business never subscribed, or its canceled subscription has ended. */
   stored: boolean;
 }
 
+/**
+ * A canceled subscription whose period is over counts as no subscription: the business is
+ * back on the default plan, in calendar months.
+ */
 export function effectiveSubscription(record: SubscriptionRecord | null, defaultPlanId: string, now: number): EffectiveSubscription {
-  if (record) {
+  if (record && !(record.status === "canceled" && Date.parse(record.current_period_end) <= now)) {
     const { plan_id, status, current_period_start, current_period_end } = record;
     return { plan_id, status, current_period_start, current_period_end, stored: true };
   }

@@ -1,0 +1,11 @@
+import { CreateCheckoutResponse, type RPC_ROUTES } from "../../../shared/contract/index.js";
+import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import type { RpcHandler } from "../http/register-rpc.js";
+import { userContext } from "../rpc/forward.js";
+
+/** Forwards a checkout to billing with the origin the client addressed: the sandbox's page lives there. */
+export function createCheckout(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.createCheckout> {
+  return async (body, { caller, origin }) =>
+    requestRpc(gw.nc, subjects.billingCheckoutCreate(), { caller: userContext(caller), body, origin }, CreateCheckoutResponse, { timeoutMs: 30_000 });
+}

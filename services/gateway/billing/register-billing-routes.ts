@@ -1,0 +1,52 @@
+import type { FastifyInstance } from "fastify";
+import { BILLING_WEBHOOK_ROUTE, RPC_ROUTES, SANDBOX_CHECKOUT_ROUTE } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import { subjects } from "../../../shared/nats/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import { registerRpc, type Edge } from "../http/register-rpc.js";
+import { forward } from "../rpc/forward.js";
+import { createCheckout } from "./create-checkout.js";
+import { receiveWebhook } from "./receive-webhook.js";
+import { actOnSandboxCheckout, showSandboxCheckout } from "./sandbox-checkout.js";
+
+/** Largest webhook body taken (Stripe's events are a few KiB; base64 of this still fits a NATS message). */
+const WEBHOOK_MAX_BYTES = 256 * 1024;
+const FORM_MAX_BYTES = 1024;
+
+function methodNotAllowed(allow: string[]) {
+  return async (_request: unknown, reply: { header(name: string, value: string): unknown }) => {
+    reply.header("allow", allow.join(", "));
+    throw new AppError("route.method_not_allowed", `Use ${allow.join(" or ")} for this path.`, { details: { allow } });
+  };
+}
+
+/**
+ * Billing at the edge: the three RPCs (forwarded to billing), the payment providers'
+ * webhook endpoint (raw body, no X-App-ID) and the sandbox provider's checkout page.
+ * The last two live in their own fastify context with their own body parsers.
+ */
+export function registerBillingRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
+  registerRpc(app, edge, RPC_ROUTES.listPlans, forward(gw, RPC_ROUTES.listPlans, subjects.billingPlansList()));
+  registerRpc(app, edge, RPC_ROUTES.getSubscription, forward(gw, RPC_ROUTES.getSubscription, subjects.billingSubscriptionGet()));
+  registerRpc(app, edge, RPC_ROUTES.createCheckout, createCheckout(gw));
+
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    // Signatures cover the exact bytes: the body stays a Buffer.
+    scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: WEBHOOK_MAX_BYTES }, (_request, body, done) => done(null, body));
+    scope.post<{ Params: { provider: string } }>(BILLING_WEBHOOK_ROUTE, receiveWebhook(gw, edge.natsUp));
+    scope.route({ method: ["GET", "HEAD", "PUT", "PATCH", "DELETE"], url: BILLING_WEBHOOK_ROUTE, exposeHeadRoute: false, handler: methodNotAllowed(["POST"]) });
+  });
+
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: FORM_MAX_BYTES }, (_request, body, done) =>
+      done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    );
+    // The session id in the path is the page's credential: no per-request info log lines carrying it.
+    const quiet = { logLevel: "warn" } as const;
+    scope.get<{ Params: { sessionId: string } }>(SANDBOX_CHECKOUT_ROUTE, { ...quiet, exposeHeadRoute: false }, showSandboxCheckout(gw));
+    scope.post<{ Params: { sessionId: string } }>(SANDBOX_CHECKOUT_ROUTE, quiet, actOnSandboxCheckout(gw, app));
+    scope.route({ method: ["HEAD", "PUT", "PATCH", "DELETE"], url: SANDBOX_CHECKOUT_ROUTE, handler: methodNotAllowed(["GET", "POST"]) });
+  });
+}

@@ -36,6 +36,8 @@ export const BUCKETS = {
   artifactIndex: "cjs_artifact_index",
   /** `<app>.<business>` → the business's subscription; absent means the default plan (billing). */
   subscriptions: "cjs_subscriptions",
+  /** `<app>.<user id>` → the user's request counts in the current minute and hour windows (gateway). */
+  rateLimits: "cjs_rate_limits",
 } as const;
 
 /** JetStream object stores. */

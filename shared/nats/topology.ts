@@ -24,6 +24,8 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.allocations]: { history: 1 },
   [BUCKETS.artifactIndex]: { history: 1 },
   [BUCKETS.subscriptions]: { history: 1 },
+  // Longer than the longest rate-limit window (an hour), so an idle user's counters vanish on their own.
+  [BUCKETS.rateLimits]: { history: 1, ttl: 2 * 60 * MINUTE_MS },
 };
 
 export interface TopologyOptions {

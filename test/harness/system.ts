@@ -4,7 +4,7 @@ import { ComputeClient } from "../../shared/client/index.js";
 import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
-import { collectProcessMetrics, randomBase62, systemClock, type Service } from "../../shared/runtime/index.js";
+import { collectProcessMetrics, randomBase62, systemClock, type Clock, type Service } from "../../shared/runtime/index.js";
 import { LogRelayConfig } from "../../services/log-relay/config.js";
 import { buildLogRelay } from "../../services/log-relay/log-relay.js";
 import { NodeRegistryConfig } from "../../services/node-registry/config.js";
@@ -24,7 +24,7 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function startGateway(natsUrl: string, env: Record<string, string> = {}): Promise<RunningGateway> {
+export async function startGateway(natsUrl: string, env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<RunningGateway> {
   collectProcessMetrics();
   const config = GatewayConfig.parse({ NATS_URL: natsUrl, CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...env });
   const nc = await connect({ servers: natsUrl, name: "test-gateway", maxReconnectAttempts: -1, reconnectTimeWait: 200 });
@@ -32,7 +32,7 @@ export async function startGateway(natsUrl: string, env: Record<string, string> 
   const gateway = await buildGateway({
     nc,
     config,
-    clock: systemClock,
+    clock: options.clock ?? systemClock,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     sendOtp: async (to, code) => void outbox.set(to, [...(outbox.get(to) ?? []), code]),
   });

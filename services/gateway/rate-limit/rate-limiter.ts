@@ -1,3 +1,5 @@
+import { jetstream } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { AppError, isAppError } from "../../../shared/errors/index.js";
@@ -12,8 +14,10 @@ import { decide, rateLimitHeaders, RateLimitRecord, type RateDecision, type Rate
  * admitted in between, so only a user with this many requests in flight at once runs out.
  */
 const CAS_TRIES = 50;
-/** At most one warning per replica this often while the counters are unreachable. */
-const WARN_EVERY_MS = 10_000;
+/** How long the limiter waits for one KV operation: a stalled store must not stall requests. */
+const KV_TIMEOUT_MS = 1000;
+/** After a failure to reach the counters, requests pass uncounted at once for this long before the next try. */
+const BYPASS_MS = 5000;
 
 const PER = { minute: "a minute", hour: "an hour" } as const;
 
@@ -29,7 +33,7 @@ export interface HeaderSink {
  * are counted; node keys are not (see docs/api.md, "Rate limits").
  */
 export class RateLimiter {
-  private lastWarningMs = Number.NEGATIVE_INFINITY;
+  private bypassUntilMs = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly deps: {
@@ -40,10 +44,11 @@ export class RateLimiter {
     },
   ) {}
 
-  /** Opens (or creates) the shared counter bucket. */
+  /** Creates the shared counter bucket if needed and opens it with a short timeout of its own. */
   static async open(nc: NatsConnection, options: { replicas: number; policy: RateLimitPolicy; clock: Clock; logger: Logger }): Promise<RateLimiter> {
-    const kv = await ensureBuckets(nc, [BUCKETS.rateLimits], { replicas: options.replicas });
-    return new RateLimiter({ bucket: new JsonBucket(kv[BUCKETS.rateLimits], RateLimitRecord), clock: options.clock, logger: options.logger, policy: options.policy });
+    await ensureBuckets(nc, [BUCKETS.rateLimits], { replicas: options.replicas });
+    const kv = await new Kvm(jetstream(nc, { timeout: KV_TIMEOUT_MS })).open(BUCKETS.rateLimits);
+    return new RateLimiter({ bucket: new JsonBucket(kv, RateLimitRecord), clock: options.clock, logger: options.logger, policy: options.policy });
   }
 
   /** Whether requests of this caller count against a user's budget. */
@@ -54,12 +59,16 @@ export class RateLimiter {
   /**
    * Counts one request of `caller` and writes the RateLimit headers on `reply`. Throws
    * `rate.limited` (with its `Retry-After`) when a window is exhausted. If the counters
-   * cannot be reached, the request is let through uncounted (fail-open), with a warning
-   * and `cjs_rate_limit_fail_open_total`.
+   * cannot be reached, the request is let through uncounted (fail-open), and so is every
+   * request for the next BYPASS_MS, with one warning and `cjs_rate_limit_fail_open_total`.
    */
   async admit(caller: Caller, reply: HeaderSink): Promise<void> {
     if (!RateLimiter.counts(caller)) return;
-    const { policy } = this.deps;
+    const { policy, clock } = this.deps;
+    if (clock.now() < this.bypassUntilMs) {
+      rateLimitFailOpen.inc();
+      return;
+    }
     let decision: RateDecision | null;
     try {
       decision = await this.count(kvKey(caller.app_id, caller.user_id));
@@ -107,9 +116,7 @@ export class RateLimiter {
 
   private failOpen(error: unknown): void {
     rateLimitFailOpen.inc();
-    const now = this.deps.clock.now();
-    if (now - this.lastWarningMs < WARN_EVERY_MS) return;
-    this.lastWarningMs = now;
-    this.deps.logger.warn({ err: error }, "rate-limit counters unreachable; requests pass uncounted");
+    this.bypassUntilMs = this.deps.clock.now() + BYPASS_MS;
+    this.deps.logger.warn({ err: error, bypass_ms: BYPASS_MS }, "rate-limit counters unreachable; requests pass uncounted");
   }
 }

@@ -93,7 +93,7 @@ describe("rate limits across gateway replicas", () => {
     expect((await request(clients[1]!)).status).toBe(200);
   });
 
-  it("every counted answer carries RateLimit-Limit, -Remaining, -Reset and -Policy, and a 429 resets when Retry-After says", async () => {
+  it("every counted answer, error or not, carries RateLimit-Limit, -Remaining, -Reset and -Policy; on a 429 -Reset equals Retry-After", async () => {
     const clients = await userOn(await createTenant(gateways[0]!.nc));
     const first = await request(clients[0]!);
     expect(first.status).toBe(200);
@@ -172,6 +172,15 @@ describe("rate limits across gateway replicas", () => {
     expect(poll.status).toBe(200);
     expect(poll.headers.get("ratelimit-limit")).toBeNull();
     expectRateLimited(await request(clients[0]!), "minute");
+  });
+
+  it("opening a job log stream with a credential counts as a request and is refused with the envelope past the limit", async () => {
+    const clients = await userOn(await createTenant(gateways[0]!.nc));
+    const unknownJob = await clients[0]!.raw("GET", "/api/compute/jobs/job_00000000000000000000/logs");
+    expect(unknownJob.status).toBe(404);
+    expect(unknownJob.headers.get("ratelimit-remaining")).toBe("19");
+    expect(await spend(clients, 19)).toEqual(ok(19));
+    expectRateLimited(await clients[1]!.raw("GET", "/api/compute/jobs/job_00000000000000000000/logs"), "minute");
   });
 
   it("sign-in, a public operation, is neither counted nor refused once the user's budget is spent", async () => {

@@ -4,15 +4,14 @@ import { decide, rateLimitHeaders, type RateLimitPolicy, type RateLimitRecord } 
 const policy: RateLimitPolicy = { minute: 3, hour: 5 };
 const T0 = Date.parse("2026-06-01T10:00:00.250Z");
 
-/** Runs `count` requests at `nowMs` from `record`, each writing its `next`; returns the last decision and record. */
+/** Runs `count` requests at `nowMs` from `record`, each admitted one writing its `next`; returns the record after them. */
 function run(record: RateLimitRecord | null, nowMs: number, count: number) {
-  let last = decide(record, nowMs, policy);
   let state = record;
   for (let index = 0; index < count; index += 1) {
-    last = decide(state, nowMs, policy);
-    if (last.admitted) state = last.next;
+    const decision = decide(state, nowMs, policy);
+    if (decision.admitted) state = decision.next;
   }
-  return { last, state };
+  return { state };
 }
 
 function admittedState(decision: ReturnType<typeof decide>): RateLimitRecord {

@@ -158,6 +158,21 @@ describe("rate limits across gateway replicas", () => {
     for (const answer of answers.filter((each) => each.status === 429)) expectRateLimited(answer, "minute");
   });
 
+  it("200 requests of one user at once, within the default limit, all pass: concurrent requests do not starve each other", async () => {
+    const roomy = await Promise.all([startGateway(nats.url), startGateway(nats.url)]);
+    try {
+      const tenant = await createTenant(roomy[0]!.nc);
+      const { tokens } = await signedInClient(roomy[0]!.baseUrl, tenant);
+      const clients = roomy.map((gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, accessToken: tokens.access_token }));
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, index) => request(clients[index % 2]!)));
+      expect(answers.map((answer) => answer.status)).toEqual(ok(200));
+      const remaining = answers.map((answer) => Number(answer.headers.get("ratelimit-remaining"))).sort((a, b) => a - b);
+      expect(remaining).toEqual(Array.from({ length: 200 }, (_, index) => 800 + index));
+    } finally {
+      await Promise.all(roomy.map((gateway) => gateway.stop()));
+    }
+  });
+
   it("a node key's polls and heartbeats are not counted: they pass after its user exhausted the limit", async () => {
     const tenant = await createTenant(gateways[0]!.nc);
     const clients = await userOn(tenant);

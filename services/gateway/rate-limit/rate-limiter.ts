@@ -7,11 +7,11 @@ import { BUCKETS, ensureBuckets, JsonBucket, kvKey } from "../../../shared/nats/
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { Caller } from "../identity/authenticator.js";
 import { rateLimited, rateLimitFailOpen } from "./rate-limit-metrics.js";
-import { decide, rateLimitHeaders, RateLimitRecord, type RateDecision, type RateLimitPolicy } from "./windows.js";
+import { decideMany, rateLimitHeaders, RateLimitRecord, type RateDecision, type RateLimitPolicy } from "./windows.js";
 
 /**
- * Compare-and-set tries per request. A conflict means another request of the same user was
- * admitted in between, so only a user with this many requests in flight at once runs out.
+ * Compare-and-set tries per batch. Each replica writes one batch of a user at a time, so a
+ * conflict means another replica counted that user's requests in between.
  */
 const CAS_TRIES = 50;
 /** How long the limiter waits for one KV operation: a stalled store must not stall requests. */
@@ -20,6 +20,12 @@ const KV_TIMEOUT_MS = 1000;
 const BYPASS_MS = 5000;
 
 const PER = { minute: "a minute", hour: "an hour" } as const;
+
+/** A request waiting for its decision in a user's batch. */
+interface Waiter {
+  resolve(decision: RateDecision | null): void;
+  reject(error: unknown): void;
+}
 
 /** Where the RateLimit headers go (a fastify reply). */
 export interface HeaderSink {
@@ -31,9 +37,16 @@ export interface HeaderSink {
  * and user in `cjs_rate_limits`, changed by compare-and-set, so two replicas together
  * admit no more than the limit. Only user credentials (a bearer JWT or a user's API key)
  * are counted; node keys are not (see docs/api.md, "Rate limits").
+ *
+ * A replica counts one user's concurrent requests in batches: while one compare-and-set
+ * for the user is under way, the requests that arrive wait and are all counted by the
+ * next one. Without it, many requests of one user at once would mostly lose their
+ * compare-and-set to each other and try again and again.
  */
 export class RateLimiter {
   private bypassUntilMs = Number.NEGATIVE_INFINITY;
+  /** Per counter key, the requests waiting for the next batch; present while a batch is under way. */
+  private readonly waiting = new Map<string, Waiter[]>();
 
   constructor(
     private readonly deps: {
@@ -79,7 +92,7 @@ export class RateLimiter {
     }
     if (decision === null) {
       rateLimited.inc({ window: "contention" });
-      throw new AppError("rate.limited", "Too many requests at once for this user; retry in a second.", { retryAfterSeconds: 1 });
+      throw new AppError("rate.limited", "Too many requests at once for this user across the service; retry in a second.", { retryAfterSeconds: 1 });
     }
     for (const [name, value] of Object.entries(rateLimitHeaders(policy, decision.binding))) reply.header(name, value);
     if (decision.admitted) return;
@@ -92,15 +105,42 @@ export class RateLimiter {
     );
   }
 
-  /** The decision for one request, written when admitted; null when every try lost its compare-and-set. */
-  private async count(key: string): Promise<RateDecision | null> {
+  /** The decision for one request, counted in the user's next batch; null when the batch lost every compare-and-set. */
+  private count(key: string): Promise<RateDecision | null> {
+    return new Promise((resolve, reject) => {
+      const queue = this.waiting.get(key);
+      if (queue) {
+        queue.push({ resolve, reject });
+        return;
+      }
+      this.waiting.set(key, [{ resolve, reject }]);
+      void this.serveBatches(key);
+    });
+  }
+
+  /** Counts the key's waiting requests, one batch after another, until none is left. */
+  private async serveBatches(key: string): Promise<void> {
+    for (let batch = this.waiting.get(key) ?? []; batch.length > 0; batch = this.waiting.get(key) ?? []) {
+      this.waiting.set(key, []);
+      try {
+        const decisions = await this.countBatch(key, batch.length);
+        batch.forEach((waiter, index) => waiter.resolve(decisions?.[index] ?? null));
+      } catch (error) {
+        for (const waiter of batch) waiter.reject(error);
+      }
+    }
+    this.waiting.delete(key);
+  }
+
+  /** Decides `size` requests in one compare-and-set, retried on conflict; null when every try lost. */
+  private async countBatch(key: string, size: number): Promise<RateDecision[] | null> {
     const { bucket, clock, policy } = this.deps;
     for (let tryNumber = 0; tryNumber < CAS_TRIES; tryNumber += 1) {
       const stored = await bucket.get(key);
-      const decision = decide(stored?.value ?? null, clock.now(), policy);
-      if (!decision.admitted) return decision;
-      const written = stored ? await bucket.update(key, decision.next, stored.revision) : await this.create(key, decision.next);
-      if (written !== null) return decision;
+      const { decisions, next } = decideMany(stored?.value ?? null, clock.now(), policy, size);
+      if (next === null) return decisions;
+      const written = stored ? await bucket.update(key, next, stored.revision) : await this.create(key, next);
+      if (written !== null) return decisions;
     }
     return null;
   }
@@ -116,7 +156,10 @@ export class RateLimiter {
 
   private failOpen(error: unknown): void {
     rateLimitFailOpen.inc();
-    this.bypassUntilMs = this.deps.clock.now() + BYPASS_MS;
+    const now = this.deps.clock.now();
+    // A failed batch fails each of its requests: one warning for them all.
+    if (now < this.bypassUntilMs) return;
+    this.bypassUntilMs = now + BYPASS_MS;
     this.deps.logger.warn({ err: error, bypass_ms: BYPASS_MS }, "rate-limit counters unreachable; requests pass uncounted");
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide, rateLimitHeaders, type RateLimitPolicy, type RateLimitRecord } from "./windows.js";
+import { decide, decideMany, rateLimitHeaders, type RateLimitPolicy, type RateLimitRecord } from "./windows.js";
 
 const policy: RateLimitPolicy = { minute: 3, hour: 5 };
 const T0 = Date.parse("2026-06-01T10:00:00.250Z");
@@ -96,6 +96,22 @@ describe("rate-limit windows", () => {
   it("a lowered limit below a stored count reports nothing remaining, never a negative number", () => {
     const { state } = run(null, T0, 3);
     expect(decide(state, T0, { minute: 2, hour: 5 })).toMatchObject({ admitted: false, binding: { remaining: 0 } });
+  });
+});
+
+describe("requests decided together", () => {
+  it("are decided in turn: each sees the ones before it, and only the admitted ones are written", () => {
+    const { state } = run(null, T0, 1);
+    const { decisions, next } = decideMany(state, T0 + 1000, policy, 4);
+    expect(decisions.map((decision) => decision.admitted)).toEqual([true, true, false, false]);
+    expect(decisions.map((decision) => decision.binding.remaining)).toEqual([1, 0, 0, 0]);
+    expect(next?.minute).toEqual({ start_ms: T0, count: 3 });
+    expect(next?.hour).toEqual({ start_ms: T0, count: 3 });
+  });
+
+  it("write nothing when none is admitted", () => {
+    const { state } = run(null, T0, 3);
+    expect(decideMany(state, T0, policy, 2).next).toBeNull();
   });
 });
 

@@ -79,6 +79,28 @@ export function decide(record: RateLimitRecord | null, nowMs: number, policy: Ra
 }
 
 /**
+ * Decides `count` requests that arrived together, one after another as `decide` would:
+ * each sees the counts of those before it. `next` is the record to write, or null when
+ * none was admitted (nothing to write).
+ */
+export function decideMany(
+  record: RateLimitRecord | null,
+  nowMs: number,
+  policy: RateLimitPolicy,
+  count: number,
+): { decisions: RateDecision[]; next: RateLimitRecord | null } {
+  const decisions: RateDecision[] = [];
+  let state = record;
+  let next: RateLimitRecord | null = null;
+  for (let index = 0; index < count; index += 1) {
+    const decision = decide(state, nowMs, policy);
+    decisions.push(decision);
+    if (decision.admitted) state = next = decision.next;
+  }
+  return { decisions, next };
+}
+
+/**
  * The RateLimit fields of draft-ietf-httpapi-ratelimit-headers (the `-Limit`, `-Remaining`,
  * `-Reset`, `-Policy` form): the first three describe the window closest to exhaustion,
  * the policy lists both windows.

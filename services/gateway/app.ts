@@ -60,7 +60,7 @@ export function buildApp(gw: GatewayContext, health: { natsUp: () => boolean; re
     sendError(reply, new AppError("route.not_found", `No operation at ${request.method} ${request.url.split("?")[0]}.`)),
   );
 
-  const edge = { authenticator: gw.authenticator, natsUp: health.natsUp };
+  const edge = { authenticator: gw.authenticator, natsUp: health.natsUp, rateLimiter: gw.rateLimiter };
   registerRpc(app, edge, RPC_ROUTES.login, login(gw));
   registerRpc(app, edge, RPC_ROUTES.requestOtp, requestOtp(gw));
   registerRpc(app, edge, RPC_ROUTES.verifyOtp, verifyOtp(gw));

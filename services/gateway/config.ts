@@ -32,6 +32,10 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_SSE_KEEPALIVE_SECONDS: intSetting(15, { min: 1, max: 15 }),
   /** Lifetime of a presigned artifact URL; an agent's upload URL lives the job's timeout plus this. */
   CJS_ARTIFACT_URL_TTL_SECONDS: intSetting(900, { min: 1, max: 7 * 86_400 }),
+  /** Requests one user (bearer JWT or user API key) may make per minute, counted over every gateway replica. */
+  CJS_RATE_LIMIT_PER_MINUTE: intSetting(1000, { min: 1, max: 10_000_000 }),
+  /** Requests one user may make per hour, counted over every gateway replica. */
+  CJS_RATE_LIMIT_PER_HOUR: intSetting(30_000, { min: 1, max: 600_000_000 }),
   /** Largest artifact accepted, in bytes (5 GiB). */
   CJS_MAX_ARTIFACT_BYTES: intSetting(5 * 1024 ** 3, { min: 1 }),
 });

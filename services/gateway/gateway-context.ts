@@ -10,6 +10,7 @@ import type { IdentityStore } from "./identity/identity-store.js";
 import type { LoginGuard } from "./identity/login-guard.js";
 import type { OneTimeCodes } from "./identity/otp.js";
 import type { Sessions } from "./identity/sessions.js";
+import type { RateLimiter } from "./rate-limit/rate-limiter.js";
 
 /** Delivers a one-time code to an e-mail address (SMTP, or the dev outbox). */
 export type OtpSender = (to: string, code: string) => Promise<void>;
@@ -30,6 +31,8 @@ export interface GatewayContext {
   urls: UrlSigner;
   /** Artifact bytes (object store) and their per-job index. */
   artifacts: ArtifactStore;
+  /** Per-user request limits, shared by every replica through NATS KV. */
+  rateLimiter: RateLimiter;
   /** Absent when neither SMTP nor the dev outbox is configured. */
   sendOtp: OtpSender | undefined;
 }

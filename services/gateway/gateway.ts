@@ -19,6 +19,7 @@ import { OneTimeCodes } from "./identity/otp.js";
 import { Sessions } from "./identity/sessions.js";
 import { loadUrlSigningSecret, urlSigner } from "./http/signed-url.js";
 import { otpSenderFromConfig } from "./otp-sender.js";
+import { RateLimiter } from "./rate-limit/rate-limiter.js";
 
 const CLOSE_GRACE_MS = 2000;
 
@@ -63,6 +64,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     authenticator: new Authenticator({ nc, store, tokens, clock, logger }),
     urls: urlSigner(await loadUrlSigningSecret(store.urlSigningKeys, clock), clock),
     artifacts: await ArtifactStore.open(nc, config.CJS_NATS_REPLICAS),
+    rateLimiter: await RateLimiter.open(nc, {
+      replicas: config.CJS_NATS_REPLICAS,
+      policy: { minute: config.CJS_RATE_LIMIT_PER_MINUTE, hour: config.CJS_RATE_LIMIT_PER_HOUR },
+      clock,
+      logger,
+    }),
     sendOtp: deps.sendOtp ?? otpSenderFromConfig(config),
   };
 

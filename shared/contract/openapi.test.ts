@@ -18,4 +18,15 @@ describe("OpenAPI document", () => {
   it("marks session-only operations as bearer-only", () => {
     expect(document.paths["/api/compute/api-keys/create"]?.post.security).toEqual([{ appId: [], bearer: [] }]);
   });
+
+  it("documents the RateLimit headers and the 429 on operations a user's credential calls, not on public or node-only ones", () => {
+    const responses = (path: string) => document.paths[path]?.post.responses as Record<string, { headers?: Record<string, unknown> }>;
+    const listKeys = responses("/api/compute/api-keys/list");
+    expect(Object.keys(listKeys["200"]?.headers ?? {})).toEqual(["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"]);
+    expect(Object.keys(listKeys["429"]?.headers ?? {})).toContain("Retry-After");
+    for (const path of ["/api/auth/LOGIN_EMAIL", "/api/compute/nodes/poll"]) {
+      expect(responses(path)["200"]?.headers).toBeUndefined();
+      expect(responses(path)["429"]).toBeUndefined();
+    }
+  });
 });

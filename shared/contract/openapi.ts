@@ -10,6 +10,16 @@ const SECURITY: Record<RpcRoute["auth"], Array<Record<string, string[]>>> = {
   user_or_node: [{ appId: [], bearer: [] }, { appId: [], apiKey: [] }],
 };
 
+/** Routes that a user's credential (JWT or user API key) may call: their answers count against the user's rate limit. */
+const COUNTED: Record<RpcRoute["auth"], boolean> = { public: false, jwt: true, user: true, node: false, user_or_node: true };
+
+const RATE_LIMIT_HEADERS = {
+  "RateLimit-Limit": { description: "Limit of the window closest to running out (a user's credential only).", schema: { type: "integer" } },
+  "RateLimit-Remaining": { description: "Requests left in that window.", schema: { type: "integer" } },
+  "RateLimit-Reset": { description: "Whole seconds until that window resets.", schema: { type: "integer" } },
+  "RateLimit-Policy": { description: "Both limits with their windows in seconds, e.g. `1000;w=60, 30000;w=3600`.", schema: { type: "string" } },
+};
+
 function successEnvelope(payload: z.ZodType) {
   return z.object({ status: z.literal("SUCCESS"), message: z.string(), payload });
 }
@@ -25,7 +35,20 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
         security: SECURITY[route.auth],
         requestBody: { required: false, content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } } },
         responses: {
-          "200": { description: route.message, content: { "application/json": { schema: z.toJSONSchema(successEnvelope(route.response)) } } },
+          "200": {
+            description: route.message,
+            ...(COUNTED[route.auth] ? { headers: RATE_LIMIT_HEADERS } : {}),
+            content: { "application/json": { schema: z.toJSONSchema(successEnvelope(route.response)) } },
+          },
+          ...(COUNTED[route.auth]
+            ? {
+                "429": {
+                  description: "`rate.limited`: the user's rate limit is used up; retry after `Retry-After` seconds.",
+                  headers: { "Retry-After": { description: "Whole seconds until a retry is admitted.", schema: { type: "integer" } }, ...RATE_LIMIT_HEADERS },
+                  content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+                },
+              }
+            : {}),
           default: { description: "Error envelope; see docs/errors.md for every code.", content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } } },
         },
       },

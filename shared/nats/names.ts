@@ -44,6 +44,8 @@ export const BUCKETS = {
   checkoutSessions: "cjs_checkout_sessions",
   /** `sandbox-webhook` → the secret the sandbox provider signs its webhooks with (billing). */
   billingSecrets: "cjs_billing_secrets",
+  /** `<app>.<user id>` → the user's request counts in the current minute and hour windows (gateway). */
+  rateLimits: "cjs_rate_limits",
 } as const;
 
 /** JetStream object stores. */

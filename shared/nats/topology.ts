@@ -30,6 +30,8 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   // Sessions expire long before this; the TTL only clears them away.
   [BUCKETS.checkoutSessions]: { history: 1, ttl: 7 * 24 * 60 * MINUTE_MS },
   [BUCKETS.billingSecrets]: { history: 1 },
+  // Longer than the longest rate-limit window (an hour), so an idle user's counters vanish on their own.
+  [BUCKETS.rateLimits]: { history: 1, ttl: 2 * 60 * MINUTE_MS },
 };
 
 export interface TopologyOptions {

@@ -26,7 +26,7 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function startGateway(natsUrl: string, env: Record<string, string> = {}): Promise<RunningGateway> {
+export async function startGateway(natsUrl: string, env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<RunningGateway> {
   collectProcessMetrics();
   const config = GatewayConfig.parse({ NATS_URL: natsUrl, CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...env });
   const nc = await connect({ servers: natsUrl, name: "test-gateway", maxReconnectAttempts: -1, reconnectTimeWait: 200 });
@@ -34,7 +34,7 @@ export async function startGateway(natsUrl: string, env: Record<string, string> 
   const gateway = await buildGateway({
     nc,
     config,
-    clock: systemClock,
+    clock: options.clock ?? systemClock,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     sendOtp: async (to, code) => void outbox.set(to, [...(outbox.get(to) ?? []), code]),
   });

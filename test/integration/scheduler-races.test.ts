@@ -135,7 +135,9 @@ describe("two scheduler replicas in one process, under load", () => {
     nats = await startNats();
     // The shortest ack wait allowed: a queued job whose message sits unacknowledged that long
     // is handed to the other replica too, so both replicas often hold, and race to place, one job.
-    system = await startSystem(nats.url, { gateways: 2, schedulers: 2, registries: 2 }, { CJS_QUEUE_ACK_WAIT_MS: "1000" });
+    // One user submits all the jobs within a minute or so: above the default rate limit of 1000 a minute.
+    const rateLimits = { CJS_RATE_LIMIT_PER_MINUTE: "100000", CJS_RATE_LIMIT_PER_HOUR: "1000000" };
+    system = await startSystem(nats.url, { gateways: 2, schedulers: 2, registries: 2 }, { CJS_QUEUE_ACK_WAIT_MS: "1000", ...rateLimits });
   });
 
   afterAll(async () => {

@@ -5,6 +5,7 @@ import { AppError } from "../../../shared/errors/index.js";
 import { zodIssues } from "../../../shared/runtime/index.js";
 import type { Authenticator, Caller } from "../identity/authenticator.js";
 import type { AppRecord } from "../identity/records.js";
+import type { RateLimiter } from "../rate-limit/rate-limiter.js";
 import { sendSuccess } from "./envelope.js";
 
 /** What a handler gets besides its validated body. */
@@ -30,6 +31,8 @@ export interface Edge {
   authenticator: Authenticator;
   /** True while the NATS connection is up. */
   natsUp: () => boolean;
+  /** Counts the requests of user credentials; refuses them past the limits. */
+  rateLimiter: RateLimiter;
 }
 
 const OTHER_METHODS = ["GET", "PUT", "PATCH", "DELETE"] as const;
@@ -44,7 +47,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * The other methods on the same path answer 405 with `Allow: POST`.
  */
 export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge, route: R, handler: RpcHandler<R>): void {
-  const { authenticator, natsUp } = edge;
+  const { authenticator, natsUp, rateLimiter } = edge;
   app.route({
     method: route.method,
     url: route.path,
@@ -57,6 +60,7 @@ export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge
         { authorization: header(request, "authorization"), apiKey: header(request, "x-api-key") },
         route.auth,
       );
+      if (caller) await rateLimiter.admit(caller, reply);
       const parsed = route.request.safeParse(request.body ?? {});
       if (!parsed.success) {
         throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });

@@ -23,9 +23,10 @@ function invalid(path: string, message: string): AppError {
 
 /**
  * Who reads the stream: the signed URL's caller when the query carries a signature (a
- * browser's EventSource cannot send headers), else `X-App-ID` and a user credential.
+ * browser's EventSource cannot send headers), else `X-App-ID` and a user credential. Opening
+ * with a credential counts against the user's rate limit; a signed URL does not (asking for it did).
  */
-async function streamCaller(gw: GatewayContext, request: StreamRequest, jobId: string): Promise<UserContext> {
+async function streamCaller(gw: GatewayContext, request: StreamRequest, reply: FastifyReply, jobId: string): Promise<UserContext> {
   const query = request.query;
   if (query.signature !== undefined || query.caller !== undefined) {
     const callerParam = typeof query.caller === "string" ? query.caller : "";
@@ -38,6 +39,7 @@ async function streamCaller(gw: GatewayContext, request: StreamRequest, jobId: s
   const app = await gw.authenticator.resolveApp(header(request, "x-app-id"));
   const caller = await gw.authenticator.authenticate(app, { authorization: header(request, "authorization"), apiKey: header(request, "x-api-key") }, "user");
   if (!caller) throw new AppError("auth.missing_credentials");
+  await gw.rateLimiter.admit(caller, reply);
   return userContext(caller);
 }
 
@@ -68,7 +70,7 @@ export function streamJobLogs(
   return async (request: StreamRequest, reply: FastifyReply): Promise<void> => {
     if (!edge.natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
     const { jobId } = request.params;
-    const caller = await streamCaller(gw, request, jobId);
+    const caller = await streamCaller(gw, request, reply, jobId);
     if (!JobId.safeParse(jobId).success) throw invalid("jobId", "a job id such as `job_…`");
     const tail = new LogTail({
       gw,

@@ -1,0 +1,16 @@
+import { Counter } from "prom-client";
+import { metricsRegistry } from "../../../shared/runtime/index.js";
+
+/** Defined once per process: several gateway replicas may share one (tests). */
+export const rateLimited = new Counter({
+  name: "cjs_rate_limited_total",
+  help: "Requests refused with 429 rate.limited, by the window that was exhausted (minute, hour) or contention.",
+  labelNames: ["window"] as const,
+  registers: [metricsRegistry],
+});
+
+export const rateLimitFailOpen = new Counter({
+  name: "cjs_rate_limit_fail_open_total",
+  help: "Requests let through uncounted because the rate-limit counters in NATS could not be read or written.",
+  registers: [metricsRegistry],
+});

@@ -1,0 +1,165 @@
+import { jetstream } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { AppError, isAppError } from "../../../shared/errors/index.js";
+import { BUCKETS, ensureBuckets, JsonBucket, kvKey } from "../../../shared/nats/index.js";
+import type { Clock } from "../../../shared/runtime/index.js";
+import type { Caller } from "../identity/authenticator.js";
+import { rateLimited, rateLimitFailOpen } from "./rate-limit-metrics.js";
+import { decideMany, rateLimitHeaders, RateLimitRecord, type RateDecision, type RateLimitPolicy } from "./windows.js";
+
+/**
+ * Compare-and-set tries per batch. Each replica writes one batch of a user at a time, so a
+ * conflict means another replica counted that user's requests in between.
+ */
+const CAS_TRIES = 50;
+/** How long the limiter waits for one KV operation: a stalled store must not stall requests. */
+const KV_TIMEOUT_MS = 1000;
+/** After a failure to reach the counters, requests pass uncounted at once for this long before the next try. */
+const BYPASS_MS = 5000;
+
+const PER = { minute: "a minute", hour: "an hour" } as const;
+
+/** A request waiting for its decision in a user's batch. */
+interface Waiter {
+  resolve(decision: RateDecision | null): void;
+  reject(error: unknown): void;
+}
+
+/** Where the RateLimit headers go (a fastify reply). */
+export interface HeaderSink {
+  header(name: string, value: string): unknown;
+}
+
+/**
+ * Per-user request limits shared by every gateway replica: one counter per application
+ * and user in `cjs_rate_limits`, changed by compare-and-set, so two replicas together
+ * admit no more than the limit. Only user credentials (a bearer JWT or a user's API key)
+ * are counted; node keys are not (see docs/api.md, "Rate limits").
+ *
+ * A replica counts one user's concurrent requests in batches: while one compare-and-set
+ * for the user is under way, the requests that arrive wait and are all counted by the
+ * next one. Without it, many requests of one user at once would mostly lose their
+ * compare-and-set to each other and try again and again.
+ */
+export class RateLimiter {
+  private bypassUntilMs = Number.NEGATIVE_INFINITY;
+  /** Per counter key, the requests waiting for the next batch; present while a batch is under way. */
+  private readonly waiting = new Map<string, Waiter[]>();
+
+  constructor(
+    private readonly deps: {
+      bucket: JsonBucket<typeof RateLimitRecord>;
+      clock: Clock;
+      logger: Logger;
+      policy: RateLimitPolicy;
+    },
+  ) {}
+
+  /** Creates the shared counter bucket if needed and opens it with a short timeout of its own. */
+  static async open(nc: NatsConnection, options: { replicas: number; policy: RateLimitPolicy; clock: Clock; logger: Logger }): Promise<RateLimiter> {
+    await ensureBuckets(nc, [BUCKETS.rateLimits], { replicas: options.replicas });
+    const kv = await new Kvm(jetstream(nc, { timeout: KV_TIMEOUT_MS })).open(BUCKETS.rateLimits);
+    return new RateLimiter({ bucket: new JsonBucket(kv, RateLimitRecord), clock: options.clock, logger: options.logger, policy: options.policy });
+  }
+
+  /** Whether requests of this caller count against a user's budget. */
+  static counts(caller: Caller): boolean {
+    return caller.credential.kind === "jwt" || caller.credential.kind === "api_key";
+  }
+
+  /**
+   * Counts one request of `caller` and writes the RateLimit headers on `reply`. Throws
+   * `rate.limited` (with its `Retry-After`) when a window is exhausted. If the counters
+   * cannot be reached, the request is let through uncounted (fail-open), and so is every
+   * request for the next BYPASS_MS, with one warning and `cjs_rate_limit_fail_open_total`.
+   */
+  async admit(caller: Caller, reply: HeaderSink): Promise<void> {
+    if (!RateLimiter.counts(caller)) return;
+    const { policy, clock } = this.deps;
+    if (clock.now() < this.bypassUntilMs) {
+      rateLimitFailOpen.inc();
+      return;
+    }
+    let decision: RateDecision | null;
+    try {
+      decision = await this.count(kvKey(caller.app_id, caller.user_id));
+    } catch (error) {
+      if (isAppError(error)) throw error;
+      this.failOpen(error);
+      return;
+    }
+    if (decision === null) {
+      rateLimited.inc({ window: "contention" });
+      throw new AppError("rate.limited", "Too many requests at once for this user across the service; retry in a second.", { retryAfterSeconds: 1 });
+    }
+    for (const [name, value] of Object.entries(rateLimitHeaders(policy, decision.binding))) reply.header(name, value);
+    if (decision.admitted) return;
+    const { window, limit } = decision.binding;
+    rateLimited.inc({ window });
+    throw new AppError(
+      "rate.limited",
+      `Rate limit reached: ${limit} requests ${PER[window]} for this user; retry in ${decision.retryAfterSeconds} s.`,
+      { retryAfterSeconds: decision.retryAfterSeconds, details: { window, limit } },
+    );
+  }
+
+  /** The decision for one request, counted in the user's next batch; null when the batch lost every compare-and-set. */
+  private count(key: string): Promise<RateDecision | null> {
+    return new Promise((resolve, reject) => {
+      const queue = this.waiting.get(key);
+      if (queue) {
+        queue.push({ resolve, reject });
+        return;
+      }
+      this.waiting.set(key, [{ resolve, reject }]);
+      void this.serveBatches(key);
+    });
+  }
+
+  /** Counts the key's waiting requests, one batch after another, until none is left. */
+  private async serveBatches(key: string): Promise<void> {
+    for (let batch = this.waiting.get(key) ?? []; batch.length > 0; batch = this.waiting.get(key) ?? []) {
+      this.waiting.set(key, []);
+      try {
+        const decisions = await this.countBatch(key, batch.length);
+        batch.forEach((waiter, index) => waiter.resolve(decisions?.[index] ?? null));
+      } catch (error) {
+        for (const waiter of batch) waiter.reject(error);
+      }
+    }
+    this.waiting.delete(key);
+  }
+
+  /** Decides `size` requests in one compare-and-set, retried on conflict; null when every try lost. */
+  private async countBatch(key: string, size: number): Promise<RateDecision[] | null> {
+    const { bucket, clock, policy } = this.deps;
+    for (let tryNumber = 0; tryNumber < CAS_TRIES; tryNumber += 1) {
+      const stored = await bucket.get(key);
+      const { decisions, next } = decideMany(stored?.value ?? null, clock.now(), policy, size);
+      if (next === null) return decisions;
+      const written = stored ? await bucket.update(key, next, stored.revision) : await this.create(key, next);
+      if (written !== null) return decisions;
+    }
+    return null;
+  }
+
+  private async create(key: string, record: RateLimitRecord): Promise<number | null> {
+    try {
+      return await this.deps.bucket.create(key, record);
+    } catch (error) {
+      if (isAppError(error) && error.code === "resource.already_exists") return null;
+      throw error;
+    }
+  }
+
+  private failOpen(error: unknown): void {
+    rateLimitFailOpen.inc();
+    const now = this.deps.clock.now();
+    // A failed batch fails each of its requests: one warning for them all.
+    if (now < this.bypassUntilMs) return;
+    this.bypassUntilMs = now + BYPASS_MS;
+    this.deps.logger.warn({ err: error, bypass_ms: BYPASS_MS }, "rate-limit counters unreachable; requests pass uncounted");
+  }
+}

@@ -32,6 +32,8 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_SSE_KEEPALIVE_SECONDS: intSetting(15, { min: 1, max: 15 }),
   /** Lifetime of a presigned artifact URL; an agent's upload URL lives the job's timeout plus this. */
   CJS_ARTIFACT_URL_TTL_SECONDS: intSetting(900, { min: 1, max: 7 * 86_400 }),
+  /** An artifact upload over NATS (NATS-direct agents) with no message for this long is aborted and leaves nothing behind. */
+  CJS_NATS_UPLOAD_IDLE_SECONDS: intSetting(30, { min: 1, max: 3_600 }),
   /** Largest artifact accepted, in bytes (5 GiB). */
   CJS_MAX_ARTIFACT_BYTES: intSetting(5 * 1024 ** 3, { min: 1 }),
 });

@@ -1,0 +1,77 @@
+import { headers, type Msg } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { NODE_NATS_HEADERS } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import { decodeJson, encodeJson } from "../../../shared/nats/index.js";
+import { errorBody, retryAfterOf, successBody } from "../http/envelope.js";
+import { toAppError } from "../http/to-app-error.js";
+
+/** What a served message answers on success: the envelope's message and payload. */
+export interface NatsAnswer {
+  message: string;
+  payload: unknown;
+}
+
+/**
+ * The answer to one request message, sent at most once: the work's own answer, or an
+ * earlier one when the gateway stops before the work is done.
+ */
+export class PendingReply {
+  private sent = false;
+
+  constructor(
+    private readonly msg: Msg,
+    private readonly log: Logger,
+  ) {}
+
+  get done(): boolean {
+    return this.sent;
+  }
+
+  succeed(answer: NatsAnswer): void {
+    this.send(successBody(answer.message, answer.payload));
+  }
+
+  /** The error envelope, with `Retry-After` when a retry may help, as HTTP sends it. */
+  fail(error: unknown): void {
+    const appError = toAppError(error);
+    if (appError.code === "internal.error") this.log.error({ err: error }, "node-plane message failed");
+    else this.log.info({ code: appError.code }, "node-plane message refused");
+    const retryAfter = retryAfterOf(appError);
+    const replyHeaders = headers();
+    if (retryAfter !== undefined) replyHeaders.set(NODE_NATS_HEADERS.retryAfter, retryAfter);
+    this.send(errorBody(appError), replyHeaders);
+  }
+
+  private send(body: unknown, replyHeaders?: ReturnType<typeof headers>): void {
+    if (this.sent) return;
+    this.sent = true;
+    // A message without a reply subject (a plain publish) has nobody to answer.
+    if (!this.msg.reply) return;
+    try {
+      this.msg.respond(encodeJson(body), replyHeaders ? { headers: replyHeaders } : undefined);
+    } catch (error) {
+      this.log.warn({ err: error }, "could not answer a node-plane message");
+    }
+  }
+}
+
+/** Runs `work` for a message and answers with the envelope; never throws. */
+export async function answer(reply: PendingReply, work: () => Promise<NatsAnswer>): Promise<void> {
+  try {
+    reply.succeed(await work());
+  } catch (error) {
+    reply.fail(error);
+  }
+}
+
+/** A message's JSON body: none is `undefined` (read as `{}`, as an empty HTTP body is); a bad one is refused. */
+export function decodeBody(data: Uint8Array, maxBytes: number): unknown {
+  if (data.length > maxBytes) throw new AppError("request.too_large", "The body is larger than this service accepts.");
+  if (data.length === 0) return undefined;
+  try {
+    return decodeJson(data);
+  } catch {
+    throw new AppError("request.malformed_json", "The body is not valid JSON.");
+  }
+}

@@ -5,6 +5,7 @@ import { AppError } from "../../../shared/errors/index.js";
 import { decodeJson, encodeJson } from "../../../shared/nats/index.js";
 import { errorBody, retryAfterOf, successBody } from "../http/envelope.js";
 import { toAppError } from "../http/to-app-error.js";
+import { nodeNatsMessages } from "./node-nats-metrics.js";
 
 /** What a served message answers on success: the envelope's message and payload. */
 export interface NatsAnswer {
@@ -22,6 +23,8 @@ export class PendingReply {
   constructor(
     private readonly msg: Msg,
     private readonly log: Logger,
+    /** Names the message in the metrics (`poll`, `artifact.chunk`, …). */
+    private readonly operation: string,
   ) {}
 
   get done(): boolean {
@@ -29,12 +32,15 @@ export class PendingReply {
   }
 
   succeed(answer: NatsAnswer): void {
+    if (!this.sent) nodeNatsMessages.inc({ operation: this.operation, outcome: "ok" });
     this.send(successBody(answer.message, answer.payload));
   }
 
   /** The error envelope, with `Retry-After` when a retry may help, as HTTP sends it. */
   fail(error: unknown): void {
+    if (this.sent) return;
     const appError = toAppError(error);
+    nodeNatsMessages.inc({ operation: this.operation, outcome: appError.code });
     if (appError.code === "internal.error") this.log.error({ err: error }, "node-plane message failed");
     else this.log.info({ code: appError.code }, "node-plane message refused");
     const retryAfter = retryAfterOf(appError);

@@ -17,6 +17,7 @@ import { UPLOAD_ROUTE } from "../artifacts/artifact-urls.js";
 import { authorizeUpload, tooLarge, type AuthorizedUpload } from "../artifacts/upload-artifact.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { ChunkFeed } from "./chunk-feed.js";
+import { natsUploadsOpen } from "./node-nats-metrics.js";
 import { answer, decodeBody, type NatsAnswer, PendingReply } from "./nats-reply.js";
 
 /** The largest commit or open body: a URL and a few numbers. */
@@ -116,8 +117,8 @@ class NatsUpload {
   }
 
   private async receive(msg: Msg): Promise<void> {
-    const reply = new PendingReply(msg, this.deps.log);
     const step = msg.subject.slice(this.subject.length + 1);
+    const reply = new PendingReply(msg, this.deps.log, `artifact.${step}`);
     if (this.ended) return reply.fail(new AppError("request.invalid", "This upload has ended; start again."));
     if (this.busy) {
       const error = invalid("Send one message at a time and wait for each answer; the upload was aborted.");
@@ -194,10 +195,15 @@ export class NatsUploads {
     const { url, size_bytes, content_type } = parsed.data;
     const authorized = authorizeUpload(gw, natsUp, { ...uploadTarget(url), declaredBytes: size_bytes, contentType: () => content_type });
     const subject = subjects.nodePlaneUpload(instanceId, randomBase62(16));
-    const upload = new NatsUpload({ gw, log: log.child({ upload: subject }), idleMs, onEnd: (ended) => this.open.delete(ended) }, subject, authorized);
+    const upload = new NatsUpload({ gw, log: log.child({ upload: subject }), idleMs, onEnd: (ended) => this.ended(ended) }, subject, authorized);
     this.open.add(upload);
+    natsUploadsOpen.inc();
     const payload: NatsUploadOpenResponse = { subject, chunk_bytes: NATS_UPLOAD_CHUNK_MAX_BYTES, idle_timeout_seconds: Math.ceil(idleMs / 1000) };
     return Promise.resolve({ message: "Upload open", payload });
+  }
+
+  private ended(upload: NatsUpload): void {
+    if (this.open.delete(upload)) natsUploadsOpen.dec();
   }
 
   /** Aborts every open upload (the gateway stops): each leaves nothing behind; its agent starts again elsewhere. */

@@ -47,15 +47,15 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
   const subscriptions: Subscription[] = [];
   const inFlight = new Map<PendingReply, Promise<void>>();
 
-  function serve(subject: string, work: (msg: Msg, requestId: string, reply: PendingReply) => Promise<NatsAnswer>): void {
+  function serve(subject: string, operation: string, work: (msg: Msg, requestId: string) => Promise<NatsAnswer>): void {
     subscriptions.push(
       gw.nc.subscribe(subject, {
         queue: queueGroups.gateway,
         callback: (error, msg) => {
           if (error) return void log.error({ err: error, subject }, "node-plane subscription failed");
           const requestId = randomBase62(16);
-          const reply = new PendingReply(msg, log.child({ request_id: requestId, subject }));
-          const done = answer(reply, () => work(msg, requestId, reply)).finally(() => inFlight.delete(reply));
+          const reply = new PendingReply(msg, log.child({ request_id: requestId, subject }), operation);
+          const done = answer(reply, () => work(msg, requestId)).finally(() => inFlight.delete(reply));
           inFlight.set(reply, done);
         },
       }),
@@ -67,7 +67,7 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
       for (const [operation, name] of Object.entries(NODE_NATS_OPERATIONS)) {
         const route: RpcRoute = RPC_ROUTES[name];
         const handler = handlers[name] as unknown as RpcHandler<RpcRoute>;
-        serve(subjects.nodePlane(operation), async (msg, requestId) => {
+        serve(subjects.nodePlane(operation), operation, async (msg, requestId) => {
           const payload = await runRpc(edge, route, handler, {
             appId: header(msg, NODE_NATS_HEADERS.appId),
             credentials: { authorization: header(msg, NODE_NATS_HEADERS.authorization), apiKey: header(msg, NODE_NATS_HEADERS.apiKey) },
@@ -80,7 +80,7 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
           return { message: route.message, payload };
         });
       }
-      serve(subjects.nodePlaneUploadOpen(), (msg) => uploads.start(msg));
+      serve(subjects.nodePlaneUploadOpen(), "artifact.open", async (msg) => uploads.start(msg));
     },
 
     async stop() {

@@ -20,7 +20,12 @@ import { CALL_TIMEOUT_MS, type NodePlane, POLL_MARGIN_MS, uploadUrlOf } from "./
 
 /** The agent's NATS connection, made on first use and closed when the agent stops. */
 export interface NatsLink {
-  connection(): Promise<NatsConnection>;
+  /**
+   * The connection while it is up, with a signal aborted when it drops: a request in
+   * flight then fails at once, as an HTTP call does on a reset, instead of waiting out its
+   * timeout. While the connection is down this throws, so the caller backs off.
+   */
+  connection(): Promise<{ nc: NatsConnection; lost: AbortSignal }>;
   close(): Promise<void>;
 }
 
@@ -41,24 +46,49 @@ export interface NatsLinkOptions {
 export function natsLink(options: NatsLinkOptions): NatsLink {
   let current: Promise<NatsConnection> | undefined;
   let closed = false;
+  let up = false;
+  let lost = new AbortController();
+
+  function watch(nc: NatsConnection): void {
+    up = true;
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === "disconnect") {
+          up = false;
+          lost.abort(new Error("the connection to NATS was lost"));
+          lost = new AbortController();
+        } else if (status.type === "reconnect") {
+          up = true;
+        }
+      }
+    })();
+  }
+
+  async function connection(): Promise<NatsConnection> {
+    if (current) {
+      const nc = await current.catch(() => undefined);
+      if (nc && !nc.isClosed()) return nc;
+    }
+    const attempt = connect({
+      ...natsAuthOptions(options.credentials),
+      servers: options.url.split(",").map((server) => server.trim()),
+      name: options.name,
+      inboxPrefix: options.inboxPrefix,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      pingInterval: 10_000,
+    });
+    current = attempt;
+    watch(await attempt);
+    return attempt;
+  }
+
   return {
     async connection() {
       if (closed) throw new Error("the NATS connection was closed");
-      if (current) {
-        const nc = await current.catch(() => undefined);
-        if (nc && !nc.isClosed()) return nc;
-      }
-      const attempt = connect({
-        ...natsAuthOptions(options.credentials),
-        servers: options.url.split(",").map((server) => server.trim()),
-        name: options.name,
-        inboxPrefix: options.inboxPrefix,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 500,
-        pingInterval: 10_000,
-      });
-      current = attempt;
-      return attempt;
+      const nc = await connection();
+      if (!up) throw new Error("not connected to NATS; reconnecting");
+      return { nc, lost: lost.signal };
     },
     async close() {
       closed = true;
@@ -100,12 +130,13 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
     { timeoutMs = CALL_TIMEOUT_MS, headers, signal }: { timeoutMs?: number; headers?: MsgHdrs; signal?: AbortSignal | undefined } = {},
   ): Promise<z.infer<S>> {
     signal?.throwIfAborted();
-    const nc = await abortable(link.connection(), signal);
+    const { nc, lost } = await abortable(link.connection(), signal);
     const maxPayload = nc.info?.max_payload;
     if (maxPayload !== undefined && body.length > maxPayload) {
       throw new AppError("request.too_large", `The message is larger than the NATS server accepts (${maxPayload} bytes).`);
     }
-    const reply = await abortable(nc.request(subject, body, { timeout: timeoutMs, ...(headers ? { headers } : {}) }), signal);
+    const sent = nc.request(subject, body, { timeout: timeoutMs, ...(headers ? { headers } : {}) });
+    const reply = await abortable(sent, signal ? AbortSignal.any([signal, lost]) : lost);
     let decoded: unknown;
     try {
       decoded = reply.data.length === 0 ? undefined : decodeJson(reply.data);
@@ -180,7 +211,7 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
       } catch (error) {
         // Tell the gateway at once rather than letting the upload idle out; it may already be gone.
         const abandoned = subject;
-        if (abandoned !== undefined) void link.connection().then((nc) => nc.publish(`${abandoned}.abort`), () => undefined).catch(() => undefined);
+        if (abandoned !== undefined) void link.connection().then(({ nc }) => nc.publish(`${abandoned}.abort`), () => undefined).catch(() => undefined);
         throw error;
       } finally {
         await handle.close();

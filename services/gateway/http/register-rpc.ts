@@ -12,9 +12,12 @@ export interface RpcContext<A extends RouteAuth = RouteAuth> {
   app: AppRecord;
   /** The authenticated caller; `null` only on public routes. */
   caller: A extends "public" ? null : Caller;
-  /** The client's address, as fastify resolved it (honouring CJS_TRUST_PROXY). */
+  /** The client's address, as fastify resolved it (honouring CJS_TRUST_PROXY); `nats` for a NATS message. */
   ip: string;
-  /** `scheme://host[:port]` the client addressed (from `X-Forwarded-*` with CJS_TRUST_PROXY): the base of URLs handed back. */
+  /**
+   * `scheme://host[:port]` the client addressed (from `X-Forwarded-*` with CJS_TRUST_PROXY):
+   * the base of URLs handed back. Over NATS, `nats://gateway`.
+   */
   origin: string;
   requestId: string;
   log: FastifyBaseLogger;

@@ -126,7 +126,8 @@ class NatsUpload {
       return reply.fail(error);
     }
     this.busy = true;
-    this.armIdleTimer();
+    // Idle means the agent is silent: while a step waits on the store, the clock stops.
+    clearTimeout(this.idleTimer);
     await answer(reply, async () => {
       try {
         if (step === "chunk") return await this.chunk(msg);
@@ -143,6 +144,7 @@ class NatsUpload {
         throw error;
       } finally {
         this.busy = false;
+        if (!this.ended) this.armIdleTimer();
       }
     });
   }

@@ -8,11 +8,11 @@ import { Alarm } from "./alarm.js";
 import { AttemptRun } from "./attempt-run.js";
 import { Backoff, describeError, errorCode, isRetryable, retrying } from "./backoff.js";
 import type { AgentConfig } from "./config.js";
-import { httpNodePlane, type NodePlane } from "./node-plane.js";
-import { pooledFetch } from "./pooled-fetch.js";
+import type { NodePlane } from "./node-plane.js";
 import { RecoveredAttempt } from "./recovered-attempt.js";
 import { attemptKey, StateFile, stateFilePath } from "./state-file.js";
 import type { AttemptContext, TrackedAttempt } from "./tracked-attempt.js";
+import { openTransport } from "./transport.js";
 import { lockWorkDir } from "./work-dir-lock.js";
 
 export const AGENT_VERSION = "0.1.0";
@@ -37,7 +37,7 @@ export interface AgentDeps {
   clock: Clock;
   /** The agent's environment: PATH and HOME pass to jobs. */
   env: Record<string, string | undefined>;
-  /** For every HTTP call (a test can wrap it); by default the agent's own connection pool, closed when it stops. */
+  /** For every HTTP call in HTTP mode (a test can wrap it); by default the agent's own connection pool, closed when it stops. */
   fetch?: typeof fetch;
   /** Another transport than HTTP; it is given the node key with `withNodeKey`. */
   plane?: NodePlane;
@@ -70,8 +70,7 @@ const REFUSED_CREDENTIAL = new Set(["auth.invalid_credentials", "auth.missing_cr
 export function buildAgent(deps: AgentDeps): Agent {
   const { config, logger, clock } = deps;
   const statePath = stateFilePath(config.CJS_WORK_DIR);
-  const pool = deps.fetch ? undefined : pooledFetch();
-  const send = deps.fetch ?? pool!.fetch;
+  const transport = openTransport(config, deps.fetch);
 
   /** Aborted by `stop` (or a fatal error): every retry and wait ends, nothing more is sent. */
   const halt = new AbortController();
@@ -144,7 +143,7 @@ export function buildAgent(deps: AgentDeps): Agent {
           "the node was registered with other settings, which still apply; move the state file away to register a new node",
         );
       }
-      plane = (deps.plane ?? httpNodePlane({ gatewayUrl: config.CJS_GATEWAY_URL, appId: saved.app_id, fetch: send })).withNodeKey(saved.node_key);
+      plane = (deps.plane ?? transport.plane(saved.app_id)).withNodeKey(saved.node_key);
       return { file: await StateFile.create(statePath, saved, logger), registered: false };
     }
 
@@ -156,7 +155,7 @@ export function buildAgent(deps: AgentDeps): Agent {
         `no state file at ${statePath}, so this node must register first: set CJS_API_KEY (a user API key) and CJS_APP_ID`,
       );
     }
-    const userPlane = deps.plane ?? httpNodePlane({ gatewayUrl: config.CJS_GATEWAY_URL, appId, fetch: send });
+    const userPlane = deps.plane ?? transport.plane(appId);
     const request = {
       name: config.CJS_NODE_NAME,
       hostname: hostname(),
@@ -304,7 +303,7 @@ export function buildAgent(deps: AgentDeps): Agent {
       return await begin();
     } catch (error) {
       await unlock();
-      pool?.close();
+      await transport.close();
       throw error;
     }
   }
@@ -331,7 +330,7 @@ export function buildAgent(deps: AgentDeps): Agent {
     phase = "running";
     loops = [heartbeatLoop(), pollLoop()];
     logger.info(
-      { node_id: current.node_id, pool: current.pool_id, slots: current.slots, resumed_attempts: resumed, work_dir: config.CJS_WORK_DIR },
+      { node_id: current.node_id, pool: current.pool_id, slots: current.slots, resumed_attempts: resumed, work_dir: config.CJS_WORK_DIR, transport: transport.kind },
       "agent running",
     );
     return { nodeId: current.node_id, poolId: current.pool_id, slots: current.slots, registered: opened.registered };
@@ -351,7 +350,7 @@ export function buildAgent(deps: AgentDeps): Agent {
       await Promise.all(loops);
       await state?.flush();
       await unlock?.();
-      pool?.close();
+      await transport.close();
       phase = "stopped";
       logger.info("drained; stopping");
       settle.resolve();
@@ -371,7 +370,7 @@ export function buildAgent(deps: AgentDeps): Agent {
       await Promise.all(loops);
       await state?.flush();
       await unlock?.();
-      pool?.close();
+      await transport.close();
       phase = "stopped";
       if (fatal === undefined) settle.resolve();
       else settle.reject(fatal);

@@ -46,4 +46,14 @@ describe("agent settings", () => {
     expect(parseFlags(["-h"])).toEqual({ help: true });
     expect(() => parseFlags(["--nope"])).toThrow();
   });
+
+  it("talks HTTP unless a NATS URL is set, and reads NATS credentials under the services' names", () => {
+    expect(loadConfig({}).CJS_AGENT_NATS_URL).toBeUndefined();
+    const config = loadConfig({ CJS_AGENT_NATS_URL: "nats://a:4222,nats://b:4222", NATS_USER: "agent-eu1", NATS_PASSWORD: "pw", CJS_AGENT_NATS_INBOX_PREFIX: "_INBOX_eu1" });
+    expect(config).toMatchObject({ CJS_AGENT_NATS_URL: "nats://a:4222,nats://b:4222", NATS_USER: "agent-eu1", NATS_PASSWORD: "pw", CJS_AGENT_NATS_INBOX_PREFIX: "_INBOX_eu1" });
+    expect(loadConfig({}).CJS_AGENT_NATS_INBOX_PREFIX).toBe("_INBOX");
+    expect(() => loadConfig({ CJS_AGENT_NATS_INBOX_PREFIX: "_INBOX.>" })).toThrow(ConfigError);
+    const flags = parseFlags(["--nats-url", "nats://n:4222", "--nats-creds-file", "/etc/agent.creds"]);
+    expect(flags).toEqual({ help: false, env: { CJS_AGENT_NATS_URL: "nats://n:4222", NATS_CREDS_FILE: "/etc/agent.creds" } });
+  });
 });

@@ -37,6 +37,24 @@ const JobTypesSetting = z
 export const AgentConfig = z.object({
   /** The gateway's base URL. */
   CJS_GATEWAY_URL: z.preprocess(unsetIfEmpty, z.url({ protocol: /^https?$/ }).default("http://127.0.0.1:8080")),
+  /**
+   * NATS-direct mode: the NATS server(s) to talk to instead of the gateway's HTTP API
+   * (one URL or a comma-separated list). Unset: HTTP.
+   */
+  CJS_AGENT_NATS_URL: z.preprocess(unsetIfEmpty, z.string().min(1).optional()),
+  /** Where NATS replies come back; the agent's NATS user may subscribe to `<prefix>.>` and nothing else. */
+  CJS_AGENT_NATS_INBOX_PREFIX: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "NATS subject tokens without wildcards")
+      .default("_INBOX"),
+  ),
+  /** The NATS credential of NATS-direct mode, with the names the services use: a creds file wins over a token over a user. */
+  NATS_CREDS_FILE: z.preprocess(unsetIfEmpty, z.string().optional()),
+  NATS_TOKEN: z.preprocess(unsetIfEmpty, z.string().optional()),
+  NATS_USER: z.preprocess(unsetIfEmpty, z.string().optional()),
+  NATS_PASSWORD: z.preprocess(unsetIfEmpty, z.string().optional()),
   /** A user's API key: needed only to register the node the first time. */
   CJS_API_KEY: z.preprocess(unsetIfEmpty, z.string().min(1).optional()),
   /** The application (`X-App-ID`); optional once a state file names it. */

@@ -3,6 +3,9 @@ import { parseArgs } from "node:util";
 /** Each flag and the environment variable it sets; a flag wins over the variable. */
 const FLAGS = {
   "gateway-url": "CJS_GATEWAY_URL",
+  "nats-url": "CJS_AGENT_NATS_URL",
+  "nats-inbox-prefix": "CJS_AGENT_NATS_INBOX_PREFIX",
+  "nats-creds-file": "NATS_CREDS_FILE",
   "api-key": "CJS_API_KEY",
   "app-id": "CJS_APP_ID",
   pool: "CJS_POOL",
@@ -24,6 +27,9 @@ Runs jobs of the compute job service on this machine. Every flag can also be giv
 the environment variable in brackets; a flag wins over the variable.
 
   --gateway-url URL     gateway base URL (CJS_GATEWAY_URL, default http://127.0.0.1:8080)
+  --nats-url URL        NATS-direct mode: talk to these NATS servers instead of the gateway (CJS_AGENT_NATS_URL)
+  --nats-inbox-prefix P where NATS replies come back (CJS_AGENT_NATS_INBOX_PREFIX, default _INBOX)
+  --nats-creds-file F   NATS credentials file (NATS_CREDS_FILE; or NATS_TOKEN, NATS_USER/NATS_PASSWORD)
   --api-key KEY         a user API key, for the first registration only (CJS_API_KEY)
   --app-id ID           application id (CJS_APP_ID)
   --pool POOL           pool to register into (CJS_POOL, default "default")

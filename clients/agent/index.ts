@@ -3,6 +3,8 @@ export type { Agent, AgentDeps, AgentIdentity } from "./agent.js";
 export { AgentError } from "./agent-error.js";
 export type { AgentErrorCode } from "./agent-error.js";
 export { AgentConfig, loadConfig } from "./config.js";
+export { natsLink, natsNodePlane } from "./nats-node-plane.js";
+export type { NatsLink, NatsLinkOptions } from "./nats-node-plane.js";
 export { httpNodePlane } from "./node-plane.js";
 export type { AgentAssignment, ArtifactFile, NodePlane } from "./node-plane.js";
 export { processGroupMembers } from "./proc.js";

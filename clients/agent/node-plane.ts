@@ -20,8 +20,8 @@ export interface ArtifactFile {
 }
 
 /**
- * Everything the agent says to the service. The HTTP node plane is the one transport
- * today; a NATS-direct one (for agents on the internal network) would implement the same.
+ * Everything the agent says to the service, over HTTP (`httpNodePlane`) or NATS
+ * (`natsNodePlane`, for agents on the internal network): the same operations and answers.
  * Failures throw an AppError with the envelope's code, or a plain error when no envelope
  * came back (connection refused, timeout).
  */
@@ -41,9 +41,14 @@ export interface NodePlane {
 }
 
 /** A call that has not answered by then is treated as a lost connection and tried again. */
-const CALL_TIMEOUT_MS = 30_000;
+export const CALL_TIMEOUT_MS = 30_000;
 /** A long poll waits up to `wait_seconds` on the gateway; this much more covers the trip. */
-const POLL_MARGIN_MS = 10_000;
+export const POLL_MARGIN_MS = 10_000;
+
+/** An assignment's upload URL for one file: the literal `{artifact_id}` replaced by the URL-encoded name. */
+export function uploadUrlOf(urlTemplate: string, name: string): string {
+  return urlTemplate.replace(/\{artifact_id\}|%7Bartifact_id%7D/i, encodeURIComponent(name));
+}
 
 export interface HttpNodePlaneOptions {
   gatewayUrl: string;
@@ -78,7 +83,7 @@ export function httpNodePlane(options: HttpNodePlaneOptions): NodePlane {
     drain: (request, signal) => asNode(CALL_TIMEOUT_MS, signal).call("drainNode", request),
 
     async upload(urlTemplate, file, signal) {
-      const url = urlTemplate.replace(/\{artifact_id\}|%7Bartifact_id%7D/i, encodeURIComponent(file.name));
+      const url = uploadUrlOf(urlTemplate, file.name);
       // O_NOFOLLOW: a job may not swap a file for a link to the agent's own secrets.
       const handle = await open(file.path, constants.O_RDONLY | constants.O_NOFOLLOW);
       try {

@@ -13,21 +13,23 @@ import { requestIdOf } from "./http/request-id.js";
 import { toAppError } from "./http/to-app-error.js";
 import { registerLogRoutes } from "./logs/register-log-routes.js";
 import { createApiKey } from "./rpc/create-api-key.js";
-import { actorContext, forward, nodeContext } from "./rpc/forward.js";
+import { forward } from "./rpc/forward.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
 import { login } from "./rpc/login.js";
 import { logout } from "./rpc/logout.js";
-import { pollNode } from "./rpc/poll.js";
+import { nodePlaneHandlers, type HandlerTable, type NodePlaneName } from "./rpc/node-plane.js";
 import { refresh } from "./rpc/refresh.js";
-import { registerNode } from "./rpc/register-node.js";
 import { requestOtp } from "./rpc/request-otp.js";
 import { retrieveJob } from "./rpc/retrieve-job.js";
 import { revokeApiKey } from "./rpc/revoke-api-key.js";
-import { rotateNodeKey } from "./rpc/rotate-node-key.js";
 import { verifyOtp } from "./rpc/verify-otp.js";
 
 /** Builds the HTTP edge. Only `main.ts` calls `listen`; tests use `app.inject()`. */
-export function buildApp(gw: GatewayContext, health: { natsUp: () => boolean; readiness: () => ReadinessReport }): FastifyInstance {
+export function buildApp(
+  gw: GatewayContext,
+  health: { natsUp: () => boolean; readiness: () => ReadinessReport },
+  nodePlane: HandlerTable<NodePlaneName> = nodePlaneHandlers(gw),
+): FastifyInstance {
   const app = fastify({
     loggerInstance: gw.logger as FastifyBaseLogger,
     genReqId: requestIdOf,
@@ -78,14 +80,14 @@ export function buildApp(gw: GatewayContext, health: { natsUp: () => boolean; re
   registerArtifactRoutes(app, edge, gw);
   registerLogRoutes(app, edge, gw);
 
-  registerRpc(app, edge, RPC_ROUTES.registerNode, registerNode(gw));
-  registerRpc(app, edge, RPC_ROUTES.heartbeat, forward(gw, RPC_ROUTES.heartbeat, subjects.nodeHeartbeat(), nodeContext));
-  registerRpc(app, edge, RPC_ROUTES.poll, pollNode(gw));
-  registerRpc(app, edge, RPC_ROUTES.result, forward(gw, RPC_ROUTES.result, subjects.nodeResult(), nodeContext));
-  registerRpc(app, edge, RPC_ROUTES.pushLogs, forward(gw, RPC_ROUTES.pushLogs, subjects.logsPush(), nodeContext));
-  registerRpc(app, edge, RPC_ROUTES.drainNode, forward(gw, RPC_ROUTES.drainNode, subjects.nodeDrain(), actorContext));
-  registerRpc(app, edge, RPC_ROUTES.listNodes, forward(gw, RPC_ROUTES.listNodes, subjects.nodeList()));
-  registerRpc(app, edge, RPC_ROUTES.rotateNodeKey, rotateNodeKey(gw));
+  registerRpc(app, edge, RPC_ROUTES.registerNode, nodePlane.registerNode);
+  registerRpc(app, edge, RPC_ROUTES.heartbeat, nodePlane.heartbeat);
+  registerRpc(app, edge, RPC_ROUTES.poll, nodePlane.poll);
+  registerRpc(app, edge, RPC_ROUTES.result, nodePlane.result);
+  registerRpc(app, edge, RPC_ROUTES.pushLogs, nodePlane.pushLogs);
+  registerRpc(app, edge, RPC_ROUTES.drainNode, nodePlane.drainNode);
+  registerRpc(app, edge, RPC_ROUTES.listNodes, nodePlane.listNodes);
+  registerRpc(app, edge, RPC_ROUTES.rotateNodeKey, nodePlane.rotateNodeKey);
 
   registerBillingRoutes(app, edge, gw);
 

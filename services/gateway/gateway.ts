@@ -18,8 +18,10 @@ import { LoginGuard } from "./identity/login-guard.js";
 import { OneTimeCodes } from "./identity/otp.js";
 import { Sessions } from "./identity/sessions.js";
 import { loadUrlSigningSecret, urlSigner } from "./http/signed-url.js";
+import { buildNodeNats } from "./node-nats/node-nats.js";
 import { otpSenderFromConfig } from "./otp-sender.js";
 import { RateLimiter } from "./rate-limit/rate-limiter.js";
+import { nodePlaneHandlers } from "./rpc/node-plane.js";
 
 const CLOSE_GRACE_MS = 2000;
 
@@ -78,7 +80,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const subscriptions: Subscription[] = [];
   const connected = natsConnected(nc);
   const isReady = () => started && !stopped;
-  const app = buildApp(gw, { natsUp: connected, readiness: () => readiness({ nats: connected, gateway: isReady }) });
+  const nodePlane = nodePlaneHandlers(gw);
+  const app = buildApp(gw, { natsUp: connected, readiness: () => readiness({ nats: connected, gateway: isReady }) }, nodePlane);
+  const nodeNats = buildNodeNats({ gw, edge: { authenticator: gw.authenticator, natsUp: connected, rateLimiter: gw.rateLimiter }, handlers: nodePlane });
 
   return {
     name: "gateway",
@@ -91,6 +95,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
         serveRpc(nc, { ...admin, subject: subjects.adminBusinessCreate(), request: CreateBusinessRequest, handle: createBusiness(gw) }),
         serveRpc(nc, { ...admin, subject: subjects.adminUserCreate(), request: CreateUserRequest, handle: createUser(gw) }),
       );
+      nodeNats.start();
       await nc.flush();
       started = true;
     },
@@ -99,7 +104,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       // Requests in flight get a grace period; connections that never send one (a client's
       // spare keep-alive socket) would otherwise hold the close open for ever.
       const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
-      await app.close();
+      await Promise.all([app.close(), nodeNats.stop()]);
       clearTimeout(force);
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
       gw.authenticator.stop();

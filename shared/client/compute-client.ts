@@ -1,5 +1,5 @@
 import { RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "../contract/index.js";
-import { AppError, isErrorCode } from "../errors/index.js";
+import { readEnvelope } from "./envelope.js";
 
 export interface ComputeClientOptions {
   /** The gateway's base URL, e.g. `http://127.0.0.1:8080`. */
@@ -41,15 +41,11 @@ export class ComputeClient {
   async call<N extends RpcName>(name: N, body: RpcRequest<N>): Promise<RpcResponse<N>> {
     const route = RPC_ROUTES[name];
     const response = await this.raw(route.method, route.path, body);
-    const envelope = response.body as { status?: string; payload?: unknown; code?: unknown; message?: unknown; details?: unknown };
-    if (response.status >= 200 && response.status < 300 && envelope?.status === "SUCCESS") {
-      return route.response.parse(envelope.payload) as RpcResponse<N>;
-    }
-    const retryAfter = Number(response.headers.get("retry-after"));
-    throw new AppError(isErrorCode(envelope?.code) ? envelope.code : "internal.error", typeof envelope?.message === "string" ? envelope.message : `HTTP ${response.status}`, {
-      ...(envelope?.details && typeof envelope.details === "object" ? { details: envelope.details as Record<string, unknown> } : {}),
-      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
-    });
+    return readEnvelope(route.response, response.body, {
+      ok: response.status >= 200 && response.status < 300,
+      retryAfter: response.headers.get("retry-after"),
+      fallbackMessage: `HTTP ${response.status}`,
+    }) as RpcResponse<N>;
   }
 
   /** Sends any request with this client's headers; the body is JSON unless it is a string. */

@@ -138,3 +138,13 @@ export {
   SubmitJobCommand,
   UserContext,
 } from "./internal.js";
+export {
+  NATS_UPLOAD_CHUNK_MAX_BYTES,
+  NODE_NATS_HEADERS,
+  NODE_NATS_OPERATIONS,
+  NatsUploadChunkResponse,
+  NatsUploadCommitRequest,
+  NatsUploadOpenRequest,
+  NatsUploadOpenResponse,
+} from "./node-nats.js";
+export type { NodeNatsOperation } from "./node-nats.js";

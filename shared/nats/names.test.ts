@@ -35,4 +35,12 @@ describe("subjects", () => {
     expect(subjects.jobLogDrops("job_1")).toBe("cjs.logdrops.job_1");
     expect(subjects.jobLogDrops("job_1").startsWith("cjs.logs.")).toBe(false);
   });
+
+  it("keeps every NATS-direct node-plane subject under the one prefix an agent may publish to", () => {
+    const prefix = subjects.nodePlaneAll().slice(0, -1);
+    expect(subjects.nodePlane("poll")).toBe("cjs.nodeplane.poll");
+    expect(subjects.nodePlaneUploadOpen().startsWith(prefix)).toBe(true);
+    expect(subjects.nodePlaneUpload("gw1", "up1")).toBe("cjs.nodeplane.artifact.gw1.up1");
+    expect(subjects.nodePlaneUpload("gw1", "up1").startsWith(prefix)).toBe(true);
+  });
 });

@@ -115,6 +115,14 @@ export const subjects = {
   /** Core NATS events: a node got an assignment (wakes its long poll); a job changed state. */
   nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${nodeId}.assigned`,
   jobTransitioned: (jobId: string) => `${ROOT}.events.job.${jobId}.transitioned`,
+  /** NATS-direct node plane (`NODE_NATS_OPERATIONS`): an agent's requests, answered by one gateway replica. */
+  nodePlane: (operation: string) => `${ROOT}.nodeplane.${operation}`,
+  /** Opens an artifact upload over NATS, answered by one gateway replica. */
+  nodePlaneUploadOpen: () => `${ROOT}.nodeplane.artifact.open`,
+  /** One open upload on the gateway replica `instanceId`: `.chunk`, `.commit` and `.abort` under it. */
+  nodePlaneUpload: (instanceId: string, uploadId: string) => `${ROOT}.nodeplane.artifact.${instanceId}.${uploadId}`,
+  /** Everything an agent may publish in NATS-direct mode (its NATS user's publish permission). */
+  nodePlaneAll: () => `${ROOT}.nodeplane.>`,
   /** Health ping of a service, answered by every replica. */
   servicePing: (service: string) => `${ROOT}.ping.${service}`,
 } as const;

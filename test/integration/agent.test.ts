@@ -17,11 +17,16 @@ import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 
 /**
- * The agent against the whole system over real HTTP: jobs really run as processes on this
- * machine. Heartbeats every second, so a cancel or timeout reaches the agent at once; a
- * node is lost only after ten silent seconds, longer than an agent restart takes.
+ * The agent against the whole system, over each transport: the gateway's HTTP API, and
+ * NATS-direct (the gateway's NATS listener). Jobs really run as processes on this machine.
+ * Heartbeats every second, so a cancel or timeout reaches the agent at once; a node is
+ * lost only after ten silent seconds, longer than an agent restart takes.
  */
+const TRANSPORTS = ["http", "nats"] as const;
+type Transport = (typeof TRANSPORTS)[number];
 const ENV = { CJS_HEARTBEAT_INTERVAL_SECONDS: "1", CJS_HEARTBEAT_MISSES_OFFLINE: "10" };
+/** A closed port: nothing answers there. */
+const UNREACHABLE_URL = "http://127.0.0.1:9";
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 let nats: NatsHarness;
@@ -57,10 +62,14 @@ async function newWorkDir(): Promise<string> {
   return dir;
 }
 
-/** The settings of a test agent in `pool`, as environment variables. */
-function agentEnv(pool: string, workDir: string, gatewayUrl = baseUrl): Record<string, string> {
+/**
+ * The settings of a test agent in `pool`, as environment variables: over HTTP to the
+ * gateway, or over NATS; `via` replaces the gateway's or the NATS server's address.
+ */
+function agentEnv(transport: Transport, pool: string, workDir: string, via?: string): Record<string, string> {
   return {
-    CJS_GATEWAY_URL: gatewayUrl,
+    // Over NATS the gateway URL points nowhere: a call that went over HTTP would fail.
+    ...(transport === "http" ? { CJS_GATEWAY_URL: via ?? baseUrl } : { CJS_AGENT_NATS_URL: via ?? nats.url, CJS_GATEWAY_URL: UNREACHABLE_URL }),
     CJS_APP_ID: tenant.app.app_id,
     CJS_API_KEY: apiKey,
     CJS_POOL: pool,
@@ -129,98 +138,12 @@ async function recordedGroup(workDir: string, jobId: string): Promise<number> {
 /** A job that records its process group, then waits on two children: a tree to stop. */
 const TREE = ["sh", "-c", "echo $$ > pgid; sleep 300 & sleep 300 & wait"];
 
-describe("the agent runs jobs", () => {
-  const pool = "agent-main";
-  let workDir: string;
-
-  beforeAll(async () => {
-    workDir = await newWorkDir();
-    await startAgent(agentEnv(pool, workDir));
-  });
-
-  it("a job that prints to both streams and exits non-zero ends failed with its exit code, and both lines are stored", async () => {
-    const jobId = await submit(pool, ["sh", "-c", "echo out; echo err >&2; exit 3"]);
-    await waitForState(jobId, "failed");
-    const ended = await job(jobId);
-    expect(ended).toMatchObject({ exit_code: 3, error: { code: "job.exit_nonzero" } });
-    expect(ended.usage?.wall_seconds).toBeGreaterThan(0);
-
-    const lines = await storedLines(jobId);
-    expect(lines.map(({ seq, stream, line }) => ({ seq, stream, line })).sort((a, b) => a.seq - b.seq)).toEqual(
-      expect.arrayContaining([
-        { seq: expect.any(Number), stream: "stdout", line: "out" },
-        { seq: expect.any(Number), stream: "stderr", line: "err" },
-      ]),
-    );
-    expect(lines.map((line) => line.seq).sort()).toEqual([1, 2]);
-  });
-
-  it("a job gets its env and the agent's variables, runs in a fresh workspace, and succeeds with exit code 0", async () => {
-    const jobId = (
-      await user.call("submitJob", {
-        type: "shell",
-        command: ["sh", "-c", 'echo "$GREETING $CJS_JOB_ID $CJS_ATTEMPT"; ls -A | grep -v "^.cjs" | wc -l; test -d "$CJS_ARTIFACTS_DIR"'],
-        env: { GREETING: "hello" },
-        pool_id: pool,
-      })
-    ).job_id;
-    await waitForState(jobId, "succeeded");
-    expect((await job(jobId)).exit_code).toBe(0);
-    // The workspace held only artifacts/ when the command started.
-    expect((await storedLines(jobId)).map((line) => line.line.trim())).toEqual([`hello ${jobId} 1`, "1"]);
-  });
-
-  it("reports the run's usage: wall time, and CPU time and peak memory where /proc exists", async () => {
-    // Busy for two seconds: several 500 ms samples see it.
-    const jobId = await submit(pool, ["sh", "-c", "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do i=0; while [ $i -lt 1000 ]; do i=$((i+1)); done; done"]);
-    await waitForState(jobId, "succeeded");
-    const { usage } = await job(jobId);
-    expect(usage?.wall_seconds).toBeGreaterThan(0);
-    if ((await processGroupMembers(process.pid)) !== null) {
-      expect(usage?.cpu_seconds).toBeGreaterThan(0);
-      expect(usage?.peak_memory_mb).toBeGreaterThan(0);
-    }
-  });
-
-  it("a command that cannot start ends failed with no exit code and agent.spawn_failed", async () => {
-    const jobId = await submit(pool, ["/nonexistent/program", "--flag"]);
-    await waitForState(jobId, "failed");
-    expect(await job(jobId)).toMatchObject({ exit_code: null, error: { code: "agent.spawn_failed" } });
-  });
-
-  it("cancel leaves no process of the job alive", async () => {
-    const jobId = await submit(pool, TREE);
-    await waitForState(jobId, "running");
-    const pgid = await recordedGroup(workDir, jobId);
-    // The shell and its two sleeps.
-    await expect.poll(() => liveProcesses(pgid), { timeout: 10_000 }).toBe(3);
-
-    await user.call("cancelJob", { job_id: jobId });
-    await expect.poll(() => liveProcesses(pgid), { timeout: 15_000, interval: 100 }).toBe(0);
-    expect((await job(jobId)).state).toBe("cancelled");
-  });
-
-  it("timeout leaves no process of the job alive", async () => {
-    const jobId = await submit(pool, TREE, { timeout_seconds: 1 });
-    const pgid = await recordedGroup(workDir, jobId);
-    await waitForState(jobId, "timed_out");
-    await expect.poll(() => liveProcesses(pgid), { timeout: 15_000, interval: 100 }).toBe(0);
-    expect((await job(jobId)).error?.code).toBe("job.timed_out");
-  });
-
-  it("a file written to $CJS_ARTIFACTS_DIR is uploaded before the result", async () => {
-    const jobId = await submit(pool, ["sh", "-c", 'printf data > "$CJS_ARTIFACTS_DIR/out.txt"']);
-    await waitForState(jobId, "succeeded");
-    const { artifacts } = (await user.call("retrieveJob", { job_id: jobId })) as { artifacts?: Array<{ artifact_id: string; size_bytes: number; attempt: number | null }> };
-    expect(artifacts).toEqual([expect.objectContaining({ artifact_id: "out.txt", size_bytes: 4, attempt: 1 })]);
-  });
-});
-
 /**
- * A TCP proxy in front of the gateway that the test can cut: while cut, every connection
- * is dropped, as when the gateway is down.
+ * A TCP proxy in front of the gateway (HTTP) or the NATS server (NATS-direct) that the test
+ * can cut: while cut, every connection is dropped, as when the server is down.
  */
-async function startProxy(target: URL): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
+async function startProxy(transport: Transport): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
+  const target = new URL(transport === "http" ? baseUrl : nats.url);
   let isCut = false;
   const open = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -237,7 +160,7 @@ async function startProxy(target: URL): Promise<{ url: string; cut(): void; rest
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${target.protocol}//127.0.0.1:${port}`,
     cut() {
       isCut = true;
       for (const socket of open) socket.destroy();
@@ -263,102 +186,191 @@ function spawnAgent(env: Record<string, string>): ChildProcess {
   return child;
 }
 
-describe("an agent restarted mid-job", () => {
-  it("loses no log line: the stored lines are every line it took in, once each, in order", async () => {
-    const pool = "agent-restart";
-    const workDir = await newWorkDir();
-    const proxy = await startProxy(new URL(baseUrl));
-    try {
-      const first = spawnAgent({ ...agentEnv(pool, workDir, proxy.url), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn" });
-      // Each line goes to a file the job keeps, then to stdout.
-      const jobId = await submit(pool, ["sh", "-c", 'echo $$ > pgid; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); echo "line $i" >> printed; echo "line $i"; sleep 0.01; done']);
-      await waitForState(jobId, "running", 30_000);
-      await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(20);
+describe.each(TRANSPORTS)("over %s", (transport) => {
+  describe("the agent runs jobs", () => {
+    const pool = `agent-main-${transport}`;
+    let workDir: string;
 
-      // The gateway goes away: pushes fail and are retried while lines pile up in the spool.
-      proxy.cut();
-      const spoolPath = join(workspaceOf(workDir, jobId), ".cjs-log-spool.jsonl");
-      const storedBeforeCut = (await storedLines(jobId)).length;
-      await expect.poll(async () => (await readFile(spoolPath, "utf8")).split("\n").length - 1, { timeout: 10_000, interval: 50 }).toBeGreaterThan(storedBeforeCut + 20);
+    beforeAll(async () => {
+      workDir = await newWorkDir();
+      await startAgent(agentEnv(transport, pool, workDir));
+    });
 
-      // kill -9: no flush, no goodbye. The job's shell dies of SIGPIPE at its next line.
-      first.kill("SIGKILL");
-      await once(first, "exit");
-      const pgid = Number((await readFile(join(workspaceOf(workDir, jobId), "pgid"), "utf8")).trim());
-      await expect.poll(() => liveProcesses(pgid), { timeout: 10_000, interval: 50 }).toBe(0);
-      const storedAtKill = (await storedLines(jobId)).length;
-      const spooled = (await readFile(spoolPath, "utf8"))
-        .split("\n")
-        .filter(Boolean)
-        .map((row) => LogLine.parse(JSON.parse(row)));
-      const printed = (await readFile(join(workspaceOf(workDir, jobId), "printed"), "utf8")).split("\n").filter(Boolean);
-      expect(spooled.length).toBeGreaterThan(storedAtKill);
+    it("a job that prints to both streams and exits non-zero ends failed with its exit code, and both lines are stored", async () => {
+      const jobId = await submit(pool, ["sh", "-c", "echo out; echo err >&2; exit 3"]);
+      await waitForState(jobId, "failed");
+      const ended = await job(jobId);
+      expect(ended).toMatchObject({ exit_code: 3, error: { code: "job.exit_nonzero" } });
+      expect(ended.usage?.wall_seconds).toBeGreaterThan(0);
 
-      // A new agent on the same work dir, straight to the gateway, without an API key: the state file is enough.
-      const { CJS_API_KEY: _unused, ...withoutKey } = agentEnv(pool, workDir);
-      await startAgent(withoutKey);
-      await waitForState(jobId, "failed", 30_000);
-      expect((await job(jobId)).error?.code).toBe("agent.restarted");
+      const lines = await storedLines(jobId);
+      expect(lines.map(({ seq, stream, line }) => ({ seq, stream, line })).sort((a, b) => a.seq - b.seq)).toEqual(
+        expect.arrayContaining([
+          { seq: expect.any(Number), stream: "stdout", line: "out" },
+          { seq: expect.any(Number), stream: "stderr", line: "err" },
+        ]),
+      );
+      expect(lines.map((line) => line.seq).sort()).toEqual([1, 2]);
+    });
 
-      const stored = await storedLines(jobId);
-      const shape = (line: LogLine) => ({ seq: line.seq, stream: line.stream, line: line.line });
-      expect(stored.map(shape)).toEqual(spooled.map(shape));
-      expect(stored.map((line) => line.seq)).toEqual(stored.map((_, index) => index + 1));
-      expect(stored.map((line) => line.line)).toEqual(printed.slice(0, stored.length));
-    } finally {
-      await proxy.close();
-    }
-  }, 90_000);
-});
+    it("a job gets its env and the agent's variables, runs in a fresh workspace, and succeeds with exit code 0", async () => {
+      const jobId = (
+        await user.call("submitJob", {
+          type: "shell",
+          command: ["sh", "-c", 'echo "$GREETING $CJS_JOB_ID $CJS_ATTEMPT"; ls -A | grep -v "^.cjs" | wc -l; test -d "$CJS_ARTIFACTS_DIR"'],
+          env: { GREETING: "hello" },
+          pool_id: pool,
+        })
+      ).job_id;
+      await waitForState(jobId, "succeeded");
+      expect((await job(jobId)).exit_code).toBe(0);
+      // The workspace held only artifacts/ when the command started.
+      expect((await storedLines(jobId)).map((line) => line.line.trim())).toEqual([`hello ${jobId} 1`, "1"]);
+    });
 
-describe("an agent cut off from the gateway", () => {
-  it("catches up once the gateway is back: every line stored once, in order, and the result recorded", async () => {
-    const pool = "agent-outage";
-    const proxy = await startProxy(new URL(baseUrl));
-    try {
-      await startAgent(agentEnv(pool, await newWorkDir(), proxy.url));
-      const jobId = await submit(pool, ["sh", "-c", 'i=0; while [ $i -lt 150 ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done']);
-      await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(10);
-      proxy.cut();
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      proxy.restore();
-      await waitForState(jobId, "succeeded", 30_000);
-      expect((await storedLines(jobId)).map((line) => `${line.seq}:${line.line}`)).toEqual(Array.from({ length: 150 }, (_, index) => `${index + 1}:line ${index + 1}`));
-    } finally {
-      await proxy.close();
-    }
+    it("reports the run's usage: wall time, and CPU time and peak memory where /proc exists", async () => {
+      // Busy for two seconds: several 500 ms samples see it.
+      const jobId = await submit(pool, ["sh", "-c", "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do i=0; while [ $i -lt 1000 ]; do i=$((i+1)); done; done"]);
+      await waitForState(jobId, "succeeded");
+      const { usage } = await job(jobId);
+      expect(usage?.wall_seconds).toBeGreaterThan(0);
+      if ((await processGroupMembers(process.pid)) !== null) {
+        expect(usage?.cpu_seconds).toBeGreaterThan(0);
+        expect(usage?.peak_memory_mb).toBeGreaterThan(0);
+      }
+    });
+
+    it("a command that cannot start ends failed with no exit code and agent.spawn_failed", async () => {
+      const jobId = await submit(pool, ["/nonexistent/program", "--flag"]);
+      await waitForState(jobId, "failed");
+      expect(await job(jobId)).toMatchObject({ exit_code: null, error: { code: "agent.spawn_failed" } });
+    });
+
+    it("cancel leaves no process of the job alive", async () => {
+      const jobId = await submit(pool, TREE);
+      await waitForState(jobId, "running");
+      const pgid = await recordedGroup(workDir, jobId);
+      // The shell and its two sleeps.
+      await expect.poll(() => liveProcesses(pgid), { timeout: 10_000 }).toBe(3);
+
+      await user.call("cancelJob", { job_id: jobId });
+      await expect.poll(() => liveProcesses(pgid), { timeout: 15_000, interval: 100 }).toBe(0);
+      expect((await job(jobId)).state).toBe("cancelled");
+    });
+
+    it("timeout leaves no process of the job alive", async () => {
+      const jobId = await submit(pool, TREE, { timeout_seconds: 1 });
+      const pgid = await recordedGroup(workDir, jobId);
+      await waitForState(jobId, "timed_out");
+      await expect.poll(() => liveProcesses(pgid), { timeout: 15_000, interval: 100 }).toBe(0);
+      expect((await job(jobId)).error?.code).toBe("job.timed_out");
+    });
+
+    it("a file written to $CJS_ARTIFACTS_DIR is uploaded before the result", async () => {
+      const jobId = await submit(pool, ["sh", "-c", 'printf data > "$CJS_ARTIFACTS_DIR/out.txt"']);
+      await waitForState(jobId, "succeeded");
+      const { artifacts } = (await user.call("retrieveJob", { job_id: jobId })) as { artifacts?: Array<{ artifact_id: string; size_bytes: number; attempt: number | null }> };
+      expect(artifacts).toEqual([expect.objectContaining({ artifact_id: "out.txt", size_bytes: 4, attempt: 1 })]);
+    });
   });
-});
 
-describe("a drained agent", () => {
-  it("on SIGTERM takes no new job, lets the running one finish and report, then exits 0", async () => {
-    const pool = "agent-drain";
-    const workDir = await newWorkDir();
-    const agent = spawnAgent(agentEnv(pool, workDir));
-    const running = await submit(pool, ["sh", "-c", "echo $$ > pgid; sleep 2; echo finished"]);
-    await recordedGroup(workDir, running);
+  describe("an agent restarted mid-job", () => {
+    it("loses no log line: the stored lines are every line it took in, once each, in order", async () => {
+      const pool = `agent-restart-${transport}`;
+      const workDir = await newWorkDir();
+      const proxy = await startProxy(transport);
+      try {
+        const first = spawnAgent({ ...agentEnv(transport, pool, workDir, proxy.url), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn" });
+        // Each line goes to a file the job keeps, then to stdout.
+        const jobId = await submit(pool, ["sh", "-c", 'echo $$ > pgid; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); echo "line $i" >> printed; echo "line $i"; sleep 0.01; done']);
+        await waitForState(jobId, "running", 30_000);
+        await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(20);
 
-    agent.kill("SIGTERM");
-    const waiting = await submit(pool, ["echo", "too late"]);
-    const [code] = (await once(agent, "exit")) as [number | null];
-    expect(code).toBe(0);
-    expect(await job(running)).toMatchObject({ state: "succeeded", exit_code: 0 });
-    expect((await storedLines(running)).map((line) => line.line)).toEqual(["finished"]);
-    // Never run here: still waiting (or placed just before the drain took effect, and never taken).
-    expect(["queued", "assigned"]).toContain((await job(waiting)).state);
-    const { items } = await user.call("listNodes", { pool_id: pool });
-    expect(items.map((node) => node.state)).toEqual(["draining"]);
-  }, 60_000);
-});
+        // The gateway (or NATS) goes away: pushes fail and are retried while lines pile up in the spool.
+        proxy.cut();
+        const spoolPath = join(workspaceOf(workDir, jobId), ".cjs-log-spool.jsonl");
+        const storedBeforeCut = (await storedLines(jobId)).length;
+        await expect.poll(async () => (await readFile(spoolPath, "utf8")).split("\n").length - 1, { timeout: 10_000, interval: 50 }).toBeGreaterThan(storedBeforeCut + 20);
 
-describe("an agent through a NATS restart", () => {
-  it("keeps running its job and reports it, every line stored once", async () => {
-    const pool = "agent-nats";
-    await startAgent(agentEnv(pool, await newWorkDir()));
-    const jobId = await submit(pool, ["sh", "-c", 'i=0; while [ $i -lt 100 ]; do i=$((i+1)); echo "line $i"; sleep 0.02; done']);
-    await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(5);
-    await nats.restart();
-    await waitForState(jobId, "succeeded", 40_000);
-    expect((await storedLines(jobId)).map((line) => line.line)).toEqual(Array.from({ length: 100 }, (_, index) => `line ${index + 1}`));
-  }, 60_000);
+        // kill -9: no flush, no goodbye. The job's shell dies of SIGPIPE at its next line.
+        first.kill("SIGKILL");
+        await once(first, "exit");
+        const pgid = Number((await readFile(join(workspaceOf(workDir, jobId), "pgid"), "utf8")).trim());
+        await expect.poll(() => liveProcesses(pgid), { timeout: 10_000, interval: 50 }).toBe(0);
+        const storedAtKill = (await storedLines(jobId)).length;
+        const spooled = (await readFile(spoolPath, "utf8"))
+          .split("\n")
+          .filter(Boolean)
+          .map((row) => LogLine.parse(JSON.parse(row)));
+        const printed = (await readFile(join(workspaceOf(workDir, jobId), "printed"), "utf8")).split("\n").filter(Boolean);
+        expect(spooled.length).toBeGreaterThan(storedAtKill);
+
+        // A new agent on the same work dir, straight to the gateway (or NATS), without an API key: the state file is enough.
+        const { CJS_API_KEY: _unused, ...withoutKey } = agentEnv(transport, pool, workDir);
+        await startAgent(withoutKey);
+        await waitForState(jobId, "failed", 30_000);
+        expect((await job(jobId)).error?.code).toBe("agent.restarted");
+
+        const stored = await storedLines(jobId);
+        const shape = (line: LogLine) => ({ seq: line.seq, stream: line.stream, line: line.line });
+        expect(stored.map(shape)).toEqual(spooled.map(shape));
+        expect(stored.map((line) => line.seq)).toEqual(stored.map((_, index) => index + 1));
+        expect(stored.map((line) => line.line)).toEqual(printed.slice(0, stored.length));
+      } finally {
+        await proxy.close();
+      }
+    }, 90_000);
+  });
+
+  describe("an agent cut off from the gateway (or NATS)", () => {
+    it("catches up once the connection is back: every line stored once, in order, and the result recorded", async () => {
+      const pool = `agent-outage-${transport}`;
+      const proxy = await startProxy(transport);
+      try {
+        await startAgent(agentEnv(transport, pool, await newWorkDir(), proxy.url));
+        const jobId = await submit(pool, ["sh", "-c", 'i=0; while [ $i -lt 150 ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done']);
+        await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(10);
+        proxy.cut();
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        proxy.restore();
+        await waitForState(jobId, "succeeded", 30_000);
+        expect((await storedLines(jobId)).map((line) => `${line.seq}:${line.line}`)).toEqual(Array.from({ length: 150 }, (_, index) => `${index + 1}:line ${index + 1}`));
+      } finally {
+        await proxy.close();
+      }
+    });
+  });
+
+  describe("a drained agent", () => {
+    it("on SIGTERM takes no new job, lets the running one finish and report, then exits 0", async () => {
+      const pool = `agent-drain-${transport}`;
+      const workDir = await newWorkDir();
+      const agent = spawnAgent(agentEnv(transport, pool, workDir));
+      const running = await submit(pool, ["sh", "-c", "echo $$ > pgid; sleep 2; echo finished"]);
+      await recordedGroup(workDir, running);
+
+      agent.kill("SIGTERM");
+      const waiting = await submit(pool, ["echo", "too late"]);
+      const [code] = (await once(agent, "exit")) as [number | null];
+      expect(code).toBe(0);
+      expect(await job(running)).toMatchObject({ state: "succeeded", exit_code: 0 });
+      expect((await storedLines(running)).map((line) => line.line)).toEqual(["finished"]);
+      // Never run here: still waiting (or placed just before the drain took effect, and never taken).
+      expect(["queued", "assigned"]).toContain((await job(waiting)).state);
+      const { items } = await user.call("listNodes", { pool_id: pool });
+      expect(items.map((node) => node.state)).toEqual(["draining"]);
+    }, 60_000);
+  });
+
+  describe("an agent through a NATS restart", () => {
+    it("keeps running its job and reports it, every line stored once", async () => {
+      const pool = `agent-nats-restart-${transport}`;
+      await startAgent(agentEnv(transport, pool, await newWorkDir()));
+      const jobId = await submit(pool, ["sh", "-c", 'i=0; while [ $i -lt 100 ]; do i=$((i+1)); echo "line $i"; sleep 0.02; done']);
+      await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(5);
+      await nats.restart();
+      await waitForState(jobId, "succeeded", 40_000);
+      expect((await storedLines(jobId)).map((line) => line.line)).toEqual(Array.from({ length: 100 }, (_, index) => `line ${index + 1}`));
+    }, 60_000);
+  });
 });

@@ -1,4 +1,4 @@
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { ObjectInfo, ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -88,14 +88,15 @@ export class ArtifactStore {
   }
 
   /**
-   * Streams `body` into the object store (chunk by chunk, never whole in memory), then
-   * indexes it. An upload that fails midway leaves no chunk behind and the previous
-   * version, if any, in place. Uploading a name again replaces it.
+   * Streams `body` into the object store (chunk by chunk, read only as fast as the store
+   * takes it, never whole in memory), then indexes it. An upload that fails midway leaves
+   * no chunk behind and the previous version, if any, in place. Uploading a name again
+   * replaces it.
    */
-  async save(ref: ArtifactRef, facts: UploadFacts, body: Readable): Promise<Artifact> {
+  async save(ref: ArtifactRef, facts: UploadFacts, body: ReadableStream<Uint8Array>): Promise<Artifact> {
     const metadata: Record<string, string> = { content_type: facts.content_type };
     if (facts.attempt !== null) metadata.attempt = String(facts.attempt);
-    const info = await this.objects.put({ name: objectName(ref), metadata }, Readable.toWeb(body) as ReadableStream<Uint8Array>);
+    const info = await this.objects.put({ name: objectName(ref), metadata }, body);
     const artifact = toArtifact(ref.artifact_id, info);
     await this.writeIndex(ref, { ...artifact, app_id: ref.app_id, business_id: ref.business_id, job_id: ref.job_id, object_revision: info.revision });
     return artifact;

@@ -1,15 +1,16 @@
-import { finished, Transform, type Readable } from "node:stream";
+import { finished, Readable, Transform } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ContentType } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { sendSuccess } from "../http/envelope.js";
 import { artifactParams, pathOf, type ArtifactRouteParams } from "./artifact-params.js";
+import type { ArtifactRef, UploadFacts } from "./artifact-store.js";
 import { verifyArtifactUrl } from "./artifact-urls.js";
 
 const DEFAULT_CONTENT_TYPE = "application/octet-stream";
 
-function tooLarge(limit: number): AppError {
+export function tooLarge(limit: number): AppError {
   return new AppError("request.too_large", `An artifact may have at most ${limit} bytes.`, { details: { max_bytes: limit } });
 }
 
@@ -53,25 +54,63 @@ function contentTypeOf(request: FastifyRequest): string | undefined {
   return parsed.data;
 }
 
+/** An upload whose signed URL checked out: what it stores, under which facts, up to which size. */
+export interface AuthorizedUpload {
+  ref: ArtifactRef;
+  facts: UploadFacts;
+  limit: number;
+}
+
+/** An upload as a transport received it, before any byte is read. */
+export interface UploadRequest {
+  /** The request path as sent (percent-encoded): what the signature covers. */
+  path: string;
+  query: Record<string, unknown>;
+  params: ArtifactRouteParams;
+  /** The size the client announced (`Content-Length`, `size_bytes`), if any. */
+  declaredBytes: number | undefined;
+  /** The media type the client sent, read only when the URL fixes none. */
+  contentType: () => string | undefined;
+}
+
+/**
+ * Checks an upload the same way whatever its transport (HTTP `PUT`, NATS): the bus is up,
+ * the signed URL's signature and expiry hold, the tenancy it grants names the object, the
+ * name is an artifact id, and the announced size is within the limit.
+ */
+export function authorizeUpload(gw: GatewayContext, natsUp: () => boolean, request: UploadRequest): AuthorizedUpload {
+  if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
+  const grant = verifyArtifactUrl(gw.urls, "PUT", request.path, request.query);
+  const { job_id, artifact_id } = artifactParams(request.params);
+  const limit = gw.config.CJS_MAX_ARTIFACT_BYTES;
+  if ((request.declaredBytes ?? 0) > limit) throw tooLarge(limit);
+  const content_type = grant.content_type ?? request.contentType() ?? DEFAULT_CONTENT_TYPE;
+  return {
+    ref: { app_id: grant.app_id, business_id: grant.business_id, job_id, artifact_id },
+    facts: { content_type, attempt: grant.attempt },
+    limit,
+  };
+}
+
 /**
  * `PUT /api/compute/artifacts/upload/{jobId}/{id}`: the signed URL is the credential. The
  * body streams into the object store; size, SHA-256 and content type are recorded.
  */
 export function uploadArtifact(gw: GatewayContext, natsUp: () => boolean) {
   return async (request: FastifyRequest<{ Params: ArtifactRouteParams }>, reply: FastifyReply) => {
-    if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
-    const grant = verifyArtifactUrl(gw.urls, "PUT", pathOf(request.url), request.query as Record<string, unknown>);
-    const { job_id, artifact_id } = artifactParams(request.params);
-    const limit = gw.config.CJS_MAX_ARTIFACT_BYTES;
-    if (Number(request.headers["content-length"] ?? 0) > limit) throw tooLarge(limit);
-    const content_type = grant.content_type ?? contentTypeOf(request) ?? DEFAULT_CONTENT_TYPE;
+    const { ref, facts, limit } = authorizeUpload(gw, natsUp, {
+      path: pathOf(request.url),
+      query: request.query as Record<string, unknown>,
+      params: request.params,
+      declaredBytes: Number(request.headers["content-length"] ?? 0),
+      contentType: () => contentTypeOf(request),
+    });
 
     // Without a body (no length, not chunked) fastify runs no parser; the raw request is then empty.
     const source = (request.body as Readable | undefined) ?? request.raw;
     const { body, outcome } = limitedBody(source, limit);
-    const ref = { app_id: grant.app_id, business_id: grant.business_id, job_id, artifact_id };
     try {
-      const artifact = await gw.artifacts.save(ref, { content_type, attempt: grant.attempt }, body);
+      const artifact = await gw.artifacts.save(ref, facts, Readable.toWeb(body) as ReadableStream<Uint8Array>);
       return sendSuccess(reply, "Artifact stored", artifact);
     } catch (error) {
       // Read and drop whatever is still coming, so the answer reaches the client.

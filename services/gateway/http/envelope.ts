@@ -4,16 +4,31 @@ import { AppError, errorSpec } from "../../../shared/errors/index.js";
 /** Default wait suggested for retryable errors that do not carry their own. */
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
+/** The success envelope, whatever the transport. */
+export function successBody(message: string, payload: unknown): Record<string, unknown> {
+  return { status: "SUCCESS", message, payload };
+}
+
+/** The error envelope, whatever the transport. */
+export function errorBody(error: AppError): Record<string, unknown> {
+  const body: Record<string, unknown> = { status: "ERROR", code: error.code, message: error.message };
+  if (error.details !== undefined) body.details = error.details;
+  return body;
+}
+
+/** `Retry-After` in whole seconds for a retryable error; undefined for the others. */
+export function retryAfterOf(error: AppError): string | undefined {
+  if (!errorSpec(error.code).retryable) return undefined;
+  return String(Math.max(1, Math.ceil(error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS)));
+}
+
 export function sendSuccess(reply: FastifyReply, message: string, payload: unknown, statusCode = 200): FastifyReply {
-  return reply.code(statusCode).type("application/json").send({ status: "SUCCESS", message, payload });
+  return reply.code(statusCode).type("application/json").send(successBody(message, payload));
 }
 
 /** Writes the error envelope; retryable errors carry `Retry-After` in whole seconds. */
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
-  if (errorSpec(error.code).retryable) {
-    reply.header("retry-after", String(Math.max(1, Math.ceil(error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS))));
-  }
-  const body: Record<string, unknown> = { status: "ERROR", code: error.code, message: error.message };
-  if (error.details !== undefined) body.details = error.details;
-  return reply.code(error.httpStatus).type("application/json").send(body);
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined) reply.header("retry-after", retryAfter);
+  return reply.code(error.httpStatus).type("application/json").send(errorBody(error));
 }

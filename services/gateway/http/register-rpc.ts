@@ -3,9 +3,9 @@ import type { z } from "zod";
 import type { RouteAuth, RpcRoute } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { zodIssues } from "../../../shared/runtime/index.js";
-import type { Authenticator, Caller } from "../identity/authenticator.js";
+import type { Authenticator, Caller, CredentialHeaders } from "../identity/authenticator.js";
 import type { AppRecord } from "../identity/records.js";
-import type { RateLimiter } from "../rate-limit/rate-limiter.js";
+import type { HeaderSink, RateLimiter } from "../rate-limit/rate-limiter.js";
 import { sendSuccess } from "./envelope.js";
 
 /** What a handler gets besides its validated body. */
@@ -13,9 +13,12 @@ export interface RpcContext<A extends RouteAuth = RouteAuth> {
   app: AppRecord;
   /** The authenticated caller; `null` only on public routes. */
   caller: A extends "public" ? null : Caller;
-  /** The client's address, as fastify resolved it (honouring CJS_TRUST_PROXY). */
+  /** The client's address, as fastify resolved it (honouring CJS_TRUST_PROXY); `nats` for a NATS message. */
   ip: string;
-  /** `scheme://host[:port]` the client addressed (from `X-Forwarded-*` with CJS_TRUST_PROXY): the base of URLs handed back. */
+  /**
+   * `scheme://host[:port]` the client addressed (from `X-Forwarded-*` with CJS_TRUST_PROXY):
+   * the base of URLs handed back. Over NATS, `nats://gateway`.
+   */
   origin: string;
   requestId: string;
   log: FastifyBaseLogger;
@@ -42,38 +45,58 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** One call of an operation as any transport received it (HTTP request, NATS message). */
+export interface RpcCall {
+  appId: string | undefined;
+  credentials: CredentialHeaders;
+  /** The decoded body; `undefined` means none was sent, read as `{}`. */
+  body: unknown;
+  /** Where the rate-limit headers of a counted call go (the HTTP reply; a NATS reply's headers). */
+  responseHeaders: HeaderSink;
+  ip: string;
+  origin: string;
+  requestId: string;
+  log: FastifyBaseLogger;
+}
+
 /**
- * Serves one RPC of the contract: tenant, credential, body validation, handler, envelope.
+ * Runs one RPC of the contract whatever the transport: tenant, credential, body
+ * validation, handler; returns the checked payload or throws the AppError to answer with.
+ */
+export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: RpcHandler<R>, call: RpcCall): Promise<z.infer<R["response"]>> {
+  const { authenticator, natsUp, rateLimiter } = edge;
+  // Every operation needs NATS; while it is away, say so at once instead of after a timeout.
+  if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
+  const tenant = await authenticator.resolveApp(call.appId);
+  const caller = await authenticator.authenticate(tenant, call.credentials, route.auth);
+  if (caller) await rateLimiter.admit(caller, call.responseHeaders);
+  const parsed = route.request.safeParse(call.body ?? {});
+  if (!parsed.success) {
+    throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
+  }
+  const context = { app: tenant, caller, ip: call.ip, origin: call.origin, requestId: call.requestId, log: call.log } as RpcContext<R["auth"]>;
+  return route.response.parse(await handler(parsed.data as z.infer<R["request"]>, context)) as z.infer<R["response"]>;
+}
+
+/**
+ * Serves one RPC of the contract over HTTP, answering with the envelope.
  * The other methods on the same path answer 405 with `Allow: POST`.
  */
 export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge, route: R, handler: RpcHandler<R>): void {
-  const { authenticator, natsUp, rateLimiter } = edge;
   app.route({
     method: route.method,
     url: route.path,
     handler: async (request, reply) => {
-      // Every operation needs NATS; while it is away, say so at once instead of after a timeout.
-      if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
-      const tenant = await authenticator.resolveApp(header(request, "x-app-id"));
-      const caller = await authenticator.authenticate(
-        tenant,
-        { authorization: header(request, "authorization"), apiKey: header(request, "x-api-key") },
-        route.auth,
-      );
-      if (caller) await rateLimiter.admit(caller, reply);
-      const parsed = route.request.safeParse(request.body ?? {});
-      if (!parsed.success) {
-        throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
-      }
-      const context = {
-        app: tenant,
-        caller,
+      const payload = await runRpc(edge, route, handler, {
+        appId: header(request, "x-app-id"),
+        credentials: { authorization: header(request, "authorization"), apiKey: header(request, "x-api-key") },
+        body: request.body,
+        responseHeaders: reply,
         ip: request.ip,
         origin: `${request.protocol}://${request.host}`,
         requestId: request.id,
         log: request.log,
-      } as RpcContext<R["auth"]>;
-      const payload = route.response.parse(await handler(parsed.data as z.infer<R["request"]>, context));
+      });
       return sendSuccess(reply, route.message, payload);
     },
   });

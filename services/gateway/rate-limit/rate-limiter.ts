@@ -27,7 +27,7 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-/** Where the RateLimit headers go (a fastify reply). */
+/** Where the RateLimit headers go (a fastify reply, or the headers of a NATS answer). */
 export interface HeaderSink {
   header(name: string, value: string): unknown;
 }

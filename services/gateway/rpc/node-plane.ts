@@ -1,0 +1,31 @@
+import type { RpcName, RpcRoutes } from "../../../shared/contract/index.js";
+import { RPC_ROUTES } from "../../../shared/contract/index.js";
+import { subjects } from "../../../shared/nats/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import type { RpcHandler } from "../http/register-rpc.js";
+import { actorContext, forward, nodeContext } from "./forward.js";
+import { pollNode } from "./poll.js";
+import { registerNode } from "./register-node.js";
+import { rotateNodeKey } from "./rotate-node-key.js";
+
+/** The node-plane operations an agent or a user calls about nodes. */
+export type NodePlaneName = "registerNode" | "heartbeat" | "poll" | "result" | "pushLogs" | "drainNode" | "listNodes" | "rotateNodeKey";
+
+export type HandlerTable<N extends RpcName> = { [K in N]: RpcHandler<RpcRoutes[K]> };
+
+/**
+ * The handlers of the node plane, built once and served by both transports: HTTP
+ * (`app.ts`) and the NATS-direct listener (`node-nats/`), so the two cannot drift apart.
+ */
+export function nodePlaneHandlers(gw: GatewayContext): HandlerTable<NodePlaneName> {
+  return {
+    registerNode: registerNode(gw),
+    heartbeat: forward(gw, RPC_ROUTES.heartbeat, subjects.nodeHeartbeat(), nodeContext),
+    poll: pollNode(gw),
+    result: forward(gw, RPC_ROUTES.result, subjects.nodeResult(), nodeContext),
+    pushLogs: forward(gw, RPC_ROUTES.pushLogs, subjects.logsPush(), nodeContext),
+    drainNode: forward(gw, RPC_ROUTES.drainNode, subjects.nodeDrain(), actorContext),
+    listNodes: forward(gw, RPC_ROUTES.listNodes, subjects.nodeList()),
+    rotateNodeKey: rotateNodeKey(gw),
+  };
+}

@@ -86,6 +86,8 @@ export function buildApp(gw: GatewayContext, health: { natsUp: () => boolean; re
   registerRpc(app, edge, RPC_ROUTES.listNodes, forward(gw, RPC_ROUTES.listNodes, subjects.nodeList()));
   registerRpc(app, edge, RPC_ROUTES.rotateNodeKey, rotateNodeKey(gw));
 
+  registerRpc(app, edge, RPC_ROUTES.listLedger, forward(gw, RPC_ROUTES.listLedger, subjects.creditLedgerList()));
+
   app.get("/.well-known/jwks.json", async (_request, reply) => {
     reply.header("cache-control", "public, max-age=300");
     return gw.tokens.jwks();

@@ -4,6 +4,7 @@ import { AppError } from "../../shared/errors/index.js";
 import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../../shared/records/index.js";
 import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
 import type { z } from "zod";
+import { checkCredit } from "./credit-gate.js";
 import { enqueue } from "./job-queue.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { jobsSubmitted } from "./scheduler-metrics.js";
@@ -24,6 +25,7 @@ export function submitJob(ctx: SchedulerContext) {
         details: { issues: [{ path: "timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
       });
     }
+    await checkCredit(ctx, caller, body);
     const now = ctx.clock.now();
     const at = new Date(now).toISOString();
     const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);

@@ -31,6 +31,20 @@ export {
   RetrieveJobResponse,
 } from "./artifacts.js";
 export { CreditAmount, Plan, PlanLimits, PlanRates } from "./billing.js";
+export {
+  CreditCheckCommand,
+  CreditCheckReply,
+  DebitUsage,
+  LedgerEntry,
+  LedgerEntryKind,
+  ListLedgerCommand,
+  ListLedgerRequest,
+  ListLedgerResponse,
+  MeteringMessage,
+  MeteringReason,
+  SetCreditRequest,
+  SetCreditResponse,
+} from "./credit.js";
 export { RPC_ROUTES } from "./routes.js";
 export type { RouteAuth, RpcName, RpcRequest, RpcResponse, RpcRoute, RpcRoutes } from "./routes.js";
 export { buildOpenApiDocument } from "./openapi.js";

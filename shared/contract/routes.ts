@@ -18,6 +18,7 @@ import {
 } from "./auth.js";
 import { PresignDownloadRequest, PresignedUrl, PresignUploadRequest, RetrieveJobResponse } from "./artifacts.js";
 import { EmptyRequest } from "./common.js";
+import { ListLedgerRequest, ListLedgerResponse } from "./credit.js";
 import { JobPayload, JobRef, ListJobsRequest, ListJobsResponse, SubmitJobRequest, SubmitJobResponse } from "./jobs.js";
 import { LogStreamUrlResponse } from "./logs.js";
 import {
@@ -257,6 +258,14 @@ export const RPC_ROUTES = {
     response: RotateNodeKeyResponse,
     message: "Node key rotated; store it now, it is not shown again",
     summary: "A new key for the node; the old one keeps working for grace_seconds.",
+  }),
+  listLedger: rpc({
+    path: "/api/compute/billing/ledger/list",
+    auth: "user",
+    request: ListLedgerRequest,
+    response: ListLedgerResponse,
+    message: "Ledger entries",
+    summary: "The business's compute-credit balance and ledger entries (grants, job debits, operator adjustments), newest first, paginated by cursor.",
   }),
 } as const;
 

@@ -37,6 +37,7 @@ export const ERROR_CATALOGUE = {
   "url.signature_invalid": { http: 403, retryable: false, summary: "The signed URL was altered, or signed for another method or path." },
   "url.expired": { http: 403, retryable: false, summary: "The signed URL is past its `expires_at`; ask for a new one." },
   "resource.limit_reached": { http: 402, retryable: false, summary: "The account's compute credit is exhausted." },
+  "plan.limit_exceeded": { http: 403, retryable: false, summary: "The job asks for more than the business's plan allows on an operator pool (`details.limit`, `details.max`)." },
   "rate.limited": { http: 429, retryable: true, summary: "Too many requests; wait `Retry-After` seconds." },
   "service.unavailable": { http: 503, retryable: true, summary: "A dependency (NATS or a backing service) is unreachable; retry after `Retry-After` seconds." },
   "internal.error": { http: 500, retryable: true, summary: "An unexpected fault. Nothing internal is disclosed; quote the request id when reporting it." },

@@ -36,6 +36,10 @@ export const BUCKETS = {
   artifactIndex: "cjs_artifact_index",
   /** `<app>.<business>` → the business's subscription; absent means the default plan (billing). */
   subscriptions: "cjs_subscriptions",
+  /** `<app>.<business>` → the business's credit balance, its period and its entries not yet written out (billing). */
+  creditAccounts: "cjs_credit_accounts",
+  /** `<app>.<business>.n.<seq>` → a ledger entry; `<app>.<business>.i.<entry id>` → its seq, the proof it was applied (billing). */
+  creditEntries: "cjs_credit_entries",
 } as const;
 
 /** JetStream object stores. */
@@ -50,12 +54,16 @@ export const STREAMS = {
   jobQueue: "CJS_JOB_QUEUE",
   /** Log lines, by job and attempt (log-relay). */
   logs: "CJS_LOGS",
+  /** Ends of started attempts on operator pools, published by the scheduler before the change; billing charges them. */
+  metering: "CJS_METERING",
 } as const;
 
 /** Durable consumers. */
 export const CONSUMERS = {
   /** Shared by every scheduler replica: work-queue semantics. */
   scheduler: "scheduler",
+  /** Shared by every billing replica: each metering message is charged by one. */
+  billingMetering: "billing-metering",
 } as const;
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
 export type ObjectStoreName = (typeof OBJECT_STORES)[keyof typeof OBJECT_STORES];
@@ -65,6 +73,8 @@ export const subjects = {
   adminAppCreate: () => `${ROOT}.admin.app.create`,
   adminBusinessCreate: () => `${ROOT}.admin.business.create`,
   adminUserCreate: () => `${ROOT}.admin.user.create`,
+  /** Operator command answered by one billing replica. */
+  adminCreditSet: () => `${ROOT}.admin.credit.set`,
   /** Job RPCs, answered by one scheduler replica. */
   jobSubmit: () => `${ROOT}.scheduler.jobs.submit`,
   jobRetrieve: () => `${ROOT}.scheduler.jobs.retrieve`,
@@ -97,6 +107,12 @@ export const subjects = {
   /** Core NATS events: a node got an assignment (wakes its long poll); a job changed state. */
   nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${nodeId}.assigned`,
   jobTransitioned: (jobId: string) => `${ROOT}.events.job.${jobId}.transitioned`,
+  /** Billing RPCs, answered by one billing replica: the submit's credit check, the ledger list. */
+  creditCheck: () => `${ROOT}.billing.credit.check`,
+  creditLedgerList: () => `${ROOT}.billing.ledger.list`,
+  /** The metering message of one job's attempt ends (`cjs.metering.>` for all). */
+  metering: (jobId: string) => `${ROOT}.metering.${jobId}`,
+  meteringAll: () => `${ROOT}.metering.>`,
   /** Health ping of a service, answered by every replica. */
   servicePing: (service: string) => `${ROOT}.ping.${service}`,
 } as const;

@@ -24,6 +24,8 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.allocations]: { history: 1 },
   [BUCKETS.artifactIndex]: { history: 1 },
   [BUCKETS.subscriptions]: { history: 1 },
+  [BUCKETS.creditAccounts]: { history: 1 },
+  [BUCKETS.creditEntries]: { history: 1 },
 };
 
 export interface TopologyOptions {

@@ -59,16 +59,16 @@ export const ListLedgerResponse = z.object({
 export type ListLedgerResponse = z.infer<typeof ListLedgerResponse>;
 
 /** An amount typed by an operator: a number, or its decimal text, with at most six decimal places. */
-const AmountInput = z
-  .union([z.number(), z.string().trim().regex(/^-?[0-9]+(\.[0-9]+)?$/, "a decimal number such as 100 or 2.5").transform(Number)])
-  .pipe(
-    z
-      .number()
-      .finite()
-      .min(0, "at least 0")
-      .max(1_000_000_000, "at most 1000000000")
-      .refine((value) => Math.abs(value * 1e6 - Math.round(value * 1e6)) < 1e-3, "at most six decimal places"),
-  );
+const DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
+const AmountInput = z.preprocess(
+  (value) => (typeof value === "string" && DECIMAL.test(value.trim()) ? Number(value.trim()) : value),
+  z
+    .number({ error: "a decimal number such as 100 or 2.5" })
+    .finite()
+    .min(0, "at least 0")
+    .max(1_000_000_000, "at most 1000000000")
+    .refine((value) => Math.abs(value * 1e6 - Math.round(value * 1e6)) < 1e-3, "at most six decimal places"),
+);
 
 /** Operator command `credit set`: makes a business's balance exactly `amount` credits. */
 export const SetCreditRequest = z.strictObject({

@@ -5,6 +5,8 @@ import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import { collectProcessMetrics, randomBase62, systemClock, type Service } from "../../shared/runtime/index.js";
+import { BillingConfig } from "../../services/billing/config.js";
+import { buildBilling } from "../../services/billing/billing.js";
 import { LogRelayConfig } from "../../services/log-relay/config.js";
 import { buildLogRelay } from "../../services/log-relay/log-relay.js";
 import { NodeRegistryConfig } from "../../services/node-registry/config.js";
@@ -120,12 +122,17 @@ export function startLogRelay(natsUrl: string, env: Record<string, string> = {})
   return runService(natsUrl, "log-relay", buildLogRelay, LogRelayConfig.parse({ NATS_URL: natsUrl, ...env }));
 }
 
-/** Gateways, schedulers and node registries side by side on one NATS, plus a log relay. */
+export function startBilling(natsUrl: string, env: Record<string, string> = {}) {
+  return runService(natsUrl, "billing", buildBilling, BillingConfig.parse({ NATS_URL: natsUrl, ...env }));
+}
+
+/** Gateways, schedulers and node registries side by side on one NATS, plus a log relay and billing. */
 export interface RunningSystem {
   gateways: RunningGateway[];
   schedulers: RunningService[];
   registries: RunningService[];
   logRelay: RunningService;
+  billing: RunningService;
   stop(): Promise<void>;
 }
 
@@ -134,15 +141,17 @@ export async function startSystem(natsUrl: string, replicas = { gateways: 2, sch
   const schedulers = await times(replicas.schedulers, () => startScheduler(natsUrl, env));
   const registries = await times(replicas.registries, () => startNodeRegistry(natsUrl, env));
   const logRelay = await startLogRelay(natsUrl, env);
+  const billing = await startBilling(natsUrl, env);
   const gateways = await times(replicas.gateways, () => startGateway(natsUrl, env));
   return {
     gateways,
     schedulers,
     registries,
     logRelay,
+    billing,
     async stop() {
       await Promise.all(gateways.map((gateway) => gateway.stop()));
-      await Promise.all([...schedulers, ...registries, logRelay].map((running) => running.stop().catch(() => undefined)));
+      await Promise.all([...schedulers, ...registries, logRelay, billing].map((running) => running.stop().catch(() => undefined)));
     },
   };
 }

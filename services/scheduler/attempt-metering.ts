@@ -52,7 +52,11 @@ export async function endAttempt(
     const current = (await ctx.store.jobs.get(jobKey))?.value;
     if (!current) throw new AppError("resource.not_found", "No such job.");
     const announced = isMetered(current) ? current.attempt : null;
-    if (announced !== null) await publishMetering(ctx, jobKey, current, reason);
+    if (announced !== null) {
+      // A change the record refuses (a stale result, say) is refused before anything is published.
+      transition(current);
+      await publishMetering(ctx, jobKey, current, reason);
+    }
     try {
       return await changeJob(ctx, jobKey, (job) => {
         if (isMetered(job) && job.attempt !== announced) throw new MeteredAttemptMoved();

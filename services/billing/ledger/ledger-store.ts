@@ -185,12 +185,15 @@ export class LedgerStore implements CreditLedger {
           changed = true;
         }
       }
-      if (!changed) return { record, result };
-
-      record.updated_at = now;
-      const written = current ? await this.buckets.accounts.update(key, record, current.revision) : await this.createAccount(key, record);
-      if (written === null) continue;
-      await this.writeOut(account).catch((error: unknown) => this.logger.warn({ err: error, account: key }, "ledger entries not written out yet; the next change retries"));
+      if (changed) {
+        record.updated_at = now;
+        const written = current ? await this.buckets.accounts.update(key, record, current.revision) : await this.createAccount(key, record);
+        if (written === null) continue;
+      }
+      // Also entries a replica left unwritten when it died after its compare-and-set.
+      if (record.unwritten.length > 0) {
+        await this.writeOut(account).catch((error: unknown) => this.logger.warn({ err: error, account: key }, "ledger entries not written out yet; the next use retries"));
+      }
       return { record, result };
     }
     throw new AppError("service.unavailable", "The credit account is too busy to change right now; try again.", { retryAfterSeconds: 1 });

@@ -3,6 +3,7 @@ import { MeteringMessage } from "../../../shared/contract/index.js";
 import { CONSUMERS, decodeJson, STREAMS } from "../../../shared/nats/index.js";
 import type { JobRecord } from "../../../shared/records/index.js";
 import type { CreditContext } from "../credit/credit-context.js";
+import { attemptsMetered } from "../credit/credit-metrics.js";
 import { attemptEnd, chargeMicros } from "./charge.js";
 
 /**
@@ -67,6 +68,7 @@ export async function meter(ctx: CreditContext, msg: JsMsg): Promise<void> {
     case "free":
       ctx.logger.debug({ job_id: jobId, attempt, why: end.why }, "attempt ended without a charge");
       msg.ack();
+      attemptsMetered.inc({ result: "free" });
       return;
     case "charged": {
       const account = { app_id: job.app_id, business_id: job.business_id };
@@ -80,6 +82,7 @@ export async function meter(ctx: CreditContext, msg: JsMsg): Promise<void> {
         usage: { wall_seconds: end.wall_ms / 1000, cpu, memory_mb, gpu, plan_id: plan.id, rates: plan.rates },
       });
       msg.ack();
+      attemptsMetered.inc({ result: recorded.duplicate ? "duplicate" : "charged" });
       if (!recorded.duplicate) ctx.logger.info({ job_id: jobId, attempt, amount: recorded.entry.amount, balance: recorded.entry.balance_after }, "attempt charged");
       return;
     }

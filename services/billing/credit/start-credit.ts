@@ -32,6 +32,11 @@ import { setCredit } from "./set-credit.js";
 
 /** A metering message held this long without an answer goes to another billing replica. */
 const METERING_ACK_WAIT_MS = 30_000;
+/**
+ * Messages out at once. A message whose attempt is still open is held (nak with a delay)
+ * and counts here until it is charged, so the bound is far above what ever waits.
+ */
+const METERING_MAX_ACK_PENDING = 20_000;
 
 export interface CreditParts {
   stop(): Promise<void>;
@@ -64,6 +69,7 @@ export async function startCredit(deps: ServiceDeps<BillingConfig>): Promise<Cre
     durable_name: CONSUMERS.billingMetering,
     ack_policy: AckPolicy.Explicit,
     ack_wait: nanos(METERING_ACK_WAIT_MS),
+    max_ack_pending: METERING_MAX_ACK_PENDING,
     max_deliver: -1,
     filter_subject: subjects.meteringAll(),
   });

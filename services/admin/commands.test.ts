@@ -83,6 +83,31 @@ describe("parseInvocation", () => {
   });
 });
 
+describe("credit set", () => {
+  it("builds the request of credit set with the amount as a number", () => {
+    const invocation = parseInvocation(["credit", "set", "--business", BUSINESS_ID, "--amount", "12.5"]);
+    expect(invocation).toMatchObject({ kind: "run", command: { name: "credit set" }, body: { business_id: BUSINESS_ID, amount: 12.5 } });
+    expect(invocation.kind === "run" && invocation.command.subject()).toBe("cjs.admin.credit.set");
+    expect(parseInvocation(["credit", "set", "--business", BUSINESS_ID, "--amount", "0"])).toMatchObject({ body: { amount: 0 } });
+  });
+
+  it("refuses an amount that is not a plain decimal, is negative or has more than six decimals", () => {
+    expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount", "lots"])).toContain("--amount: a decimal number such as 100 or 2.5");
+    expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount=-5"])).toContain("--amount: at least 0");
+    expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount", "1.1234567"])).toContain("--amount: at most six decimal places");
+    expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount", "1e3"])).toContain("--amount:");
+  });
+
+  it("names the missing flags and a malformed business id", () => {
+    expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID])).toContain("--amount is required");
+    expect(usageErrorOf(["credit", "set", "--business", "acme", "--amount", "5"])).toContain("--business: a record id such as `biz_…`");
+  });
+
+  it("is listed in the usage text", () => {
+    expect(parseInvocation(["--help"])).toMatchObject({ text: expect.stringContaining("credit set --business BID --amount AMOUNT") });
+  });
+});
+
 describe("resolveNatsUrl", () => {
   it("prefers --nats, then NATS_URL, then the local default", () => {
     expect(resolveNatsUrl("nats://a:1", { NATS_URL: "nats://b:2" })).toBe("nats://a:1");

@@ -1,6 +1,15 @@
 import { parseArgs } from "node:util";
 import type { z } from "zod";
-import { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "../../shared/contract/index.js";
+import {
+  App,
+  Business,
+  CreateAppRequest,
+  CreateBusinessRequest,
+  CreateUserRequest,
+  SetCreditRequest,
+  SetCreditResponse,
+  User,
+} from "../../shared/contract/index.js";
 import { subjects } from "../../shared/nats/index.js";
 import { BaseConfig, formatPath, parseConfig } from "../../shared/runtime/index.js";
 
@@ -70,6 +79,18 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     subject: subjects.adminUserCreate,
     response: User,
     describe: (user) => `created user ${user.user_id} <${user.email}> (${user.role}) in business ${user.business_id} of app ${user.app_id}`,
+  }),
+  defineCommand({
+    name: "credit set",
+    summary: "Set a business's compute-credit balance to AMOUNT credits (a `set` entry in its ledger).",
+    flags: [
+      { flag: "business", field: "business_id", value: "BID" },
+      { flag: "amount", field: "amount", value: "AMOUNT" },
+    ],
+    request: SetCreditRequest,
+    subject: subjects.adminCreditSet,
+    response: SetCreditResponse,
+    describe: (set) => `set the credit of business ${set.business_id} (app ${set.app_id}) to ${set.balance} (was ${set.previous_balance})`,
   }),
 ];
 

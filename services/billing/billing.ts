@@ -25,6 +25,7 @@ import { loadPlanCatalog, type PlanCatalog } from "./plans/plan-catalog.js";
 import { receiveWebhook } from "./receive-webhook.js";
 import { sandboxAct } from "./sandbox-act.js";
 import { sandboxViewSession } from "./sandbox-view-session.js";
+import { startCredit, type CreditParts } from "./credit/start-credit.js";
 
 const SERVICE = "billing";
 
@@ -35,15 +36,17 @@ function checkStripePrices(catalog: PlanCatalog): void {
 }
 
 /**
- * Builds billing, the owner of plans, subscriptions and checkout with the payment
- * provider (Stripe when CJS_STRIPE_SECRET_KEY is set, else the built-in sandbox). A
- * subscription changes only through the provider's verified webhook, applied once.
+ * Builds billing, the owner of plans, subscriptions, checkout with the payment
+ * provider (Stripe when CJS_STRIPE_SECRET_KEY is set, else the built-in sandbox) and the
+ * compute-credit ledger, which meters finished jobs. A subscription changes only through
+ * the provider's verified webhook, applied once.
  */
 export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
   const { nc, logger, clock, config } = deps;
   const instance = randomUUID();
   const subscriptions: Subscription[] = [];
   let started = false;
+  let credit: CreditParts | null = null;
   let stopped = false;
   return {
     name: SERVICE,
@@ -86,6 +89,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
         serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionGet(), request: SandboxSessionCommand, handle: sandboxViewSession(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionAct(), request: SandboxActionCommand, handle: sandboxAct(ctx) }),
       );
+      credit = await startCredit(deps, { catalog, ledger, subscriptions: store.subscriptions });
       // Ready only once the server knows the subscriptions.
       await nc.flush();
       started = true;
@@ -94,6 +98,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
     async stop() {
       if (stopped) return;
       stopped = true;
+      await credit?.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },
     ready: () => started && !stopped,

@@ -91,6 +91,8 @@ export function buildApp(
 
   registerBillingRoutes(app, edge, gw);
 
+  registerRpc(app, edge, RPC_ROUTES.listLedger, forward(gw, RPC_ROUTES.listLedger, subjects.creditLedgerList()));
+
   app.get("/.well-known/jwks.json", async (_request, reply) => {
     reply.header("cache-control", "public, max-age=300");
     return gw.tokens.jwks();

@@ -1,4 +1,5 @@
 import { AppError } from "../../shared/errors/index.js";
+import { endAttempt } from "./attempt-metering.js";
 import { enqueue } from "./job-queue.js";
 import { release } from "./reservations.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
@@ -28,7 +29,7 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
         if (nodeOffline) {
           await requeueFromLostNode(ctx, reserved.job_key, job.attempt, job.attempt_base + job.max_attempts);
         } else if (job.state === "running" && job.deadline_at !== null && Date.parse(job.deadline_at) <= now) {
-          await changeJob(ctx, reserved.job_key, (record) => timeOut(record, now));
+          await endAttempt(ctx, reserved.job_key, "timeout", (record) => timeOut(record, now));
           ctx.logger.info({ job_id: jobId, attempt: reserved.attempt }, "job timed out");
         } else {
           continue;

@@ -2,8 +2,9 @@ import type { z } from "zod";
 import type { JobResultCommand, JobResultResponse } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import type { JobRecord } from "../../shared/records/index.js";
+import { endAttempt } from "./attempt-metering.js";
 import { release } from "./reservations.js";
-import { changeJob, type SchedulerContext } from "./scheduler-context.js";
+import type { SchedulerContext } from "./scheduler-context.js";
 import { finish, staleAttempt } from "./transitions.js";
 
 /** The record key of a job a node knows only by id: from its reservation, else by a lookup over tenants. */
@@ -39,7 +40,7 @@ export function recordResult(ctx: SchedulerContext) {
     if (!key || !current || !isKnownTo(current, caller)) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
     if (isSameResult(current, caller.node_id, body)) return { job_id: body.job_id, attempt: body.attempt, state: current.state, duplicate: true };
     try {
-      const { after } = await changeJob(ctx, key, (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()));
+      const { after } = await endAttempt(ctx, key, "result", (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()));
       await release(ctx.store, caller.node_id, body.job_id, body.attempt);
       ctx.requestPlacement();
       return { job_id: body.job_id, attempt: body.attempt, state: after.state, duplicate: false };

@@ -1,6 +1,6 @@
 import { AckPolicy, DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
-import { BUCKETS, CONSUMERS, ensureBuckets, ensureStream, JsonBucket, STREAMS, subjects } from "../../shared/nats/index.js";
+import { BUCKETS, CONSUMERS, ensureBuckets, ensureMeteringStream, ensureStream, JsonBucket, STREAMS, subjects } from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord, NodeRecord } from "../../shared/records/index.js";
 import type { SchedulerConfig } from "./config.js";
 import { KeyQuotaRecord } from "./key-quota-rules.js";
@@ -25,6 +25,8 @@ export async function openSchedulerStore(nc: NatsConnection, config: Readonly<Sc
     duplicate_window: nanos(120_000),
   };
   await ensureStream(jsm, stream);
+  // Ends of charged attempts are published there before the change (billing consumes it).
+  await ensureMeteringStream(nc, { replicas });
   await jsm.consumers.add(stream.name, {
     durable_name: CONSUMERS.scheduler,
     ack_policy: AckPolicy.Explicit,

@@ -4,6 +4,7 @@ import { AppError } from "../../shared/errors/index.js";
 import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../../shared/records/index.js";
 import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
 import type { z } from "zod";
+import { checkCredit } from "./credit-gate.js";
 import { enqueue } from "./job-queue.js";
 import { checkJobType } from "./key-quota-rules.js";
 import { admitToKeyQuota } from "./key-quotas.js";
@@ -28,6 +29,7 @@ export function submitJob(ctx: SchedulerContext) {
       });
     }
     checkJobType(caller.quotas, body.type);
+    await checkCredit(ctx, caller, body);
     const now = ctx.clock.now();
     const at = new Date(now).toISOString();
     const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);

@@ -34,7 +34,7 @@ export const Plan = z.strictObject({
   /** ISO 4217, lower case (`usd`). */
   currency: z.string().regex(/^[a-z]{3}$/),
   interval: z.enum(["month", "year"]),
-  /** Credit granted at the start of every period (it does not carry over). */
+  /** Credit granted once per period, at the account's first use in it; unused credit carries over. */
   included_credit: CreditAmount.nonnegative(),
   rates: PlanRates,
   limits: PlanLimits,

@@ -58,6 +58,20 @@ export {
   WebhookCommand,
   WebhookReply,
 } from "./billing.js";
+export {
+  CreditCheckCommand,
+  CreditCheckReply,
+  DebitUsage,
+  LedgerEntry,
+  LedgerEntryKind,
+  ListLedgerCommand,
+  ListLedgerRequest,
+  ListLedgerResponse,
+  MeteringMessage,
+  MeteringReason,
+  SetCreditRequest,
+  SetCreditResponse,
+} from "./credit.js";
 export { RPC_ROUTES } from "./routes.js";
 export type { RouteAuth, RpcName, RpcRequest, RpcResponse, RpcRoute, RpcRoutes } from "./routes.js";
 export { buildOpenApiDocument } from "./openapi.js";

@@ -19,6 +19,7 @@ import {
 import { PresignDownloadRequest, PresignedUrl, PresignUploadRequest, RetrieveJobResponse } from "./artifacts.js";
 import { CreateCheckoutRequest, CreateCheckoutResponse, ListPlansResponse, SubscriptionResponse } from "./billing.js";
 import { EmptyRequest } from "./common.js";
+import { ListLedgerRequest, ListLedgerResponse } from "./credit.js";
 import { JobPayload, JobRef, ListJobsRequest, ListJobsResponse, SubmitJobRequest, SubmitJobResponse } from "./jobs.js";
 import { LogStreamUrlResponse } from "./logs.js";
 import {
@@ -282,6 +283,14 @@ export const RPC_ROUTES = {
     response: CreateCheckoutResponse,
     message: "Checkout created",
     summary: "Start buying a plan with the payment provider (business admins only); send the browser to checkout_url.",
+  }),
+  listLedger: rpc({
+    path: "/api/compute/billing/ledger/list",
+    auth: "user",
+    request: ListLedgerRequest,
+    response: ListLedgerResponse,
+    message: "Ledger entries",
+    summary: "The business's compute-credit balance and ledger entries (grants, job debits, operator adjustments), newest first, paginated by cursor.",
   }),
 } as const;
 

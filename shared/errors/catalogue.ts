@@ -41,6 +41,7 @@ export const ERROR_CATALOGUE = {
   "quota.job_type_not_allowed": { http: 403, retryable: false, summary: "The API key's `allowedJobTypes` does not list the job's `type`; nothing was queued." },
   "quota.jobs_per_hour_exceeded": { http: 429, retryable: true, summary: "The API key reached its `maxJobsPerHour`; nothing was queued. `Retry-After` is when its oldest submit of the hour leaves the window." },
   "quota.concurrent_jobs_exceeded": { http: 429, retryable: true, summary: "The API key has `maxConcurrentJobs` jobs that have not ended; nothing was queued. Retry after `Retry-After` seconds, or once a job ends." },
+  "plan.limit_exceeded": { http: 403, retryable: false, summary: "The job asks for more than the business's plan allows on an operator pool (`details.limit`, `details.max`)." },
   "rate.limited": { http: 429, retryable: true, summary: "Too many requests; wait `Retry-After` seconds." },
   "service.unavailable": { http: 503, retryable: true, summary: "A dependency (NATS or a backing service) is unreachable; retry after `Retry-After` seconds." },
   "internal.error": { http: 500, retryable: true, summary: "An unexpected fault. Nothing internal is disclosed; quote the request id when reporting it." },

@@ -10,3 +10,4 @@ export type { Versioned } from "./json-bucket.js";
 export { ensureBuckets, ensureObjectStore, ensureStream } from "./topology.js";
 export type { TopologyOptions } from "./topology.js";
 export { PingReply, servePing } from "./ping.js";
+export { ensureMeteringStream } from "./metering-stream.js";

@@ -46,6 +46,10 @@ export const BUCKETS = {
   billingSecrets: "cjs_billing_secrets",
   /** `<app>.<user id>` → the user's request counts in the current minute and hour windows (gateway). */
   rateLimits: "cjs_rate_limits",
+  /** `<app>.<business>` → the business's credit balance, its period and its entries not yet written out (billing). */
+  creditAccounts: "cjs_credit_accounts",
+  /** `<app>.<business>.n.<seq>` → a ledger entry; `<app>.<business>.i.<entry id>` → its seq, the proof it was applied (billing). */
+  creditEntries: "cjs_credit_entries",
 } as const;
 
 /** JetStream object stores. */
@@ -60,12 +64,16 @@ export const STREAMS = {
   jobQueue: "CJS_JOB_QUEUE",
   /** Log lines, by job and attempt (log-relay). */
   logs: "CJS_LOGS",
+  /** Ends of started attempts on operator pools, published by the scheduler before the change; billing charges them. */
+  metering: "CJS_METERING",
 } as const;
 
 /** Durable consumers. */
 export const CONSUMERS = {
   /** Shared by every scheduler replica: work-queue semantics. */
   scheduler: "scheduler",
+  /** Shared by every billing replica: each metering message is charged by one. */
+  billingMetering: "billing-metering",
 } as const;
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
 export type ObjectStoreName = (typeof OBJECT_STORES)[keyof typeof OBJECT_STORES];
@@ -75,6 +83,8 @@ export const subjects = {
   adminAppCreate: () => `${ROOT}.admin.app.create`,
   adminBusinessCreate: () => `${ROOT}.admin.business.create`,
   adminUserCreate: () => `${ROOT}.admin.user.create`,
+  /** Operator command answered by one billing replica. */
+  adminCreditSet: () => `${ROOT}.admin.credit.set`,
   /** Job RPCs, answered by one scheduler replica. */
   jobSubmit: () => `${ROOT}.scheduler.jobs.submit`,
   jobRetrieve: () => `${ROOT}.scheduler.jobs.retrieve`,
@@ -123,6 +133,12 @@ export const subjects = {
   nodePlaneUpload: (instanceId: string, uploadId: string) => `${ROOT}.nodeplane.artifact.${instanceId}.${uploadId}`,
   /** Everything an agent may publish in NATS-direct mode (its NATS user's publish permission). */
   nodePlaneAll: () => `${ROOT}.nodeplane.>`,
+  /** Billing RPCs, answered by one billing replica: the submit's credit check, the ledger list. */
+  creditCheck: () => `${ROOT}.billing.credit.check`,
+  creditLedgerList: () => `${ROOT}.billing.ledger.list`,
+  /** The metering message of one job's attempt ends (`cjs.metering.>` for all). */
+  metering: (jobId: string) => `${ROOT}.metering.${jobId}`,
+  meteringAll: () => `${ROOT}.metering.>`,
   /** Health ping of a service, answered by every replica. */
   servicePing: (service: string) => `${ROOT}.ping.${service}`,
 } as const;

@@ -32,6 +32,8 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.billingSecrets]: { history: 1 },
   // Longer than the longest rate-limit window (an hour), so an idle user's counters vanish on their own.
   [BUCKETS.rateLimits]: { history: 1, ttl: 2 * 60 * MINUTE_MS },
+  [BUCKETS.creditAccounts]: { history: 1 },
+  [BUCKETS.creditEntries]: { history: 1 },
 };
 
 export interface TopologyOptions {

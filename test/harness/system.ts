@@ -127,12 +127,13 @@ export function startBilling(natsUrl: string, env: Record<string, string> = {}) 
   return runService(natsUrl, "billing", buildBilling, BillingConfig.parse({ NATS_URL: natsUrl, ...env }));
 }
 
-/** Gateways, schedulers and node registries side by side on one NATS, plus a log relay. */
+/** Gateways, schedulers and node registries side by side on one NATS, plus a log relay and billing. */
 export interface RunningSystem {
   gateways: RunningGateway[];
   schedulers: RunningService[];
   registries: RunningService[];
   logRelay: RunningService;
+  billing: RunningService;
   stop(): Promise<void>;
 }
 
@@ -146,15 +147,17 @@ export async function startSystem(
   const schedulers = await times(replicas.schedulers, () => startScheduler(natsUrl, env, options.schedulerClock));
   const registries = await times(replicas.registries, () => startNodeRegistry(natsUrl, env));
   const logRelay = await startLogRelay(natsUrl, env);
+  const billing = await startBilling(natsUrl, env);
   const gateways = await times(replicas.gateways, () => startGateway(natsUrl, env));
   return {
     gateways,
     schedulers,
     registries,
     logRelay,
+    billing,
     async stop() {
       await Promise.all(gateways.map((gateway) => gateway.stop()));
-      await Promise.all([...schedulers, ...registries, logRelay].map((running) => running.stop().catch(() => undefined)));
+      await Promise.all([...schedulers, ...registries, logRelay, billing].map((running) => running.stop().catch(() => undefined)));
     },
   };
 }

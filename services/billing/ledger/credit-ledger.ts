@@ -1,3 +1,5 @@
+import type { DebitUsage, LedgerEntry, ListLedgerResponse } from "../../../shared/contract/index.js";
+
 /** One business's billing account. */
 export interface Account {
   app_id: string;
@@ -8,7 +10,7 @@ export interface Account {
 export interface BillingPeriod {
   start: string;
   end: string;
-  /** Granted once per period, at its first use. */
+  /** Granted once per period, at its first use; unused credit carries over. */
   included_credit: number;
 }
 
@@ -19,7 +21,34 @@ export interface CreditSummary {
   used_this_period: number;
 }
 
-/** The compute-credit ledger: the one owner of balances and ledger entries. */
+/** The charge of one ended attempt, computed by billing's metering from the job record. */
+export interface JobDebit {
+  job_id: string;
+  attempt: number;
+  /** What the attempt costs, in whole micro-credits (≥ 0). */
+  charge_micros: number;
+  usage: DebitUsage;
+}
+
+export interface RecordedEntry {
+  entry: LedgerEntry;
+  /** True when this entry id had already been applied: nothing changed. */
+  duplicate: boolean;
+  /** The balance right before the entry. */
+  previous_balance: number;
+}
+
+/**
+ * The compute-credit ledger: the one owner of balances and ledger entries. Every method
+ * that takes a period first grants that period's included credit if it is the first use
+ * of the account in the period (a `grant` entry, once).
+ */
 export interface CreditLedger {
   summary(account: Account, period: BillingPeriod): Promise<CreditSummary>;
+  /** Debits an attempt once: a second call for the same job and attempt changes nothing. */
+  debitJob(account: Account, period: BillingPeriod, debit: JobDebit): Promise<RecordedEntry>;
+  /** An operator's adjustment: a `set` entry that makes the balance exactly `credits`. */
+  setBalance(account: Account, period: BillingPeriod, credits: number): Promise<RecordedEntry>;
+  /** Entries newest first; `cursor` is the previous page's `next_cursor`. */
+  list(account: Account, period: BillingPeriod, page: { limit: number; cursor?: string | undefined }): Promise<ListLedgerResponse>;
 }

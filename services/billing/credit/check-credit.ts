@@ -1,0 +1,41 @@
+import type { CreditCheckCommand, CreditCheckReply } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import type { CreditContext } from "./credit-context.js";
+import { creditChecks } from "./credit-metrics.js";
+
+/**
+ * The submit's gate for a job on an operator pool: the plan's limits first (403
+ * `plan.limit_exceeded`), then, for a billed plan, the balance (402
+ * `resource.limit_reached` once it is zero or less). The scheduler never asks for a job on
+ * the business's own pools.
+ */
+export function checkCredit(ctx: CreditContext) {
+  return async ({ caller, body }: CreditCheckCommand): Promise<CreditCheckReply> => {
+    const account = { app_id: caller.app_id, business_id: caller.business_id };
+    const { plan, period } = await ctx.planOf(account);
+    const { max_job_cpu, max_job_timeout_seconds } = plan.limits;
+    if (body.resources.cpu > max_job_cpu) {
+      creditChecks.inc({ result: "plan_limit" });
+      throw new AppError("plan.limit_exceeded", `The ${plan.name} plan allows at most ${max_job_cpu} CPU cores per job on operator pools.`, {
+        details: { limit: "max_job_cpu", max: max_job_cpu, plan_id: plan.id },
+      });
+    }
+    if (body.timeout_seconds > max_job_timeout_seconds) {
+      creditChecks.inc({ result: "plan_limit" });
+      throw new AppError("plan.limit_exceeded", `The ${plan.name} plan allows a timeout of at most ${max_job_timeout_seconds} s per job on operator pools.`, {
+        details: { limit: "max_job_timeout_seconds", max: max_job_timeout_seconds, plan_id: plan.id },
+      });
+    }
+    const { balance } = await ctx.ledger.summary(account, period);
+    if (plan.billed && balance <= 0) {
+      creditChecks.inc({ result: "limit_reached" });
+      throw new AppError(
+        "resource.limit_reached",
+        "The business's compute credit is spent: jobs on operator pools are refused until credit is added. Jobs on the business's own pools still run.",
+        { details: { balance, plan_id: plan.id } },
+      );
+    }
+    creditChecks.inc({ result: "allowed" });
+    return { plan_id: plan.id, billed: plan.billed, balance };
+  };
+}

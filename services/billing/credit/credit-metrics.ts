@@ -1,0 +1,17 @@
+import { Counter } from "prom-client";
+import { metricsRegistry } from "../../../shared/runtime/index.js";
+
+/** Defined once per process: several billing replicas may share one (tests, the embedded mode). */
+export const attemptsMetered = new Counter({
+  name: "cjs_billing_attempts_metered_total",
+  help: "Ended attempts on operator pools that billing settled, by result: charged, duplicate (already charged) or free.",
+  labelNames: ["result"] as const,
+  registers: [metricsRegistry],
+});
+
+export const creditChecks = new Counter({
+  name: "cjs_billing_credit_checks_total",
+  help: "Submit credit checks for operator pools, by result: allowed, limit_reached (402) or plan_limit (403).",
+  labelNames: ["result"] as const,
+  registers: [metricsRegistry],
+});

@@ -1,0 +1,91 @@
+import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages } from "@nats-io/jetstream";
+import { nanos, type Subscription } from "@nats-io/transport-node";
+import {
+  Business,
+  CreditCheckCommand,
+  ListLedgerCommand,
+  SetCreditRequest,
+} from "../../../shared/contract/index.js";
+import {
+  BUCKETS,
+  CONSUMERS,
+  ensureBuckets,
+  ensureMeteringStream,
+  JsonBucket,
+  queueGroups,
+  serveRpc,
+  STREAMS,
+  subjects,
+} from "../../../shared/nats/index.js";
+import type { ServiceDeps } from "../../../shared/process/index.js";
+import { JobRecord } from "../../../shared/records/index.js";
+import type { BillingConfig } from "../config.js";
+import type { CreditLedger } from "../ledger/index.js";
+import { consumeMetering } from "../metering/meter-jobs.js";
+import type { PlanCatalog } from "../plans/plan-catalog.js";
+import type { SubscriptionRecord } from "../subscriptions/subscription-record.js";
+import { accountPlan } from "./account-plan.js";
+import { checkCredit } from "./check-credit.js";
+import type { CreditContext } from "./credit-context.js";
+import { listLedger } from "./list-ledger.js";
+import { setCredit } from "./set-credit.js";
+
+/** A metering message held this long without an answer goes to another billing replica. */
+const METERING_ACK_WAIT_MS = 30_000;
+/**
+ * Messages out at once. A message whose attempt is still open is held (nak with a delay)
+ * and counts here until it is charged, so the bound is far above what ever waits.
+ */
+const METERING_MAX_ACK_PENDING = 20_000;
+
+export interface CreditParts {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts billing's compute-credit side: the ledger, the submit's credit check, the ledger
+ * list, the operator's `credit set`, and the metering consumer that charges ended attempts.
+ */
+export async function startCredit(
+  deps: ServiceDeps<BillingConfig>,
+  shared: { catalog: PlanCatalog; ledger: CreditLedger; subscriptions: JsonBucket<typeof SubscriptionRecord> },
+): Promise<CreditParts> {
+  const { nc, logger, clock, config } = deps;
+  const { catalog, ledger, subscriptions: subscriptionBucket } = shared;
+  const replicas = config.CJS_NATS_REPLICAS;
+  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.businesses], { replicas });
+  const ctx: CreditContext = {
+    nc,
+    logger,
+    clock,
+    ledger,
+    jobs: new JsonBucket(kv[BUCKETS.jobs], JobRecord),
+    businesses: new JsonBucket(kv[BUCKETS.businesses], Business),
+    planOf: (account) => accountPlan(subscriptionBucket, catalog, logger, account, clock.now()),
+  };
+
+  await ensureMeteringStream(nc, { replicas });
+  const jsm = await jetstreamManager(nc);
+  await jsm.consumers.add(STREAMS.metering, {
+    durable_name: CONSUMERS.billingMetering,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(METERING_ACK_WAIT_MS),
+    max_ack_pending: METERING_MAX_ACK_PENDING,
+    max_deliver: -1,
+    filter_subject: subjects.meteringAll(),
+  });
+
+  const rpc = { queue: queueGroups.billing, logger };
+  const subscriptions: Subscription[] = [
+    serveRpc(nc, { ...rpc, subject: subjects.creditCheck(), request: CreditCheckCommand, handle: checkCredit(ctx) }),
+    serveRpc(nc, { ...rpc, subject: subjects.creditLedgerList(), request: ListLedgerCommand, handle: listLedger(ctx) }),
+    serveRpc(nc, { ...rpc, subject: subjects.adminCreditSet(), request: SetCreditRequest, handle: setCredit(ctx) }),
+  ];
+  const messages: ConsumerMessages = await consumeMetering(ctx, jetstream(nc));
+  return {
+    async stop() {
+      await messages.close();
+      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
+    },
+  };
+}

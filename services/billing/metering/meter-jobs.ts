@@ -1,0 +1,90 @@
+import type { ConsumerMessages, JetStreamClient, JsMsg } from "@nats-io/jetstream";
+import { MeteringMessage } from "../../../shared/contract/index.js";
+import { CONSUMERS, decodeJson, STREAMS } from "../../../shared/nats/index.js";
+import type { JobRecord } from "../../../shared/records/index.js";
+import type { CreditContext } from "../credit/credit-context.js";
+import { attemptsMetered } from "../credit/credit-metrics.js";
+import { attemptEnd, chargeMicros } from "./charge.js";
+
+/**
+ * A message may announce an end whose compare-and-set is still in flight, or one that lost
+ * its race to another end that will come later: it is looked at again after these delays,
+ * the last one repeating until the attempt has ended.
+ */
+const OPEN_ATTEMPT_DELAYS_MS = [50, 250, 1000, 2000, 5000, 10_000, 30_000, 60_000];
+/** A record that is missing is looked for this many times, then the message is dropped. */
+const MISSING_RECORD_TRIES = 8;
+
+function delayFor(msg: JsMsg): number {
+  return OPEN_ATTEMPT_DELAYS_MS[Math.min(msg.info.deliveryCount, OPEN_ATTEMPT_DELAYS_MS.length) - 1] as number;
+}
+
+/**
+ * Charges ended attempts from the shared durable consumer (each message goes to one billing
+ * replica). A message is acknowledged only after the ledger recorded its effect; a
+ * redelivered or repeated one finds its entry id applied and changes nothing.
+ */
+export async function consumeMetering(ctx: CreditContext, js: JetStreamClient): Promise<ConsumerMessages> {
+  const consumer = await js.consumers.get(STREAMS.metering, CONSUMERS.billingMetering);
+  const messages = await consumer.consume({ max_messages: 64 });
+  void (async () => {
+    for await (const msg of messages) {
+      await meter(ctx, msg).catch((error: unknown) => {
+        ctx.logger.warn({ err: error, seq: msg.seq }, "could not charge a metering message; it will be redelivered");
+        msg.nak(1000);
+      });
+    }
+  })();
+  return messages;
+}
+
+export async function meter(ctx: CreditContext, msg: JsMsg): Promise<void> {
+  const parsed = MeteringMessage.safeParse(decodeJson(msg.data));
+  if (!parsed.success) {
+    ctx.logger.error({ seq: msg.seq }, "dropping a malformed metering message");
+    msg.term();
+    return;
+  }
+  const { job_key: jobKey, job_id: jobId, attempt } = parsed.data;
+  const stored = await ctx.jobs.get(jobKey);
+  if (!stored) {
+    if (msg.info.deliveryCount < MISSING_RECORD_TRIES) msg.nak(delayFor(msg));
+    else {
+      ctx.logger.error({ job_id: jobId, attempt }, "dropping a metering message whose job record does not exist");
+      msg.term();
+    }
+    return;
+  }
+  const job: JobRecord = stored.value;
+  const end = attemptEnd(job, attempt);
+  switch (end.status) {
+    case "open":
+      msg.nak(delayFor(msg));
+      return;
+    case "unknown":
+      ctx.logger.error({ job_id: jobId, attempt }, "dropping a metering message: the job's timeline no longer shows the attempt");
+      msg.term();
+      return;
+    case "free":
+      ctx.logger.debug({ job_id: jobId, attempt, why: end.why }, "attempt ended without a charge");
+      msg.ack();
+      attemptsMetered.inc({ result: "free" });
+      return;
+    case "charged": {
+      const account = { app_id: job.app_id, business_id: job.business_id };
+      const { plan, period } = await ctx.planOf(account);
+      const charge = chargeMicros(end.wall_ms, job.resources, plan.rates);
+      const { cpu, memory_mb, gpu } = job.resources;
+      const recorded = await ctx.ledger.debitJob(account, period, {
+        job_id: jobId,
+        attempt,
+        charge_micros: charge,
+        usage: { wall_seconds: end.wall_ms / 1000, cpu, memory_mb, gpu, plan_id: plan.id, rates: plan.rates },
+      });
+      msg.ack();
+      attemptsMetered.inc({ result: recorded.duplicate ? "duplicate" : "charged" });
+      if (!recorded.duplicate) ctx.logger.info({ job_id: jobId, attempt, amount: recorded.entry.amount, balance: recorded.entry.balance_after }, "attempt charged");
+      return;
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import { CreditCheckReply, type CreditCheckCommand, type SubmitJobRequest, type UserContext } from "../../shared/contract/index.js";
+import { requestRpc, subjects } from "../../shared/nats/index.js";
+import type { SchedulerContext } from "./scheduler-context.js";
+
+/** Billing answers from one KV read in the usual case; past this the submit answers 503. */
+const CHECK_TIMEOUT_MS = 2000;
+
+/**
+ * Before a job on an operator pool is queued, billing checks the plan's limits and, for a
+ * billed plan, the credit: it throws `plan.limit_exceeded` (403), `resource.limit_reached`
+ * (402), or `service.unavailable` (503) when billing does not answer. A job on the
+ * business's own pool never asks, so it is never refused for credit, billing up or down.
+ */
+export async function checkCredit(ctx: SchedulerContext, caller: Pick<UserContext, "app_id" | "business_id">, body: SubmitJobRequest): Promise<void> {
+  if (!ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id)) return;
+  const command: CreditCheckCommand = {
+    caller: { app_id: caller.app_id, business_id: caller.business_id },
+    body: { pool_id: body.pool_id, resources: body.resources, timeout_seconds: body.timeout_seconds },
+  };
+  await requestRpc(ctx.nc, subjects.creditCheck(), command, CreditCheckReply, { timeoutMs: CHECK_TIMEOUT_MS });
+}

@@ -1,0 +1,24 @@
+import { jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import { nanos, type NatsConnection } from "@nats-io/transport-node";
+import { STREAMS, subjects } from "./names.js";
+import { ensureStream, type TopologyOptions } from "./topology.js";
+
+/** How long the stream drops a second copy of a metering message (same `Nats-Msg-Id`). */
+const DUPLICATE_WINDOW_MS = 120_000;
+
+/**
+ * The metering stream: a work queue of attempt ends that billing charges. The scheduler
+ * (which publishes) and billing (which consumes) both provision it, so either may start
+ * first. No limits: a message is removed once billing acknowledged its charge.
+ */
+export async function ensureMeteringStream(nc: NatsConnection, { replicas }: TopologyOptions): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  await ensureStream(jsm, {
+    name: STREAMS.metering,
+    subjects: [subjects.meteringAll()],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: replicas,
+    duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+  });
+}

@@ -1,10 +1,13 @@
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import { type Agent, AgentError, buildAgent, loadConfig as loadAgentConfig, stateFilePath } from "../../clients/agent/index.js";
 import { ComputeClient } from "../../shared/client/index.js";
+import { User } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { type Logger, systemClock } from "../../shared/runtime/index.js";
+import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { type Logger, randomBase62, systemClock } from "../../shared/runtime/index.js";
 import type { DevLogin } from "./bootstrap.js";
 
 /** The local agent's settings: the operator pool everyone submits to by default, two jobs at once. */
@@ -27,6 +30,8 @@ export interface LocalAgent {
 export interface LocalAgentOptions {
   /** The dev gateway, as the agent reaches it. */
   gatewayUrl: string;
+  /** For the operator command that makes the agent's user. */
+  nc: NatsConnection;
   login: DevLogin;
   dataDir: string;
   logger: Logger;
@@ -42,10 +47,21 @@ async function readKeyFile(path: string): Promise<DevAgentKeyFile | null> {
   }
 }
 
-/** Signs the admin in over HTTP and mints an API key for the agent, as a user would. */
+/**
+ * Mints the agent's API key, as a user would: over HTTP, signed in as a user of the dev
+ * business made for it. Not the admin, so the admin's rate-limit budget is all theirs.
+ */
 async function mintKey(options: LocalAgentOptions, path: string): Promise<string> {
+  const email = `local-agent-${randomBase62(8).toLowerCase()}@${options.login.email.split("@")[1]}`;
+  const password = randomBase62(24);
+  await requestRpc(
+    options.nc,
+    subjects.adminUserCreate(),
+    { app_id: options.login.appId, business_id: options.login.businessId, email, password, role: "admin" },
+    User,
+  );
   const anonymous = new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.login.appId });
-  const tokens = await anonymous.call("login", { email: options.login.email, password: options.login.password });
+  const tokens = await anonymous.call("login", { email, password });
   const minted = await anonymous.with({ accessToken: tokens.access_token }).call("createApiKey", { name: "local agent (make dev)" });
   await writeFile(path, `${JSON.stringify({ key_id: minted.key_id, key: minted.key } satisfies DevAgentKeyFile, null, 2)}\n`, { mode: 0o600 });
   return minted.key;

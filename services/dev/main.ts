@@ -81,14 +81,12 @@ const login = await bootstrapDev(adminConnection, {
   await nats.stop();
   return fail(`could not create the local app and admin: ${error.message}`);
 });
-await adminConnection.close();
-
 // The agent talks to the gateway over HTTP like any other; a gateway on every address is reached on loopback.
 const agentGatewayUrl = gatewayAddress.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:)/, "//127.0.0.1");
 let localAgent: LocalAgent | undefined;
 let agentLine: AgentLine;
 try {
-  localAgent = await startLocalAgent({ gatewayUrl: agentGatewayUrl, login, dataDir: config.CJS_DATA_DIR, logger: loggerFor("agent"), logLevel: config.LOG_LEVEL, env: process.env });
+  localAgent = await startLocalAgent({ gatewayUrl: agentGatewayUrl, nc: adminConnection, login, dataDir: config.CJS_DATA_DIR, logger: loggerFor("agent"), logLevel: config.LOG_LEVEL, env: process.env });
   agentLine = { nodeId: localAgent.nodeId, pool: localAgent.pool, slots: localAgent.slots };
   const running = localAgent.agent;
   process.once("exit", () => running.killNow());
@@ -97,6 +95,7 @@ try {
   agentLine = { error: (error as Error).message };
   logger.warn({ error: (error as Error).message }, "the local agent did not start; jobs will wait for a node");
 }
+await adminConnection.close();
 
 printBanner({ gatewayUrl: gatewayAddress, natsUrl: nats.url, storeDir: nats.storeDir, login, agent: agentLine, paymentProvider });
 

@@ -12,7 +12,7 @@ export interface Versioned<T> {
 }
 
 const CAS_RETRIES = 20;
-const READ_TRIES = 3;
+const READ_TRIES = 5;
 
 /** The server refused a compare-and-set because the key moved on (or already exists). */
 function isWrongSequence(error: unknown): boolean {
@@ -39,8 +39,9 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   /**
-   * A read is safe to repeat: one that timed out is tried again (a bucket created a moment
-   * ago may not answer direct reads at once).
+   * A read is safe to repeat: one that timed out is tried again. A stream created a moment
+   * ago may leave API requests unanswered for a while (nats-server#6421), longer when the
+   * server is busy creating many buckets at once, as every service does on its first start.
    */
   private async readEntry(key: string) {
     for (let tryNumber = 1; ; tryNumber += 1) {

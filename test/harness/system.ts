@@ -60,13 +60,14 @@ export interface Tenant {
   password: string;
 }
 
-export async function createTenant(nc: NatsConnection, options: { role?: "admin" | "member"; appId?: string } = {}): Promise<Tenant> {
+/** `operator: true` makes the business the operator's: its admins may add nodes to operator pools. */
+export async function createTenant(nc: NatsConnection, options: { role?: "admin" | "member"; appId?: string; operator?: boolean } = {}): Promise<Tenant> {
   const appId = options.appId ?? `t-${randomBase62(10).toLowerCase()}`;
   const existing = options.appId !== undefined;
   const app = existing
     ? { app_id: appId, name: appId, created_at: new Date().toISOString() }
     : await requestRpc(nc, subjects.adminAppCreate(), { id: appId, name: `Test ${appId}` }, App);
-  const business = await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: appId, name: "Test business" }, Business);
+  const business = await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: appId, name: "Test business", operator: options.operator ?? false }, Business);
   const password = `pw-${randomBase62(20)}`;
   const user = await requestRpc(
     nc,

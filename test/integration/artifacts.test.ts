@@ -5,9 +5,8 @@ import { runInNewContext } from "node:vm";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../../shared/client/index.js";
-import { Business, User, type Artifact, type PresignedUrl } from "../../shared/contract/index.js";
-import { OBJECT_STORES, requestRpc, subjects } from "../../shared/nats/index.js";
-import { randomBase62 } from "../../shared/runtime/index.js";
+import type { Artifact, PresignedUrl } from "../../shared/contract/index.js";
+import { OBJECT_STORES } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -328,16 +327,8 @@ describe("limits and tenancy", () => {
 
 /** An operator business in the tenant's app with a signed-in admin: its nodes serve the operator pools. */
 async function operatorClient(): Promise<ComputeClient> {
-  const nc = system.gateways[0]!.nc;
-  const business = await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: tenant.app.app_id, name: "Operator", operator: true }, Business);
-  const password = `pw-${randomBase62(20)}`;
-  const admin = await requestRpc(
-    nc,
-    subjects.adminUserCreate(),
-    { app_id: tenant.app.app_id, business_id: business.business_id, email: `op-${randomBase62(8).toLowerCase()}@example.test`, password, role: "admin" },
-    User,
-  );
-  return (await signedInClient(system.gateways[0]!.baseUrl, { ...tenant, business, user: admin, password })).client;
+  const operator = await createTenant(system.gateways[0]!.nc, { appId: tenant.app.app_id, operator: true });
+  return (await signedInClient(system.gateways[0]!.baseUrl, operator)).client;
 }
 
 describe("the agent's upload URL", () => {

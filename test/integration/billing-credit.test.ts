@@ -10,7 +10,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../../shared/client/index.js";
-import { Business, SetCreditResponse, User, type Job, type LedgerEntry } from "../../shared/contract/index.js";
+import { SetCreditResponse, type Job, type LedgerEntry } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { chargeMicros } from "../../services/billing/metering/charge.js";
@@ -65,16 +65,8 @@ afterAll(async () => {
 
 /** An admin of a new operator business (in its own app): it may add nodes to operator pools. */
 async function operatorAdmin(connection: NatsConnection): Promise<{ client: ComputeClient; appId: string }> {
-  const tenant = await createTenant(connection);
-  const business = await requestRpc(connection, subjects.adminBusinessCreate(), { app_id: tenant.app.app_id, name: "Operator", operator: true }, Business);
-  const password = `pw-${randomBase62(20)}`;
-  const admin = await requestRpc(
-    connection,
-    subjects.adminUserCreate(),
-    { app_id: tenant.app.app_id, business_id: business.business_id, email: `op-${randomBase62(8).toLowerCase()}@example.test`, password, role: "admin" },
-    User,
-  );
-  const { client } = await signedInClient(system.gateways[0]!.baseUrl, { ...tenant, business, user: admin, password });
+  const tenant = await createTenant(connection, { operator: true });
+  const { client } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
   return { client, appId: tenant.app.app_id };
 }
 

@@ -7,7 +7,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../../shared/client/index.js";
-import { Business, SetCreditResponse, User, type LedgerEntry } from "../../shared/contract/index.js";
+import { SetCreditResponse, type LedgerEntry } from "../../shared/contract/index.js";
 import { CONSUMERS, encodeJson, requestRpc, STREAMS, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { chargeMicros } from "../../services/billing/metering/charge.js";
@@ -60,16 +60,8 @@ afterAll(async () => {
 });
 
 async function operatorNode(): Promise<FakeNode> {
-  const tenant = await createTenant(nc);
-  const business = await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: tenant.app.app_id, name: "Operator", operator: true }, Business);
-  const password = `pw-${randomBase62(20)}`;
-  const admin = await requestRpc(
-    nc,
-    subjects.adminUserCreate(),
-    { app_id: tenant.app.app_id, business_id: business.business_id, email: `op-${randomBase62(8).toLowerCase()}@example.test`, password, role: "admin" },
-    User,
-  );
-  const { client } = await signedInClient(gateway.baseUrl, { ...tenant, business, user: admin, password });
+  const tenant = await createTenant(nc, { operator: true });
+  const { client } = await signedInClient(gateway.baseUrl, tenant);
   return FakeNode.register(client, gateway.baseUrl, tenant.app.app_id, { pool_id: "default", capacity: { cpu: SLOTS, memory_mb: SLOTS * 1024, gpu: 0, slots: SLOTS } });
 }
 

@@ -14,7 +14,7 @@ export function printBanner(options: { gatewayUrl: string; natsUrl: string; stor
     "",
     `  gateway    ${url}`,
     `  app id     ${login.appId}   (send it as the X-App-ID header)`,
-    `  admin      ${login.email}`,
+    `  admin      ${login.email}   (business ${login.businessId})`,
     `  password   ${login.password}   (kept in the data dir${login.generated ? "; generated on first start" : ""})`,
     ...(login.warning ? [`  warning    ${login.warning}`] : []),
     `  nats       ${natsUrl}${storeDir ? `   (store: ${storeDir})` : ""}`,

@@ -10,8 +10,13 @@ const CHECK_TIMEOUT_MS = 2000;
  * billed plan, the credit: it throws `plan.limit_exceeded` (403), `resource.limit_reached`
  * (402), or `service.unavailable` (503) when billing does not answer. A job on the
  * business's own pool never asks, so it is never refused for credit, billing up or down.
+ * A retry asks too: it is another run on the operator's pool.
  */
-export async function checkCredit(ctx: SchedulerContext, caller: Pick<UserContext, "app_id" | "business_id">, body: SubmitJobRequest): Promise<void> {
+export async function checkCredit(
+  ctx: SchedulerContext,
+  caller: Pick<UserContext, "app_id" | "business_id">,
+  body: Pick<SubmitJobRequest, "pool_id" | "resources" | "timeout_seconds">,
+): Promise<void> {
   if (!ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id)) return;
   const command: CreditCheckCommand = {
     caller: { app_id: caller.app_id, business_id: caller.business_id },

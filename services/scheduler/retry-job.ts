@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { JobPayload, JobRefCommand } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { jobKey, publicJob } from "../../shared/records/index.js";
+import { checkCredit } from "./credit-gate.js";
 import { enqueue } from "./job-queue.js";
 import { admitRetryToKeyQuota } from "./key-quotas.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
@@ -9,7 +10,7 @@ import { retry } from "./transitions.js";
 
 /**
  * Requeue a failed or timed-out job under the same id: queue message first, then the
- * record. A job submitted with a key with `maxConcurrentJobs` takes a place of that key
+ * record. On an operator pool the credit is checked as for a submit. A job submitted with a key with `maxConcurrentJobs` takes a place of that key
  * again first.
  */
 export function retryJob(ctx: SchedulerContext) {
@@ -19,6 +20,7 @@ export function retryJob(ctx: SchedulerContext) {
     if (!current) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
     // Check the state before queueing anything, so a refused retry leaves no message behind.
     retry(current.value, ctx.clock.now());
+    await checkCredit(ctx, caller, current.value);
     const admission = await admitRetryToKeyQuota(ctx, current.value, ctx.clock.now());
     try {
       await enqueue(ctx.store.js, current.value, key);

@@ -23,7 +23,7 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The plans file's default plan ("free"). */
 const FREE = { included_credit: 10, rates: { cpu_core_hour: 1, memory_gb_hour: 0.1, gpu_hour: 20 }, max_job_cpu: 2, max_job_timeout_seconds: 3600 };
 /** Each test uses an operator pool of its own, so its nodes see only its jobs. */
-const OPERATOR_POOLS = ["default", "op-debit", "op-cancel", "op-lost", "op-gate", "op-list"];
+const OPERATOR_POOLS = ["default", "op-debit", "op-cancel", "op-lost", "op-gate", "op-list", "op-retry"];
 /** Fast liveness, so a node lost is noticed within seconds. */
 const ENV = { CJS_OPERATOR_POOLS: OPERATOR_POOLS.join(","), CJS_HEARTBEAT_INTERVAL_SECONDS: "1", CJS_HEARTBEAT_MISSES_OFFLINE: "2" };
 const HEARTBEAT_EVERY_MS = 250;
@@ -225,6 +225,24 @@ describe("the credit gate on submit", () => {
 
     await creditSet(tenant.business.business_id, 2.5);
     expect((await client.call("submitJob", { ...JOB, pool_id: "op-gate" })).state).toBe("queued");
+  });
+
+  it("answers 402 to a retry on an operator pool once credit is spent, and leaves the job as it was", async () => {
+    const tenant = await createTenant(nc);
+    const { client } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
+    const { node } = await operatorNode("op-retry");
+    const { job_id } = await client.call("submitJob", { ...JOB, pool_id: "op-retry" });
+    await runOnce(node, job_id, "failed");
+    await expect.poll(async () => (await retrieve(client, job_id)).state, { timeout: 10_000, interval: 50 }).toBe("failed");
+
+    await creditSet(tenant.business.business_id, 0);
+    const refused = await client.raw("POST", "/api/compute/jobs/retry", { job_id });
+    expect(refused.status).toBe(402);
+    expect(refused.body).toMatchObject({ status: "ERROR", code: "resource.limit_reached" });
+    expect(await retrieve(client, job_id)).toMatchObject({ state: "failed", attempt: 1 });
+
+    await creditSet(tenant.business.business_id, 1);
+    expect((await client.call("retryJob", { job_id })).job).toMatchObject({ state: "queued" });
   });
 
   it("refuses a job above the plan's limits on an operator pool with 403 plan.limit_exceeded, but not on the business's own pool", async () => {

@@ -142,12 +142,16 @@ const TREE = ["sh", "-c", "echo $$ > pgid; sleep 300 & sleep 300 & wait"];
  * A TCP proxy in front of the gateway (HTTP) or the NATS server (NATS-direct) that the test
  * can cut: while cut, every connection is dropped, as when the server is down.
  */
-async function startProxy(transport: Transport): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
+async function startProxy(transport: Transport): Promise<{ url: string; cut(): void; restore(): void; refused(): number; close(): Promise<void> }> {
   const target = new URL(transport === "http" ? baseUrl : nats.url);
   let isCut = false;
+  let refusedConnections = 0;
   const open = new Set<Socket>();
   const server: Server = createServer((client) => {
-    if (isCut) return void client.destroy();
+    if (isCut) {
+      refusedConnections += 1;
+      return void client.destroy();
+    }
     const upstream = connect(Number(target.port), target.hostname);
     for (const socket of [client, upstream]) {
       open.add(socket);
@@ -168,6 +172,8 @@ async function startProxy(transport: Transport): Promise<{ url: string; cut(): v
     restore() {
       isCut = false;
     },
+    /** Connections refused while cut: the agent's attempts to get back. */
+    refused: () => refusedConnections,
     async close() {
       for (const socket of open) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -331,7 +337,8 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
         const jobId = await submit(pool, ["sh", "-c", 'i=0; while [ $i -lt 150 ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done']);
         await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(10);
         proxy.cut();
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        // Back only once the agent has met the outage: refused at least twice (it retries with backoff).
+        await expect.poll(() => proxy.refused(), { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(2);
         proxy.restore();
         await waitForState(jobId, "succeeded", 30_000);
         expect((await storedLines(jobId)).map((line) => `${line.seq}:${line.line}`)).toEqual(Array.from({ length: 150 }, (_, index) => `${index + 1}:line ${index + 1}`));

@@ -1,4 +1,4 @@
-import { pino, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger } from "pino";
 
 /** Fields that may carry a secret; pino replaces them wherever they appear in a log object. */
 const REDACTED_PATHS = [
@@ -16,17 +16,29 @@ const REDACTED_PATHS = [
   "req.headers.cookie",
   "headers.authorization",
   "headers[\"x-api-key\"]",
+  "secret",
+  "*.secret",
+  "CJS_STRIPE_SECRET_KEY",
+  "*.CJS_STRIPE_SECRET_KEY",
+  "CJS_STRIPE_WEBHOOK_SECRET",
+  "*.CJS_STRIPE_WEBHOOK_SECRET",
+  "req.headers[\"stripe-signature\"]",
+  "req.headers[\"cjs-sandbox-signature\"]",
 ];
 
-/** JSON lines for machines; `pretty` (local development only) renders them for people via pino-pretty. */
-export function createLogger(options: { service: string; level: string; pretty?: boolean }): Logger {
-  return pino({
+/**
+ * JSON lines for machines; `pretty` (local development only) renders them for people via
+ * pino-pretty. Lines go to stdout unless a `destination` is given.
+ */
+export function createLogger(options: { service: string; level: string; pretty?: boolean; destination?: DestinationStream }): Logger {
+  const settings = {
     level: options.level,
     base: { service: options.service },
     redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
     ...(options.pretty ? { transport: { target: "pino-pretty", options: { ignore: "pid,hostname", translateTime: "HH:MM:ss" } } } : {}),
-  });
+  };
+  return options.destination ? pino(settings, options.destination) : pino(settings);
 }
 
 export type { Logger };

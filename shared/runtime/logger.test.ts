@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { createLogger } from "./logger.js";
+
+function capture() {
+  const lines: string[] = [];
+  return { lines, destination: { write: (line: string) => void lines.push(line) } };
+}
+
+describe("createLogger", () => {
+  it("replaces secrets wherever they sit in a log object, and keeps the rest", () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ service: "test", level: "info", destination });
+    logger.info(
+      {
+        password: "hunter2hunter2",
+        user: { password: "p", key: "cjs_secret" },
+        config: { CJS_STRIPE_SECRET_KEY: "sk_test_x", CJS_STRIPE_WEBHOOK_SECRET: "whsec_x", CJS_PORT: 8080 },
+        billing: { secret: "s3cret" },
+        req: { headers: { authorization: "Bearer t", "x-api-key": "cjs_k", "stripe-signature": "t=1,v1=ab", "cjs-sandbox-signature": "t=1,v1=cd" } },
+        job_id: "job_1",
+      },
+      "something happened",
+    );
+    const line = lines.join("");
+    for (const secret of ["hunter2hunter2", "cjs_secret", "sk_test_x", "whsec_x", "s3cret", "Bearer t", "cjs_k", "v1=ab", "v1=cd"]) {
+      expect(line).not.toContain(secret);
+    }
+    const logged = JSON.parse(line) as Record<string, unknown>;
+    expect(logged).toMatchObject({ service: "test", job_id: "job_1", config: { CJS_PORT: 8080, CJS_STRIPE_SECRET_KEY: "[redacted]" }, msg: "something happened" });
+  });
+});

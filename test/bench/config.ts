@@ -57,8 +57,8 @@ export const USAGE = `usage: npx tsx test/bench/main.ts [--quick | --full] [--on
   env BENCH_SECONDS      length of each measured step (quick ${SIZES.quick.measureMs / 1000}, full ${SIZES.full.measureMs / 1000})
   env NATS_URL           use this nats-server (with JetStream) instead of starting one`;
 
-/** Reads the flags and the environment once; throws ConfigError listing every problem. */
-export function loadBenchConfig(argv: readonly string[], env: Record<string, string | undefined>): Readonly<BenchConfig> {
+/** Reads the flags and the environment once; `"help"` for `--help`; throws ConfigError listing every problem. */
+export function loadBenchConfig(argv: readonly string[], env: Record<string, string | undefined>): Readonly<BenchConfig> | "help" {
   const { values } = parseArgs({
     args: [...argv],
     options: {
@@ -71,7 +71,7 @@ export function loadBenchConfig(argv: readonly string[], env: Record<string, str
     strict: true,
     allowPositionals: false,
   });
-  if (values.help) throw new ConfigError([USAGE]);
+  if (values.help) return "help";
   const problems: string[] = [];
   if (values.quick && values.full) problems.push("--quick and --full: choose one");
   const only = (values.only?.split(",") ?? [...SCENARIOS]).filter((name) => name !== "");

@@ -36,17 +36,19 @@ function machine(): string {
 }
 
 function parseConfigOrExit(): Readonly<BenchConfig> {
+  let config: Readonly<BenchConfig> | "help";
   try {
-    return loadBenchConfig(process.argv.slice(2), process.env);
+    config = loadBenchConfig(process.argv.slice(2), process.env);
   } catch (error) {
-    if (error instanceof ConfigError && error.problems.length === 1 && error.problems[0] === USAGE) {
-      process.stdout.write(`${USAGE}\n`);
-      process.exit(0);
-    }
     const message = error instanceof ConfigError ? error.message : error instanceof Error ? error.message : String(error);
     process.stderr.write(`bench: ${message}\n\n${USAGE}\n`);
     process.exit(2);
   }
+  if (config === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  return config;
 }
 
 async function main(): Promise<number> {

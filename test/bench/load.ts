@@ -6,7 +6,7 @@ export interface LoadResult {
   ok: number;
   /** Failed requests of the measured window, by error code (`network` for a connection error). */
   errors: Map<string, number>;
-  /** The first few failure messages, for the report. */
+  /** The first few distinct failure messages, for the report. */
   errorSamples: string[];
   /** Latency of each successful measured request, in milliseconds. */
   latenciesMs: number[];
@@ -80,7 +80,8 @@ export async function runClosedLoop(options: LoadOptions, request: (index: numbe
         lastEnd = Math.max(lastEnd, performance.now());
         const code = errorCode(error);
         result.errors.set(code, (result.errors.get(code) ?? 0) + 1);
-        if (result.errorSamples.length < ERROR_SAMPLES) result.errorSamples.push(describeError(error));
+        const sample = describeError(error);
+        if (result.errorSamples.length < ERROR_SAMPLES && !result.errorSamples.includes(sample)) result.errorSamples.push(sample);
       }
     }
   };

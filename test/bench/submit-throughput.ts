@@ -17,6 +17,10 @@ const POOLS = [
   { kind: "operator", pool_id: OPERATOR_POOL },
 ] as const;
 
+function clients(count: number): string {
+  return `${count} client${count === 1 ? "" : "s"}`;
+}
+
 function jobFor(pool_id: string, index: number): RpcRequest<"submitJob"> {
   return { type: "shell", command: ["true"], pool_id, name: `bench-${index}`, resources: { cpu: 0.5, memory_mb: 64, gpu: 0 } };
 }
@@ -42,7 +46,7 @@ export const submitThroughput: Scenario = {
       for (const concurrency of config.concurrency) {
         for (const pool of POOLS) {
           if (signal.aborted) break;
-          progress.step(`submit  ${pool.kind} pool, ${concurrency} clients`);
+          progress.step(`submit  ${pool.kind} pool, ${clients(concurrency)}`);
           const result = await runClosedLoop(
             {
               concurrency,
@@ -58,7 +62,7 @@ export const submitThroughput: Scenario = {
           const rate = perSecond(result.ok, result.elapsedMs);
           rows.push([String(concurrency), pool.kind, String(result.ok), formatRate(rate), ...latencyCells(latency), formatErrors(result.errors)]);
           data.push({ pool: pool.kind, pool_id: pool.pool_id, clients: concurrency, accepted: result.ok, jobs_per_second: rate, latency_ms: latency, errors: result.errors });
-          if (countErrors(result.errors) > 0) failures.push(`submit on the ${pool.kind} pool with ${concurrency} clients: ${formatErrors(result.errors)} (${result.errorSamples.join("; ")})`);
+          if (countErrors(result.errors) > 0) failures.push(`submit on the ${pool.kind} pool with ${clients(concurrency)}: ${formatErrors(result.errors)} (${result.errorSamples.join("; ")})`);
         }
       }
     } finally {

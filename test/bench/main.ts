@@ -18,6 +18,7 @@ import { submitThroughput } from "./submit-throughput.js";
 
 const SCENARIOS: readonly Scenario[] = [submitThroughput, endToEnd, logIngest, rateLimiterCost];
 const STOP_STEP_TIMEOUT_MS = 15_000;
+const SIGNAL_STOP_MS = 3_000;
 
 interface ScenarioRun {
   scenario: Scenario;
@@ -65,7 +66,12 @@ async function main(): Promise<number> {
     }
     progress.note(`bench: ${signal}, stopping what was started (Ctrl-C again to leave at once)`);
     interrupted.abort();
-    stopping = cleanup.stopAll(STOP_STEP_TIMEOUT_MS).then((failures) => {
+    // The harness has already killed its nats-servers and removed their stores on this
+    // signal, so services stopping now may wait for a connection that is gone: give them
+    // a moment, then leave (the in-process services end with the process).
+    const leaveAt = setTimeout(() => process.exit(130), SIGNAL_STOP_MS);
+    stopping = cleanup.stopAll(SIGNAL_STOP_MS).then((failures) => {
+      clearTimeout(leaveAt);
       for (const failure of failures) progress.note(`bench: cleanup: ${failure}`);
       process.exit(130);
     });

@@ -28,6 +28,8 @@ const BenchEnv = z.object({
       .refine((list) => list.every((count) => count >= 1 && count <= 1024), "each between 1 and 1024")
       .default([1, 16, 64]),
   ),
+  /** A nats-server to use instead of starting one per scenario (read by the test harness's `startNats`). */
+  NATS_URL: z.preprocess(emptyAsUnset, z.string().min(1).optional()),
   /** Length of each measured step (one submit setting, one log ingest setting), in seconds. */
   BENCH_SECONDS: z.preprocess(emptyAsUnset, z.coerce.number().positive().max(3_600).optional()),
 });
@@ -36,6 +38,8 @@ export interface BenchConfig {
   size: keyof typeof SIZES;
   only: readonly ScenarioName[];
   jsonFile: string | undefined;
+  /** Set: every scenario runs on this shared server. */
+  natsUrl: string | undefined;
   jobs: number;
   concurrency: readonly number[];
   measureMs: number;
@@ -92,6 +96,7 @@ export function loadBenchConfig(argv: readonly string[], env: Record<string, str
     size,
     only: only as ScenarioName[],
     jsonFile: values.json,
+    natsUrl: parsed.NATS_URL,
     jobs: parsed.BENCH_JOBS ?? defaults.jobs,
     concurrency: parsed.BENCH_CONCURRENCY,
     measureMs: parsed.BENCH_SECONDS === undefined ? defaults.measureMs : parsed.BENCH_SECONDS * 1000,

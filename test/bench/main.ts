@@ -100,7 +100,7 @@ async function main(): Promise<number> {
     return 130;
   }
 
-  const nats = process.env.NATS_URL ? `NATS_URL=${process.env.NATS_URL}, shared by every scenario` : "a nats-server of its own for each scenario";
+  const nats = config.natsUrl ? `NATS_URL=${config.natsUrl}, shared by every scenario` : "a nats-server of its own for each scenario";
   const out: string[] = [`compute-job-service bench (${config.size}), ${started.toISOString()}`, machine(), nats, ""];
   for (const run of runs) {
     const seconds = (run.elapsedMs / 1000).toFixed(1);

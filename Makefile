@@ -34,8 +34,10 @@ build: node-deps
 lint: node-deps
 	npm run lint
 
+# Quick by default (under a minute); `make bench BENCH_ARGS=--full` for the long run (docs/benchmarks.md).
+BENCH_ARGS ?= --quick
 bench: node-deps
-	@if [ -f test/bench/main.ts ]; then npx tsx test/bench/main.ts; else echo "bench: no benchmarks exist yet (test/bench/main.ts)"; fi
+	npx tsx test/bench/main.ts $(BENCH_ARGS)
 
 clean:
 	rm -rf dist .data

@@ -1,57 +1,63 @@
 #!/usr/bin/env bash
-# Makes sure this machine has a nats-server binary, installing Debian's package when it
-# has none. NATS_SERVER_BIN names a binary to use instead of searching for one.
+# Makes sure this machine has a nats-server the project supports. The versions are pinned in
+# shared/nats-server/versions.json: "pinned" is the release built here, "minimum" the oldest
+# one the services run on. Order: NATS_SERVER_BIN if set (it must be recent enough), the
+# pinned build in .tools/, a recent enough nats-server on PATH; otherwise the pinned release
+# is built from the Go module proxy with `go install` into .tools/ (about a minute).
 set -euo pipefail
 
 say() { printf 'setup: %s\n' "$*"; }
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+versions="$root/shared/nats-server/versions.json"
+read_version() { sed -n "s/.*\"$1\": *\"\([0-9][0-9.]*\)\".*/\1/p" "$versions"; }
+pinned="$(read_version pinned)"
+minimum="$(read_version minimum)"
+[[ -n "$pinned" && -n "$minimum" ]] || { say "cannot read the pinned and minimum versions from $versions" >&2; exit 1; }
+target_dir="$root/.tools/nats-server/$pinned"
+target="$target_dir/nats-server"
 
-find_nats_server() {
-  if [[ -n "${NATS_SERVER_BIN:-}" ]]; then
-    [[ -f "$NATS_SERVER_BIN" && -x "$NATS_SERVER_BIN" ]] && printf '%s\n' "$NATS_SERVER_BIN"
-    return
-  fi
-  local candidate
-  for candidate in "$(command -v nats-server || true)" /usr/sbin/nats-server /usr/local/bin/nats-server; do
-    if [[ -n "$candidate" && -f "$candidate" && -x "$candidate" ]]; then
-      printf '%s\n' "$candidate"
-      return 0
-    fi
-  done
-  return 1
-}
+# The version a binary reports, as 2.15.2; empty when it does not run.
+version_of() { "$1" --version 2>/dev/null | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1 || true; }
+# True when version $1 is at least the minimum.
+recent_enough() { [[ -n "$1" && "$(printf '%s\n%s\n' "$minimum" "$1" | sort -V | head -n 1)" == "$minimum" ]]; }
 
-if bin="$(find_nats_server)"; then
-  say "nats-server found at $bin ($("$bin" --version 2>&1 | head -n 1))"
+if [[ -n "${NATS_SERVER_BIN:-}" ]]; then
+  [[ -f "$NATS_SERVER_BIN" && -x "$NATS_SERVER_BIN" ]] || { say "NATS_SERVER_BIN=$NATS_SERVER_BIN is not an executable file" >&2; exit 1; }
+  found="$(version_of "$NATS_SERVER_BIN")"
+  recent_enough "$found" || { say "NATS_SERVER_BIN=$NATS_SERVER_BIN is nats-server ${found:-of unknown version}; the project needs $minimum or newer (unset it to build $pinned)" >&2; exit 1; }
+  say "nats-server $found at $NATS_SERVER_BIN (NATS_SERVER_BIN)"
   exit 0
 fi
-if [[ -n "${NATS_SERVER_BIN:-}" ]]; then
-  say "NATS_SERVER_BIN=$NATS_SERVER_BIN is not an executable file" >&2
-  exit 1
+
+if [[ -x "$target" ]]; then
+  say "nats-server $pinned found at ${target#"$root"/}"
+  exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  say "nats-server is missing and apt-get is not available: install nats-server 2.9 or newer yourself, or set NATS_URL to a server with JetStream" >&2
-  exit 1
-fi
-as_root=()
-if [[ "$(id -u)" -ne 0 ]]; then
-  if ! command -v sudo >/dev/null 2>&1; then
-    say "nats-server is missing; installing it needs root: run 'apt-get install nats-server' as root" >&2
-    exit 1
+for candidate in "$(command -v nats-server || true)" /usr/sbin/nats-server /usr/local/bin/nats-server; do
+  [[ -n "$candidate" && -f "$candidate" && -x "$candidate" ]] || continue
+  found="$(version_of "$candidate")"
+  if recent_enough "$found"; then
+    say "nats-server $found found at $candidate"
+    exit 0
   fi
-  as_root=(sudo)
-fi
-apt_get() { "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "$@"; }
+  say "ignoring nats-server ${found:-of unknown version} at $candidate: older than $minimum, the oldest supported"
+done
 
-say "installing nats-server from Debian's packages (apt-get install -y nats-server)"
-if ! apt_get install -y -q nats-server; then
-  say "install failed; refreshing the package lists (apt-get update) and trying again"
-  apt_get update -q
-  apt_get install -y -q nats-server
+if ! command -v go >/dev/null 2>&1; then
+  for dir in /usr/local/go/bin /usr/lib/go/bin; do [[ -x "$dir/go" ]] && PATH="$dir:$PATH"; done
 fi
-
-if ! bin="$(find_nats_server)"; then
-  say "apt-get installed nats-server but no binary was found on PATH, /usr/sbin or /usr/local/bin" >&2
+if ! command -v go >/dev/null 2>&1; then
+  say "nats-server $minimum or newer is missing, and building it needs Go (1.24 or newer): install Go, or set NATS_SERVER_BIN to a nats-server $minimum+ binary, or NATS_URL to a running server" >&2
   exit 1
 fi
-say "nats-server installed at $bin ($("$bin" --version 2>&1 | head -n 1))"
+
+say "building nats-server $pinned with $(go version | cut -d' ' -f3) (go install github.com/nats-io/nats-server/v2@v$pinned); this takes about a minute"
+mkdir -p "$target_dir"
+building="$(mktemp -d "$target_dir.XXXXXX")"
+trap 'rm -rf "$building"' EXIT
+GOBIN="$building" GOFLAGS="${GOFLAGS:-} -buildvcs=false" go install "github.com/nats-io/nats-server/v2@v$pinned"
+mv "$building/nats-server" "$target"
+built="$(version_of "$target")"
+[[ "$built" == "$pinned" ]] || { say "the build at $target reports version '${built}', expected $pinned" >&2; rm -f "$target"; exit 1; }
+say "nats-server $pinned installed at ${target#"$root"/}"

@@ -1,19 +1,21 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants as fsConstants, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { accessSync, existsSync, constants as fsConstants, statSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { setTimeout as delay } from "node:timers/promises";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { assertSupportedServer, binaryVersion, isSupportedServerVersion, NATS_SERVER_MINIMUM, NATS_SERVER_PINNED } from "./server-version.js";
 
 /** How to get a nats-server on this machine, for messages that say what is missing. */
 export const NATS_SERVER_NOT_FOUND =
-  "nats-server not found: install it with `sudo apt-get install nats-server` (or run `make setup`), " +
-  "or set NATS_URL to a running server with JetStream enabled";
+  `no nats-server ${NATS_SERVER_MINIMUM} or newer found: run \`make setup\` (it builds ${NATS_SERVER_PINNED} with Go into .tools/), ` +
+  "set NATS_SERVER_BIN to such a binary, or set NATS_URL to a running server with JetStream enabled";
 
 const READY_TIMEOUT_MS = 20_000;
 const STOP_GRACE_MS = 10_000;
 const STDERR_TAIL_CHARS = 8_000;
-/** Debian installs nats-server in /usr/sbin, which is not on every user's PATH. */
+/** Common install places that are not on every user's PATH. */
 const EXTRA_BIN_DIRS = ["/usr/sbin", "/usr/local/bin"];
 
 function isExecutableFile(path: string): boolean {
@@ -25,15 +27,40 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
-/** `NATS_SERVER_BIN` when set (it must be executable), else the first `nats-server` on PATH or in the usual places. */
+/** The repository's root: the nearest folder above this file with a package.json (also from dist/). */
+function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "package.json")) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+/** Where `make setup` puts the pinned server (deploy/scripts/ensure-nats-server.sh uses the same path). */
+export function pinnedNatsServerPath(root = projectRoot()): string {
+  return join(root, ".tools", "nats-server", NATS_SERVER_PINNED, "nats-server");
+}
+
+/**
+ * The nats-server to start: `NATS_SERVER_BIN` when set (it must be executable and recent
+ * enough), else the pinned build under .tools/, else the first recent enough `nats-server`
+ * on PATH or in the usual places. Undefined when there is none.
+ */
 export function findNatsServerBinary(env: Record<string, string | undefined>): string | undefined {
   const explicit = env.NATS_SERVER_BIN;
   if (explicit) {
     if (!isExecutableFile(explicit)) throw new Error(`NATS_SERVER_BIN=${explicit} is not an executable file`);
+    assertSupportedServer(binaryVersion(explicit), `NATS_SERVER_BIN=${explicit}`);
     return explicit;
   }
+  const pinned = pinnedNatsServerPath();
+  if (isExecutableFile(pinned)) return pinned;
   const dirs = [...(env.PATH ?? "").split(delimiter).filter(Boolean), ...EXTRA_BIN_DIRS];
-  return dirs.map((dir) => join(dir, "nats-server")).find(isExecutableFile);
+  return dirs
+    .map((dir) => join(dir, "nats-server"))
+    .find((candidate) => {
+      if (!isExecutableFile(candidate)) return false;
+      const version = binaryVersion(candidate);
+      return version !== undefined && isSupportedServerVersion(version);
+    });
 }
 
 function describe(error: unknown): string {

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import { assertSupportedServer, isSupportedServerVersion, NATS_SERVER_MINIMUM } from "../nats-server/index.js";
 
 /** The NATS credential settings of `BaseConfig`. */
 export interface NatsCredentials {
@@ -30,6 +31,8 @@ export interface ConnectOptions {
 /**
  * Connects and keeps reconnecting forever: a service outlives a NATS restart instead of
  * exiting. The first connect waits for the server too, so start order does not matter.
+ * A server older than the supported minimum is refused (`UnsupportedServerError`): its
+ * clustered compare-and-set cannot be trusted. A reconnect to such a server is logged as an error.
  */
 export async function connectNats({ url, name, logger, credentials = {} }: ConnectOptions): Promise<NatsConnection> {
   const nc = await connect({
@@ -41,10 +44,20 @@ export async function connectNats({ url, name, logger, credentials = {} }: Conne
     waitOnFirstConnect: true,
     pingInterval: 10_000,
   });
+  try {
+    assertSupportedServer(nc.info?.version, `${nc.getServer()}`);
+  } catch (error) {
+    await nc.close();
+    throw error;
+  }
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type === "disconnect" || status.type === "reconnect") {
         logger.warn({ nats: status.type, server: status.server }, `nats ${status.type}`);
+        const version = nc.info?.version;
+        if (status.type === "reconnect" && (version === undefined || !isSupportedServerVersion(version))) {
+          logger.error({ server: status.server, version, required: NATS_SERVER_MINIMUM }, `reconnected to nats-server ${version}, older than ${NATS_SERVER_MINIMUM}: compare-and-set is not safe on it`);
+        }
       } else if (status.type === "error") {
         logger.error({ err: status.error }, "nats error");
       }

@@ -3,19 +3,22 @@ import type { PendingReason } from "../../shared/contract/index.js";
 import type { PendingJob } from "./plan.js";
 import { queueDepth } from "./scheduler-metrics.js";
 
-/** A queued job this replica took from the queue and holds (unacknowledged) until it is placed. */
+/** A queued job this replica took from the job records' stream and holds (unacknowledged) until it is placed. */
 export interface HeldJob {
+  /** The message of the record's queued revision. */
   msg: JsMsg;
   job: PendingJob;
   /** The record's attempt when queued; the assignment makes it attempt + 1. */
   attempt: number;
-  /** The last pending reason written to the record, so an unchanged reason costs no write. */
+  /** The pending reason the record carries, so an unchanged reason costs no write. */
   reason: PendingReason | null;
 }
 
 /**
  * The jobs this replica holds. Their messages stay unacknowledged, kept alive with
- * `working()`: if this replica dies, the queue hands them to another replica.
+ * `working()`: if this replica dies, the consumer hands them to another replica. Every
+ * removal names the attempt it is about, so a newer queued revision of the same job,
+ * delivered meanwhile, is never acknowledged by mistake.
  */
 export class PendingJobs {
   private readonly held = new Map<string, HeldJob>();
@@ -31,7 +34,7 @@ export class PendingJobs {
     }, Math.max(250, Math.floor(this.ackWaitMs / 3)));
   }
 
-  /** Stops holding: the messages are left unacknowledged for another replica after ack_wait. */
+  /** Stops holding: the messages go back to the consumer for another replica. */
   stop(): void {
     clearInterval(this.keepAlive);
     for (const { msg } of this.held.values()) msg.nak();
@@ -40,12 +43,14 @@ export class PendingJobs {
     queueDepth.reset();
   }
 
+  /** Holds a queued revision; a newer revision of a job already held replaces it (the old message is acknowledged). */
   add(held: HeldJob): void {
-    const previous = this.held.get(held.job.job_key);
-    // A redelivered copy of a message we hold replaces it (the old copy is no longer ackable).
-    this.held.set(held.job.job_key, previous ? { ...held, reason: previous.reason } : held);
+    const key = held.job.job_key;
+    const previous = this.held.get(key);
+    if (previous && previous.msg.seq !== held.msg.seq) previous.msg.ack();
+    this.held.set(key, held);
     if (!previous) queueDepth.inc({ pool: held.job.pool_key });
-    this.keysById.set(held.job.job_key.slice(held.job.job_key.lastIndexOf(".") + 1), held.job.job_key);
+    this.keysById.set(jobIdOf(key), key);
   }
 
   /** The job key of a held job, by its id. */
@@ -57,17 +62,34 @@ export class PendingJobs {
     return this.held.get(jobKey);
   }
 
-  /** Releases a job for good: its message is acknowledged and leaves the queue. */
-  done(jobKey: string): void {
+  /** Lets a job go for good once it moved past `attempt` or left `queued` at it: its message is acknowledged. */
+  drop(jobKey: string, attempt: number): void {
     const held = this.held.get(jobKey);
-    if (!held) return;
-    held.msg.ack();
-    this.held.delete(jobKey);
-    this.keysById.delete(jobKey.slice(jobKey.lastIndexOf(".") + 1));
-    queueDepth.dec({ pool: held.job.pool_key });
+    if (held && held.attempt <= attempt) this.forget(jobKey, held);
+  }
+
+  /**
+   * This replica wrote a new revision of the held record (a pending reason): that revision is
+   * the job's announcement now, taken by whichever replica it reaches, so the old one is let
+   * go — unless the new one already reached this replica and replaced it.
+   */
+  handOff(jobKey: string, msg: JsMsg): void {
+    const held = this.held.get(jobKey);
+    if (held?.msg === msg) this.forget(jobKey, held);
   }
 
   all(): HeldJob[] {
     return [...this.held.values()];
   }
+
+  private forget(jobKey: string, held: HeldJob): void {
+    held.msg.ack();
+    this.held.delete(jobKey);
+    this.keysById.delete(jobIdOf(jobKey));
+    queueDepth.dec({ pool: held.job.pool_key });
+  }
+}
+
+function jobIdOf(jobKey: string): string {
+  return jobKey.slice(jobKey.lastIndexOf(".") + 1);
 }

@@ -12,7 +12,7 @@ import { assign, setPendingReason } from "./transitions.js";
 /**
  * One placement round: plan over this replica's picture of the cluster and the jobs it
  * holds, then apply each placement — reserve the node's capacity, assign the job, each a
- * compare-and-set — and only then acknowledge the queue message.
+ * compare-and-set — and only then acknowledge the record's queued revision.
  */
 export async function placeOnce(ctx: SchedulerContext, pending: PendingJobs): Promise<PlacementRound> {
   const held = pending.all();
@@ -31,7 +31,9 @@ export async function placeOnce(ctx: SchedulerContext, pending: PendingJobs): Pr
     const job = pending.get(jobKey);
     if (!job || job.reason === reason) continue;
     job.reason = reason;
-    await changeJob(ctx, jobKey, (record) => setPendingReason(record, reason, ctx.clock.now())).catch(() => undefined);
+    const written = await changeJob(ctx, jobKey, (record) => setPendingReason(record, reason, ctx.clock.now())).catch(() => undefined);
+    // The new revision announces the job again; whoever it reaches holds it from now on.
+    if (written) pending.handOff(jobKey, job.msg);
   }
   // A placement that lost its compare-and-set (a stale picture) is planned again at the next tick.
   if (placed < plan.placements.length) return { placed, wakeAt: now };
@@ -55,40 +57,40 @@ function hourlyRoomAt(ctx: SchedulerContext, nodes: readonly NodeView[], now: nu
   return times.length === 0 ? null : Math.min(...times);
 }
 
+/**
+ * Reserves with what the held revision says (type and resources never change), then
+ * assigns by compare-and-set, which checks the job is still queued at the held attempt.
+ */
 async function applyPlacement(ctx: SchedulerContext, pending: PendingJobs, jobKey: string, nodeId: string): Promise<boolean> {
   const held = pending.get(jobKey);
   const node = ctx.view.nodes.get(nodeId)?.value;
   if (!held || !node) return false;
-  const record = (await ctx.store.jobs.get(jobKey))?.value;
-  if (!record || record.state !== "queued" || record.attempt !== held.attempt) {
-    // Cancelled, or placed by another replica's copy of the message: nothing left to do.
-    pending.done(jobKey);
-    return false;
-  }
-  const attempt = record.attempt + 1;
+  const attempt = held.attempt + 1;
+  const jobId = jobKey.slice(jobKey.lastIndexOf(".") + 1);
   const now = ctx.clock.now();
   const reserved = await reserve(
     ctx.store,
     node,
-    record.job_id,
-    { job_key: jobKey, attempt, resources: record.resources, assigned_at: new Date(now).toISOString() },
-    record.type,
+    jobId,
+    { job_key: jobKey, attempt, resources: held.job.resources, assigned_at: new Date(now).toISOString() },
+    held.job.type,
     now,
   );
   if (!reserved) return false;
   try {
     const { after } = await changeJob(ctx, jobKey, (job) => {
-      if (job.attempt !== held.attempt) throw new AppError("state.conflict", "The job moved on.");
+      // Cancelled, or placed by another replica meanwhile: nothing left to do.
+      if (job.state !== "queued" || job.attempt !== held.attempt) throw new AppError("state.conflict", "The job moved on.");
       return assign(job, nodeId, ctx.clock.now());
     });
-    pending.done(jobKey);
+    pending.drop(jobKey, held.attempt);
     assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(after.queued_at)) / 1000);
     ctx.nc.publish(subjects.nodeAssigned(nodeId), encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }));
     return true;
   } catch (error) {
-    await release(ctx.store, nodeId, record.job_id, attempt, { unassigned: true });
+    await release(ctx.store, nodeId, jobId, attempt, { unassigned: true });
     if (error instanceof AppError) {
-      pending.done(jobKey);
+      pending.drop(jobKey, held.attempt);
       return false;
     }
     throw error;

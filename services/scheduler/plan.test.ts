@@ -26,7 +26,7 @@ function job(id: string, overrides: Partial<PendingJob> = {}): PendingJob {
     labels: {},
     resources: { cpu: 1, memory_mb: 512, gpu: 0 },
     priority: 0,
-    seq,
+    queued_at_ms: seq,
     ...overrides,
   };
 }

@@ -14,7 +14,7 @@ export interface NodeView {
   per_hour?: { limit: number; used: number } | undefined;
 }
 
-/** A queued job waiting for a node. `seq` orders jobs FIFO (the queue message's sequence). */
+/** A queued job waiting for a node. `queued_at_ms` orders jobs FIFO (when it was last queued). */
 export interface PendingJob {
   job_key: string;
   business_id: string;
@@ -23,7 +23,7 @@ export interface PendingJob {
   labels: Labels;
   resources: { cpu: number; memory_mb: number; gpu: number };
   priority: number;
-  seq: number;
+  queued_at_ms: number;
 }
 
 export interface Plan {
@@ -92,7 +92,7 @@ export function fairOrder(jobs: readonly PendingJob[]): PendingJob[] {
   const byPriority = groupBy(jobs, (job) => job.priority);
   const ordered: PendingJob[] = [];
   for (const priority of [...byPriority.keys()].sort((a, b) => Number(b) - Number(a))) {
-    const byBusiness = groupBy([...(byPriority.get(priority) ?? [])].sort((a, b) => a.seq - b.seq), (job) => job.business_id);
+    const byBusiness = groupBy([...(byPriority.get(priority) ?? [])].sort((a, b) => a.queued_at_ms - b.queued_at_ms), (job) => job.business_id);
     // Businesses take turns in the order of their oldest waiting job.
     const queues = [...byBusiness.values()];
     for (let round = 0; queues.some((queue) => queue.length > round); round += 1) {

@@ -1,62 +1,55 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
-import { CONSUMERS, decodeJson, STREAMS } from "../../shared/nats/index.js";
-import { QueueMessage } from "./job-queue.js";
+import { BUCKETS, CONSUMERS, decodeJson, kvStreams } from "../../shared/nats/index.js";
+import { JobRecord } from "../../shared/records/index.js";
 import type { PendingJobs } from "./pending-jobs.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 
 /**
- * A message may arrive before the write it announces (queue first, record second): it is
- * looked at again after these delays, then dropped. The first wait is short because the
- * record is usually a millisecond behind.
- */
-const EARLY_MESSAGE_DELAYS_MS = [10, 50, 250, 1000, 2000, 5000, 10_000, 30_000];
-
-function lookAgainLater(msg: JsMsg, otherwise: () => void): void {
-  const delay = EARLY_MESSAGE_DELAYS_MS[msg.info.deliveryCount - 1];
-  if (delay === undefined) otherwise();
-  else msg.nak(delay);
-}
-
-/**
- * Takes queued jobs from the shared durable consumer (work-queue semantics: each message
- * goes to one replica) and holds those that still wait for a node.
+ * Takes job records from the consumer every replica shares over the job records' stream
+ * (each revision goes to one replica) and holds the queued ones until they are placed.
+ * The message is the record itself, so holding a job costs no read; any other revision is
+ * acknowledged at once. A later revision of a record deletes the earlier message (the
+ * bucket keeps one revision), so what arrives is never older than the last queued state.
  */
 export async function consumeQueue(ctx: SchedulerContext, pending: PendingJobs): Promise<ConsumerMessages> {
-  const consumer = await ctx.store.js.consumers.get(STREAMS.jobQueue, CONSUMERS.scheduler);
+  const consumer = await ctx.store.js.consumers.get(kvStreams.name(BUCKETS.jobs), CONSUMERS.scheduler);
   // A small client buffer: messages waiting in it are not kept alive, so a long wait there would let them expire and go to another replica too.
-  const messages = await consumer.consume({ max_messages: 64 });
+  const messages = await consumer.consume({ max_messages: 256 });
   void (async () => {
     for await (const msg of messages) {
-      await take(ctx, pending, msg).catch((error: unknown) => {
-        ctx.logger.warn({ err: error }, "could not take a queued job; it will be redelivered");
+      try {
+        take(ctx, pending, msg);
+      } catch (error) {
+        ctx.logger.warn({ err: error }, "could not take a job record; it will be redelivered");
         msg.nak(1000);
-      });
+      }
     }
   })();
   return messages;
 }
 
-async function take(ctx: SchedulerContext, pending: PendingJobs, msg: JsMsg): Promise<void> {
-  const parsed = QueueMessage.safeParse(decodeJson(msg.data));
-  if (!parsed.success) {
-    ctx.logger.error({ seq: msg.seq }, "dropping a malformed queue message");
-    msg.term();
-    return;
-  }
-  const { job_key: jobKey, attempt } = parsed.data;
-  const record = (await ctx.store.jobs.get(jobKey))?.value;
-  if (!record) return lookAgainLater(msg, () => msg.term());
-  if (record.attempt > attempt || record.state === "succeeded" || record.state === "cancelled") {
+function take(ctx: SchedulerContext, pending: PendingJobs, msg: JsMsg): void {
+  // A delete or purge marker carries no record.
+  if (msg.headers?.get("KV-Operation")) {
     msg.ack();
     return;
   }
-  if (record.state !== "queued" || record.attempt !== attempt) {
-    // The requeue this message announces has not landed yet (or never will): look again shortly.
-    return lookAgainLater(msg, () => msg.ack());
+  const parsed = JobRecord.safeParse(decodeJson(msg.data));
+  if (!parsed.success) {
+    ctx.logger.error({ seq: msg.seq, subject: msg.subject }, "skipping a job record that does not parse");
+    msg.term();
+    return;
+  }
+  const record = parsed.data;
+  const jobKey = kvStreams.keyOf(BUCKETS.jobs, msg.subject);
+  if (record.state !== "queued") {
+    msg.ack();
+    pending.drop(jobKey, record.attempt);
+    return;
   }
   pending.add({
     msg,
-    attempt,
+    attempt: record.attempt,
     reason: record.pending_reason,
     job: {
       job_key: jobKey,
@@ -66,7 +59,7 @@ async function take(ctx: SchedulerContext, pending: PendingJobs, msg: JsMsg): Pr
       labels: record.labels,
       resources: record.resources,
       priority: record.priority,
-      seq: msg.seq,
+      queued_at_ms: Date.parse(record.queued_at),
     },
   });
   ctx.requestPlacement();

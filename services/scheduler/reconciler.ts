@@ -1,6 +1,5 @@
 import { AppError } from "../../shared/errors/index.js";
 import { endAttempt } from "./attempt-metering.js";
-import { enqueue } from "./job-queue.js";
 import { release } from "./reservations.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
 import { nodeLost, timeOut } from "./transitions.js";
@@ -27,7 +26,7 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
       }
       try {
         if (nodeOffline) {
-          await requeueFromLostNode(ctx, reserved.job_key, job.attempt, job.attempt_base + job.max_attempts);
+          await requeueFromLostNode(ctx, reserved.job_key, job.attempt);
         } else if (job.state === "running" && job.deadline_at !== null && Date.parse(job.deadline_at) <= now) {
           await endAttempt(ctx, reserved.job_key, "timeout", (record) => timeOut(record, now));
           ctx.logger.info({ job_id: jobId, attempt: reserved.attempt }, "job timed out");
@@ -44,12 +43,8 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
   }
 }
 
-/** `lastAttempt`: the attempt after which a lost node fails the job instead of requeueing it. */
-async function requeueFromLostNode(ctx: SchedulerContext, jobKey: string, attempt: number, lastAttempt: number): Promise<void> {
-  const job = (await ctx.store.jobs.get(jobKey))?.value;
-  if (!job) return;
-  // The queue message goes first, so a requeued record always has one.
-  if (attempt < lastAttempt) await enqueue(ctx.store.js, job, jobKey);
+/** Requeues the job (its queued revision announces it), or fails it once its attempts are spent. */
+async function requeueFromLostNode(ctx: SchedulerContext, jobKey: string, attempt: number): Promise<void> {
   const { after } = await changeJob(ctx, jobKey, (record) => {
     if (record.attempt !== attempt) throw new AppError("state.conflict", "The job moved on.");
     return nodeLost(record, ctx.clock.now());

@@ -3,27 +3,27 @@ import type { JobPayload, JobRefCommand } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { jobKey, publicJob } from "../../shared/records/index.js";
 import { checkCredit } from "./credit-gate.js";
-import { enqueue } from "./job-queue.js";
 import { admitRetryToKeyQuota } from "./key-quotas.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
 import { retry } from "./transitions.js";
 
 /**
- * Requeue a failed or timed-out job under the same id: queue message first, then the
- * record. On an operator pool the credit is checked as for a submit. A job submitted with a key with `maxConcurrentJobs` takes a place of that key
- * again first.
+ * Requeue a failed or timed-out job under the same id: one compare-and-set of the record
+ * (its queued revision is the queue announcement). On an operator pool the credit is
+ * checked as for a submit. A job submitted with a key with `maxConcurrentJobs` takes a
+ * place of that key again first.
  */
 export function retryJob(ctx: SchedulerContext) {
   return async ({ caller, body }: z.infer<typeof JobRefCommand>): Promise<JobPayload> => {
     const key = jobKey(caller.app_id, caller.business_id, body.job_id);
     const current = await ctx.store.jobs.get(key);
     if (!current) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
-    // Check the state before queueing anything, so a refused retry leaves no message behind.
+    // Check the state before admitting anything, so a refused retry takes no place.
     retry(current.value, ctx.clock.now());
     await checkCredit(ctx, caller, current.value);
+    await ctx.queueDepth.admit();
     const admission = await admitRetryToKeyQuota(ctx, current.value, ctx.clock.now());
     try {
-      await enqueue(ctx.store.js, current.value, key);
       const { after } = await changeJob(ctx, key, (job) => {
         if (job.attempt !== current.value.attempt) throw new AppError("state.conflict", "The job changed meanwhile; read it and try again.", { details: { state: job.state } });
         return retry(job, ctx.clock.now());

@@ -7,6 +7,7 @@ import type { JobRecord } from "../../shared/records/index.js";
 import type { Clock } from "../../shared/runtime/index.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { SchedulerConfig } from "./config.js";
+import type { QueueDepthGuard } from "./job-queue.js";
 import { releaseKeySlot } from "./key-quotas.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 import { jobsFinished } from "./scheduler-metrics.js";
@@ -19,6 +20,8 @@ export interface SchedulerContext {
   config: Readonly<SchedulerConfig>;
   store: SchedulerStore;
   view: ClusterView;
+  /** The bound on waiting jobs, checked by submit and retry. */
+  queueDepth: QueueDepthGuard;
   /** Asks for a placement round soon (coalesced; never a busy loop). */
   requestPlacement(): void;
 }

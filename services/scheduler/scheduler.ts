@@ -14,6 +14,7 @@ import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import { cancelJob } from "./cancel-job.js";
 import { ClusterView } from "./cluster-view.js";
+import { QueueDepthGuard } from "./job-queue.js";
 import type { SchedulerConfig } from "./config.js";
 import { listJobs } from "./list-jobs.js";
 import { PendingJobs } from "./pending-jobs.js";
@@ -96,7 +97,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     name: SERVICE,
     async start() {
       const store = await openSchedulerStore(nc, config);
-      const context: SchedulerContext = { ...deps, store, view: undefined as never, requestPlacement };
+      const queueDepth = new QueueDepthGuard(store, deps.clock, config.CJS_JOB_QUEUE_MAX_MESSAGES);
+      const context: SchedulerContext = { ...deps, store, queueDepth, view: undefined as never, requestPlacement };
       context.view = new ClusterView(store, requestPlacement);
       ctx = context;
       await context.view.start();
@@ -117,7 +119,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
             const event = JobTransitionEvent.safeParse(decodeJson(msg.data));
             if (!event.success || event.data.state === "queued") return;
             const key = pending.keyOf(event.data.job_id);
-            if (key) pending.done(key);
+            if (key) pending.drop(key, event.data.attempt);
           },
         }),
       );

@@ -5,7 +5,6 @@ import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../.
 import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
 import type { z } from "zod";
 import { checkCredit } from "./credit-gate.js";
-import { enqueue } from "./job-queue.js";
 import { checkJobType } from "./key-quota-rules.js";
 import { admitToKeyQuota } from "./key-quotas.js";
 import type { SchedulerContext } from "./scheduler-context.js";
@@ -17,9 +16,9 @@ export function newJobId(now: number): string {
 }
 
 /**
- * Submit: the checks (the caller's key may submit this type, and has room in its quotas),
- * then the queue message, then the record, both durable before the reply. A message whose
- * record never appears (a crash in between) is dropped by the consumer.
+ * Submit: the checks (the caller's key may submit this type, the queue has room, the key
+ * has room in its quotas), then one durable write: the record, whose revision is also its
+ * queue announcement.
  */
 export function submitJob(ctx: SchedulerContext) {
   return async ({ caller, body }: z.infer<typeof SubmitJobCommand>): Promise<SubmitJobResponse> => {
@@ -68,9 +67,9 @@ export function submitJob(ctx: SchedulerContext) {
       timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
     };
     const key = jobKey(caller.app_id, caller.business_id, record.job_id);
+    await ctx.queueDepth.admit();
     const admission = await admitToKeyQuota(ctx, caller, record.job_id, now);
     try {
-      await enqueue(ctx.store.js, record, key);
       await ctx.store.jobs.create(key, record);
     } catch (error) {
       // A record write whose answer was lost may have landed: then the admission is used.

@@ -60,8 +60,6 @@ export const OBJECT_STORES = {
 
 /** JetStream streams. */
 export const STREAMS = {
-  /** Work queue of jobs waiting for placement: one message per queued attempt, taken by one scheduler replica. */
-  jobQueue: "CJS_JOB_QUEUE",
   /** Log lines, by job and attempt (log-relay). */
   logs: "CJS_LOGS",
   /** Ends of started attempts on operator pools, published by the scheduler before the change; billing charges them. */
@@ -70,11 +68,22 @@ export const STREAMS = {
 
 /** Durable consumers. */
 export const CONSUMERS = {
-  /** Shared by every scheduler replica: work-queue semantics. */
+  /**
+   * Shared by every scheduler replica, over the job records' own stream (`KV_cjs_jobs`):
+   * each revision of a job record goes to one replica, which holds the queued ones.
+   */
   scheduler: "scheduler",
   /** Shared by every billing replica: each metering message is charged by one. */
   billingMetering: "billing-metering",
 } as const;
+/** The stream behind a KV bucket, and the subjects of all its keys (for consumers that read records as messages). */
+export const kvStreams = {
+  name: (bucket: BucketName) => `KV_${bucket}`,
+  allKeys: (bucket: BucketName) => `$KV.${bucket}.>`,
+  /** The key of a record message's subject. */
+  keyOf: (bucket: BucketName, subject: string) => subject.slice(`$KV.${bucket}.`.length),
+} as const;
+
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
 export type ObjectStoreName = (typeof OBJECT_STORES)[keyof typeof OBJECT_STORES];
 
@@ -111,9 +120,6 @@ export const subjects = {
   /** The sandbox payment provider's checkout page: read a session, pay or cancel it. */
   billingSandboxSessionGet: () => `${ROOT}.billing.sandbox.session.get`,
   billingSandboxSessionAct: () => `${ROOT}.billing.sandbox.session.act`,
-  /** The work-queue subject of a pool (`cjs.queue.jobs.>` for all). */
-  jobQueue: (poolKey: string) => `${ROOT}.queue.jobs.${poolKey}`,
-  jobQueueAll: () => `${ROOT}.queue.jobs.>`,
   /** Stored log lines of one attempt. */
   jobLogs: (jobId: string, attempt: number) => `${ROOT}.logs.${jobId}.${attempt}`,
   jobLogsAll: () => `${ROOT}.logs.>`,

@@ -20,6 +20,10 @@ export const SchedulerConfig = BaseConfig.extend({
   CJS_QUEUE_ACK_WAIT_MS: intSetting(15_000, { min: 1000 }),
   /** How often each replica looks for timed-out runs, lost nodes and stale reservations. */
   CJS_RECONCILE_INTERVAL_MS: intSetting(1000, { min: 50 }),
+  /** How often each replica checks every unfinished job against the reservations and the queue consumer (the repair sweep). */
+  CJS_REPAIR_INTERVAL_MS: intSetting(10_000, { min: 50 }),
+  /** A job changed more recently than this is left alone by the repair sweep (it may be between two writes). */
+  CJS_REPAIR_GRACE_MS: intSetting(30_000, { min: 100 }),
 });
 export type SchedulerConfig = z.infer<typeof SchedulerConfig>;
 

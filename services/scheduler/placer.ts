@@ -75,7 +75,11 @@ async function applyPlacement(ctx: SchedulerContext, pending: PendingJobs, jobKe
     { job_key: jobKey, attempt, resources: held.job.resources, assigned_at: new Date(now).toISOString() },
     held.job.type,
     now,
-  );
+  ).catch((error: unknown) => {
+    // A node record too busy to change: planned again at the next tick, like a lost race.
+    if (error instanceof AppError) return false;
+    throw error;
+  });
   if (!reserved) return false;
   try {
     const { after } = await changeJob(ctx, jobKey, (job) => {

@@ -1,4 +1,3 @@
-import { AppError } from "../../shared/errors/index.js";
 import { addToWindow, allocationUse, type AllocatedAttempt, type AllocationRecord, type NodeRecord, removeFromWindow, windowCount } from "../../shared/records/index.js";
 import { nodeCaps } from "./node-caps.js";
 import type { SchedulerStore } from "./scheduler-store.js";
@@ -29,24 +28,15 @@ function fits(node: NodeRecord, allocation: AllocationRecord, attempt: Allocated
  */
 export async function reserve(store: SchedulerStore, node: NodeRecord, jobId: string, attempt: AllocatedAttempt, jobType: string, nowMs: number): Promise<boolean> {
   const countsHour = nodeCaps(node).perHour !== null;
-  for (;;) {
-    const current = await store.allocations.get(node.node_id);
-    const allocation: AllocationRecord = current?.value ?? { node_id: node.node_id, attempts: {} };
-    if ((allocation.attempts[jobId]?.attempt ?? -1) >= attempt.attempt) return false;
-    if (!fits(node, allocation, attempt, jobType, nowMs)) return false;
+  const stored = await store.allocations.upsert(node.node_id, (current) => {
+    const allocation: AllocationRecord = current ?? { node_id: node.node_id, attempts: {} };
+    if ((allocation.attempts[jobId]?.attempt ?? -1) >= attempt.attempt) return undefined;
+    if (!fits(node, allocation, attempt, jobType, nowMs)) return undefined;
     const next: AllocationRecord = { ...allocation, attempts: { ...allocation.attempts, [jobId]: attempt } };
     if (countsHour) next.assigned_last_hour = addToWindow(allocation.assigned_last_hour ?? [], nowMs);
-    if (!current) {
-      try {
-        await store.allocations.create(node.node_id, next);
-        return true;
-      } catch (error) {
-        if (error instanceof AppError && error.code === "resource.already_exists") continue;
-        throw error;
-      }
-    }
-    if ((await store.allocations.update(node.node_id, next, current.revision)) !== null) return true;
-  }
+    return next;
+  });
+  return stored?.written ?? false;
 }
 
 /**
@@ -62,5 +52,17 @@ export async function release(store: SchedulerStore, nodeId: string, jobId: stri
     const next: AllocationRecord = { ...allocation, attempts: rest };
     if (unassigned && allocation.assigned_last_hour) next.assigned_last_hour = removeFromWindow(allocation.assigned_last_hour, Date.parse(reserved.assigned_at));
     return next;
+  });
+}
+
+/**
+ * Writes back the reservation of an attempt that is running on the node without one (a
+ * lost write). Unlike `reserve` it does not check room: the attempt is using it already.
+ */
+export async function reinstate(store: SchedulerStore, nodeId: string, jobId: string, attempt: AllocatedAttempt): Promise<void> {
+  await store.allocations.upsert(nodeId, (current) => {
+    const allocation: AllocationRecord = current ?? { node_id: nodeId, attempts: {} };
+    if ((allocation.attempts[jobId]?.attempt ?? -1) >= attempt.attempt) return undefined;
+    return { ...allocation, attempts: { ...allocation.attempts, [jobId]: attempt } };
   });
 }

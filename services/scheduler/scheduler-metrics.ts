@@ -29,3 +29,10 @@ export const assignLatencySeconds = new Histogram({
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
   registers: [metricsRegistry],
 });
+
+export const jobRepairs = new Counter({
+  name: "cjs_job_repairs_total",
+  help: "Jobs the repair sweep found stuck and repaired, by kind (queued_unannounced, assigned_unreserved, running_unreserved). Any rise means a write the broker acknowledged was lost or skipped.",
+  labelNames: ["kind"] as const,
+  registers: [metricsRegistry],
+});

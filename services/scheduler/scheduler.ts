@@ -13,6 +13,7 @@ import { decodeJson, queueGroups, serveRpc, servePing, subjects } from "../../sh
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import { cancelJob } from "./cancel-job.js";
+import { ActiveJobs } from "./active-jobs.js";
 import { ClusterView } from "./cluster-view.js";
 import { QueueDepthGuard } from "./job-queue.js";
 import type { SchedulerConfig } from "./config.js";
@@ -22,6 +23,7 @@ import { placeOnce } from "./placer.js";
 import { poll } from "./poll.js";
 import { consumeQueue } from "./queue-consumer.js";
 import { reconcileOnce } from "./reconciler.js";
+import { repairOnce } from "./repair-sweep.js";
 import { recordResult } from "./record-result.js";
 import { retrieveJob } from "./retrieve-job.js";
 import { retryJob } from "./retry-job.js";
@@ -34,6 +36,8 @@ const SERVICE = "scheduler";
 export interface Scheduler extends Service {
   /** Runs one reconcile pass now (tests drive time with an injected clock). */
   reconcileNow(): Promise<void>;
+  /** Runs one repair sweep now. */
+  repairNow(): Promise<void>;
 }
 
 /**
@@ -49,6 +53,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const subscriptions: Subscription[] = [];
   let messages: ConsumerMessages | undefined;
   let reconcileTimer: NodeJS.Timeout | undefined;
+  let repairTimer: NodeJS.Timeout | undefined;
+  let active: ActiveJobs | undefined;
   let ctx: SchedulerContext | undefined;
   let started = false;
   let stopped = false;
@@ -93,6 +99,19 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     }
   };
 
+  let repairing = false;
+  const repair = async (): Promise<void> => {
+    if (!ctx || !active || repairing) return;
+    repairing = true;
+    try {
+      await repairOnce(ctx, active);
+    } catch (error) {
+      logger.warn({ err: error }, "repair sweep failed");
+    } finally {
+      repairing = false;
+    }
+  };
+
   return {
     name: SERVICE,
     async start() {
@@ -102,6 +121,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       context.view = new ClusterView(store, requestPlacement);
       ctx = context;
       await context.view.start();
+      active = new ActiveJobs(store);
+      await active.start();
       pending.start();
       const rpc = { queue: queueGroups.scheduler, logger };
       subscriptions.push(
@@ -125,6 +146,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       );
       messages = await consumeQueue(context, pending);
       reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
+      repairTimer = setInterval(() => void repair(), config.CJS_REPAIR_INTERVAL_MS);
       await nc.flush();
       started = true;
       requestPlacement();
@@ -133,6 +155,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       if (stopped) return;
       stopped = true;
       clearInterval(reconcileTimer);
+      clearInterval(repairTimer);
+      active?.stop();
       await messages?.close();
       await placing;
       pending.stop();
@@ -141,5 +165,6 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     },
     ready: () => started && !stopped,
     reconcileNow: reconcile,
+    repairNow: repair,
   };
 }

@@ -137,3 +137,17 @@ export function staleAttempt(job: JobRecord, attempt: number): AppError {
     details: { job_id: job.job_id, attempt, current_attempt: job.attempt, state: job.state },
   });
 }
+
+/**
+ * An assigned job whose node holds no reservation for its attempt (a lost write): back to
+ * the queue. The attempt was the service's fault, so it does not count against `max_attempts`.
+ */
+export function requeueUnreserved(job: JobRecord, now: number): JobRecord {
+  if (job.state !== "assigned") throw conflict(job, "requeue");
+  return withEvent(
+    job,
+    now,
+    { state: "queued", node_id: null, queued_at: iso(now), pending_reason: "waiting_for_scheduler", attempt_base: job.attempt_base + 1 },
+    "reservation_missing",
+  );
+}

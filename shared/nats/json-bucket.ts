@@ -96,6 +96,32 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   /**
+   * Like `mutate`, but `change` also sees an absent key (`null`) and may create it; a
+   * creation race lost to another writer is retried like a conflict. Returns the record as
+   * stored after the call and whether this call wrote it, or null when the key is absent
+   * and stays so.
+   */
+  async upsert(key: string, change: (current: z.infer<S> | null) => z.infer<S> | undefined): Promise<(Versioned<z.infer<S>> & { written: boolean }) | null> {
+    for (let attempt = 0; attempt < CAS_RETRIES; attempt += 1) {
+      const current = await this.get(key);
+      const next = change(current?.value ?? null);
+      if (next === undefined) return current ? { ...current, written: false } : null;
+      const revision = current ? await this.update(key, next, current.revision) : await this.createUnlessTaken(key, next);
+      if (revision !== null) return { value: next, revision, written: true };
+    }
+    throw new AppError("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+  }
+
+  private async createUnlessTaken(key: string, value: z.infer<S>): Promise<number | null> {
+    try {
+      return await this.create(key, value);
+    } catch (error) {
+      if (error instanceof AppError && error.code === "resource.already_exists") return null;
+      throw error;
+    }
+  }
+
+  /**
    * The keys matching a filter (`>` for all; `app.biz.*` for one tenant's), read from the
    * stream's per-subject counts. Not `kv.keys()`: with nats-server 2.9 its consumer can wait
    * forever when a key changes during the listing. A deleted key keeps its marker, so

@@ -1,0 +1,80 @@
+import { AppError } from "../../shared/errors/index.js";
+import { BUCKETS, CONSUMERS, kvStreams } from "../../shared/nats/index.js";
+import type { ActiveJob, ActiveJobs } from "./active-jobs.js";
+import { reinstate } from "./reservations.js";
+import { changeJob, type SchedulerContext } from "./scheduler-context.js";
+import { jobRepairs } from "./scheduler-metrics.js";
+import { requeueUnreserved } from "./transitions.js";
+
+/**
+ * The safety net under the broker's promises: finds jobs that no message will ever move
+ * again, and repairs each by compare-and-set on the revision it read.
+ * - queued, but its revision was acknowledged by the scheduler consumer (at or below its
+ *   ack floor) and so is held by nobody: written again unchanged, which announces it anew;
+ * - assigned, with no reservation for its attempt on its node: requeued;
+ * - running, with no reservation: the reservation is written back, so the node's capacity,
+ *   the job's deadline and the lost-node check see it again.
+ */
+export async function repairOnce(ctx: SchedulerContext, active: ActiveJobs): Promise<void> {
+  const now = ctx.clock.now();
+  // A job changed more recently than the grace may still be between two writes.
+  const suspects = [...active.jobs.entries()].filter(([, job]) => now - job.updated_ms >= ctx.config.CJS_REPAIR_GRACE_MS);
+  if (suspects.length === 0) return;
+  const consumer = await ctx.store.jsm.consumers.info(kvStreams.name(BUCKETS.jobs), CONSUMERS.scheduler);
+  const ackFloor = consumer.ack_floor.stream_seq;
+  for (const [jobKey, job] of suspects) {
+    try {
+      if (job.state === "queued") {
+        if (job.revision <= ackFloor) await reannounce(ctx, jobKey, job);
+      } else if (!reservedInView(ctx, jobKey, job)) {
+        await repairUnreserved(ctx, jobKey, job);
+      }
+    } catch (error) {
+      // The job moved on meanwhile: nothing to repair.
+      if (!(error instanceof AppError)) throw error;
+    }
+  }
+}
+
+function jobIdOf(jobKey: string): string {
+  return jobKey.slice(jobKey.lastIndexOf(".") + 1);
+}
+
+function reservedInView(ctx: SchedulerContext, jobKey: string, job: ActiveJob): boolean {
+  if (job.node_id === null) return false;
+  return ctx.view.allocations.get(job.node_id)?.value.attempts[jobIdOf(jobKey)]?.attempt === job.attempt;
+}
+
+async function reannounce(ctx: SchedulerContext, jobKey: string, job: ActiveJob): Promise<void> {
+  const current = await ctx.store.jobs.get(jobKey);
+  if (!current || current.revision !== job.revision || current.value.state !== "queued") return;
+  const written = await ctx.store.jobs.update(jobKey, { ...current.value, updated_at: new Date(ctx.clock.now()).toISOString() }, current.revision);
+  if (written === null) return;
+  jobRepairs.inc({ kind: "queued_unannounced" });
+  ctx.logger.warn({ job_key: jobKey, revision: job.revision }, "repair: a queued job held by nobody was announced again");
+}
+
+async function repairUnreserved(ctx: SchedulerContext, jobKey: string, job: ActiveJob): Promise<void> {
+  // The view may lag: decide on fresh reads of both records.
+  const current = await ctx.store.jobs.get(jobKey);
+  if (!current || current.revision !== job.revision || current.value.node_id === null) return;
+  const record = current.value;
+  const nodeId = record.node_id;
+  if (nodeId === null) return;
+  const allocation = await ctx.store.allocations.get(nodeId);
+  if (allocation?.value.attempts[record.job_id]?.attempt === record.attempt) return;
+  if (record.state === "assigned") {
+    await changeJob(ctx, jobKey, (latest) => {
+      if (latest.attempt !== record.attempt) throw new AppError("state.conflict", "The job moved on.");
+      return requeueUnreserved(latest, ctx.clock.now());
+    });
+    jobRepairs.inc({ kind: "assigned_unreserved" });
+    ctx.logger.warn({ job_id: record.job_id, attempt: record.attempt, node_id: nodeId }, "repair: an assigned job without a reservation was requeued");
+    ctx.requestPlacement();
+  } else if (record.state === "running") {
+    const assignedAt = record.started_at ?? record.updated_at;
+    await reinstate(ctx.store, nodeId, record.job_id, { job_key: jobKey, attempt: record.attempt, resources: record.resources, assigned_at: assignedAt });
+    jobRepairs.inc({ kind: "running_unreserved" });
+    ctx.logger.warn({ job_id: record.job_id, attempt: record.attempt, node_id: nodeId }, "repair: a running job's missing reservation was written back");
+  }
+}

@@ -29,7 +29,7 @@ export interface RunningGateway {
 export async function startGateway(natsUrl: string, env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<RunningGateway> {
   collectProcessMetrics();
   const config = GatewayConfig.parse({ NATS_URL: natsUrl, CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...env });
-  const nc = await connect({ servers: natsUrl, name: "test-gateway", maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  const nc = await connect({ servers: natsUrl.split(","), name: "test-gateway", maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const outbox = new Map<string, string[]>();
   const gateway = await buildGateway({
     nc,
@@ -95,7 +95,7 @@ export interface RunningService {
 }
 
 async function runService<C>(natsUrl: string, name: string, build: (deps: ServiceDeps<C>) => Service, config: C, clock: Clock = systemClock): Promise<RunningService> {
-  const nc = await connect({ servers: natsUrl, name: `test-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  const nc = await connect({ servers: natsUrl.split(","), name: `test-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const service = build({ nc, config, clock, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }) });
   await service.start();
   return {

@@ -74,6 +74,7 @@ export const CONSUMERS = {
   scheduler: "scheduler",
   /** Shared by every billing replica: each metering message is charged by one. */
   billingMetering: "billing-metering",
+  billingLedgerAudit: "billing-ledger-audit", // on KV_cjs_jobs, shared by every billing replica: each job record revision is audited by one
 } as const;
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
 export type ObjectStoreName = (typeof OBJECT_STORES)[keyof typeof OBJECT_STORES];

@@ -26,6 +26,7 @@ import { receiveWebhook } from "./receive-webhook.js";
 import { sandboxAct } from "./sandbox-act.js";
 import { sandboxViewSession } from "./sandbox-view-session.js";
 import { startCredit, type CreditParts } from "./credit/start-credit.js";
+import { startLedgerAudit, type LedgerAudit } from "./metering/audit-ledger.js";
 
 const SERVICE = "billing";
 
@@ -38,8 +39,9 @@ function checkStripePrices(catalog: PlanCatalog): void {
 /**
  * Builds billing, the owner of plans, subscriptions, checkout with the payment
  * provider (Stripe when CJS_STRIPE_SECRET_KEY is set, else the built-in sandbox) and the
- * compute-credit ledger, which meters finished jobs. A subscription changes only through
- * the provider's verified webhook, applied once.
+ * compute-credit ledger, which meters finished jobs and audits itself against the job
+ * records. A subscription changes only through the provider's verified webhook, applied
+ * once.
  */
 export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
   const { nc, logger, clock, config } = deps;
@@ -47,6 +49,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
   const subscriptions: Subscription[] = [];
   let started = false;
   let credit: CreditParts | null = null;
+  let audit: LedgerAudit | null = null;
   let stopped = false;
   return {
     name: SERVICE,
@@ -90,6 +93,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
         serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionAct(), request: SandboxActionCommand, handle: sandboxAct(ctx) }),
       );
       credit = await startCredit(deps, { catalog, ledger, subscriptions: store.subscriptions });
+      audit = await startLedgerAudit(credit.ctx, { graceMs: config.CJS_LEDGER_AUDIT_GRACE_MS });
       // Ready only once the server knows the subscriptions.
       await nc.flush();
       started = true;
@@ -98,6 +102,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
     async stop() {
       if (stopped) return;
       stopped = true;
+      await audit?.stop();
       await credit?.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },

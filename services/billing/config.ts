@@ -19,6 +19,12 @@ export const BillingConfig = BaseConfig.extend({
   CJS_CHECKOUT_SESSION_TTL_SECONDS: intSetting(1800, { min: 60, max: 86_400 }),
   /** How far a webhook signature's timestamp may be from now, either way. */
   CJS_WEBHOOK_TOLERANCE_SECONDS: intSetting(300, { min: 10, max: 3600 }),
+  /**
+   * How old an attempt's end must be before the ledger audit charges it when metering has
+   * not: metering goes first. Also how long the audit waits while metering still holds a
+   * message for the job.
+   */
+  CJS_LEDGER_AUDIT_GRACE_MS: intSetting(60_000, { min: 100, max: 86_400_000 }),
 }).superRefine((config, ctx) => {
   if (config.CJS_STRIPE_SECRET_KEY !== undefined && config.CJS_STRIPE_WEBHOOK_SECRET === undefined) {
     ctx.addIssue({ code: "custom", path: ["CJS_STRIPE_WEBHOOK_SECRET"], message: "required when CJS_STRIPE_SECRET_KEY is set (the webhook signing secret, whsec_…)" });

@@ -75,6 +75,7 @@ export const CONSUMERS = {
   scheduler: "scheduler",
   /** Shared by every billing replica: each metering message is charged by one. */
   billingMetering: "billing-metering",
+  billingLedgerAudit: "billing-ledger-audit", // on KV_cjs_jobs, shared by every billing replica: each job record revision is audited by one
 } as const;
 /** The stream behind a KV bucket, and the subjects of all its keys (for consumers that read records as messages). */
 export const kvStreams = {

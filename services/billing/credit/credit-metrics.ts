@@ -15,3 +15,9 @@ export const creditChecks = new Counter({
   labelNames: ["result"] as const,
   registers: [metricsRegistry],
 });
+
+export const ledgerRepairs = new Counter({
+  name: "cjs_billing_ledger_repairs_total",
+  help: "Ended attempts on operator pools that the ledger audit charged because metering had not: each one a metering message or a ledger write that was lost.",
+  registers: [metricsRegistry],
+});

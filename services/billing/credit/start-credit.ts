@@ -39,6 +39,8 @@ const METERING_ACK_WAIT_MS = 30_000;
 const METERING_MAX_ACK_PENDING = 20_000;
 
 export interface CreditParts {
+  /** What the ledger audit shares with metering. */
+  ctx: CreditContext;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export async function startCredit(
   ];
   const messages: ConsumerMessages = await consumeMetering(ctx, jetstream(nc));
   return {
+    ctx,
     async stop() {
       await messages.close();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));

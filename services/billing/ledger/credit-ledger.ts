@@ -47,6 +47,8 @@ export interface CreditLedger {
   summary(account: Account, period: BillingPeriod): Promise<CreditSummary>;
   /** Debits an attempt once: a second call for the same job and attempt changes nothing. */
   debitJob(account: Account, period: BillingPeriod, debit: JobDebit): Promise<RecordedEntry>;
+  /** Whether the attempt's debit was applied. Only reads: grants nothing, changes nothing. */
+  hasJobDebit(account: Account, jobId: string, attempt: number): Promise<boolean>;
   /** An operator's adjustment: a `set` entry that makes the balance exactly `credits`. */
   setBalance(account: Account, period: BillingPeriod, credits: number): Promise<RecordedEntry>;
   /** Entries newest first; `cursor` is the previous page's `next_cursor`. */

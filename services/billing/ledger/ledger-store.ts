@@ -39,6 +39,10 @@ export interface LedgerBuckets {
   index: JsonBucket<typeof EntryIndexRecord>;
 }
 
+function jobEntryId(jobId: string, attempt: number): string {
+  return `job.${jobId}.${attempt}`;
+}
+
 function grantId(period: BillingPeriod): string {
   return `grant.${Date.parse(period.start)}`;
 }
@@ -82,7 +86,7 @@ export class LedgerStore implements CreditLedger {
   async debitJob(account: Account, period: BillingPeriod, debit: JobDebit): Promise<RecordedEntry> {
     if (!Number.isInteger(debit.charge_micros) || debit.charge_micros < 0) throw new Error(`invalid charge ${debit.charge_micros}`);
     const { result } = await this.apply(account, period, {
-      entry_id: `job.${debit.job_id}.${debit.attempt}`,
+      entry_id: jobEntryId(debit.job_id, debit.attempt),
       kind: "debit",
       amount: () => -debit.charge_micros,
       job_id: debit.job_id,
@@ -90,6 +94,11 @@ export class LedgerStore implements CreditLedger {
       usage: debit.usage,
     });
     return recorded(result);
+  }
+
+  async hasJobDebit(account: Account, jobId: string, attempt: number): Promise<boolean> {
+    const current = await this.buckets.accounts.get(accountKey(account.app_id, account.business_id));
+    return current !== null && (await this.findApplied(account, current.value, jobEntryId(jobId, attempt))) !== null;
   }
 
   async setBalance(account: Account, period: BillingPeriod, credits: number): Promise<RecordedEntry> {

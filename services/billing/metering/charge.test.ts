@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JobEvent } from "../../../shared/contract/index.js";
-import { attemptEnd, chargeMicros, type JobView } from "./charge.js";
+import { attemptEnd, chargedAttempts, chargeMicros, type JobView } from "./charge.js";
 
 const RATES = { cpu_core_hour: 1, memory_gb_hour: 0.1, gpu_hour: 20 };
 const HOUR_MS = 3_600_000;
@@ -83,5 +83,29 @@ describe("attemptEnd", () => {
 
   it("is unknown when the timeline holds no trace of the attempt", () => {
     expect(attemptEnd(job([event("00:00", "queued", 0, "submitted"), event("00:31", "succeeded", 7, "exited")]), 3)).toEqual({ status: "unknown" });
+  });
+});
+
+describe("chargedAttempts", () => {
+  const started = [event("00:00", "queued", 0, "submitted"), event("00:01", "assigned", 1, "assigned"), event("00:02", "running", 1, "started")];
+
+  it("lists every attempt that ended charged, and none that is open or free", () => {
+    const timeline = [
+      ...started,
+      event("00:22", "failed", 1, "exited"),
+      event("00:30", "queued", 1, "retried"),
+      event("00:31", "assigned", 2, "assigned"),
+      event("00:32", "running", 2, "started"),
+      event("00:40", "queued", 2, "node_lost"),
+      event("00:41", "assigned", 3, "assigned"),
+      event("00:42", "running", 3, "started"),
+    ];
+    expect(chargedAttempts(job(timeline))).toEqual([{ attempt: 1, end: expect.objectContaining({ status: "charged", wall_ms: 20_000 }) }]);
+    expect(chargedAttempts(job([...timeline, event("00:52", "succeeded", 3, "exited")])).map(({ attempt }) => attempt)).toEqual([1, 3]);
+  });
+
+  it("lists nothing for a self-hosted pool or a cancel before the start", () => {
+    expect(chargedAttempts(job([...started, event("00:09", "succeeded", 1, "exited")], { pool_key: "sh.biz_1.mine" }))).toEqual([]);
+    expect(chargedAttempts(job([...started.slice(0, 2), event("00:05", "cancelled", 1, "cancelled")]))).toEqual([]);
   });
 });

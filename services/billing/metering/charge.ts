@@ -15,6 +15,8 @@ export type AttemptEnd =
   /** Ended after it started, on an operator pool: charged for the time between. */
   | { status: "charged"; outcome: JobState; started_at: string; ended_at: string; wall_ms: number };
 
+export type ChargedEnd = Extract<AttemptEnd, { status: "charged" }>;
+
 export interface JobView {
   pool_key: string;
   state: JobState;
@@ -44,6 +46,16 @@ export function attemptEnd(job: JobView, attempt: number): AttemptEnd {
   if (startedAt < 0 || !start) return { status: "free", why: "never_started" };
   const wallMs = Math.max(0, Date.parse(end.at) - Date.parse(start.at));
   return { status: "charged", outcome: end.state, started_at: start.at, ended_at: end.at, wall_ms: wallMs };
+}
+
+/** The attempts of a job record that ended in a chargeable way, oldest first: `attemptEnd`'s rule over each. */
+export function chargedAttempts(job: JobView): Array<{ attempt: number; end: ChargedEnd }> {
+  const charged: Array<{ attempt: number; end: ChargedEnd }> = [];
+  for (let attempt = 1; attempt <= job.attempt; attempt += 1) {
+    const end = attemptEnd(job, attempt);
+    if (end.status === "charged") charged.push({ attempt, end });
+  }
+  return charged;
 }
 
 /**

@@ -4,7 +4,8 @@ import { CONSUMERS, decodeJson, STREAMS } from "../../../shared/nats/index.js";
 import type { JobRecord } from "../../../shared/records/index.js";
 import type { CreditContext } from "../credit/credit-context.js";
 import { attemptsMetered } from "../credit/credit-metrics.js";
-import { attemptEnd, chargeMicros } from "./charge.js";
+import { attemptEnd } from "./charge.js";
+import { debitAttempt } from "./debit-attempt.js";
 
 /**
  * A message may announce an end whose compare-and-set is still in flight, or one that lost
@@ -71,16 +72,7 @@ export async function meter(ctx: CreditContext, msg: JsMsg): Promise<void> {
       attemptsMetered.inc({ result: "free" });
       return;
     case "charged": {
-      const account = { app_id: job.app_id, business_id: job.business_id };
-      const { plan, period } = await ctx.planOf(account);
-      const charge = chargeMicros(end.wall_ms, job.resources, plan.rates);
-      const { cpu, memory_mb, gpu } = job.resources;
-      const recorded = await ctx.ledger.debitJob(account, period, {
-        job_id: jobId,
-        attempt,
-        charge_micros: charge,
-        usage: { wall_seconds: end.wall_ms / 1000, cpu, memory_mb, gpu, plan_id: plan.id, rates: plan.rates },
-      });
+      const recorded = await debitAttempt(ctx, job, attempt, end);
       msg.ack();
       attemptsMetered.inc({ result: recorded.duplicate ? "duplicate" : "charged" });
       if (!recorded.duplicate) ctx.logger.info({ job_id: jobId, attempt, amount: recorded.entry.amount, balance: recorded.entry.balance_after }, "attempt charged");

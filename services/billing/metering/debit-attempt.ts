@@ -1,0 +1,21 @@
+import type { JobRecord } from "../../../shared/records/index.js";
+import type { CreditContext } from "../credit/credit-context.js";
+import type { RecordedEntry } from "../ledger/index.js";
+import { chargeMicros, type ChargedEnd } from "./charge.js";
+
+/**
+ * Debits an attempt that the job record shows charged, at the rates of the business's plan
+ * now. Metering and the ledger audit both charge through here; the entry id
+ * (`job.<job id>.<attempt>`) makes any repeat change nothing.
+ */
+export async function debitAttempt(ctx: CreditContext, job: JobRecord, attempt: number, end: ChargedEnd): Promise<RecordedEntry> {
+  const account = { app_id: job.app_id, business_id: job.business_id };
+  const { plan, period } = await ctx.planOf(account);
+  const { cpu, memory_mb, gpu } = job.resources;
+  return ctx.ledger.debitJob(account, period, {
+    job_id: job.job_id,
+    attempt,
+    charge_micros: chargeMicros(end.wall_ms, job.resources, plan.rates),
+    usage: { wall_seconds: end.wall_ms / 1000, cpu, memory_mb, gpu, plan_id: plan.id, rates: plan.rates },
+  });
+}

@@ -1,5 +1,5 @@
-import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
-import { BUCKETS, CONSUMERS, decodeJson, kvStreams } from "../../shared/nats/index.js";
+import type { JsMsg } from "@nats-io/jetstream";
+import { BUCKETS, CONSUMERS, decodeJson, kvStreams, PRIORITY_GROUPS } from "../../shared/nats/index.js";
 import { JobRecord } from "../../shared/records/index.js";
 import type { PendingJobs } from "./pending-jobs.js";
 import type { SchedulerContext } from "./scheduler-context.js";
@@ -11,10 +11,18 @@ import type { SchedulerContext } from "./scheduler-context.js";
  * acknowledged at once. A later revision of a record deletes the earlier message (the
  * bucket keeps one revision), so what arrives is never older than the last queued state.
  */
-export async function consumeQueue(ctx: SchedulerContext, pending: PendingJobs): Promise<ConsumerMessages> {
-  const consumer = await ctx.store.js.consumers.get(kvStreams.name(BUCKETS.jobs), CONSUMERS.scheduler);
+export async function consumeQueue(ctx: SchedulerContext, pending: PendingJobs): Promise<QueueConsumer> {
+  const stream = kvStreams.name(BUCKETS.jobs);
+  const consumer = await ctx.store.js.consumers.get(stream, CONSUMERS.scheduler);
   // A small client buffer: messages waiting in it are not kept alive, so a long wait there would let them expire and go to another replica too.
-  const messages = await consumer.consume({ max_messages: 256 });
+  const messages = await consumer.consume({ max_messages: 256, group: PRIORITY_GROUPS.schedulers });
+  let pinned = false;
+  void (async () => {
+    for await (const status of messages.status()) {
+      if (status.type === "consumer_pinned") pinned = true;
+      if (status.type === "consumer_unpinned") pinned = false;
+    }
+  })();
   void (async () => {
     for await (const msg of messages) {
       try {
@@ -25,7 +33,18 @@ export async function consumeQueue(ctx: SchedulerContext, pending: PendingJobs):
       }
     }
   })();
-  return messages;
+  return {
+    async close() {
+      await messages.close();
+      // Hand the pin over at once rather than after the priority timeout; never unpin another replica.
+      if (pinned) await ctx.store.jsm.consumers.unpin(stream, CONSUMERS.scheduler, PRIORITY_GROUPS.schedulers).catch(() => undefined);
+    },
+  };
+}
+
+export interface QueueConsumer {
+  /** Stops taking job records, and lets another replica be pinned at once when this one was. */
+  close(): Promise<void>;
 }
 
 function take(ctx: SchedulerContext, pending: PendingJobs, msg: JsMsg): void {

@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
-import { BUCKETS, CONSUMERS, ensureBuckets, ensureMeteringStream, JsonBucket, kvStreams } from "../../shared/nats/index.js";
+import { BUCKETS, CONSUMERS, ensureBuckets, PRIORITY_GROUPS, ensureMeteringStream, JsonBucket, kvStreams } from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord, NodeRecord } from "../../shared/records/index.js";
 import type { SchedulerConfig } from "./config.js";
 import { KeyQuotaRecord } from "./key-quota-rules.js";
@@ -9,6 +9,10 @@ import { KeyQuotaRecord } from "./key-quota-rules.js";
  * Provisions what the scheduler uses: the job, node, allocation and key quota buckets, and
  * the durable consumer every replica shares over the job records' stream. A job record's
  * revision is its own queue announcement, so submit, retry and requeue are one write each.
+ * The consumer pins one replica at a time (a priority group with the `pinned_client`
+ * policy, nats-server 2.11): that replica holds every waiting job, so priority and the
+ * businesses' turns apply across all of them, and replicas never race to place one job.
+ * When it stops pulling for `CJS_QUEUE_ACK_WAIT_MS`, the server pins another.
  */
 export async function openSchedulerStore(nc: NatsConnection, config: Readonly<SchedulerConfig>) {
   const replicas = config.CJS_NATS_REPLICAS;
@@ -24,6 +28,9 @@ export async function openSchedulerStore(nc: NatsConnection, config: Readonly<Sc
     max_ack_pending: config.CJS_SCHEDULER_MAX_PENDING,
     max_deliver: -1,
     filter_subject: kvStreams.allKeys(BUCKETS.jobs),
+    priority_groups: [PRIORITY_GROUPS.schedulers],
+    priority_policy: "pinned_client",
+    priority_timeout: nanos(config.CJS_QUEUE_ACK_WAIT_MS),
   });
   return {
     js: jetstream(nc),

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { ConsumerMessages } from "@nats-io/jetstream";
 import type { Subscription } from "@nats-io/transport-node";
 import {
   JobRefCommand,
@@ -21,7 +20,7 @@ import { listJobs } from "./list-jobs.js";
 import { PendingJobs } from "./pending-jobs.js";
 import { placeOnce } from "./placer.js";
 import { poll } from "./poll.js";
-import { consumeQueue } from "./queue-consumer.js";
+import { consumeQueue, type QueueConsumer } from "./queue-consumer.js";
 import { reconcileOnce } from "./reconciler.js";
 import { repairOnce } from "./repair-sweep.js";
 import { recordResult } from "./record-result.js";
@@ -51,7 +50,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const instance = randomUUID();
   const pending = new PendingJobs(config.CJS_QUEUE_ACK_WAIT_MS);
   const subscriptions: Subscription[] = [];
-  let messages: ConsumerMessages | undefined;
+  let messages: QueueConsumer | undefined;
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
   let active: ActiveJobs | undefined;
@@ -157,6 +156,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       clearInterval(reconcileTimer);
       clearInterval(repairTimer);
       active?.stop();
+      // Stop taking records (and hand the pin over) before the held jobs go back, so they reach the replica pinned next.
       await messages?.close();
       await placing;
       pending.stop();

@@ -4,8 +4,9 @@ import versions from "./versions.json" with { type: "json" };
 /**
  * The nats-server release `make setup` builds, and the oldest one a service will run on.
  * Both are written once, in versions.json, which deploy/scripts/ensure-nats-server.sh reads too.
- * The minimum: clustered compare-and-set is unsafe before 2.9.21 (nats-server#4320), and
- * `sync_interval: always`, which production needs for durable acknowledgements, came in 2.10.0.
+ * The minimum: clustered compare-and-set is unsafe before 2.9.21 (nats-server#4320),
+ * `sync_interval: always`, which production needs, came in 2.10, and the scheduler's
+ * consumer pins one replica with a priority group, new in 2.11.
  */
 export const NATS_SERVER_PINNED: string = versions.pinned;
 export const NATS_SERVER_MINIMUM: string = versions.minimum;
@@ -36,7 +37,8 @@ export class UnsupportedServerError extends Error {
     super(
       `nats-server ${found} (${where}) is too old: this service needs nats-server ${NATS_SERVER_MINIMUM} or newer ` +
         `(${NATS_SERVER_PINNED} is the tested release). Before 2.9.21 compare-and-set is unsafe on a cluster ` +
-        `(nats-server#4320), and before 2.10 no write is synced to disk before it is acknowledged. ` +
+        `(nats-server#4320), before 2.10 no write is synced to disk before it is acknowledged, and before 2.11 ` +
+        `consumers have no priority groups, which the scheduler uses. ` +
         `\`make setup\` builds ${NATS_SERVER_PINNED}; see docs/operations.md#server-versions.`,
     );
     this.name = "UnsupportedServerError";

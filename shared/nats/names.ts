@@ -85,6 +85,12 @@ export const kvStreams = {
   keyOf: (bucket: BucketName, subject: string) => subject.slice(`$KV.${bucket}.`.length),
 } as const;
 
+/** Consumer priority groups: pull requests name one; the consumer's policy decides who is served. */
+export const PRIORITY_GROUPS = {
+  /** The scheduler replicas on the `scheduler` consumer; one at a time is pinned. */
+  schedulers: "schedulers",
+} as const;
+
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
 export type ObjectStoreName = (typeof OBJECT_STORES)[keyof typeof OBJECT_STORES];
 

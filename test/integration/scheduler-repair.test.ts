@@ -9,7 +9,7 @@ import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../../shared/client/index.js";
-import { BUCKETS, CONSUMERS, decodeJson, JsonBucket, kvStreams } from "../../shared/nats/index.js";
+import { BUCKETS, CONSUMERS, decodeJson, JsonBucket, kvStreams, PRIORITY_GROUPS } from "../../shared/nats/index.js";
 import { AllocationRecord } from "../../shared/records/index.js";
 import { metricsRegistry } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
@@ -107,11 +107,13 @@ describe("the repair sweep", () => {
     // Acknowledge every waiting revision, the queued job's included, as a lost or mistaken ack would.
     const consumer = await jetstream(nc).consumers.get(kvStreams.name(BUCKETS.jobs), CONSUMERS.scheduler);
     let acknowledgedQueued = false;
-    for (;;) {
-      const msg = await consumer.next({ expires: 1000 });
-      if (!msg) break;
-      if (kvStreams.keyOf(BUCKETS.jobs, msg.subject).endsWith(jobId) && (decodeJson(msg.data) as { state: string }).state === "queued") acknowledgedQueued = true;
-      msg.ack();
+    for (let taken = 1; taken > 0; ) {
+      taken = 0;
+      for await (const msg of await consumer.fetch({ max_messages: 100, expires: 2000, group: PRIORITY_GROUPS.schedulers })) {
+        taken += 1;
+        if (kvStreams.keyOf(BUCKETS.jobs, msg.subject).endsWith(jobId) && (decodeJson(msg.data) as { state: string }).state === "queued") acknowledgedQueued = true;
+        msg.ack();
+      }
     }
     expect(acknowledgedQueued).toBe(true);
     const before = await repairs("queued_unannounced");

@@ -6,7 +6,8 @@ export {
   ServerExitedError,
   waitForJetStream,
 } from "./server-process.js";
-export type { NatsServerOptions } from "./server-process.js";
+export { serverConfig } from "./server-config.js";
+export type { NatsServerOptions } from "./server-config.js";
 export {
   assertSupportedServer,
   binaryVersion,

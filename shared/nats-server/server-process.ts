@@ -1,10 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, existsSync, constants as fsConstants, statSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as delay } from "node:timers/promises";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { type NatsServerOptions, serverConfig } from "./server-config.js";
 import { assertSupportedServer, binaryVersion, isSupportedServerVersion, NATS_SERVER_MINIMUM, NATS_SERVER_PINNED } from "./server-version.js";
 
 /** How to get a nats-server on this machine, for messages that say what is missing. */
@@ -108,14 +110,6 @@ export async function waitForJetStream(url: string, abort: Promise<never> = new 
   throw new Error(`NATS at ${url} did not answer JetStream within ${timeoutMs} ms: ${describe(lastError)}`);
 }
 
-export interface NatsServerOptions {
-  binary: string;
-  host: string;
-  port: number;
-  /** The JetStream store directory; the same directory on a restart keeps every stream. */
-  storeDir: string;
-}
-
 /** One nats-server child process with JetStream, started and ready, or an error saying why not. */
 export class NatsServerProcess {
   #stderrTail = "";
@@ -136,8 +130,10 @@ export class NatsServerProcess {
   }
 
   static async start(options: NatsServerOptions): Promise<NatsServerProcess> {
-    const { binary, host, port, storeDir } = options;
-    const child = spawn(binary, ["-js", "-a", host, "-p", String(port), "-sd", storeDir], { stdio: ["ignore", "ignore", "pipe"] });
+    const { binary, port, storeDir } = options;
+    const configFile = join(storeDir, "nats-server.conf");
+    await writeFile(configFile, serverConfig(options));
+    const child = spawn(binary, ["-c", configFile], { stdio: ["ignore", "ignore", "pipe"] });
     let spawnError: Error | undefined;
     const exited = new Promise<void>((resolve) => {
       child.once("close", () => resolve());

@@ -12,7 +12,6 @@
  */
 import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -23,6 +22,8 @@ import {
   ServerExitedError,
   waitForJetStream,
 } from "../../shared/nats-server/index.js";
+import { freePort } from "./free-port.js";
+import { killOnExit } from "./kill-on-exit.js";
 
 export interface NatsHarness extends AsyncDisposable {
   /** Client URL of the server, e.g. `nats://127.0.0.1:41873`. */
@@ -55,19 +56,6 @@ export async function startNats(): Promise<NatsHarness> {
   throw new Error(NATS_SERVER_NOT_FOUND);
 }
 
-/** A port that was free a moment ago; the caller retries if someone takes it first. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("could not read the probe socket's port");
-  return address.port;
-}
-
 async function useExternalServer(url: string): Promise<NatsHarness> {
   await waitForJetStream(url, new Promise<never>(() => {}));
   const refuse = async (what: string): Promise<never> => {
@@ -83,33 +71,10 @@ async function useExternalServer(url: string): Promise<NatsHarness> {
   };
 }
 
-/** Servers still alive in this process, killed on exit so a failing test file leaks none. */
-const liveServers = new Set<LocalServer>();
-let cleanupInstalled = false;
-
-function installCleanup(): void {
-  if (cleanupInstalled) return;
-  cleanupInstalled = true;
-  const killAll = (): void => {
-    for (const server of liveServers) server.killNow();
-  };
-  process.once("exit", killAll);
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    const onSignal = (): void => {
-      killAll();
-      // Listening suppressed the default action; when nobody else handles the signal, restore it.
-      if (process.listenerCount(signal) === 1) {
-        process.removeListener(signal, onSignal);
-        process.kill(process.pid, signal);
-      }
-    };
-    process.on(signal, onSignal);
-  }
-}
-
 class LocalServer implements NatsHarness {
   #process: NatsServerProcess | undefined;
   #stopped = false;
+  #forget: () => void = () => {};
 
   private constructor(
     private readonly binary: string,
@@ -122,16 +87,15 @@ class LocalServer implements NatsHarness {
   }
 
   static async start(binary: string): Promise<LocalServer> {
-    installCleanup();
     const storeDir = await mkdtemp(join(tmpdir(), "nats-harness-"));
     for (let attempt = 1; ; attempt++) {
       const server = new LocalServer(binary, await freePort(), storeDir);
-      liveServers.add(server);
+      server.#forget = killOnExit(server);
       try {
         await server.launch();
         return server;
       } catch (error) {
-        liveServers.delete(server);
+        server.#forget();
         const retry = error instanceof ServerExitedError && error.portInUse && attempt < PORT_ATTEMPTS;
         if (!retry) {
           await rm(storeDir, { recursive: true, force: true });
@@ -145,7 +109,7 @@ class LocalServer implements NatsHarness {
     if (this.#stopped) return;
     this.#stopped = true;
     await this.#process?.stop("SIGTERM");
-    liveServers.delete(this);
+    this.#forget();
     await rm(this.storeDir, { recursive: true, force: true });
   }
 

@@ -7,7 +7,7 @@
  *    `restart()` and `kill()` throw, `stop()` does nothing.
  * 2. A `nats-server` binary (`NATS_SERVER_BIN`, else `PATH`, /usr/sbin, /usr/local/bin):
  *    spawned as a child process.
- * 3. Docker reachable: a `nats:2.10` container through testcontainers.
+ * 3. Docker reachable: a container of the pinned release (`nats:<NATS_SERVER_PINNED>`) through testcontainers.
  * 4. Otherwise: an Error that says how to install nats-server.
  */
 import { rmSync } from "node:fs";
@@ -19,6 +19,7 @@ import {
   findNatsServerBinary,
   NATS_SERVER_NOT_FOUND,
   NatsServerProcess,
+  NATS_SERVER_PINNED,
   ServerExitedError,
   waitForJetStream,
 } from "../../shared/nats-server/index.js";
@@ -165,7 +166,7 @@ async function startContainer(): Promise<NatsHarness | undefined> {
   }
   // A fixed host port keeps the URL valid across restarts.
   const hostPort = await freePort();
-  const container = await new tc.GenericContainer("nats:2.10")
+  const container = await new tc.GenericContainer(`nats:${NATS_SERVER_PINNED}`)
     .withCommand(["-js"])
     .withExposedPorts({ container: 4222, host: hostPort })
     .start();

@@ -27,7 +27,7 @@ let driver: NodeDriver | undefined;
 
 beforeAll(async () => {
   cluster = await startNatsCluster();
-  system = await startSystem(cluster.url, { gateways: 2, schedulers: 2, registries: 2 }, { CJS_NATS_REPLICAS: String(cluster.replicas), CJS_REPAIR_INTERVAL_MS: "1000" });
+  system = await startSystem(cluster.url, { gateways: 2, schedulers: 2, registries: 2 }, { CJS_NATS_REPLICAS: String(cluster.replicas), CJS_REPAIR_INTERVAL_MS: "1000", CJS_RATE_LIMIT_PER_MINUTE: "100000", CJS_RATE_LIMIT_PER_HOUR: "1000000" });
   nc = await connect({ servers: [...cluster.urls], name: "test-cluster-jobs" });
 }, 120_000);
 
@@ -116,9 +116,9 @@ async function expectAllDoneOnceAndChargedOnce(user: ComputeClient, nodes: reado
     const more = driveNodes(nodes, { slots: SLOTS, timeoutMs: 120_000, until: (stats) => unacknowledged.every((id) => stats.finished.has(id)) });
     driver = more;
     await more.done;
-    expect(more.stats.unexpected).toEqual([]);
+    expect(more.stats.unexpected, more.stats.unexpected.join("\n")).toEqual([]);
   }
-  expect(drive.stats.unexpected).toEqual([]);
+  expect(drive.stats.unexpected, drive.stats.unexpected.join("\n")).toEqual([]);
   expect(drive.stats.doubleDeliveries).toEqual([]);
   expect(drive.stats.overbooked).toEqual([]);
   const jobs = await listAll(user);

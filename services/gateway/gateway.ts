@@ -46,7 +46,8 @@ export interface Gateway extends Service {
  */
 export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const { nc, logger, clock, config } = deps;
-  const store = await openIdentityStore(nc, config.CJS_NATS_REPLICAS);
+  const topology = { replicas: config.CJS_NATS_REPLICAS, logger };
+  const store = await openIdentityStore(nc, topology);
   const tokens = await createTokenIssuer(store.signingKeys, {
     issuer: config.CJS_JWT_ISSUER,
     audience: config.CJS_JWT_AUDIENCE,
@@ -65,7 +66,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     otps: new OneTimeCodes(store.otpCodes, clock),
     authenticator: new Authenticator({ nc, store, tokens, clock, logger }),
     urls: urlSigner(await loadUrlSigningSecret(store.urlSigningKeys, clock), clock),
-    artifacts: await ArtifactStore.open(nc, config.CJS_NATS_REPLICAS),
+    artifacts: await ArtifactStore.open(nc, topology),
     rateLimiter: await RateLimiter.open(nc, {
       replicas: config.CJS_NATS_REPLICAS,
       policy: { minute: config.CJS_RATE_LIMIT_PER_MINUTE, hour: config.CJS_RATE_LIMIT_PER_HOUR },

@@ -8,6 +8,8 @@ export { JsonBucket } from "./json-bucket.js";
 export { asServiceError, isNatsUnavailable, mayPassSoon } from "./unavailable.js";
 export type { Versioned } from "./json-bucket.js";
 export { ensureBuckets, ensureObjectStore, ensureStream, provisionedStreams } from "./topology.js";
+export { jetStreamHealth } from "./jetstream-health.js";
+export type { JetStreamHealth } from "./jetstream-health.js";
 export type { TopologyOptions } from "./topology.js";
 export { PingReply, servePing } from "./ping.js";
 export { ensureMeteringStream } from "./metering-stream.js";

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { CreateAppRequest, CreateBusinessRequest, CreateUserRequest } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, subjects } from "../../shared/nats/index.js";
-import { natsConnected, readiness, type Clock, type Service } from "../../shared/runtime/index.js";
+import { natsConnected, readiness, type Clock, type ReadinessCheck, type Service } from "../../shared/runtime/index.js";
 import { createApp } from "./admin/create-app.js";
 import { createBusiness } from "./admin/create-business.js";
 import { createUser } from "./admin/create-user.js";
@@ -32,6 +32,8 @@ export interface GatewayDeps {
   config: Readonly<GatewayConfig>;
   /** Replaces the configured one-time-code delivery (tests read codes this way). */
   sendOtp?: OtpSender;
+  /** More `/readyz` checks, from the process that runs the gateway (its JetStream probe). */
+  readinessChecks?: Record<string, ReadinessCheck>;
 }
 
 export interface Gateway extends Service {
@@ -82,7 +84,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const connected = natsConnected(nc);
   const isReady = () => started && !stopped;
   const nodePlane = nodePlaneHandlers(gw);
-  const app = buildApp(gw, { natsUp: connected, readiness: () => readiness({ nats: connected, gateway: isReady }) }, nodePlane);
+  const checks = { nats: connected, ...deps.readinessChecks, gateway: isReady };
+  const app = buildApp(gw, { natsUp: connected, readiness: () => readiness(checks) }, nodePlane);
   const nodeNats = buildNodeNats({ gw, edge: { authenticator: gw.authenticator, natsUp: connected, rateLimiter: gw.rateLimiter }, handlers: nodePlane });
 
   return {

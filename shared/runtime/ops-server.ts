@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { metricsRegistry } from "./metrics.js";
 import { readiness, type ReadinessCheck } from "./health.js";
 
@@ -31,4 +32,17 @@ export async function startOpsServer(options: { host: string; port: number; chec
     server.listen(options.port, options.host, () => resolve());
   });
   return server;
+}
+
+/** The URL a listening server answers on, e.g. `http://127.0.0.1:9102`. */
+export function serverUrl(server: Server): string {
+  const { address, family, port } = server.address() as AddressInfo;
+  return `http://${family === "IPv6" ? `[${address}]` : address}:${port}`;
+}
+
+/** Stops listening and ends idle keep-alive connections (a prober's), which would otherwise hold the close open. */
+export function closeOpsServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+  server.closeIdleConnections();
+  return closed;
 }

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { JetStreamManager, StreamConfig } from "@nats-io/jetstream";
+import { jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvOptions } from "@nats-io/kv";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -96,6 +96,11 @@ async function provision<T>(what: string, logger: Logger | undefined, call: () =
 /**
  * Creates the buckets a service needs, or opens them when another replica already did.
  * Idempotent, so every replica runs it on start.
+ *
+ * Every bucket is read from its stream's leader (`allow_direct: false`): a direct get may
+ * be answered by any replica of an R3 stream, one that has not seen the last write yet, so
+ * a job just submitted through one gateway could be "not found" through another. A bucket
+ * made with direct reads (by an older version) is switched before it is opened.
  */
 export async function ensureBuckets<Names extends BucketName>(
   nc: NatsConnection,
@@ -103,12 +108,15 @@ export async function ensureBuckets<Names extends BucketName>(
   { replicas, logger }: TopologyOptions,
 ): Promise<Record<Names, KV>> {
   const kvm = new Kvm(nc);
+  const jsm = await jetstreamManager(nc);
   const createOrOpen = async (name: Names): Promise<KV> => {
     try {
-      return await kvm.create(name, { ...BUCKET_OPTIONS[name], replicas });
+      return await kvm.create(name, { ...BUCKET_OPTIONS[name], replicas, allow_direct: false });
     } catch (error) {
       // Two replicas creating the same bucket at once: the loser opens the winner's.
       try {
+        const { config } = await jsm.streams.info(`KV_${name}`);
+        if (config.allow_direct) await jsm.streams.update(config.name, { ...config, allow_direct: false });
         return await kvm.open(name);
       } catch {
         throw error;

@@ -11,9 +11,13 @@ const TRANSPORT_ERRORS = [
   natsErrors.DrainingConnectionError,
 ];
 
-/** True for a failure of NATS itself (no answer, no connection, JetStream not ready), as opposed to a bug. */
+/**
+ * True for a failure of NATS itself (no answer, no connection, JetStream not ready — a
+ * 503 from the JetStream API, as while a cluster elects a leader), as opposed to a bug.
+ */
 export function isNatsUnavailable(error: unknown): boolean {
   if (TRANSPORT_ERRORS.some((type) => error instanceof type) || error instanceof JetStreamError) return true;
+  if (error instanceof JetStreamApiError && error.status === 503) return true;
   const cause = (error as { cause?: unknown } | null)?.cause;
   return cause !== undefined && cause !== error && isNatsUnavailable(cause);
 }

@@ -7,16 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNatsCluster, type NatsClusterHarness } from "../harness/nats-cluster.js";
 import { startNats } from "../harness/nats-server.js";
-import { healthUrlOf, healthz, readyz, serviceProcessEnv } from "../harness/readiness.js";
+import { healthUrlOf, healthz, readyz, serviceProcessEnv, untilReadyz } from "../harness/readiness.js";
 import { type ServiceProcess, startServiceProcess } from "../harness/service-process.js";
 
 const SERVICES = ["node-registry", "gateway"] as const;
 /** Bound on a change of readiness: a start on a fresh server, or leaders lost or elected again (seconds each). */
 const CHANGE_WAIT_MS = 45_000;
-
-async function untilStatus(url: string, status: number): Promise<void> {
-  await expect.poll(async () => (await readyz(url)).status, { timeout: CHANGE_WAIT_MS, interval: 100 }).toBe(status);
-}
 
 async function stopAll(children: ServiceProcess[]): Promise<void> {
   await Promise.all(children.map((child) => child.stop()));
@@ -40,7 +36,7 @@ describe("a service started while NATS is away", () => {
       }
 
       await nats.restart();
-      await Promise.all(urls.map((url) => untilStatus(url, 200)));
+      await Promise.all(children.map((child, index) => untilReadyz(child, urls[index]!, 200, CHANGE_WAIT_MS)));
       for (const [index, child] of children.entries()) {
         expect((await readyz(urls[index]!)).report?.checks, child.name).toMatchObject({ nats: true, jetstream: true });
         expect(child.alive(), child.name).toBe(true);
@@ -67,16 +63,16 @@ describe("on a three-node cluster", () => {
     const children = SERVICES.map((service) => startServiceProcess({ service, env: serviceProcessEnv(service, cluster.urls[0]!, cluster.replicas) }));
     try {
       const urls = await Promise.all(children.map((child) => healthUrlOf(child)));
-      await Promise.all(urls.map((url) => untilStatus(url, 200)));
+      await Promise.all(children.map((child, index) => untilReadyz(child, urls[index]!, 200, CHANGE_WAIT_MS)));
 
       await Promise.all([cluster.kill(1), cluster.kill(2)]);
-      await Promise.all(urls.map((url) => untilStatus(url, 503)));
+      await Promise.all(children.map((child, index) => untilReadyz(child, urls[index]!, 503, CHANGE_WAIT_MS)));
       for (const [index, child] of children.entries()) {
         expect((await readyz(urls[index]!)).report?.checks, child.name).toMatchObject({ nats: true, jetstream: false });
       }
 
       await Promise.all([cluster.restart(1), cluster.restart(2)]);
-      await Promise.all(urls.map((url) => untilStatus(url, 200)));
+      await Promise.all(children.map((child, index) => untilReadyz(child, urls[index]!, 200, CHANGE_WAIT_MS)));
       for (const child of children) expect(child.alive(), child.name).toBe(true);
     } finally {
       await stopAll(children);

@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jetStreamHealth, type JetStreamHealth, provisionedStreams } from "../../shared/nats/index.js";
-import { connectWhenReachable, startWithRetries, untilJetStreamReady } from "../../shared/process/index.js";
+import { connectWhenReachable, reportStartFailure, startWithRetries, untilJetStreamReady } from "../../shared/process/index.js";
 import {
   closeOpsServer,
   collectProcessMetrics,
@@ -61,6 +61,6 @@ try {
   const address = await gateway.app.listen({ host: config.CJS_HOST, port });
   logger.info({ address }, `gateway listening on ${address}`);
 } catch (error) {
-  logger.fatal({ err: error }, "gateway failed to start");
+  reportStartFailure(logger, "gateway", error);
   process.exit(1);
 }

@@ -1,4 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
+import { reportStartFailure } from "./start-failure.js";
 import { jetStreamHealth, type JetStreamHealth, provisionedStreams } from "../nats/index.js";
 import {
   type BaseConfig,
@@ -86,7 +87,7 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
     service = await startWithRetries(() => options.build({ nc: connection, logger, clock: systemClock, config }), { name, logger, jetStream: health });
     logger.info({ ops: opsUrl }, `${name} ready`);
   } catch (error) {
-    logger.fatal({ err: error }, `${name} failed to start`);
+    reportStartFailure(logger, name, error);
     process.exit(1);
   }
 }

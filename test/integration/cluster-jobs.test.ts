@@ -8,10 +8,11 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../../shared/client/index.js";
-import { SetCreditResponse, type JobSummary, type LedgerEntry } from "../../shared/contract/index.js";
+import { SetCreditResponse } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { FakeNode } from "../harness/fake-node.js";
+import { listAllJobs, listAllLedgerEntries } from "../harness/listing.js";
 import { startNatsCluster, type NatsClusterHarness } from "../harness/nats-cluster.js";
 import { driveNodes, type NodeDriver } from "../harness/node-driver.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem } from "../harness/system.js";
@@ -83,29 +84,7 @@ async function submitJobs(users: ComputeClient[], pool: string, count: number, c
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
-async function listAll(user: ComputeClient, pool: string): Promise<JobSummary[]> {
-  const all: JobSummary[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await user.call("listJobs", { pool_id: pool, limit: 200, ...(cursor === undefined ? {} : { cursor }) });
-    all.push(...page.items);
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
-  return all;
-}
 
-async function ledgerOf(user: ComputeClient): Promise<{ balance: number; items: LedgerEntry[] }> {
-  const items: LedgerEntry[] = [];
-  let balance = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await user.call("listLedger", { limit: 200, ...(cursor === undefined ? {} : { cursor }) });
-    if (cursor === undefined) balance = page.balance;
-    items.push(...page.items);
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
-  return { balance, items };
-}
 
 /**
  * Every job of the customer succeeded in one attempt on one node, and was debited exactly
@@ -113,7 +92,7 @@ async function ledgerOf(user: ComputeClient): Promise<{ balance: number; items: 
  * are driven on until those end too.
  */
 async function expectAllDoneOnceAndChargedOnce(user: ComputeClient, pool: string, nodes: readonly FakeNode[], acknowledged: readonly string[], drive: NodeDriver): Promise<void> {
-  const unfinished = (await listAll(user, pool)).filter((job) => !acknowledged.includes(job.job_id) && job.state !== "succeeded").map((job) => job.job_id);
+  const unfinished = (await listAllJobs(user, pool)).filter((job) => !acknowledged.includes(job.job_id) && job.state !== "succeeded").map((job) => job.job_id);
   if (unfinished.length > 0) {
     const more = driveNodes(nodes, { slots: SLOTS, timeoutMs: 120_000, until: (stats) => unfinished.every((id) => stats.finished.has(id)) });
     driver = more;
@@ -123,13 +102,13 @@ async function expectAllDoneOnceAndChargedOnce(user: ComputeClient, pool: string
   expect(drive.stats.unexpected, drive.stats.unexpected.join("\n")).toEqual([]);
   expect(drive.stats.doubleDeliveries).toEqual([]);
   expect(drive.stats.overbooked).toEqual([]);
-  const jobs = await listAll(user, pool);
+  const jobs = await listAllJobs(user, pool);
   const ids = jobs.map((job) => job.job_id);
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids).toEqual(expect.arrayContaining([...acknowledged]));
   expect(jobs.filter((job) => job.state !== "succeeded" || job.attempt !== 1)).toEqual([]);
-  await expect.poll(async () => (await ledgerOf(user)).items.filter((entry) => entry.kind === "debit").length, { timeout: 60_000, interval: 250 }).toBe(ids.length);
-  const { balance, items } = await ledgerOf(user);
+  await expect.poll(async () => (await listAllLedgerEntries(user)).items.filter((entry) => entry.kind === "debit").length, { timeout: 60_000, interval: 250 }).toBe(ids.length);
+  const { balance, items } = await listAllLedgerEntries(user);
   const debits = items.filter((entry) => entry.kind === "debit");
   expect(new Set(debits.map((entry) => entry.job_id)).size).toBe(ids.length);
   expect(new Set(items.map((entry) => entry.entry_id)).size).toBe(items.length);

@@ -47,6 +47,12 @@ export class ClusterView {
     for (const watcher of this.watchers) watcher.stop();
   }
 
+  /** A reservation this replica just wrote: known at once, before the watch brings it back. */
+  learn(nodeId: string, allocation: AllocationRecord, revision: number): void {
+    const known = this.allocations.get(nodeId);
+    if (!known || known.revision < revision) this.allocations.set(nodeId, { value: allocation, revision });
+  }
+
   /** Nodes as placement sees them at `nowMs`, with what they have reserved and their key's caps applied. */
   nodeViews(nowMs: number): NodeView[] {
     return [...this.nodes.values()].map(({ value: node }) => {

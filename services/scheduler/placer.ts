@@ -1,5 +1,6 @@
 import { AppError } from "../../shared/errors/index.js";
 import { encodeJson, subjects } from "../../shared/nats/index.js";
+import { forEachBounded } from "../../shared/runtime/index.js";
 import type { PendingJobs } from "./pending-jobs.js";
 import { roomAt } from "../../shared/records/index.js";
 import { type NodeView, planPlacements } from "./plan.js";
@@ -8,6 +9,9 @@ import type { SchedulerContext } from "./scheduler-context.js";
 import { changeJob } from "./scheduler-context.js";
 import { assignLatencySeconds } from "./scheduler-metrics.js";
 import { assign, setPendingReason } from "./transitions.js";
+
+/** Writes of one round in flight at once: enough to hide round trips, few enough not to flood NATS. */
+const PLACEMENT_LANES = 32;
 
 /**
  * One placement round: plan over this replica's picture of the cluster and the jobs it
@@ -24,17 +28,30 @@ export async function placeOnce(ctx: SchedulerContext, pending: PendingJobs): Pr
     held.map((each) => each.job),
   );
   let placed = 0;
-  for (const { job_key: jobKey, node_id: nodeId } of plan.placements) {
-    if (await applyPlacement(ctx, pending, jobKey, nodeId)) placed += 1;
+  // Nodes are placed on side by side; one node's placements go in turn, each reserving on the last one's allocation.
+  const byNode = new Map<string, Array<{ job_key: string; node_id: string }>>();
+  for (const placement of plan.placements) {
+    const ofNode = byNode.get(placement.node_id);
+    if (ofNode) ofNode.push(placement);
+    else byNode.set(placement.node_id, [placement]);
   }
-  for (const [jobKey, reason] of plan.waiting) {
+  await forEachBounded(byNode.values(), PLACEMENT_LANES, async (placements) => {
+    for (const { job_key: jobKey, node_id: nodeId } of placements) {
+      if (await applyPlacement(ctx, pending, jobKey, nodeId)) placed += 1;
+    }
+  });
+  const newReasons = [...plan.waiting].filter(([jobKey, reason]) => {
     const job = pending.get(jobKey);
-    if (!job || job.reason === reason) continue;
+    return job !== undefined && job.reason !== reason;
+  });
+  await forEachBounded(newReasons, PLACEMENT_LANES, async ([jobKey, reason]) => {
+    const job = pending.get(jobKey);
+    if (!job) return;
     job.reason = reason;
     const written = await changeJob(ctx, jobKey, (record) => setPendingReason(record, reason, ctx.clock.now())).catch(() => undefined);
     // The new revision announces the job again; whoever it reaches holds it from now on.
     if (written) pending.handOff(jobKey, job.msg);
-  }
+  });
   // A placement that lost its compare-and-set (a stale picture) is planned again at the next tick.
   if (placed < plan.placements.length) return { placed, wakeAt: now };
   return { placed, wakeAt: plan.waiting.size > 0 ? hourlyRoomAt(ctx, nodes, now) : null };
@@ -70,6 +87,7 @@ async function applyPlacement(ctx: SchedulerContext, pending: PendingJobs, jobKe
   const now = ctx.clock.now();
   const reserved = await reserve(
     ctx.store,
+    ctx.view,
     node,
     jobId,
     { job_key: jobKey, attempt, resources: held.job.resources, assigned_at: new Date(now).toISOString() },

@@ -1,5 +1,6 @@
 import { addToWindow, allocationUse, type AllocatedAttempt, type AllocationRecord, type NodeRecord, removeFromWindow, windowCount } from "../../shared/records/index.js";
 import { nodeCaps } from "./node-caps.js";
+import type { ClusterView } from "./cluster-view.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 
 function fits(node: NodeRecord, allocation: AllocationRecord, attempt: AllocatedAttempt, jobType: string, nowMs: number): boolean {
@@ -26,16 +27,37 @@ function fits(node: NodeRecord, allocation: AllocationRecord, attempt: Allocated
  * compute the same attempt number, and the one that reserved it first owns the entry; the
  * other must neither overwrite it nor, after losing the assignment, release it.
  */
-export async function reserve(store: SchedulerStore, node: NodeRecord, jobId: string, attempt: AllocatedAttempt, jobType: string, nowMs: number): Promise<boolean> {
+export async function reserve(
+  store: SchedulerStore,
+  view: ClusterView,
+  node: NodeRecord,
+  jobId: string,
+  attempt: AllocatedAttempt,
+  jobType: string,
+  nowMs: number,
+): Promise<boolean> {
   const countsHour = nodeCaps(node).perHour !== null;
-  const stored = await store.allocations.upsert(node.node_id, (current) => {
+  const change = (current: AllocationRecord | null): AllocationRecord | undefined => {
     const allocation: AllocationRecord = current ?? { node_id: node.node_id, attempts: {} };
     if ((allocation.attempts[jobId]?.attempt ?? -1) >= attempt.attempt) return undefined;
     if (!fits(node, allocation, attempt, jobType, nowMs)) return undefined;
     const next: AllocationRecord = { ...allocation, attempts: { ...allocation.attempts, [jobId]: attempt } };
     if (countsHour) next.assigned_last_hour = addToWindow(allocation.assigned_last_hour ?? [], nowMs);
     return next;
-  });
+  };
+  // First against the view's copy, which saves a read; a stale copy loses the compare-and-set and the record is read.
+  const known = view.allocations.get(node.node_id);
+  if (known) {
+    const next = change(known.value);
+    if (next === undefined) return false;
+    const revision = await store.allocations.update(node.node_id, next, known.revision);
+    if (revision !== null) {
+      view.learn(node.node_id, next, revision);
+      return true;
+    }
+  }
+  const stored = await store.allocations.upsert(node.node_id, change);
+  if (stored?.written) view.learn(node.node_id, stored.value, stored.revision);
   return stored?.written ?? false;
 }
 

@@ -10,3 +10,4 @@ export type { Clock, Service } from "./lifecycle.js";
 export { formatPath, zodIssues } from "./zod-issues.js";
 export type { FieldIssue } from "./zod-issues.js";
 export { newId, randomBase62, toBase62 } from "./ids.js";
+export { forEachBounded } from "./for-each-bounded.js";

@@ -177,7 +177,7 @@ export const backlog: Scenario = {
           `jobs/list: ours POST /api/compute/jobs/list {"limit": ${LIST_LIMIT}} (the business's newest jobs); BullMQ Queue.getJobs(["waiting"], 0, ${LIST_LIMIT - 1})`,
           "jobs/retrieve: ours POST /api/compute/jobs/retrieve, BullMQ Queue.getJob, each of a job picked across the whole backlog",
           `filled by ${FILLERS} submitting clients on ours (${formatNumber(fill.ours.jobs / fill.ours.seconds)} jobs/s, ${formatNumber(fill.ours.seconds)} s), by addBulk of ${BULK} on BullMQ (${formatNumber(fill.bullmq.jobs / fill.bullmq.seconds)} jobs/s): only the state matters`,
-          `ours: the pool "${POOL}" has no node: the scheduler holds every job; ${sideNotes(bull?.driver ?? "?")[0]}`,
+          ...sideNotes(bull?.driver ?? "?", "none"),
           RAISED_RATE_LIMITS_NOTE,
         ]),
         {

@@ -157,7 +157,7 @@ export const burst: Scenario = {
     const rounds = runs.bullmq.length;
     const common = [
       `${rounds} rounds of ${config.burstJobs} jobs per side, after an unmeasured burst of ${config.warmupJobs}; each round runs ours (NATS-direct), BullMQ, ours (HTTP), our two in the other order every other round`,
-      ...sideNotes(bull?.driver ?? "?"),
+      ...sideNotes(bull?.driver ?? "?", "NATS-direct or HTTP"),
       "submit → start: from the client sending the submit to the node's poll (ours) or the Worker's processor (BullMQ) receiving the job, on the machine's monotonic clock",
       "ratios are taken round by round: below 1 for jobs/s means ours is slower; above 1 for latency means ours is slower",
       RAISED_RATE_LIMITS_NOTE,

@@ -14,7 +14,7 @@ const SIZES = {
     warmupJobs: 100,
     windowMs: 2_000,
     warmupMs: 500,
-    openLoopStepMs: 3_000,
+    openLoopStepMs: 2_000,
     openLoopSettleMs: 10_000,
     backlogJobs: 20_000,
     submitWindowJobs: 1_000,

@@ -150,7 +150,7 @@ export const openLoop: Scenario = {
       tables: [
         comparisonTable(`(c) open loop: jobs submitted at a fixed rate onto idle nodes or an idle Worker (${config.openLoopStepMs / 1000} s per step)`, "BullMQ", figures, [
           `${steps.get(RATES[0])!.ours.length} rounds; in each, every rate on both sides (ours first in odd rounds, BullMQ first in even ones), after an unmeasured ${RATES[0]}/s step per side`,
-          `ours: NATS-direct nodes; ${sideNotes(bull?.driver ?? "?").join("; ")}`,
+          ...sideNotes(bull?.driver ?? "?", "NATS-direct"),
           `submit i is due at start + i ÷ rate whatever the answers; at most ${MAX_IN_FLIGHT} unanswered, beyond that a due submit is shed: ours shed ${sum("ours", "shed")}, BullMQ ${sum("BullMQ", "shed")} over all steps`,
           "jobs started/s: jobs of the step the nodes or the Worker received before the step ended, per second of the step; below the rate means the backlog grew",
           `submit → start is taken from each submit's intended time; a step's jobs that had not started ${config.openLoopSettleMs / 1000} s after it ended count as infinitely late, and a percentile that falls on one is shown as – (ours: ${sum("ours", "notStarted")} such jobs, BullMQ: ${sum("BullMQ", "notStarted")}); they are drained before the next step`,

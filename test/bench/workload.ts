@@ -14,10 +14,15 @@ export function ourJob(pool_id: string, index: number): RpcRequest<"submitJob"> 
   return { ...JOB, command: [...JOB.command], pool_id, name: `bench-${index}` };
 }
 
-/** What both sides are, for a table's notes. */
-export function sideNotes(redisDriver: string): string[] {
+/** What both sides are, for a table's notes; `nodes` says how our fake agents talk, or that there are none. */
+export function sideNotes(redisDriver: string, nodes: "NATS-direct" | "NATS-direct or HTTP" | "none"): string[] {
+  const agents =
+    nodes === "none"
+      ? "no node: the scheduler holds every job"
+      : `${NODES} fake agents × ${SLOTS} slots (${nodes}) on a self-hosted pool (no credit check), polling as the agent does`;
+  const worker = nodes === "none" ? "no Worker" : `one Worker process with concurrency ${WORKER_CONCURRENCY} and a no-op processor`;
   return [
-    `ours: nats-server and the five services, one process each, services at their defaults; ${NODES} fake agents × ${SLOTS} slots on a self-hosted pool (no credit check), polling as the agent does; clients submit over HTTP with a user API key`,
-    `BullMQ: redis-server (no persistence), one Worker process with concurrency ${WORKER_CONCURRENCY} and a no-op processor; the bench's Queue adds one job per call, ${SUBMITTERS} calls in flight (concurrent add, as our clients submit one job per request; not addBulk); Redis client: ${redisDriver}`,
+    `ours: nats-server and the five services, one process each, services at their defaults; ${agents}; clients submit over HTTP with a user API key`,
+    `BullMQ: redis-server (no persistence), ${worker}; the bench's Queue adds one job per call, ${SUBMITTERS} calls in flight (concurrent add, as our clients submit one job per request; not addBulk); Redis client: ${redisDriver}`,
   ];
 }

@@ -77,6 +77,8 @@ export function natsLink(options: NatsLinkOptions): NatsLink {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       pingInterval: 10_000,
+      // Otherwise every request captures a stack trace up front.
+      noAsyncTraces: true,
     });
     current = attempt;
     watch(await attempt);

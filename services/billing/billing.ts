@@ -55,7 +55,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
     name: SERVICE,
     async start() {
       const catalog = await loadPlanCatalog(config.CJS_BILLING_PLANS_FILE);
-      const store = await openBillingStore(nc, config.CJS_NATS_REPLICAS);
+      const store = await openBillingStore(nc, { replicas: config.CJS_NATS_REPLICAS, logger });
       const ledger = await openCreditLedger(nc, { replicas: config.CJS_NATS_REPLICAS, clock, logger });
       let provider: PaymentProvider;
       let sandbox: SandboxProvider | null = null;

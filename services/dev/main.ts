@@ -1,5 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import { connectNats } from "../../shared/nats/index.js";
+import { UnsupportedServerError } from "../../shared/nats-server/index.js";
 import { collectProcessMetrics, ConfigError, createLogger, installShutdown, systemClock, type Service } from "../../shared/runtime/index.js";
 import { buildBilling } from "../billing/billing.js";
 import { loadConfig as loadBillingConfig } from "../billing/config.js";
@@ -66,7 +67,7 @@ try {
   gatewayAddress = await gateway.app.listen({ host: config.CJS_HOST, port: config.CJS_PORT });
 } catch (error) {
   await nats.stop();
-  if (error instanceof ConfigError) fail(error.message);
+  if (error instanceof ConfigError || error instanceof UnsupportedServerError) fail(error.message);
   if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") fail(`port ${config.CJS_PORT} is taken; set CJS_PORT to another port`);
   throw error;
 }

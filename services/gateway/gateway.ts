@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { CreateAppRequest, CreateBusinessRequest, CreateUserRequest } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, subjects } from "../../shared/nats/index.js";
-import { natsConnected, readiness, type Clock, type Service } from "../../shared/runtime/index.js";
+import { natsConnected, readiness, type Clock, type ReadinessCheck, type Service } from "../../shared/runtime/index.js";
 import { createApp } from "./admin/create-app.js";
 import { createBusiness } from "./admin/create-business.js";
 import { createUser } from "./admin/create-user.js";
@@ -32,6 +32,8 @@ export interface GatewayDeps {
   config: Readonly<GatewayConfig>;
   /** Replaces the configured one-time-code delivery (tests read codes this way). */
   sendOtp?: OtpSender;
+  /** More `/readyz` checks, from the process that runs the gateway (its JetStream probe). */
+  readinessChecks?: Record<string, ReadinessCheck>;
 }
 
 export interface Gateway extends Service {
@@ -46,7 +48,8 @@ export interface Gateway extends Service {
  */
 export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const { nc, logger, clock, config } = deps;
-  const store = await openIdentityStore(nc, config.CJS_NATS_REPLICAS);
+  const topology = { replicas: config.CJS_NATS_REPLICAS, logger };
+  const store = await openIdentityStore(nc, topology);
   const tokens = await createTokenIssuer(store.signingKeys, {
     issuer: config.CJS_JWT_ISSUER,
     audience: config.CJS_JWT_AUDIENCE,
@@ -65,7 +68,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     otps: new OneTimeCodes(store.otpCodes, clock),
     authenticator: new Authenticator({ nc, store, tokens, clock, logger }),
     urls: urlSigner(await loadUrlSigningSecret(store.urlSigningKeys, clock), clock),
-    artifacts: await ArtifactStore.open(nc, config.CJS_NATS_REPLICAS),
+    artifacts: await ArtifactStore.open(nc, topology),
     rateLimiter: await RateLimiter.open(nc, {
       replicas: config.CJS_NATS_REPLICAS,
       policy: { minute: config.CJS_RATE_LIMIT_PER_MINUTE, hour: config.CJS_RATE_LIMIT_PER_HOUR },
@@ -81,7 +84,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const connected = natsConnected(nc);
   const isReady = () => started && !stopped;
   const nodePlane = nodePlaneHandlers(gw);
-  const app = buildApp(gw, { natsUp: connected, readiness: () => readiness({ nats: connected, gateway: isReady }) }, nodePlane);
+  const checks = { nats: connected, ...deps.readinessChecks, gateway: isReady };
+  const app = buildApp(gw, { natsUp: connected, readiness: () => readiness(checks) }, nodePlane);
   const nodeNats = buildNodeNats({ gw, edge: { authenticator: gw.authenticator, natsUp: connected, rateLimiter: gw.rateLimiter }, handlers: nodePlane });
 
   return {

@@ -25,7 +25,7 @@ export function buildLogRelay(deps: ServiceDeps<LogRelayConfig>): Service {
   return {
     name: SERVICE,
     async start() {
-      const store = await openLogStore(nc, config);
+      const store = await openLogStore(nc, config, logger);
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
         serveRpc(nc, { subject: subjects.logsPush(), queue: queueGroups.logRelay, request: PushLogsCommand, logger, handle: pushLogs(store, config) }),

@@ -1,5 +1,6 @@
 import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "../../shared/runtime/index.js";
 import { BUCKETS, ensureBuckets, ensureStream, JsonBucket, STREAMS, subjects } from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord } from "../../shared/records/index.js";
 import type { LogRelayConfig } from "./config.js";
@@ -10,10 +11,11 @@ const DAY_MS = 86_400_000;
  * The log stream (one subject per job attempt, plus one per job for its drop counts, all
  * kept for the retention period) and the records used to fence pushes.
  */
-export async function openLogStore(nc: NatsConnection, config: Readonly<LogRelayConfig>) {
+export async function openLogStore(nc: NatsConnection, config: Readonly<LogRelayConfig>, logger: Logger) {
   const replicas = config.CJS_NATS_REPLICAS;
-  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.allocations], { replicas });
-  const jsm = await jetstreamManager(nc);
+  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.allocations], { replicas, logger });
+  // No account check up front: the stream calls below retry while JetStream does not answer.
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
   const stream = {
     name: STREAMS.logs,
     subjects: [subjects.jobLogsAll(), subjects.jobLogDropsAll()],
@@ -25,7 +27,7 @@ export async function openLogStore(nc: NatsConnection, config: Readonly<LogRelay
     duplicate_window: nanos(120_000),
     allow_direct: true,
   };
-  await ensureStream(jsm, stream);
+  await ensureStream(jsm, stream, { logger });
   return {
     js: jetstream(nc),
     jsm,

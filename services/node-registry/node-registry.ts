@@ -37,7 +37,7 @@ export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): NodeRe
   return {
     name: SERVICE,
     async start() {
-      const store = await openRegistryStore(nc, config.CJS_NATS_REPLICAS);
+      const store = await openRegistryStore(nc, { replicas: config.CJS_NATS_REPLICAS, logger });
       // Heartbeats cannot reach a replica that is cut off; after a break every node gets a full window again.
       let listeningSince = clock.now();
       void (async () => {

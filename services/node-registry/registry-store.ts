@@ -1,10 +1,10 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { BUCKETS, ensureBuckets, JsonBucket } from "../../shared/nats/index.js";
+import { BUCKETS, ensureBuckets, JsonBucket, type TopologyOptions } from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord, NodeRecord } from "../../shared/records/index.js";
 
 /** The buckets the node registry touches: it writes nodes and only reads jobs and allocations (the scheduler's). */
-export async function openRegistryStore(nc: NatsConnection, replicas: number) {
-  const kv = await ensureBuckets(nc, [BUCKETS.nodes, BUCKETS.jobs, BUCKETS.allocations], { replicas });
+export async function openRegistryStore(nc: NatsConnection, topology: TopologyOptions) {
+  const kv = await ensureBuckets(nc, [BUCKETS.nodes, BUCKETS.jobs, BUCKETS.allocations], topology);
   const nodes = new JsonBucket(kv[BUCKETS.nodes], NodeRecord);
   return {
     nodes,

@@ -2,6 +2,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import { BUCKETS, CONSUMERS, ensureBuckets, PRIORITY_GROUPS, ensureMeteringStream, JsonBucket, kvStreams } from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord, NodeRecord } from "../../shared/records/index.js";
+import type { Logger } from "../../shared/runtime/index.js";
 import type { SchedulerConfig } from "./config.js";
 import { KeyQuotaRecord } from "./key-quota-rules.js";
 
@@ -14,12 +15,12 @@ import { KeyQuotaRecord } from "./key-quota-rules.js";
  * businesses' turns apply across all of them, and replicas never race to place one job.
  * When it stops pulling for `CJS_QUEUE_ACK_WAIT_MS`, the server pins another.
  */
-export async function openSchedulerStore(nc: NatsConnection, config: Readonly<SchedulerConfig>) {
-  const replicas = config.CJS_NATS_REPLICAS;
-  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.nodes, BUCKETS.allocations, BUCKETS.keyQuotas], { replicas });
+export async function openSchedulerStore(nc: NatsConnection, config: Readonly<SchedulerConfig>, logger: Logger) {
+  const topology = { replicas: config.CJS_NATS_REPLICAS, logger };
+  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.nodes, BUCKETS.allocations, BUCKETS.keyQuotas], topology);
   const jsm = await jetstreamManager(nc);
   // Ends of charged attempts are published there before the change (billing consumes it).
-  await ensureMeteringStream(nc, { replicas });
+  await ensureMeteringStream(nc, topology);
   await jsm.consumers.add(kvStreams.name(BUCKETS.jobs), {
     durable_name: CONSUMERS.scheduler,
     deliver_policy: DeliverPolicy.All,

@@ -114,7 +114,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   return {
     name: SERVICE,
     async start() {
-      const store = await openSchedulerStore(nc, config);
+      const store = await openSchedulerStore(nc, config, logger);
       const queueDepth = new QueueDepthGuard(store, deps.clock, config.CJS_JOB_QUEUE_MAX_MESSAGES);
       const context: SchedulerContext = { ...deps, store, queueDepth, view: undefined as never, requestPlacement };
       context.view = new ClusterView(store, requestPlacement);

@@ -43,6 +43,8 @@ export async function connectNats({ url, name, logger, credentials = {} }: Conne
     reconnectTimeWait: 500,
     waitOnFirstConnect: true,
     pingInterval: 10_000,
+    // Otherwise every request captures a stack trace up front: a fifth of the scheduler's busy time when profiled.
+    noAsyncTraces: true,
   });
   try {
     assertSupportedServer(nc.info?.version, `${nc.getServer()}`);

@@ -1,5 +1,6 @@
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { Bucket, type KV } from "@nats-io/kv";
+import { setTimeout as delay } from "node:timers/promises";
 import { errors as natsErrors } from "@nats-io/transport-node";
 import type { z } from "zod";
 import { AppError } from "../errors/index.js";
@@ -12,7 +13,19 @@ export interface Versioned<T> {
 }
 
 const CAS_RETRIES = 20;
-const READ_TRIES = 5;
+const READ_TRIES = 6;
+const READ_PAUSE_MS = 50;
+
+/** A read that may succeed if tried again: it timed out, or the stream had no responder yet. */
+function isPassingReadError(error: unknown): boolean {
+  const cause = (error as { cause?: unknown })?.cause;
+  return (
+    error instanceof natsErrors.TimeoutError ||
+    cause instanceof natsErrors.TimeoutError ||
+    error instanceof natsErrors.NoRespondersError ||
+    (error instanceof natsErrors.RequestError && error.isNoResponders())
+  );
+}
 
 /** The server refused a compare-and-set because the key moved on (or already exists). */
 function isWrongSequence(error: unknown): boolean {
@@ -39,17 +52,19 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   /**
-   * A read is safe to repeat: one that timed out is tried again. A stream created a moment
-   * ago may leave API requests unanswered for a while (nats-server#6421), longer when the
-   * server is busy creating many buckets at once, as every service does on its first start.
+   * A read is safe to repeat: one that timed out, or found no responder, is tried again
+   * after a short pause. A stream created a moment ago may leave API requests unanswered
+   * for a while (nats-server#6421), and on a cluster its direct-get responders appear
+   * only once its replicas have caught up; both last longer while many buckets are
+   * created at once, as on every service's first start.
    */
   private async readEntry(key: string) {
     for (let tryNumber = 1; ; tryNumber += 1) {
       try {
         return await this.kv.get(key);
       } catch (error) {
-        const timedOut = error instanceof natsErrors.TimeoutError || (error as { cause?: unknown })?.cause instanceof natsErrors.TimeoutError;
-        if (!timedOut || tryNumber >= READ_TRIES) throw error;
+        if (!isPassingReadError(error) || tryNumber >= READ_TRIES) throw error;
+        await delay(READ_PAUSE_MS * tryNumber);
       }
     }
   }

@@ -11,14 +11,16 @@ const DUPLICATE_WINDOW_MS = 120_000;
  * (which publishes) and billing (which consumes) both provision it, so either may start
  * first. No limits: a message is removed once billing acknowledged its charge.
  */
-export async function ensureMeteringStream(nc: NatsConnection, { replicas }: TopologyOptions): Promise<void> {
-  const jsm = await jetstreamManager(nc);
-  await ensureStream(jsm, {
+export async function ensureMeteringStream(nc: NatsConnection, { replicas, logger }: TopologyOptions): Promise<void> {
+  // No account check up front: the stream calls below retry while JetStream does not answer.
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  const stream = {
     name: STREAMS.metering,
     subjects: [subjects.meteringAll()],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
     num_replicas: replicas,
     duplicate_window: nanos(DUPLICATE_WINDOW_MS),
-  });
+  };
+  await ensureStream(jsm, stream, { logger });
 }

@@ -1,8 +1,11 @@
-import type { JetStreamManager, StreamConfig } from "@nats-io/jetstream";
+import { setTimeout as delay } from "node:timers/promises";
+import { jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvOptions } from "@nats-io/kv";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
 import { BUCKETS, type BucketName, type ObjectStoreName } from "./names.js";
+import { mayPassSoon } from "./unavailable.js";
 
 const MINUTE_MS = 60_000;
 
@@ -39,31 +42,94 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
 export interface TopologyOptions {
   /** Stream replicas: 1 for a single server, 3 for a production cluster. */
   replicas: number;
+  /** Where each retry is logged; retries are silent without one. */
+  logger?: Logger | undefined;
+}
+
+/**
+ * Tries of one provisioning call. Replicas that start together race to create the same
+ * buckets, and a cluster that has just formed answers slowly or "temporarily
+ * unavailable" while its leaders settle; together the pauses wait out about 16 s.
+ */
+const PROVISION_TRIES = 8;
+const FIRST_PAUSE_MS = 250;
+const MAX_PAUSE_MS = 4_000;
+
+/** The streams provisioned through each connection: what its readiness check asks about. */
+const provisioned = new WeakMap<NatsConnection, Set<string>>();
+
+function remember(nc: NatsConnection | undefined, stream: string): void {
+  if (!nc) return;
+  const streams = provisioned.get(nc) ?? new Set<string>();
+  streams.add(stream);
+  provisioned.set(nc, streams);
+}
+
+/** Names of the streams (`KV_<bucket>`, `OBJ_<store>` included) created or opened through `nc` by this module. */
+export function provisionedStreams(nc: NatsConnection): string[] {
+  return [...(provisioned.get(nc) ?? [])].sort();
+}
+
+/** The connection a manager talks through: nats.js keeps it, but the manager's type does not say so. */
+function connectionOf(jsm: JetStreamManager): NatsConnection | undefined {
+  return (jsm as Partial<{ getConnection(): NatsConnection }>).getConnection?.();
+}
+
+/**
+ * Runs an idempotent provisioning call, again after a pause when NATS did not answer or
+ * JetStream refused (a leader moving, a racing create not yet visible). Bounded: a refusal
+ * that lasts, such as more replicas than servers, fails after the last try.
+ */
+async function provision<T>(what: string, logger: Logger | undefined, call: () => Promise<T>): Promise<T> {
+  for (let tryNumber = 1; ; tryNumber += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!mayPassSoon(error) || tryNumber >= PROVISION_TRIES) throw error;
+      const pauseMs = Math.min(FIRST_PAUSE_MS * 2 ** (tryNumber - 1), MAX_PAUSE_MS);
+      logger?.warn({ err: error, try: tryNumber, of: PROVISION_TRIES, retry_in_ms: pauseMs }, `provisioning ${what} failed; trying again`);
+      await delay(pauseMs);
+    }
+  }
 }
 
 /**
  * Creates the buckets a service needs, or opens them when another replica already did.
  * Idempotent, so every replica runs it on start.
+ *
+ * Every bucket is read from its stream's leader (`allow_direct: false`): a direct get may
+ * be answered by any replica of an R3 stream, one that has not seen the last write yet, so
+ * a job just submitted through one gateway could be "not found" through another. A bucket
+ * made with direct reads (by an older version) is switched before it is opened.
  */
 export async function ensureBuckets<Names extends BucketName>(
   nc: NatsConnection,
   names: readonly Names[],
-  { replicas }: TopologyOptions,
+  { replicas, logger }: TopologyOptions,
 ): Promise<Record<Names, KV>> {
   const kvm = new Kvm(nc);
+  const jsm = await jetstreamManager(nc);
   const createOrOpen = async (name: Names): Promise<KV> => {
     try {
-      return await kvm.create(name, { ...BUCKET_OPTIONS[name], replicas });
+      return await kvm.create(name, { ...BUCKET_OPTIONS[name], replicas, allow_direct: false });
     } catch (error) {
       // Two replicas creating the same bucket at once: the loser opens the winner's.
       try {
+        const { config } = await jsm.streams.info(`KV_${name}`);
+        if (config.allow_direct) await jsm.streams.update(config.name, { ...config, allow_direct: false });
         return await kvm.open(name);
       } catch {
         throw error;
       }
     }
   };
-  const opened = await Promise.all(names.map(createOrOpen));
+  const opened = await Promise.all(
+    names.map(async (name) => {
+      const kv = await provision(`bucket ${name}`, logger, () => createOrOpen(name));
+      remember(nc, `KV_${name}`);
+      return kv;
+    }),
+  );
   return Object.fromEntries(names.map((name, index) => [name, opened[index]])) as Record<Names, KV>;
 }
 
@@ -71,30 +137,41 @@ export async function ensureBuckets<Names extends BucketName>(
  * Creates a stream, or brings an existing one to this configuration. Idempotent and safe
  * when replicas race: the loser of a concurrent create finds the winner's stream.
  */
-export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
-  if (await jsm.streams.info(config.name).catch(() => null)) {
-    await jsm.streams.update(config.name, config);
-    return;
-  }
-  await jsm.streams.add(config).catch(async (error: unknown) => {
-    if (!(await jsm.streams.info(config.name).catch(() => null))) throw error;
+export async function ensureStream(
+  jsm: JetStreamManager,
+  config: Partial<StreamConfig> & { name: string },
+  { logger }: Pick<TopologyOptions, "logger"> = {},
+): Promise<void> {
+  await provision(`stream ${config.name}`, logger, async () => {
+    if (await jsm.streams.info(config.name).catch(() => null)) {
+      await jsm.streams.update(config.name, config);
+      return;
+    }
+    await jsm.streams.add(config).catch(async (error: unknown) => {
+      if (!(await jsm.streams.info(config.name).catch(() => null))) throw error;
+    });
   });
+  remember(connectionOf(jsm), config.name);
 }
 
 /**
  * Creates an object store, or opens it when another replica already did. Idempotent, so
  * every replica runs it on start.
  */
-export async function ensureObjectStore(nc: NatsConnection, name: ObjectStoreName, { replicas }: TopologyOptions): Promise<ObjectStore> {
+export async function ensureObjectStore(nc: NatsConnection, name: ObjectStoreName, { replicas, logger }: TopologyOptions): Promise<ObjectStore> {
   const objm = new Objm(nc);
-  try {
-    return await objm.create(name, { replicas });
-  } catch (error) {
-    // Two replicas creating the same store at once: the loser opens the winner's.
+  const store = await provision(`object store ${name}`, logger, async () => {
     try {
-      return await objm.open(name);
-    } catch {
-      throw error;
+      return await objm.create(name, { replicas });
+    } catch (error) {
+      // Two replicas creating the same store at once: the loser opens the winner's.
+      try {
+        return await objm.open(name);
+      } catch {
+        throw error;
+      }
     }
-  }
+  });
+  remember(nc, `OBJ_${name}`);
+  return store;
 }

@@ -1,4 +1,4 @@
-import { JetStreamError } from "@nats-io/jetstream";
+import { JetStreamApiError, JetStreamError } from "@nats-io/jetstream";
 import { errors as natsErrors } from "@nats-io/transport-node";
 import { AppError, isAppError } from "../errors/index.js";
 
@@ -11,11 +11,26 @@ const TRANSPORT_ERRORS = [
   natsErrors.DrainingConnectionError,
 ];
 
-/** True for a failure of NATS itself (no answer, no connection, JetStream not ready), as opposed to a bug. */
+/**
+ * True for a failure of NATS itself (no answer, no connection, JetStream not ready — a
+ * 503 from the JetStream API, as while a cluster elects a leader), as opposed to a bug.
+ */
 export function isNatsUnavailable(error: unknown): boolean {
   if (TRANSPORT_ERRORS.some((type) => error instanceof type) || error instanceof JetStreamError) return true;
+  if (error instanceof JetStreamApiError && error.status === 503) return true;
   const cause = (error as { cause?: unknown } | null)?.cause;
   return cause !== undefined && cause !== error && isNatsUnavailable(cause);
+}
+
+/**
+ * True for a failure that may pass by itself: NATS unavailable, or JetStream refusing a
+ * request while its leaders settle (a cluster forming or a leader moving). Only for
+ * idempotent calls, retried a bounded number of times: a refusal that lasts looks the same.
+ */
+export function mayPassSoon(error: unknown): boolean {
+  if (isNatsUnavailable(error) || error instanceof JetStreamApiError) return true;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== error && mayPassSoon(cause);
 }
 
 /**

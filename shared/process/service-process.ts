@@ -1,20 +1,24 @@
-import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { connectNats } from "../nats/index.js";
+import { reportStartFailure } from "./start-failure.js";
+import { jetStreamHealth, type JetStreamHealth, provisionedStreams } from "../nats/index.js";
 import {
   type BaseConfig,
   type Clock,
+  closeOpsServer,
   ConfigError,
   collectProcessMetrics,
   createLogger,
   installShutdown,
   type Logger,
   natsConnected,
+  type ReadinessCheck,
   type Service,
   startOpsServer,
+  serverUrl,
   systemClock,
 } from "../runtime/index.js";
+import { startWithRetries } from "./start-with-retries.js";
+import { connectWhenReachable, untilJetStreamReady } from "./wait-for-nats.js";
 
 /** What every `build<Name>(deps)` factory receives. */
 export interface ServiceDeps<C> {
@@ -36,9 +40,12 @@ export interface ServiceProcessOptions<C extends ServiceProcessConfig> {
 
 /**
  * The whole life of a one-service process, for its `main.ts`: load config (exit 2 when it
- * is invalid), connect, build, start, serve `/metrics` `/healthz` `/readyz`, and on
- * SIGTERM stop the service before closing the ops server and draining NATS. A failure
- * while starting is logged and exits 1; the returned promise never rejects.
+ * is invalid), serve `/metrics` `/healthz` `/readyz`, connect (waiting for NATS as long as
+ * it takes, and saying so in the log), wait for JetStream, build and start, and on SIGTERM
+ * stop the service before closing the ops server and draining NATS. `/readyz` is 503
+ * until the connection is up, JetStream answers for every stream the service provisioned,
+ * and the service has started. A failure while starting is logged and exits 1; the
+ * returned promise never rejects.
  */
 export async function runServiceProcess<C extends ServiceProcessConfig>(options: ServiceProcessOptions<C>): Promise<void> {
   const { name } = options;
@@ -51,33 +58,36 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
   }
 
   const logger = createLogger({ service: name, level: config.LOG_LEVEL });
+  let nc: NatsConnection | undefined;
+  let natsUp: ReadinessCheck = () => false;
+  let jetStream: JetStreamHealth | undefined;
+  let service: Service | undefined;
   try {
     collectProcessMetrics();
-    const nc = await connectNats({ url: config.NATS_URL, credentials: config, name, logger });
-    const service = options.build({ nc, logger, clock: systemClock, config });
-    await service.start();
     const ops = await startOpsServer({
       host: config.CJS_OPS_HOST,
       port: config.CJS_OPS_PORT,
-      checks: { nats: natsConnected(nc), service: () => service.ready() },
+      checks: { nats: () => natsUp(), jetstream: () => jetStream?.ready() ?? false, service: () => service?.ready() ?? false },
     });
-    logger.info({ ops: opsUrl(ops) }, `${name} ready`);
+    const opsUrl = serverUrl(ops);
+    logger.info({ ops: opsUrl }, `${name} serves /healthz and /readyz on ${opsUrl}`);
     installShutdown(logger, async () => {
-      await service.stop();
-      await closeServer(ops);
-      await nc.drain();
+      await service?.stop();
+      jetStream?.stop();
+      await closeOpsServer(ops);
+      await nc?.drain();
     });
+
+    const connection = await connectWhenReachable({ url: config.NATS_URL, credentials: config, name, logger });
+    nc = connection;
+    natsUp = natsConnected(connection);
+    const health = jetStreamHealth(connection, () => provisionedStreams(connection), { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS });
+    jetStream = health;
+    await untilJetStreamReady(health, config.NATS_URL, logger);
+    service = await startWithRetries(() => options.build({ nc: connection, logger, clock: systemClock, config }), { name, logger, jetStream: health });
+    logger.info({ ops: opsUrl }, `${name} ready`);
   } catch (error) {
-    logger.fatal({ err: error }, `${name} failed to start`);
+    reportStartFailure(logger, name, error);
     process.exit(1);
   }
-}
-
-function opsUrl(server: Server): string {
-  const { address, family, port } = server.address() as AddressInfo;
-  return `http://${family === "IPv6" ? `[${address}]` : address}:${port}`;
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
 }

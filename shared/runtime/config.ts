@@ -46,5 +46,7 @@ export const BaseConfig = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Replicas of the streams and buckets a service creates (3 in a production cluster). */
   CJS_NATS_REPLICAS: intSetting(1, { min: 1, max: 5 }),
+  /** Pause between the JetStream checks behind `/readyz` (each asks every stream the service uses for its leader). */
+  CJS_JETSTREAM_PROBE_INTERVAL_MS: intSetting(5_000, { min: 100, max: 300_000 }),
 });
 export type BaseConfig = z.infer<typeof BaseConfig>;

@@ -4,7 +4,7 @@ export type { Logger } from "./logger.js";
 export { collectProcessMetrics, metricsRegistry, natsRequestSeconds } from "./metrics.js";
 export { natsConnected, readiness } from "./health.js";
 export type { ReadinessCheck, ReadinessReport } from "./health.js";
-export { startOpsServer } from "./ops-server.js";
+export { closeOpsServer, serverUrl, startOpsServer } from "./ops-server.js";
 export { installShutdown, systemClock } from "./lifecycle.js";
 export type { Clock, Service } from "./lifecycle.js";
 export { formatPath, zodIssues } from "./zod-issues.js";

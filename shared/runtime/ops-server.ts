@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { metricsRegistry } from "./metrics.js";
 import { readiness, type ReadinessCheck } from "./health.js";
 
@@ -8,21 +9,23 @@ import { readiness, type ReadinessCheck } from "./health.js";
  */
 export async function startOpsServer(options: { host: string; port: number; checks: Record<string, ReadinessCheck> }): Promise<Server> {
   const server = createServer((req, res) => {
+    const send = (status: number, contentType: string, body: string) => {
+      // Once closing, a connection must not wait for another request: a prober's keep-alive would hold the close open for ever.
+      const headers = { "content-type": contentType, ...(server.listening ? {} : { connection: "close" }) };
+      res.writeHead(status, headers);
+      res.end(body);
+    };
     void (async () => {
       const path = (req.url ?? "/").split("?")[0];
       if (req.method === "GET" && path === "/metrics") {
-        res.writeHead(200, { "content-type": metricsRegistry.contentType });
-        res.end(await metricsRegistry.metrics());
+        send(200, metricsRegistry.contentType, await metricsRegistry.metrics());
       } else if (req.method === "GET" && path === "/healthz") {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ status: "ok" }));
+        send(200, "application/json", JSON.stringify({ status: "ok" }));
       } else if (req.method === "GET" && path === "/readyz") {
         const report = readiness(options.checks);
-        res.writeHead(report.ready ? 200 : 503, { "content-type": "application/json" });
-        res.end(JSON.stringify(report));
+        send(report.ready ? 200 : 503, "application/json", JSON.stringify(report));
       } else {
-        res.writeHead(404, { "content-type": "application/json" });
-        res.end(JSON.stringify({ status: "ERROR", code: "route.not_found", message: "No operation lives at this path." }));
+        send(404, "application/json", JSON.stringify({ status: "ERROR", code: "route.not_found", message: "No operation lives at this path." }));
       }
     })();
   });
@@ -31,4 +34,17 @@ export async function startOpsServer(options: { host: string; port: number; chec
     server.listen(options.port, options.host, () => resolve());
   });
   return server;
+}
+
+/** The URL a listening server answers on, e.g. `http://127.0.0.1:9102`. */
+export function serverUrl(server: Server): string {
+  const { address, family, port } = server.address() as AddressInfo;
+  return `http://${family === "IPv6" ? `[${address}]` : address}:${port}`;
+}
+
+/** Stops listening, ends idle keep-alive connections and lets requests in flight finish, each on a connection that then closes. */
+export function closeOpsServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+  server.closeIdleConnections();
+  return closed;
 }

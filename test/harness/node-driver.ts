@@ -153,8 +153,9 @@ export function driveNodes(nodes: readonly FakeNode[], options: DriveOptions): N
       try {
         const reply = await node.heartbeat();
         for (const order of reply.stop) {
-          // The heartbeat listed an attempt whose result was being recorded meanwhile: nothing to stop.
-          if (order.reason === "succeeded" && reported.has(`${order.job_id}#${order.attempt}`)) continue;
+          // The heartbeat listed an attempt whose result was being recorded meanwhile: nothing to stop. On an
+          // operator pool the freed reservation no longer names the job's business, so the registry says "unknown".
+          if ((order.reason === "succeeded" || order.reason === "unknown") && reported.has(`${order.job_id}#${order.attempt}`)) continue;
           stats.unexpected.push(`heartbeat told ${node.nodeId} to stop ${order.job_id}#${order.attempt} (${order.reason})`);
           if (node.running.get(order.job_id)?.attempt === order.attempt) node.running.delete(order.job_id);
         }

@@ -4,7 +4,7 @@ import { ComputeClient } from "../../shared/client/index.js";
 import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
-import { type Clock, collectProcessMetrics, randomBase62, systemClock, type Service } from "../../shared/runtime/index.js";
+import { type Clock, collectProcessMetrics, type Logger, randomBase62, systemClock, type Service } from "../../shared/runtime/index.js";
 import { buildBilling } from "../../services/billing/billing.js";
 import { BillingConfig } from "../../services/billing/config.js";
 import { LogRelayConfig } from "../../services/log-relay/config.js";
@@ -26,7 +26,8 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function startGateway(natsUrl: string, env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<RunningGateway> {
+/** `logger`: where the gateway logs (silent unless TEST_LOG_LEVEL says otherwise), for tests that read its lines. */
+export async function startGateway(natsUrl: string, env: Record<string, string> = {}, options: { clock?: Clock; logger?: Logger } = {}): Promise<RunningGateway> {
   collectProcessMetrics();
   const config = GatewayConfig.parse({ NATS_URL: natsUrl, CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...env });
   const nc = await connect({ servers: natsUrl.split(","), name: "test-gateway", maxReconnectAttempts: -1, reconnectTimeWait: 200 });
@@ -35,7 +36,7 @@ export async function startGateway(natsUrl: string, env: Record<string, string> 
     nc,
     config,
     clock: options.clock ?? systemClock,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     sendOtp: async (to, code) => void outbox.set(to, [...(outbox.get(to) ?? []), code]),
   });
   await gateway.start();

@@ -7,11 +7,12 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../../shared/client/index.js";
-import { SetCreditResponse, type LedgerEntry } from "../../shared/contract/index.js";
+import { SetCreditResponse } from "../../shared/contract/index.js";
 import { CONSUMERS, encodeJson, requestRpc, STREAMS, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { chargeMicros } from "../../services/billing/metering/charge.js";
 import { FakeNode } from "../harness/fake-node.js";
+import { listAllLedgerEntries } from "../harness/listing.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { driveNodes, type NodeDriver } from "../harness/node-driver.js";
 import { startServiceProcess, type ServiceProcess } from "../harness/service-process.js";
@@ -65,24 +66,12 @@ async function operatorNode(): Promise<FakeNode> {
   return FakeNode.register(client, gateway.baseUrl, tenant.app.app_id, { pool_id: "default", capacity: { cpu: SLOTS, memory_mb: SLOTS * 1024, gpu: 0, slots: SLOTS } });
 }
 
-async function allEntries(client: ComputeClient): Promise<{ balance: number; items: LedgerEntry[] }> {
-  const items: LedgerEntry[] = [];
-  let balance = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await client.call("listLedger", { limit: 200, ...(cursor === undefined ? {} : { cursor }) });
-    if (cursor === undefined) balance = page.balance;
-    items.push(...page.items);
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
-  return { balance, items };
-}
 
 async function submitWave(client: ComputeClient, into: string[]): Promise<void> {
   for (let index = 0; index < WAVE; index += 1) into.push((await client.call("submitJob", { ...JOB, name: `metered-${into.length}` })).job_id);
 }
 
-const debitedJobs = async (client: ComputeClient) => new Set((await allEntries(client)).items.filter((entry) => entry.kind === "debit").map((entry) => entry.job_id));
+const debitedJobs = async (client: ComputeClient) => new Set((await listAllLedgerEntries(client)).items.filter((entry) => entry.kind === "debit").map((entry) => entry.job_id));
 
 describe("a billing replica SIGKILLed mid-stream", () => {
   it("every attempt on an operator pool is still debited exactly once, copies of its message included", async () => {
@@ -121,7 +110,7 @@ describe("a billing replica SIGKILLed mid-stream", () => {
       }, { timeout: 60_000, interval: 100 })
       .toBe(0);
 
-    const { balance, items } = await allEntries(client);
+    const { balance, items } = await listAllLedgerEntries(client);
     const debits = items.filter((entry) => entry.kind === "debit");
     expect(debits.map((entry) => entry.job_id).sort()).toEqual([...submitted].sort());
     expect(new Set(items.map((entry) => entry.entry_id)).size).toBe(items.length);

@@ -9,9 +9,9 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ComputeClient } from "../../shared/client/index.js";
-import type { JobSummary } from "../../shared/contract/index.js";
 import { decodeJson, PingReply, subjects } from "../../shared/nats/index.js";
 import { FakeNode } from "../harness/fake-node.js";
+import { listAllJobs } from "../harness/listing.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { driveNodes, type DriveStats, type NodeDriver } from "../harness/node-driver.js";
 import { startServiceProcess, type ServiceProcess } from "../harness/service-process.js";
@@ -68,17 +68,6 @@ async function submitJobs(users: ComputeClient[], count: number, concurrency: nu
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
-/** Every job of the pool, page by page. */
-async function listAllJobs(user: ComputeClient): Promise<JobSummary[]> {
-  const all: JobSummary[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await user.call("listJobs", { pool_id: POOL, limit: 200, ...(cursor === undefined ? {} : { cursor }) });
-    all.push(...page.items);
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
-  return all;
-}
 
 /** What each test asserts at the end: everything succeeded, once, on one node, and every slot is free again. */
 async function expectAllSucceededOnce(fleet: Fleet, submitted: readonly string[], stats: DriveStats): Promise<void> {
@@ -87,7 +76,7 @@ async function expectAllSucceededOnce(fleet: Fleet, submitted: readonly string[]
   expect(stats.overbooked).toEqual([]);
   expect(new Set(submitted).size).toBe(submitted.length);
 
-  const jobs = await listAllJobs(fleet.users[0]!);
+  const jobs = await listAllJobs(fleet.users[0]!, POOL);
   expect(jobs.map((job) => job.job_id).sort()).toEqual([...submitted].sort());
   const notSucceeded = jobs.filter((job) => job.state !== "succeeded").map(({ job_id, state, attempt, node_id }) => ({ job_id, state, attempt, node_id }));
   expect(notSucceeded).toEqual([]);
@@ -111,7 +100,7 @@ async function driven(driver: NodeDriver, fleet: Fleet, submitted: readonly stri
   try {
     await driver.done;
   } catch (error) {
-    const unfinished = (await listAllJobs(fleet.users[0]!).catch(() => []))
+    const unfinished = (await listAllJobs(fleet.users[0]!, POOL).catch(() => []))
       .filter((job) => !driver.stats.finished.has(job.job_id))
       .slice(0, 10)
       .map(({ job_id, state, attempt, node_id, pending_reason }) => ({ job_id, state, attempt, node_id, pending_reason }));

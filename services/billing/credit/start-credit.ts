@@ -55,7 +55,7 @@ export async function startCredit(
   const { nc, logger, clock, config } = deps;
   const { catalog, ledger, subscriptions: subscriptionBucket } = shared;
   const replicas = config.CJS_NATS_REPLICAS;
-  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.businesses], { replicas });
+  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.businesses], { replicas, logger });
   const ctx: CreditContext = {
     nc,
     logger,
@@ -66,7 +66,7 @@ export async function startCredit(
     planOf: (account) => accountPlan(subscriptionBucket, catalog, logger, account, clock.now()),
   };
 
-  await ensureMeteringStream(nc, { replicas });
+  await ensureMeteringStream(nc, { replicas, logger });
   const jsm = await jetstreamManager(nc);
   await jsm.consumers.add(STREAMS.metering, {
     durable_name: CONSUMERS.billingMetering,

@@ -5,7 +5,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import { Artifact } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { BUCKETS, ensureBuckets, ensureObjectStore, JsonBucket, kvKey, OBJECT_STORES } from "../../../shared/nats/index.js";
+import { BUCKETS, ensureBuckets, ensureObjectStore, JsonBucket, kvKey, OBJECT_STORES, type TopologyOptions } from "../../../shared/nats/index.js";
 import { readObject, type ByteSpan } from "./read-object.js";
 
 /** One artifact: tenancy, job and name. */
@@ -79,10 +79,10 @@ export class ArtifactStore {
     private readonly js: JetStreamClient,
   ) {}
 
-  static async open(nc: NatsConnection, replicas: number): Promise<ArtifactStore> {
+  static async open(nc: NatsConnection, topology: TopologyOptions): Promise<ArtifactStore> {
     const [objects, kv] = await Promise.all([
-      ensureObjectStore(nc, OBJECT_STORES.artifacts, { replicas }),
-      ensureBuckets(nc, [BUCKETS.artifactIndex], { replicas }),
+      ensureObjectStore(nc, OBJECT_STORES.artifacts, topology),
+      ensureBuckets(nc, [BUCKETS.artifactIndex], topology),
     ]);
     return new ArtifactStore(objects, new JsonBucket(kv[BUCKETS.artifactIndex], ArtifactRecord), jetstream(nc));
   }

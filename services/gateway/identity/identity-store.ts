@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { BUCKETS, ensureBuckets, JsonBucket } from "../../../shared/nats/index.js";
+import { BUCKETS, ensureBuckets, JsonBucket, type TopologyOptions } from "../../../shared/nats/index.js";
 import { UrlSigningKeyRecord } from "../http/signed-url.js";
 import {
   ApiKeyOwnerRecord,
@@ -15,7 +15,7 @@ import {
 } from "./records.js";
 
 /** The identity buckets the gateway owns, each typed by its record schema. */
-export async function openIdentityStore(nc: NatsConnection, replicas: number) {
+export async function openIdentityStore(nc: NatsConnection, topology: TopologyOptions) {
   const kv = await ensureBuckets(
     nc,
     [
@@ -30,7 +30,7 @@ export async function openIdentityStore(nc: NatsConnection, replicas: number) {
       BUCKETS.loginGuards,
       BUCKETS.signingKeys,
     ],
-    { replicas },
+    topology,
   );
   return {
     apps: new JsonBucket(kv[BUCKETS.apps], AppRecord),

@@ -59,7 +59,7 @@ export class RateLimiter {
 
   /** Creates the shared counter bucket if needed and opens it with a short timeout of its own. */
   static async open(nc: NatsConnection, options: { replicas: number; policy: RateLimitPolicy; clock: Clock; logger: Logger }): Promise<RateLimiter> {
-    await ensureBuckets(nc, [BUCKETS.rateLimits], { replicas: options.replicas });
+    await ensureBuckets(nc, [BUCKETS.rateLimits], { replicas: options.replicas, logger: options.logger });
     const kv = await new Kvm(jetstream(nc, { timeout: KV_TIMEOUT_MS })).open(BUCKETS.rateLimits);
     return new RateLimiter({ bucket: new JsonBucket(kv, RateLimitRecord), clock: options.clock, logger: options.logger, policy: options.policy });
   }

@@ -1,0 +1,37 @@
+import type { Server } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { closeOpsServer, serverUrl, startOpsServer } from "./ops-server.js";
+
+let server: Server | undefined;
+
+afterEach(() => {
+  server?.closeAllConnections();
+});
+
+describe("ops server", () => {
+  it("answers /healthz 200 and /readyz 503 with each check while one fails", async () => {
+    server = await startOpsServer({ host: "127.0.0.1", port: 0, checks: { nats: () => true, service: () => false } });
+    const base = serverUrl(server);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ ready: false, checks: { nats: true, service: false } });
+    await closeOpsServer(server);
+  });
+
+  it("a close that begins while a keep-alive request is being answered ends that connection, so the close completes", async () => {
+    let closing: Promise<void> | undefined;
+    const ops = await startOpsServer({
+      host: "127.0.0.1",
+      port: 0,
+      // The check runs inside the request: the close begins while its connection is busy.
+      checks: { closeNow: () => ((closing ??= closeOpsServer(ops)), true) },
+    });
+    server = ops;
+    const response = await fetch(`${serverUrl(ops)}/readyz`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("connection")).toBe("close");
+    await closing;
+    expect(ops.listening).toBe(false);
+  });
+});

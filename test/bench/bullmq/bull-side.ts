@@ -3,8 +3,8 @@ import { startBenchProcess, type BenchProcess } from "../bench-process.js";
 import type { Cleanup } from "../cleanup.js";
 import type { ProcessRef } from "../proc-stats.js";
 import type { Progress } from "../progress.js";
-import { bullConnection, type BullConnection } from "./connection.js";
 import { startRedisServer } from "./redis-server.js";
+import { BULLMQ_STACK } from "./versions.js";
 import { WorkerMessage } from "./worker/messages.js";
 
 /** The Worker's concurrency: the BullMQ analogue of our 100 node slots. */
@@ -22,7 +22,7 @@ export interface BullWorker {
 export interface BullSide {
   readonly queueName: string;
   readonly queue: Queue;
-  /** The Redis client under BullMQ (see connection.ts). */
+  /** BullMQ's version and the Redis client under it (ioredis, as BullMQ's docs set it up). */
   readonly driver: string;
   readonly redis: ProcessRef;
   /** Starts the Worker process (concurrency 100, a no-op processor) and waits until it is ready. */
@@ -35,17 +35,15 @@ export async function startBullSide(cleanup: Cleanup, progress: Progress, queueN
   const redis = await startRedisServer();
   const stopRedis = cleanup.add("redis-server", () => redis.stop());
   const workers = new Set<BullWorker>();
-  let connection: BullConnection | undefined;
   let queue: Queue | undefined;
   const stop = async (): Promise<void> => {
     await Promise.all([...workers].map((worker) => worker.stop()));
     await queue?.close().catch(() => undefined);
-    await connection?.close();
     await stopRedis();
   };
   try {
-    connection = await bullConnection(redis.port, "bench-queue");
-    queue = new Queue(queueName, { connection: connection.client });
+    // As BullMQ's docs set a Queue up: connection options, from which BullMQ makes its own ioredis client.
+    queue = new Queue(queueName, { connection: { host: "127.0.0.1", port: redis.port } });
     await queue.waitUntilReady();
   } catch (error) {
     await stop();
@@ -100,5 +98,5 @@ export async function startBullSide(cleanup: Cleanup, progress: Progress, queueN
     return worker;
   };
 
-  return { queueName, queue, driver: connection.driver, redis: { name: "redis-server", pid: redis.pid }, startWorker, stop };
+  return { queueName, queue, driver: BULLMQ_STACK, redis: { name: "redis-server", pid: redis.pid }, startWorker, stop };
 }

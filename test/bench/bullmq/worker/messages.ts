@@ -2,8 +2,8 @@ import { z } from "zod";
 
 /** What the BullMQ worker process tells the bench over its IPC channel. */
 export const WorkerMessage = z.discriminatedUnion("type", [
-  /** The Worker is connected and waiting for jobs; `driver` names the Redis client. */
-  z.object({ type: z.literal("ready"), driver: z.string() }),
+  /** The Worker is connected and waiting for jobs. */
+  z.object({ type: z.literal("ready") }),
   /** Since the last message: `[job id, monotonic ms]` when the processor began each job, and when each was completed. */
   z.object({ type: z.literal("events"), started: z.array(z.tuple([z.string(), z.number()])), completed: z.array(z.tuple([z.string(), z.number()])) }),
   z.object({ type: z.literal("error"), message: z.string() }),

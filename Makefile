@@ -34,8 +34,8 @@ build: node-deps
 lint: node-deps
 	npm run lint
 
-# Ours against BullMQ, side by side (docs/benchmarks.md). Quick by default (about eight
-# minutes); `make bench BENCH_ARGS=--full` for the long run. BullMQ needs a redis-server:
+# Ours against BullMQ, side by side (docs/benchmarks.md). Quick by default (7 to 8 minutes
+# on 2 cores); `make bench BENCH_ARGS=--full` for the long run. BullMQ needs a redis-server:
 # installed from Debian's packages when missing.
 BENCH_ARGS ?= --quick
 bench: node-deps nats-server

@@ -6,7 +6,7 @@ import { ConfigError, parseConfig } from "../../shared/runtime/index.js";
 export const SCENARIOS = ["burst", "open-loop", "backlog", "submit", "log-ingest", "rate-limiter"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
-/** How big a run is: `quick` (the default, about eight minutes) or `full`. */
+/** How big a run is: `quick` (the default, 7 to 8 minutes on a 2-core machine) or `full`. */
 const SIZES = {
   quick: {
     rounds: 3,
@@ -77,7 +77,7 @@ export interface BenchConfig {
 
 export const USAGE = `usage: npx tsx test/bench/main.ts [--quick | --full] [--only ${SCENARIOS.join(",")}] [--json FILE]
 
-  --quick        the default (what make bench runs): about eight minutes
+  --quick        the default (what make bench runs): 7 to 8 minutes on a 2-core machine
   --full         more rounds, longer windows, bigger bursts and backlog: about 40 minutes
   --only LIST    run only these scenarios (comma-separated)
   --json FILE    also write the results as JSON

@@ -34,9 +34,12 @@ build: node-deps
 lint: node-deps
 	npm run lint
 
-# Quick by default (under a minute); `make bench BENCH_ARGS=--full` for the long run (docs/benchmarks.md).
+# Ours against BullMQ, side by side (docs/benchmarks.md). Quick by default (7 to 8 minutes
+# on 2 cores); `make bench BENCH_ARGS=--full` for the long run. BullMQ needs a redis-server:
+# installed from Debian's packages when missing.
 BENCH_ARGS ?= --quick
-bench: node-deps
+bench: node-deps nats-server
+	@deploy/scripts/ensure-redis-server.sh
 	npx tsx test/bench/main.ts $(BENCH_ARGS)
 
 clean:

@@ -3,63 +3,90 @@ import { z } from "zod";
 import { ConfigError, parseConfig } from "../../shared/runtime/index.js";
 
 /** The scenarios, by the name `--only` takes, in the order they run. */
-export const SCENARIOS = ["submit", "end-to-end", "log-ingest", "rate-limiter"] as const;
+export const SCENARIOS = ["burst", "open-loop", "backlog", "submit", "log-ingest", "rate-limiter"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
-/** How big a run is: `quick` (the default, under a minute) or `full`. */
+/** How big a run is: `quick` (the default, 7 to 8 minutes on a 2-core machine) or `full`. */
 const SIZES = {
-  quick: { measureMs: 1_500, warmupMs: 300, jobs: 300, rounds: 3, requestsPerRound: 500 },
-  full: { measureMs: 10_000, warmupMs: 1_000, jobs: 1_000, rounds: 6, requestsPerRound: 3_000 },
+  quick: {
+    rounds: 3,
+    burstJobs: 500,
+    warmupJobs: 100,
+    windowMs: 2_000,
+    warmupMs: 500,
+    openLoopStepMs: 2_000,
+    openLoopSettleMs: 10_000,
+    backlogJobs: 20_000,
+    submitWindowJobs: 1_000,
+    requestsPerRound: 500,
+  },
+  full: {
+    rounds: 5,
+    burstJobs: 2_000,
+    warmupJobs: 300,
+    windowMs: 5_000,
+    warmupMs: 1_000,
+    openLoopStepMs: 10_000,
+    openLoopSettleMs: 30_000,
+    backlogJobs: 100_000,
+    submitWindowJobs: 5_000,
+    requestsPerRound: 3_000,
+  },
 } as const;
 
 const emptyAsUnset = (value: unknown) => (value === "" ? undefined : value);
+const optionalInt = (min: number, max: number) => z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).max(max).optional());
 
 /** The environment the bench reads; each unset size comes from `--quick` or `--full`. */
 const BenchEnv = z.object({
-  /** Jobs driven through the end-to-end scenario. */
-  BENCH_JOBS: z.preprocess(emptyAsUnset, z.coerce.number().int().min(1).max(1_000_000).optional()),
-  /** Concurrent clients of the submit scenario, comma-separated (`1,16,64`). */
-  BENCH_CONCURRENCY: z.preprocess(
-    emptyAsUnset,
-    z
-      .string()
-      .regex(/^\d+(,\d+)*$/, "comma-separated positive integers, e.g. 1,16,64")
-      .transform((text) => text.split(",").map(Number))
-      .refine((list) => list.every((count) => count >= 1 && count <= 1024), "each between 1 and 1024")
-      .default([1, 16, 64]),
-  ),
-  /** A nats-server to use instead of starting one per scenario (read by the test harness's `startNats`). */
-  NATS_URL: z.preprocess(emptyAsUnset, z.string().min(1).optional()),
-  /** Length of each measured step (one submit setting, one log ingest setting), in seconds. */
+  /** Jobs of each measured burst. */
+  BENCH_JOBS: optionalInt(1, 1_000_000),
+  /** Jobs queued in the backlog scenario. */
+  BENCH_BACKLOG: optionalInt(1, 10_000_000),
+  /** Rounds of every comparison (each round measures both sides). */
+  BENCH_ROUNDS: optionalInt(1, 100),
+  /** Length of each closed-loop measuring window, in seconds. */
   BENCH_SECONDS: z.preprocess(emptyAsUnset, z.coerce.number().positive().max(3_600).optional()),
+  /** LOG_LEVEL of our services (their default, `info`, as deployed). */
+  BENCH_SERVICE_LOG_LEVEL: z.preprocess(emptyAsUnset, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
 });
 
 export interface BenchConfig {
   size: keyof typeof SIZES;
   only: readonly ScenarioName[];
   jsonFile: string | undefined;
-  /** Set: every scenario runs on this shared server. */
-  natsUrl: string | undefined;
-  jobs: number;
-  concurrency: readonly number[];
-  measureMs: number;
-  warmupMs: number;
-  /** Rounds of the rate-limiter comparison, each one phase counted and one not. */
   rounds: number;
+  burstJobs: number;
+  /** Jobs of the unmeasured burst each side runs first. */
+  warmupJobs: number;
+  /** Closed-loop measuring windows (submit rates, list and retrieve, log pushes). */
+  windowMs: number;
+  /** Unmeasured requests before each closed-loop window. */
+  warmupMs: number;
+  /** Each open-loop step sends for this long… */
+  openLoopStepMs: number;
+  /** …and its jobs that start within this much after it count for its latency. */
+  openLoopSettleMs: number;
+  backlogJobs: number;
+  /** Submits in each measured submit window of the backlog scenario (a count, so both queues grow alike). */
+  submitWindowJobs: number;
+  /** Requests per side in each round of the rate-limiter comparison. */
   requestsPerRound: number;
+  serviceLogLevel: string;
 }
 
 export const USAGE = `usage: npx tsx test/bench/main.ts [--quick | --full] [--only ${SCENARIOS.join(",")}] [--json FILE]
 
-  --quick        a run of under a minute (the default; what make bench runs)
-  --full         longer steps and more jobs: steadier numbers
+  --quick        the default (what make bench runs): 7 to 8 minutes on a 2-core machine
+  --full         more rounds, longer windows, bigger bursts and backlog: about 40 minutes
   --only LIST    run only these scenarios (comma-separated)
   --json FILE    also write the results as JSON
 
-  env BENCH_JOBS         jobs of the end-to-end scenario (quick ${SIZES.quick.jobs}, full ${SIZES.full.jobs})
-  env BENCH_CONCURRENCY  concurrent clients of the submit scenario (default 1,16,64)
-  env BENCH_SECONDS      length of each measured step (quick ${SIZES.quick.measureMs / 1000}, full ${SIZES.full.measureMs / 1000})
-  env NATS_URL           use this nats-server (with JetStream) instead of starting one`;
+  env BENCH_JOBS               jobs of each measured burst (quick ${SIZES.quick.burstJobs}, full ${SIZES.full.burstJobs})
+  env BENCH_BACKLOG            jobs queued in the backlog scenario (quick ${SIZES.quick.backlogJobs}, full ${SIZES.full.backlogJobs})
+  env BENCH_ROUNDS             rounds of every comparison (quick ${SIZES.quick.rounds}, full ${SIZES.full.rounds})
+  env BENCH_SECONDS            length of each closed-loop window (quick ${SIZES.quick.windowMs / 1000}, full ${SIZES.full.windowMs / 1000})
+  env BENCH_SERVICE_LOG_LEVEL  LOG_LEVEL of our services (default info, as deployed)`;
 
 /** Reads the flags and the environment once; `"help"` for `--help`; throws ConfigError listing every problem. */
 export function loadBenchConfig(argv: readonly string[], env: Record<string, string | undefined>): Readonly<BenchConfig> | "help" {
@@ -96,12 +123,16 @@ export function loadBenchConfig(argv: readonly string[], env: Record<string, str
     size,
     only: only as ScenarioName[],
     jsonFile: values.json,
-    natsUrl: parsed.NATS_URL,
-    jobs: parsed.BENCH_JOBS ?? defaults.jobs,
-    concurrency: parsed.BENCH_CONCURRENCY,
-    measureMs: parsed.BENCH_SECONDS === undefined ? defaults.measureMs : parsed.BENCH_SECONDS * 1000,
+    rounds: parsed.BENCH_ROUNDS ?? defaults.rounds,
+    burstJobs: parsed.BENCH_JOBS ?? defaults.burstJobs,
+    warmupJobs: defaults.warmupJobs,
+    windowMs: parsed.BENCH_SECONDS === undefined ? defaults.windowMs : parsed.BENCH_SECONDS * 1000,
     warmupMs: defaults.warmupMs,
-    rounds: defaults.rounds,
+    openLoopStepMs: defaults.openLoopStepMs,
+    openLoopSettleMs: defaults.openLoopSettleMs,
+    backlogJobs: parsed.BENCH_BACKLOG ?? defaults.backlogJobs,
+    submitWindowJobs: defaults.submitWindowJobs,
     requestsPerRound: defaults.requestsPerRound,
+    serviceLogLevel: parsed.BENCH_SERVICE_LOG_LEVEL,
   });
 }

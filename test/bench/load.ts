@@ -1,4 +1,6 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { AppError } from "../../shared/errors/index.js";
+import { monotonicMs } from "./clock.js";
 
 /** What one closed-loop run measured. */
 export interface LoadResult {
@@ -104,4 +106,83 @@ export function countErrors(errors: ReadonlyMap<string, number>): number {
   let total = 0;
   for (const count of errors.values()) total += count;
   return total;
+}
+
+/** What one open-loop step measured. */
+export interface OpenLoopResult {
+  /** Requests due in the step: rate × duration. */
+  due: number;
+  /** Requests not sent because `maxInFlight` were still unanswered at their time. */
+  shed: number;
+  ok: number;
+  errors: Map<string, number>;
+  errorSamples: string[];
+  /** How late each request left against its intended time, in ms: the load generator's own lag. */
+  lagMs: number[];
+  /** From the first intended time to the last answer. */
+  elapsedMs: number;
+}
+
+export interface OpenLoopOptions {
+  ratePerSecond: number;
+  durationMs: number;
+  /** Unanswered requests at most; a request due while this many are open is shed, not queued. */
+  maxInFlight: number;
+  signal: AbortSignal;
+  onProgress?: (done: { sent: number; ok: number; failed: number }) => void;
+}
+
+/**
+ * Sends requests at a fixed rate whatever the answers do (an open loop, as independent
+ * clients would): request `i` is due at `start + i / rate`. `request(index, intendedAtMs)`
+ * gets its intended time on the monotonic clock, so latency can be taken from it and the
+ * generator's own lag does not hide the system's.
+ */
+export async function runOpenLoop(options: OpenLoopOptions, request: (index: number, intendedAtMs: number) => Promise<unknown>): Promise<OpenLoopResult> {
+  const { ratePerSecond, durationMs, maxInFlight, signal, onProgress } = options;
+  const due = Math.floor((ratePerSecond * durationMs) / 1000);
+  const intervalMs = 1000 / ratePerSecond;
+  const result: OpenLoopResult = { due, shed: 0, ok: 0, errors: new Map(), errorSamples: [], lagMs: [], elapsedMs: 0 };
+  const inFlight = new Set<Promise<void>>();
+  let failed = 0;
+  let lastEnd = 0;
+  const start = monotonicMs();
+  const timer = setInterval(() => onProgress?.({ sent: result.lagMs.length, ok: result.ok, failed }), PROGRESS_EVERY_MS);
+  try {
+    for (let index = 0; index < due && !signal.aborted; ) {
+      const now = monotonicMs();
+      // Everything due by now goes out in this turn; then sleep until the next one is due.
+      for (; index < due && start + index * intervalMs <= now; index++) {
+        const intendedAtMs = start + index * intervalMs;
+        if (inFlight.size >= maxInFlight) {
+          result.shed += 1;
+          continue;
+        }
+        result.lagMs.push(now - intendedAtMs);
+        const call = request(index, intendedAtMs).then(
+          () => {
+            result.ok += 1;
+          },
+          (error: unknown) => {
+            failed += 1;
+            const code = errorCode(error);
+            result.errors.set(code, (result.errors.get(code) ?? 0) + 1);
+            const sample = describeError(error);
+            if (result.errorSamples.length < ERROR_SAMPLES && !result.errorSamples.includes(sample)) result.errorSamples.push(sample);
+          },
+        );
+        const tracked: Promise<void> = call.finally(() => {
+          inFlight.delete(tracked);
+          lastEnd = Math.max(lastEnd, monotonicMs());
+        });
+        inFlight.add(tracked);
+      }
+      if (index < due) await delay(Math.max(0, start + index * intervalMs - monotonicMs()));
+    }
+    await Promise.all(inFlight);
+  } finally {
+    clearInterval(timer);
+  }
+  result.elapsedMs = Math.max(lastEnd, start) - start;
+  return result;
 }

@@ -1,33 +1,31 @@
-import type { Assignment, LogLine } from "../../shared/contract/index.js";
-import { FakeNode } from "../harness/fake-node.js";
-import { RAISED_RATE_LIMITS, RAISED_RATE_LIMITS_NOTE, startBenchSystem, type BenchSystem } from "./bench-system.js";
+import type { AgentAssignment } from "../../clients/agent/index.js";
+import type { LogLine } from "../../shared/contract/index.js";
+import { startBullSide, type BullSide } from "./bullmq/bull-side.js";
+import { comparisonTable, figureData, type Figure } from "./compare.js";
 import { countErrors, formatErrors, runClosedLoop } from "./load.js";
-import { formatRate, latencyCells } from "./report.js";
+import { RAISED_RATE_LIMITS_NOTE, startOurSystem, type NodeTransport, type OurSystem, type RegisteredNode } from "./ours/system.js";
 import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
-import { percentiles, perSecond } from "./stats.js";
+import { percentile } from "./stats.js";
+import { JOB, ourJob } from "./workload.js";
 
 const BATCH_LINES = 100;
 /** The log relay's default `CJS_LOG_MAX_LINES_PER_JOB`: a pusher moves to a new job before its job reaches it. */
 const LINES_PER_JOB = 100_000;
-const PUSHERS = [1, 8];
-const HEARTBEAT_EVERY_MS = 10_000;
+const PUSHERS = [1, 8] as const;
 const LINE_TEXT = "2026-11-22T04:00:00.000Z INFO step 42/100 loss=0.1234 lr=3e-4 tokens/s=51234 (bench line of about 90 characters)";
+const POLL_WAIT_SECONDS = 5;
 
-/** A node with one running attempt, pushing its log lines in order. */
+type Side = NodeTransport | "bullmq";
+
+/** One pusher: a node with one running attempt (ours), or a job id (BullMQ). */
 interface Pusher {
-  node: FakeNode;
-  pool: string;
-  job: Assignment;
-  nextSeq: number;
+  push(): Promise<void>;
 }
 
-/** Submits a job to the pusher's own pool and waits for its node's poll to start it. */
-async function startJob(bench: BenchSystem, node: FakeNode, pool: string): Promise<Assignment> {
-  await bench.users[0]!.call("submitJob", { type: "shell", command: ["true"], pool_id: pool, resources: { cpu: 0.5, memory_mb: 64, gpu: 0 } });
-  for (;;) {
-    const [job] = await node.poll(5);
-    if (job) return job;
-  }
+interface Window {
+  linesPerSecond: number;
+  batchP50Ms: number;
+  batchP99Ms: number;
 }
 
 function batch(from: number): LogLine[] {
@@ -35,95 +33,135 @@ function batch(from: number): LogLine[] {
   return Array.from({ length: BATCH_LINES }, (_, index) => ({ seq: from + index, stream: index % 10 === 9 ? "stderr" : "stdout", line: LINE_TEXT, ts }));
 }
 
+/** Submits a job to the node's own pool and polls until the node holds it. */
+async function startJob(ours: OurSystem, node: RegisteredNode, pool: string): Promise<AgentAssignment> {
+  await ours.user.call("submitJob", ourJob(pool, 0));
+  for (;;) {
+    const { jobs } = await node.plane.poll({ wait_seconds: POLL_WAIT_SECONDS });
+    if (jobs[0]) return jobs[0];
+  }
+}
+
+/** A node pushing the lines of its running attempt in order, 100 at a time; a new attempt before the log cap. */
+async function ourPusher(ours: OurSystem, transport: NodeTransport, index: number, notStored: { lines: number }): Promise<Pusher> {
+  const pool = `logs-${transport}-${index}`;
+  const node = await ours.registerNode(transport, pool, 1);
+  let job = await startJob(ours, node, pool);
+  let nextSeq = 1;
+  return {
+    async push() {
+      if (nextSeq + BATCH_LINES - 1 > LINES_PER_JOB) {
+        await node.plane.result({ job_id: job.job_id, attempt: job.attempt, outcome: "succeeded", exit_code: 0 });
+        job = await startJob(ours, node, pool);
+        nextSeq = 1;
+      }
+      const answer = await node.plane.pushLogs({ job_id: job.job_id, attempt: job.attempt, lines: batch(nextSeq) });
+      nextSeq += BATCH_LINES;
+      notStored.lines += BATCH_LINES - answer.accepted;
+    },
+  };
+}
+
+/** BullMQ's analogue: `Queue.addJobLog` once per line (BullMQ has no batch call), the 100 of a batch at once. */
+async function bullPusher(bull: BullSide, index: number): Promise<Pusher> {
+  const job = await bull.queue.add("noop", { ...JOB, name: `logs-${index}` });
+  return {
+    async push() {
+      await Promise.all(Array.from({ length: BATCH_LINES }, () => bull.queue.addJobLog(job.id!, LINE_TEXT)));
+    },
+  };
+}
+
 /**
- * Log lines/s that nodes push through the gateway (`nodes/logs`, batches of 100) to the
- * log relay, which stores each line in the `CJS_LOGS` stream. Each pusher is a node with
- * one running job, sending its next batch when the last one is answered.
+ * (g): log lines/s that nodes push in batches of 100 (`nodes/logs`, over HTTP and over
+ * NATS-direct) to the log relay, which stores each line in the `CJS_LOGS` stream; each
+ * node sends its next batch when the last one is answered. BullMQ's analogue is a job's
+ * log (`Job.log` / `Queue.addJobLog`): one Redis list per job, one call per line.
  */
 export const logIngest: Scenario = {
   name: "log-ingest",
   title: "log ingest",
-  async run({ config, cleanup, progress, signal }: ScenarioContext): Promise<ScenarioOutcome> {
-    const bench = await startBenchSystem(cleanup, progress, { env: { ...RAISED_RATE_LIMITS } });
-    const rows: string[][] = [];
-    const data: unknown[] = [];
+  async run(context: ScenarioContext): Promise<ScenarioOutcome> {
+    const { config, cleanup, progress, signal } = context;
     const failures: string[] = [];
-    let heartbeats: NodeJS.Timeout | undefined;
+    progress.step("log ingest  starting our system");
+    const ours: OurSystem = await startOurSystem(cleanup, progress, { logLevel: config.serviceLogLevel });
+    let bull: BullSide | undefined;
+    const windows = new Map<number, Record<Side, Window[]>>(PUSHERS.map((count) => [count, { nats: [], http: [], bullmq: [] }]));
+    const notStored = { lines: 0 };
     try {
-      const pushers: Pusher[] = [];
-      progress.update(`registering ${Math.max(...PUSHERS)} nodes`);
-      const gateways = bench.system.gateways;
-      for (let index = 0; index < Math.max(...PUSHERS); index++) {
-        const pool = `bench-logs-${index}`;
-        const node = await FakeNode.register(bench.users[0]!, gateways[index % gateways.length]!.baseUrl, bench.tenant.app.app_id, {
-          name: `logger-${index}`,
-          pool_id: pool,
-          capacity: { cpu: 2, memory_mb: 2048, gpu: 0, slots: 1 },
-        });
-        pushers.push({ node, pool, job: await startJob(bench, node, pool), nextSeq: 1 });
+      progress.step("log ingest  starting BullMQ");
+      bull = await startBullSide(cleanup, progress, "logs");
+      const most = Math.max(...PUSHERS);
+      const pushers: Record<Side, Pusher[]> = { nats: [], http: [], bullmq: [] };
+      for (let index = 0; index < most; index++) {
+        progress.update(`starting a running job on ${index + 1}/${most} nodes of each transport`);
+        pushers.nats.push(await ourPusher(ours, "nats", index, notStored));
+        pushers.http.push(await ourPusher(ours, "http", index, notStored));
+        pushers.bullmq.push(await bullPusher(bull, index));
       }
-      heartbeats = setInterval(() => {
-        for (const { node } of pushers) void node.heartbeat().catch(() => undefined);
-      }, HEARTBEAT_EVERY_MS);
 
-      for (const count of PUSHERS) {
-        if (signal.aborted) break;
-        progress.step(`log ingest  ${count} node${count === 1 ? "" : "s"} pushing`);
-        const idle = pushers.slice(0, count);
-        let notStored = 0;
+      const window = async (side: Side, count: number, label: string): Promise<Window | undefined> => {
+        const name = side === "bullmq" ? "BullMQ" : side === "nats" ? "ours, NATS-direct" : "ours, HTTP";
+        progress.step(`log ingest  ${label}: ${name}, ${count} pusher${count === 1 ? "" : "s"}`);
+        // As many workers as pushers: each takes an idle one, so a pusher's batches stay in order.
+        const idle = pushers[side].slice(0, count);
         const result = await runClosedLoop(
-          {
-            concurrency: count,
-            warmupMs: config.warmupMs,
-            durationMs: config.measureMs,
-            signal,
-            onProgress: ({ ok, failed, elapsedMs }) => progress.update(`${ok * BATCH_LINES} lines, ${failed} failed pushes, ${formatRate(perSecond(ok * BATCH_LINES, elapsedMs))} lines/s`),
-          },
+          { concurrency: count, warmupMs: config.warmupMs, durationMs: config.windowMs, signal, onProgress: ({ ok }) => progress.update(`${ok * BATCH_LINES} lines`) },
           async () => {
-            // As many workers as pushers, so one is always idle here.
             const pusher = idle.pop()!;
             try {
-              if (pusher.nextSeq + BATCH_LINES - 1 > LINES_PER_JOB) {
-                await pusher.node.finish(pusher.job.job_id);
-                pusher.job = await startJob(bench, pusher.node, pusher.pool);
-                pusher.nextSeq = 1;
-              }
-              const answer = await pusher.node.client.call("pushLogs", { job_id: pusher.job.job_id, attempt: pusher.job.attempt, lines: batch(pusher.nextSeq) });
-              pusher.nextSeq += BATCH_LINES;
-              notStored += BATCH_LINES - answer.accepted;
+              await pusher.push();
             } finally {
               idle.push(pusher);
             }
           },
         );
-        const lines = result.ok * BATCH_LINES;
-        const rate = perSecond(lines, result.elapsedMs);
-        const latency = percentiles(result.latenciesMs);
-        rows.push([String(count), String(lines), formatRate(rate), formatRate(perSecond(result.ok, result.elapsedMs)), ...latencyCells(latency), formatErrors(result.errors)]);
-        data.push({ nodes: count, lines, lines_per_second: rate, batches_per_second: perSecond(result.ok, result.elapsedMs), batch_latency_ms: latency, not_stored: notStored, errors: result.errors });
-        if (countErrors(result.errors) > 0) failures.push(`log pushes from ${count} nodes: ${formatErrors(result.errors)} (${result.errorSamples.join("; ")})`);
-        if (notStored > 0) failures.push(`log pushes from ${count} nodes: ${notStored} lines answered as not stored (duplicates or dropped)`);
+        if (countErrors(result.errors) > 0) {
+          failures.push(`${label}, ${name} with ${count} pushers: ${formatErrors(result.errors)} (${result.errorSamples.join("; ")})`);
+          return undefined;
+        }
+        const sorted = [...result.latenciesMs].sort((a, b) => a - b);
+        return { linesPerSecond: (result.ok * BATCH_LINES * 1000) / result.elapsedMs, batchP50Ms: percentile(sorted, 50), batchP99Ms: percentile(sorted, 99) };
+      };
+
+      for (let round = 1; round <= config.rounds && !signal.aborted; round++) {
+        const order: Side[] = round % 2 === 1 ? ["nats", "bullmq", "http"] : ["http", "bullmq", "nats"];
+        for (const count of PUSHERS) {
+          const results = new Map<Side, Window | undefined>();
+          for (const side of order) results.set(side, signal.aborted ? undefined : await window(side, count, `round ${round}/${config.rounds}`));
+          if (order.every((side) => results.get(side))) for (const side of order) windows.get(count)![side].push(results.get(side)!);
+        }
       }
+      if (notStored.lines > 0) failures.push(`${notStored.lines} log lines were answered as not stored (duplicates or dropped)`);
     } finally {
-      clearInterval(heartbeats);
-      progress.step("log ingest  stopping services");
-      await bench.stop();
+      progress.step("log ingest  stopping");
+      await bull?.stop();
+      await ours.stop();
     }
+
+    const figures: Figure[] = PUSHERS.flatMap((count) => {
+      const bySide = windows.get(count)!;
+      const against = (side: NodeTransport, key: keyof Window) => ({ ours: bySide[side].map((w) => w[key]), theirs: bySide.bullmq.map((w) => w[key]) });
+      const who = `${count} pusher${count === 1 ? "" : "s"}`;
+      return [
+        { label: `${who}, NATS-direct: lines/s`, ...against("nats", "linesPerSecond") },
+        { label: `${who}, HTTP: lines/s`, ...against("http", "linesPerSecond") },
+        { label: `${who}, NATS-direct: batch p50 ms`, ...against("nats", "batchP50Ms") },
+        { label: `${who}, HTTP: batch p50 ms`, ...against("http", "batchP50Ms") },
+      ];
+    });
     return {
       tables: [
-        {
-          title: `log ingest (POST /api/compute/nodes/logs, batches of ${BATCH_LINES} lines, 2 gateways, 1 log relay)`,
-          columns: ["nodes", "lines", "lines/s", "batches/s", "p50 ms", "p95 ms", "p99 ms", "errors"],
-          rows,
-          notes: [
-            `each row: ${config.measureMs / 1000} s measured after ${config.warmupMs / 1000} s of warm-up; each node has one running job and sends its next batch when the last one is answered`,
-            `lines of ${LINE_TEXT.length} characters; latency is per batch; node keys are not rate limited`,
-            `the log relay stores each line as one JetStream message and waits for its ack before the next (push-logs.ts)`,
-            `submits that start the jobs use raised rate limits: ${RAISED_RATE_LIMITS_NOTE}`,
-          ],
-        },
+        comparisonTable(`(g) log ingest: batches of ${BATCH_LINES} lines of ${LINE_TEXT.length} characters, each pusher sending its next batch when the last is answered`, "BullMQ", figures, [
+          `${windows.get(PUSHERS[0])!.bullmq.length} rounds; in each, for 1 and 8 pushers, a ${config.windowMs / 1000} s window (after ${config.warmupMs / 1000} s unmeasured) per side, in alternating order`,
+          "ours: a node with one running attempt per pusher pushes POST /api/compute/nodes/logs (HTTP) or cjs.nodeplane.logs (NATS-direct); the log relay stores each line as one JetStream message",
+          "BullMQ has no log ingest of its own; its analogue is a job's log: Queue.addJobLog (what Job.log calls) once per line, the 100 lines of a batch at once, into one Redis list per job, with nothing to stream them to a reader",
+          "both sides' rows of one pusher count compare with the same BullMQ windows",
+          RAISED_RATE_LIMITS_NOTE,
+        ]),
       ],
-      data,
+      data: { figures: figures.map(figureData), windows: Object.fromEntries(windows) },
       failures,
     };
   },

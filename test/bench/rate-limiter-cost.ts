@@ -1,7 +1,11 @@
+import type { NatsConnection } from "@nats-io/transport-node";
 import { ComputeClient } from "../../shared/client/index.js";
+import { User } from "../../shared/contract/index.js";
+import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { randomBase62 } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
-import { signedInClient } from "../harness/system.js";
-import { createUser, startBenchSystem } from "./bench-system.js";
+import { signedInClient, type Tenant } from "../harness/system.js";
+import { startOurSystem } from "./ours/system.js";
 import { countErrors, formatErrors, runClosedLoop, type LoadResult } from "./load.js";
 import { formatRate, latencyCells } from "./report.js";
 import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
@@ -39,6 +43,18 @@ function addPhase(totals: SideTotals, result: LoadResult): void {
   totals.roundRates.push(perSecond(result.ok, result.elapsedMs));
 }
 
+/** Another member of the tenant's business, made with the operator command, as `createTenant` makes the first. */
+async function createUser(nc: NatsConnection, tenant: Tenant): Promise<Tenant> {
+  const password = `pw-${randomBase62(20)}`;
+  const user = await requestRpc(
+    nc,
+    subjects.adminUserCreate(),
+    { app_id: tenant.app.app_id, business_id: tenant.business.business_id, email: `bench-${randomBase62(10).toLowerCase()}@example.test`, password, role: "admin" },
+    User,
+  );
+  return { ...tenant, user, password };
+}
+
 function ratio(a: number | undefined, b: number | undefined): string {
   return a !== undefined && b !== undefined && b > 0 ? (a / b).toFixed(2) : "–";
 }
@@ -56,28 +72,28 @@ export const rateLimiterCost: Scenario = {
   name: "rate-limiter",
   title: "rate-limiter cost",
   async run({ config, cleanup, progress, signal }: ScenarioContext): Promise<ScenarioOutcome> {
-    const bench = await startBenchSystem(cleanup, progress, { env: {} });
+    progress.step("rate-limiter cost  starting our system");
+    const ours = await startOurSystem(cleanup, progress, { logLevel: config.serviceLogLevel, rateLimits: "default" });
     const failures: string[] = [];
     const totals: Record<Side, SideTotals> = { counted: emptyTotals(), uncounted: emptyTotals() };
     const countedRequests = WARMUP_REQUESTS + config.rounds * config.requestsPerRound;
     const userCount = Math.max(MIN_USERS, Math.ceil(countedRequests / REQUESTS_PER_USER));
     try {
-      const gateways = bench.system.gateways;
-      const appId = bench.tenant.app.app_id;
+      const baseUrl = ours.gatewayUrl;
+      const appId = ours.tenant.app.app_id;
       progress.update(`registering a node and ${userCount} users with API keys`);
-      const node = await FakeNode.register(bench.users[0]!, gateways[0]!.baseUrl, appId, { name: "limits", pool_id: POOL });
-      const nodeKey = (await bench.users[0]!.call("rotateNodeKey", { node_id: node.nodeId })).api_key;
+      const node = await FakeNode.register(ours.user, baseUrl, appId, { name: "limits", pool_id: POOL });
+      const nodeKey = (await ours.user.call("rotateNodeKey", { node_id: node.nodeId })).api_key;
       const userKeys = await Promise.all(
         Array.from({ length: userCount }, async (_, index) => {
-          const member = await createUser(gateways[0]!.nc, bench.tenant);
-          const { client } = await signedInClient(gateways[index % gateways.length]!.baseUrl, member);
+          const member = await createUser(ours.nc, ours.tenant);
+          const { client } = await signedInClient(baseUrl, member);
           return (await client.call("createApiKey", { name: `bench-${index}` })).key;
         }),
       );
-      // Every (credential, gateway) pair, so both sides spread over the replicas alike.
       const clients: Record<Side, ComputeClient[]> = {
-        counted: userKeys.flatMap((apiKey) => gateways.map(({ baseUrl }) => new ComputeClient({ baseUrl, appId, apiKey }))),
-        uncounted: gateways.map(({ baseUrl }) => new ComputeClient({ baseUrl, appId, apiKey: nodeKey })),
+        counted: userKeys.map((apiKey) => new ComputeClient({ baseUrl, appId, apiKey })),
+        uncounted: [new ComputeClient({ baseUrl, appId, apiKey: nodeKey })],
       };
       const body = { node_id: node.nodeId, draining: false };
 
@@ -105,7 +121,7 @@ export const rateLimiterCost: Scenario = {
       }
     } finally {
       progress.step("rate-limiter cost  stopping services");
-      await bench.stop();
+      await ours.stop();
     }
 
     const summary = (side: Side) => {
@@ -132,7 +148,7 @@ export const rateLimiterCost: Scenario = {
             ["counted ÷ not counted", "", ratio(counted.requests_per_second, uncounted.requests_per_second), latencyRatio("p50"), latencyRatio("p95"), latencyRatio("p99"), ""],
           ],
           notes: [
-            `${config.rounds} rounds of ${config.requestsPerRound} requests per side, ${CONCURRENCY} in flight, phases in ABBA order after ${WARMUP_REQUESTS} warm-up requests per side; requests alternate between the 2 gateways`,
+            `${config.rounds} rounds of ${config.requestsPerRound} requests per side, ${CONCURRENCY} in flight, phases in ABBA order after ${WARMUP_REQUESTS} warm-up requests per side; one gateway process, the services and nats-server each in a process of their own`,
             `req/s ratio per round: ${roundRatios.map((value) => value.toFixed(2)).join(", ") || "–"} (the spread is this machine's noise)`,
             `default limits (1000 a minute, 30000 an hour per user): each user sends at most ${Math.ceil(countedRequests / userCount)} requests, so none is refused`,
             "a ratio below 1 for req/s (above 1 for latency) is what counting costs: one KV read and one compare-and-set per batch of a user's requests",

@@ -21,7 +21,7 @@ export function latencyCells(latency: Percentiles | null): string[] {
 /** A plain-text table: numbers right-aligned, text left-aligned. */
 export function renderTable(table: ResultTable): string {
   const widths = table.columns.map((column, index) => Math.max(column.length, ...table.rows.map((row) => (row[index] ?? "").length)));
-  const numeric = table.columns.map((_, index) => table.rows.every((row) => /^[-–\d.,×x ]*$/.test(row[index] ?? "")));
+  const numeric = table.columns.map((_, index) => table.rows.every((row) => /^[-–\d.,×x /]*$/.test(row[index] ?? "")));
   const line = (cells: string[]) =>
     cells
       .map((cell, index) => (numeric[index] ? cell.padStart(widths[index]!) : cell.padEnd(widths[index]!)))

@@ -1,0 +1,209 @@
+import { startBullSide, WORKER_CONCURRENCY, type BullSide, type BullWorker } from "./bullmq/bull-side.js";
+import { monotonicMs } from "./clock.js";
+import { comparisonTable, figureData, formatNumber, formatSpread, type Figure } from "./compare.js";
+import { JobTracker } from "./job-tracker.js";
+import { countErrors, formatErrors, runClosedLoop } from "./load.js";
+import { JOB, NODES, SLOTS, SUBMITTERS, ourJob, sideNotes } from "./workload.js";
+import { RAISED_RATE_LIMITS_NOTE, startOurSystem, type NodeFleet, type NodeTransport, type OurSystem } from "./ours/system.js";
+import { cpuSince, cpuSnapshot, type ProcessRef } from "./proc-stats.js";
+import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
+import { percentile } from "./stats.js";
+
+type Side = NodeTransport | "bullmq";
+
+/** What one burst measured. */
+interface BurstRun {
+  jobsPerSecond: number;
+  submitsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** CPU ms per 1000 jobs, by process. */
+  cpuPer1000: Map<string, number>;
+}
+
+const LOAD_GENERATOR = "load generator";
+/** How long every process is watched while nothing is asked of either side. */
+const IDLE_MS = 3_000;
+const SERVERS_ONLY = "all but the load generator";
+
+/**
+ * (a), (b) and (d): bursts of no-op jobs end to end. Each burst submits N jobs from 32
+ * clients as fast as they are answered, while the nodes (ours) or the Worker (BullMQ)
+ * take them; it ends when the last one is completed. Read: jobs/s, submit → start
+ * percentiles, and the CPU time each process used per 1000 jobs.
+ */
+export const burst: Scenario = {
+  name: "burst",
+  title: "burst end to end",
+  async run(context: ScenarioContext): Promise<ScenarioOutcome> {
+    const { config, cleanup, progress, signal } = context;
+    const failures: string[] = [];
+    let tracker = new JobTracker();
+    const onStarted = (id: string, at: number) => tracker.started(id, at);
+    const onFinished = (id: string, at: number) => tracker.completed(id, at);
+
+    progress.step("burst  starting our system");
+    const ours: OurSystem = await startOurSystem(cleanup, progress, { logLevel: config.serviceLogLevel });
+    let bull: BullSide | undefined;
+    let worker: BullWorker | undefined;
+    const fleets = new Map<NodeTransport, NodeFleet>();
+    const runs: Record<Side, BurstRun[]> = { nats: [], http: [], bullmq: [] };
+    let idle: Array<{ side: string; name: string; msPerSecond: number }> | undefined;
+    try {
+      for (const transport of ["nats", "http"] as const) {
+        progress.update(`registering ${NODES} ${transport} nodes`);
+        fleets.set(transport, await ours.startNodes({ transport, pool: `burst-${transport}`, nodes: NODES, slots: SLOTS, onStarted, onFinished }));
+      }
+      progress.step("burst  starting BullMQ");
+      bull = await startBullSide(cleanup, progress, "burst");
+      worker = await bull.startWorker({ onStarted, onCompleted: onFinished });
+      const loadGenerator: ProcessRef = { name: LOAD_GENERATOR, pid: process.pid };
+      const processes: Record<Side, ProcessRef[]> = {
+        nats: [...ours.processes, loadGenerator],
+        http: [...ours.processes, loadGenerator],
+        bullmq: [bull.redis, worker.process, loadGenerator],
+      };
+      const queue = bull.queue;
+      const submit: Record<Side, (index: number) => Promise<string>> = {
+        nats: async (index) => (await ours.user.call("submitJob", ourJob("burst-nats", index))).job_id,
+        http: async (index) => (await ours.user.call("submitJob", ourJob("burst-http", index))).job_id,
+        bullmq: async (index) => (await queue.add("noop", { ...JOB, name: `bench-${index}` })).id!,
+      };
+
+      const burstOn = async (side: Side, jobs: number, label: string): Promise<BurstRun | undefined> => {
+        progress.step(`burst  ${label}: ${describeSide(side)}, ${jobs} jobs`);
+        tracker = new JobTracker();
+        const current = tracker;
+        const ticker = setInterval(() => progress.update(`${current.sentAt.size}/${jobs} submitted, ${current.completedCount} completed`), 250);
+        const before = cpuSnapshot(processes[side]);
+        const started = monotonicMs();
+        try {
+          const submitted = await runClosedLoop({ concurrency: SUBMITTERS, requests: jobs, signal }, async (index) => {
+            const sentAt = monotonicMs();
+            current.submitted(await submit[side](index), sentAt);
+          });
+          const submitsDone = monotonicMs();
+          if (countErrors(submitted.errors) > 0) {
+            failures.push(`${label}, ${describeSide(side)}: submits failed: ${formatErrors(submitted.errors)} (${submitted.errorSamples.join("; ")})`);
+            return undefined;
+          }
+          const timeoutMs = Math.max(60_000, jobs * 100);
+          if (!(await current.waitForCompleted(jobs, timeoutMs, signal))) {
+            failures.push(`${label}, ${describeSide(side)}: ${current.completedCount} of ${jobs} jobs completed within ${timeoutMs / 1000} s`);
+            return undefined;
+          }
+          const cpu = cpuSince(before, processes[side]);
+          const latencies = current.submitToStartMs().sort((a, b) => a - b);
+          return {
+            jobsPerSecond: (jobs * 1000) / (current.lastCompletedAtMs - started),
+            submitsPerSecond: (jobs * 1000) / (submitsDone - started),
+            p50Ms: percentile(latencies, 50),
+            p99Ms: percentile(latencies, 99),
+            cpuPer1000: new Map([...cpu].map(([name, ms]) => [name, (ms * 1000) / jobs])),
+          };
+        } finally {
+          clearInterval(ticker);
+        }
+      };
+
+      for (const side of ["nats", "http", "bullmq"] as const) {
+        if (!signal.aborted && !(await burstOn(side, config.warmupJobs, "warm-up"))) throw new Error(`the warm-up burst on ${describeSide(side)} did not complete`);
+      }
+      progress.step(`burst  both sides idle for ${IDLE_MS / 1000} s`);
+      const idleProcesses = [...ours.processes.map((ref) => ({ side: "ours", ...ref })), ...[bull.redis, worker.process].map((ref) => ({ side: "BullMQ", ...ref }))];
+      const idleBefore = cpuSnapshot(idleProcesses);
+      await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+      const idleCpu = cpuSince(idleBefore, idleProcesses);
+      idle = idleProcesses.map(({ side, name }) => ({ side, name, msPerSecond: (idleCpu.get(name)! * 1000) / IDLE_MS }));
+
+      for (let round = 1; round <= config.rounds && !signal.aborted; round++) {
+        // BullMQ between our two runs; ours in the other order every other round.
+        const order: Side[] = round % 2 === 1 ? ["nats", "bullmq", "http"] : ["http", "bullmq", "nats"];
+        const results = new Map<Side, BurstRun | undefined>();
+        for (const side of order) results.set(side, signal.aborted ? undefined : await burstOn(side, config.burstJobs, `round ${round}/${config.rounds}`));
+        // A round counts only when all three ran: its ratios need both sides.
+        if (order.every((side) => results.get(side) !== undefined)) for (const side of order) runs[side].push(results.get(side)!);
+      }
+      for (const fleet of fleets.values()) {
+        for (const agent of fleet.agents) if (agent.unexpected.length > 0) failures.push(`node ${agent.nodeId}: ${agent.unexpected.slice(0, 3).join("; ")}`);
+      }
+      if (worker.errors.length > 0) failures.push(`the BullMQ worker reported: ${worker.errors.slice(0, 3).join("; ")}`);
+    } finally {
+      progress.step("burst  stopping");
+      await bull?.stop();
+      await ours.stop();
+    }
+
+    const figures = (side: NodeTransport): Figure[] => [
+      { label: "jobs/s, first submit → last completed", ours: runs[side].map((run) => run.jobsPerSecond), theirs: runs.bullmq.map((run) => run.jobsPerSecond) },
+      { label: "submit → start p50 ms", ours: runs[side].map((run) => run.p50Ms), theirs: runs.bullmq.map((run) => run.p50Ms) },
+      { label: "submit → start p99 ms", ours: runs[side].map((run) => run.p99Ms), theirs: runs.bullmq.map((run) => run.p99Ms) },
+      { label: "submits/s meanwhile", ours: runs[side].map((run) => run.submitsPerSecond), theirs: runs.bullmq.map((run) => run.submitsPerSecond) },
+    ];
+    const totals = (side: Side, withLoad: boolean) =>
+      runs[side].map((run) => [...run.cpuPer1000].filter(([name]) => withLoad || name !== LOAD_GENERATOR).reduce((sum, [, ms]) => sum + ms, 0));
+    const cpuFigures: Figure[] = (["nats", "http"] as const).flatMap((side) => [
+      { label: `all processes, ${describeSide(side)}`, ours: totals(side, true), theirs: totals("bullmq", true) },
+      { label: `${SERVERS_ONLY}, ${describeSide(side)}`, ours: totals(side, false), theirs: totals("bullmq", false) },
+    ]);
+    const cpuRows = (["nats", "http", "bullmq"] as const).flatMap((side) => {
+      const names = runs[side][0] ? [...runs[side][0].cpuPer1000.keys()] : [];
+      return [
+        ...names.map((name) => [describeSide(side), name, formatSpread(runs[side].map((run) => run.cpuPer1000.get(name) ?? Number.NaN))]),
+        [describeSide(side), "total", formatSpread(totals(side, true))],
+        [describeSide(side), SERVERS_ONLY, formatSpread(totals(side, false))],
+      ];
+    });
+    const rounds = runs.bullmq.length;
+    const common = [
+      `${rounds} rounds of ${config.burstJobs} jobs per side, after an unmeasured burst of ${config.warmupJobs}; each round runs ours (NATS-direct), BullMQ, ours (HTTP), our two in the other order every other round`,
+      ...sideNotes(bull?.driver ?? "?", "NATS-direct or HTTP"),
+      "submit → start: from the client sending the submit to the node's poll (ours) or the Worker's processor (BullMQ) receiving the job, on the machine's monotonic clock",
+      "ratios are taken round by round: below 1 for jobs/s means ours is slower; above 1 for latency means ours is slower",
+      RAISED_RATE_LIMITS_NOTE,
+    ];
+    return {
+      tables: [
+        comparisonTable(`(a) burst end to end: ours with NATS-direct nodes against BullMQ (${config.burstJobs} no-op jobs per burst)`, "BullMQ", figures("nats"), common),
+        comparisonTable(`(b) burst end to end: ours with HTTP nodes against BullMQ (${config.burstJobs} no-op jobs per burst)`, "BullMQ", figures("http"), [
+          "the BullMQ runs are the same as in (a): each round's BullMQ burst is compared with both of ours",
+        ]),
+        {
+          title: "(d) CPU time per 1000 jobs, by process, during the bursts of (a) and (b)",
+          columns: ["side", "process", "CPU ms per 1000 jobs (min / median / max)"],
+          rows: cpuRows,
+          notes: [
+            "read from /proc/<pid>/stat (user + system, every thread) before and after each burst; the kernel counts in 10 ms ticks",
+            `the load generator is the bench's own process: the 32 submitting HTTP clients and the ${NODES} fake agents (ours), or the Queue client (BullMQ)`,
+            "every process of a side is counted during its burst, busy or not",
+          ],
+        },
+        comparisonTable("(d) CPU time per 1000 jobs, summed over the processes of each side", "BullMQ", cpuFigures, [
+          "below 1: ours uses less CPU per job; above 1: more",
+        ]),
+        {
+          title: `(d) CPU time of each process while both sides sat idle for ${IDLE_MS / 1000} s after the warm-up (nodes long-polling, the Worker blocked on Redis)`,
+          columns: ["side", "process", "CPU ms per second"],
+          rows: (idle ?? []).map(({ side, name, msPerSecond }) => [side, name, formatNumber(msPerSecond)]),
+          notes: ["what each process spends on its own (timers, sweeps, heartbeats) and is in every figure above whether a job moves or not; one reading, in 10 ms ticks"],
+        },
+      ],
+      data: {
+        jobs_per_burst: config.burstJobs,
+        rounds,
+        redis_driver: bull?.driver,
+        nats_direct: figures("nats").map(figureData),
+        http: figures("http").map(figureData),
+        cpu_ms_per_1000_jobs: Object.fromEntries((["nats", "http", "bullmq"] as const).map((side) => [side, runs[side].map((run) => Object.fromEntries(run.cpuPer1000))])),
+        cpu_totals: cpuFigures.map(figureData),
+        idle_cpu_ms_per_second: idle,
+        worker_concurrency: WORKER_CONCURRENCY,
+      },
+      failures,
+    };
+  },
+};
+
+function describeSide(side: Side): string {
+  return side === "nats" ? "ours, NATS-direct nodes" : side === "http" ? "ours, HTTP nodes" : "BullMQ";
+}

@@ -1,0 +1,165 @@
+import { startBullSide, type BullSide, type BullWorker } from "./bullmq/bull-side.js";
+import { monotonicMs } from "./clock.js";
+import { comparisonTable, figureData, formatNumber, type Figure } from "./compare.js";
+import { JobTracker } from "./job-tracker.js";
+import { countErrors, formatErrors, runOpenLoop } from "./load.js";
+import { RAISED_RATE_LIMITS_NOTE, startOurSystem, type NodeFleet, type OurSystem } from "./ours/system.js";
+import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
+import { percentile } from "./stats.js";
+import { JOB, NODES, SLOTS, ourJob, sideNotes } from "./workload.js";
+
+const RATES = [100, 500, 1_000] as const;
+/** Submits unanswered at once at most; one due beyond this is shed (and counted), not queued in the client. */
+const MAX_IN_FLIGHT = 512;
+/** After a step, its jobs that had not started within the settle time still get this long to finish before the next step. */
+const DRAIN_TIMEOUT_MS = 180_000;
+const POOL = "open-loop";
+
+type Side = "ours" | "bullmq";
+
+interface Step {
+  acceptedPerSecond: number;
+  startedPerSecond: number;
+  /** NaN when more than 1 % (p99) or half (p50) of the step's jobs had not started within the settle time. */
+  p50Ms: number;
+  p99Ms: number;
+  shed: number;
+  notStarted: number;
+  lagP99Ms: number;
+}
+
+/** Percentile `p` of the sample where each missing value counts as infinitely late: NaN if one falls at the rank. */
+function censoredPercentile(started: number[], missing: number, p: number): number {
+  const all = [...started.sort((a, b) => a - b), ...Array.from({ length: missing }, () => Number.POSITIVE_INFINITY)];
+  if (all.length === 0) return Number.NaN;
+  const value = percentile(all, p);
+  return Number.isFinite(value) ? value : Number.NaN;
+}
+
+/**
+ * (c): jobs submitted at a fixed rate (100, 500 and 1000 a second) whatever the answers
+ * do, onto idle nodes (ours, NATS-direct) or an idle Worker (BullMQ). Read: how many
+ * submits were accepted and how many jobs started per second during the step, and
+ * submit → start from each submit's intended time.
+ */
+export const openLoop: Scenario = {
+  name: "open-loop",
+  title: "open loop",
+  async run(context: ScenarioContext): Promise<ScenarioOutcome> {
+    const { config, cleanup, progress, signal } = context;
+    const failures: string[] = [];
+    let tracker = new JobTracker();
+    const onStarted = (id: string, at: number) => tracker.started(id, at);
+    const onFinished = (id: string, at: number) => tracker.completed(id, at);
+
+    progress.step("open loop  starting our system");
+    const ours: OurSystem = await startOurSystem(cleanup, progress, { logLevel: config.serviceLogLevel });
+    let bull: BullSide | undefined;
+    let worker: BullWorker | undefined;
+    let fleet: NodeFleet | undefined;
+    const steps = new Map<number, Record<Side, Step[]>>(RATES.map((rate) => [rate, { ours: [], bullmq: [] }]));
+    try {
+      fleet = await ours.startNodes({ transport: "nats", pool: POOL, nodes: NODES, slots: SLOTS, onStarted, onFinished });
+      progress.step("open loop  starting BullMQ");
+      bull = await startBullSide(cleanup, progress, "open-loop");
+      worker = await bull.startWorker({ onStarted, onCompleted: onFinished });
+      const queue = bull.queue;
+      const submit: Record<Side, (index: number) => Promise<string>> = {
+        ours: async (index) => (await ours.user.call("submitJob", ourJob(POOL, index))).job_id,
+        bullmq: async (index) => (await queue.add("noop", { ...JOB, name: `bench-${index}` })).id!,
+      };
+
+      const step = async (side: Side, rate: number, label: string): Promise<Step | undefined> => {
+        const name = side === "ours" ? "ours" : "BullMQ";
+        progress.step(`open loop  ${label}: ${name}, ${rate} jobs/s`);
+        tracker = new JobTracker();
+        const current = tracker;
+        const started = monotonicMs();
+        const sent = await runOpenLoop(
+          {
+            ratePerSecond: rate,
+            durationMs: config.openLoopStepMs,
+            maxInFlight: MAX_IN_FLIGHT,
+            signal,
+            onProgress: ({ sent: count, ok }) => progress.update(`${count} sent, ${ok} accepted, ${current.startedAt.size} started`),
+          },
+          async (index, intendedAtMs) => current.submitted(await submit[side](index), intendedAtMs),
+        );
+        if (countErrors(sent.errors) > 0) {
+          failures.push(`${label}, ${name} at ${rate}/s: submits failed: ${formatErrors(sent.errors)} (${sent.errorSamples.join("; ")})`);
+          return undefined;
+        }
+        const stepEnd = started + config.openLoopStepMs;
+        progress.update(`settling: ${current.completedCount}/${sent.ok} completed`);
+        await current.waitForCompleted(sent.ok, Math.max(0, stepEnd + config.openLoopSettleMs - monotonicMs()), signal);
+        const latencies = current.submitToStartMs();
+        const notStarted = sent.ok - latencies.length;
+        if (current.completedCount < sent.ok) {
+          progress.update(`draining what is left: ${current.completedCount}/${sent.ok} completed`);
+          if (!(await current.waitForCompleted(sent.ok, DRAIN_TIMEOUT_MS, signal)) && !signal.aborted) {
+            failures.push(`${label}, ${name} at ${rate}/s: ${current.completedCount} of ${sent.ok} jobs completed ${DRAIN_TIMEOUT_MS / 1000} s after the settle time`);
+            return undefined;
+          }
+        }
+        const lags = sent.lagMs.sort((a, b) => a - b);
+        return {
+          acceptedPerSecond: (sent.ok * 1000) / config.openLoopStepMs,
+          startedPerSecond: (current.startedBy(stepEnd) * 1000) / config.openLoopStepMs,
+          p50Ms: censoredPercentile(latencies, notStarted, 50),
+          p99Ms: censoredPercentile(latencies, notStarted, 99),
+          shed: sent.shed,
+          notStarted,
+          lagP99Ms: lags.length > 0 ? percentile(lags, 99) : 0,
+        };
+      };
+
+      // An unmeasured step per side first, so neither side's first step is the one that warms it up.
+      for (const side of ["ours", "bullmq"] as const) {
+        if (!signal.aborted && !(await step(side, RATES[0], "warm-up"))) throw new Error(`the warm-up step on ${side} did not complete`);
+      }
+      for (let round = 1; round <= config.rounds && !signal.aborted; round++) {
+        const order: Side[] = round % 2 === 1 ? ["ours", "bullmq"] : ["bullmq", "ours"];
+        for (const rate of RATES) {
+          const results = new Map<Side, Step | undefined>();
+          for (const side of order) results.set(side, signal.aborted ? undefined : await step(side, rate, `round ${round}/${config.rounds}`));
+          if (order.every((side) => results.get(side) !== undefined)) for (const side of order) steps.get(rate)![side].push(results.get(side)!);
+        }
+      }
+      for (const agent of fleet.agents) if (agent.unexpected.length > 0) failures.push(`node ${agent.nodeId}: ${agent.unexpected.slice(0, 3).join("; ")}`);
+      if (worker.errors.length > 0) failures.push(`the BullMQ worker reported: ${worker.errors.slice(0, 3).join("; ")}`);
+    } finally {
+      progress.step("open loop  stopping");
+      await bull?.stop();
+      await ours.stop();
+    }
+
+    const figures: Figure[] = RATES.flatMap((rate) => {
+      const { ours: mine, bullmq: theirs } = steps.get(rate)!;
+      const pick = (key: keyof Step): Pick<Figure, "ours" | "theirs"> => ({ ours: mine.map((s) => s[key]), theirs: theirs.map((s) => s[key]) });
+      return [
+        { label: `${rate}/s: submits accepted/s`, ...pick("acceptedPerSecond") },
+        { label: `${rate}/s: jobs started/s`, ...pick("startedPerSecond") },
+        { label: `${rate}/s: submit → start p50 ms`, ...pick("p50Ms") },
+        { label: `${rate}/s: submit → start p99 ms`, ...pick("p99Ms") },
+      ];
+    });
+    const all = [...steps.values()].flatMap((bySide) => [...bySide.ours.map((s) => ({ side: "ours", ...s })), ...bySide.bullmq.map((s) => ({ side: "BullMQ", ...s }))]);
+    const sum = (side: string, key: "shed" | "notStarted") => all.filter((s) => s.side === side).reduce((total, s) => total + s[key], 0);
+    const lagP99 = Math.max(0, ...all.map((s) => s.lagP99Ms));
+    return {
+      tables: [
+        comparisonTable(`(c) open loop: jobs submitted at a fixed rate onto idle nodes or an idle Worker (${config.openLoopStepMs / 1000} s per step)`, "BullMQ", figures, [
+          `${steps.get(RATES[0])!.ours.length} rounds; in each, every rate on both sides (ours first in odd rounds, BullMQ first in even ones), after an unmeasured ${RATES[0]}/s step per side`,
+          ...sideNotes(bull?.driver ?? "?", "NATS-direct"),
+          `submit i is due at start + i ÷ rate whatever the answers; at most ${MAX_IN_FLIGHT} unanswered, beyond that a due submit is shed: ours shed ${sum("ours", "shed")}, BullMQ ${sum("BullMQ", "shed")} over all steps`,
+          "jobs started/s: jobs of the step the nodes or the Worker received before the step ended, per second of the step; below the rate means the backlog grew",
+          `submit → start is taken from each submit's intended time; a step's jobs that had not started ${config.openLoopSettleMs / 1000} s after it ended count as infinitely late, and a percentile that falls on one is shown as – (ours: ${sum("ours", "notStarted")} such jobs, BullMQ: ${sum("BullMQ", "notStarted")}); they are drained before the next step`,
+          `the load generator's own lag (a submit sent after its due time), p99 over the worst step: ${formatNumber(lagP99)} ms`,
+          RAISED_RATE_LIMITS_NOTE,
+        ]),
+      ],
+      data: { step_ms: config.openLoopStepMs, settle_ms: config.openLoopSettleMs, max_in_flight: MAX_IN_FLIGHT, figures: figures.map(figureData), steps: Object.fromEntries(steps) },
+      failures,
+    };
+  },
+};

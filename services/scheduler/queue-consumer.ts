@@ -1,6 +1,6 @@
 import type { JsMsg } from "@nats-io/jetstream";
 import { BUCKETS, CONSUMERS, decodeJson, kvStreams, PRIORITY_GROUPS } from "../../shared/nats/index.js";
-import { JobRecord } from "../../shared/records/index.js";
+import { JobRecord, mayBeQueued } from "../../shared/records/index.js";
 import type { PendingJobs } from "./pending-jobs.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 
@@ -53,6 +53,13 @@ function take(ctx: SchedulerContext, pending: PendingJobs, msg: JsMsg): void {
     msg.ack();
     return;
   }
+  const jobKey = kvStreams.keyOf(BUCKETS.jobs, msg.subject);
+  if (!mayBeQueued(msg.data)) {
+    msg.ack();
+    // Revisions arrive in order, so this one is newer than any queued revision held: the job left the queue.
+    pending.drop(jobKey, Number.POSITIVE_INFINITY);
+    return;
+  }
   const parsed = JobRecord.safeParse(decodeJson(msg.data));
   if (!parsed.success) {
     ctx.logger.error({ seq: msg.seq, subject: msg.subject }, "skipping a job record that does not parse");
@@ -60,7 +67,6 @@ function take(ctx: SchedulerContext, pending: PendingJobs, msg: JsMsg): void {
     return;
   }
   const record = parsed.data;
-  const jobKey = kvStreams.keyOf(BUCKETS.jobs, msg.subject);
   if (record.state !== "queued") {
     msg.ack();
     pending.drop(jobKey, record.attempt);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { JobState, type JobEvent } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { JobRecord } from "../../shared/records/index.js";
-import { assign, cancel, finish, nodeLost, retry, setPendingReason, start, timeOut, type RunResult } from "./transitions.js";
+import { encodeJson } from "../../shared/nats/index.js";
+import { JobRecord, mayBeQueued } from "../../shared/records/index.js";
+import { assign, cancel, finish, nodeLost, requeueUnreserved, retry, setPendingReason, start, timeOut, type RunResult } from "./transitions.js";
 
 const CREATED = Date.parse("2026-03-01T00:00:00.000Z");
 const NOW = Date.parse("2026-03-01T00:10:00.000Z");
@@ -329,5 +330,44 @@ describe("nodeLost", () => {
     const after = nodeLost(before, NOW);
     expect(after).toMatchObject({ state: "failed", attempt: 3, node_id: NODE, error: { code: "node.lost" }, finished_at: NOW_ISO, deadline_at: null });
     expect(lastEvent(after)).toMatchObject({ state: "failed", reason: "node_lost", error: { code: "node.lost" } });
+  });
+});
+
+describe("the pending reason marks a queued record", () => {
+  // mayBeQueued reads a record's bytes for a string pending_reason: every way into `queued` must set one, every way out clear it.
+  it("every transition into queued leaves a reason that mayBeQueued sees", () => {
+    const intoQueued = [
+      retry(jobIn("failed"), NOW),
+      retry(jobIn("timed_out"), NOW),
+      nodeLost(jobIn("running"), NOW),
+      nodeLost(jobIn("assigned"), NOW),
+      requeueUnreserved(jobIn("assigned"), NOW),
+      setPendingReason(jobIn("queued"), "all_nodes_busy", NOW),
+    ];
+    for (const record of intoQueued) {
+      expect(record.state).toBe("queued");
+      expect(mayBeQueued(encodeJson(record))).toBe(true);
+    }
+  });
+
+  it("every transition out of queued clears it, so mayBeQueued rules the record out without parsing", () => {
+    const outOfQueued = [
+      assign(jobIn("queued"), NODE, NOW),
+      start(jobIn("assigned"), 1, NODE, NOW),
+      finish(jobIn("running"), 1, NODE, { outcome: "succeeded", exit_code: 0 } as RunResult, NOW),
+      cancel(jobIn("queued"), NOW),
+      cancel(jobIn("running"), NOW),
+      timeOut(jobIn("running"), NOW),
+      nodeLost(jobIn("running", { attempt: 3, max_attempts: 3 }), NOW),
+    ];
+    for (const record of outOfQueued) {
+      expect(record.state).not.toBe("queued");
+      expect(mayBeQueued(encodeJson(record))).toBe(false);
+    }
+  });
+
+  it("a user's metadata key named pending_reason only costs a parse, it never hides a queued job", () => {
+    const disguised = jobIn("running", { metadata: { pending_reason: "x" } });
+    expect(mayBeQueued(encodeJson(disguised))).toBe(true);
   });
 });

@@ -38,3 +38,23 @@ export function publicJob(record: JobRecord): Job {
   const { pool_key: _poolKey, deadline_at: _deadline, attempt_base: _base, ...job } = record;
   return job;
 }
+
+/**
+ * Cheap tests on a stored record's bytes, so a consumer that sees every revision parses
+ * only those that can matter to it. Each looks for a key and value as JSON.stringify
+ * writes them; inside a string value the quotes would be escaped, so a miss is certain,
+ * and a hit (perhaps a user's metadata key) only means "parse it and look".
+ */
+function bytesInclude(data: Uint8Array, text: string): boolean {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).includes(text);
+}
+
+/** False when the record is surely not `queued`: a queued job always carries a pending reason, every other state null. */
+export function mayBeQueued(data: Uint8Array): boolean {
+  return bytesInclude(data, '"pending_reason":"');
+}
+
+/** False when no attempt of the record can be charged: only operator pools are, and only attempts that ran. */
+export function mayHaveChargedAttempt(data: Uint8Array): boolean {
+  return bytesInclude(data, '"pool_key":"op.') && bytesInclude(data, '"state":"running"');
+}

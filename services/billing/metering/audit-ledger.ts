@@ -1,7 +1,7 @@
 import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import { BUCKETS, CONSUMERS, decodeJson, STREAMS, subjects } from "../../../shared/nats/index.js";
-import { JobRecord } from "../../../shared/records/index.js";
+import { JobRecord, mayHaveChargedAttempt } from "../../../shared/records/index.js";
 import type { CreditContext } from "../credit/credit-context.js";
 import { ledgerRepairs } from "../credit/credit-metrics.js";
 import { chargedAttempts } from "./charge.js";
@@ -55,6 +55,10 @@ export async function startLedgerAudit(ctx: CreditContext, options: { graceMs: n
 export async function auditRevision(ctx: CreditContext, jsm: JetStreamManager, graceMs: number, msg: JsMsg): Promise<void> {
   // A delete or purge marker: no record, the operation in a header.
   if (msg.headers?.has("KV-Operation")) {
+    msg.ack();
+    return;
+  }
+  if (!mayHaveChargedAttempt(msg.data)) {
     msg.ack();
     return;
   }

@@ -111,10 +111,9 @@ async function applyPlacement(ctx: SchedulerContext, pending: PendingJobs, jobKe
     return true;
   } catch (error) {
     await release(ctx.store, nodeId, jobId, attempt, { unassigned: true });
-    if (error instanceof AppError) {
-      pending.drop(jobKey, held.attempt);
-      return false;
-    }
-    throw error;
+    if (!(error instanceof AppError)) throw error;
+    // Let go only of a job that moved on or is gone; one too busy to change now stays held for the next round.
+    if (error.code === "state.conflict" || error.code === "resource.not_found") pending.drop(jobKey, held.attempt);
+    return false;
   }
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppId, ContentType, RecordId } from "../../../shared/contract/index.js";
+import { AppId, BusinessId, ContentType } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { UrlSigner } from "../http/signed-url.js";
 
@@ -32,7 +32,7 @@ export interface ArtifactUrlRequest {
 
 const GrantQuery = z.object({
   app_id: AppId,
-  business_id: RecordId,
+  business_id: BusinessId,
   attempt: z.string().regex(/^[1-9][0-9]{0,8}$/).optional(),
   content_type: ContentType.optional(),
 });

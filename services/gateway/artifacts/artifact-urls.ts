@@ -30,6 +30,9 @@ export interface ArtifactUrlRequest {
   expiresAtMs: number;
 }
 
+/** Every parameter an artifact URL may carry besides `expires` and `signature`. */
+const ARTIFACT_URL_PARAMS = ["app_id", "business_id", "attempt", "content_type", "scope"] as const;
+
 const GrantQuery = z.object({
   app_id: AppId,
   business_id: BusinessId,
@@ -66,7 +69,7 @@ export function verifyArtifactUrl(urls: UrlSigner, method: "PUT" | "GET", path: 
   if (!parsed.success) throw new AppError("url.signature_invalid", "This URL is not a valid signed URL.");
   const { app_id, business_id, attempt, content_type } = parsed.data;
   const grant = { app_id, business_id, attempt: attempt === undefined ? null : Number(attempt), content_type: content_type ?? null };
-  urls.verify(method, signedPath(grant, path), query);
+  urls.verify(method, signedPath(grant, path), query, ARTIFACT_URL_PARAMS);
   return grant;
 }
 

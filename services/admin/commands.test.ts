@@ -32,7 +32,7 @@ describe("parseInvocation", () => {
 
   it("lists every invalid field with the schema's reason", () => {
     const message = usageErrorOf(["user", "create", "--app", "local", "--business", "acme", "--email", "nope", "--password", "short"]);
-    expect(message).toContain("--business: a record id such as `biz_…`");
+    expect(message).toContain("--business: a business id such as `biz_…`");
     expect(message).toContain("--email:");
     expect(message).toContain("--password: at least 12 characters");
   });
@@ -100,7 +100,7 @@ describe("credit set", () => {
 
   it("names the missing flags and a malformed business id", () => {
     expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID])).toContain("--amount is required");
-    expect(usageErrorOf(["credit", "set", "--business", "acme", "--amount", "5"])).toContain("--business: a record id such as `biz_…`");
+    expect(usageErrorOf(["credit", "set", "--business", "acme", "--amount", "5"])).toContain("--business: a business id such as `biz_…`");
   });
 
   it("is listed in the usage text", () => {

@@ -1,4 +1,4 @@
-import { NodeId } from "../../shared/contract/index.js";
+import { isId } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import type { Versioned } from "../../shared/nats/index.js";
 import type { NodeRecord } from "../../shared/records/index.js";
@@ -16,13 +16,14 @@ export function ownsNode(tenant: Tenant, node: NodeRecord): boolean {
 
 /** Another tenant's node is answered exactly like a missing one. */
 export function nodeNotFound(nodeId: string): AppError {
-  return new AppError("resource.not_found", `No node ${nodeId}.`);
+  // A malformed id is not repeated back: it is whatever the caller sent.
+  return new AppError("resource.not_found", isId("node", nodeId) ? `No node ${nodeId}.` : "No such node.");
 }
 
 /** The node, when it exists and is the tenant's; otherwise `resource.not_found`. */
 export async function readOwnedNode(ctx: RegistryContext, tenant: Tenant, nodeId: string): Promise<Versioned<NodeRecord>> {
   // A malformed id cannot be a KV key: it names no node.
-  const stored = NodeId.safeParse(nodeId).success ? await ctx.store.nodes.get(nodeId) : null;
+  const stored = isId("node", nodeId) ? await ctx.store.nodes.get(nodeId) : null;
   if (!stored || !ownsNode(tenant, stored.value)) throw nodeNotFound(nodeId);
   return stored;
 }
@@ -37,7 +38,7 @@ export async function mutateOwnedNode(
   nodeId: string,
   change: (node: NodeRecord) => NodeRecord | undefined,
 ): Promise<NodeRecord> {
-  if (!NodeId.safeParse(nodeId).success) throw nodeNotFound(nodeId);
+  if (!isId("node", nodeId)) throw nodeNotFound(nodeId);
   const stored = await ctx.store.nodes.mutate(nodeId, (node) => (ownsNode(tenant, node) ? change(node) : undefined));
   if (!stored || !ownsNode(tenant, stored.value)) throw nodeNotFound(nodeId);
   return stored.value;

@@ -134,7 +134,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeResult(), request: JobResultCommand, handle: recordResult(context) }),
         // A held job that another replica cancelled or placed is let go at once.
-        nc.subscribe(subjects.jobTransitioned("*"), {
+        nc.subscribe(subjects.jobTransitionedAll(), {
           callback: (_error, msg) => {
             const event = JobTransitionEvent.safeParse(decodeJson(msg.data));
             if (!event.success || event.data.state === "queued") return;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { AppId, Email, RecordId, Role, Timestamp } from "./common.js";
+import { Email, Role, Timestamp } from "./common.js";
+import { AppId, BusinessId } from "./ids.js";
 
 /** Operator commands: they travel over NATS only (see `npm run admin`), never over HTTP. */
 export const CreateAppRequest = z.strictObject({
@@ -30,7 +31,7 @@ export type Business = z.infer<typeof Business>;
 
 export const CreateUserRequest = z.strictObject({
   app_id: AppId,
-  business_id: RecordId,
+  business_id: BusinessId,
   email: Email,
   password: z.string().min(12, "at least 12 characters").max(1024),
   role: Role.default("member"),

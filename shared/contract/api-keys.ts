@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Timestamp } from "./common.js";
+import { ApiKeyId } from "./ids.js";
 
 /** A job type name, as in `allowedJobTypes` and a job's `type`. */
 export const JobTypeName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, "lowercase letters, digits, '-' or '_', at most 32 characters");
@@ -58,7 +59,7 @@ export type CreateApiKeyResponse = z.infer<typeof CreateApiKeyResponse>;
 export const ListApiKeysResponse = z.object({ items: z.array(ApiKeySummary) });
 export type ListApiKeysResponse = z.infer<typeof ListApiKeysResponse>;
 
-export const RevokeApiKeyRequest = z.strictObject({ key_id: z.string().min(1).max(64) });
+export const RevokeApiKeyRequest = z.strictObject({ key_id: ApiKeyId });
 export type RevokeApiKeyRequest = z.infer<typeof RevokeApiKeyRequest>;
 
 export const RevokeApiKeyResponse = z.object({ key_id: z.string(), revoked_at: Timestamp });

@@ -1,13 +1,7 @@
 import { z } from "zod";
 import { Timestamp } from "./common.js";
-import { JobId, JobPayload } from "./jobs.js";
-
-/** An artifact's name within its job: a file name of 1 to 200 characters of `A-Z a-z 0-9 . _ -`, not `.` or `..`. */
-export const ArtifactId = z
-  .string()
-  .regex(/^[A-Za-z0-9._-]{1,200}$/, "1 to 200 letters, digits, '.', '_' or '-'")
-  .refine((name) => name !== "." && name !== "..", "not '.' or '..'");
-export type ArtifactId = z.infer<typeof ArtifactId>;
+import { ArtifactId, JobId } from "./ids.js";
+import { JobPayload } from "./jobs.js";
 
 /** A media type as sent in `Content-Type` (`text/plain; charset=utf-8`). */
 export const ContentType = z.string().trim().min(1).max(255).regex(/^[\x20-\x7e]+$/, "printable ASCII");

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { CreditAmount, PlanRates } from "./billing.js";
-import { RecordId, Timestamp } from "./common.js";
+import { Timestamp } from "./common.js";
+import { BusinessId, JobId } from "./ids.js";
 import { UserContext } from "./internal.js";
-import { JobId, PoolId, Resources } from "./jobs.js";
+import { PoolId, Resources } from "./jobs.js";
 
 /**
  * The compute-credit ledger on the wire. Amounts are credits as decimal numbers with at
@@ -72,7 +73,7 @@ const AmountInput = z.preprocess(
 
 /** Operator command `credit set`: makes a business's balance exactly `amount` credits. */
 export const SetCreditRequest = z.strictObject({
-  business_id: RecordId,
+  business_id: BusinessId,
   amount: AmountInput,
 });
 export type SetCreditRequest = z.infer<typeof SetCreditRequest>;

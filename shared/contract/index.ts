@@ -1,4 +1,21 @@
-export { AppId, Email, EmptyRequest, RecordId, Role, Timestamp } from "./common.js";
+export { Email, EmptyRequest, Role, Timestamp } from "./common.js";
+export {
+  ApiKeyId,
+  AppId,
+  ArtifactId,
+  BusinessId,
+  checkId,
+  ID_FORMATS,
+  isId,
+  JobId,
+  MalformedIdError,
+  NodeId,
+  ScheduleId,
+  SessionId,
+  UserId,
+  WebhookId,
+} from "./ids.js";
+export type { IdKind } from "./ids.js";
 export { ErrorEnvelope, SuccessEnvelope } from "./envelope.js";
 export {
   LoginRequest,
@@ -25,7 +42,6 @@ export {
 export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "./admin.js";
 export {
   Artifact,
-  ArtifactId,
   ContentType,
   PresignDownloadRequest,
   PresignedUrl,
@@ -80,7 +96,6 @@ export {
   Job,
   JobError,
   JobEvent,
-  JobId,
   JobPayload,
   JobRef,
   JobState,
@@ -117,7 +132,6 @@ export {
   ListNodesResponse,
   LogLine,
   NodeCapacity,
-  NodeId,
   NodeStatus,
   NodeSummary,
   NodeUse,

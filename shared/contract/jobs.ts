@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { JobTypeName } from "./api-keys.js";
 import { Timestamp } from "./common.js";
+import { JobId, NodeId } from "./ids.js";
 
 /** Every state a job can be in, exactly these strings. `docs/job-states.md` draws the transitions. */
 export const JobState = z.enum(["queued", "assigned", "running", "succeeded", "failed", "timed_out", "cancelled"]);
@@ -11,9 +12,6 @@ export const TERMINAL_STATES: readonly JobState[] = ["succeeded", "failed", "tim
 export function isTerminal(state: JobState): boolean {
   return TERMINAL_STATES.includes(state);
 }
-
-/** A job id: `job_`, 8 base62 characters of creation time (so ids sort by age), 12 random. */
-export const JobId = z.string().regex(/^job_[0-9A-Za-z]{20}$/, "a job id such as `job_…`");
 
 /** An operator pool (`default`, …) or a self-hosted pool of the caller's business. */
 export const PoolId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "lowercase letters, digits, '-' or '_', at most 63 characters");
@@ -154,14 +152,14 @@ export const ListJobsRequest = z.strictObject({
   state: z.union([JobState, z.array(JobState).min(1)]).optional(),
   pool_id: PoolId.optional(),
   type: JobTypeName.optional(),
-  node_id: z.string().optional(),
+  node_id: NodeId.optional(),
   /** `key=value`; one or several, all must match. */
   label: z.union([LabelFilter, z.array(LabelFilter).min(1).max(16)]).optional(),
   created_after: Timestamp.optional(),
   created_before: Timestamp.optional(),
   limit: z.number().int().min(1).max(200).default(50),
-  /** `next_cursor` of the previous page. */
-  cursor: z.string().max(64).optional(),
+  /** `next_cursor` of the previous page: a job id. */
+  cursor: JobId.optional(),
 });
 export type ListJobsRequest = z.infer<typeof ListJobsRequest>;
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Timestamp } from "./common.js";
-import { JobError, JobId, JobState } from "./jobs.js";
+import { JobId } from "./ids.js";
+import { JobError, JobState } from "./jobs.js";
 
 /** The path of a job's log stream (`GET`, Server-Sent Events). */
 export function logStreamPath(jobId: string): string {

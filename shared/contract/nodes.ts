@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { JobTypeName, QuotaLimits } from "./api-keys.js";
 import { Timestamp } from "./common.js";
-import { JobError, JobId, JobState, JobUsage, Labels, PoolId } from "./jobs.js";
+import { JobId, NodeId } from "./ids.js";
+import { JobError, JobState, JobUsage, Labels, PoolId } from "./jobs.js";
 
 /** What a node offers: `slots` is how many jobs it runs at once. */
 export const NodeCapacity = z.strictObject({
@@ -11,8 +12,6 @@ export const NodeCapacity = z.strictObject({
   slots: z.number().int().min(1).max(1024).default(1),
 });
 export type NodeCapacity = z.infer<typeof NodeCapacity>;
-
-export const NodeId = z.string().regex(/^nod_[0-9A-Za-z]{20}$/, "a node id such as `nod_…`");
 
 export const RegisterNodeRequest = z.strictObject({
   name: z.string().trim().min(1).max(200),

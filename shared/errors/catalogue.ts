@@ -12,10 +12,10 @@ export interface ErrorSpec {
 }
 
 export const ERROR_CATALOGUE = {
-  "request.invalid": { http: 400, retryable: false, summary: "The body or a parameter does not match the schema; `details.issues` lists each field path and problem." },
-  "request.malformed_json": { http: 400, retryable: false, summary: "The body is not valid JSON." },
-  "request.unsupported_media_type": { http: 415, retryable: false, summary: "The Content-Type is not `application/json`." },
-  "request.too_large": { http: 413, retryable: false, summary: "The body is larger than the configured limit." },
+  "request.invalid": { http: 400, retryable: false, summary: "The body or a parameter does not match the schema (an id not of its format, a body that is not an object); `details.issues` lists each field path and problem." },
+  "request.malformed_json": { http: 400, retryable: false, summary: "The body is not valid JSON, or holds a `__proto__` key (or `constructor.prototype`)." },
+  "request.unsupported_media_type": { http: 415, retryable: false, summary: "The Content-Type of a JSON operation is not `application/json`." },
+  "request.too_large": { http: 413, retryable: false, summary: "The body is larger than the configured limit; over HTTP the connection is closed after the answer." },
   "request.range_not_satisfiable": { http: 416, retryable: false, summary: "The `Range` starts beyond the end of the content; `Content-Range` gives its size." },
   "route.not_found": { http: 404, retryable: false, summary: "No operation lives at this path." },
   "route.method_not_allowed": { http: 405, retryable: false, summary: "The path exists but not with this HTTP method; the `Allow` header names the right one." },
@@ -34,7 +34,7 @@ export const ERROR_CATALOGUE = {
   "state.conflict": { http: 409, retryable: false, summary: "The record is not in a state that allows this operation; `details.state` is its current state." },
   "job.stale_attempt": { http: 409, retryable: false, summary: "The result or log batch is for an attempt this node does not hold (an older attempt, another node's, or one already ended otherwise); it changed nothing." },
   "queue.full": { http: 503, retryable: true, summary: "The job queue is at its limit; nothing was queued. Retry after `Retry-After` seconds." },
-  "url.signature_invalid": { http: 403, retryable: false, summary: "The signed URL was altered, or signed for another method or path." },
+  "url.signature_invalid": { http: 403, retryable: false, summary: "The signed URL was altered (a parameter changed, added or given twice), or signed for another method or path." },
   "url.expired": { http: 403, retryable: false, summary: "The signed URL is past its `expires_at`; ask for a new one." },
   "webhook.signature_invalid": { http: 400, retryable: false, summary: "The webhook's signature is missing, malformed, does not match its body, or is too old or too new; nothing changed." },
   "resource.limit_reached": { http: 402, retryable: false, summary: "The account's compute credit is exhausted." },

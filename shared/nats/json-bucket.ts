@@ -4,6 +4,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { errors as natsErrors } from "@nats-io/transport-node";
 import type { z } from "zod";
 import { AppError } from "../errors/index.js";
+import { checkKvKey } from "./names.js";
 import { decodeJson, encodeJson } from "./rpc.js";
 
 export interface Versioned<T> {
@@ -37,16 +38,26 @@ function isWrongSequence(error: unknown): boolean {
 
 /**
  * A KV bucket of JSON records checked against one schema. Every change is a
- * compare-and-set on the revision read (the project's actor rule).
+ * compare-and-set on the revision read (the project's actor rule). Every key is checked
+ * against the shape of its bucket's keys (`BUCKET_KEYS`) before it reaches NATS: a
+ * malformed id is `request.invalid`, never a wildcard or a NATS error.
  */
 export class JsonBucket<S extends z.ZodType> {
+  private readonly bucketName: string;
+
   constructor(
     readonly kv: KV,
     readonly schema: S,
-  ) {}
+  ) {
+    this.bucketName = kv instanceof Bucket ? kv.bucket : "";
+  }
+
+  private checked(key: string): string {
+    return checkKvKey(this.bucketName, key);
+  }
 
   async get(key: string): Promise<Versioned<z.infer<S>> | null> {
-    const entry = await this.readEntry(key);
+    const entry = await this.readEntry(this.checked(key));
     if (!entry || entry.operation !== "PUT") return null;
     return { value: this.schema.parse(decodeJson(entry.value)), revision: entry.revision };
   }
@@ -72,7 +83,7 @@ export class JsonBucket<S extends z.ZodType> {
   /** Creates the key; answers `resource.already_exists` when it is there. */
   async create(key: string, value: z.infer<S>): Promise<number> {
     try {
-      return await this.kv.create(key, encodeJson(this.schema.parse(value)));
+      return await this.kv.create(this.checked(key), encodeJson(this.schema.parse(value)));
     } catch (error) {
       if (isWrongSequence(error)) throw new AppError("resource.already_exists", "A record with this identity already exists.");
       throw error;
@@ -80,13 +91,13 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   async put(key: string, value: z.infer<S>): Promise<number> {
-    return this.kv.put(key, encodeJson(this.schema.parse(value)));
+    return this.kv.put(this.checked(key), encodeJson(this.schema.parse(value)));
   }
 
   /** Writes `value` only if the key is still at `revision`; false when another writer won. */
   async update(key: string, value: z.infer<S>, revision: number): Promise<number | null> {
     try {
-      return await this.kv.update(key, encodeJson(this.schema.parse(value)), revision);
+      return await this.kv.update(this.checked(key), encodeJson(this.schema.parse(value)), revision);
     } catch (error) {
       if (isWrongSequence(error)) return null;
       throw error;
@@ -150,6 +161,6 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   async delete(key: string): Promise<void> {
-    await this.kv.delete(key);
+    await this.kv.delete(this.checked(key));
   }
 }

@@ -1,5 +1,23 @@
 import { describe, expect, it } from "vitest";
-import { kvKey, subjects } from "./names.js";
+import { MalformedIdError } from "../contract/index.js";
+import { BUCKETS, checkKvKey, kvKey, subjects } from "./names.js";
+
+const JOB = "job_0VbeygdjkkWnwRC9cwe1";
+const NODE = "nod_ecxUgow1WBd5BpAdgW2q";
+const BIZ = "biz_ecxUgow1WBd5BpAdgW2q";
+const USER = "usr_ecxUgow1WBd5BpAdgW2q";
+const KEY = "key_ecxUgow1WBd5BpAdgW2q";
+function thrownBy(call: () => unknown): unknown {
+  try {
+    call();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw");
+}
+
+/** Wildcards, separators and characters no id may hold. */
+const HOSTILE = ["*", ">", ".", " ", "\0", "/", "..", "job_*", "job_>", "../x", "job_0VbeygdjkkWnwRC9cwe1.x", "job_0VbeygdjkkWnwRC9cwe1 "];
 
 describe("kvKey", () => {
   it("keeps key-safe parts as they are and joins them with dots", () => {
@@ -30,10 +48,25 @@ describe("subjects", () => {
   });
 
   it("keeps a job's drop counts out of the filter of its log lines", () => {
-    expect(subjects.jobLogs("job_1", 2)).toBe("cjs.logs.job_1.2");
-    expect(subjects.jobLogsOfJob("job_1")).toBe("cjs.logs.job_1.*");
-    expect(subjects.jobLogDrops("job_1")).toBe("cjs.logdrops.job_1");
-    expect(subjects.jobLogDrops("job_1").startsWith("cjs.logs.")).toBe(false);
+    expect(subjects.jobLogs(JOB, 2)).toBe(`cjs.logs.${JOB}.2`);
+    expect(subjects.jobLogsOfJob(JOB)).toBe(`cjs.logs.${JOB}.*`);
+    expect(subjects.jobLogDrops(JOB)).toBe(`cjs.logdrops.${JOB}`);
+    expect(subjects.jobLogDrops(JOB).startsWith("cjs.logs.")).toBe(false);
+  });
+
+  it("refuses to put anything but a well-formed id into a subject", () => {
+    for (const bad of HOSTILE) {
+      expect(() => subjects.jobLogs(bad, 1)).toThrow(MalformedIdError);
+      expect(() => subjects.jobLogsOfJob(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.jobLogDrops(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.jobTransitioned(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.metering(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.nodeAssigned(bad)).toThrow(MalformedIdError);
+    }
+    expect(() => subjects.jobLogs(JOB, 0)).toThrow();
+    expect(() => subjects.jobLogs(JOB, 1.5)).toThrow();
+    expect(subjects.nodeAssigned(NODE)).toBe(`cjs.events.node.${NODE}.assigned`);
+    expect(subjects.jobTransitionedAll()).toBe("cjs.events.job.*.transitioned");
   });
 
   it("keeps every NATS-direct node-plane subject under the one prefix an agent may publish to", () => {
@@ -42,5 +75,30 @@ describe("subjects", () => {
     expect(subjects.nodePlaneUploadOpen().startsWith(prefix)).toBe(true);
     expect(subjects.nodePlaneUpload("gw1", "up1")).toBe("cjs.nodeplane.artifact.gw1.up1");
     expect(subjects.nodePlaneUpload("gw1", "up1").startsWith(prefix)).toBe(true);
+  });
+});
+
+describe("checkKvKey", () => {
+  it("takes keys of each bucket's shape", () => {
+    expect(checkKvKey(BUCKETS.jobs, `local.${BIZ}.${JOB}`)).toBe(`local.${BIZ}.${JOB}`);
+    expect(checkKvKey(BUCKETS.apiKeys, KEY)).toBe(KEY);
+    expect(checkKvKey(BUCKETS.apiKeyOwners, `${USER}.${KEY}`)).toBe(`${USER}.${KEY}`);
+    expect(checkKvKey(BUCKETS.apiKeyOwners, `${NODE}.${KEY}`)).toBe(`${NODE}.${KEY}`);
+    expect(checkKvKey(BUCKETS.userEmails, kvKey("local", "a.b@example.com"))).toBeTruthy();
+    expect(checkKvKey(BUCKETS.creditEntries, `local.${BIZ}.i.job.${JOB}.1`)).toBeTruthy();
+  });
+
+  it("refuses a malformed id, a wildcard or a level too many or too few, as request.invalid", () => {
+    for (const bad of HOSTILE) {
+      expect(() => checkKvKey(BUCKETS.apiKeys, bad)).toThrow(MalformedIdError);
+      expect(() => checkKvKey(BUCKETS.nodes, bad)).toThrow(MalformedIdError);
+      expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}.${bad}`)).toThrow(MalformedIdError);
+    }
+    expect(() => checkKvKey(BUCKETS.apiKeys, "key_ecxUgow1WBd5BpAdgW2")).toThrow(MalformedIdError);
+    expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}`)).toThrow(MalformedIdError);
+    expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}.${JOB}.x`)).toThrow(MalformedIdError);
+    expect(() => checkKvKey(BUCKETS.signingKeys, "*")).toThrow(MalformedIdError);
+    expect(() => checkKvKey("cjs_not_listed", "a.>")).toThrow(MalformedIdError);
+    expect(thrownBy(() => checkKvKey(BUCKETS.apiKeys, "key_*"))).toMatchObject({ code: "request.invalid", details: { issues: [{ path: "key_id" }] } });
   });
 });

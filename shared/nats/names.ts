@@ -1,6 +1,11 @@
+import { AppError } from "../errors/index.js";
+import { checkId, type IdKind, isId, MalformedIdError } from "../contract/index.js";
+
 /**
  * Every NATS subject, stream and KV bucket name of the project, in one place.
  * Commands are imperative (`admin.app.create`), events past tense (`credentials.revoked`).
+ * Every id that goes into a subject or a key is checked by its format here first
+ * (`checkId`), so no caller-chosen text becomes a wildcard or an extra level.
  */
 const ROOT = "cjs";
 
@@ -94,6 +99,19 @@ export const PRIORITY_GROUPS = {
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
 export type ObjectStoreName = (typeof OBJECT_STORES)[keyof typeof OBJECT_STORES];
 
+/** A subject level the service makes itself (an operation, a replica's or an upload's id): never a wildcard or a dot. */
+const SUBJECT_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
+
+function checkedToken(token: string): string {
+  if (!SUBJECT_TOKEN.test(token)) throw new AppError("internal.error", "A subject was to be built from a malformed name.");
+  return token;
+}
+
+function checkedAttempt(attempt: number): number {
+  if (!Number.isSafeInteger(attempt) || attempt < 1) throw new AppError("request.invalid", "An attempt is a whole number from 1.");
+  return attempt;
+}
+
 export const subjects = {
   /** Operator commands, answered by one gateway replica (queue group). */
   adminAppCreate: () => `${ROOT}.admin.app.create`,
@@ -128,32 +146,33 @@ export const subjects = {
   billingSandboxSessionGet: () => `${ROOT}.billing.sandbox.session.get`,
   billingSandboxSessionAct: () => `${ROOT}.billing.sandbox.session.act`,
   /** Stored log lines of one attempt. */
-  jobLogs: (jobId: string, attempt: number) => `${ROOT}.logs.${jobId}.${attempt}`,
+  jobLogs: (jobId: string, attempt: number) => `${ROOT}.logs.${checkId("job", jobId)}.${checkedAttempt(attempt)}`,
   jobLogsAll: () => `${ROOT}.logs.>`,
   /** Stored log lines of every attempt of one job. */
-  jobLogsOfJob: (jobId: string) => `${ROOT}.logs.${jobId}.*`,
+  jobLogsOfJob: (jobId: string) => `${ROOT}.logs.${checkId("job", jobId)}.*`,
   /** Lines of a job dropped past the log cap, per attempt (kept in the log stream, so they expire with the lines). */
-  jobLogDrops: (jobId: string) => `${ROOT}.logdrops.${jobId}`,
+  jobLogDrops: (jobId: string) => `${ROOT}.logdrops.${checkId("job", jobId)}`,
   jobLogDropsAll: () => `${ROOT}.logdrops.>`,
   /** Core NATS events: a node got an assignment (wakes its long poll); a job changed state. */
-  nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${nodeId}.assigned`,
-  jobTransitioned: (jobId: string) => `${ROOT}.events.job.${jobId}.transitioned`,
+  nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.assigned`,
+  jobTransitioned: (jobId: string) => `${ROOT}.events.job.${checkId("job", jobId)}.transitioned`,
+  jobTransitionedAll: () => `${ROOT}.events.job.*.transitioned`,
   /** NATS-direct node plane (`NODE_NATS_OPERATIONS`): an agent's requests, answered by one gateway replica. */
-  nodePlane: (operation: string) => `${ROOT}.nodeplane.${operation}`,
+  nodePlane: (operation: string) => `${ROOT}.nodeplane.${checkedToken(operation)}`,
   /** Opens an artifact upload over NATS, answered by one gateway replica. */
   nodePlaneUploadOpen: () => `${ROOT}.nodeplane.artifact.open`,
   /** One open upload on the gateway replica `instanceId`: `.chunk`, `.commit` and `.abort` under it. */
-  nodePlaneUpload: (instanceId: string, uploadId: string) => `${ROOT}.nodeplane.artifact.${instanceId}.${uploadId}`,
+  nodePlaneUpload: (instanceId: string, uploadId: string) => `${ROOT}.nodeplane.artifact.${checkedToken(instanceId)}.${checkedToken(uploadId)}`,
   /** Everything an agent may publish in NATS-direct mode (its NATS user's publish permission). */
   nodePlaneAll: () => `${ROOT}.nodeplane.>`,
   /** Billing RPCs, answered by one billing replica: the submit's credit check, the ledger list. */
   creditCheck: () => `${ROOT}.billing.credit.check`,
   creditLedgerList: () => `${ROOT}.billing.ledger.list`,
   /** The metering message of one job's attempt ends (`cjs.metering.>` for all). */
-  metering: (jobId: string) => `${ROOT}.metering.${jobId}`,
+  metering: (jobId: string) => `${ROOT}.metering.${checkId("job", jobId)}`,
   meteringAll: () => `${ROOT}.metering.>`,
   /** Health ping of a service, answered by every replica. */
-  servicePing: (service: string) => `${ROOT}.ping.${service}`,
+  servicePing: (service: string) => `${ROOT}.ping.${checkedToken(service)}`,
 } as const;
 
 /** Queue groups: one replica of a service takes each message. */
@@ -164,6 +183,69 @@ export const queueGroups = {
   logRelay: "cjs-log-relay",
   billing: "cjs-billing",
 } as const;
+
+/** One level of a KV key: an id of one of these kinds (checked by its format), or a `part` as `kvKey` makes it. */
+type KeyLevel = IdKind | readonly IdKind[] | "part";
+
+/**
+ * The levels of each bucket's keys, in order; `"..."` last admits any further `part`
+ * levels. `JsonBucket` refuses a key of another shape before it reaches NATS
+ * (`checkKvKey`), whoever built it.
+ */
+export const BUCKET_KEYS = {
+  [BUCKETS.apps]: ["app"],
+  [BUCKETS.businesses]: ["business"],
+  [BUCKETS.users]: ["user"],
+  [BUCKETS.userEmails]: ["app", "part"],
+  [BUCKETS.apiKeys]: ["key"],
+  [BUCKETS.apiKeyOwners]: [["user", "node"], "key"],
+  [BUCKETS.sessions]: ["session"],
+  [BUCKETS.otpCodes]: ["app", "part"],
+  [BUCKETS.loginGuards]: ["part", "part", "..."],
+  [BUCKETS.signingKeys]: ["part"],
+  [BUCKETS.jobs]: ["app", "business", "job"],
+  [BUCKETS.nodes]: ["node"],
+  [BUCKETS.allocations]: ["node"],
+  [BUCKETS.artifactIndex]: ["app", "business", "job", "part"],
+  [BUCKETS.keyQuotas]: ["key"],
+  [BUCKETS.subscriptions]: ["app", "business"],
+  [BUCKETS.webhookEvents]: ["part", "part"],
+  [BUCKETS.checkoutSessions]: ["part"],
+  [BUCKETS.billingSecrets]: ["part"],
+  [BUCKETS.rateLimits]: ["app", "user"],
+  [BUCKETS.creditAccounts]: ["app", "business"],
+  [BUCKETS.creditEntries]: ["app", "business", "part", "part", "..."],
+} as const satisfies Record<BucketName, readonly (KeyLevel | "...")[]>;
+
+/** What `kvKey` writes for one part: KV key characters without a dot or a wildcard. */
+const KEY_PART = /^[-/_=A-Za-z0-9]+$/;
+
+function levelFits(level: string, expected: KeyLevel): boolean {
+  if (expected === "part") return KEY_PART.test(level);
+  return (typeof expected === "string" ? [expected] : expected).some((kind) => isId(kind, level));
+}
+
+function levelError(expected: KeyLevel | undefined): MalformedIdError {
+  return new MalformedIdError(expected === undefined || expected === "part" ? undefined : typeof expected === "string" ? expected : expected[0]);
+}
+
+/**
+ * Returns `key` when it has the shape of its bucket's keys (`BUCKET_KEYS`): every level
+ * an id of its kind or a plain part. Throws `MalformedIdError` (400 `request.invalid`)
+ * otherwise. A bucket not listed takes plain parts only.
+ */
+export function checkKvKey(bucket: string, key: string): string {
+  const shape: readonly (KeyLevel | "...")[] = (BUCKET_KEYS as Record<string, readonly (KeyLevel | "...")[]>)[bucket] ?? ["part", "..."];
+  const open = shape[shape.length - 1] === "...";
+  const fixed = (open ? shape.slice(0, -1) : shape) as readonly KeyLevel[];
+  const levels = key.split(".");
+  if (levels.length < fixed.length || (!open && levels.length > fixed.length)) throw levelError(fixed[levels.length]);
+  levels.forEach((level, index) => {
+    const expected = fixed[index] ?? "part";
+    if (!levelFits(level, expected)) throw levelError(expected);
+  });
+  return key;
+}
 
 /** A part kept as it is: KV key characters, no dot (it would add a level), no leading `=` (the encoded marker). */
 const KEY_SAFE_PART = /^[-/_a-zA-Z0-9][-/_=a-zA-Z0-9]*$/;

@@ -160,7 +160,7 @@ describe("quotas on submits made with a key", () => {
     await clients[0]!.call("cancelJob", { job_id: ended.job_id });
     // As if the release at the end had been lost, plus a job whose record was never written.
     const lostLongAgo = "job_00000000lostlostlost";
-    const lostJustNow = "job_00000000freshfresh0";
+    const lostJustNow = "job_00000000freshfresh00";
     await quotaRecords.mutate(kvKey(keyId), (record) => ({
       ...record,
       active: { [ended.job_id]: fakeNow, [lostLongAgo]: fakeNow - MISSING_RECORD_GRACE_MS - 1 },

@@ -3,7 +3,7 @@ import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { ObjectInfo, ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
-import { Artifact } from "../../../shared/contract/index.js";
+import { Artifact, checkId } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { BUCKETS, ensureBuckets, ensureObjectStore, JsonBucket, kvKey, OBJECT_STORES, type TopologyOptions } from "../../../shared/nats/index.js";
 import { readObject, type ByteSpan } from "./read-object.js";
@@ -41,13 +41,19 @@ export interface StoredArtifact {
 const INDEX_WRITE_TRIES = 20;
 const DIGEST_PREFIX = "SHA-256=";
 
-/** Tenancy is in the name: `<app>.<business>.<job id>/<artifact id>`. */
-export function objectName(ref: ArtifactRef): string {
-  return `${ref.app_id}.${ref.business_id}.${ref.job_id}/${ref.artifact_id}`;
+/** The key of a job's artifacts in the index, each id checked by its format. */
+function jobIndexKey(job: Omit<ArtifactRef, "artifact_id">): string {
+  return kvKey(checkId("app", job.app_id), checkId("business", job.business_id), checkId("job", job.job_id));
 }
 
+/** Tenancy is in the name: `<app>.<business>.<job id>/<artifact id>`, each id checked by its format. */
+export function objectName(ref: ArtifactRef): string {
+  return `${jobIndexKey(ref)}/${checkId("artifact", ref.artifact_id)}`;
+}
+
+/** The artifact id is encoded by `kvKey` when it holds dots. */
 function indexKey(ref: ArtifactRef): string {
-  return kvKey(ref.app_id, ref.business_id, ref.job_id, ref.artifact_id);
+  return `${jobIndexKey(ref)}.${kvKey(checkId("artifact", ref.artifact_id))}`;
 }
 
 /** The object store keeps a SHA-256 of every object as `SHA-256=<base64url>`; artifacts show it in hex. */
@@ -131,7 +137,7 @@ export class ArtifactStore {
 
   /** A job's artifacts, by name. */
   async list(job: Omit<ArtifactRef, "artifact_id">): Promise<Artifact[]> {
-    const keys = await this.index.keys(`${kvKey(job.app_id, job.business_id, job.job_id)}.*`);
+    const keys = await this.index.keys(`${jobIndexKey(job)}.*`);
     const records = await Promise.all(keys.map(async (key) => (await this.index.get(key))?.value));
     return records
       .filter((record): record is ArtifactRecord => record !== undefined)

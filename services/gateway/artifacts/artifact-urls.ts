@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppId, ContentType, RecordId } from "../../../shared/contract/index.js";
+import { AppId, BusinessId, ContentType } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { UrlSigner } from "../http/signed-url.js";
 
@@ -30,9 +30,12 @@ export interface ArtifactUrlRequest {
   expiresAtMs: number;
 }
 
+/** Every parameter an artifact URL may carry besides `expires` and `signature`. */
+const ARTIFACT_URL_PARAMS = ["app_id", "business_id", "attempt", "content_type", "scope"] as const;
+
 const GrantQuery = z.object({
   app_id: AppId,
-  business_id: RecordId,
+  business_id: BusinessId,
   attempt: z.string().regex(/^[1-9][0-9]{0,8}$/).optional(),
   content_type: ContentType.optional(),
 });
@@ -66,7 +69,7 @@ export function verifyArtifactUrl(urls: UrlSigner, method: "PUT" | "GET", path: 
   if (!parsed.success) throw new AppError("url.signature_invalid", "This URL is not a valid signed URL.");
   const { app_id, business_id, attempt, content_type } = parsed.data;
   const grant = { app_id, business_id, attempt: attempt === undefined ? null : Number(attempt), content_type: content_type ?? null };
-  urls.verify(method, signedPath(grant, path), query);
+  urls.verify(method, signedPath(grant, path), query, ARTIFACT_URL_PARAMS);
   return grant;
 }
 

@@ -8,7 +8,7 @@ import { DOWNLOAD_ROUTE, UPLOAD_ROUTE } from "./artifact-urls.js";
 import { downloadArtifact } from "./download-artifact.js";
 import { presignDownload } from "./presign-download.js";
 import { presignUpload } from "./presign-upload.js";
-import { uploadArtifact } from "./upload-artifact.js";
+import { notAMediaType, uploadArtifact } from "./upload-artifact.js";
 
 function methodNotAllowed(allow: string[]) {
   return async (_request: unknown, reply: FastifyReply) => {
@@ -30,6 +30,12 @@ export function registerArtifactRoutes(app: FastifyInstance, edge: Edge, gw: Gat
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", (_request, payload, done) => done(null, payload));
+    // Every media type is taken here, so a Content-Type fastify cannot read is a malformed header (400), not an unsupported type (415).
+    // What this handler throws goes on to the app's error handler.
+    scope.setErrorHandler(async (error) => {
+      if ((error as { code?: unknown }).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") throw notAMediaType();
+      throw error;
+    });
 
     const upload = `${UPLOAD_ROUTE}/:jobId/:artifactId`;
     const download = `${DOWNLOAD_ROUTE}/:jobId/:artifactId`;

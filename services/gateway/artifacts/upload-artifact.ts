@@ -42,15 +42,16 @@ function limitedBody(source: Readable, limit: number): { body: Transform; outcom
   return { body, outcome };
 }
 
+/** An upload's `Content-Type` that is not a media type: a malformed request (any media type is taken, so it is no 415). */
+export function notAMediaType(message = "a media type such as `text/plain`"): AppError {
+  return new AppError("request.invalid", "The Content-Type header is not a media type.", { details: { issues: [{ path: "Content-Type", message }] } });
+}
+
 function contentTypeOf(request: FastifyRequest): string | undefined {
   const header = request.headers["content-type"];
   if (header === undefined) return undefined;
   const parsed = ContentType.safeParse(header);
-  if (!parsed.success) {
-    throw new AppError("request.invalid", "The Content-Type header is not a media type.", {
-      details: { issues: [{ path: "Content-Type", message: parsed.error.issues[0]?.message ?? "invalid" }] },
-    });
-  }
+  if (!parsed.success) throw notAMediaType(parsed.error.issues[0]?.message);
   return parsed.data;
 }
 

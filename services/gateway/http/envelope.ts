@@ -26,9 +26,14 @@ export function sendSuccess(reply: FastifyReply, message: string, payload: unkno
   return reply.code(statusCode).type("application/json").send(successBody(message, payload));
 }
 
-/** Writes the error envelope; retryable errors carry `Retry-After` in whole seconds. */
+/**
+ * Writes the error envelope; retryable errors carry `Retry-After` in whole seconds. A 413
+ * ends the connection after the answer: the body was not read, and on a kept-alive
+ * connection the rest of it would otherwise be awaited as this request's, stalling the next.
+ */
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) reply.header("retry-after", retryAfter);
+  if (error.httpStatus === 413) reply.header("connection", "close");
   return reply.code(error.httpStatus).type("application/json").send(errorBody(error));
 }

@@ -49,7 +49,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 export interface RpcCall {
   appId: string | undefined;
   credentials: CredentialHeaders;
-  /** The decoded body; `undefined` means none was sent, read as `{}`. */
+  /** The decoded body; only `undefined` (none was sent) is read as `{}`: a JSON `null` is a body, and refused. */
   body: unknown;
   /** Where the rate-limit headers of a counted call go (the HTTP reply; a NATS reply's headers). */
   responseHeaders: HeaderSink;
@@ -57,6 +57,11 @@ export interface RpcCall {
   origin: string;
   requestId: string;
   log: FastifyBaseLogger;
+}
+
+/** The body to check: none sent is `{}`; anything sent, `null` included, is checked as it is. */
+export function absentAsEmpty(body: unknown): unknown {
+  return body === undefined ? {} : body;
 }
 
 /**
@@ -70,7 +75,7 @@ export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: 
   const tenant = await authenticator.resolveApp(call.appId);
   const caller = await authenticator.authenticate(tenant, call.credentials, route.auth);
   if (caller) await rateLimiter.admit(caller, call.responseHeaders);
-  const parsed = route.request.safeParse(call.body ?? {});
+  const parsed = route.request.safeParse(absentAsEmpty(call.body));
   if (!parsed.success) {
     throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
   }

@@ -19,30 +19,42 @@ function codeOf(check: () => void): string | undefined {
   }
 }
 
+/** What the URLs of these tests may carry besides `expires` and `signature`. */
+const PARAMS = ["scope", "app_id"];
+
 describe("signed URLs", () => {
   const path = "/api/compute/artifacts/download/job_1/out.txt";
 
   it("accept the method and path they were signed for until they expire", () => {
     const signed = query(signer.sign({ method: "GET", path, expiresAtMs: now + 60_000 }));
-    expect(codeOf(() => signer.verify("GET", path, signed))).toBeUndefined();
+    expect(codeOf(() => signer.verify("GET", path, signed, PARAMS))).toBeUndefined();
     now += 61_000;
-    expect(codeOf(() => signer.verify("GET", path, signed))).toBe("url.expired");
+    expect(codeOf(() => signer.verify("GET", path, signed, PARAMS))).toBe("url.expired");
   });
 
   it("refuse another path, another method, a changed expiry or a changed signature", () => {
     const signed = query(signer.sign({ method: "GET", path, expiresAtMs: now + 60_000 }));
-    expect(codeOf(() => signer.verify("GET", `${path}x`, signed))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("PUT", path, signed))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("GET", path, { ...signed, expires: String(Number(signed.expires) + 3600) }))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("GET", path, { ...signed, signature: `${signed.signature}A` }))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("GET", path, {}))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", `${path}x`, signed, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("PUT", path, signed, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, expires: String(Number(signed.expires) + 3600) }, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, signature: `${signed.signature}A` }, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, {}, PARAMS))).toBe("url.signature_invalid");
   });
 
   it("with a prefix scope, cover every name under the prefix and nothing outside it", () => {
     const prefix = "/api/compute/artifacts/upload/job_1/";
     const signed = query(signer.sign({ method: "PUT", path: prefix, expiresAtMs: now + 60_000, prefix: true }));
-    expect(codeOf(() => signer.verify("PUT", `${prefix}report.pdf`, signed))).toBeUndefined();
-    expect(codeOf(() => signer.verify("PUT", "/api/compute/artifacts/upload/job_2/report.pdf", signed))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("PUT", `${prefix}report.pdf`, { ...signed, scope: undefined }))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("PUT", `${prefix}report.pdf`, signed, PARAMS))).toBeUndefined();
+    expect(codeOf(() => signer.verify("PUT", "/api/compute/artifacts/upload/job_2/report.pdf", signed, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("PUT", `${prefix}report.pdf`, { ...signed, scope: undefined }, PARAMS))).toBe("url.signature_invalid");
+  });
+
+  it("refuse a parameter they were not signed with, or one given twice, even with a good signature", () => {
+    const signed = query(signer.sign({ method: "GET", path, expiresAtMs: now + 60_000 }));
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, app_id: "local" }, PARAMS))).toBeUndefined();
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, download: "1" }, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, app_id: ["local", "other"] }, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, expires: [signed.expires, signed.expires] }, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, "": "x" }, PARAMS))).toBe("url.signature_invalid");
   });
 });

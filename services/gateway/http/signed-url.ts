@@ -10,6 +10,9 @@ export type UrlSigningKeyRecord = z.infer<typeof UrlSigningKeyRecord>;
 
 const KEY_NAME = "url-hmac";
 
+/** The parameters the signer itself adds to every URL (`scope` only to a prefix signature, and named by its callers). */
+const OWN_PARAMS: readonly string[] = ["expires", "signature"];
+
 export interface SignedUrlRequest {
   method: "GET" | "PUT";
   /** The exact path, or with `prefix` the path every signed URL must start with. */
@@ -22,8 +25,12 @@ export interface SignedUrlRequest {
 export interface UrlSigner {
   /** The query string (`expires=…&signature=…[&scope=prefix]`) that authorises the request. */
   sign(request: SignedUrlRequest): string;
-  /** Throws `url.expired` or `url.signature_invalid` unless the query authorises this method and path now. */
-  verify(method: string, path: string, query: Record<string, unknown>): void;
+  /**
+   * Throws `url.expired` or `url.signature_invalid` unless the query authorises this method
+   * and path now. The query may hold `expires`, `signature` and the names in `params`, each
+   * once: any other or repeated parameter is refused, so nothing rides along unsigned.
+   */
+  verify(method: string, path: string, query: Record<string, unknown>, params: readonly string[]): void;
 }
 
 function digest(secret: Buffer, method: string, scope: string, expires: string): Buffer {
@@ -58,7 +65,10 @@ export function urlSigner(secret: Buffer, clock: Clock): UrlSigner {
       const signature = digest(secret, method, prefix ? `${path}*` : path, expires).toString("base64url");
       return `expires=${expires}&signature=${signature}${prefix ? "&scope=prefix" : ""}`;
     },
-    verify(method, path, query) {
+    verify(method, path, query, params) {
+      // A name given twice reads as a list, so it is refused here too.
+      const foreign = Object.entries(query).some(([name, value]) => typeof value !== "string" || !(OWN_PARAMS.includes(name) || params.includes(name)));
+      if (foreign) throw new AppError("url.signature_invalid", "This URL carries a parameter it was not signed with, or one twice.");
       const { expires, signature, scope } = query;
       if (typeof expires !== "string" || typeof signature !== "string" || !/^\d{1,12}$/.test(expires)) {
         throw new AppError("url.signature_invalid", "This URL is not a valid signed URL.");

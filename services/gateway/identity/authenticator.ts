@@ -1,7 +1,7 @@
 import { KvWatchInclude, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { AppId, type RouteAuth } from "../../../shared/contract/index.js";
+import { isId, type RouteAuth } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { TokenIssuer } from "./access-tokens.js";
@@ -82,7 +82,7 @@ export class Authenticator {
   /** The application named by `X-App-ID`. */
   async resolveApp(header: string | undefined): Promise<AppRecord> {
     if (header === undefined || header === "") throw new AppError("app.missing", "Send the X-App-ID header with your application id.");
-    if (!AppId.safeParse(header).success) throw new AppError("app.unknown", "X-App-ID does not name a known application.");
+    if (!isId("app", header)) throw new AppError("app.unknown", "X-App-ID does not name a known application.");
     const app = await this.cached(this.apps, header, () => this.deps.store.apps.get(header));
     if (!app) throw new AppError("app.unknown", "X-App-ID does not name a known application.");
     return app;
@@ -116,6 +116,7 @@ export class Authenticator {
     if (!match?.[1]) throw invalid("The Authorization header must be `Bearer <token>`.");
     const claims = await this.deps.tokens.verify(match[1]);
     if (claims.app_id !== app.app_id) throw invalid("The bearer token belongs to another application.");
+    if (!isId("session", claims.sid)) throw invalid("The bearer token names no session.");
     const session = await this.cached(this.sessions, claims.sid, () => this.deps.store.sessions.get(claims.sid));
     if (!session || session.ended_at !== null || Date.parse(session.expires_at) <= this.deps.clock.now()) {
       throw invalid("The session of this token has ended; sign in again.");

@@ -1,3 +1,4 @@
+import { isId } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { JsonBucket } from "../../../shared/nats/index.js";
 import { newId, type Clock } from "../../../shared/runtime/index.js";
@@ -14,7 +15,7 @@ function splitToken(token: string): { sessionId: string; secretHash: string } | 
   const dot = token.indexOf(".");
   if (dot <= 0) return null;
   const sessionId = token.slice(0, dot);
-  if (!/^ses_[0-9A-Za-z]{20}$/.test(sessionId)) return null;
+  if (!isId("session", sessionId)) return null;
   return { sessionId, secretHash: sha256Hex(token.slice(dot + 1)) };
 }
 

@@ -1,4 +1,4 @@
-import { logStreamPath, type RPC_ROUTES, type UserContext } from "../../../shared/contract/index.js";
+import { isId, logStreamPath, type RPC_ROUTES, type UserContext } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
@@ -12,7 +12,6 @@ export interface StreamCaller {
   user_id: string;
 }
 
-const CALLER_PARAM = /^([a-z0-9][a-z0-9_-]{0,62})\.([A-Za-z0-9_]{1,64})\.([A-Za-z0-9_]{1,64})$/;
 
 /**
  * What a stream URL's signature covers: method GET, the job's path and the caller, so a
@@ -24,9 +23,11 @@ export function logStreamScope(jobId: string, callerParam: string): string {
 
 /** The `caller` parameter of a signed URL, checked after its signature. */
 export function parseStreamCaller(value: string): StreamCaller {
-  const match = CALLER_PARAM.exec(value);
-  if (!match?.[1] || !match[2] || !match[3]) throw new AppError("url.signature_invalid", "This URL is not a valid signed URL.");
-  return { app_id: match[1], business_id: match[2], user_id: match[3] };
+  const [app_id, business_id, user_id, ...rest] = value.split(".");
+  if (rest.length > 0 || !isId("app", app_id) || !isId("business", business_id) || !isId("user", user_id)) {
+    throw new AppError("url.signature_invalid", "This URL is not a valid signed URL.");
+  }
+  return { app_id, business_id, user_id };
 }
 
 /**

@@ -17,6 +17,9 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** Every parameter a signed stream URL may carry besides `expires` and `signature`: the signed caller, and where to resume. */
+const STREAM_URL_PARAMS = ["caller", "last_event_id"] as const;
+
 function invalid(path: string, message: string): AppError {
   return new AppError("request.invalid", "The request does not match the schema.", { details: { issues: [{ path, message }] } });
 }
@@ -30,7 +33,7 @@ async function streamCaller(gw: GatewayContext, request: StreamRequest, reply: F
   const query = request.query;
   if (query.signature !== undefined || query.caller !== undefined) {
     const callerParam = typeof query.caller === "string" ? query.caller : "";
-    gw.urls.verify("GET", logStreamScope(jobId, callerParam), query);
+    gw.urls.verify("GET", logStreamScope(jobId, callerParam), query, STREAM_URL_PARAMS);
     const caller = parseStreamCaller(callerParam);
     await gw.authenticator.resolveApp(caller.app_id);
     // The URL grants reading this job's log and nothing else; the scheduler checks the tenancy only.

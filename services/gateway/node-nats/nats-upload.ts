@@ -16,6 +16,7 @@ import type { ArtifactRouteParams } from "../artifacts/artifact-params.js";
 import { UPLOAD_ROUTE } from "../artifacts/artifact-urls.js";
 import { authorizeUpload, tooLarge, type AuthorizedUpload } from "../artifacts/upload-artifact.js";
 import type { GatewayContext } from "../gateway-context.js";
+import { absentAsEmpty } from "../http/register-rpc.js";
 import { ChunkFeed } from "./chunk-feed.js";
 import { natsUploadsOpen } from "./node-nats-metrics.js";
 import { answer, decodeBody, type NatsAnswer, PendingReply } from "./nats-reply.js";
@@ -166,7 +167,7 @@ class NatsUpload {
   }
 
   private async commit(msg: Msg): Promise<NatsAnswer> {
-    const parsed = NatsUploadCommitRequest.safeParse(decodeBody(msg.data, CONTROL_MAX_BYTES) ?? {});
+    const parsed = NatsUploadCommitRequest.safeParse(absentAsEmpty(decodeBody(msg.data, CONTROL_MAX_BYTES)));
     if (!parsed.success) throw invalid("The commit does not match the schema.", zodIssues(parsed.error));
     const sha256 = this.hash.digest("hex");
     const issues = [
@@ -192,7 +193,7 @@ export class NatsUploads {
   /** `cjs.nodeplane.artifact.open`: checks the signed URL as the HTTP PUT does and opens the upload here. */
   start(msg: Msg): Promise<NatsAnswer> {
     const { gw, natsUp, instanceId, log, idleMs } = this.deps;
-    const parsed = NatsUploadOpenRequest.safeParse(decodeBody(msg.data, CONTROL_MAX_BYTES) ?? {});
+    const parsed = NatsUploadOpenRequest.safeParse(absentAsEmpty(decodeBody(msg.data, CONTROL_MAX_BYTES)));
     if (!parsed.success) throw invalid("The request body does not match the schema.", zodIssues(parsed.error));
     const { url, size_bytes, content_type } = parsed.data;
     const authorized = authorizeUpload(gw, natsUp, { ...uploadTarget(url), declaredBytes: size_bytes, contentType: () => content_type });

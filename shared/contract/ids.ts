@@ -1,0 +1,87 @@
+import { z } from "zod";
+import { AppError } from "../errors/index.js";
+
+/** The body of every id the service makes: 20 base62 characters (a job id's first 8 are its creation time). */
+const MADE_ID_BODY = "[0-9A-Za-z]{20}";
+
+function madeId(prefix: string): RegExp {
+  return new RegExp(`^${prefix}_${MADE_ID_BODY}$`);
+}
+
+/**
+ * The format of every id type, the one rule for each: a request schema checks it, and so
+ * does every helper that puts an id into a NATS subject, a KV key or an object name
+ * (`checkId`), so no id reaches NATS unchecked. None admits `.`-separated levels,
+ * wildcards (`*`, `>`), spaces, `/` or control characters, except that an artifact id may
+ * hold dots (it is encoded where it becomes a key, and is never `.` or `..`).
+ */
+export const ID_FORMATS = {
+  /** Chosen by the operator; sent as `X-App-ID`. */
+  app: { pattern: /^[a-z0-9][a-z0-9_-]{0,62}$/, message: "lowercase letters, digits, '-' or '_', at most 63 characters" },
+  business: { pattern: madeId("biz"), message: "a business id such as `biz_…`" },
+  user: { pattern: madeId("usr"), message: "a user id such as `usr_…`" },
+  session: { pattern: madeId("ses"), message: "a session id such as `ses_…`" },
+  key: { pattern: madeId("key"), message: "an API key id such as `key_…`" },
+  node: { pattern: madeId("nod"), message: "a node id such as `nod_…`" },
+  /** `job_`, 8 base62 characters of the creation time in ms (so ids sort by age), 12 random. */
+  job: { pattern: madeId("job"), message: "a job id such as `job_…`" },
+  /** A file name within its job. */
+  artifact: { pattern: /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,200}$/, message: "1 to 200 letters, digits, '.', '_' or '-', not '.' or '..'" },
+  /** Reserved for schedules: no operation makes or takes one yet. */
+  schedule: { pattern: madeId("sch"), message: "a schedule id such as `sch_…`" },
+  /** Reserved for outgoing webhooks: no operation makes or takes one yet. */
+  webhook: { pattern: madeId("whk"), message: "a webhook id such as `whk_…`" },
+} as const satisfies Record<string, { pattern: RegExp; message: string }>;
+
+export type IdKind = keyof typeof ID_FORMATS;
+
+function idSchema(kind: IdKind) {
+  return z.string().regex(ID_FORMATS[kind].pattern, ID_FORMATS[kind].message);
+}
+
+/** Application id issued by the operator; sent as `X-App-ID`. */
+export const AppId = idSchema("app");
+export type AppId = z.infer<typeof AppId>;
+export const BusinessId = idSchema("business");
+export const UserId = idSchema("user");
+export const SessionId = idSchema("session");
+/** An API key's public id (`key_…`), as listed and revoked; a node's keys have one too. */
+export const ApiKeyId = idSchema("key");
+export const NodeId = idSchema("node");
+export const JobId = idSchema("job");
+/** An artifact's name within its job: a file name of 1 to 200 characters of `A-Z a-z 0-9 . _ -`, not `.` or `..`. */
+export const ArtifactId = idSchema("artifact");
+export type ArtifactId = z.infer<typeof ArtifactId>;
+export const ScheduleId = idSchema("schedule");
+export const WebhookId = idSchema("webhook");
+
+/** Whether `value` is an id of this kind. */
+export function isId(kind: IdKind, value: unknown): value is string {
+  return typeof value === "string" && ID_FORMATS[kind].pattern.test(value);
+}
+
+/**
+ * An id that is not of its kind's format, found where it was about to become part of a
+ * subject, a key or an object name. It is `request.invalid` (400) at the edge: nothing
+ * was read or changed. The message names the kind, never the text that was sent.
+ */
+export class MalformedIdError extends AppError {
+  /** The kind of id expected; undefined for a level of a key or subject that is no id. */
+  readonly kind: IdKind | undefined;
+
+  constructor(kind?: IdKind) {
+    super(
+      "request.invalid",
+      kind === undefined ? "That does not name a record." : `That is not a ${kind} id.`,
+      { details: { issues: [kind === undefined ? { path: "id", message: "the id of a record" } : { path: `${kind}_id`, message: ID_FORMATS[kind].message }] } },
+    );
+    this.name = "MalformedIdError";
+    this.kind = kind;
+  }
+}
+
+/** Returns the id when it has its kind's format; throws `MalformedIdError` otherwise. */
+export function checkId(kind: IdKind, value: string): string {
+  if (!isId(kind, value)) throw new MalformedIdError(kind);
+  return value;
+}

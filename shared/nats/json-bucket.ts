@@ -17,14 +17,19 @@ const CAS_RETRIES = 20;
 const READ_TRIES = 6;
 const READ_PAUSE_MS = 50;
 
-/** A read that may succeed if tried again: it timed out, or the stream had no responder yet. */
+/**
+ * A read that may succeed if tried again: it timed out, the stream had no responder yet,
+ * or the server it reached did not know the stream yet (a bucket created a moment ago on
+ * a cluster; the bucket was opened, so it exists).
+ */
 function isPassingReadError(error: unknown): boolean {
   const cause = (error as { cause?: unknown })?.cause;
   return (
     error instanceof natsErrors.TimeoutError ||
     cause instanceof natsErrors.TimeoutError ||
     error instanceof natsErrors.NoRespondersError ||
-    (error instanceof natsErrors.RequestError && error.isNoResponders())
+    (error instanceof natsErrors.RequestError && error.isNoResponders()) ||
+    (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)
   );
 }
 
@@ -63,7 +68,7 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   /**
-   * A read is safe to repeat: one that timed out, or found no responder, is tried again
+   * A read is safe to repeat: one that failed in a way that may pass (isPassingReadError) is tried again
    * after a short pause. A stream created a moment ago may leave API requests unanswered
    * for a while (nats-server#6421), and on a cluster its direct-get responders appear
    * only once its replicas have caught up; both last longer while many buckets are

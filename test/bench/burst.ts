@@ -67,7 +67,7 @@ export const burst: Scenario = {
     const runs: Record<Side, BurstRun[]> = { nats: [], http: [], bullmq: [] };
     let idle: Array<{ side: string; name: string; msPerSecond: number }> | undefined;
     const windows: BurstWindow[] = [];
-    const censuses: Array<{ title: string; jobs: number; census: Census; notes: string[] }> = [];
+    const censuses: Array<{ title: string; jobs: number; census: Census; notes: string[]; cpuPer1000: Map<string, number> | undefined }> = [];
     try {
       for (const transport of ["nats", "http"] as const) {
         progress.update(`registering ${NODES} ${transport} nodes`);
@@ -167,11 +167,14 @@ export const burst: Scenario = {
             progress,
             signal,
             dumpFile: config.censusDump === undefined ? undefined : `${config.censusDump}-${pool}.ndjson`,
-            burst: async () => ((await burstWith(description, submitOne, processes.nats, jobs, "census")) ? [...tracker.sentAt.keys()] : undefined),
+            burst: async () => {
+              const run = await burstWith(description, submitOne, processes.nats, jobs, "census");
+              return run ? { ids: [...tracker.sentAt.keys()], cpuPer1000: run.cpuPer1000 } : undefined;
+            },
           });
           if (!counted) return;
           if (counted.failure) failures.push(`census, ${description}: ${counted.failure}`);
-          if (counted.census) censuses.push({ title, jobs, census: counted.census, notes });
+          if (counted.census) censuses.push({ title, jobs, census: counted.census, notes, cpuPer1000: counted.cpuPer1000 });
         };
         await census("self-hosted pool, NATS-direct nodes (as in the bursts above)", "self-hosted", describeSide("nats"), submit.nats, [
           `${NODES} fake agents × ${SLOTS} slots (NATS-direct) on a self-hosted pool: no credit check, no metering; clients submit over HTTP with a user API key (no key quotas)`,
@@ -254,7 +257,7 @@ export const burst: Scenario = {
           notes: ["what each process spends on its own (timers, sweeps, heartbeats) and is in every figure above whether a job moves or not; one reading, in 10 ms ticks"],
         },
         ...profiled,
-        ...censuses.flatMap(({ title, jobs, census, notes }) => censusTables(census, title, jobs, notes)),
+        ...censuses.flatMap(({ title, jobs, census, notes, cpuPer1000 }) => censusTables(census, title, jobs, notes, cpuPer1000)),
       ],
       data: {
         jobs_per_burst: config.burstJobs,
@@ -266,7 +269,7 @@ export const burst: Scenario = {
         cpu_totals: cpuFigures.map(figureData),
         idle_cpu_ms_per_second: idle,
         worker_concurrency: WORKER_CONCURRENCY,
-        censuses: censuses.map(({ title, jobs, census }) => ({
+        censuses: censuses.map(({ title, jobs, census, cpuPer1000 }) => ({
           title,
           jobs,
           idle_seconds: census.idleSeconds,
@@ -276,6 +279,7 @@ export const burst: Scenario = {
           rows: census.rows,
           connections: census.connections,
           trace: census.trace,
+          cpu_ms_per_1000_jobs: cpuPer1000,
         })),
         cpu_profiles: config.cpuProfileDir === undefined ? undefined : Object.fromEntries(ours.cpuProfiles),
       },

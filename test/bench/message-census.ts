@@ -247,7 +247,7 @@ export class Classifier {
     }
     if (subject.startsWith("$JS.API.")) {
       const tokens = subject.split(".").slice(2);
-      const verb = `${tokens[0]}.${tokens[1]}`;
+      const verb = tokens.slice(0, 2).join(".");
       if (verb === "STREAM.MSG" || verb === "DIRECT.GET") {
         const stream = verb === "STREAM.MSG" ? (tokens[3] ?? "") : (tokens[2] ?? "");
         return stream.startsWith("KV_") ? request("KV read", stream.slice(3), SERVER) : request("JetStream API", `${verb} ${stream}`, SERVER);
@@ -435,7 +435,7 @@ function fixed(value: number): string {
 }
 
 /** The census as three tables: by kind and service, by connection, and one job's messages in order. */
-export function censusTables(census: Census, title: string, jobs: number, notes: readonly string[]): ResultTable[] {
+export function censusTables(census: Census, title: string, jobs: number, notes: readonly string[], cpuPer1000?: ReadonlyMap<string, number>): ResultTable[] {
   const { rows, idleSeconds, burstSeconds } = census;
   const byKind = rows
     .filter((row) => (row.counts[1] ?? 0) > 0 || (row.counts[0] ?? 0) > 0)
@@ -466,6 +466,9 @@ export function censusTables(census: Census, title: string, jobs: number, notes:
         `round trips per job by sender: ${[...perService].sort((a, b) => b[1].trips - a[1].trips).map(([service, { trips, durable }]) => `${service} ${fixed(trips / jobs)} (${fixed(durable / jobs)} durable)`).join(", ")}`,
         "replies are counted under what they answer; a request to a service encloses the round trips its handler makes",
         "not seen here: the submits themselves (HTTP from the bench to the gateway), and JetStream's work inside nats-server (storing; no replication on one server)",
+        ...(cpuPer1000
+          ? [`CPU ms per 1000 jobs during this burst (first submit to last completion, with the tap listening): ${[...cpuPer1000].map(([name, ms]) => `${name} ${Math.round(ms)}`).join(", ")}`]
+          : []),
       ],
     },
     {

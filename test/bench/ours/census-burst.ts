@@ -38,8 +38,8 @@ export interface CensusBurstOptions {
   jobs: number;
   progress: Progress;
   signal: AbortSignal;
-  /** Runs the burst; resolves with the job ids in submit order, or undefined when it failed. */
-  burst: () => Promise<string[] | undefined>;
+  /** Runs the burst; resolves with the job ids in submit order and the CPU each process used, or undefined when it failed. */
+  burst: () => Promise<{ ids: string[]; cpuPer1000: Map<string, number> } | undefined>;
   /** Where to write every message the tap saw, classified, one JSON object a line. */
   dumpFile: string | undefined;
 }
@@ -66,7 +66,9 @@ async function dump(file: string, messages: readonly TappedMessage[], snapshots:
  * every durable consumer of the job path has acknowledged everything. Returns the census,
  * or undefined when the burst failed.
  */
-export async function countBurst(options: CensusBurstOptions): Promise<{ census: Census | undefined; failure: string | undefined } | undefined> {
+export async function countBurst(
+  options: CensusBurstOptions,
+): Promise<{ census: Census | undefined; cpuPer1000?: Map<string, number>; failure: string | undefined } | undefined> {
   const { progress } = options;
   // What earlier bursts left (metering, the ledger audit's held revisions) is done before the census starts.
   progress.update("census: waiting until the consumers have nothing left from before");
@@ -74,14 +76,14 @@ export async function countBurst(options: CensusBurstOptions): Promise<{ census:
   const settledBefore = await waitUntilConsumed(await jetstreamManager(before), options.signal).finally(() => before.close());
   if (!settledBefore) return { census: undefined, failure: `the consumers still had messages ${SETTLE_TIMEOUT_MS / 1000} s after the earlier bursts` };
   const tap = await startNatsTap(options.natsUrl, options.monitorUrl);
-  let ids: string[] | undefined;
+  let burst: { ids: string[]; cpuPer1000: Map<string, number> } | undefined;
   let settled = false;
   try {
     progress.update(`census: idle for ${IDLE_MS / 1000} s`);
     await sleep(IDLE_MS);
     await tap.mark("burst");
-    ids = await options.burst();
-    if (ids) {
+    burst = await options.burst();
+    if (burst) {
       progress.update("census: waiting until every consumer has acknowledged everything");
       settled = await waitUntilConsumed(tap.jsm, options.signal);
     }
@@ -90,7 +92,8 @@ export async function countBurst(options: CensusBurstOptions): Promise<{ census:
     throw error;
   }
   const recording = await tap.stop();
-  if (!ids) return undefined;
+  if (!burst) return undefined;
+  const { ids } = burst;
   if (options.dumpFile) await dump(options.dumpFile, recording.messages, recording.snapshots);
   const census = takeCensusOf({
     messages: recording.messages,
@@ -105,5 +108,5 @@ export async function countBurst(options: CensusBurstOptions): Promise<{ census:
       : settled
         ? undefined
         : `the consumers still had messages ${SETTLE_TIMEOUT_MS / 1000} s after the burst`;
-  return { census, failure };
+  return { census, cpuPer1000: burst.cpuPer1000, failure };
 }

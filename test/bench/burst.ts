@@ -151,9 +151,13 @@ export const burst: Scenario = {
         // A round counts only when all three ran: its ratios need both sides.
         if (order.every((side) => results.get(side) !== undefined)) for (const side of order) runs[side].push(results.get(side)!);
       }
-      for (const fleet of fleets.values()) {
+      const checked = new Set<NodeFleet>();
+      const checkAgents = (fleet: NodeFleet | undefined) => {
+        if (!fleet || checked.has(fleet)) return;
+        checked.add(fleet);
         for (const agent of fleet.agents) if (agent.unexpected.length > 0) failures.push(`node ${agent.nodeId}: ${agent.unexpected.slice(0, 3).join("; ")}`);
-      }
+      };
+      checkAgents(fleets.get("http"));
 
       if (config.count && !signal.aborted) {
         // Only the fleet that takes the counted jobs runs: the others' polls would be counted too.
@@ -179,6 +183,7 @@ export const burst: Scenario = {
         await census("self-hosted pool, NATS-direct nodes (as in the bursts above)", "self-hosted", describeSide("nats"), submit.nats, [
           `${NODES} fake agents × ${SLOTS} slots (NATS-direct) on a self-hosted pool: no credit check, no metering; clients submit over HTTP with a user API key (no key quotas)`,
         ]);
+        checkAgents(fleets.get("nats"));
         await fleets.get("nats")?.stop();
         if (!signal.aborted) {
           progress.step("burst  census: an operator business with nodes on the operator pool");
@@ -194,6 +199,7 @@ export const burst: Scenario = {
           }
         }
       }
+      checkAgents(fleets.get("nats"));
       if (worker.errors.length > 0) failures.push(`the BullMQ worker reported: ${worker.errors.slice(0, 3).join("; ")}`);
     } finally {
       progress.step("burst  stopping");

@@ -1,12 +1,16 @@
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { startBullSide, WORKER_CONCURRENCY, type BullSide, type BullWorker } from "./bullmq/bull-side.js";
 import { monotonicMs } from "./clock.js";
 import { comparisonTable, figureData, formatNumber, formatSpread, type Figure } from "./compare.js";
 import { JobTracker } from "./job-tracker.js";
 import { countErrors, formatErrors, runClosedLoop } from "./load.js";
 import { JOB, NODES, SLOTS, SUBMITTERS, ourJob, sideNotes } from "./workload.js";
+import { type CpuProfile, profileTables, summariseProfile, type TimeWindow } from "./cpu-profile.js";
+import { type Census, censusTables } from "./message-census.js";
+import { countBurst } from "./ours/census-burst.js";
 import { RAISED_RATE_LIMITS_NOTE, startOurSystem, type NodeFleet, type NodeTransport, type OurSystem } from "./ours/system.js";
 import { cpuSince, cpuSnapshot, type ProcessRef } from "./proc-stats.js";
-import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
+import type { ResultTable, Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
 import { percentile } from "./stats.js";
 
 type Side = NodeTransport | "bullmq";
@@ -25,6 +29,14 @@ const LOAD_GENERATOR = "load generator";
 /** How long every process is watched while nothing is asked of either side. */
 const IDLE_MS = 3_000;
 const SERVERS_ONLY = "all but the load generator";
+/** The services `--cpu-prof` profiles. */
+const PROFILED = ["scheduler", "gateway"] as const;
+
+/** One burst's place on the monotonic clock, for the profiles. */
+interface BurstWindow extends TimeWindow {
+  description: string;
+  label: string;
+}
 
 /**
  * (a), (b) and (d): bursts of no-op jobs end to end. Each burst submits N jobs from 32
@@ -43,12 +55,19 @@ export const burst: Scenario = {
     const onFinished = (id: string, at: number) => tracker.completed(id, at);
 
     progress.step("burst  starting our system");
-    const ours: OurSystem = await startOurSystem(cleanup, progress, { logLevel: config.serviceLogLevel });
+    if (config.cpuProfileDir !== undefined) await mkdir(config.cpuProfileDir, { recursive: true });
+    const ours: OurSystem = await startOurSystem(cleanup, progress, {
+      logLevel: config.serviceLogLevel,
+      monitor: config.count,
+      ...(config.cpuProfileDir === undefined ? {} : { cpuProfile: { dir: config.cpuProfileDir, services: PROFILED } }),
+    });
     let bull: BullSide | undefined;
     let worker: BullWorker | undefined;
     const fleets = new Map<NodeTransport, NodeFleet>();
     const runs: Record<Side, BurstRun[]> = { nats: [], http: [], bullmq: [] };
     let idle: Array<{ side: string; name: string; msPerSecond: number }> | undefined;
+    const windows: BurstWindow[] = [];
+    const censuses: Array<{ title: string; jobs: number; census: Census; notes: string[]; cpuPer1000: Map<string, number> | undefined }> = [];
     try {
       for (const transport of ["nats", "http"] as const) {
         progress.update(`registering ${NODES} ${transport} nodes`);
@@ -70,29 +89,36 @@ export const burst: Scenario = {
         bullmq: async (index) => (await queue.add("noop", { ...JOB, name: `bench-${index}` })).id!,
       };
 
-      const burstOn = async (side: Side, jobs: number, label: string): Promise<BurstRun | undefined> => {
-        progress.step(`burst  ${label}: ${describeSide(side)}, ${jobs} jobs`);
+      const burstWith = async (
+        description: string,
+        submitOne: (index: number) => Promise<string>,
+        measured: ProcessRef[],
+        jobs: number,
+        label: string,
+      ): Promise<BurstRun | undefined> => {
+        progress.step(`burst  ${label}: ${description}, ${jobs} jobs`);
         tracker = new JobTracker();
         const current = tracker;
         const ticker = setInterval(() => progress.update(`${current.sentAt.size}/${jobs} submitted, ${current.completedCount} completed`), 250);
-        const before = cpuSnapshot(processes[side]);
+        const before = cpuSnapshot(measured);
         const started = monotonicMs();
         try {
           const submitted = await runClosedLoop({ concurrency: SUBMITTERS, requests: jobs, signal }, async (index) => {
             const sentAt = monotonicMs();
-            current.submitted(await submit[side](index), sentAt);
+            current.submitted(await submitOne(index), sentAt);
           });
           const submitsDone = monotonicMs();
           if (countErrors(submitted.errors) > 0) {
-            failures.push(`${label}, ${describeSide(side)}: submits failed: ${formatErrors(submitted.errors)} (${submitted.errorSamples.join("; ")})`);
+            failures.push(`${label}, ${description}: submits failed: ${formatErrors(submitted.errors)} (${submitted.errorSamples.join("; ")})`);
             return undefined;
           }
           const timeoutMs = Math.max(60_000, jobs * 100);
           if (!(await current.waitForCompleted(jobs, timeoutMs, signal))) {
-            failures.push(`${label}, ${describeSide(side)}: ${current.completedCount} of ${jobs} jobs completed within ${timeoutMs / 1000} s`);
+            failures.push(`${label}, ${description}: ${current.completedCount} of ${jobs} jobs completed within ${timeoutMs / 1000} s`);
             return undefined;
           }
-          const cpu = cpuSince(before, processes[side]);
+          windows.push({ description, label, startMs: started, endMs: current.lastCompletedAtMs });
+          const cpu = cpuSince(before, measured);
           const latencies = current.submitToStartMs().sort((a, b) => a - b);
           return {
             jobsPerSecond: (jobs * 1000) / (current.lastCompletedAtMs - started),
@@ -105,6 +131,7 @@ export const burst: Scenario = {
           clearInterval(ticker);
         }
       };
+      const burstOn = (side: Side, jobs: number, label: string) => burstWith(describeSide(side), submit[side], processes[side], jobs, label);
 
       for (const side of ["nats", "http", "bullmq"] as const) {
         if (!signal.aborted && !(await burstOn(side, config.warmupJobs, "warm-up"))) throw new Error(`the warm-up burst on ${describeSide(side)} did not complete`);
@@ -124,15 +151,63 @@ export const burst: Scenario = {
         // A round counts only when all three ran: its ratios need both sides.
         if (order.every((side) => results.get(side) !== undefined)) for (const side of order) runs[side].push(results.get(side)!);
       }
-      for (const fleet of fleets.values()) {
+      const checked = new Set<NodeFleet>();
+      const checkAgents = (fleet: NodeFleet | undefined) => {
+        if (!fleet || checked.has(fleet)) return;
+        checked.add(fleet);
         for (const agent of fleet.agents) if (agent.unexpected.length > 0) failures.push(`node ${agent.nodeId}: ${agent.unexpected.slice(0, 3).join("; ")}`);
+      };
+      checkAgents(fleets.get("http"));
+
+      if (config.count && !signal.aborted) {
+        // Only the fleet that takes the counted jobs runs: the others' polls would be counted too.
+        await fleets.get("http")?.stop();
+        const census = async (title: string, pool: string, description: string, submitOne: (index: number) => Promise<string>, notes: string[]) => {
+          const jobs = config.burstJobs;
+          const counted = await countBurst({
+            natsUrl: ours.natsUrl,
+            monitorUrl: ours.monitorUrl!,
+            jobs,
+            progress,
+            signal,
+            dumpFile: config.censusDump === undefined ? undefined : `${config.censusDump}-${pool}.ndjson`,
+            burst: async () => {
+              const run = await burstWith(description, submitOne, processes.nats, jobs, "census");
+              return run ? { ids: [...tracker.sentAt.keys()], cpuPer1000: run.cpuPer1000 } : undefined;
+            },
+          });
+          if (!counted) return;
+          if (counted.failure) failures.push(`census, ${description}: ${counted.failure}`);
+          if (counted.census) censuses.push({ title, jobs, census: counted.census, notes, cpuPer1000: counted.cpuPer1000 });
+        };
+        await census("self-hosted pool, NATS-direct nodes (as in the bursts above)", "self-hosted", describeSide("nats"), submit.nats, [
+          `${NODES} fake agents × ${SLOTS} slots (NATS-direct) on a self-hosted pool: no credit check, no metering; clients submit over HTTP with a user API key (no key quotas)`,
+        ]);
+        checkAgents(fleets.get("nats"));
+        await fleets.get("nats")?.stop();
+        if (!signal.aborted) {
+          progress.step("burst  census: an operator business with nodes on the operator pool");
+          const operator = await ours.addTenant({ operator: true });
+          const onOperatorPool = async (index: number) => (await operator.user.call("submitJob", ourJob("default", index))).job_id;
+          const fleet = await ours.startNodes({ transport: "nats", pool: "default", nodes: NODES, slots: SLOTS, onStarted, onFinished, owner: operator });
+          fleets.set("nats", fleet);
+          const description = "ours, operator pool, NATS-direct nodes";
+          if (await burstWith(description, onOperatorPool, processes.nats, config.warmupJobs, "census warm-up")) {
+            await census("operator pool, NATS-direct nodes", "operator", description, onOperatorPool, [
+              `${NODES} fake agents × ${SLOTS} slots (NATS-direct) of an operator business on the operator pool "default": each submit asks billing for credit, each end is metered and charged on the free plan; clients submit over HTTP with a user API key (no key quotas)`,
+            ]);
+          }
+        }
       }
+      checkAgents(fleets.get("nats"));
       if (worker.errors.length > 0) failures.push(`the BullMQ worker reported: ${worker.errors.slice(0, 3).join("; ")}`);
     } finally {
       progress.step("burst  stopping");
       await bull?.stop();
       await ours.stop();
     }
+    // The services write their profiles as they exit.
+    const profiled = config.cpuProfileDir === undefined ? [] : await profileSummaries(ours, windows.filter((window) => window.description === describeSide("nats") && window.label.startsWith("round")));
 
     const figures = (side: NodeTransport): Figure[] => [
       { label: "jobs/s, first submit → last completed", ours: runs[side].map((run) => run.jobsPerSecond), theirs: runs.bullmq.map((run) => run.jobsPerSecond) },
@@ -187,6 +262,8 @@ export const burst: Scenario = {
           rows: (idle ?? []).map(({ side, name, msPerSecond }) => [side, name, formatNumber(msPerSecond)]),
           notes: ["what each process spends on its own (timers, sweeps, heartbeats) and is in every figure above whether a job moves or not; one reading, in 10 ms ticks"],
         },
+        ...profiled,
+        ...censuses.flatMap(({ title, jobs, census, notes, cpuPer1000 }) => censusTables(census, title, jobs, notes, cpuPer1000)),
       ],
       data: {
         jobs_per_burst: config.burstJobs,
@@ -198,11 +275,47 @@ export const burst: Scenario = {
         cpu_totals: cpuFigures.map(figureData),
         idle_cpu_ms_per_second: idle,
         worker_concurrency: WORKER_CONCURRENCY,
+        censuses: censuses.map(({ title, jobs, census, cpuPer1000 }) => ({
+          title,
+          jobs,
+          idle_seconds: census.idleSeconds,
+          burst_seconds: census.burstSeconds,
+          round_trips_per_job: census.roundTrips,
+          durable_writes_per_job: census.durableWrites,
+          rows: census.rows,
+          connections: census.connections,
+          trace: census.trace,
+          cpu_ms_per_1000_jobs: cpuPer1000,
+        })),
+        cpu_profiles: config.cpuProfileDir === undefined ? undefined : Object.fromEntries(ours.cpuProfiles),
       },
       failures,
     };
   },
 };
+
+/** The profile of each profiled service over the measured NATS-direct bursts. */
+async function profileSummaries(ours: OurSystem, windows: BurstWindow[]): Promise<ResultTable[]> {
+  const tables: ResultTable[] = [];
+  const seconds = windows.reduce((sum, window) => sum + (window.endMs - window.startMs), 0) / 1000;
+  const describe = `the ${windows.length} measured burst(s) with NATS-direct nodes (${seconds.toFixed(1)} s, first submit to last completion), profiled by node --cpu-prof: profiling slows the process, so this run's other figures do not compare with unprofiled runs`;
+  for (const [service, dir] of ours.cpuProfiles) {
+    let profile: CpuProfile;
+    let file = dir;
+    try {
+      // Node names each profile CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; the main thread's id is 0.
+      const main = (await readdir(dir)).find((name) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name));
+      if (!main) throw new Error("no profile of the main thread");
+      file = `${dir}/${main}`;
+      profile = JSON.parse(await readFile(file, "utf8")) as CpuProfile;
+    } catch (error) {
+      tables.push({ title: `(profile) ${service}: no profile`, columns: [], rows: [], notes: [`${file}: ${error instanceof Error ? error.message : String(error)}`] });
+      continue;
+    }
+    tables.push(...profileTables(service, summariseProfile(profile, windows), `${describe}; ${file}`));
+  }
+  return tables;
+}
 
 function describeSide(side: Side): string {
   return side === "nats" ? "ours, NATS-direct nodes" : side === "http" ? "ours, HTTP nodes" : "BullMQ";

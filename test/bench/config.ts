@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { ConfigError, parseConfig } from "../../shared/runtime/index.js";
@@ -49,6 +50,8 @@ const BenchEnv = z.object({
   BENCH_SECONDS: z.preprocess(emptyAsUnset, z.coerce.number().positive().max(3_600).optional()),
   /** LOG_LEVEL of our services (their default, `info`, as deployed). */
   BENCH_SERVICE_LOG_LEVEL: z.preprocess(emptyAsUnset, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
+  /** With `--count`: write every message the census saw, classified, as JSON lines, to files named from this prefix. */
+  BENCH_CENSUS_DUMP: z.preprocess(emptyAsUnset, z.string().optional()),
 });
 
 export interface BenchConfig {
@@ -73,20 +76,31 @@ export interface BenchConfig {
   /** Requests per side in each round of the rate-limiter comparison. */
   requestsPerRound: number;
   serviceLogLevel: string;
+  /** `--count`: the burst scenario ends with unmeasured bursts under a message census (docs/benchmarks.md). */
+  count: boolean;
+  /** `--cpu-prof DIR`: the burst scenario runs the scheduler and the gateway under `node --cpu-prof`, writing here. */
+  cpuProfileDir: string | undefined;
+  /** `BENCH_CENSUS_DUMP`: each census's messages go to `<prefix>-<pool>.ndjson`. */
+  censusDump: string | undefined;
 }
 
-export const USAGE = `usage: npx tsx test/bench/main.ts [--quick | --full] [--only ${SCENARIOS.join(",")}] [--json FILE]
+export const USAGE = `usage: npx tsx test/bench/main.ts [--quick | --full] [--only ${SCENARIOS.join(",")}] [--json FILE] [--count] [--cpu-prof DIR]
 
   --quick        the default (what make bench runs): 7 to 8 minutes on a 2-core machine
   --full         more rounds, longer windows, bigger bursts and backlog: about 40 minutes
   --only LIST    run only these scenarios (comma-separated)
   --json FILE    also write the results as JSON
+  --count        burst: after the measured rounds, count every message through nats-server
+                 per job in unmeasured bursts (a self-hosted and an operator pool)
+  --cpu-prof DIR burst: profile the scheduler and the gateway (node --cpu-prof, into DIR)
+                 and summarise their busy time during the NATS-direct bursts
 
   env BENCH_JOBS               jobs of each measured burst (quick ${SIZES.quick.burstJobs}, full ${SIZES.full.burstJobs})
   env BENCH_BACKLOG            jobs queued in the backlog scenario (quick ${SIZES.quick.backlogJobs}, full ${SIZES.full.backlogJobs})
   env BENCH_ROUNDS             rounds of every comparison (quick ${SIZES.quick.rounds}, full ${SIZES.full.rounds})
   env BENCH_SECONDS            length of each closed-loop window (quick ${SIZES.quick.windowMs / 1000}, full ${SIZES.full.windowMs / 1000})
-  env BENCH_SERVICE_LOG_LEVEL  LOG_LEVEL of our services (default info, as deployed)`;
+  env BENCH_SERVICE_LOG_LEVEL  LOG_LEVEL of our services (default info, as deployed)
+  env BENCH_CENSUS_DUMP        with --count: also write each census's messages, classified, to <prefix>-<pool>.ndjson`;
 
 /** Reads the flags and the environment once; `"help"` for `--help`; throws ConfigError listing every problem. */
 export function loadBenchConfig(argv: readonly string[], env: Record<string, string | undefined>): Readonly<BenchConfig> | "help" {
@@ -97,6 +111,8 @@ export function loadBenchConfig(argv: readonly string[], env: Record<string, str
       full: { type: "boolean", default: false },
       only: { type: "string" },
       json: { type: "string" },
+      count: { type: "boolean", default: false },
+      "cpu-prof": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -108,6 +124,8 @@ export function loadBenchConfig(argv: readonly string[], env: Record<string, str
   const only = (values.only?.split(",") ?? [...SCENARIOS]).filter((name) => name !== "");
   const unknown = only.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
   if (unknown.length > 0) problems.push(`--only: unknown scenario ${unknown.join(", ")} (known: ${SCENARIOS.join(", ")})`);
+  const cpuProfileDir = values["cpu-prof"] === undefined ? undefined : resolve(values["cpu-prof"]);
+  if ((values.count || cpuProfileDir !== undefined) && !only.includes("burst")) problems.push("--count and --cpu-prof belong to the burst scenario: add it to --only");
   let parsed: z.infer<typeof BenchEnv> | undefined;
   try {
     parsed = parseConfig(BenchEnv, env);
@@ -134,5 +152,8 @@ export function loadBenchConfig(argv: readonly string[], env: Record<string, str
     submitWindowJobs: defaults.submitWindowJobs,
     requestsPerRound: defaults.requestsPerRound,
     serviceLogLevel: parsed.BENCH_SERVICE_LOG_LEVEL,
+    count: values.count,
+    cpuProfileDir,
+    censusDump: parsed.BENCH_CENSUS_DUMP === undefined ? undefined : resolve(parsed.BENCH_CENSUS_DUMP),
   });
 }

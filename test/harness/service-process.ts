@@ -43,12 +43,14 @@ export interface StartServiceProcessOptions {
   service: string;
   /** Added to this process's environment (PATH and the like are inherited). */
   env: Record<string, string>;
+  /** Node options before the script, for those NODE_OPTIONS refuses (`--cpu-prof`). */
+  nodeArgs?: readonly string[];
 }
 
 /** Spawns `services/<service>/main.ts`. It is not ready yet: wait for a log line or a ping. */
-export function startServiceProcess({ service, env }: StartServiceProcessOptions): ServiceProcess {
+export function startServiceProcess({ service, env, nodeArgs = [] }: StartServiceProcessOptions): ServiceProcess {
   installCleanup();
-  const child = spawn(process.execPath, ["--import", "tsx", `services/${service}/main.ts`], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", `services/${service}/main.ts`], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

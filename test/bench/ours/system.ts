@@ -11,6 +11,7 @@ import type { Cleanup } from "../cleanup.js";
 import { findPidByCommandLine, type ProcessRef } from "../proc-stats.js";
 import type { Progress } from "../progress.js";
 import { startFakeAgent, type FakeAgent } from "./fake-agent.js";
+import { startMonitoredNats } from "./monitored-nats.js";
 
 /** The services, one process each, in the order they start. */
 export const SERVICES = ["scheduler", "node-registry", "log-relay", "billing", "gateway"] as const;
@@ -34,6 +35,19 @@ export interface NodeFleetOptions {
   slots: number;
   onStarted: (jobId: string, atMs: number) => void;
   onFinished: (jobId: string, atMs: number) => void;
+  /** Whose nodes they are: the bench's tenant unless given (`addTenant`). */
+  owner?: TenantKey;
+}
+
+/** An application and a user API key of one of its businesses' admins. */
+export interface TenantKey {
+  appId: string;
+  apiKey: string;
+}
+
+/** A tenant the bench added besides its own: its key, and a client acting with it. */
+export interface AddedTenant extends TenantKey {
+  readonly user: ComputeClient;
 }
 
 export interface RegisteredNode {
@@ -60,6 +74,12 @@ export interface OurSystem {
   readonly userApiKey: string;
   /** nats-server and each service, by name, for CPU and memory readings. */
   readonly processes: ProcessRef[];
+  /** nats-server's monitoring endpoint, when started with `monitor`. */
+  readonly monitorUrl: string | undefined;
+  /** The directory each profiled service writes its CPU profiles into when it stops (`cpuProfile`), by service. */
+  readonly cpuProfiles: ReadonlyMap<ServiceName, string>;
+  /** Adds an application with one business and its admin, and mints the admin a user API key. */
+  addTenant(options: { operator: boolean }): Promise<AddedTenant>;
   /** Registers `nodes` fake agents in `pool` and starts their poll loops. */
   startNodes(options: NodeFleetOptions): Promise<NodeFleet>;
   /** Registers one node and hands its node plane to the caller, who drives it (no loop runs). */
@@ -73,6 +93,10 @@ export interface OurSystemOptions {
   logLevel: string;
   /** The gateway's per-user limits: raised (the default here, see RAISED_RATE_LIMITS) or the service's defaults. */
   rateLimits?: "raised" | "default";
+  /** Opens nats-server's monitoring port (the message census reads /connz there). */
+  monitor?: boolean;
+  /** Runs these services under `node --cpu-prof`, writing into `dir` when they stop. */
+  cpuProfile?: { dir: string; services: readonly ServiceName[] };
 }
 
 async function waitUntilReady(service: ServiceProcess, url: string): Promise<void> {
@@ -94,7 +118,7 @@ async function waitUntilReady(service: ServiceProcess, url: string): Promise<voi
 /** Starts nats-server and the five services, waits until each answers /readyz, and signs a tenant in. */
 export async function startOurSystem(cleanup: Cleanup, progress: Progress, options: OurSystemOptions): Promise<OurSystem> {
   progress.update("starting nats-server");
-  const nats: NatsHarness = await startNats();
+  const nats: Pick<NatsHarness, "url" | "storeDir" | "stop"> & { monitorUrl?: string } = options.monitor ? await startMonitoredNats() : await startNats();
   const stopNats = cleanup.add("nats-server", () => nats.stop());
   const children: ServiceProcess[] = [];
   const stopChildren = cleanup.add("service processes", async () => void (await Promise.all(children.map((child) => child.stop()))));
@@ -115,13 +139,21 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
     progress.update(`starting ${SERVICES.join(", ")}`);
     const gatewayPort = await freePort();
     const urls = new Map<ServiceName, string>();
+    const cpuProfiles = new Map<ServiceName, string>();
     for (const service of SERVICES) {
       const port = service === "gateway" ? gatewayPort : await freePort();
       const env: Record<string, string> =
         service === "gateway"
           ? { CJS_HOST: "127.0.0.1", CJS_PORT: String(port), ...(options.rateLimits === "default" ? {} : RAISED_RATE_LIMITS) }
           : { CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: String(port) };
-      children.push(startServiceProcess({ service, env: { NATS_URL: nats.url, LOG_LEVEL: options.logLevel, ...env } }));
+      const nodeArgs: string[] = [];
+      if (options.cpuProfile?.services.includes(service)) {
+        // A directory each: Node writes one profile per thread (tsx's loader runs in a thread of its own).
+        const dir = `${options.cpuProfile.dir}/${service}-${Date.now()}`;
+        cpuProfiles.set(service, dir);
+        nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`);
+      }
+      children.push(startServiceProcess({ service, nodeArgs, env: { NATS_URL: nats.url, LOG_LEVEL: options.logLevel, ...env } }));
       urls.set(service, `http://127.0.0.1:${port}`);
     }
     await Promise.all(children.map((child) => waitUntilReady(child, `${urls.get(child.name as ServiceName)}/readyz`)));
@@ -135,9 +167,10 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
     const user = new ComputeClient({ baseUrl: gatewayUrl, appId: tenant.app.app_id, apiKey: userApiKey });
     const processes: ProcessRef[] = [{ name: "nats-server", pid: natsPid }, ...children.map(({ name, pid }) => ({ name, pid }))];
 
-    const registerNode = async (kind: NodeTransport, pool: string, slots: number, name: string): Promise<RegisteredNode & { heartbeatIntervalSeconds: number }> => {
+    const ownKey: TenantKey = { appId: tenant.app.app_id, apiKey: userApiKey };
+    const registerNode = async (kind: NodeTransport, pool: string, slots: number, name: string, owner = ownKey): Promise<RegisteredNode & { heartbeatIntervalSeconds: number }> => {
       // Each node its own connection (NATS) or connection pool (HTTP), as each agent has.
-      const transport = nodeTransport(kind, nats.url, gatewayUrl, tenant.app.app_id, name);
+      const transport = nodeTransport(kind, nats.url, gatewayUrl, owner.appId, name);
       try {
         const registered = await transport.plane.register(
           {
@@ -149,7 +182,7 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
             job_types: ["shell"],
             agent_version: "bench",
           },
-          userApiKey,
+          owner.apiKey,
         );
         const node = {
           nodeId: registered.node_id,
@@ -184,7 +217,7 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
       fleets.add(handle);
       try {
         for (let index = 0; index < fleet.nodes; index++) {
-          const node = await registerNode(fleet.transport, fleet.pool, fleet.slots, `bench-${fleet.pool}-${index}`);
+          const node = await registerNode(fleet.transport, fleet.pool, fleet.slots, `bench-${fleet.pool}-${index}`, fleet.owner);
           nodes.push(node);
           agents.push(
             startFakeAgent({
@@ -204,6 +237,13 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
       return handle;
     };
 
+    const addTenant = async ({ operator }: { operator: boolean }): Promise<AddedTenant> => {
+      const added = await createTenant(nc!, { operator });
+      const { client: signedIn } = await signedInClient(gatewayUrl, added);
+      const apiKey = (await signedIn.call("createApiKey", { name: "bench" })).key;
+      return { appId: added.app.app_id, apiKey, user: new ComputeClient({ baseUrl: gatewayUrl, appId: added.app.app_id, apiKey }) };
+    };
+
     let registered = 0;
     return {
       natsUrl: nats.url,
@@ -213,6 +253,9 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
       user,
       userApiKey,
       processes,
+      monitorUrl: nats.monitorUrl,
+      cpuProfiles,
+      addTenant,
       startNodes,
       registerNode: (kind, pool, slots) => registerNode(kind, pool, slots, `bench-${pool}-${registered++}`),
       stop,

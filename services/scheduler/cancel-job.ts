@@ -11,7 +11,7 @@ export function cancelJob(ctx: SchedulerContext) {
   return async ({ caller, body }: z.infer<typeof JobRefCommand>): Promise<JobPayload> => {
     const { before, after } = await endAttempt(ctx, jobKey(caller.app_id, caller.business_id, body.job_id), "cancel", (job) => cancel(job, ctx.clock.now()));
     if (before.node_id !== null && (before.state === "assigned" || before.state === "running")) {
-      await release(ctx.store, before.node_id, before.job_id, before.attempt);
+      await release(ctx, before.node_id, before.job_id, before.attempt);
       ctx.requestPlacement();
     }
     return { job: publicJob(after) };

@@ -17,6 +17,12 @@ function placementFace(node: NodeRecord): string {
   return JSON.stringify([pool_key, labels, capacity, job_types, draining, offline_at === null, quotas ?? null]);
 }
 
+/** A new reservation takes room; only freed room can let a waiting job in. */
+function freesRoom(before: AllocationRecord | null, after: AllocationRecord | null): boolean {
+  const remaining = Object.keys(after?.attempts ?? {});
+  return Object.keys(before?.attempts ?? {}).some((jobId) => !remaining.includes(jobId));
+}
+
 /**
  * A replica's live picture of the nodes and their reservations, rebuilt from the KV
  * buckets at start and kept current by watching them. Placement reads it; every write
@@ -36,21 +42,22 @@ export class ClusterView {
   async start(): Promise<void> {
     // A heartbeat rewrites a node record every interval; only what placement reads should wake it.
     await this.follow(this.store.nodes, this.nodes, (before, after) => before === null || after === null || placementFace(before) !== placementFace(after));
-    // A new reservation takes room; only freed room can let a waiting job in.
-    await this.follow(this.store.allocations, this.allocations, (before, after) => {
-      const remaining = Object.keys(after?.attempts ?? {});
-      return Object.keys(before?.attempts ?? {}).some((jobId) => !remaining.includes(jobId));
-    });
+    await this.follow(this.store.allocations, this.allocations, freesRoom);
   }
 
   stop(): void {
     for (const watcher of this.watchers) watcher.stop();
   }
 
-  /** A reservation this replica just wrote: known at once, before the watch brings it back. */
+  /**
+   * An allocation this replica just wrote or read: known at once, before the watch brings
+   * it back (the watch then skips it, so freed room is announced here).
+   */
   learn(nodeId: string, allocation: AllocationRecord, revision: number): void {
     const known = this.allocations.get(nodeId);
-    if (!known || known.revision < revision) this.allocations.set(nodeId, { value: allocation, revision });
+    if (known && known.revision >= revision) return;
+    this.allocations.set(nodeId, { value: allocation, revision });
+    if (freesRoom(known?.value ?? null, allocation)) this.onChange();
   }
 
   /** Nodes as placement sees them at `nowMs`, with what they have reserved and their key's caps applied. */

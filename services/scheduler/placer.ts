@@ -110,7 +110,7 @@ async function applyPlacement(ctx: SchedulerContext, pending: PendingJobs, jobKe
     ctx.nc.publish(subjects.nodeAssigned(nodeId), encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }));
     return true;
   } catch (error) {
-    await release(ctx.store, nodeId, jobId, attempt, { unassigned: true });
+    await release(ctx, nodeId, jobId, attempt, { unassigned: true });
     if (!(error instanceof AppError)) throw error;
     // Let go only of a job that moved on or is gone; one too busy to change now stays held for the next round.
     if (error.code === "state.conflict" || error.code === "resource.not_found") pending.drop(jobKey, held.attempt);

@@ -21,7 +21,7 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
       const job = (await ctx.store.jobs.get(reserved.job_key))?.value;
       const current = job && job.node_id === allocation.node_id && job.attempt === reserved.attempt && (job.state === "assigned" || job.state === "running");
       if (!current) {
-        if (now - Date.parse(reserved.assigned_at) > RESERVATION_GRACE_MS) await release(ctx.store, allocation.node_id, jobId, reserved.attempt);
+        if (now - Date.parse(reserved.assigned_at) > RESERVATION_GRACE_MS) await release(ctx, allocation.node_id, jobId, reserved.attempt);
         continue;
       }
       try {
@@ -33,7 +33,7 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
         } else {
           continue;
         }
-        await release(ctx.store, allocation.node_id, jobId, reserved.attempt);
+        await release(ctx, allocation.node_id, jobId, reserved.attempt);
         ctx.requestPlacement();
       } catch (error) {
         // Another replica or a result got there first.

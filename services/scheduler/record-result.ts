@@ -41,7 +41,7 @@ export function recordResult(ctx: SchedulerContext) {
     if (isSameResult(current, caller.node_id, body)) return { job_id: body.job_id, attempt: body.attempt, state: current.state, duplicate: true };
     try {
       const { after } = await endAttempt(ctx, key, "result", (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()));
-      await release(ctx.store, caller.node_id, body.job_id, body.attempt);
+      await release(ctx, caller.node_id, body.job_id, body.attempt);
       ctx.requestPlacement();
       return { job_id: body.job_id, attempt: body.attempt, state: after.state, duplicate: false };
     } catch (error) {

@@ -66,8 +66,14 @@ export async function reserve(
  * alone. `unassigned`: the job was never assigned, so the reservation does not count
  * against the node's hourly cap either.
  */
-export async function release(store: SchedulerStore, nodeId: string, jobId: string, attempt: number, { unassigned = false } = {}): Promise<void> {
-  await store.allocations.mutate(nodeId, (allocation) => {
+export async function release(
+  { store, view }: { store: SchedulerStore; view: ClusterView },
+  nodeId: string,
+  jobId: string,
+  attempt: number,
+  { unassigned = false } = {},
+): Promise<void> {
+  const stored = await store.allocations.mutate(nodeId, (allocation) => {
     const reserved = allocation.attempts[jobId];
     if (reserved?.attempt !== attempt) return undefined;
     const { [jobId]: _freed, ...rest } = allocation.attempts;
@@ -75,6 +81,8 @@ export async function release(store: SchedulerStore, nodeId: string, jobId: stri
     if (unassigned && allocation.assigned_last_hour) next.assigned_last_hour = removeFromWindow(allocation.assigned_last_hour, Date.parse(reserved.assigned_at));
     return next;
   });
+  // The next reserve on this node starts from the view's copy: keep it as fresh as this write.
+  if (stored) view.learn(nodeId, stored.value, stored.revision);
 }
 
 /**

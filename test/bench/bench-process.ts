@@ -6,6 +6,19 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OUTPUT_TAIL_CHARS = 8_000;
 const STOP_GRACE_MS = 10_000;
 
+/** SIGTERM, and SIGKILL once `graceMs` passed without an exit; resolves when the child has exited. */
+export async function terminate(child: ChildProcess, exited: Promise<unknown>, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  let timer: NodeJS.Timeout | undefined;
+  const graceful = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)))]);
+  clearTimeout(timer);
+  if (!graceful) {
+    child.kill("SIGKILL");
+    await exited;
+  }
+}
+
 /** A helper program of the bench (the BullMQ worker, the bare publish server) in a process of its own. */
 export interface BenchProcess {
   readonly name: string;
@@ -52,16 +65,7 @@ export function startBenchProcess(name: string, file: string, env: Record<string
     stop: () =>
       (stopped ??= (async () => {
         stopping = true;
-        if (child.exitCode === null && child.signalCode === null) {
-          child.kill("SIGTERM");
-          let timer: NodeJS.Timeout | undefined;
-          const graceful = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), STOP_GRACE_MS)))]);
-          clearTimeout(timer);
-          if (!graceful) {
-            child.kill("SIGKILL");
-            await exited;
-          }
-        }
+        await terminate(child, exited, STOP_GRACE_MS);
         forget();
       })()),
   };

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../../harness/free-port.js";
 import { killOnExit } from "../../harness/kill-on-exit.js";
+import { terminate } from "../bench-process.js";
 
 /** A redis-server of the bench's own: loopback only, a free port, a temporary directory, nothing persisted. */
 export interface RedisServer {
@@ -66,16 +67,7 @@ async function launch(binary: string, dir: string, port: number): Promise<RedisS
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        let timer: NodeJS.Timeout | undefined;
-        const graceful = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), STOP_GRACE_MS)))]);
-        clearTimeout(timer);
-        if (!graceful) {
-          child.kill("SIGKILL");
-          await exited;
-        }
-      }
+      await terminate(child, exited, STOP_GRACE_MS);
       forget();
       await rm(dir, { recursive: true, force: true });
     })());

@@ -1,5 +1,4 @@
 import { AppError } from "../../shared/errors/index.js";
-import { BUCKETS, CONSUMERS, kvStreams } from "../../shared/nats/index.js";
 import type { ActiveJob, ActiveJobs } from "./active-jobs.js";
 import { reinstate } from "./reservations.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
@@ -9,26 +8,19 @@ import { requeueUnreserved } from "./transitions.js";
 /**
  * The safety net under the broker's promises: finds jobs that no message will ever move
  * again, and repairs each by compare-and-set on the revision it read.
- * - queued, but its revision was acknowledged by the scheduler consumer (at or below its
- *   ack floor) and so is held by nobody: written again unchanged, which announces it anew;
  * - assigned, with no reservation for its attempt on its node: requeued;
  * - running, with no reservation: the reservation is written back, so the node's capacity,
  *   the job's deadline and the lost-node check see it again.
+ * A queued job needs no repair: every replica keeps every queued job from its watch of the
+ * bucket, so the one that places sees it whatever was lost on the way.
  */
 export async function repairOnce(ctx: SchedulerContext, active: ActiveJobs): Promise<void> {
   const now = ctx.clock.now();
   // A job changed more recently than the grace may still be between two writes.
-  const suspects = [...active.jobs.entries()].filter(([, job]) => now - job.updated_ms >= ctx.config.CJS_REPAIR_GRACE_MS);
-  if (suspects.length === 0) return;
-  const consumer = await ctx.store.jsm.consumers.info(kvStreams.name(BUCKETS.jobs), CONSUMERS.scheduler);
-  const ackFloor = consumer.ack_floor.stream_seq;
-  for (const [jobKey, job] of suspects) {
+  for (const [jobKey, job] of active.jobs) {
+    if (now - job.updated_ms < ctx.config.CJS_REPAIR_GRACE_MS || reservedInView(ctx, jobKey, job)) continue;
     try {
-      if (job.state === "queued") {
-        if (job.revision <= ackFloor) await reannounce(ctx, jobKey, job);
-      } else if (!reservedInView(ctx, jobKey, job)) {
-        await repairUnreserved(ctx, jobKey, job);
-      }
+      await repairUnreserved(ctx, jobKey, job);
     } catch (error) {
       // The job moved on meanwhile: nothing to repair.
       if (!(error instanceof AppError)) throw error;
@@ -43,15 +35,6 @@ function jobIdOf(jobKey: string): string {
 function reservedInView(ctx: SchedulerContext, jobKey: string, job: ActiveJob): boolean {
   if (job.node_id === null) return false;
   return ctx.view.allocations.get(job.node_id)?.value.attempts[jobIdOf(jobKey)]?.attempt === job.attempt;
-}
-
-async function reannounce(ctx: SchedulerContext, jobKey: string, job: ActiveJob): Promise<void> {
-  const current = await ctx.store.jobs.get(jobKey);
-  if (!current || current.revision !== job.revision || current.value.state !== "queued") return;
-  const written = await ctx.store.jobs.update(jobKey, { ...current.value, updated_at: new Date(ctx.clock.now()).toISOString() }, current.revision);
-  if (written === null) return;
-  jobRepairs.inc({ kind: "queued_unannounced" });
-  ctx.logger.warn({ job_key: jobKey, revision: job.revision }, "repair: a queued job held by nobody was announced again");
 }
 
 async function repairUnreserved(ctx: SchedulerContext, jobKey: string, job: ActiveJob): Promise<void> {

@@ -8,6 +8,7 @@ import type { Clock } from "../../shared/runtime/index.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { SchedulerConfig } from "./config.js";
 import type { QueueDepthGuard } from "./job-queue.js";
+import type { JobsWatch } from "./jobs-watch.js";
 import { releaseKeySlot } from "./key-quotas.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 import { jobsFinished } from "./scheduler-metrics.js";
@@ -20,6 +21,8 @@ export interface SchedulerContext {
   config: Readonly<SchedulerConfig>;
   store: SchedulerStore;
   view: ClusterView;
+  /** The replica's watch of the job bucket; `caughtUp()` gives read-your-writes to a request served from a picture kept from it. */
+  jobsWatch: JobsWatch;
   /** The bound on waiting jobs, checked by submit and retry. */
   queueDepth: QueueDepthGuard;
   /** Asks for a placement round soon (coalesced; never a busy loop). */

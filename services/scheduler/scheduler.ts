@@ -13,6 +13,7 @@ import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import { cancelJob } from "./cancel-job.js";
 import { ActiveJobs } from "./active-jobs.js";
+import { JobsWatch } from "./jobs-watch.js";
 import { ClusterView } from "./cluster-view.js";
 import { QueueDepthGuard } from "./job-queue.js";
 import type { SchedulerConfig } from "./config.js";
@@ -53,7 +54,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let messages: QueueConsumer | undefined;
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
-  let active: ActiveJobs | undefined;
+  const active = new ActiveJobs();
+  let jobsWatch: JobsWatch | undefined;
   let ctx: SchedulerContext | undefined;
   let started = false;
   let stopped = false;
@@ -100,7 +102,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
 
   let repairing = false;
   const repair = async (): Promise<void> => {
-    if (!ctx || !active || repairing) return;
+    if (!ctx || repairing) return;
     repairing = true;
     try {
       await repairOnce(ctx, active);
@@ -116,12 +118,11 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
       const queueDepth = new QueueDepthGuard(store, deps.clock, config.CJS_JOB_QUEUE_MAX_MESSAGES);
-      const context: SchedulerContext = { ...deps, store, queueDepth, view: undefined as never, requestPlacement };
-      context.view = new ClusterView(store, requestPlacement);
+      jobsWatch = new JobsWatch(store, [active]);
+      const context: SchedulerContext = { ...deps, store, queueDepth, view: new ClusterView(store, requestPlacement), jobsWatch, requestPlacement };
       ctx = context;
       await context.view.start();
-      active = new ActiveJobs(store);
-      await active.start();
+      await jobsWatch.start();
       pending.start();
       const rpc = { queue: queueGroups.scheduler, logger };
       subscriptions.push(
@@ -155,7 +156,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       stopped = true;
       clearInterval(reconcileTimer);
       clearInterval(repairTimer);
-      active?.stop();
+      jobsWatch?.stop();
       // Stop taking records (and hand the pin over) before the held jobs go back, so they reach the replica pinned next.
       await messages?.close();
       await placing;

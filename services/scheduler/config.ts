@@ -14,10 +14,8 @@ export const SchedulerConfig = BaseConfig.extend({
   CJS_MAX_JOB_TIMEOUT_SECONDS: intSetting(7 * 86_400, { min: 1, max: 30 * 86_400 }),
   /** Most queued jobs the queue stream holds; a submit past it answers `queue.full`. */
   CJS_JOB_QUEUE_MAX_MESSAGES: intSetting(1_000_000, { min: 1 }),
-  /** Queued jobs all scheduler replicas together hold for placement at once (the shared consumer's max_ack_pending); fair share works within this window. */
-  CJS_SCHEDULER_MAX_PENDING: intSetting(100_000, { min: 1 }),
-  /** A queued job held by a replica that died is handed to another after this long. */
-  CJS_QUEUE_ACK_WAIT_MS: intSetting(15_000, { min: 1000 }),
+  /** One replica places jobs at a time (the placement lease): another takes over when it has not renewed for this long. */
+  CJS_PLACEMENT_LEASE_MS: intSetting(5000, { min: 250 }),
   /** How often each replica looks for timed-out runs, lost nodes and stale reservations. */
   CJS_RECONCILE_INTERVAL_MS: intSetting(1000, { min: 50 }),
   /** How often each replica checks every unfinished job against the reservations and the queue consumer (the repair sweep). */

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { JobSummary, ListJobsCommand, ListJobsResponse } from "../../shared/contract/index.js";
-import { businessJobsFilter, jobKey, publicJob, type JobRecord } from "../../shared/records/index.js";
+import { businessJobsFilter, jobKey, type JobRecord } from "../../shared/records/index.js";
+import { jobAsSeen } from "./job-as-seen.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 
 type ListFilters = z.infer<typeof ListJobsCommand>["body"];
@@ -44,7 +45,7 @@ export function listJobs(ctx: SchedulerContext) {
     for (; index < ids.length && items.length < body.limit; index += 1) {
       const stored = await ctx.store.jobs.get(jobKey(caller.app_id, caller.business_id, ids[index] as string));
       if (!stored || !matches(stored.value, body)) continue;
-      const { env: _env, timeline: _timeline, ...summary } = publicJob(stored.value);
+      const { env: _env, timeline: _timeline, ...summary } = jobAsSeen(ctx, stored.value);
       items.push(summary);
     }
     // More ids remain: the next page starts after the last one examined.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fairOrder, planPlacements, type NodeView, type PendingJob } from "./plan.js";
+import { pendingReason, planPlacements, type NodeView, type PendingJob } from "./plan.js";
+import { fairOrder, QueuedJobs } from "./queued-jobs.js";
 
 function node(id: string, overrides: Partial<NodeView> = {}): NodeView {
   return {
@@ -35,18 +36,33 @@ describe("planPlacements", () => {
   it("places a job on a live node of its pool with room", () => {
     const plan = planPlacements([node("n1")], [job("j1")]);
     expect(plan.placements).toEqual([{ job_key: "j1", node_id: "n1" }]);
-    expect(plan.waiting.size).toBe(0);
+    expect(plan.waiting).toBe(false);
   });
 
   it("never places more jobs on a node than its slots", () => {
     const plan = planPlacements([node("n1")], [job("j1"), job("j2"), job("j3")]);
     expect(plan.placements).toHaveLength(2);
-    expect(plan.waiting.get("j3")).toBe("all_nodes_busy");
+    expect(plan.waiting).toBe(true);
   });
 
   it("counts what is already used on a node", () => {
     const busy = node("n1", { used: { cpu: 4, memory_mb: 0, gpu: 0, slots: 1 } });
-    expect(planPlacements([busy], [job("j1")]).waiting.get("j1")).toBe("all_nodes_busy");
+    expect(planPlacements([busy], [job("j1")])).toEqual({ placements: [], waiting: true });
+  });
+
+  it("reads only as far into a backlog as the pool has room", () => {
+    const queue = QueuedJobs.fromList(Array.from({ length: 1000 }, (_, index) => job(`j${index}`)));
+    const inOrder = queue.inOrder.bind(queue);
+    let read = 0;
+    queue.inOrder = function* (poolKey: string) {
+      for (const each of inOrder(poolKey)) {
+        read += 1;
+        yield each;
+      }
+    };
+    const plan = planPlacements([node("n1")], queue);
+    expect(plan).toEqual({ placements: [{ job_key: "j0", node_id: "n1" }, { job_key: "j1", node_id: "n1" }], waiting: true });
+    expect(read).toBe(3);
   });
 
   it.each<[string, NodeView[], Partial<PendingJob>, string]>([
@@ -56,10 +72,11 @@ describe("planPlacements", () => {
     ["no node with the labels", [node("n1", { labels: { gpu: "t4" } })], { labels: { gpu: "a100" } }, "no_node_with_labels"],
     ["no node big enough", [node("n1")], { resources: { cpu: 64, memory_mb: 512, gpu: 0 } }, "no_node_with_resources"],
     ["only draining nodes", [node("n1", { draining: true })], {}, "all_nodes_draining"],
+    ["a node that is full", [node("n1", { used: { cpu: 2, memory_mb: 1024, gpu: 0, slots: 2 } })], {}, "all_nodes_busy"],
+    ["a node with room", [node("n1")], {}, "waiting_for_scheduler"],
   ])("says why a job waits: %s", (_case, nodes, overrides, reason) => {
-    const plan = planPlacements(nodes, [job("j1", overrides)]);
-    expect(plan.placements).toEqual([]);
-    expect(plan.waiting.get("j1")).toBe(reason);
+    expect(pendingReason(job("j1", overrides), nodes)).toBe(reason);
+    if (reason !== "waiting_for_scheduler") expect(planPlacements(nodes, [job("j1", overrides)])).toEqual({ placements: [], waiting: true });
   });
 
   it("requires every label of the job, with the same value", () => {
@@ -89,7 +106,7 @@ describe("planPlacements with a node's hourly cap", () => {
   it("never places more jobs on a node than its assignments left this hour", () => {
     const plan = planPlacements([node("n1", { capacity: { cpu: 8, memory_mb: 8192, gpu: 0, slots: 8 }, per_hour: { limit: 3, used: 1 } })], [job("j1"), job("j2"), job("j3")]);
     expect(plan.placements.map((placement) => placement.job_key)).toEqual(["j1", "j2"]);
-    expect(plan.waiting.get("j3")).toBe("all_nodes_at_hourly_quota");
+    expect(pendingReason(job("j3"), [node("n1", { capacity: { cpu: 8, memory_mb: 8192, gpu: 0, slots: 8 }, per_hour: { limit: 3, used: 3 } })])).toBe("all_nodes_at_hourly_quota");
   });
 
   it("places on an uncapped node of the pool instead", () => {
@@ -99,8 +116,7 @@ describe("planPlacements with a node's hourly cap", () => {
 
   it("says all_nodes_busy when some node that fits is merely full", () => {
     const busy = node("busy", { used: { cpu: 2, memory_mb: 1024, gpu: 0, slots: 2 } });
-    const plan = planPlacements([busy, node("capped", { per_hour: { limit: 2, used: 2 } })], [job("j1")]);
-    expect(plan.waiting.get("j1")).toBe("all_nodes_busy");
+    expect(pendingReason(job("j1"), [busy, node("capped", { per_hour: { limit: 2, used: 2 } })])).toBe("all_nodes_busy");
   });
 
   it("leaves the caller's snapshot as it was", () => {

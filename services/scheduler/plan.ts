@@ -1,4 +1,5 @@
 import type { Labels, PendingReason } from "../../shared/contract/index.js";
+import { QueuedJobs } from "./queued-jobs.js";
 
 /** A node as placement sees it: what it offers and what is already committed. */
 export interface NodeView {
@@ -28,8 +29,8 @@ export interface PendingJob {
 
 export interface Plan {
   placements: Array<{ job_key: string; node_id: string }>;
-  /** Why each job that was not placed waits. */
-  waiting: Map<string, PendingReason>;
+  /** Whether some job of the queue stays waiting after these placements. */
+  waiting: boolean;
 }
 
 function groupBy<T>(items: Iterable<T>, keyOf: (item: T) => string | number): Map<string | number, T[]> {
@@ -51,7 +52,7 @@ function underHourlyCap(node: NodeView): boolean {
   return !node.per_hour || node.per_hour.used < node.per_hour.limit;
 }
 
-function hasRoom(node: NodeView, job: PendingJob): boolean {
+function hasRoom(node: NodeView, job: Pick<PendingJob, "resources">): boolean {
   const { capacity, used } = node;
   return (
     underHourlyCap(node) &&
@@ -62,14 +63,18 @@ function hasRoom(node: NodeView, job: PendingJob): boolean {
   );
 }
 
-function fitsEver(node: NodeView, job: PendingJob): boolean {
+function fitsEver(node: NodeView, job: Pick<PendingJob, "resources">): boolean {
   const { capacity } = node;
   return job.resources.cpu <= capacity.cpu + 1e-9 && job.resources.memory_mb <= capacity.memory_mb && job.resources.gpu <= capacity.gpu;
 }
 
-/** The most telling reason a job cannot be placed on any node of its pool right now. */
-function reasonFor(job: PendingJob, pool: readonly NodeView[]): PendingReason {
-  const live = pool.filter((node) => node.online);
+/**
+ * Why a queued job waits, judged from the nodes of its pool as they are now: the most
+ * telling reason no node takes it, or `waiting_for_scheduler` when one has room for it
+ * (it is about to be placed). Computed when a job is read, never stored on every change.
+ */
+export function pendingReason(job: Pick<PendingJob, "pool_key" | "type" | "labels" | "resources">, nodes: readonly NodeView[]): PendingReason {
+  const live = nodes.filter((node) => node.pool_key === job.pool_key && node.online);
   if (live.length === 0) return "no_nodes_in_pool";
   const typed = live.filter((node) => node.job_types.includes(job.type));
   if (typed.length === 0) return "no_node_with_type";
@@ -79,55 +84,52 @@ function reasonFor(job: PendingJob, pool: readonly NodeView[]): PendingReason {
   if (bigEnough.length === 0) return "no_node_with_resources";
   const open = bigEnough.filter((node) => !node.draining);
   if (open.length === 0) return "all_nodes_draining";
+  if (open.some((node) => hasRoom(node, job))) return "waiting_for_scheduler";
   if (open.every((node) => !underHourlyCap(node))) return "all_nodes_at_hourly_quota";
   return "all_nodes_busy";
 }
 
-/**
- * The order jobs of one pool are considered in: higher priority first; within a priority,
- * businesses take turns (each business's jobs FIFO), so one business's backlog cannot
- * starve another's single job.
- */
-export function fairOrder(jobs: readonly PendingJob[]): PendingJob[] {
-  const byPriority = groupBy(jobs, (job) => job.priority);
-  const ordered: PendingJob[] = [];
-  for (const priority of [...byPriority.keys()].sort((a, b) => Number(b) - Number(a))) {
-    const byBusiness = groupBy([...(byPriority.get(priority) ?? [])].sort((a, b) => a.queued_at_ms - b.queued_at_ms), (job) => job.business_id);
-    // Businesses take turns in the order of their oldest waiting job.
-    const queues = [...byBusiness.values()];
-    for (let round = 0; queues.some((queue) => queue.length > round); round += 1) {
-      for (const queue of queues) {
-        const job = queue[round];
-        if (job) ordered.push(job);
-      }
-    }
-  }
-  return ordered;
+/** Whether a node of the pool could take any job at all: online, open, a slot free and under its hourly cap. */
+function hasAnyRoom(pool: readonly NodeView[]): boolean {
+  return pool.some((node) => node.online && !node.draining && underHourlyCap(node) && node.used.slots < node.capacity.slots);
 }
 
 /**
- * Places pending jobs on nodes: a pure function of the snapshot. A job goes to a live,
+ * Places queued jobs on nodes: a pure function of the snapshot. Each pool's jobs are
+ * considered in the queue's fair order (`QueuedJobs.inOrder`); a job goes to a live,
  * non-draining node of its pool that runs its type, carries its labels and has room (and,
  * when capped, assignments left this hour); among those, the one with the most free
- * slots, so load spreads. A node's key caps arrive already applied to `job_types` and
- * `capacity.slots`.
+ * slots, so load spreads. A pool is left as soon as none of its nodes has a free slot,
+ * and a fit that found no node is not tried again in the round, so a round costs what it
+ * places, not the length of the backlog. A node's key caps arrive already applied to
+ * `job_types` and `capacity.slots`.
  */
-export function planPlacements(nodes: readonly NodeView[], pending: readonly PendingJob[]): Plan {
+export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | readonly PendingJob[]): Plan {
+  const queued = queue instanceof QueuedJobs ? queue : QueuedJobs.fromList(queue);
   const working = nodes.map((node) => ({ ...node, used: { ...node.used }, per_hour: node.per_hour && { ...node.per_hour } }));
   const byPool = groupBy(working, (node) => node.pool_key);
-  const jobsByPool = groupBy(pending, (job) => job.pool_key);
 
   const placements: Plan["placements"] = [];
-  const waiting = new Map<string, PendingReason>();
-  for (const [poolKey, jobs] of jobsByPool) {
+  let waiting = false;
+  for (const poolKey of queued.pools()) {
     const pool = byPool.get(poolKey) ?? [];
-    for (const job of fairOrder(jobs)) {
+    const unplaceable = new Set<string>();
+    for (const job of queued.inOrder(poolKey)) {
+      if (!hasAnyRoom(pool)) {
+        waiting = true;
+        break;
+      }
+      if (unplaceable.has(job.fit)) {
+        waiting = true;
+        continue;
+      }
       const candidates = pool.filter(
         (node) => node.online && !node.draining && node.job_types.includes(job.type) && carriesLabels(node, job.labels) && hasRoom(node, job),
       );
       const best = candidates.sort((a, b) => b.capacity.slots - b.used.slots - (a.capacity.slots - a.used.slots))[0];
       if (!best) {
-        waiting.set(job.job_key, reasonFor(job, pool));
+        unplaceable.add(job.fit);
+        waiting = true;
         continue;
       }
       best.used.slots += 1;

@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import type { JobPayload, JobRefCommand } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { jobKey, publicJob } from "../../shared/records/index.js";
+import { jobKey } from "../../shared/records/index.js";
+import { jobAsSeen } from "./job-as-seen.js";
 import { checkCredit } from "./credit-gate.js";
 import { admitRetryToKeyQuota } from "./key-quotas.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
@@ -21,19 +22,20 @@ export function retryJob(ctx: SchedulerContext) {
     // Check the state before admitting anything, so a refused retry takes no place.
     retry(current.value, ctx.clock.now());
     await checkCredit(ctx, caller, current.value);
-    await ctx.queueDepth.admit();
-    const admission = await admitRetryToKeyQuota(ctx, current.value, ctx.clock.now());
-    try {
-      const { after } = await changeJob(ctx, key, (job) => {
-        if (job.attempt !== current.value.attempt) throw new AppError("state.conflict", "The job changed meanwhile; read it and try again.", { details: { state: job.state } });
-        return retry(job, ctx.clock.now());
-      });
-      return { job: publicJob(after) };
-    } catch (error) {
-      const now = (await ctx.store.jobs.get(key).catch(() => null))?.value;
-      // Unless the retry landed after all (an answer lost), its place goes back.
-      if (admission && !(now?.state === "queued" && now.attempt_base === current.value.attempt)) await admission.release();
-      throw error;
-    }
+    return ctx.queueDepth.admit(async () => {
+      const admission = await admitRetryToKeyQuota(ctx, current.value, ctx.clock.now());
+      try {
+        const { after } = await changeJob(ctx, key, (job) => {
+          if (job.attempt !== current.value.attempt) throw new AppError("state.conflict", "The job changed meanwhile; read it and try again.", { details: { state: job.state } });
+          return retry(job, ctx.clock.now());
+        });
+        return { job: jobAsSeen(ctx, after) };
+      } catch (error) {
+        const now = (await ctx.store.jobs.get(key).catch(() => null))?.value;
+        // Unless the retry landed after all (an answer lost), its place goes back.
+        if (admission && !(now?.state === "queued" && now.attempt_base === current.value.attempt)) await admission.release();
+        throw error;
+      }
+    });
   };
 }

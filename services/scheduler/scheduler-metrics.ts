@@ -16,12 +16,28 @@ export const jobsFinished = new Counter({
   registers: [metricsRegistry],
 });
 
-export const queueDepth = new Gauge({
+/** What each scheduler replica in this process reports as the queue: the lease holder its whole queue, the others nothing. */
+const queueSources = new Set<() => Map<string, number>>();
+
+const queueDepthGauge = new Gauge({
   name: "cjs_job_queue_depth",
-  help: "Queued jobs this replica holds for placement, by pool; sum over replicas for the whole queue.",
+  help: "Queued jobs by pool, as the scheduler replica that places jobs (the lease holder) sees them; the others report none, so a sum over replicas is the queue.",
   labelNames: ["pool"] as const,
   registers: [metricsRegistry],
+  collect() {
+    this.reset();
+    for (const source of queueSources) for (const [pool, count] of source()) this.inc({ pool }, count);
+  },
 });
+
+export const queueDepth = {
+  gauge: queueDepthGauge,
+  /** Reports the queue from `source` until the returned function is called. */
+  reportFrom(source: () => Map<string, number>): () => void {
+    queueSources.add(source);
+    return () => queueSources.delete(source);
+  },
+};
 
 export const assignLatencySeconds = new Histogram({
   name: "cjs_job_assign_latency_seconds",
@@ -32,7 +48,7 @@ export const assignLatencySeconds = new Histogram({
 
 export const jobRepairs = new Counter({
   name: "cjs_job_repairs_total",
-  help: "Jobs the repair sweep found stuck and repaired, by kind (queued_unannounced, assigned_unreserved, running_unreserved). Any rise means a write the broker acknowledged was lost or skipped.",
+  help: "Jobs the repair sweep found stuck and repaired, by kind (assigned_unreserved, running_unreserved). Any rise means a write the broker acknowledged was lost or skipped.",
   labelNames: ["kind"] as const,
   registers: [metricsRegistry],
 });

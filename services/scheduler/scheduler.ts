@@ -1,14 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import {
-  JobRefCommand,
-  JobResultCommand,
-  JobTransitionEvent,
-  ListJobsCommand,
-  PollCommand,
-  SubmitJobCommand,
-} from "../../shared/contract/index.js";
-import { decodeJson, queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
+import { JobRefCommand, JobResultCommand, ListJobsCommand, PollCommand, SubmitJobCommand } from "../../shared/contract/index.js";
+import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import { cancelJob } from "./cancel-job.js";
@@ -18,16 +11,17 @@ import { ClusterView } from "./cluster-view.js";
 import { QueueDepthGuard } from "./job-queue.js";
 import type { SchedulerConfig } from "./config.js";
 import { listJobs } from "./list-jobs.js";
-import { PendingJobs } from "./pending-jobs.js";
+import { PlacementLease } from "./placement-lease.js";
 import { placeOnce } from "./placer.js";
 import { poll } from "./poll.js";
-import { consumeQueue, type QueueConsumer } from "./queue-consumer.js";
+import { QueuedJobs } from "./queued-jobs.js";
 import { reconcileOnce } from "./reconciler.js";
 import { repairOnce } from "./repair-sweep.js";
 import { recordResult } from "./record-result.js";
 import { retrieveJob } from "./retrieve-job.js";
 import { retryJob } from "./retry-job.js";
 import type { SchedulerContext } from "./scheduler-context.js";
+import { queueDepth } from "./scheduler-metrics.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
 
@@ -41,20 +35,23 @@ export interface Scheduler extends Service {
 }
 
 /**
- * Builds the scheduler, the owner of jobs: it takes queued jobs from the work-queue
- * stream, places them on nodes, and answers the job RPCs and the node plane's poll and
- * result. Every replica runs the same loops; compare-and-set on the records keeps them
- * from ever both winning one job or one slot.
+ * Builds the scheduler, the owner of jobs: it keeps the queue from its watch of the job
+ * bucket, places queued jobs on nodes while it holds the placement lease, and answers the
+ * job RPCs and the node plane's poll and result. Every replica answers RPCs and runs the
+ * reconcile and repair loops; compare-and-set on the records keeps them from ever both
+ * winning one job or one slot.
  */
 export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const { nc, logger, config } = deps;
   const instance = randomUUID();
-  const pending = new PendingJobs(config.CJS_QUEUE_ACK_WAIT_MS);
   const subscriptions: Subscription[] = [];
-  let messages: QueueConsumer | undefined;
+  let lease: PlacementLease | undefined;
+  let stopReporting = (): void => undefined;
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
   const active = new ActiveJobs();
+  // A job joining the queue asks for a round; only the lease holder's rounds place.
+  const queued = new QueuedJobs(() => requestPlacement());
   let jobsWatch: JobsWatch | undefined;
   let ctx: SchedulerContext | undefined;
   let started = false;
@@ -66,7 +63,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   /** When a job waiting on a node's hourly cap may fit again; the reconcile tick checks it. */
   let wakeAt: number | null = null;
   const requestPlacement = (): void => {
-    if (stopped || !ctx) return;
+    if (stopped || !ctx || !lease?.leading) return;
     if (placing) {
       placeAgain = true;
       return;
@@ -75,9 +72,9 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     placing = (async () => {
       do {
         placeAgain = false;
-        const round = await placeOnce(context, pending).catch((error: unknown) => logger.warn({ err: error }, "placement round failed"));
+        const round = await placeOnce(context, queued).catch((error: unknown) => logger.warn({ err: error }, "placement round failed"));
         wakeAt = round ? round.wakeAt : wakeAt;
-      } while (placeAgain && !stopped);
+      } while (placeAgain && !stopped && lease?.leading);
     })().finally(() => {
       placing = undefined;
     });
@@ -117,13 +114,18 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     name: SERVICE,
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
-      const queueDepth = new QueueDepthGuard(store, deps.clock, config.CJS_JOB_QUEUE_MAX_MESSAGES);
-      jobsWatch = new JobsWatch(store, [active]);
-      const context: SchedulerContext = { ...deps, store, queueDepth, view: new ClusterView(store, requestPlacement), jobsWatch, requestPlacement };
+      jobsWatch = new JobsWatch(store, [active, queued]);
+      const context: SchedulerContext = {
+        ...deps,
+        store,
+        queueDepth: new QueueDepthGuard(queued, config.CJS_JOB_QUEUE_MAX_MESSAGES),
+        view: new ClusterView(store, requestPlacement),
+        jobsWatch,
+        requestPlacement,
+      };
       ctx = context;
       await context.view.start();
       await jobsWatch.start();
-      pending.start();
       const rpc = { queue: queueGroups.scheduler, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
@@ -134,17 +136,14 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeResult(), request: JobResultCommand, handle: recordResult(context) }),
-        // A held job that another replica cancelled or placed is let go at once.
-        nc.subscribe(subjects.jobTransitionedAll(), {
-          callback: (_error, msg) => {
-            const event = JobTransitionEvent.safeParse(decodeJson(msg.data));
-            if (!event.success || event.data.state === "queued") return;
-            const key = pending.keyOf(event.data.job_id);
-            if (key) pending.drop(key, event.data.attempt);
-          },
-        }),
       );
-      messages = await consumeQueue(context, pending);
+      // Place only from a whole picture of the queue: the watch has brought every record the bucket held.
+      await jobsWatch.caughtUp();
+      lease = new PlacementLease(store.leases, instance, config.CJS_PLACEMENT_LEASE_MS, logger, (leading) => {
+        if (leading) requestPlacement();
+      });
+      lease.start();
+      stopReporting = queueDepth.reportFrom(() => (lease?.leading ? queued.countByPool() : new Map()));
       reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
       repairTimer = setInterval(() => void repair(), config.CJS_REPAIR_INTERVAL_MS);
       await nc.flush();
@@ -156,11 +155,11 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       stopped = true;
       clearInterval(reconcileTimer);
       clearInterval(repairTimer);
-      jobsWatch?.stop();
-      // Stop taking records (and hand the pin over) before the held jobs go back, so they reach the replica pinned next.
-      await messages?.close();
+      // Give the lease up first, so another replica places within one renewal.
+      await lease?.stop();
+      stopReporting();
       await placing;
-      pending.stop();
+      jobsWatch?.stop();
       ctx?.view.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },

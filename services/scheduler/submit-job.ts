@@ -67,15 +67,16 @@ export function submitJob(ctx: SchedulerContext) {
       timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
     };
     const key = jobKey(caller.app_id, caller.business_id, record.job_id);
-    await ctx.queueDepth.admit();
-    const admission = await admitToKeyQuota(ctx, caller, record.job_id, now);
-    try {
-      await ctx.store.jobs.create(key, record);
-    } catch (error) {
-      // A record write whose answer was lost may have landed: then the admission is used.
-      if (admission && !(await ctx.store.jobs.get(key).catch(() => null))) await admission.release();
-      throw error;
-    }
+    await ctx.queueDepth.admit(async () => {
+      const admission = await admitToKeyQuota(ctx, caller, record.job_id, now);
+      try {
+        await ctx.store.jobs.create(key, record);
+      } catch (error) {
+        // A record write whose answer was lost may have landed: then the admission is used.
+        if (admission && !(await ctx.store.jobs.get(key).catch(() => null))) await admission.release();
+        throw error;
+      }
+    });
     jobsSubmitted.inc({ pool_kind: operatorPool ? "operator" : "self_hosted" });
     return { job_id: record.job_id, state: record.state, created_at: record.created_at };
   };

@@ -3,7 +3,7 @@ import { JobState, type JobEvent } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { encodeJson } from "../../shared/nats/index.js";
 import { JobRecord, mayBeQueued } from "../../shared/records/index.js";
-import { assign, cancel, finish, nodeLost, requeueUnreserved, retry, setPendingReason, start, timeOut, type RunResult } from "./transitions.js";
+import { assign, cancel, finish, nodeLost, requeueUnreserved, retry, start, timeOut, type RunResult } from "./transitions.js";
 
 const CREATED = Date.parse("2026-03-01T00:00:00.000Z");
 const NOW = Date.parse("2026-03-01T00:10:00.000Z");
@@ -109,7 +109,6 @@ const SOURCE_STATES: Array<{ name: string; allowed: JobState[]; code: "state.con
   { name: "retry", allowed: ["failed", "timed_out"], code: "state.conflict", apply: (job) => retry(job, NOW) },
   { name: "timeOut", allowed: ["running"], code: "state.conflict", apply: (job) => timeOut(job, NOW) },
   { name: "nodeLost", allowed: ["assigned", "running"], code: "state.conflict", apply: (job) => nodeLost(job, NOW) },
-  { name: "setPendingReason", allowed: ["queued"], code: "state.conflict", apply: (job) => setPendingReason(job, "all_nodes_busy", NOW) },
 ];
 
 describe("source states", () => {
@@ -142,12 +141,6 @@ describe("timeline", () => {
     expect(after.timeline.slice(0, -1)).toEqual(before.timeline);
     expect(lastEvent(after)).toMatchObject({ at: NOW_ISO, state: to, attempt: after.attempt, node_id: after.node_id });
     expect(before).toEqual(copy);
-  });
-
-  it("setPendingReason records why a job waits without an event", () => {
-    const before = jobIn("queued");
-    const after = setPendingReason(before, "no_node_with_labels", NOW);
-    expect(after).toEqual({ ...before, pending_reason: "no_node_with_labels", updated_at: NOW_ISO });
   });
 
   it("a long history keeps its first event and the most recent ones, at most 200", () => {
@@ -342,7 +335,6 @@ describe("the pending reason marks a queued record", () => {
       nodeLost(jobIn("running"), NOW),
       nodeLost(jobIn("assigned"), NOW),
       requeueUnreserved(jobIn("assigned"), NOW),
-      setPendingReason(jobIn("queued"), "all_nodes_busy", NOW),
     ];
     for (const record of intoQueued) {
       expect(record.state).toBe("queued");

@@ -1,4 +1,4 @@
-import type { JobError, JobEvent, JobState, JobUsage, PendingReason } from "../../shared/contract/index.js";
+import type { JobError, JobEvent, JobState, JobUsage } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import type { JobRecord } from "../../shared/records/index.js";
 
@@ -123,12 +123,6 @@ export function nodeLost(job: JobRecord, now: number): JobRecord {
     "node_lost",
     { error },
   );
-}
-
-/** Records why a queued job waits; no event, since the state does not change. */
-export function setPendingReason(job: JobRecord, reason: PendingReason, now: number): JobRecord {
-  if (job.state !== "queued") throw conflict(job, "annotate");
-  return { ...job, pending_reason: reason, updated_at: iso(now) };
 }
 
 export function staleAttempt(job: JobRecord, attempt: number): AppError {

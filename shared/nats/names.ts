@@ -41,6 +41,8 @@ export const BUCKETS = {
   artifactIndex: "cjs_artifact_index",
   /** API key id → the key's submits of the last hour and its jobs that have not ended (scheduler, the quota actor). */
   keyQuotas: "cjs_key_quotas",
+  /** `placement` → the scheduler replica that places jobs now, renewed by compare-and-set (scheduler). */
+  leases: "cjs_leases",
   /** `<app>.<business>` → the business's subscription; absent means the default plan (billing). */
   subscriptions: "cjs_subscriptions",
   /** `<provider>.<event id>` → a payment-provider event received: its create is what applies each event once (billing). */
@@ -74,10 +76,10 @@ export const STREAMS = {
 /** Durable consumers. */
 export const CONSUMERS = {
   /**
-   * Shared by every scheduler replica, over the job records' own stream (`KV_cjs_jobs`):
-   * each revision of a job record goes to one replica, which holds the queued ones.
+   * Retired: the scheduler replicas shared it over `KV_cjs_jobs` until each replica kept
+   * the queue from its own watch. A scheduler deletes it when it finds it (upgrades).
    */
-  scheduler: "scheduler",
+  retiredScheduler: "scheduler",
   /** Shared by every billing replica: each metering message is charged by one. */
   billingMetering: "billing-metering",
   billingLedgerAudit: "billing-ledger-audit", // on KV_cjs_jobs, shared by every billing replica: each job record revision is audited by one
@@ -88,12 +90,6 @@ export const kvStreams = {
   allKeys: (bucket: BucketName) => `$KV.${bucket}.>`,
   /** The key of a record message's subject. */
   keyOf: (bucket: BucketName, subject: string) => subject.slice(`$KV.${bucket}.`.length),
-} as const;
-
-/** Consumer priority groups: pull requests name one; the consumer's policy decides who is served. */
-export const PRIORITY_GROUPS = {
-  /** The scheduler replicas on the `scheduler` consumer; one at a time is pinned. */
-  schedulers: "schedulers",
 } as const;
 
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
@@ -208,6 +204,7 @@ export const BUCKET_KEYS = {
   [BUCKETS.allocations]: ["node"],
   [BUCKETS.artifactIndex]: ["app", "business", "job", "part"],
   [BUCKETS.keyQuotas]: ["key"],
+  [BUCKETS.leases]: ["part"],
   [BUCKETS.subscriptions]: ["app", "business"],
   [BUCKETS.webhookEvents]: ["part", "part"],
   [BUCKETS.checkoutSessions]: ["part"],

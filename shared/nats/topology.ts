@@ -28,6 +28,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.artifactIndex]: { history: 1 },
   [BUCKETS.subscriptions]: { history: 1 },
   [BUCKETS.keyQuotas]: { history: 1 },
+  [BUCKETS.leases]: { history: 1 },
   // Longer than any provider retries a delivery (Stripe: 3 days); a replay past it is refused by its signature's age.
   [BUCKETS.webhookEvents]: { history: 1, ttl: 30 * 24 * 60 * MINUTE_MS },
   // Sessions expire long before this; the TTL only clears them away.

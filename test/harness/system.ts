@@ -114,7 +114,7 @@ async function runService<C>(natsUrl: string, name: string, build: (deps: Servic
 
 /** `clock`: the scheduler's time, for tests that move it (quota windows, deadlines). */
 export function startScheduler(natsUrl: string, env: Record<string, string> = {}, clock: Clock = systemClock) {
-  return runService(natsUrl, "scheduler", buildScheduler, SchedulerConfig.parse({ NATS_URL: natsUrl, CJS_RECONCILE_INTERVAL_MS: "200", CJS_QUEUE_ACK_WAIT_MS: "3000", ...env }), clock);
+  return runService(natsUrl, "scheduler", buildScheduler, SchedulerConfig.parse({ NATS_URL: natsUrl, CJS_RECONCILE_INTERVAL_MS: "200", CJS_PLACEMENT_LEASE_MS: "1000", ...env }), clock);
 }
 
 export function startNodeRegistry(natsUrl: string, env: Record<string, string> = {}) {

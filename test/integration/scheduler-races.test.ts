@@ -126,7 +126,7 @@ describe("two scheduler replicas in one process, under load", () => {
     // is handed to the other replica too, so both replicas often hold, and race to place, one job.
     // One user submits all the jobs within a minute or so: above the default rate limit of 1000 a minute.
     const rateLimits = { CJS_RATE_LIMIT_PER_MINUTE: "100000", CJS_RATE_LIMIT_PER_HOUR: "1000000" };
-    system = await startSystem(nats.url, { gateways: 2, schedulers: 2, registries: 2 }, { CJS_QUEUE_ACK_WAIT_MS: "1000", ...rateLimits });
+    system = await startSystem(nats.url, { gateways: 2, schedulers: 2, registries: 2 }, { CJS_PLACEMENT_LEASE_MS: "1000", ...rateLimits });
   });
 
   afterAll(async () => {
@@ -181,7 +181,7 @@ describe("a scheduler replica SIGKILLed mid-stream", () => {
       CJS_OPS_HOST: "127.0.0.1",
       CJS_OPS_PORT: "0",
       LOG_LEVEL: "warn",
-      CJS_QUEUE_ACK_WAIT_MS: "2000",
+      CJS_PLACEMENT_LEASE_MS: "1000",
       CJS_RECONCILE_INTERVAL_MS: "200",
     };
     schedulers.push(startServiceProcess({ service: "scheduler", env }), startServiceProcess({ service: "scheduler", env }));

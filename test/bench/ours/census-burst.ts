@@ -17,7 +17,6 @@ const SETTLE_POLL_MS = 500;
 
 /** The durable consumers every job's messages go through; the burst has ended when they have nothing left. */
 const SETTLED_CONSUMERS = [
-  [kvStreams.name(BUCKETS.jobs), CONSUMERS.scheduler],
   [kvStreams.name(BUCKETS.jobs), CONSUMERS.billingLedgerAudit],
   [STREAMS.metering, CONSUMERS.billingMetering],
 ] as const;

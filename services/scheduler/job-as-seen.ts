@@ -1,0 +1,15 @@
+import type { Job } from "../../shared/contract/index.js";
+import { publicJob, type JobRecord } from "../../shared/records/index.js";
+import { pendingReason } from "./plan.js";
+import type { SchedulerContext } from "./scheduler-context.js";
+
+/**
+ * A job as its owner sees it now. A queued job's `pending_reason` is worked out from this
+ * replica's picture of its pool at the moment of the read rather than stored: writing it
+ * on every change of the cluster would cost a write and a delivery per waiting job.
+ */
+export function jobAsSeen(ctx: Pick<SchedulerContext, "view" | "clock">, record: JobRecord): Job {
+  const job = publicJob(record);
+  if (record.state !== "queued") return job;
+  return { ...job, pending_reason: pendingReason(record, ctx.view.nodeViews(ctx.clock.now())) };
+}

@@ -1,0 +1,179 @@
+import { z } from "zod";
+import { mayBeQueued } from "../../shared/records/index.js";
+import type { JobRevision, JobRevisionListener } from "./jobs-watch.js";
+import type { PendingJob } from "./plan.js";
+
+/** The fields of a queued job record that placement needs; the rest passes through unread. */
+const QueuedFace = z.looseObject({
+  state: z.string(),
+  attempt: z.number(),
+  business_id: z.string(),
+  pool_key: z.string(),
+  type: z.string(),
+  labels: z.record(z.string(), z.string()),
+  resources: z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number() }),
+  priority: z.number(),
+  queued_at: z.string(),
+});
+
+/** A queued job as the index keeps it. */
+export interface QueuedJob extends PendingJob {
+  /** The revision that queued it: the compare-and-set of the assignment checks the record is still there. */
+  revision: number;
+  /** The record's attempt while queued; the assignment makes it attempt + 1. */
+  attempt: number;
+  /** Jobs with the same fit (type, labels, resources) find the same nodes, so a round tries each fit once when nothing has room. */
+  fit: string;
+}
+
+/** One business's queued jobs of one pool and priority, in the order they were queued (a Map keeps insertion order). */
+type BusinessQueue = Map<string, QueuedJob>;
+
+/** priority → business → its queue. */
+type PoolQueue = Map<number, Map<string, BusinessQueue>>;
+
+/**
+ * Every queued job, kept by every replica from its watch of the job bucket, ordered for
+ * placement without a sort per round: per pool, per priority, per business, in the order
+ * the jobs were queued (the order of the bucket's stream). The whole backlog is here, so
+ * priority and the businesses' turns apply across all of it, not across a window.
+ */
+export class QueuedJobs implements JobRevisionListener {
+  readonly #byKey = new Map<string, QueuedJob>();
+  readonly #pools = new Map<string, PoolQueue>();
+
+  /** `onQueued` is told of each job that joins the queue (a placement round is due). */
+  constructor(private readonly onQueued: () => void = () => undefined) {}
+
+  get size(): number {
+    return this.#byKey.size;
+  }
+
+  get(jobKey: string): QueuedJob | undefined {
+    return this.#byKey.get(jobKey);
+  }
+
+  /** Queued jobs per pool key. */
+  countByPool(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const job of this.#byKey.values()) counts.set(job.pool_key, (counts.get(job.pool_key) ?? 0) + 1);
+    return counts;
+  }
+
+  pools(): Iterable<string> {
+    return this.#pools.keys();
+  }
+
+  apply({ key, revision, record, data }: JobRevision): void {
+    const known = this.#byKey.get(key);
+    if (known && known.revision >= revision) return;
+    // Most revisions are of jobs that left the queue: two byte searches instead of a parse.
+    const face = record && mayBeQueued(data) ? QueuedFace.safeParse(record) : undefined;
+    if (!face?.success || face.data.state !== "queued") {
+      this.remove(key, revision);
+      return;
+    }
+    const { attempt, business_id, pool_key, type, labels, resources, priority, queued_at } = face.data;
+    const job: QueuedJob = {
+      job_key: key,
+      revision,
+      attempt,
+      business_id,
+      pool_key,
+      type,
+      labels,
+      resources,
+      priority,
+      queued_at_ms: Date.parse(queued_at),
+      fit: fitOf(type, labels, resources),
+    };
+    this.add(job, known);
+    this.onQueued();
+  }
+
+  /**
+   * Takes a job out once it left the queue at or after `revision` (this replica assigned
+   * it, or the watch brought a later revision). A newer queued revision stays.
+   */
+  remove(jobKey: string, revision: number = Number.POSITIVE_INFINITY): void {
+    const known = this.#byKey.get(jobKey);
+    if (!known || known.revision > revision) return;
+    this.#byKey.delete(jobKey);
+    const byBusiness = this.#pools.get(known.pool_key)?.get(known.priority);
+    const queue = byBusiness?.get(known.business_id);
+    queue?.delete(jobKey);
+    if (queue?.size === 0) byBusiness?.delete(known.business_id);
+    if (byBusiness?.size === 0) this.#pools.get(known.pool_key)?.delete(known.priority);
+    if (this.#pools.get(known.pool_key)?.size === 0) this.#pools.delete(known.pool_key);
+  }
+
+  /**
+   * A pool's queued jobs in the order placement considers them: higher priority first;
+   * within a priority, businesses take turns (in the order of their oldest waiting job),
+   * each business's jobs first come, first served. Lazy: a round that fills the pool
+   * after ten jobs reads ten, however long the backlog.
+   */
+  *inOrder(poolKey: string): Generator<QueuedJob> {
+    const pool = this.#pools.get(poolKey);
+    if (!pool) return;
+    for (const priority of [...pool.keys()].sort((a, b) => b - a)) {
+      yield* takeTurns([...(pool.get(priority)?.values() ?? [])]);
+    }
+  }
+
+  /** An index of a plain list of jobs (tests, and `fairOrder`), queued in `queued_at_ms` order. */
+  static fromList(jobs: readonly PendingJob[]): QueuedJobs {
+    const index = new QueuedJobs();
+    [...jobs]
+      .sort((a, b) => a.queued_at_ms - b.queued_at_ms)
+      .forEach((job, position) => index.add({ ...job, revision: position + 1, attempt: 0, fit: fitOf(job.type, job.labels, job.resources) }, undefined));
+    return index;
+  }
+
+  private add(job: QueuedJob, known: QueuedJob | undefined): void {
+    // A job requeued, or queued again under another priority or pool, goes to the back of its new queue.
+    if (known && (known.pool_key !== job.pool_key || known.priority !== job.priority || known.queued_at_ms !== job.queued_at_ms)) this.remove(job.job_key);
+    this.#byKey.set(job.job_key, job);
+    let pool = this.#pools.get(job.pool_key);
+    if (!pool) this.#pools.set(job.pool_key, (pool = new Map()));
+    let byBusiness = pool.get(job.priority);
+    if (!byBusiness) pool.set(job.priority, (byBusiness = new Map()));
+    let queue = byBusiness.get(job.business_id);
+    if (!queue) byBusiness.set(job.business_id, (queue = new Map()));
+    // Setting a key already present keeps its place in the queue.
+    queue.set(job.job_key, job);
+  }
+}
+
+/** Round-robin over business queues, the business with the oldest waiting job first. */
+function* takeTurns<T extends { queued_at_ms: number }>(queues: Array<Map<string, T>>): Generator<T> {
+  const heads = queues.map((queue) => ({ oldest: queue.values().next().value?.queued_at_ms ?? Infinity, jobs: queue.values() }));
+  heads.sort((a, b) => a.oldest - b.oldest);
+  let turns = heads.map((head) => head.jobs);
+  while (turns.length > 0) {
+    const next: typeof turns = [];
+    for (const jobs of turns) {
+      const step = jobs.next();
+      if (step.done) continue;
+      yield step.value;
+      next.push(jobs);
+    }
+    turns = next;
+  }
+}
+
+/** The same fit means the same candidate nodes: the job's type, labels and resources. */
+function fitOf(type: string, labels: Record<string, string>, resources: PendingJob["resources"]): string {
+  const labelText = Object.keys(labels)
+    .sort()
+    .map((name) => `${name}=${labels[name]}`)
+    .join(",");
+  return `${type}|${labelText}|${resources.cpu}|${resources.memory_mb}|${resources.gpu}`;
+}
+
+/** The fair order of a plain list of jobs, pool by pool: the order `QueuedJobs.inOrder` gives. */
+export function fairOrder(jobs: readonly PendingJob[]): PendingJob[] {
+  const index = QueuedJobs.fromList(jobs);
+  const byKey = new Map(jobs.map((job) => [job.job_key, job]));
+  return [...index.pools()].flatMap((poolKey) => [...index.inOrder(poolKey)].map((job) => byKey.get(job.job_key) as PendingJob));
+}

@@ -137,6 +137,7 @@ export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | r
       best.used.memory_mb += job.resources.memory_mb;
       best.used.gpu += job.resources.gpu;
       if (best.per_hour) best.per_hour.used += 1;
+      queued.markServed(job);
       placements.push({ job_key: job.job_key, node_id: best.node_id });
     }
   }

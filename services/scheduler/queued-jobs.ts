@@ -41,6 +41,9 @@ type PoolQueue = Map<number, Map<string, BusinessQueue>>;
 export class QueuedJobs implements JobRevisionListener {
   readonly #byKey = new Map<string, QueuedJob>();
   readonly #pools = new Map<string, PoolQueue>();
+  /** When each business was last given a place, per pool (a count of places given): the turns go on from round to round. */
+  readonly #servedAt = new Map<string, Map<string, number>>();
+  #places = 0;
 
   /** `onQueued` is told of each job that joins the queue (a placement round is due). */
   constructor(private readonly onQueued: () => void = () => undefined) {}
@@ -102,23 +105,38 @@ export class QueuedJobs implements JobRevisionListener {
     const byBusiness = this.#pools.get(known.pool_key)?.get(known.priority);
     const queue = byBusiness?.get(known.business_id);
     queue?.delete(jobKey);
-    if (queue?.size === 0) byBusiness?.delete(known.business_id);
+    if (queue?.size === 0) {
+      byBusiness?.delete(known.business_id);
+      // A business with nothing left waiting in the pool starts afresh when it queues again.
+      if (![...(this.#pools.get(known.pool_key)?.values() ?? [])].some((businesses) => businesses.has(known.business_id))) this.#servedAt.get(known.pool_key)?.delete(known.business_id);
+    }
     if (byBusiness?.size === 0) this.#pools.get(known.pool_key)?.delete(known.priority);
     if (this.#pools.get(known.pool_key)?.size === 0) this.#pools.delete(known.pool_key);
   }
 
   /**
    * A pool's queued jobs in the order placement considers them: higher priority first;
-   * within a priority, businesses take turns (in the order of their oldest waiting job),
-   * each business's jobs first come, first served. Lazy: a round that fills the pool
-   * after ten jobs reads ten, however long the backlog.
+   * within a priority, businesses take turns, the one given a place least recently first
+   * (then the one with the oldest waiting job), each business's jobs first come, first
+   * served. The turns carry over from one round to the next, so when one slot frees at a
+   * time a business with one job is next after one with 50,000, not after all of them.
+   * Lazy: a round that fills the pool after ten jobs reads ten, however long the backlog.
    */
   *inOrder(poolKey: string): Generator<QueuedJob> {
     const pool = this.#pools.get(poolKey);
     if (!pool) return;
+    const servedAt = this.#servedAt.get(poolKey);
     for (const priority of [...pool.keys()].sort((a, b) => b - a)) {
-      yield* takeTurns([...(pool.get(priority)?.values() ?? [])]);
+      yield* takeTurns([...(pool.get(priority)?.entries() ?? [])].map(([business, jobs]) => ({ servedAt: servedAt?.get(business) ?? 0, jobs })));
     }
+  }
+
+  /** The plan gave this job a place: its business's next turn comes after the others'. */
+  markServed(job: Pick<PendingJob, "pool_key" | "business_id">): void {
+    let servedAt = this.#servedAt.get(job.pool_key);
+    if (!servedAt) this.#servedAt.set(job.pool_key, (servedAt = new Map()));
+    this.#places += 1;
+    servedAt.set(job.business_id, this.#places);
   }
 
   /** An index of a plain list of jobs (tests, and `fairOrder`), queued in `queued_at_ms` order. */
@@ -145,10 +163,10 @@ export class QueuedJobs implements JobRevisionListener {
   }
 }
 
-/** Round-robin over business queues, the business with the oldest waiting job first. */
-function* takeTurns<T extends { queued_at_ms: number }>(queues: Array<Map<string, T>>): Generator<T> {
-  const heads = queues.map((queue) => ({ oldest: queue.values().next().value?.queued_at_ms ?? Infinity, jobs: queue.values() }));
-  heads.sort((a, b) => a.oldest - b.oldest);
+/** Round-robin over business queues: the business given a place least recently first, then the one with the oldest waiting job. */
+function* takeTurns<T extends { queued_at_ms: number }>(queues: Array<{ servedAt: number; jobs: Map<string, T> }>): Generator<T> {
+  const heads = queues.map(({ servedAt, jobs }) => ({ servedAt, oldest: jobs.values().next().value?.queued_at_ms ?? Infinity, jobs: jobs.values() }));
+  heads.sort((a, b) => a.servedAt - b.servedAt || a.oldest - b.oldest);
   let turns = heads.map((head) => head.jobs);
   while (turns.length > 0) {
     const next: typeof turns = [];

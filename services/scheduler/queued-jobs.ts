@@ -44,6 +44,7 @@ export class QueuedJobs implements JobRevisionListener {
   /** When each business was last given a place, per pool (a count of places given): the turns go on from round to round. */
   readonly #servedAt = new Map<string, Map<string, number>>();
   #places = 0;
+  readonly #shared = new SharedValues();
 
   /** `onQueued` is told of each job that joins the queue (a placement round is due). */
   constructor(private readonly onQueued: () => void = () => undefined) {}
@@ -77,18 +78,20 @@ export class QueuedJobs implements JobRevisionListener {
       return;
     }
     const { attempt, business_id, pool_key, type, labels, resources, priority, queued_at } = face.data;
+    // Most jobs share their business, pool, type, labels and resources with many others: one copy each.
+    const fit = this.#shared.text(fitOf(type, labels, resources));
     const job: QueuedJob = {
       job_key: key,
       revision,
       attempt,
-      business_id,
-      pool_key,
-      type,
-      labels,
-      resources,
+      business_id: this.#shared.text(business_id),
+      pool_key: this.#shared.text(pool_key),
+      type: this.#shared.text(type),
+      labels: this.#shared.value(`l:${fit}`, labels),
+      resources: this.#shared.value(`r:${fit}`, resources),
       priority,
       queued_at_ms: Date.parse(queued_at),
-      fit: fitOf(type, labels, resources),
+      fit,
     };
     this.add(job, known);
     this.onQueued();
@@ -160,6 +163,40 @@ export class QueuedJobs implements JobRevisionListener {
     if (!queue) byBusiness.set(job.business_id, (queue = new Map()));
     // Setting a key already present keeps its place in the queue.
     queue.set(job.job_key, job);
+  }
+}
+
+/**
+ * One copy of each text and value many queued jobs share, so a backlog of 100,000 jobs
+ * costs about one key and a few numbers each. The table starts afresh past 10,000
+ * entries, so values no job uses any more do not pile up.
+ */
+class SharedValues {
+  #texts = new Map<string, string>();
+  #values = new Map<string, unknown>();
+  #limit = 10_000;
+
+  text(value: string): string {
+    const known = this.#texts.get(value);
+    if (known !== undefined) return known;
+    this.grow();
+    this.#texts.set(value, value);
+    return value;
+  }
+
+  value<T>(key: string, value: T): T {
+    const known = this.#values.get(key);
+    if (known !== undefined) return known as T;
+    this.grow();
+    this.#values.set(key, value);
+    return value;
+  }
+
+  private grow(): void {
+    if (this.#texts.size + this.#values.size < this.#limit) return;
+    // Jobs hold their copies; clearing only stops sharing with jobs queued before.
+    this.#texts = new Map();
+    this.#values = new Map();
   }
 }
 

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { LogLine, PushLogsCommand, PushLogsResponse } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { subjects } from "../../shared/nats/index.js";
-import { LOG_MESSAGE_MAX_LINES } from "../../shared/records/index.js";
+import { LOG_MESSAGE_MAX_LINES, type LogMessage } from "../../shared/records/index.js";
 import { type AttemptLog, AttemptLogCache, readAttemptLog } from "./attempt-log.js";
 import type { LogRelayConfig } from "./config.js";
 import { recordDropped } from "./dropped-lines.js";
@@ -41,29 +41,19 @@ interface Message {
 
 const encoder = new TextEncoder();
 
-/** The lines as `LogMessage`s of at most `LOG_MESSAGE_MAX_LINES` lines and (unless one line is longer) `MESSAGE_MAX_BYTES`. */
-function messagesOf(budget: number, lines: readonly LogLine[]): Message[] {
-  const messages: Message[] = [];
-  let parts: string[] = [];
-  let bytes = 0;
-  let withinBudget = 0;
-  const close = (lastSeq: number) => {
-    // Each part is JSON.stringify's output, so the joined text is the JSON of a LogMessage.
-    messages.push({ payload: encoder.encode(`{"budget":${budget},"lines":[${parts.join(",")}]}`), lastSeq, lines: withinBudget });
-    parts = [];
-    bytes = 0;
-    withinBudget = 0;
-  };
-  lines.forEach((line, index) => {
-    const json = JSON.stringify(line);
-    const size = Buffer.byteLength(json);
-    if (parts.length > 0 && (parts.length >= LOG_MESSAGE_MAX_LINES || bytes + size > MESSAGE_MAX_BYTES)) close(lines[index - 1]!.seq);
-    parts.push(json);
-    bytes += size;
-    if (line.seq <= budget) withinBudget += 1;
-  });
-  if (parts.length > 0) close(lines.at(-1)!.seq);
-  return messages;
+/** The lines as `LogMessage`s of at most `LOG_MESSAGE_MAX_LINES` lines and (unless one line is longer) `MESSAGE_MAX_BYTES`, in order. */
+function messagesOf(budget: number, lines: LogLine[]): Message[] {
+  const last = lines.at(-1);
+  if (!last) return [];
+  if (lines.length <= LOG_MESSAGE_MAX_LINES) {
+    const payload = encoder.encode(JSON.stringify({ budget, lines } satisfies LogMessage));
+    if (payload.length <= MESSAGE_MAX_BYTES || lines.length === 1) {
+      return [{ payload, lastSeq: last.seq, lines: lines.filter((line) => line.seq <= budget).length }];
+    }
+  }
+  // Rare (a batch of long lines): halve until each part fits.
+  const middle = Math.ceil(lines.length / 2);
+  return [...messagesOf(budget, lines.slice(0, middle)), ...messagesOf(budget, lines.slice(middle))];
 }
 
 function isWrongLastSequence(error: unknown): boolean {

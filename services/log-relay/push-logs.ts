@@ -65,8 +65,8 @@ function isWrongLastSequence(error: unknown): boolean {
 
 /**
  * Stores a batch of an attempt's log lines: the lines above the highest `seq` stored, in
- * `seq` order, as one message (more only for a batch past `MESSAGE_MAX_BYTES`), so they
- * are stored all or none. Each message is a compare-and-set on the attempt's last message,
+ * `seq` order, as one message, so all of them or none (a batch past `MESSAGE_MAX_BYTES`
+ * as several, in order). Each message is a compare-and-set on the attempt's last message,
  * so a message is only ever stored right after the one it was worked out against: the
  * stored lines are always the node's first ones, and a resent batch, even one racing its
  * first copy through another replica, stores each line once. Lines past the job's cap are
@@ -93,7 +93,7 @@ export function pushLogs(store: LogStore, config: Pick<LogRelayConfig, "CJS_LOG_
       const { budget, lastSeq } = log;
       const toStore = ordered.filter((line) => line.seq > lastSeq && line.seq <= budget);
       const firstOver = ordered.find((line) => line.seq > budget);
-      // The marker takes the first seq past the budget, so it is stored once per attempt.
+      // The marker takes the first seq past the budget; once it is stored, no push adds another.
       if (firstOver && lastSeq <= budget) toStore.push(truncationMarker(cap, budget + 1, firstOver.ts));
       try {
         for (const message of messagesOf(budget, toStore)) {

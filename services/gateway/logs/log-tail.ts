@@ -10,8 +10,8 @@ import { retrieveCallerJob } from "./caller-job.js";
 import { logEventId, logPosition, type LogPosition } from "./log-event-id.js";
 import { type SseEvent, SseWriter } from "./sse-writer.js";
 
-/** A stored line as JSON, or undefined when it is not JSON (such a message is skipped, never fatal). */
-function decodeLine(data: Uint8Array): unknown {
+/** A stored message as JSON, or undefined when it is not JSON (such a message is skipped, never fatal). */
+function decodeMessage(data: Uint8Array): unknown {
   try {
     return decodeJson(data);
   } catch {
@@ -133,7 +133,7 @@ export class LogTail {
       for await (const message of messages) {
         if (this.closed) break;
         const attempt = Number(message.subject.slice(message.subject.lastIndexOf(".") + 1));
-        const stored = readLogMessage(decodeLine(message.data));
+        const stored = readLogMessage(decodeMessage(message.data));
         if (stored) {
           // The resumed message's lines up to the client's last one were sent before.
           const from = message.seq === this.resumed.streamSeq ? this.resumed.index + 1 : 0;

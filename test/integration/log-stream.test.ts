@@ -1,10 +1,10 @@
 import { get, type IncomingMessage } from "node:http";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../../shared/client/index.js";
 import { LogEndEventData, LogEventData, logStreamPath, type LogLine } from "../../shared/contract/index.js";
-import { decodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
+import { decodeJson, encodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
 import { LogMessage } from "../../shared/records/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
@@ -324,6 +324,18 @@ async function storedLines(jobId: string, attempt = 1): Promise<LogLine[]> {
 }
 
 describe("a resent log batch", () => {
+  it("after lines stored one bare line per message (by an earlier version), stores only what follows them and streams all once", async () => {
+    const { node, jobId, push } = await runningJob("logs-earlier-format");
+    const js = jetstream(system.gateways[0]!.nc);
+    for (const line of lines(1, 2)) await js.publish(subjects.jobLogs(jobId, 1), encodeJson(line));
+    expect(await push(1, lines(1, 4))).toEqual({ accepted: 2, duplicates: 2, dropped: 0 });
+    await node.finish(jobId, "succeeded");
+    const { logs } = await readToEnd((await openStream(jobId, streamHeaders())).frames);
+    expect(logs.map((event) => event.data.line)).toEqual(lines(1, 4).map((line) => line.line));
+    const resumed = await openStream(jobId, streamHeaders({ "last-event-id": String(logs[0]!.id) }));
+    expect((await readToEnd(resumed.frames)).logs.map((event) => event.data.seq)).toEqual([2, 3, 4]);
+  });
+
   it("after a push the stream refused part-way, stores every line once, in order, and the stream replays each once", async () => {
     const { node, jobId, push } = await runningJob("logs-refused");
     // 342 KB: more than one stored message holds (256 KiB), so it is stored as lines 1-4 (80 KB), then 5-6 and 7-8 (131 KB each).

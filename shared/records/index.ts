@@ -2,3 +2,5 @@ export { businessJobsFilter, JobRecord, jobKey, mayBeQueued, mayHaveChargedAttem
 export { NodeRecord, nodeStatus } from "./node-record.js";
 export { AllocatedAttempt, AllocationRecord, allocationUse } from "./allocation-record.js";
 export { addToWindow, HourWindow, pruneWindow, removeFromWindow, roomAt, secondsUntilRoom, WINDOW_SECONDS, windowCount } from "./hour-window.js";
+export { LOG_MESSAGE_MAX_LINES, LogMessage, readLogMessage } from "./log-message.js";
+export type { StoredLogLines } from "./log-message.js";

@@ -74,9 +74,9 @@ async function bullPusher(bull: BullSide, index: number): Promise<Pusher> {
 
 /**
  * (g): log lines/s that nodes push in batches of 100 (`nodes/logs`, over HTTP and over
- * NATS-direct) to the log relay, which stores each line in the `CJS_LOGS` stream; each
- * node sends its next batch when the last one is answered. BullMQ's analogue is a job's
- * log (`Job.log` / `Queue.addJobLog`): one Redis list per job, one call per line.
+ * NATS-direct) to the log relay, which stores each push as one message in the `CJS_LOGS`
+ * stream; each node sends its next batch when the last one is answered. BullMQ's analogue
+ * is a job's log (`Job.log` / `Queue.addJobLog`): one Redis list per job, one call per line.
  */
 export const logIngest: Scenario = {
   name: "log-ingest",
@@ -155,7 +155,7 @@ export const logIngest: Scenario = {
       tables: [
         comparisonTable(`(g) log ingest: batches of ${BATCH_LINES} lines of ${LINE_TEXT.length} characters, each pusher sending its next batch when the last is answered`, "BullMQ", figures, [
           `${windows.get(PUSHERS[0])!.bullmq.length} rounds; in each, for 1 and 8 pushers, a ${config.windowMs / 1000} s window (after ${config.warmupMs / 1000} s unmeasured) per side, in alternating order`,
-          "ours: a node with one running attempt per pusher pushes POST /api/compute/nodes/logs (HTTP) or cjs.nodeplane.logs (NATS-direct); the log relay stores each line as one JetStream message",
+          "ours: a node with one running attempt per pusher pushes POST /api/compute/nodes/logs (HTTP) or cjs.nodeplane.logs (NATS-direct); the log relay stores each push as one JetStream message",
           "BullMQ has no log ingest of its own; its analogue is a job's log: Queue.addJobLog (what Job.log calls) once per line, the 100 lines of a batch at once, into one Redis list per job, with nothing to stream them to a reader",
           "both sides' rows of one pusher count compare with the same BullMQ windows",
           RAISED_RATE_LIMITS_NOTE,

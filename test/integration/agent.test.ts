@@ -12,6 +12,7 @@ import { type Agent, buildAgent, loadConfig as loadAgentConfig, processGroupMemb
 import type { ComputeClient } from "../../shared/client/index.js";
 import { type JobState, LogLine } from "../../shared/contract/index.js";
 import { decodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
+import { LogMessage } from "../../shared/records/index.js";
 import { systemClock } from "../../shared/runtime/index.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
@@ -107,7 +108,7 @@ async function storedLines(jobId: string): Promise<LogLine[]> {
   for (let seq = 1; ; ) {
     const message = await jsm.direct.getMessage(STREAMS.logs, { seq, next_by_subj: subjects.jobLogs(jobId, 1) }).catch(() => null);
     if (!message) return lines;
-    lines.push(LogLine.parse(decodeJson(message.data)));
+    lines.push(...LogMessage.parse(decodeJson(message.data)).lines);
     seq = message.seq + 1;
   }
 }

@@ -1,14 +1,15 @@
 import { get, type IncomingMessage } from "node:http";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../../shared/client/index.js";
 import { LogEndEventData, LogEventData, logStreamPath, type LogLine } from "../../shared/contract/index.js";
-import { STREAMS } from "../../shared/nats/index.js";
+import { decodeJson, encodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
+import { LogMessage } from "../../shared/records/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startGateway, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { createTenant, signedInClient, startGateway, startLogRelay, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 
 /** Small, so the cap test reaches it; the other tests stay below it. */
 const CAP = 50;
@@ -307,5 +308,90 @@ describe("the job log stream", () => {
       return frames;
     })().finally(() => gateway.stop());
     expect(await (await stopped).next()).toBeNull();
+  });
+});
+
+/** Every line stored for an attempt, in stream order, read straight from the log stream. */
+async function storedLines(jobId: string, attempt = 1): Promise<LogLine[]> {
+  const jsm = await jetstreamManager(system.gateways[0]!.nc);
+  const stored: LogLine[] = [];
+  for (let seq = 1; ; ) {
+    const message = await jsm.direct.getMessage(STREAMS.logs, { seq, next_by_subj: subjects.jobLogs(jobId, attempt) }).catch(() => null);
+    if (!message) return stored;
+    stored.push(...LogMessage.parse(decodeJson(message.data)).lines);
+    seq = message.seq + 1;
+  }
+}
+
+describe("a resent log batch", () => {
+  it("after lines stored one bare line per message (by an earlier version), stores only what follows them and streams all once", async () => {
+    const { node, jobId, push } = await runningJob("logs-earlier-format");
+    const js = jetstream(system.gateways[0]!.nc);
+    for (const line of lines(1, 2)) await js.publish(subjects.jobLogs(jobId, 1), encodeJson(line));
+    expect(await push(1, lines(1, 4))).toEqual({ accepted: 2, duplicates: 2, dropped: 0 });
+    await node.finish(jobId, "succeeded");
+    const { logs } = await readToEnd((await openStream(jobId, streamHeaders())).frames);
+    expect(logs.map((event) => event.data.line)).toEqual(lines(1, 4).map((line) => line.line));
+    const resumed = await openStream(jobId, streamHeaders({ "last-event-id": String(logs[0]!.id) }));
+    expect((await readToEnd(resumed.frames)).logs.map((event) => event.data.seq)).toEqual([2, 3, 4]);
+  });
+
+  it("after a push the stream refused part-way, stores every line once, in order, and the stream replays each once", async () => {
+    const { node, jobId, push } = await runningJob("logs-refused");
+    // 342 KB: more than one stored message holds (256 KiB), so it is stored as lines 1-4 (80 KB), then 5-6 and 7-8 (131 KB each).
+    const batch = lines(1, 8, (seq) => String(seq % 10).repeat(seq <= 4 ? 20_000 : 65_536));
+    const jsm = await jetstreamManager(system.gateways[0]!.nc);
+    const { config } = await jsm.streams.info(STREAMS.logs);
+    // A real limit of the broker: messages over 100 KB are refused, so the push fails after its first message.
+    await jsm.streams.update(STREAMS.logs, { ...config, max_msg_size: 100_000 });
+    try {
+      expect(await errorCodeOf(push(1, batch))).toBe("internal.error");
+    } finally {
+      await jsm.streams.update(STREAMS.logs, { ...config, max_msg_size: config.max_msg_size });
+    }
+    expect((await storedLines(jobId)).map((line) => line.seq)).toEqual([1, 2, 3, 4]);
+
+    // The node sends the same batch again, as the agent does after any failure.
+    expect(await push(1, batch)).toEqual({ accepted: 4, duplicates: 4, dropped: 0 });
+    expect(await push(1, lines(9, 10))).toEqual({ accepted: 2, duplicates: 0, dropped: 0 });
+    expect(await storedLines(jobId)).toEqual([...batch, ...lines(9, 10)].map((line) => expect.objectContaining({ seq: line.seq, line: line.line })));
+    await node.finish(jobId, "succeeded");
+
+    const { frames } = await openStream(jobId, streamHeaders());
+    const { logs, end } = await readToEnd(frames);
+    expect(logs.map((event) => event.data.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(logs.map((event) => event.data.line)).toEqual([...batch, ...lines(9, 10)].map((line) => line.line));
+    const ids = logs.map((event) => event.id);
+    expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
+    expect(end).toMatchObject({ state: "succeeded", dropped_lines: 0 });
+
+    // Resuming after any line gives exactly the lines after it.
+    for (const [index, { id }] of logs.entries()) {
+      const resumed = await openStream(jobId, streamHeaders({ "last-event-id": String(id) }));
+      expect((await readToEnd(resumed.frames)).logs.map((event) => event.data.seq)).toEqual(logs.slice(index + 1).map((event) => event.data.seq));
+    }
+  });
+
+  it("sent twice at once, through two log relays, stores each line once, in order", async () => {
+    const secondRelay = await startLogRelay(nats.url, { CJS_LOG_MAX_LINES_PER_JOB: String(CAP) });
+    try {
+      const { node, jobId, push } = await runningJob("logs-twice");
+      let accepted = 0;
+      let duplicates = 0;
+      for (let from = 1; from <= 40; from += 5) {
+        const batch = lines(from, from + 4);
+        for (const answer of await Promise.all([push(1, batch), push(1, batch)])) {
+          accepted += answer.accepted;
+          duplicates += answer.duplicates;
+        }
+      }
+      expect({ accepted, duplicates }).toEqual({ accepted: 40, duplicates: 40 });
+      expect((await storedLines(jobId)).map((line) => line.seq)).toEqual(lines(1, 40).map((line) => line.seq));
+      await node.finish(jobId, "succeeded");
+      const { logs } = await readToEnd((await openStream(jobId, streamHeaders())).frames);
+      expect(logs.map((event) => event.data.line)).toEqual(lines(1, 40).map((line) => line.line));
+    } finally {
+      await secondRelay.stop();
+    }
   });
 });

@@ -2,14 +2,16 @@ import type { ServerResponse } from "node:http";
 import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { isTerminal, type Job, JobLogSummary, LogLine, type LogEndEventData, type LogEventData, type UserContext } from "../../../shared/contract/index.js";
+import { isTerminal, type Job, JobLogSummary, type LogEndEventData, type LogEventData, type UserContext } from "../../../shared/contract/index.js";
 import { decodeJson, requestRpc, STREAMS, subjects } from "../../../shared/nats/index.js";
+import { readLogMessage } from "../../../shared/records/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { retrieveCallerJob } from "./caller-job.js";
-import { SseWriter } from "./sse-writer.js";
+import { logEventId, logPosition, type LogPosition } from "./log-event-id.js";
+import { type SseEvent, SseWriter } from "./sse-writer.js";
 
-/** A stored line as JSON, or undefined when it is not JSON (such a message is skipped, never fatal). */
-function decodeLine(data: Uint8Array): unknown {
+/** A stored message as JSON, or undefined when it is not JSON (such a message is skipped, never fatal). */
+function decodeMessage(data: Uint8Array): unknown {
   try {
     return decodeJson(data);
   } catch {
@@ -23,7 +25,7 @@ export interface LogTailOptions {
   jsm: Promise<JetStreamManager>;
   caller: UserContext;
   jobId: string;
-  /** The stream sequence of the last line the client has (`Last-Event-ID`), 0 for all. */
+  /** The event id of the last line the client has (`Last-Event-ID`), 0 for all. */
   after: number;
   keepAliveMs: number;
   log: Logger;
@@ -35,7 +37,8 @@ export interface LogTailOptions {
  * every line stored by then was sent. `open` does everything that can fail with an error
  * envelope (tenancy, the consumer); `start` writes the stream.
  *
- * The event id is the line's sequence in the log stream: it grows with every line, so
+ * A stream message holds several lines; a line's event id is its position, the message's
+ * stream sequence and the line's index in it (`logEventId`). It grows with every line, so
  * resuming after it misses nothing and repeats nothing.
  */
 export class LogTail {
@@ -45,6 +48,9 @@ export class LogTail {
   private sse: SseWriter | undefined;
   private keepAlive: NodeJS.Timeout | undefined;
   private job: Job | undefined;
+  /** The line the client had when it opened the stream: lines up to it are not sent again. */
+  private readonly resumed: LogPosition;
+  /** The stream sequence of the last message whose lines have all been sent. */
   private lastSent: number;
   /** Once the job is terminal: the last stream sequence to send before `end`. */
   private ending: { job: Job; lastSeq: number } | undefined;
@@ -55,17 +61,18 @@ export class LogTail {
   private readonly closeListeners: Array<() => void> = [];
 
   constructor(private readonly options: LogTailOptions) {
-    this.lastSent = options.after;
+    this.resumed = logPosition(options.after);
+    this.lastSent = Math.max(0, this.resumed.streamSeq - 1);
   }
 
   /** Checks the job is the caller's and opens the consumer; throws (an AppError) before anything is written. */
   async open(): Promise<void> {
-    const { gw, js, caller, jobId, after } = this.options;
+    const { gw, js, caller, jobId } = this.options;
     // Subscribed before the job is read, so no transition is missed; one before `start` is kept as `recheck`.
     this.transitions = gw.nc.subscribe(subjects.jobTransitioned(jobId), { callback: () => void this.checkEnd() });
     try {
       this.job = await retrieveCallerJob(gw, caller, jobId);
-      this.consumer = await js.consumers.get(STREAMS.logs, { filter_subjects: subjects.jobLogsOfJob(jobId), opt_start_seq: after + 1 });
+      this.consumer = await js.consumers.get(STREAMS.logs, { filter_subjects: subjects.jobLogsOfJob(jobId), opt_start_seq: Math.max(1, this.resumed.streamSeq) });
       this.messages = await this.consumer.consume();
     } catch (error) {
       this.close();
@@ -126,12 +133,18 @@ export class LogTail {
       for await (const message of messages) {
         if (this.closed) break;
         const attempt = Number(message.subject.slice(message.subject.lastIndexOf(".") + 1));
-        const line = LogLine.safeParse(decodeLine(message.data));
-        if (line.success) {
-          const { seq, stream, line: text, ts } = line.data;
-          await this.sse?.event("log", { attempt, seq, stream, line: text, ts } satisfies LogEventData, message.seq);
+        const stored = readLogMessage(decodeMessage(message.data));
+        if (stored) {
+          // The resumed message's lines up to the client's last one were sent before.
+          const from = message.seq === this.resumed.streamSeq ? this.resumed.index + 1 : 0;
+          const events: SseEvent[] = [];
+          for (let index = from; index < stored.lines.length; index += 1) {
+            const { seq, stream, line, ts } = stored.lines[index]!;
+            events.push({ name: "log", data: { attempt, seq, stream, line, ts } satisfies LogEventData, id: logEventId({ streamSeq: message.seq, index }) });
+          }
+          await this.sse?.events(events);
         } else {
-          this.options.log.error({ job_id: this.options.jobId, seq: message.seq }, "skipped a log message that is not a log line");
+          this.options.log.error({ job_id: this.options.jobId, seq: message.seq }, "skipped a log message that is not a log message");
         }
         this.lastSent = message.seq;
         await this.maybeEnd();

@@ -1,8 +1,20 @@
 import type { ServerResponse } from "node:http";
 
+export interface SseEvent {
+  name: string;
+  /** Written as JSON. */
+  data: unknown;
+  id?: number | undefined;
+}
+
+function frame({ name, data, id }: SseEvent): string {
+  const idLine = id === undefined ? "" : `id: ${id}\n`;
+  return `${idLine}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
 /**
- * Writes Server-Sent Events on a raw response. Each frame is one `write`, so frames never
- * interleave; a full socket buffer makes the writer wait (the log tail then stops reading
+ * Writes Server-Sent Events on a raw response. Each frame (or run of frames) is one
+ * `write`, so frames never interleave; a full socket buffer makes the writer wait (the log tail then stops reading
  * the stream) instead of piling lines up in memory.
  */
 export class SseWriter {
@@ -16,8 +28,12 @@ export class SseWriter {
 
   /** One event; `data` is JSON, so it never contains a line break. */
   event(name: string, data: unknown, id?: number): Promise<void> {
-    const idLine = id === undefined ? "" : `id: ${id}\n`;
-    return this.write(`${idLine}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    return this.write(frame({ name, data, id }));
+  }
+
+  /** Several events in one write. */
+  events(events: readonly SseEvent[]): Promise<void> {
+    return events.length === 0 ? Promise.resolve() : this.write(events.map(frame).join(""));
   }
 
   /** A comment line, ignored by clients: keeps proxies and idle timers from closing the stream. */

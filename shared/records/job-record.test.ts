@@ -56,12 +56,18 @@ describe("JobRecord", () => {
     updated_at: at,
     deadline_at: null,
     attempt_base: 0,
+    key_slot: true,
     timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
     written_by_a_newer_replica: { kept: true },
   };
 
   it("keeps the fields it does not name, so a replica that writes a record back never erases a newer one's", () => {
     expect(JobRecord.parse(stored)).toEqual(stored);
+  });
+
+  it("reads a record without key_slot as not known", () => {
+    const { key_slot: _slot, ...older } = stored;
+    expect(JobRecord.parse(older).key_slot).toBeUndefined();
   });
 
   it("shows the public Job only: no internal field and no field it does not name", () => {

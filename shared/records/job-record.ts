@@ -14,6 +14,12 @@ export const JobRecord = Job.extend({
   deadline_at: z.string().nullable(),
   /** Attempts made before the last retry: automatic requeues count from here, so each retry gets `max_attempts` again. */
   attempt_base: z.number().int().default(0),
+  /**
+   * Whether the job holds one of its API key's `maxConcurrentJobs` places until it ends (set
+   * where it is admitted: the submit, each retry). Absent: not known, and the key's quota
+   * record is read to find out.
+   */
+  key_slot: z.boolean().optional(),
 }).loose();
 export type JobRecord = z.infer<typeof JobRecord>;
 

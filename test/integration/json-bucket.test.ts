@@ -9,6 +9,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { JsonBucket } from "../../shared/nats/index.js";
+import { countingKv } from "../harness/counting-kv.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 
 const Counter = z.looseObject({ count: z.number().int() });
@@ -27,23 +28,11 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-/** A bucket of counters whose KV handle counts `get` calls; every other call goes to the real handle. */
+/** A bucket of counters whose KV handle counts its reads. */
 async function countingBucket(name: string): Promise<{ records: JsonBucket<typeof Counter>; reads: () => number; kv: KV }> {
   const kv = await new Kvm(nc).create(name, { history: 1 });
-  let reads = 0;
-  const counted = new Proxy(kv, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== "function") return value;
-      const bound = (value as (...args: unknown[]) => unknown).bind(target);
-      if (property !== "get") return bound;
-      return (...args: unknown[]) => {
-        reads += 1;
-        return bound(...args);
-      };
-    },
-  });
-  return { records: new JsonBucket(counted, Counter), reads: () => reads, kv };
+  const counted = countingKv(kv);
+  return { records: new JsonBucket(counted.kv, Counter), reads: counted.reads, kv };
 }
 
 const increment = (current: Counter): Counter => ({ ...current, count: current.count + 1 });

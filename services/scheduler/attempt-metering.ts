@@ -1,19 +1,15 @@
 import type { MeteringMessage, MeteringReason } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { encodeJson, subjects } from "../../shared/nats/index.js";
+import { encodeJson, subjects, type Versioned } from "../../shared/nats/index.js";
 import type { JobRecord } from "../../shared/records/index.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
 
 const PUBLISH_TRIES = 3;
-const CHANGE_TRIES = 5;
 
 /** A running attempt on an operator pool: ending it is charged, so billing must hear of it. */
 function isMetered(job: JobRecord): boolean {
   return job.state === "running" && job.pool_key.startsWith("op.");
 }
-
-/** The end of an attempt moved under us: publish for the attempt that is running now, then try again. */
-class MeteredAttemptMoved extends Error {}
 
 /**
  * Publishes the metering message of a running attempt on an operator pool, durably, before
@@ -39,32 +35,31 @@ async function publishMetering(ctx: SchedulerContext, jobKey: string, job: JobRe
 
 /**
  * `changeJob` for a transition that may end an attempt (a result, a timeout, a cancel): when
- * the job is running on an operator pool, its metering message goes first, and the change
- * applies only while that same attempt is the one running.
+ * the job is running on an operator pool, its metering message goes first, and the change is
+ * written on the revision it was published for. A record that moved meanwhile is read again
+ * and checked afresh (another running attempt gets its own message first). `known`: the
+ * record as the caller just read it, where the first try starts.
  */
 export async function endAttempt(
   ctx: SchedulerContext,
   jobKey: string,
   reason: MeteringReason,
   transition: (job: JobRecord) => JobRecord,
+  known?: Versioned<JobRecord>,
 ): Promise<{ before: JobRecord; after: JobRecord }> {
-  for (let tryNumber = 1; ; tryNumber += 1) {
-    const current = (await ctx.store.jobs.get(jobKey))?.value;
-    if (!current) throw new AppError("resource.not_found", "No such job.");
-    const announced = isMetered(current) ? current.attempt : null;
-    if (announced !== null) {
-      // A change the record refuses (a stale result, say) is refused before anything is published.
-      transition(current);
-      await publishMetering(ctx, jobKey, current, reason);
-    }
-    try {
-      return await changeJob(ctx, jobKey, (job) => {
-        if (isMetered(job) && job.attempt !== announced) throw new MeteredAttemptMoved();
-        return transition(job);
-      });
-    } catch (error) {
-      if (!(error instanceof MeteredAttemptMoved)) throw error;
-      if (tryNumber >= CHANGE_TRIES) throw new AppError("service.unavailable", "The job is changing fast; try again.", { retryAfterSeconds: 1 });
-    }
-  }
+  let announced: number | null = null;
+  return changeJob(
+    ctx,
+    jobKey,
+    async (job) => {
+      if (isMetered(job) && job.attempt !== announced) {
+        // A change the record refuses (a stale result, say) is refused before anything is published.
+        transition(job);
+        await publishMetering(ctx, jobKey, job, reason);
+        announced = job.attempt;
+      }
+      return transition(job);
+    },
+    known,
+  );
 }

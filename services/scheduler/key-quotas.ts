@@ -24,6 +24,8 @@ const HEAL_READS_AT_ONCE = 32;
 
 /** What an admitted submit may take back if its job is never written. */
 export interface KeyAdmission {
+  /** Whether the job took one of the key's `maxConcurrentJobs` places, to be freed when it ends (the record's `key_slot`). */
+  holdsSlot: boolean;
   release(): Promise<void>;
 }
 
@@ -109,6 +111,7 @@ async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: strin
     if (written) {
       const countedInHour = limits.maxJobsPerHour !== null;
       return {
+        holdsSlot: limits.maxConcurrentJobs !== null,
         release: async () => {
           await bucket
             .mutate(key, (value) => withoutAdmission(value, jobId, nowMs, countedInHour))
@@ -123,11 +126,12 @@ async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: strin
 }
 
 /**
- * Frees the slot of a job of a key that just ended. Best effort: if this is lost, the next
- * submit that finds the key at its limit reads the job and drops it.
+ * Frees the slot of a job of a key that just ended. Nothing to do, and nothing read, when
+ * the record says the job took no place (`key_slot` false). Best effort: if this is lost,
+ * the next submit that finds the key at its limit reads the job and drops it.
  */
-export async function releaseKeySlot(ctx: SchedulerContext, job: Pick<JobRecord, "key_id" | "job_id">): Promise<void> {
-  if (job.key_id === null) return;
+export async function releaseKeySlot(ctx: SchedulerContext, job: Pick<JobRecord, "key_id" | "job_id" | "key_slot">): Promise<void> {
+  if (job.key_id === null || job.key_slot === false) return;
   const keyId = job.key_id;
   await ctx.store.keyQuotas
     .mutate(kvKey(keyId), (record) => withoutJobs(record, [job.job_id]))

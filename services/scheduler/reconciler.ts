@@ -1,4 +1,6 @@
 import { AppError } from "../../shared/errors/index.js";
+import type { Versioned } from "../../shared/nats/index.js";
+import type { JobRecord } from "../../shared/records/index.js";
 import { endAttempt } from "./attempt-metering.js";
 import { release } from "./reservations.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
@@ -18,17 +20,18 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
     const node = ctx.view.nodes.get(allocation.node_id)?.value;
     const nodeOffline = !node || node.offline_at !== null;
     for (const [jobId, reserved] of Object.entries(allocation.attempts)) {
-      const job = (await ctx.store.jobs.get(reserved.job_key))?.value;
+      const stored = await ctx.store.jobs.get(reserved.job_key);
+      const job = stored?.value;
       const current = job && job.node_id === allocation.node_id && job.attempt === reserved.attempt && (job.state === "assigned" || job.state === "running");
-      if (!current) {
+      if (!current || !stored) {
         if (now - Date.parse(reserved.assigned_at) > RESERVATION_GRACE_MS) await release(ctx, allocation.node_id, jobId, reserved.attempt);
         continue;
       }
       try {
         if (nodeOffline) {
-          await requeueFromLostNode(ctx, reserved.job_key, job.attempt);
+          await requeueFromLostNode(ctx, stored, reserved.job_key);
         } else if (job.state === "running" && job.deadline_at !== null && Date.parse(job.deadline_at) <= now) {
-          await endAttempt(ctx, reserved.job_key, "timeout", (record) => timeOut(record, now));
+          await endAttempt(ctx, reserved.job_key, "timeout", (record) => timeOut(record, now), stored);
           ctx.logger.info({ job_id: jobId, attempt: reserved.attempt }, "job timed out");
         } else {
           continue;
@@ -44,10 +47,16 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
 }
 
 /** Requeues the job (its queued revision announces it), or fails it once its attempts are spent. */
-async function requeueFromLostNode(ctx: SchedulerContext, jobKey: string, attempt: number): Promise<void> {
-  const { after } = await changeJob(ctx, jobKey, (record) => {
-    if (record.attempt !== attempt) throw new AppError("state.conflict", "The job moved on.");
-    return nodeLost(record, ctx.clock.now());
-  });
+async function requeueFromLostNode(ctx: SchedulerContext, seen: Versioned<JobRecord>, jobKey: string): Promise<void> {
+  const { attempt } = seen.value;
+  const { after } = await changeJob(
+    ctx,
+    jobKey,
+    (record) => {
+      if (record.attempt !== attempt) throw new AppError("state.conflict", "The job moved on.");
+      return nodeLost(record, ctx.clock.now());
+    },
+    seen,
+  );
   ctx.logger.warn({ job_id: after.job_id, attempt, state: after.state }, "node lost: job requeued or failed");
 }

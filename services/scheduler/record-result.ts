@@ -7,8 +7,14 @@ import { release } from "./reservations.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { finish, staleAttempt } from "./transitions.js";
 
-/** The record key of a job a node knows only by id: from its reservation, else by a lookup over tenants. */
+/**
+ * The record key of a job a node knows only by id: from its reservation on the node (the
+ * view's copy, else the record), else by a lookup over tenants. A job's key never changes,
+ * so a copy of any age names it rightly; the record read next decides the rest.
+ */
 export async function findJobKey(ctx: SchedulerContext, nodeId: string, jobId: string): Promise<string | null> {
+  const known = ctx.view.allocations.get(nodeId)?.value.attempts[jobId];
+  if (known) return known.job_key;
   const reserved = (await ctx.store.allocations.get(nodeId))?.value.attempts[jobId];
   if (reserved) return reserved.job_key;
   return (await ctx.store.jobs.keys(`*.*.${jobId}`))[0] ?? null;
@@ -36,11 +42,12 @@ function isSameResult(job: JobRecord, nodeId: string, body: z.infer<typeof JobRe
 export function recordResult(ctx: SchedulerContext) {
   return async ({ caller, body }: z.infer<typeof JobResultCommand>): Promise<JobResultResponse> => {
     const key = await findJobKey(ctx, caller.node_id, body.job_id);
-    const current = key ? (await ctx.store.jobs.get(key))?.value : undefined;
-    if (!key || !current || !isKnownTo(current, caller)) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
+    const stored = key ? await ctx.store.jobs.get(key) : null;
+    if (!key || !stored || !isKnownTo(stored.value, caller)) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
+    const current = stored.value;
     if (isSameResult(current, caller.node_id, body)) return { job_id: body.job_id, attempt: body.attempt, state: current.state, duplicate: true };
     try {
-      const { after } = await endAttempt(ctx, key, "result", (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()));
+      const { after } = await endAttempt(ctx, key, "result", (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()), stored);
       await release(ctx, caller.node_id, body.job_id, body.attempt);
       ctx.requestPlacement();
       return { job_id: body.job_id, attempt: body.attempt, state: after.state, duplicate: false };

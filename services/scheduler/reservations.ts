@@ -46,17 +46,7 @@ export async function reserve(
     return next;
   };
   // First against the view's copy, which saves a read; a stale copy loses the compare-and-set and the record is read.
-  const known = view.allocations.get(node.node_id);
-  if (known) {
-    const next = change(known.value);
-    if (next === undefined) return false;
-    const revision = await store.allocations.update(node.node_id, next, known.revision);
-    if (revision !== null) {
-      view.learn(node.node_id, next, revision);
-      return true;
-    }
-  }
-  const stored = await store.allocations.upsert(node.node_id, change);
+  const stored = await store.allocations.upsert(node.node_id, change, view.allocations.get(node.node_id));
   if (stored?.written) view.learn(node.node_id, stored.value, stored.revision);
   return stored?.written ?? false;
 }
@@ -64,7 +54,9 @@ export async function reserve(
 /**
  * Frees what an attempt reserved; a reservation of another attempt of the job is left
  * alone. `unassigned`: the job was never assigned, so the reservation does not count
- * against the node's hourly cap either.
+ * against the node's hourly cap either. Starts from the view's copy of the node's record
+ * when that copy holds the attempt (a stale copy loses the compare-and-set and the record
+ * is read); a copy without it may only lag behind, so the record is read first.
  */
 export async function release(
   { store, view }: { store: SchedulerStore; view: ClusterView },
@@ -73,14 +65,19 @@ export async function release(
   attempt: number,
   { unassigned = false } = {},
 ): Promise<void> {
-  const stored = await store.allocations.mutate(nodeId, (allocation) => {
-    const reserved = allocation.attempts[jobId];
-    if (reserved?.attempt !== attempt) return undefined;
-    const { [jobId]: _freed, ...rest } = allocation.attempts;
-    const next: AllocationRecord = { ...allocation, attempts: rest };
-    if (unassigned && allocation.assigned_last_hour) next.assigned_last_hour = removeFromWindow(allocation.assigned_last_hour, Date.parse(reserved.assigned_at));
-    return next;
-  });
+  const known = view.allocations.get(nodeId);
+  const stored = await store.allocations.mutate(
+    nodeId,
+    (allocation) => {
+      const reserved = allocation.attempts[jobId];
+      if (reserved?.attempt !== attempt) return undefined;
+      const { [jobId]: _freed, ...rest } = allocation.attempts;
+      const next: AllocationRecord = { ...allocation, attempts: rest };
+      if (unassigned && allocation.assigned_last_hour) next.assigned_last_hour = removeFromWindow(allocation.assigned_last_hour, Date.parse(reserved.assigned_at));
+      return next;
+    },
+    known?.value.attempts[jobId]?.attempt === attempt ? known : undefined,
+  );
   // The next reserve on this node starts from the view's copy: keep it as fresh as this write.
   if (stored) view.learn(nodeId, stored.value, stored.revision);
 }

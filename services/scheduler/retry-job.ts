@@ -27,7 +27,7 @@ export function retryJob(ctx: SchedulerContext) {
       try {
         const { after } = await changeJob(ctx, key, (job) => {
           if (job.attempt !== current.value.attempt) throw new AppError("state.conflict", "The job changed meanwhile; read it and try again.", { details: { state: job.state } });
-          return retry(job, ctx.clock.now());
+          return { ...retry(job, ctx.clock.now()), key_slot: admission?.holdsSlot ?? false };
         });
         return { job: jobAsSeen(ctx, after) };
       } catch (error) {

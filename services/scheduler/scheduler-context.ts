@@ -2,7 +2,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { isTerminal } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { encodeJson, subjects } from "../../shared/nats/index.js";
+import { encodeJson, subjects, type Versioned } from "../../shared/nats/index.js";
 import type { JobRecord } from "../../shared/records/index.js";
 import type { Clock } from "../../shared/runtime/index.js";
 import type { ClusterView } from "./cluster-view.js";
@@ -31,15 +31,25 @@ export interface SchedulerContext {
 
 /**
  * Applies one transition to a job by compare-and-set (retried on conflict, re-checking the
- * source state each time), then announces it. Throws the transition's AppError, or
+ * source state each time), then announces it. `known`: the record as the caller just read
+ * it, where the first try starts instead of a read. Throws the transition's AppError, or
  * `resource.not_found` when the job does not exist.
  */
-export async function changeJob(ctx: SchedulerContext, jobKey: string, transition: (job: JobRecord) => JobRecord): Promise<{ before: JobRecord; after: JobRecord }> {
+export async function changeJob(
+  ctx: SchedulerContext,
+  jobKey: string,
+  transition: (job: JobRecord) => JobRecord | Promise<JobRecord>,
+  known?: Versioned<JobRecord>,
+): Promise<{ before: JobRecord; after: JobRecord }> {
   let before: JobRecord | undefined;
-  const stored = await ctx.store.jobs.mutate(jobKey, (job) => {
-    before = job;
-    return transition(job);
-  });
+  const stored = await ctx.store.jobs.mutate(
+    jobKey,
+    (job) => {
+      before = job;
+      return transition(job);
+    },
+    known,
+  );
   if (!stored || !before) throw new AppError("resource.not_found", "No such job.");
   const after = stored.value;
   if (after.state !== before.state) {

@@ -70,7 +70,7 @@ export function submitJob(ctx: SchedulerContext) {
     await ctx.queueDepth.admit(async () => {
       const admission = await admitToKeyQuota(ctx, caller, record.job_id, now);
       try {
-        await ctx.store.jobs.create(key, record);
+        await ctx.store.jobs.create(key, { ...record, key_slot: admission?.holdsSlot ?? false });
       } catch (error) {
         // A record write whose answer was lost may have landed: then the admission is used.
         if (admission && !(await ctx.store.jobs.get(key).catch(() => null))) await admission.release();

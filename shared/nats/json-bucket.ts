@@ -110,20 +110,23 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   /**
-   * Reads, applies `change` and writes back with compare-and-set, retrying on conflict.
-   * `change` returns the new value, or `undefined` to leave the record as it is.
+   * Applies `change` to the record and writes the result back by compare-and-set: a write
+   * another writer beat is read again and `change` applied afresh, at most CAS_RETRIES
+   * writes in all. `change` returns the new value, or `undefined` to leave the record as it
+   * is; it may be async (the record may move meanwhile: the write then loses and it runs again).
    * Returns the record as stored after the call, or null when the key is absent.
+   *
+   * `known`, an entry the caller holds (just read, or a copy kept current by a watch), is
+   * where the first try starts instead of a read. `change` decides on it as on a read:
+   * a copy that may lag is worth passing only where "nothing to change" on it is an answer
+   * the caller can live with.
    */
-  async mutate(key: string, change: (current: z.infer<S>) => z.infer<S> | undefined): Promise<Versioned<z.infer<S>> | null> {
-    for (let attempt = 0; attempt < CAS_RETRIES; attempt += 1) {
-      const current = await this.get(key);
-      if (!current) return null;
-      const next = change(current.value);
-      if (next === undefined) return current;
-      const revision = await this.update(key, next, current.revision);
-      if (revision !== null) return { value: next, revision };
-    }
-    throw new AppError("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+  async mutate(
+    key: string,
+    change: (current: z.infer<S>) => z.infer<S> | undefined | Promise<z.infer<S> | undefined>,
+    known?: Versioned<z.infer<S>>,
+  ): Promise<Versioned<z.infer<S>> | null> {
+    return this.upsert(key, (current) => (current === null ? undefined : change(current)), known);
   }
 
   /**
@@ -132,15 +135,20 @@ export class JsonBucket<S extends z.ZodType> {
    * stored after the call and whether this call wrote it, or null when the key is absent
    * and stays so.
    */
-  async upsert(key: string, change: (current: z.infer<S> | null) => z.infer<S> | undefined): Promise<(Versioned<z.infer<S>> & { written: boolean }) | null> {
-    for (let attempt = 0; attempt < CAS_RETRIES; attempt += 1) {
-      const current = await this.get(key);
-      const next = change(current?.value ?? null);
+  async upsert(
+    key: string,
+    change: (current: z.infer<S> | null) => z.infer<S> | undefined | Promise<z.infer<S> | undefined>,
+    known?: Versioned<z.infer<S>>,
+  ): Promise<(Versioned<z.infer<S>> & { written: boolean }) | null> {
+    let current = known ?? (await this.get(key));
+    for (let write = 1; ; write += 1) {
+      const next = await change(current?.value ?? null);
       if (next === undefined) return current ? { ...current, written: false } : null;
       const revision = current ? await this.update(key, next, current.revision) : await this.createUnlessTaken(key, next);
       if (revision !== null) return { value: next, revision, written: true };
+      if (write >= CAS_RETRIES) throw new AppError("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+      current = await this.get(key);
     }
-    throw new AppError("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
   }
 
   private async createUnlessTaken(key: string, value: z.infer<S>): Promise<number | null> {

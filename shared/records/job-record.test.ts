@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { Job } from "../contract/index.js";
 import { encodeJson } from "../nats/index.js";
-import { mayHaveChargedAttempt } from "./job-record.js";
+import { JobRecord, mayHaveChargedAttempt, publicJob } from "./job-record.js";
 
 const ran = { state: "succeeded", timeline: [{ state: "queued" }, { state: "assigned" }, { state: "running" }, { state: "succeeded" }] };
 
@@ -18,5 +19,60 @@ describe("mayHaveChargedAttempt", () => {
     both.set(record);
     both.set(other, record.length);
     expect(mayHaveChargedAttempt(both.subarray(0, record.length))).toBe(false);
+  });
+});
+
+describe("JobRecord", () => {
+  const at = "2026-03-01T00:00:00.000Z";
+  const stored = {
+    job_id: "job_0000000000000000000A",
+    app_id: "app1",
+    business_id: "biz_CCCCCCCCCCCCCCCCCCCC",
+    user_id: "usr_DDDDDDDDDDDDDDDDDDDD",
+    key_id: "key_EEEEEEEEEEEEEEEEEEEE",
+    name: null,
+    type: "shell",
+    command: ["true"],
+    env: {},
+    resources: { cpu: 1, memory_mb: 512, gpu: 0 },
+    timeout_seconds: 60,
+    pool_id: "default",
+    pool_key: "op.default",
+    labels: {},
+    priority: 0,
+    metadata: {},
+    max_attempts: 3,
+    state: "queued",
+    attempt: 0,
+    node_id: null,
+    exit_code: null,
+    error: null,
+    usage: null,
+    pending_reason: "waiting_for_scheduler",
+    created_at: at,
+    queued_at: at,
+    started_at: null,
+    finished_at: null,
+    updated_at: at,
+    deadline_at: null,
+    attempt_base: 0,
+    key_slot: true,
+    timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
+    written_by_a_newer_replica: { kept: true },
+  };
+
+  it("keeps the fields it does not name, so a replica that writes a record back never erases a newer one's", () => {
+    expect(JobRecord.parse(stored)).toEqual(stored);
+  });
+
+  it("reads a record without key_slot as not known", () => {
+    const { key_slot: _slot, ...older } = stored;
+    expect(JobRecord.parse(older).key_slot).toBeUndefined();
+  });
+
+  it("shows the public Job only: no internal field and no field it does not name", () => {
+    const job = publicJob(JobRecord.parse(stored));
+    expect(Object.keys(job)).toEqual(Object.keys(Job.shape));
+    expect(Job.strict().parse(job)).toEqual(job);
   });
 });

@@ -4,6 +4,8 @@ import { checkId, Job } from "../contract/index.js";
 /**
  * A job as stored in the `cjs_jobs` bucket under `jobKey(...)`: the public record plus
  * the internal pool identity. Only the scheduler writes it, always by compare-and-set.
+ * Fields it does not name are kept (a newer replica's), so writing a record back never
+ * erases them.
  */
 export const JobRecord = Job.extend({
   /** `op.<pool>` for an operator pool, `sh.<business>.<pool>` for a self-hosted one. */
@@ -12,7 +14,13 @@ export const JobRecord = Job.extend({
   deadline_at: z.string().nullable(),
   /** Attempts made before the last retry: automatic requeues count from here, so each retry gets `max_attempts` again. */
   attempt_base: z.number().int().default(0),
-});
+  /**
+   * Whether the job holds one of its API key's `maxConcurrentJobs` places until it ends (set
+   * where it is admitted: the submit, each retry). Absent: not known, and the key's quota
+   * record is read to find out.
+   */
+  key_slot: z.boolean().optional(),
+}).loose();
 export type JobRecord = z.infer<typeof JobRecord>;
 
 /** Tenancy is in the key: a caller's jobs are found only under their own app and business. Each id is checked by its format. */
@@ -33,10 +41,11 @@ export function selfHostedPoolKey(businessId: string, poolId: string): string {
   return `sh.${businessId}.${poolId}`;
 }
 
-/** The public face of a job record. */
+const PUBLIC_FIELDS = Object.keys(Job.shape) as Array<keyof Job>;
+
+/** The public face of a job record: the fields of `Job`, and nothing the record keeps besides. */
 export function publicJob(record: JobRecord): Job {
-  const { pool_key: _poolKey, deadline_at: _deadline, attempt_base: _base, ...job } = record;
-  return job;
+  return Object.fromEntries(PUBLIC_FIELDS.map((field) => [field, record[field]])) as Job;
 }
 
 /**

@@ -1,0 +1,23 @@
+import type { KV } from "@nats-io/kv";
+
+/**
+ * A real KV handle that counts its `get` calls: every call, counted or not, goes to the
+ * handle itself, so the broker is the real one and only the reads a piece of code makes
+ * are observed.
+ */
+export function countingKv(kv: KV): { kv: KV; reads: () => number } {
+  let reads = 0;
+  const counted = new Proxy(kv, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== "function") return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (property !== "get") return bound;
+      return (...args: unknown[]) => {
+        reads += 1;
+        return bound(...args);
+      };
+    },
+  });
+  return { kv: counted, reads: () => reads };
+}

@@ -1,0 +1,146 @@
+/**
+ * `JsonBucket.mutate` and `upsert` starting from an entry the caller holds, against a real
+ * nats-server: the first write is a compare-and-set on the held revision with no read, and
+ * a held copy that is no longer current loses that write and the change runs again on a
+ * fresh read. The KV handle counts its reads; the broker is real.
+ */
+import { Kvm, type KV } from "@nats-io/kv";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { JsonBucket } from "../../shared/nats/index.js";
+import { countingKv } from "../harness/counting-kv.js";
+import { startNats, type NatsHarness } from "../harness/nats-server.js";
+
+const Counter = z.looseObject({ count: z.number().int() });
+type Counter = z.infer<typeof Counter>;
+
+let nats: NatsHarness;
+let nc: NatsConnection;
+
+beforeAll(async () => {
+  nats = await startNats();
+  nc = await connect({ servers: nats.url });
+});
+
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+/** A bucket of counters whose KV handle counts its reads. */
+async function countingBucket(name: string): Promise<{ records: JsonBucket<typeof Counter>; reads: () => number; kv: KV }> {
+  const kv = await new Kvm(nc).create(name, { history: 1 });
+  const counted = countingKv(kv);
+  return { records: new JsonBucket(counted.kv, Counter), reads: counted.reads, kv };
+}
+
+const increment = (current: Counter): Counter => ({ ...current, count: current.count + 1 });
+
+describe("mutate from a held entry", () => {
+  it("at the current revision: one compare-and-set, no read", async () => {
+    const { records, reads } = await countingBucket("held_current");
+    const revision = await records.create("a", { count: 1 });
+
+    const stored = await records.mutate("a", increment, { value: { count: 1 }, revision });
+
+    expect(reads()).toBe(0);
+    expect(stored?.value.count).toBe(2);
+    expect(await records.get("a")).toEqual({ value: { count: 2 }, revision: stored?.revision });
+  });
+
+  it("behind the record: the write is refused, the record read, and the change applied to what it holds now", async () => {
+    const { records, reads } = await countingBucket("held_stale");
+    const first = await records.create("a", { count: 1 });
+    await records.update("a", { count: 10 }, first);
+    const seen: number[] = [];
+
+    const stored = await records.mutate(
+      "a",
+      (current) => {
+        seen.push(current.count);
+        return increment(current);
+      },
+      { value: { count: 1 }, revision: first },
+    );
+
+    expect(seen).toEqual([1, 10]);
+    expect(reads()).toBe(1);
+    expect((await records.get("a"))?.value.count).toBe(11);
+    expect(stored?.value.count).toBe(11);
+  });
+
+  it("nothing to change on the held entry: it comes back as it is, nothing read or written", async () => {
+    const { records, reads } = await countingBucket("held_unchanged");
+    const revision = await records.create("a", { count: 1 });
+
+    const stored = await records.mutate("a", () => undefined, { value: { count: 1 }, revision });
+
+    expect(reads()).toBe(0);
+    expect(stored).toMatchObject({ value: { count: 1 }, revision });
+    expect((await records.get("a"))?.revision).toBe(revision);
+  });
+
+  it("a key deleted since it was held: the refused write reads it and answers null", async () => {
+    const { records } = await countingBucket("held_deleted");
+    const revision = await records.create("a", { count: 1 });
+    await records.delete("a");
+
+    expect(await records.mutate("a", increment, { value: { count: 1 }, revision })).toBeNull();
+    expect(await records.get("a")).toBeNull();
+  });
+
+  it("an async change that another writer overtakes runs again on the fresh record", async () => {
+    const { records } = await countingBucket("held_async");
+    const revision = await records.create("a", { count: 1 });
+    let calls = 0;
+
+    const stored = await records.mutate(
+      "a",
+      async (current) => {
+        calls += 1;
+        // Another writer lands while the first call is still working.
+        if (calls === 1) await records.mutate("a", (other) => ({ ...other, count: other.count + 100 }));
+        return increment(current);
+      },
+      { value: { count: 1 }, revision },
+    );
+
+    expect(calls).toBe(2);
+    expect(stored?.value.count).toBe(102);
+    expect((await records.get("a"))?.value.count).toBe(102);
+  });
+
+  it("fields the schema does not name are kept through the change", async () => {
+    const { records, kv } = await countingBucket("held_unknown");
+    const revision = await kv.create("a", JSON.stringify({ count: 1, added_by_a_newer_replica: "kept" }));
+    const held = await records.get("a");
+    expect(held?.revision).toBe(revision);
+
+    await records.mutate("a", increment, held!);
+
+    expect(JSON.parse((await kv.get("a"))!.string())).toEqual({ count: 2, added_by_a_newer_replica: "kept" });
+  });
+});
+
+describe("upsert from a held entry", () => {
+  it("at the current revision: one compare-and-set, no read, reported as written", async () => {
+    const { records, reads } = await countingBucket("upsert_current");
+    const revision = await records.create("a", { count: 1 });
+
+    const stored = await records.upsert("a", (current) => ({ count: (current?.count ?? 0) + 1 }), { value: { count: 1 }, revision });
+
+    expect(reads()).toBe(0);
+    expect(stored).toMatchObject({ value: { count: 2 }, written: true });
+  });
+
+  it("nothing to change on the held entry: not written, nothing read", async () => {
+    const { records, reads } = await countingBucket("upsert_unchanged");
+    const revision = await records.create("a", { count: 1 });
+
+    const stored = await records.upsert("a", () => undefined, { value: { count: 1 }, revision });
+
+    expect(reads()).toBe(0);
+    expect(stored).toEqual({ value: { count: 1 }, revision, written: false });
+  });
+});

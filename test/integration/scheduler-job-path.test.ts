@@ -1,0 +1,313 @@
+/**
+ * The scheduler's handlers on the job path against a real nats-server, with the reads of
+ * each bucket counted: what a result, a release and a poll read, and that each still
+ * holds when the copy it started from is no longer current (the compare-and-set is
+ * refused, the record read again and checked afresh). The context is built by hand, so
+ * no other replica, watch or placement round moves anything a test did not.
+ */
+import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { pino } from "pino";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { endAttempt } from "../../services/scheduler/attempt-metering.js";
+import { ClusterView } from "../../services/scheduler/cluster-view.js";
+import { loadConfig } from "../../services/scheduler/config.js";
+import { JobsWatch } from "../../services/scheduler/jobs-watch.js";
+import { QueueDepthGuard } from "../../services/scheduler/job-queue.js";
+import { KeyQuotaRecord } from "../../services/scheduler/key-quota-rules.js";
+import { poll } from "../../services/scheduler/poll.js";
+import { recordResult } from "../../services/scheduler/record-result.js";
+import { newJobId } from "../../services/scheduler/submit-job.js";
+import { release } from "../../services/scheduler/reservations.js";
+import type { SchedulerContext } from "../../services/scheduler/scheduler-context.js";
+import { openSchedulerStore, type SchedulerStore } from "../../services/scheduler/scheduler-store.js";
+import { assign, start, timeOut } from "../../services/scheduler/transitions.js";
+import type { MeteringMessage } from "../../shared/contract/index.js";
+import { isAppError } from "../../shared/errors/index.js";
+import { decodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index.js";
+import { newId } from "../../shared/runtime/index.js";
+import { AllocationRecord, JobRecord, jobKey, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
+import { countingKv } from "../harness/counting-kv.js";
+import { ManualClock } from "../harness/manual-clock.js";
+import { startNats, type NatsHarness } from "../harness/nats-server.js";
+
+const APP = "app_jobpath";
+const BUSINESS = newId("biz");
+const NODE = newId("nod");
+const KEY = newId("key");
+const OTHER_BUSINESS = newId("biz");
+const OTHER_NODE = newId("nod");
+
+let nats: NatsHarness;
+let nc: NatsConnection;
+let tap: NatsConnection;
+let ctx: SchedulerContext;
+/** The same buckets, uncounted: what a test sets up and checks. */
+let raw: SchedulerStore;
+let reads: { jobs: () => number; allocations: () => number; keyQuotas: () => number };
+let counted = { jobs: 0, allocations: 0, keyQuotas: 0 };
+const clock = new ManualClock(Date.parse("2026-11-23T12:00:00.000Z"));
+
+beforeAll(async () => {
+  nats = await startNats();
+  nc = await connect({ servers: nats.url });
+  tap = await connect({ servers: nats.url });
+  const config = loadConfig({ NATS_URL: nats.url });
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  raw = await openSchedulerStore(nc, config, logger);
+  const jobs = countingKv(raw.jobs.kv);
+  const allocations = countingKv(raw.allocations.kv);
+  const keyQuotas = countingKv(raw.keyQuotas.kv);
+  const store: SchedulerStore = {
+    ...raw,
+    jobs: new JsonBucket(jobs.kv, JobRecord),
+    allocations: new JsonBucket(allocations.kv, AllocationRecord),
+    keyQuotas: new JsonBucket(keyQuotas.kv, KeyQuotaRecord),
+  };
+  reads = { jobs: jobs.reads, allocations: allocations.reads, keyQuotas: keyQuotas.reads };
+  const view = new ClusterView(store, () => undefined);
+  ctx = { nc, logger, clock, config, store, view, queueDepth: new QueueDepthGuard({ size: 0 }, 1000), jobsWatch: new JobsWatch(store, []), requestPlacement: () => undefined };
+});
+
+afterAll(async () => {
+  await tap?.close();
+  await nc?.close();
+  await nats?.stop();
+});
+
+beforeEach(async () => {
+  // Each test starts from an empty node and counts its own reads.
+  await raw.allocations.delete(NODE);
+  ctx.view.allocations.delete(NODE);
+  counted = { jobs: reads.jobs(), allocations: reads.allocations(), keyQuotas: reads.keyQuotas() };
+});
+
+/** Reads of each bucket since the test began. */
+function readsSoFar() {
+  return { jobs: reads.jobs() - counted.jobs, allocations: reads.allocations() - counted.allocations, keyQuotas: reads.keyQuotas() - counted.keyQuotas };
+}
+
+/** A queued job's record as submit writes it, with `overrides` applied. */
+function queuedJob(jobId: string, overrides: Partial<JobRecord> = {}): JobRecord {
+  const at = new Date(clock.now()).toISOString();
+  return {
+    job_id: jobId,
+    app_id: APP,
+    business_id: BUSINESS,
+    user_id: newId("usr"),
+    key_id: KEY,
+    key_slot: false,
+    name: null,
+    type: "shell",
+    command: ["true"],
+    env: {},
+    resources: { cpu: 1, memory_mb: 256, gpu: 0 },
+    timeout_seconds: 60,
+    pool_id: "jobpath",
+    pool_key: selfHostedPoolKey(BUSINESS, "jobpath"),
+    labels: {},
+    priority: 0,
+    metadata: {},
+    max_attempts: 3,
+    state: "queued",
+    attempt: 0,
+    node_id: null,
+    exit_code: null,
+    error: null,
+    usage: null,
+    pending_reason: "waiting_for_scheduler",
+    created_at: at,
+    queued_at: at,
+    started_at: null,
+    finished_at: null,
+    updated_at: at,
+    deadline_at: null,
+    attempt_base: 0,
+    timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
+    ...overrides,
+  };
+}
+
+/** Writes a job assigned to the node (running when `running`) and its reservation; the view learns the reservation. */
+async function placedJob(options: { running?: boolean; overrides?: Partial<JobRecord>; viewLearns?: boolean } = {}) {
+  const jobId = newJobId(clock.now());
+  const key = jobKey(APP, BUSINESS, jobId);
+  let record = assign(queuedJob(jobId, options.overrides), NODE, clock.now());
+  if (options.running) record = start(record, record.attempt, NODE, clock.now());
+  const revision = await raw.jobs.create(key, record);
+  const allocation = await raw.allocations.upsert(NODE, (current) => ({
+    node_id: NODE,
+    attempts: {
+      ...(current?.attempts ?? {}),
+      [jobId]: { job_key: key, attempt: record.attempt, resources: record.resources, assigned_at: new Date(clock.now()).toISOString() },
+    },
+  }));
+  if (options.viewLearns !== false && allocation) ctx.view.learn(NODE, allocation.value, allocation.revision);
+  return { jobId, key, record, revision };
+}
+
+const caller = { app_id: APP, business_id: BUSINESS, node_id: NODE };
+
+/** Every message on these subjects, in the order nats-server routed them. */
+async function listen(...subjectFilters: string[]): Promise<{ seen: Array<{ subject: string; data: Uint8Array }>; stop(): Promise<void> }> {
+  const seen: Array<{ subject: string; data: Uint8Array }> = [];
+  const subscriptions: Subscription[] = subjectFilters.map((filter) => tap.subscribe(filter, {
+      callback: (_error, msg) => {
+        seen.push({ subject: msg.subject, data: msg.data });
+      },
+    }));
+  await tap.flush();
+  return {
+    seen,
+    async stop() {
+      // What nats-server routed before the flush's answer has reached the tap.
+      await tap.flush();
+      for (const subscription of subscriptions) subscription.unsubscribe();
+    },
+  };
+}
+
+describe("a node's result", () => {
+  it("reads the job once: its key comes from the view, its reservation is freed from the view's copy, and a key without a concurrency quota is not read", async () => {
+    const { jobId, key } = await placedJob({ running: true });
+
+    const answer = await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
+
+    expect(answer).toEqual({ job_id: jobId, attempt: 1, state: "succeeded", duplicate: false });
+    expect(readsSoFar()).toEqual({ jobs: 1, allocations: 0, keyQuotas: 0 });
+    expect((await raw.jobs.get(key))?.value.state).toBe("succeeded");
+    expect((await raw.allocations.get(NODE))?.value.attempts[jobId]).toBeUndefined();
+    expect(ctx.view.allocations.get(NODE)?.value.attempts[jobId]).toBeUndefined();
+  });
+
+  it("with no copy of the node's record in the view: the key is found from the reservation, and the result is recorded", async () => {
+    const { jobId, key } = await placedJob({ running: true, viewLearns: false });
+
+    const answer = await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "failed", exit_code: 3 } });
+
+    expect(answer.state).toBe("failed");
+    expect(readsSoFar().jobs).toBe(1);
+    expect((await raw.jobs.get(key))?.value).toMatchObject({ state: "failed", exit_code: 3 });
+    expect((await raw.allocations.get(NODE))?.value.attempts[jobId]).toBeUndefined();
+  });
+
+  it("for another business's job the node never held: not found, and the job is unchanged", async () => {
+    const jobId = newJobId(clock.now());
+    const otherKey = jobKey("app_other", OTHER_BUSINESS, jobId);
+    const record = start(assign(queuedJob(jobId, { app_id: "app_other", business_id: OTHER_BUSINESS }), OTHER_NODE, clock.now()), 1, OTHER_NODE, clock.now());
+    const revision = await raw.jobs.create(otherKey, record);
+
+    const refused = await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } }).catch((error: unknown) => error);
+
+    expect(isAppError(refused) && refused.code).toBe("resource.not_found");
+    expect((await raw.jobs.get(otherKey))?.revision).toBe(revision);
+  });
+
+  it("for an attempt the record has moved past: job.stale_attempt, nothing published, nothing changed", async () => {
+    const { jobId, key, record } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey("default"), pool_id: "default" } });
+    // The record is now at a later attempt on the same node (the node's reservation of attempt 1 is still there).
+    const later = start(assign({ ...record, state: "queued", node_id: null }, NODE, clock.now()), 2, NODE, clock.now());
+    const moved = await raw.jobs.update(key, later, (await raw.jobs.get(key))!.revision);
+    const metering = await listen(subjects.metering(jobId));
+
+    const refused = await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } }).catch((error: unknown) => error);
+    await metering.stop();
+
+    expect(isAppError(refused) && refused.code).toBe("job.stale_attempt");
+    expect(metering.seen).toEqual([]);
+    expect((await raw.jobs.get(key))?.revision).toBe(moved);
+  });
+
+  it("on an operator pool: the job is read once, and its metering message goes out before the write that ends the attempt", async () => {
+    const { jobId, key } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey("default"), pool_id: "default" } });
+    const order = await listen(subjects.metering(jobId), `$KV.cjs_jobs.${key}`);
+
+    await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
+    await order.stop();
+
+    expect(readsSoFar().jobs).toBe(1);
+    expect(order.seen.map((message) => message.subject)).toEqual([subjects.metering(jobId), `$KV.cjs_jobs.${key}`]);
+    expect(decodeJson(order.seen[0]!.data)).toEqual({ job_key: key, job_id: jobId, attempt: 1, reason: "result" } satisfies MeteringMessage);
+  });
+});
+
+describe("ending an attempt from a record that has moved on", () => {
+  it("the write on the old revision is refused; the record is read again, and the attempt running now gets its message before it ends", async () => {
+    const { jobId, key, record, revision } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey("default"), pool_id: "default" } });
+    // Another replica requeued attempt 1 and attempt 2 started, after this caller read the record.
+    const second = start(assign({ ...record, state: "queued", node_id: null }, NODE, clock.now()), 2, NODE, clock.now());
+    await raw.jobs.update(key, second, revision);
+    const order = await listen(subjects.metering(jobId), `$KV.cjs_jobs.${key}`);
+
+    const { before, after } = await endAttempt(ctx, key, "timeout", (job) => timeOut(job, clock.now()), { value: record, revision });
+    await order.stop();
+
+    expect(before.attempt).toBe(2);
+    expect(after).toMatchObject({ state: "timed_out", attempt: 2 });
+    const attempts = order.seen.map((message) => (message.subject === subjects.metering(jobId) ? `metering ${(decodeJson(message.data) as MeteringMessage).attempt}` : "write"));
+    // The write on the held revision is refused after its attempt was announced (billing settles that one from the record).
+    expect(attempts).toEqual(["metering 1", "write", "metering 2", "write"]);
+  });
+});
+
+describe("release", () => {
+  it("from the view's copy that holds the attempt: no read", async () => {
+    const { jobId, record } = await placedJob();
+
+    await release(ctx, NODE, jobId, record.attempt);
+
+    expect(readsSoFar().allocations).toBe(0);
+    expect((await raw.allocations.get(NODE))?.value.attempts[jobId]).toBeUndefined();
+  });
+
+  it("from a copy that another reservation overtook: the write is refused, the record read, and only this attempt freed", async () => {
+    const { jobId, record } = await placedJob();
+    const other = await placedJob({ viewLearns: false });
+
+    await release(ctx, NODE, jobId, record.attempt);
+
+    const stored = (await raw.allocations.get(NODE))?.value;
+    expect(Object.keys(stored?.attempts ?? {})).toEqual([other.jobId]);
+    expect(ctx.view.allocations.get(NODE)?.value).toEqual(stored);
+  });
+
+  it("with a copy that has not seen the reservation (another replica made it): the record is read and the attempt freed", async () => {
+    await placedJob();
+    const unseen = await placedJob({ viewLearns: false });
+
+    await release(ctx, NODE, unseen.jobId, unseen.record.attempt);
+
+    expect(readsSoFar().allocations).toBe(1);
+    expect((await raw.allocations.get(NODE))?.value.attempts[unseen.jobId]).toBeUndefined();
+  });
+});
+
+describe("the key's concurrency slot when a job ends", () => {
+  it("a record that does not say whether it holds one (an older replica wrote it): the key's record is read and the slot freed", async () => {
+    const { jobId, key } = await placedJob({ running: true, overrides: { key_slot: undefined } });
+    expect(Object.keys((await raw.jobs.get(key))!.value)).not.toContain("key_slot");
+    await raw.keyQuotas.create(kvKey(KEY), { key_id: KEY, app_id: APP, business_id: BUSINESS, admitted: [], active: { [jobId]: clock.now() }, max_concurrent: 1 });
+
+    await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
+
+    expect(readsSoFar().keyQuotas).toBe(1);
+    expect((await raw.keyQuotas.get(kvKey(KEY)))?.value.active).toEqual({});
+  });
+});
+
+describe("a node's poll", () => {
+  it("reads the node's reservations and each reserved job once, and starts the assigned ones from those reads", async () => {
+    const first = await placedJob();
+    const second = await placedJob();
+    const running = await placedJob({ running: true });
+
+    const { jobs } = await poll(ctx)({ caller, body: { wait_seconds: 0 } });
+
+    expect(jobs.map((job) => [job.job_id, job.attempt])).toEqual([
+      [first.jobId, 1],
+      [second.jobId, 1],
+      [running.jobId, 1],
+    ]);
+    expect(readsSoFar()).toMatchObject({ jobs: 3, allocations: 1 });
+    for (const { key } of [first, second, running]) expect((await raw.jobs.get(key))?.value.state).toBe("running");
+  });
+});

@@ -25,17 +25,9 @@ export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Prom
   const nodes = ctx.view.nodeViews(now);
   const plan = planPlacements(nodes, queued);
   let placed = 0;
-  // Nodes are placed on side by side; one node's placements go in turn, each reserving on the last one's allocation.
-  const byNode = new Map<string, Array<{ job_key: string; node_id: string }>>();
-  for (const placement of plan.placements) {
-    const ofNode = byNode.get(placement.node_id);
-    if (ofNode) ofNode.push(placement);
-    else byNode.set(placement.node_id, [placement]);
-  }
-  await forEachBounded(byNode.values(), PLACEMENT_LANES, async (placements) => {
-    for (const { job_key: jobKey, node_id: nodeId } of placements) {
-      if (await applyPlacement(ctx, queued, jobKey, nodeId)) placed += 1;
-    }
+  // All side by side: the allocation writer puts one node's reserves of the round in one write.
+  await forEachBounded(plan.placements, PLACEMENT_LANES, async ({ job_key: jobKey, node_id: nodeId }) => {
+    if (await applyPlacement(ctx, queued, jobKey, nodeId)) placed += 1;
   });
   // A placement that lost its compare-and-set (a stale picture) is planned again at the next tick.
   if (placed < plan.placements.length) return { placed, wakeAt: now };
@@ -71,8 +63,7 @@ async function applyPlacement(ctx: SchedulerContext, queued: QueuedJobs, jobKey:
   const jobId = jobKey.slice(jobKey.lastIndexOf(".") + 1);
   const now = ctx.clock.now();
   const reserved = await reserve(
-    ctx.store,
-    ctx.view,
+    ctx,
     node,
     jobId,
     { job_key: jobKey, attempt, resources: held.resources, assigned_at: new Date(now).toISOString() },

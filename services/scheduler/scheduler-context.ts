@@ -9,6 +9,7 @@ import type { ClusterView } from "./cluster-view.js";
 import type { SchedulerConfig } from "./config.js";
 import type { QueueDepthGuard } from "./job-queue.js";
 import type { JobsWatch } from "./jobs-watch.js";
+import type { AllocationWriter } from "./reservations.js";
 import { releaseKeySlot } from "./key-quotas.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 import { jobsFinished } from "./scheduler-metrics.js";
@@ -21,6 +22,8 @@ export interface SchedulerContext {
   config: Readonly<SchedulerConfig>;
   store: SchedulerStore;
   view: ClusterView;
+  /** The one writer of each node's allocation record in this replica (reserve, release). */
+  allocations: AllocationWriter;
   /** The replica's watch of the job bucket; `caughtUp()` gives read-your-writes to a request served from a picture kept from it. */
   jobsWatch: JobsWatch;
   /** The bound on waiting jobs, checked by submit and retry. */

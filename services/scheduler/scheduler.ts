@@ -21,6 +21,7 @@ import { recordResult } from "./record-result.js";
 import { retrieveJob } from "./retrieve-job.js";
 import { retryJob } from "./retry-job.js";
 import type { SchedulerContext } from "./scheduler-context.js";
+import { AllocationWriter } from "./reservations.js";
 import { queueDepth } from "./scheduler-metrics.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
@@ -115,11 +116,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
       jobsWatch = new JobsWatch(store, [active, queued]);
+      const view = new ClusterView(store, requestPlacement);
       const context: SchedulerContext = {
         ...deps,
         store,
         queueDepth: new QueueDepthGuard(queued, config.CJS_JOB_QUEUE_MAX_MESSAGES),
-        view: new ClusterView(store, requestPlacement),
+        view,
+        allocations: new AllocationWriter(store, view),
         jobsWatch,
         requestPlacement,
       };

@@ -12,12 +12,13 @@ import { endAttempt } from "../../services/scheduler/attempt-metering.js";
 import { ClusterView } from "../../services/scheduler/cluster-view.js";
 import { loadConfig } from "../../services/scheduler/config.js";
 import { JobsWatch } from "../../services/scheduler/jobs-watch.js";
+import { AllocationWriter } from "../../services/scheduler/reservations.js";
 import { QueueDepthGuard } from "../../services/scheduler/job-queue.js";
 import { KeyQuotaRecord } from "../../services/scheduler/key-quota-rules.js";
 import { poll } from "../../services/scheduler/poll.js";
 import { recordResult } from "../../services/scheduler/record-result.js";
 import { newJobId } from "../../services/scheduler/submit-job.js";
-import { release } from "../../services/scheduler/reservations.js";
+import { release, reserve } from "../../services/scheduler/reservations.js";
 import type { SchedulerContext } from "../../services/scheduler/scheduler-context.js";
 import { openSchedulerStore, type SchedulerStore } from "../../services/scheduler/scheduler-store.js";
 import { assign, start, timeOut } from "../../services/scheduler/transitions.js";
@@ -25,7 +26,7 @@ import type { MeteringMessage } from "../../shared/contract/index.js";
 import { isAppError } from "../../shared/errors/index.js";
 import { decodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index.js";
 import { newId } from "../../shared/runtime/index.js";
-import { AllocationRecord, JobRecord, jobKey, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
+import { AllocationRecord, JobRecord, jobKey, type NodeRecord, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
 import { countingKv } from "../harness/counting-kv.js";
 import { ManualClock } from "../harness/manual-clock.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -65,7 +66,7 @@ beforeAll(async () => {
   };
   reads = { jobs: jobs.reads, allocations: allocations.reads, keyQuotas: keyQuotas.reads };
   const view = new ClusterView(store, () => undefined);
-  ctx = { nc, logger, clock, config, store, view, queueDepth: new QueueDepthGuard({ size: 0 }, 1000), jobsWatch: new JobsWatch(store, []), requestPlacement: () => undefined };
+  ctx = { nc, logger, clock, config, store, view, allocations: new AllocationWriter(store, view), queueDepth: new QueueDepthGuard({ size: 0 }, 1000), jobsWatch: new JobsWatch(store, []), requestPlacement: () => undefined };
 });
 
 afterAll(async () => {
@@ -278,6 +279,56 @@ describe("release", () => {
 
     expect(readsSoFar().allocations).toBe(1);
     expect((await raw.allocations.get(NODE))?.value.attempts[unseen.jobId]).toBeUndefined();
+  });
+});
+
+describe("the allocation writer", () => {
+  const at = "2026-11-23T12:00:00.000Z";
+  const node = (slots: number): NodeRecord => ({
+    node_id: NODE,
+    app_id: APP,
+    business_id: BUSINESS,
+    user_id: newId("usr"),
+    name: "writer",
+    hostname: "writer.local",
+    pool_id: "jobpath",
+    pool_key: selfHostedPoolKey(BUSINESS, "jobpath"),
+    labels: {},
+    capacity: { cpu: 64, memory_mb: 65_536, gpu: 0, slots },
+    job_types: ["shell"],
+    quotas: null,
+    agent_version: "test",
+    draining: false,
+    offline_at: null,
+    last_heartbeat_at: at,
+    created_at: at,
+    updated_at: at,
+  });
+  const attemptOf = (jobId: string) => ({ job_key: jobKey(APP, BUSINESS, jobId), attempt: 1, resources: { cpu: 1, memory_mb: 256, gpu: 0 }, assigned_at: at });
+
+  it("puts reserves asked for at once into one write per turn, and grants exactly the room there is", async () => {
+    const running = await placedJob();
+    const writes = await listen(`$KV.cjs_allocations.${NODE}`);
+    const jobIds = Array.from({ length: 10 }, () => newJobId(clock.now()));
+
+    const granted = await Promise.all(jobIds.map((jobId) => reserve(ctx, node(4), jobId, attemptOf(jobId), "shell", clock.now())));
+    await writes.stop();
+
+    expect(granted.filter(Boolean)).toHaveLength(3);
+    const stored = (await raw.allocations.get(NODE))?.value;
+    expect(Object.keys(stored?.attempts ?? {}).sort()).toEqual([running.jobId, ...jobIds.filter((_, index) => granted[index])].sort());
+    // The first reserve writes alone; the nine that asked meanwhile go together in the next write.
+    expect(writes.seen.length).toBeLessThanOrEqual(2);
+  });
+
+  it("applies a release and a reserve asked for at once, each as its caller asked", async () => {
+    const { jobId, record } = await placedJob();
+    const newcomer = newJobId(clock.now());
+
+    const [, granted] = await Promise.all([release(ctx, NODE, jobId, record.attempt), reserve(ctx, node(1), newcomer, attemptOf(newcomer), "shell", clock.now())]);
+
+    expect(granted).toBe(true);
+    expect(Object.keys((await raw.allocations.get(NODE))?.value.attempts ?? {})).toEqual([newcomer]);
   });
 });
 

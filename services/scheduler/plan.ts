@@ -52,15 +52,22 @@ function underHourlyCap(node: NodeView): boolean {
   return !node.per_hour || node.per_hour.used < node.per_hour.limit;
 }
 
-function hasRoom(node: NodeView, job: Pick<PendingJob, "resources">): boolean {
-  const { capacity, used } = node;
+/**
+ * The one rule of room: one more slot, and the job's resources on top of what is used,
+ * within the capacity. Placement plans with it and the reserve's compare-and-set checks
+ * it again (`reservations.ts`).
+ */
+export function hasRoomFor(capacity: NodeView["capacity"], used: NodeView["used"], resources: PendingJob["resources"]): boolean {
   return (
-    underHourlyCap(node) &&
     used.slots + 1 <= capacity.slots &&
-    used.cpu + job.resources.cpu <= capacity.cpu + 1e-9 &&
-    used.memory_mb + job.resources.memory_mb <= capacity.memory_mb &&
-    used.gpu + job.resources.gpu <= capacity.gpu
+    used.cpu + resources.cpu <= capacity.cpu + 1e-9 &&
+    used.memory_mb + resources.memory_mb <= capacity.memory_mb &&
+    used.gpu + resources.gpu <= capacity.gpu
   );
+}
+
+function hasRoom(node: NodeView, job: Pick<PendingJob, "resources">): boolean {
+  return underHourlyCap(node) && hasRoomFor(node.capacity, node.used, job.resources);
 }
 
 function fitsEver(node: NodeView, job: Pick<PendingJob, "resources">): boolean {

@@ -1,19 +1,15 @@
 import { addToWindow, allocationUse, type AllocatedAttempt, type AllocationRecord, type NodeRecord, removeFromWindow, windowCount } from "../../shared/records/index.js";
 import { nodeCaps } from "./node-caps.js";
+import { hasRoomFor } from "./plan.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 
 function fits(node: NodeRecord, allocation: AllocationRecord, attempt: AllocatedAttempt, jobType: string, nowMs: number): boolean {
-  const used = allocationUse(allocation);
-  const { capacity } = node;
   const caps = nodeCaps(node);
   return (
     caps.jobTypes.includes(jobType) &&
     (caps.perHour === null || windowCount(allocation.assigned_last_hour ?? [], nowMs) < caps.perHour) &&
-    used.slots + 1 <= caps.slots &&
-    used.cpu + attempt.resources.cpu <= capacity.cpu + 1e-9 &&
-    used.memory_mb + attempt.resources.memory_mb <= capacity.memory_mb &&
-    used.gpu + attempt.resources.gpu <= capacity.gpu
+    hasRoomFor({ ...node.capacity, slots: caps.slots }, allocationUse(allocation), attempt.resources)
   );
 }
 

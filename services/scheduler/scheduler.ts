@@ -13,6 +13,7 @@ import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import { cancelJob } from "./cancel-job.js";
 import { ActiveJobs } from "./active-jobs.js";
+import { JobListIndex } from "./job-list-index.js";
 import { JobsWatch } from "./jobs-watch.js";
 import { ClusterView } from "./cluster-view.js";
 import { QueueDepthGuard } from "./job-queue.js";
@@ -55,6 +56,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
   const active = new ActiveJobs();
+  const listIndex = new JobListIndex();
   let jobsWatch: JobsWatch | undefined;
   let ctx: SchedulerContext | undefined;
   let started = false;
@@ -118,7 +120,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
       const queueDepth = new QueueDepthGuard(store, deps.clock, config.CJS_JOB_QUEUE_MAX_MESSAGES);
-      jobsWatch = new JobsWatch(store, [active]);
+      jobsWatch = new JobsWatch(store, [active, listIndex]);
       const context: SchedulerContext = { ...deps, store, queueDepth, view: new ClusterView(store, requestPlacement), jobsWatch, requestPlacement };
       ctx = context;
       await context.view.start();
@@ -129,7 +131,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         servePing(nc, { service: SERVICE, instance, logger }),
         serveRpc(nc, { ...rpc, subject: subjects.jobSubmit(), request: SubmitJobCommand, handle: submitJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetrieve(), request: JobRefCommand, handle: retrieveJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobList(), request: ListJobsCommand, handle: listJobs(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.jobList(), request: ListJobsCommand, handle: listJobs(context, listIndex) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),

@@ -1,54 +1,49 @@
 import type { z } from "zod";
 import type { JobSummary, ListJobsCommand, ListJobsResponse } from "../../shared/contract/index.js";
-import { businessJobsFilter, jobKey, type JobRecord } from "../../shared/records/index.js";
+import { jobKey } from "../../shared/records/index.js";
 import { jobAsSeen } from "./job-as-seen.js";
+import { jobListFaceOf, jobListFilterOf, matchesJobListFilter } from "./job-list-filter.js";
+import type { JobListIndex } from "./job-list-index.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 
-type ListFilters = z.infer<typeof ListJobsCommand>["body"];
-
-function asArray<T>(value: T | T[] | undefined): T[] | undefined {
-  return value === undefined ? undefined : Array.isArray(value) ? value : [value];
-}
-
-function matches(job: JobRecord, filters: ListFilters): boolean {
-  const states = asArray(filters.state);
-  if (states && !states.includes(job.state)) return false;
-  if (filters.pool_id !== undefined && job.pool_id !== filters.pool_id) return false;
-  if (filters.type !== undefined && job.type !== filters.type) return false;
-  if (filters.node_id !== undefined && job.node_id !== filters.node_id) return false;
-  // As instants, not text: `…:54Z` and `…:54.000Z` are the same moment.
-  const created = Date.parse(job.created_at);
-  if (filters.created_after !== undefined && created <= Date.parse(filters.created_after)) return false;
-  if (filters.created_before !== undefined && created >= Date.parse(filters.created_before)) return false;
-  for (const label of asArray(filters.label) ?? []) {
-    const [key, value] = label.split("=") as [string, string];
-    if (job.labels[key] !== value) return false;
-  }
-  return true;
-}
+/**
+ * Reads of the index's candidates before a page that is still short is answered as it is.
+ * A candidate falls out only when its record changed between the index and the read, so
+ * a second read is rare and a fifth means the jobs under the filter change faster than
+ * they can be listed.
+ */
+const READ_ROUNDS = 4;
 
 /**
  * The business's jobs, newest first. Ids sort by creation time, so the cursor is the last
- * id returned and a page never shifts when newer jobs arrive.
+ * id the page examined and a page never shifts when newer jobs arrive.
+ *
+ * The index (kept from this replica's watch, caught up with every write made before the
+ * request) filters, orders and pages; then the page's records are read side by side, and
+ * each is shown as it is now. A record that no longer matches the filter is left out and
+ * the next candidates are read in its place, for at most `READ_ROUNDS` reads; a page
+ * still short then ends there, with the cursor after the last job examined.
  */
-export function listJobs(ctx: SchedulerContext) {
+export function listJobs(ctx: SchedulerContext, index: JobListIndex) {
   return async ({ caller, body }: z.infer<typeof ListJobsCommand>): Promise<ListJobsResponse> => {
-    const prefix = `${caller.app_id}.${caller.business_id}.`;
-    const ids: string[] = [];
-    for (const key of await ctx.store.jobs.keys(businessJobsFilter(caller.app_id, caller.business_id))) {
-      const id = key.slice(prefix.length);
-      if (body.cursor === undefined || id < body.cursor) ids.push(id);
-    }
-    ids.sort().reverse();
+    const { app_id, business_id } = caller;
+    const filter = jobListFilterOf(body);
+    await ctx.jobsWatch.caughtUp();
     const items: JobSummary[] = [];
-    let index = 0;
-    for (; index < ids.length && items.length < body.limit; index += 1) {
-      const stored = await ctx.store.jobs.get(jobKey(caller.app_id, caller.business_id, ids[index] as string));
-      if (!stored || !matches(stored.value, body)) continue;
-      const { env: _env, timeline: _timeline, ...summary } = jobAsSeen(ctx, stored.value);
-      items.push(summary);
+    let examined = body.cursor;
+    for (let round = 1; round <= READ_ROUNDS; round += 1) {
+      const { ids, more } = index.find(app_id, business_id, filter, examined, body.limit - items.length);
+      const records = await Promise.all(ids.map((id) => ctx.store.jobs.get(jobKey(app_id, business_id, id))));
+      for (const stored of records) {
+        const face = stored && jobListFaceOf(stored.value);
+        if (!stored || !face || !matchesJobListFilter(filter, face)) continue;
+        const { env: _env, timeline: _timeline, ...summary } = jobAsSeen(ctx, stored.value);
+        items.push(summary);
+      }
+      examined = ids.at(-1) ?? examined;
+      if (!more) return { items, next_cursor: null };
+      if (items.length === body.limit) return { items, next_cursor: examined ?? null };
     }
-    // More ids remain: the next page starts after the last one examined.
-    return { items, next_cursor: index < ids.length ? (ids[index - 1] ?? null) : null };
+    return { items, next_cursor: examined ?? null };
   };
 }

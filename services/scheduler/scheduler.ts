@@ -6,6 +6,7 @@ import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import { cancelJob } from "./cancel-job.js";
 import { ActiveJobs } from "./active-jobs.js";
+import { JobListIndex } from "./job-list-index.js";
 import { JobsWatch } from "./jobs-watch.js";
 import { ClusterView } from "./cluster-view.js";
 import { QueueDepthGuard } from "./job-queue.js";
@@ -53,6 +54,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const active = new ActiveJobs();
   // A job joining the queue asks for a round; only the lease holder's rounds place.
   const queued = new QueuedJobs(() => requestPlacement());
+  const listIndex = new JobListIndex();
   let jobsWatch: JobsWatch | undefined;
   let ctx: SchedulerContext | undefined;
   let started = false;
@@ -115,7 +117,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     name: SERVICE,
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
-      jobsWatch = new JobsWatch(store, [active, queued]);
+      jobsWatch = new JobsWatch(store, [active, queued, listIndex]);
       const view = new ClusterView(store, requestPlacement);
       const context: SchedulerContext = {
         ...deps,
@@ -134,7 +136,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         servePing(nc, { service: SERVICE, instance, logger }),
         serveRpc(nc, { ...rpc, subject: subjects.jobSubmit(), request: SubmitJobCommand, handle: submitJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetrieve(), request: JobRefCommand, handle: retrieveJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobList(), request: ListJobsCommand, handle: listJobs(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.jobList(), request: ListJobsCommand, handle: listJobs(context, listIndex) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),

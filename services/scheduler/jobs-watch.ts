@@ -52,20 +52,22 @@ export class JobsWatch {
 
   /**
    * Resolves once every write the bucket held when this was called has reached the
-   * listeners (read-your-writes for a request that follows a write on another replica),
-   * or after a short bound if the bucket's last message will never come (it expired).
+   * listeners (read-your-writes for a request that follows a write on another replica):
+   * true then; false after a bound of `CATCH_UP_LIMIT_MS` (a replica still replaying a
+   * large bucket, or a last message that will never come because it expired).
    */
-  async caughtUp(): Promise<void> {
+  async caughtUp(limitMs = CATCH_UP_LIMIT_MS): Promise<boolean> {
     const status = await this.store.jobs.kv.status();
     const last = status.streamInfo.state.last_seq;
-    if (last <= this.#seen) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, CATCH_UP_LIMIT_MS);
-      const waiter = { revision: last, resolve: done };
-      function done(): void {
+    if (last <= this.#seen) return true;
+    return new Promise<boolean>((resolve) => {
+      const waiter = { revision: last, resolve: () => finish(true) };
+      const timer = setTimeout(() => finish(false), limitMs);
+      const finish = (reached: boolean): void => {
         clearTimeout(timer);
-        resolve();
-      }
+        this.#waiters = this.#waiters.filter((each) => each !== waiter);
+        resolve(reached);
+      };
       this.#waiters.push(waiter);
     });
   }

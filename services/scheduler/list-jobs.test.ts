@@ -86,7 +86,12 @@ class Fixture {
       // No nodes: a queued job's pending reason reads `no_nodes_in_pool`.
       view: { nodeViews: () => [] },
       clock: { now: () => 0 },
-      jobsWatch: { caughtUp: async () => this.undelivered.splice(0).forEach((deliver) => deliver()) },
+      jobsWatch: {
+        caughtUp: async () => {
+          this.undelivered.splice(0).forEach((deliver) => deliver());
+          return true;
+        },
+      },
       store: {
         jobs: {
           get: async (key: string) => {

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { AppError } from "../../shared/errors/index.js";
 import type { JobSummary, ListJobsCommand, ListJobsResponse } from "../../shared/contract/index.js";
 import { jobKey } from "../../shared/records/index.js";
 import { jobAsSeen } from "./job-as-seen.js";
@@ -28,7 +29,10 @@ export function listJobs(ctx: SchedulerContext, index: JobListIndex) {
   return async ({ caller, body }: z.infer<typeof ListJobsCommand>): Promise<ListJobsResponse> => {
     const { app_id, business_id } = caller;
     const filter = jobListFilterOf(body);
-    await ctx.jobsWatch.caughtUp();
+    // A page from a picture still missing earlier writes would look complete and not be.
+    if (!(await ctx.jobsWatch.caughtUp())) {
+      throw new AppError("service.unavailable", "The scheduler is still reading the job records; try again in a moment.", { retryAfterSeconds: 1 });
+    }
     const items: JobSummary[] = [];
     let examined = body.cursor;
     for (let round = 1; round <= READ_ROUNDS; round += 1) {

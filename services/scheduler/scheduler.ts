@@ -143,7 +143,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         serveRpc(nc, { ...rpc, subject: subjects.nodeResult(), request: JobResultCommand, handle: recordResult(context) }),
       );
       // Place only from a whole picture of the queue: the watch has brought every record the bucket held.
-      await jobsWatch.caughtUp();
+      while (!(await jobsWatch.caughtUp())) logger.info({ revisions_read: jobsWatch.seen }, "still reading the job records before placing");
       lease = new PlacementLease(store.leases, instance, config.CJS_PLACEMENT_LEASE_MS, logger, (leading) => {
         if (leading) requestPlacement();
       });

@@ -51,35 +51,91 @@ export async function reserve(
   return stored?.written ?? false;
 }
 
+/** A release waiting for its node's next write. */
+interface WaitingRelease {
+  jobId: string;
+  attempt: number;
+  unassigned: boolean;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** Per replica (its view) and node, the releases waiting for the node's next write; present while a write is under way. */
+const waitingReleases = new WeakMap<ClusterView, Map<string, WaitingRelease[]>>();
+
 /**
  * Frees what an attempt reserved; a reservation of another attempt of the job is left
  * alone. `unassigned`: the job was never assigned, so the reservation does not count
- * against the node's hourly cap either. Starts from the view's copy of the node's record
- * when that copy holds the attempt (a stale copy loses the compare-and-set and the record
- * is read); a copy without it may only lag behind, so the record is read first.
+ * against the node's hourly cap either. The releases of one node that arrive while its
+ * last one is being written go together in the next write: results of a node's attempts
+ * often come at once, and racing compare-and-sets on one record would each lose to all
+ * the others but one.
  */
-export async function release(
-  { store, view }: { store: SchedulerStore; view: ClusterView },
+export function release(
+  ctx: { store: SchedulerStore; view: ClusterView },
   nodeId: string,
   jobId: string,
   attempt: number,
   { unassigned = false } = {},
 ): Promise<void> {
+  const byNode = waitingReleases.get(ctx.view) ?? new Map<string, WaitingRelease[]>();
+  waitingReleases.set(ctx.view, byNode);
+  return new Promise((resolve, reject) => {
+    const waiting: WaitingRelease = { jobId, attempt, unassigned, resolve, reject };
+    const queue = byNode.get(nodeId);
+    if (queue) {
+      queue.push(waiting);
+      return;
+    }
+    byNode.set(nodeId, [waiting]);
+    void releaseInBatches(ctx, nodeId, byNode);
+  });
+}
+
+/** Writes the node's waiting releases, one batch after another, until none is left. */
+async function releaseInBatches(ctx: { store: SchedulerStore; view: ClusterView }, nodeId: string, byNode: Map<string, WaitingRelease[]>): Promise<void> {
+  for (let batch = byNode.get(nodeId) ?? []; batch.length > 0; batch = byNode.get(nodeId) ?? []) {
+    byNode.set(nodeId, []);
+    try {
+      await releaseBatch(ctx, nodeId, batch);
+      for (const waiting of batch) waiting.resolve();
+    } catch (error) {
+      for (const waiting of batch) waiting.reject(error);
+    }
+  }
+  byNode.delete(nodeId);
+}
+
+/**
+ * One compare-and-set for the batch. It starts from the view's copy of the node's record
+ * when that copy holds every attempt of the batch (a stale copy loses the write and the
+ * record is read); a copy without one of them may only lag behind, so then the record is
+ * read first.
+ */
+async function releaseBatch({ store, view }: { store: SchedulerStore; view: ClusterView }, nodeId: string, batch: WaitingRelease[]): Promise<void> {
   const known = view.allocations.get(nodeId);
-  const stored = await store.allocations.mutate(
-    nodeId,
-    (allocation) => {
-      const reserved = allocation.attempts[jobId];
-      if (reserved?.attempt !== attempt) return undefined;
-      const { [jobId]: _freed, ...rest } = allocation.attempts;
-      const next: AllocationRecord = { ...allocation, attempts: rest };
-      if (unassigned && allocation.assigned_last_hour) next.assigned_last_hour = removeFromWindow(allocation.assigned_last_hour, Date.parse(reserved.assigned_at));
-      return next;
-    },
-    known?.value.attempts[jobId]?.attempt === attempt ? known : undefined,
-  );
+  const holdsAll = known !== undefined && batch.every(({ jobId, attempt }) => known.value.attempts[jobId]?.attempt === attempt);
+  const stored = await store.allocations.mutate(nodeId, (allocation) => withoutAttempts(allocation, batch), holdsAll ? known : undefined);
   // The next reserve on this node starts from the view's copy: keep it as fresh as this write.
   if (stored) view.learn(nodeId, stored.value, stored.revision);
+}
+
+/** The record without the batch's attempts; undefined when it holds none of them (nothing to write). */
+function withoutAttempts(allocation: AllocationRecord, batch: WaitingRelease[]): AllocationRecord | undefined {
+  const attempts = { ...allocation.attempts };
+  let hour = allocation.assigned_last_hour;
+  let changed = false;
+  for (const { jobId, attempt, unassigned } of batch) {
+    const reserved = attempts[jobId];
+    if (reserved?.attempt !== attempt) continue;
+    delete attempts[jobId];
+    changed = true;
+    if (unassigned && hour) hour = removeFromWindow(hour, Date.parse(reserved.assigned_at));
+  }
+  if (!changed) return undefined;
+  const next: AllocationRecord = { ...allocation, attempts };
+  if (hour) next.assigned_last_hour = hour;
+  return next;
 }
 
 /**

@@ -332,6 +332,23 @@ describe("the allocation writer", () => {
   });
 });
 
+describe("releases of one node that arrive together", () => {
+  it("go in one write after the one under way, from the view's copy: nothing read, nothing refused, each attempt freed and the others kept", async () => {
+    const placed = [];
+    for (let index = 0; index < 10; index += 1) placed.push(await placedJob());
+    const kept = await placedJob();
+    const before = (await raw.allocations.get(NODE))!.revision;
+
+    await Promise.all(placed.map(({ jobId, record }) => release(ctx, NODE, jobId, record.attempt)));
+
+    const after = (await raw.allocations.get(NODE))!;
+    expect(readsSoFar().allocations).toBe(0);
+    expect(after.revision - before).toBe(2);
+    expect(Object.keys(after.value.attempts)).toEqual([kept.jobId]);
+    expect(ctx.view.allocations.get(NODE)).toEqual(after);
+  });
+});
+
 describe("the key's concurrency slot when a job ends", () => {
   it("a record that does not say whether it holds one (an older replica wrote it): the key's record is read and the slot freed", async () => {
     const { jobId, key } = await placedJob({ running: true, overrides: { key_slot: undefined } });

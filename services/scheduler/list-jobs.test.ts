@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { queuedJobRecord } from "../../test/harness/job-records.js";
 import type { JobState } from "../../shared/contract/index.js";
 import { JobRecord } from "../../shared/records/index.js";
 import { JobListIndex } from "./job-list-index.js";
@@ -16,39 +17,18 @@ function idOf(n: number): string {
 
 function jobRecord(n: number, state: JobState): JobRecord {
   const at = new Date(CREATED + n * 1000).toISOString();
-  return JobRecord.parse({
-    job_id: idOf(n),
-    app_id: APP,
-    business_id: BUSINESS,
-    user_id: CALLER.user_id,
-    key_id: null,
-    name: null,
-    type: "shell",
-    command: ["true"],
-    env: { SECRET: "s3cret" },
-    resources: { cpu: 1, memory_mb: 512, gpu: 0 },
-    timeout_seconds: 60,
-    pool_id: "default",
-    pool_key: "op.default",
-    labels: {},
-    priority: 0,
-    metadata: {},
-    max_attempts: 3,
-    state,
-    attempt: 0,
-    node_id: null,
-    exit_code: null,
-    error: null,
-    usage: null,
-    pending_reason: state === "queued" ? "waiting_for_scheduler" : null,
-    created_at: at,
-    queued_at: at,
-    started_at: null,
-    finished_at: null,
-    updated_at: at,
-    deadline_at: null,
-    timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
-  });
+  return JobRecord.parse(
+    queuedJobRecord({
+      job_id: idOf(n),
+      app_id: APP,
+      business_id: BUSINESS,
+      user_id: CALLER.user_id,
+      env: { SECRET: "s3cret" },
+      state,
+      pending_reason: state === "queued" ? "waiting_for_scheduler" : null,
+      created_at: at,
+    }),
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { queuedJobRecord } from "../../test/harness/job-records.js";
 import { JobState, type JobEvent } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { encodeJson } from "../../shared/nats/index.js";
@@ -33,40 +34,25 @@ function jobIn(state: JobState, overrides: Partial<JobRecord> = {}): JobRecord {
   if (placed) timeline.push({ at: at(1), state: "assigned", attempt: 1, reason: "assigned", node_id: NODE });
   if (started) timeline.push({ at: at(2), state: "running", attempt: 1, reason: "started", node_id: NODE });
   if (terminal) timeline.push({ at: at(3), state, attempt: 1, reason: state, node_id: NODE });
-  return JobRecord.parse({
-    job_id: "job_0000000000000000000A",
-    app_id: "app1",
-    business_id: "biz_CCCCCCCCCCCCCCCCCCCC",
-    user_id: "usr_DDDDDDDDDDDDDDDDDDDD",
-    key_id: null,
-    name: null,
-    type: "shell",
-    command: ["echo", "hi"],
-    env: {},
-    resources: { cpu: 1, memory_mb: 512, gpu: 0 },
-    timeout_seconds: 60,
-    pool_id: "default",
-    pool_key: "op.default",
-    labels: {},
-    priority: 0,
-    metadata: {},
-    max_attempts: 3,
-    state,
-    attempt: placed ? 1 : 0,
-    node_id: placed ? NODE : null,
-    exit_code: state === "succeeded" ? 0 : state === "failed" ? 1 : null,
-    error,
-    usage: null,
-    pending_reason: placed ? null : "waiting_for_scheduler",
-    created_at: at(0),
-    queued_at: at(0),
-    started_at: started ? at(2) : null,
-    finished_at: terminal ? at(3) : null,
-    updated_at: at(terminal ? 3 : started ? 2 : placed ? 1 : 0),
-    deadline_at: state === "running" ? at(62) : null,
-    timeline,
-    ...overrides,
-  });
+  return JobRecord.parse(
+    queuedJobRecord({
+      command: ["echo", "hi"],
+      state,
+      attempt: placed ? 1 : 0,
+      node_id: placed ? NODE : null,
+      exit_code: state === "succeeded" ? 0 : state === "failed" ? 1 : null,
+      error,
+      pending_reason: placed ? null : "waiting_for_scheduler",
+      created_at: at(0),
+      queued_at: at(0),
+      started_at: started ? at(2) : null,
+      finished_at: terminal ? at(3) : null,
+      updated_at: at(terminal ? 3 : started ? 2 : placed ? 1 : 0),
+      deadline_at: state === "running" ? at(62) : null,
+      timeline,
+      ...overrides,
+    }),
+  );
 }
 
 /** The error a call throws, which must be an AppError. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { queuedJobRecord } from "../../test/harness/job-records.js";
 import { Job } from "../contract/index.js";
 import { encodeJson } from "../nats/index.js";
 import { JobRecord, mayHaveChargedAttempt, publicJob } from "./job-record.js";
@@ -23,41 +24,8 @@ describe("mayHaveChargedAttempt", () => {
 });
 
 describe("JobRecord", () => {
-  const at = "2026-03-01T00:00:00.000Z";
   const stored = {
-    job_id: "job_0000000000000000000A",
-    app_id: "app1",
-    business_id: "biz_CCCCCCCCCCCCCCCCCCCC",
-    user_id: "usr_DDDDDDDDDDDDDDDDDDDD",
-    key_id: "key_EEEEEEEEEEEEEEEEEEEE",
-    name: null,
-    type: "shell",
-    command: ["true"],
-    env: {},
-    resources: { cpu: 1, memory_mb: 512, gpu: 0 },
-    timeout_seconds: 60,
-    pool_id: "default",
-    pool_key: "op.default",
-    labels: {},
-    priority: 0,
-    metadata: {},
-    max_attempts: 3,
-    state: "queued",
-    attempt: 0,
-    node_id: null,
-    exit_code: null,
-    error: null,
-    usage: null,
-    pending_reason: "waiting_for_scheduler",
-    created_at: at,
-    queued_at: at,
-    started_at: null,
-    finished_at: null,
-    updated_at: at,
-    deadline_at: null,
-    attempt_base: 0,
-    key_slot: true,
-    timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
+    ...queuedJobRecord({ key_id: "key_EEEEEEEEEEEEEEEEEEEE", key_slot: true }),
     written_by_a_newer_replica: { kept: true },
   };
 

@@ -28,6 +28,7 @@ import { decodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index
 import { newId } from "../../shared/runtime/index.js";
 import { AllocationRecord, JobRecord, jobKey, type NodeRecord, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
 import { countingKv } from "../harness/counting-kv.js";
+import { queuedJobRecord } from "../harness/job-records.js";
 import { ManualClock } from "../harness/manual-clock.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 
@@ -89,43 +90,19 @@ function readsSoFar() {
 
 /** A queued job's record as submit writes it, with `overrides` applied. */
 function queuedJob(jobId: string, overrides: Partial<JobRecord> = {}): JobRecord {
-  const at = new Date(clock.now()).toISOString();
-  return {
+  return queuedJobRecord({
     job_id: jobId,
     app_id: APP,
     business_id: BUSINESS,
     user_id: newId("usr"),
     key_id: KEY,
     key_slot: false,
-    name: null,
-    type: "shell",
-    command: ["true"],
-    env: {},
     resources: { cpu: 1, memory_mb: 256, gpu: 0 },
-    timeout_seconds: 60,
     pool_id: "jobpath",
     pool_key: selfHostedPoolKey(BUSINESS, "jobpath"),
-    labels: {},
-    priority: 0,
-    metadata: {},
-    max_attempts: 3,
-    state: "queued",
-    attempt: 0,
-    node_id: null,
-    exit_code: null,
-    error: null,
-    usage: null,
-    pending_reason: "waiting_for_scheduler",
-    created_at: at,
-    queued_at: at,
-    started_at: null,
-    finished_at: null,
-    updated_at: at,
-    deadline_at: null,
-    attempt_base: 0,
-    timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
+    created_at: new Date(clock.now()).toISOString(),
     ...overrides,
-  };
+  });
 }
 
 /** Writes a job assigned to the node (running when `running`) and its reservation; the view learns the reservation. */

@@ -1,0 +1,46 @@
+import type { JobRecord } from "../../shared/records/index.js";
+
+const AT = "2026-03-01T00:00:00.000Z";
+
+/**
+ * A job record as submit writes it: queued, attempt 0, one `submitted` event, on the
+ * operator pool `default`. Tests state only what they are about in `overrides`.
+ */
+export function queuedJobRecord(overrides: Partial<JobRecord> = {}): JobRecord {
+  const at = overrides.created_at ?? AT;
+  return {
+    job_id: "job_0000000000000000000A",
+    app_id: "app1",
+    business_id: "biz_CCCCCCCCCCCCCCCCCCCC",
+    user_id: "usr_DDDDDDDDDDDDDDDDDDDD",
+    key_id: null,
+    name: null,
+    type: "shell",
+    command: ["true"],
+    env: {},
+    resources: { cpu: 1, memory_mb: 512, gpu: 0 },
+    timeout_seconds: 60,
+    pool_id: "default",
+    pool_key: "op.default",
+    labels: {},
+    priority: 0,
+    metadata: {},
+    max_attempts: 3,
+    state: "queued",
+    attempt: 0,
+    node_id: null,
+    exit_code: null,
+    error: null,
+    usage: null,
+    pending_reason: "waiting_for_scheduler",
+    created_at: at,
+    queued_at: at,
+    started_at: null,
+    finished_at: null,
+    updated_at: at,
+    deadline_at: null,
+    attempt_base: 0,
+    timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
+    ...overrides,
+  };
+}

@@ -4,8 +4,8 @@ import type { ComputeClient } from "../../shared/client/index.js";
 import type { LogLine } from "../../shared/contract/index.js";
 import { decodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
 import { LogMessage } from "../../shared/records/index.js";
+import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { errorCodeOf } from "../harness/error-code.js";
-import { FakeNode } from "../harness/fake-node.js";
 import { startNatsCluster, type NatsClusterHarness } from "../harness/nats-cluster.js";
 import { createTenant, signedInClient, startLogRelay, startSystem, type RunningService, type RunningSystem, type Tenant } from "../harness/system.js";
 
@@ -33,16 +33,11 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-function lines(from: number, to: number, text = (seq: number) => `line ${seq}`): LogLine[] {
-  return Array.from({ length: to - from + 1 }, (_, index) => ({ seq: from + index, stream: "stdout", line: text(from + index), ts: new Date().toISOString() }));
-}
+const lines = logLines;
 
 async function runningJob(pool: string) {
-  const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
-  const { job_id } = await user.call("submitJob", { type: "shell", command: ["echo"], pool_id: pool });
-  const [assignment] = await node.poll(10);
-  expect(assignment?.job_id).toBe(job_id);
-  return { jobId: job_id, push: (batch: LogLine[]) => node.client.call("pushLogs", { job_id, attempt: 1, lines: batch }) };
+  const { jobId, push } = await runningJobWithLogs(user, baseUrl, tenant.app.app_id, pool);
+  return { jobId, push: (batch: LogLine[]) => push(1, batch) };
 }
 
 /** Every line stored for the job's first attempt, read through an ordered consumer (served by the stream's leader). */

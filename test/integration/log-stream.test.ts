@@ -6,8 +6,8 @@ import type { ComputeClient } from "../../shared/client/index.js";
 import { LogEndEventData, LogEventData, logStreamPath, type LogLine } from "../../shared/contract/index.js";
 import { decodeJson, encodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
 import { LogMessage } from "../../shared/records/index.js";
+import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { errorCodeOf } from "../harness/error-code.js";
-import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startGateway, startLogRelay, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 
@@ -100,18 +100,11 @@ async function openStream(jobId: string, headers: Record<string, string>, base =
   return { response, frames: new FrameReader(response), disconnect: () => request.destroy() };
 }
 
-function lines(from: number, to: number, text = (seq: number) => `line ${seq}`): LogLine[] {
-  return Array.from({ length: to - from + 1 }, (_, index) => ({ seq: from + index, stream: "stdout", line: text(from + index), ts: new Date().toISOString() }));
-}
+const lines = logLines;
 
 /** A job of its own pool, polled by a node of that pool, so it is running on that node. */
-async function runningJob(pool: string) {
-  const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
-  const { job_id } = await user.call("submitJob", { type: "shell", command: ["echo"], pool_id: pool });
-  const [assignment] = await node.poll(10);
-  expect(assignment?.job_id).toBe(job_id);
-  const push = (attempt: number, batch: LogLine[]) => node.client.call("pushLogs", { job_id, attempt, lines: batch });
-  return { node, jobId: job_id, push };
+function runningJob(pool: string) {
+  return runningJobWithLogs(user, baseUrl, tenant.app.app_id, pool);
 }
 
 /** Every `log` event until `end`; returns both. */

@@ -16,6 +16,7 @@ import { AppError } from "../../shared/errors/index.js";
 import { BUCKETS, ensureBuckets, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord, jobKey, NodeRecord, selfHostedPoolKey } from "../../shared/records/index.js";
 import { createLogger, metricsRegistry, newId } from "../../shared/runtime/index.js";
+import { queuedJobRecord } from "../harness/job-records.js";
 import { type NatsHarness, startNats } from "../harness/nats-server.js";
 
 const logger = createLogger({ service: "node-registry", level: process.env.TEST_LOG_LEVEL ?? "silent" });
@@ -103,41 +104,23 @@ async function failureOf(promise: Promise<unknown>): Promise<AppError> {
 /** A job record as the scheduler would store it: running attempt `attempt` on `nodeId`. */
 function jobRecord(owner: UserContext, nodeId: string | null, overrides: Partial<JobRecord> = {}): JobRecord {
   const at = new Date(fakeNow).toISOString();
-  return {
+  return queuedJobRecord({
     job_id: newId("job"),
     app_id: owner.app_id,
     business_id: owner.business_id,
     user_id: owner.user_id,
-    key_id: null,
-    name: null,
-    type: "shell",
-    command: ["true"],
-    env: {},
-    resources: { cpu: 1, memory_mb: 512, gpu: 0 },
     timeout_seconds: 3600,
     pool_id: "gpu",
-    labels: {},
-    priority: 0,
-    metadata: {},
-    max_attempts: 3,
+    pool_key: selfHostedPoolKey(owner.business_id, "gpu"),
     state: "running",
     attempt: 1,
     node_id: nodeId,
-    exit_code: null,
-    error: null,
-    usage: null,
     pending_reason: null,
     created_at: at,
-    queued_at: at,
     started_at: at,
-    finished_at: null,
-    updated_at: at,
     timeline: [],
-    pool_key: selfHostedPoolKey(owner.business_id, "gpu"),
-    deadline_at: null,
-    attempt_base: 0,
     ...overrides,
-  };
+  });
 }
 
 async function storeJob(record: JobRecord): Promise<JobRecord> {

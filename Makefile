@@ -34,7 +34,7 @@ build: node-deps
 lint: node-deps
 	npm run lint
 
-# Ours against BullMQ, side by side (docs/benchmarks.md). Quick by default (7 to 8 minutes
+# Ours against BullMQ, side by side (docs/benchmarks.md). Quick by default (5 to 8 minutes
 # on 2 cores); `make bench BENCH_ARGS=--full` for the long run. BullMQ needs a redis-server:
 # installed from Debian's packages when missing.
 BENCH_ARGS ?= --quick

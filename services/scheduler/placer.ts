@@ -20,7 +20,7 @@ const PLACEMENT_LANES = 32;
  * is read (`pendingReason`).
  */
 export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Promise<PlacementRound> {
-  if (queued.size === 0) return { placed: 0, wakeAt: null };
+  if (queued.size === 0) return { placed: 0, again: false, wakeAt: null };
   const now = ctx.clock.now();
   const nodes = ctx.view.nodeViews(now);
   const plan = planPlacements(nodes, queued);
@@ -29,9 +29,10 @@ export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Prom
   await forEachBounded(plan.placements, PLACEMENT_LANES, async ({ job_key: jobKey, node_id: nodeId }) => {
     if (await applyPlacement(ctx, queued, jobKey, nodeId)) placed += 1;
   });
-  // A placement that lost its compare-and-set (a stale picture) is planned again at the next tick.
-  if (placed < plan.placements.length) return { placed, wakeAt: now };
-  return { placed, wakeAt: plan.waiting ? hourlyRoomAt(ctx, nodes, now) : null };
+  // A placement that lost its compare-and-set (a stale picture, which the view has learned since) is planned
+  // again at once while others of the round landed; a round that placed nothing waits for the next tick, never a busy loop.
+  if (placed < plan.placements.length) return { placed, again: placed > 0, wakeAt: now };
+  return { placed, again: false, wakeAt: plan.waiting ? hourlyRoomAt(ctx, nodes, now) : null };
 }
 
 /**
@@ -40,6 +41,8 @@ export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Prom
  */
 export interface PlacementRound {
   placed: number;
+  /** Some placements lost their race while others landed: plan again now, from the view as it has learned. */
+  again: boolean;
   wakeAt: number | null;
 }
 

@@ -89,7 +89,8 @@ export class AllocationWriter {
         },
         start,
       );
-      if (stored?.written) this.view.learn(nodeId, stored.value, stored.revision);
+      // Written, or read afresh and found without room: either way the view learns it, so the next plan sees it.
+      if (stored) this.view.learn(nodeId, stored.value, stored.revision);
       batch.forEach((change, index) => change.resolve(stored?.written === true && applied[index] === true));
     } catch (error) {
       for (const change of batch) change.reject(error);

@@ -77,6 +77,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         placeAgain = false;
         const round = await placeOnce(context, queued).catch((error: unknown) => logger.warn({ err: error }, "placement round failed"));
         wakeAt = round ? round.wakeAt : wakeAt;
+        if (round?.again) placeAgain = true;
       } while (placeAgain && !stopped && lease?.leading);
     })().finally(() => {
       placing = undefined;

@@ -100,14 +100,22 @@ export function natsLink(options: NatsLinkOptions): NatsLink {
   };
 }
 
-/** Ends the wait for `promise` when `signal` aborts (the request itself then times out unseen). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  signal.throwIfAborted();
+/**
+ * Ends the wait for `promise` when any of `signals` aborts (the request itself then times
+ * out unseen). It listens to each signal itself: on Node 20 a signal made by
+ * `AbortSignal.any` may stop firing once garbage collection has run.
+ */
+function abortable<T>(promise: Promise<T>, ...signals: (AbortSignal | undefined)[]): Promise<T> {
+  const present = signals.filter((signal) => signal !== undefined);
+  if (present.length === 0) return promise;
+  for (const signal of present) signal.throwIfAborted();
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    const listeners = present.map((signal) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      return () => signal.removeEventListener("abort", onAbort);
+    });
+    promise.then(resolve, reject).finally(() => listeners.forEach((remove) => remove()));
   });
 }
 
@@ -138,7 +146,7 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
       throw new AppError("request.too_large", `The message is larger than the NATS server accepts (${maxPayload} bytes).`);
     }
     const sent = nc.request(subject, body, { timeout: timeoutMs, ...(headers ? { headers } : {}) });
-    const reply = await abortable(sent, signal ? AbortSignal.any([signal, lost]) : lost);
+    const reply = await abortable(sent, signal, lost);
     let decoded: unknown;
     try {
       decoded = reply.data.length === 0 ? undefined : decodeJson(reply.data);

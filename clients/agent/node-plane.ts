@@ -2,8 +2,9 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { ComputeClient } from "../../shared/client/index.js";
-import type { Assignment, RpcRequest, RpcResponse } from "../../shared/contract/index.js";
+import type { Assignment, RpcName, RpcRequest, RpcResponse } from "../../shared/contract/index.js";
 import { AppError, isErrorCode } from "../../shared/errors/index.js";
+import { withDeadline } from "./call-deadline.js";
 
 /**
  * An assignment as the agent reads it. `artifact_upload_url` (a URL with the literal
@@ -55,32 +56,33 @@ export interface HttpNodePlaneOptions {
   appId: string;
   fetch?: typeof fetch;
   nodeKey?: string;
+  /** How long a call other than a long poll may take; CALL_TIMEOUT_MS unless a test sets it. */
+  callTimeoutMs?: number;
 }
 
 /** The node plane over the gateway's HTTP API, through the typed ComputeClient. */
 export function httpNodePlane(options: HttpNodePlaneOptions): NodePlane {
   const baseFetch = options.fetch ?? fetch;
 
-  const client = (credentials: { apiKey: string }, timeoutMs: number, signal?: AbortSignal) => {
-    const limited: typeof fetch = (input, init) => {
-      const timeout = AbortSignal.timeout(timeoutMs);
-      return baseFetch(input, { ...init, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
-    };
-    return new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.appId, apiKey: credentials.apiKey, fetch: limited });
-  };
-  const asNode = (timeoutMs = CALL_TIMEOUT_MS, signal?: AbortSignal) => {
-    if (!options.nodeKey) throw new Error("the node is not registered yet");
-    return client({ apiKey: options.nodeKey }, timeoutMs, signal);
+  const callTimeoutMs = options.callTimeoutMs ?? CALL_TIMEOUT_MS;
+
+  /** One call, its answer read in full, ended by its deadline or by `signal`. */
+  const send = <N extends RpcName>(name: N, request: RpcRequest<N>, apiKey: string | undefined, timeoutMs: number, signal?: AbortSignal) => {
+    if (apiKey === undefined) throw new Error("the node is not registered yet");
+    return withDeadline(timeoutMs, signal, (limit) => {
+      const limited: typeof fetch = (input, init) => baseFetch(input, { ...init, signal: limit });
+      return new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.appId, apiKey, fetch: limited }).call(name, request);
+    });
   };
 
   return {
-    register: (request, userApiKey, signal) => client({ apiKey: userApiKey }, CALL_TIMEOUT_MS, signal).call("registerNode", request),
+    register: (request, userApiKey, signal) => send("registerNode", request, userApiKey, callTimeoutMs, signal),
     withNodeKey: (nodeKey) => httpNodePlane({ ...options, nodeKey }),
-    heartbeat: (request, signal) => asNode(CALL_TIMEOUT_MS, signal).call("heartbeat", request),
-    poll: (request, signal) => asNode((request.wait_seconds ?? 0) * 1000 + POLL_MARGIN_MS, signal).call("poll", request),
-    result: (request, signal) => asNode(CALL_TIMEOUT_MS, signal).call("result", request),
-    pushLogs: (request, signal) => asNode(CALL_TIMEOUT_MS, signal).call("pushLogs", request),
-    drain: (request, signal) => asNode(CALL_TIMEOUT_MS, signal).call("drainNode", request),
+    heartbeat: (request, signal) => send("heartbeat", request, options.nodeKey, callTimeoutMs, signal),
+    poll: (request, signal) => send("poll", request, options.nodeKey, (request.wait_seconds ?? 0) * 1000 + POLL_MARGIN_MS, signal),
+    result: (request, signal) => send("result", request, options.nodeKey, callTimeoutMs, signal),
+    pushLogs: (request, signal) => send("pushLogs", request, options.nodeKey, callTimeoutMs, signal),
+    drain: (request, signal) => send("drainNode", request, options.nodeKey, callTimeoutMs, signal),
 
     async upload(urlTemplate, file, signal) {
       const url = uploadUrlOf(urlTemplate, file.name);

@@ -46,6 +46,16 @@ export function buildApp(
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
+  // While closing, every answer (also to a request that came before) closes its
+  // connection, so a keep-alive client cannot hold the close open past its last request.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", async (_request, reply, payload) => {
+    if (closing) reply.header("connection", "close");
+    return payload;
+  });
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";
     httpRequestSeconds.observe({ route, method: request.method, status: String(reply.statusCode) }, reply.elapsedTime / 1000);

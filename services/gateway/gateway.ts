@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
@@ -23,7 +24,12 @@ import { otpSenderFromConfig } from "./otp-sender.js";
 import { RateLimiter } from "./rate-limit/rate-limiter.js";
 import { nodePlaneHandlers } from "./rpc/node-plane.js";
 
-const CLOSE_GRACE_MS = 2000;
+/**
+ * How long the HTTP requests in flight at stop may take to finish; any still open then
+ * have their connections closed. Long polls end at once at stop, so this bounds the other
+ * calls, within the process's 15 s shutdown limit and with room for the NATS drain after.
+ */
+export const HTTP_DRAIN_MS = 10_000;
 
 export interface GatewayDeps {
   nc: NatsConnection;
@@ -83,7 +89,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const subscriptions: Subscription[] = [];
   const connected = natsConnected(nc);
   const isReady = () => started && !stopped;
-  const nodePlane = nodePlaneHandlers(gw);
+  const stopping = new AbortController();
+  // Every long poll in progress listens to it.
+  setMaxListeners(0, stopping.signal);
+  const nodePlane = nodePlaneHandlers(gw, stopping.signal);
   const checks = { nats: connected, ...deps.readinessChecks, gateway: isReady };
   const app = buildApp(gw, { natsUp: connected, readiness: () => readiness(checks) }, nodePlane);
   const nodeNats = buildNodeNats({ gw, edge: { authenticator: gw.authenticator, natsUp: connected, rateLimiter: gw.rateLimiter }, handlers: nodePlane });
@@ -105,9 +114,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     },
     async stop() {
       stopped = true;
-      // Requests in flight get a grace period; connections that never send one (a client's
-      // spare keep-alive socket) would otherwise hold the close open for ever.
-      const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+      stopping.abort();
+      // `close` stops accepting connections, closes the idle ones and waits for every
+      // request in flight to be answered (app.ts closes each connection after its answer).
+      // A request still open after HTTP_DRAIN_MS has its connection closed.
+      const force = setTimeout(() => app.server.closeAllConnections(), HTTP_DRAIN_MS);
       await Promise.all([app.close(), nodeNats.stop()]);
       clearTimeout(force);
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));

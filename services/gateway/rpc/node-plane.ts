@@ -16,12 +16,13 @@ export type HandlerTable<N extends RpcName> = { [K in N]: RpcHandler<RpcRoutes[K
 /**
  * The handlers of the node plane, built once and served by both transports: HTTP
  * (`app.ts`) and the NATS-direct listener (`node-nats/`), so the two cannot drift apart.
+ * `stopping` aborts when the gateway shuts down: long polls then end at once.
  */
-export function nodePlaneHandlers(gw: GatewayContext): HandlerTable<NodePlaneName> {
+export function nodePlaneHandlers(gw: GatewayContext, stopping?: AbortSignal): HandlerTable<NodePlaneName> {
   return {
     registerNode: registerNode(gw),
     heartbeat: forward(gw, RPC_ROUTES.heartbeat, subjects.nodeHeartbeat(), nodeContext),
-    poll: pollNode(gw),
+    poll: pollNode(gw, stopping),
     result: forward(gw, RPC_ROUTES.result, subjects.nodeResult(), nodeContext),
     pushLogs: forward(gw, RPC_ROUTES.pushLogs, subjects.logsPush(), nodeContext),
     drainNode: forward(gw, RPC_ROUTES.drainNode, subjects.nodeDrain(), actorContext),

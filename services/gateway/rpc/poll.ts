@@ -29,9 +29,11 @@ function withUploadUrls(gw: GatewayContext, origin: string, reply: PollReply): P
 /**
  * `POST /api/compute/nodes/poll`: asks the scheduler; with nothing assigned and a
  * `wait_seconds`, waits for the node's assignment event and asks again, so a new job
- * reaches an idle node at once without the node polling in a loop.
+ * reaches an idle node at once without the node polling in a loop. When `stopping`
+ * aborts (the gateway is shutting down), a wait in progress ends at once with the empty
+ * answer, so the node asks again, through another replica, instead of holding the stop up.
  */
-export function pollNode(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.poll> {
+export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler<typeof RPC_ROUTES.poll> {
   return async (body, { caller, origin }) => {
     const node = nodeContext(caller);
     const ask = async (): Promise<PollResponse> => withUploadUrls(gw, origin, await requestRpc(gw.nc, subjects.nodePoll(), { caller: node, body }, PollReply));
@@ -45,11 +47,15 @@ export function pollNode(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.poll>
         for await (const _event of assigned) return true;
         return false;
       })();
-      const timer = setTimeout(() => assigned.unsubscribe(), body.wait_seconds * 1000);
+      const endWait = () => assigned.unsubscribe();
+      const timer = setTimeout(endWait, body.wait_seconds * 1000);
+      stopping?.addEventListener("abort", endWait, { once: true });
+      if (stopping?.aborted) endWait();
       try {
         if (!(await woken)) return first;
       } finally {
         clearTimeout(timer);
+        stopping?.removeEventListener("abort", endWait);
       }
       return await ask();
     } finally {

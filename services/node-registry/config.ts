@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PoolId } from "../../shared/contract/index.js";
+import { checkSharedPools, PoolSettings } from "../../shared/records/index.js";
 import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
 
 export const NodeRegistryConfig = BaseConfig.extend({
@@ -10,20 +10,10 @@ export const NodeRegistryConfig = BaseConfig.extend({
   CJS_HEARTBEAT_INTERVAL_SECONDS: intSetting(30, { min: 1, max: 3600 }),
   /** A node that missed this many heartbeat intervals in a row is offline. */
   CJS_HEARTBEAT_MISSES_OFFLINE: intSetting(3, { min: 1, max: 1000 }),
-  /** Operator pool ids, comma-separated; any other pool id names a self-hosted pool of the caller's business. */
-  CJS_OPERATOR_POOLS: z
-    .string()
-    .default("default")
-    .transform((value) =>
-      value
-        .split(",")
-        .map((pool) => pool.trim())
-        .filter((pool) => pool !== ""),
-    )
-    .pipe(z.array(PoolId)),
+  ...PoolSettings.shape,
   /** How often each replica scans for nodes that missed their heartbeats. */
   CJS_LIVENESS_SWEEP_MS: intSetting(5000, { min: 100, max: 86_400_000 }),
-});
+}).superRefine(checkSharedPools);
 export type NodeRegistryConfig = z.infer<typeof NodeRegistryConfig>;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<NodeRegistryConfig> {

@@ -14,7 +14,7 @@ import type { RegistryContext } from "./registry-context.js";
 export function registerNode(ctx: RegistryContext) {
   return async ({ caller, body }: z.infer<typeof RegisterNodeCommand>): Promise<RegisterNodeReply> => {
     const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
-    // Operator pools serve every business: only an admin of the operator's business adds to them.
+    // Operator pools serve every business of the application (of every application when shared): only an admin of an operator business adds to them.
     if (operatorPool && !(caller.operator && caller.role === "admin")) {
       throw new AppError("permission.denied", `Only an operator admin may add nodes to the operator pool ${body.pool_id}.`);
     }
@@ -27,7 +27,7 @@ export function registerNode(ctx: RegistryContext) {
       name: body.name,
       hostname: body.hostname,
       pool_id: body.pool_id,
-      pool_key: operatorPool ? operatorPoolKey(body.pool_id) : selfHostedPoolKey(caller.business_id, body.pool_id),
+      pool_key: operatorPool ? operatorPoolKey(caller.app_id, body.pool_id, ctx.config.CJS_SHARED_OPERATOR_POOLS) : selfHostedPoolKey(caller.business_id, body.pool_id),
       labels: body.labels,
       capacity: body.capacity,
       job_types: body.job_types,

@@ -1,14 +1,14 @@
 import type { MeteringMessage, MeteringReason } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { encodeJson, subjects, type Versioned } from "../../shared/nats/index.js";
-import type { JobRecord } from "../../shared/records/index.js";
+import { isOperatorPoolKey, type JobRecord } from "../../shared/records/index.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
 
 const PUBLISH_TRIES = 3;
 
 /** A running attempt on an operator pool: ending it is charged, so billing must hear of it. */
 function isMetered(job: JobRecord): boolean {
-  return job.state === "running" && job.pool_key.startsWith("op.");
+  return job.state === "running" && isOperatorPoolKey(job.pool_key);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { KvWatchInclude } from "@nats-io/kv";
 import type { z } from "zod";
 import { decodeJson, type JsonBucket } from "../../shared/nats/index.js";
-import { allocationUse, type AllocationRecord, type NodeRecord, windowCount } from "../../shared/records/index.js";
+import { allocationUse, type AllocationRecord, type NodeRecord, placementPoolKey, windowCount } from "../../shared/records/index.js";
 import { nodeCaps } from "./node-caps.js";
 import type { NodeView } from "./plan.js";
 import type { SchedulerStore } from "./scheduler-store.js";
@@ -37,6 +37,8 @@ export class ClusterView {
     private readonly store: SchedulerStore,
     /** Called after any node or reservation changed. */
     private readonly onChange: () => void,
+    /** The operator pools shared across applications: a node's pool is read through `placementPoolKey`. */
+    private readonly sharedPools: readonly string[] = [],
   ) {}
 
   async start(): Promise<void> {
@@ -67,7 +69,7 @@ export class ClusterView {
       const caps = nodeCaps(node);
       return {
         node_id: node.node_id,
-        pool_key: node.pool_key,
+        pool_key: placementPoolKey(node, this.sharedPools),
         labels: node.labels,
         job_types: caps.jobTypes,
         capacity: { ...node.capacity, slots: caps.slots },

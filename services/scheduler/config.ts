@@ -1,15 +1,12 @@
 import { z } from "zod";
+import { checkSharedPools, PoolSettings } from "../../shared/records/index.js";
 import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
 
 export const SchedulerConfig = BaseConfig.extend({
   /** Where `/metrics`, `/healthz` and `/readyz` listen. */
   CJS_OPS_HOST: z.string().default("0.0.0.0"),
   CJS_OPS_PORT: intSetting(9101, { min: 0, max: 65535 }),
-  /** Operator pools, comma-separated; any other pool id names a self-hosted pool of the caller's business. */
-  CJS_OPERATOR_POOLS: z
-    .string()
-    .default("default")
-    .transform((value) => value.split(",").map((pool) => pool.trim()).filter(Boolean)),
+  ...PoolSettings.shape,
   /** Upper bound of a job's `timeout_seconds`. */
   CJS_MAX_JOB_TIMEOUT_SECONDS: intSetting(7 * 86_400, { min: 1, max: 30 * 86_400 }),
   /** Most queued jobs the queue stream holds; a submit past it answers `queue.full`. */
@@ -22,7 +19,7 @@ export const SchedulerConfig = BaseConfig.extend({
   CJS_REPAIR_INTERVAL_MS: intSetting(10_000, { min: 50 }),
   /** A job changed more recently than this is left alone by the repair sweep (it may be between two writes). */
   CJS_REPAIR_GRACE_MS: intSetting(30_000, { min: 100 }),
-});
+}).superRefine(checkSharedPools);
 export type SchedulerConfig = z.infer<typeof SchedulerConfig>;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<SchedulerConfig> {

@@ -1,5 +1,5 @@
 import type { Job } from "../../shared/contract/index.js";
-import { publicJob, type JobRecord } from "../../shared/records/index.js";
+import { placementPoolKey, publicJob, type JobRecord } from "../../shared/records/index.js";
 import { pendingReason } from "./plan.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 
@@ -8,8 +8,9 @@ import type { SchedulerContext } from "./scheduler-context.js";
  * replica's picture of its pool at the moment of the read rather than stored: writing it
  * on every change of the cluster would cost a write and a delivery per waiting job.
  */
-export function jobAsSeen(ctx: Pick<SchedulerContext, "view" | "clock">, record: JobRecord): Job {
+export function jobAsSeen(ctx: Pick<SchedulerContext, "view" | "clock" | "config">, record: JobRecord): Job {
   const job = publicJob(record);
   if (record.state !== "queued") return job;
-  return { ...job, pending_reason: pendingReason(record, ctx.view.nodeViews(ctx.clock.now())) };
+  const pool_key = placementPoolKey(record, ctx.config.CJS_SHARED_OPERATOR_POOLS);
+  return { ...job, pending_reason: pendingReason({ ...record, pool_key }, ctx.view.nodeViews(ctx.clock.now())) };
 }

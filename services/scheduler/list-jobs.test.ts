@@ -65,6 +65,7 @@ class Fixture {
     const ctx = {
       // No nodes: a queued job's pending reason reads `no_nodes_in_pool`.
       view: { nodeViews: () => [] },
+      config: { CJS_SHARED_OPERATOR_POOLS: [] },
       clock: { now: () => 0 },
       jobsWatch: {
         caughtUp: async () => {

@@ -3,7 +3,7 @@ import { encodeJson } from "../../shared/nats/index.js";
 import type { JobRevision } from "./jobs-watch.js";
 import { QueuedJobs } from "./queued-jobs.js";
 
-const POOL = "op.default";
+const POOL = "op.app1.default";
 
 function revision(key: string, rev: number, fields: Record<string, unknown> | null): JobRevision {
   const record =
@@ -12,7 +12,9 @@ function revision(key: string, rev: number, fields: Record<string, unknown> | nu
       : {
           state: "queued",
           attempt: 0,
+          app_id: "app1",
           business_id: "biz_a",
+          pool_id: "default",
           pool_key: POOL,
           type: "shell",
           labels: {},
@@ -93,5 +95,14 @@ describe("QueuedJobs", () => {
     queue.apply(revision("a.x.j1", 1, {}));
     queue.apply(revision("a.x.j1", 2, { state: "assigned", attempt: 1, pending_reason: null }));
     expect(told).toBe(1);
+  });
+
+  it("queues a job stored with the older operator key `op.<pool>` in its application's pool, or in the shared pool when the pool is shared", () => {
+    const scoped = new QueuedJobs();
+    scoped.apply(revision("a.x.j1", 1, { pool_key: "op.default" }));
+    expect([...scoped.pools()]).toEqual([POOL]);
+    const shared = new QueuedJobs(() => undefined, ["default"]);
+    shared.apply(revision("a.x.j1", 1, { pool_key: "op.default" }));
+    expect([...shared.pools()]).toEqual(["op.*.default"]);
   });
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { mayBeQueued } from "../../shared/records/index.js";
+import { mayBeQueued, placementPoolKey } from "../../shared/records/index.js";
 import type { JobRevision, JobRevisionListener } from "./jobs-watch.js";
 import type { PendingJob } from "./plan.js";
 
@@ -7,7 +7,9 @@ import type { PendingJob } from "./plan.js";
 const QueuedFace = z.looseObject({
   state: z.string(),
   attempt: z.number(),
+  app_id: z.string(),
   business_id: z.string(),
+  pool_id: z.string(),
   pool_key: z.string(),
   type: z.string(),
   labels: z.record(z.string(), z.string()),
@@ -46,8 +48,14 @@ export class QueuedJobs implements JobRevisionListener {
   #places = 0;
   readonly #shared = new SharedValues();
 
-  /** `onQueued` is told of each job that joins the queue (a placement round is due). */
-  constructor(private readonly onQueued: () => void = () => undefined) {}
+  /**
+   * `onQueued` is told of each job that joins the queue (a placement round is due).
+   * `sharedPools` are the operator pools shared across applications: a job's pool is read through `placementPoolKey`.
+   */
+  constructor(
+    private readonly onQueued: () => void = () => undefined,
+    private readonly sharedPools: readonly string[] = [],
+  ) {}
 
   get size(): number {
     return this.#byKey.size;
@@ -77,7 +85,8 @@ export class QueuedJobs implements JobRevisionListener {
       this.remove(key, revision);
       return;
     }
-    const { attempt, business_id, pool_key, type, labels, resources, priority, queued_at } = face.data;
+    const { attempt, business_id, type, labels, resources, priority, queued_at } = face.data;
+    const pool_key = placementPoolKey(face.data, this.sharedPools);
     // Most jobs share their business, pool, type, labels and resources with many others: one copy each.
     const fit = this.#shared.text(fitOf(type, labels, resources));
     const job: QueuedJob = {

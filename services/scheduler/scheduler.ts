@@ -53,7 +53,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let repairTimer: NodeJS.Timeout | undefined;
   const active = new ActiveJobs();
   // A job joining the queue asks for a round; only the lease holder's rounds place.
-  const queued = new QueuedJobs(() => requestPlacement());
+  const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS);
   const listIndex = new JobListIndex();
   let jobsWatch: JobsWatch | undefined;
   let ctx: SchedulerContext | undefined;
@@ -119,7 +119,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
       jobsWatch = new JobsWatch(store, [active, queued, listIndex]);
-      const view = new ClusterView(store, requestPlacement);
+      const view = new ClusterView(store, requestPlacement, config.CJS_SHARED_OPERATOR_POOLS);
       const context: SchedulerContext = {
         ...deps,
         store,

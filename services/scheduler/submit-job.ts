@@ -45,7 +45,7 @@ export function submitJob(ctx: SchedulerContext) {
       resources: body.resources,
       timeout_seconds: body.timeout_seconds,
       pool_id: body.pool_id,
-      pool_key: operatorPool ? operatorPoolKey(body.pool_id) : selfHostedPoolKey(caller.business_id, body.pool_id),
+      pool_key: operatorPool ? operatorPoolKey(caller.app_id, body.pool_id, ctx.config.CJS_SHARED_OPERATOR_POOLS) : selfHostedPoolKey(caller.business_id, body.pool_id),
       labels: body.labels,
       priority: body.priority,
       metadata: body.metadata,

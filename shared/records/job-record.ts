@@ -8,7 +8,7 @@ import { checkId, Job } from "../contract/index.js";
  * erases them.
  */
 export const JobRecord = Job.extend({
-  /** `op.<pool>` for an operator pool, `sh.<business>.<pool>` for a self-hosted one. */
+  /** The pool the job was submitted to, as written then (`pool-key.ts`); placement reads it through `placementPoolKey`. */
   pool_key: z.string(),
   /** When the current attempt must end (started_at + timeout); null unless running. */
   deadline_at: z.string().nullable(),
@@ -31,14 +31,6 @@ export function jobKey(appId: string, businessId: string, jobId: string): string
 /** The key filter of every job of one business. */
 export function businessJobsFilter(appId: string, businessId: string): string {
   return `${checkId("app", appId)}.${checkId("business", businessId)}.*`;
-}
-
-export function operatorPoolKey(poolId: string): string {
-  return `op.${poolId}`;
-}
-
-export function selfHostedPoolKey(businessId: string, poolId: string): string {
-  return `sh.${businessId}.${poolId}`;
 }
 
 const PUBLIC_FIELDS = Object.keys(Job.shape) as Array<keyof Job>;

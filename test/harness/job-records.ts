@@ -1,4 +1,4 @@
-import type { JobRecord } from "../../shared/records/index.js";
+import { type JobRecord, operatorPoolKey } from "../../shared/records/index.js";
 
 const AT = "2026-03-01T00:00:00.000Z";
 
@@ -21,7 +21,7 @@ export function queuedJobRecord(overrides: Partial<JobRecord> = {}): JobRecord {
     resources: { cpu: 1, memory_mb: 512, gpu: 0 },
     timeout_seconds: 60,
     pool_id: "default",
-    pool_key: "op.default",
+    pool_key: operatorPoolKey(overrides.app_id ?? "app1", "default", []),
     labels: {},
     priority: 0,
     metadata: {},

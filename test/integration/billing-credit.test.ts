@@ -51,7 +51,7 @@ beforeAll(async () => {
     },
   });
   operator = await operatorAdmin(nc);
-  customer = await createTenant(nc);
+  customer = await createTenant(nc, { appId: operator.appId });
   ({ client: user } = await signedInClient(system.gateways[0]!.baseUrl, customer));
 }, 60_000);
 
@@ -63,7 +63,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-/** An admin of a new operator business (in its own app): it may add nodes to operator pools. */
+/** An admin of a new operator business (in its own app, where the tests make their customers): it may add nodes to operator pools. */
 async function operatorAdmin(connection: NatsConnection): Promise<{ client: ComputeClient; appId: string }> {
   const tenant = await createTenant(connection, { operator: true });
   const { client } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
@@ -211,7 +211,7 @@ describe("metering", () => {
 
 describe("the credit gate on submit", () => {
   it("answers 402 on an operator pool after credit set 0, and accepts a job on the business's own pool", async () => {
-    const tenant = await createTenant(nc);
+    const tenant = await createTenant(nc, { appId: operator.appId });
     const { client } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
     expect((await client.call("submitJob", { ...JOB, pool_id: "op-gate" })).state).toBe("queued");
 
@@ -228,7 +228,7 @@ describe("the credit gate on submit", () => {
   });
 
   it("answers 402 to a retry on an operator pool once credit is spent, and leaves the job as it was", async () => {
-    const tenant = await createTenant(nc);
+    const tenant = await createTenant(nc, { appId: operator.appId });
     const { client } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
     const { node } = await operatorNode("op-retry");
     const { job_id } = await client.call("submitJob", { ...JOB, pool_id: "op-retry" });
@@ -258,7 +258,7 @@ describe("the credit gate on submit", () => {
 
 describe("the ledger list", () => {
   it("shows a business its own entries, newest first with a cursor, and nothing of another tenant's", async () => {
-    const tenant = await createTenant(nc);
+    const tenant = await createTenant(nc, { appId: operator.appId });
     const { client } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
     await creditSet(tenant.business.business_id, 50);
     await creditSet(tenant.business.business_id, 20);
@@ -292,7 +292,7 @@ describe("credit set, the operator command", () => {
   const admin = (...args: string[]) => run(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args, "--nats", nats.url], { cwd: REPO_ROOT });
 
   it("sets a business's balance and says so; an unknown business or a bad amount is refused", async () => {
-    const tenant = await createTenant(nc);
+    const tenant = await createTenant(nc, { appId: operator.appId });
     const { stdout } = await admin("credit", "set", "--business", tenant.business.business_id, "--amount", "7.25");
     expect(stdout.trim()).toBe(`set the credit of business ${tenant.business.business_id} (app ${tenant.app.app_id}) to 7.25 (was ${FREE.included_credit})`);
     const { client } = await signedInClient(system.gateways[0]!.baseUrl, tenant);

@@ -60,10 +60,12 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function operatorNode(): Promise<FakeNode> {
+/** A node of an operator business on the operator pool, and its application (operator pools serve one application). */
+async function operatorNode(): Promise<{ node: FakeNode; appId: string }> {
   const tenant = await createTenant(nc, { operator: true });
   const { client } = await signedInClient(gateway.baseUrl, tenant);
-  return FakeNode.register(client, gateway.baseUrl, tenant.app.app_id, { pool_id: "default", capacity: { cpu: SLOTS, memory_mb: SLOTS * 1024, gpu: 0, slots: SLOTS } });
+  const node = await FakeNode.register(client, gateway.baseUrl, tenant.app.app_id, { pool_id: "default", capacity: { cpu: SLOTS, memory_mb: SLOTS * 1024, gpu: 0, slots: SLOTS } });
+  return { node, appId: tenant.app.app_id };
 }
 
 
@@ -75,8 +77,8 @@ const debitedJobs = async (client: ComputeClient) => new Set((await listAllLedge
 
 describe("a billing replica SIGKILLed mid-stream", () => {
   it("every attempt on an operator pool is still debited exactly once, copies of its message included", async () => {
-    const node = await operatorNode();
-    const customer: Tenant = await createTenant(nc);
+    const { node, appId } = await operatorNode();
+    const customer: Tenant = await createTenant(nc, { appId });
     const { client } = await signedInClient(gateway.baseUrl, customer);
     await requestRpc(nc, subjects.adminCreditSet(), { business_id: customer.business.business_id, amount: STARTING_CREDIT }, SetCreditResponse);
 

@@ -41,7 +41,7 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** An operator business's nodes in the operator pool, and a customer with enough credit, signed in on both gateways. */
+/** An operator business's nodes in the operator pool, and a customer of the same application with enough credit, signed in on both gateways. */
 async function setUp(pool: string) {
   const operator = await createTenant(nc, { operator: true });
   const { client: operatorClient } = await signedInClient(system.gateways[0]!.baseUrl, operator);
@@ -54,7 +54,7 @@ async function setUp(pool: string) {
       }),
     ),
   );
-  const customer = await createTenant(nc);
+  const customer = await createTenant(nc, { appId: operator.app.app_id });
   const { tokens } = await signedInClient(system.gateways[0]!.baseUrl, customer);
   const users = system.gateways.map(({ baseUrl }) => new ComputeClient({ baseUrl, appId: customer.app.app_id, accessToken: tokens.access_token }));
   await requestRpc(nc, subjects.adminCreditSet(), { business_id: customer.business.business_id, amount: 1_000_000 }, SetCreditResponse);

@@ -63,7 +63,7 @@ afterAll(async () => {
 });
 
 async function customer(): Promise<ComputeClient> {
-  return (await signedInClient(gateway.baseUrl, await createTenant(nc))).client;
+  return (await signedInClient(gateway.baseUrl, await createTenant(nc, { appId: operator.appId }))).client;
 }
 
 function operatorNode(pool: string): Promise<FakeNode> {

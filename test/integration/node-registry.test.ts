@@ -14,7 +14,7 @@ import {
 } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { BUCKETS, ensureBuckets, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
-import { AllocationRecord, JobRecord, jobKey, NodeRecord, selfHostedPoolKey } from "../../shared/records/index.js";
+import { AllocationRecord, JobRecord, jobKey, NodeRecord, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
 import { createLogger, metricsRegistry, newId } from "../../shared/runtime/index.js";
 import { queuedJobRecord } from "../harness/job-records.js";
 import { type NatsHarness, startNats } from "../harness/nats-server.js";
@@ -165,7 +165,7 @@ describe("register", () => {
 
     const reply = await register(user(businessId, "admin", "app1", true), { pool_id: "default" });
     expect(reply.node.pool_id).toBe("default");
-    expect((await storedNode(reply.node.node_id))?.pool_key).toBe("op.default");
+    expect((await storedNode(reply.node.node_id))?.pool_key).toBe(operatorPoolKey("app1", "default", []));
   });
 });
 
@@ -203,7 +203,7 @@ describe("heartbeat", () => {
     const operator = user(newId("biz"), "admin", "app1", true);
     const { node } = await register(operator, { pool_id: "default" });
     const customer = user(newId("biz"));
-    const job = await storeJob(jobRecord(customer, node.node_id, { pool_id: "default", pool_key: "op.default" }));
+    const job = await storeJob(jobRecord(customer, node.node_id, { pool_id: "default", pool_key: operatorPoolKey("app1", "default", []) }));
     await allocations.put(node.node_id, {
       node_id: node.node_id,
       attempts: {

@@ -10,6 +10,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SetCreditResponse, SubmitJobResponse, type UserContext } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { operatorPoolKey } from "../../shared/records/index.js";
 import { metricsRegistry } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -36,9 +37,9 @@ afterAll(async () => {
 });
 
 /** The queue as the scheduler that places jobs reports it (it runs in this process). */
-async function queueDepth(): Promise<number> {
+async function queueDepth(appId: string): Promise<number> {
   const metric = await metricsRegistry.getSingleMetric("cjs_job_queue_depth")?.get();
-  return metric?.values.find((value) => value.labels.pool === `op.${POOL}`)?.value ?? 0;
+  return metric?.values.find((value) => value.labels.pool === operatorPoolKey(appId, POOL, []))?.value ?? 0;
 }
 
 function callerOf(tenant: Tenant): UserContext {
@@ -62,8 +63,8 @@ async function submitBacklog(caller: UserContext, count: number): Promise<string
 describe("the queue's order over a backlog of 50,000 jobs", () => {
   it("starts a priority-10 job first, and a business with one job gets the next turn, not a turn after 50,000", async () => {
     const big = await createTenant(nc);
-    const small = await createTenant(nc);
-    const operator = await createTenant(nc, { operator: true });
+    const small = await createTenant(nc, { appId: big.app.app_id });
+    const operator = await createTenant(nc, { appId: big.app.app_id, operator: true });
     for (const tenant of [big, small]) {
       await requestRpc(nc, subjects.adminCreditSet(), { business_id: tenant.business.business_id, amount: 1_000_000 }, SetCreditResponse);
     }
@@ -76,7 +77,7 @@ describe("the queue's order over a backlog of 50,000 jobs", () => {
     const urgent = (await bigUser.call("submitJob", { ...JOB, name: "urgent", priority: 10 })).job_id;
     expect((await smallUser.call("retrieveJob", { job_id: single })).job).toMatchObject({ state: "queued", pending_reason: "no_nodes_in_pool" });
     // The scheduler places from its watch of the bucket: once its queue holds every job, a node may come.
-    await expect.poll(queueDepth, { timeout: 60_000, interval: 100 }).toBe(BACKLOG + 2);
+    await expect.poll(() => queueDepth(big.app.app_id), { timeout: 60_000, interval: 100 }).toBe(BACKLOG + 2);
 
     const operatorUser = (await signedInClient(baseUrl, operator)).client;
     const node = await FakeNode.register(operatorUser, baseUrl, operator.app.app_id, {

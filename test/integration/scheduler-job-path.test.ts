@@ -181,7 +181,7 @@ describe("a node's result", () => {
   });
 
   it("for an attempt the record has moved past: job.stale_attempt, nothing published, nothing changed", async () => {
-    const { jobId, key, record } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey("default"), pool_id: "default" } });
+    const { jobId, key, record } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey(APP, "default", []), pool_id: "default" } });
     // The record is now at a later attempt on the same node (the node's reservation of attempt 1 is still there).
     const later = start(assign({ ...record, state: "queued", node_id: null }, NODE, clock.now()), 2, NODE, clock.now());
     const moved = await raw.jobs.update(key, later, (await raw.jobs.get(key))!.revision);
@@ -196,7 +196,7 @@ describe("a node's result", () => {
   });
 
   it("on an operator pool: the job is read once, and its metering message goes out before the write that ends the attempt", async () => {
-    const { jobId, key } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey("default"), pool_id: "default" } });
+    const { jobId, key } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey(APP, "default", []), pool_id: "default" } });
     const order = await listen(subjects.metering(jobId), `$KV.cjs_jobs.${key}`);
 
     await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
@@ -210,7 +210,7 @@ describe("a node's result", () => {
 
 describe("ending an attempt from a record that has moved on", () => {
   it("the write on the old revision is refused; the record is read again, and the attempt running now gets its message before it ends", async () => {
-    const { jobId, key, record, revision } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey("default"), pool_id: "default" } });
+    const { jobId, key, record, revision } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey(APP, "default", []), pool_id: "default" } });
     // Another replica requeued attempt 1 and attempt 2 started, after this caller read the record.
     const second = start(assign({ ...record, state: "queued", node_id: null }, NODE, clock.now()), 2, NODE, clock.now());
     await raw.jobs.update(key, second, revision);

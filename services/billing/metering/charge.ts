@@ -1,4 +1,5 @@
 import type { JobEvent, JobState, PlanRates, Resources } from "../../../shared/contract/index.js";
+import { isOperatorPoolKey } from "../../../shared/records/index.js";
 
 const MS_PER_HOUR = 3_600_000;
 const MB_PER_GB = 1024;
@@ -40,7 +41,7 @@ export function attemptEnd(job: JobView, attempt: number): AttemptEnd {
   if (from < 0) return { status: "unknown" };
   const end = events.slice(from + 1).find((event) => event.attempt === attempt && (event.reason === "node_lost" || ENDING_STATES.includes(event.state)));
   if (!end) return job.attempt === attempt ? { status: "open" } : { status: "unknown" };
-  if (!job.pool_key.startsWith("op.")) return { status: "free", why: "self_hosted" };
+  if (!isOperatorPoolKey(job.pool_key)) return { status: "free", why: "self_hosted" };
   if (end.reason === "node_lost") return { status: "free", why: "node_lost" };
   const start = events[startedAt];
   if (startedAt < 0 || !start) return { status: "free", why: "never_started" };

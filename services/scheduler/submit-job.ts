@@ -1,6 +1,7 @@
 import type { SubmitJobResponse } from "../../shared/contract/index.js";
 import { SubmitJobCommand } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
+import { assertFitsMessage, encodeJson } from "../../shared/nats/index.js";
 import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../../shared/records/index.js";
 import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
 import type { z } from "zod";
@@ -66,6 +67,8 @@ export function submitJob(ctx: SchedulerContext) {
       attempt_base: 0,
       timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
     };
+    // A record over the message limit cannot be written: refused before any quota is taken.
+    assertFitsMessage(ctx.nc, encodeJson({ ...record, key_slot: true }), "job record");
     const key = jobKey(caller.app_id, caller.business_id, record.job_id);
     await ctx.queueDepth.admit(async () => {
       const admission = await admitToKeyQuota(ctx, caller, record.job_id, now);

@@ -2,7 +2,7 @@ export { BUCKET_KEYS, BUCKETS, checkKvKey, CONSUMERS, kvKey, kvStreams, OBJECT_S
 export type { BucketName, ObjectStoreName } from "./names.js";
 export { connectNats, natsAuthOptions } from "./connect.js";
 export type { ConnectOptions, NatsCredentials } from "./connect.js";
-export { decodeJson, encodeJson, requestRpc, serveRpc } from "./rpc.js";
+export { assertFitsMessage, decodeJson, encodeJson, requestRpc, serveRpc } from "./rpc.js";
 export type { RequestRpcOptions, ServeRpcOptions } from "./rpc.js";
 export { JsonBucket } from "./json-bucket.js";
 export { asServiceError, isNatsUnavailable, mayPassSoon } from "./unavailable.js";

@@ -66,6 +66,19 @@ export interface RequestRpcOptions {
  * Sends one request and returns the validated payload, or throws the AppError the service
  * answered with. No responder or no answer in time is `service.unavailable`.
  */
+/**
+ * Refuses a message larger than the NATS server's `max_payload` before it is sent or
+ * stored: it is the caller's body that is too large to cross between the services or to
+ * be kept (the body limit counts the body alone), so nothing is written and no retry helps.
+ */
+export function assertFitsMessage(nc: NatsConnection, data: Uint8Array, what = "request"): void {
+  const maxBytes = nc.info?.max_payload;
+  if (maxBytes === undefined || data.length <= maxBytes) return;
+  throw new AppError("request.too_large", `The ${what} would be a ${data.length}-byte message, over the ${maxBytes}-byte message limit between the services. Send a smaller body.`, {
+    details: { max_bytes: maxBytes },
+  });
+}
+
 export async function requestRpc<Res extends z.ZodType>(
   nc: NatsConnection,
   subject: string,
@@ -73,10 +86,12 @@ export async function requestRpc<Res extends z.ZodType>(
   response: Res,
   { timeoutMs = 5_000 }: RequestRpcOptions = {},
 ): Promise<z.infer<Res>> {
+  const data = encodeJson(body);
+  assertFitsMessage(nc, data);
   const stopTimer = natsRequestSeconds.startTimer({ subject });
   let raw: unknown;
   try {
-    const msg = await nc.request(subject, encodeJson(body), { timeout: timeoutMs });
+    const msg = await nc.request(subject, data, { timeout: timeoutMs });
     raw = decodeJson(msg.data);
     stopTimer({ outcome: "ok" });
   } catch (error) {

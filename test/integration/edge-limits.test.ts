@@ -1,0 +1,75 @@
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ComputeClient } from "../../shared/client/index.js";
+import { expectRefusal, postJson } from "../harness/edge-probe.js";
+import { startNats, type NatsHarness } from "../harness/nats-server.js";
+import { storeSnapshot } from "../harness/store-snapshot.js";
+import { createTenant, signedInClient, startSystem, type RunningSystem } from "../harness/system.js";
+
+/**
+ * Input at the limits of what the edge accepts: bodies just under the body limit, the
+ * longest path parameters, and signatures altered where a lax decoder would not notice.
+ * Every refusal is a 4xx envelope that changes nothing.
+ */
+const ENV = { CJS_RATE_LIMIT_PER_MINUTE: "1000000", CJS_RATE_LIMIT_PER_HOUR: "100000000" };
+const MAX_BODY_BYTES = 1_048_576;
+
+let nats: NatsHarness;
+let system: RunningSystem;
+let baseUrl: string;
+let user: ComputeClient;
+let nc: NatsConnection;
+
+beforeAll(async () => {
+  nats = await startNats();
+  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, ENV);
+  baseUrl = system.gateways[0]!.baseUrl;
+  const tenant = await createTenant(system.gateways[0]!.nc);
+  ({ client: user } = await signedInClient(baseUrl, tenant));
+  nc = await connect({ servers: nats.url });
+});
+
+afterAll(async () => {
+  await nc?.close();
+  await system?.stop();
+  await nats?.stop();
+});
+
+/** A submit body whose JSON text is `bytes` long, most of it in `env`. */
+function submitOfSize(bytes: number): Record<string, unknown> {
+  const body = { type: "shell", command: ["true"], pool_id: "limits-no-nodes", env: {} as Record<string, string> };
+  const value = 60_000;
+  let index = 0;
+  while (JSON.stringify(body).length + value + 20 < bytes) body.env[`V${index++}`] = "x".repeat(value);
+  const last = `V${index}`;
+  body.env[last] = "";
+  body.env[last] = "x".repeat(bytes - JSON.stringify(body).length);
+  return body;
+}
+
+describe("a body just under the body limit", () => {
+  // Under the body limit, but the job record (the body plus the scheduler's fields) is over the message limit.
+  it("a submit whose stored record would pass the message limit answers 413 and stores nothing", async () => {
+    const before = await storeSnapshot(nc);
+    const response = await postJson(user, "/api/compute/jobs/submit", submitOfSize(MAX_BODY_BYTES - 500));
+    const envelope = expectRefusal(response);
+    expect(response.status).toBe(413);
+    expect(envelope.code).toBe("request.too_large");
+    expect(envelope.message).toMatch(/job record .*\d+-byte message limit/);
+    expect(envelope.details).toEqual({ max_bytes: expect.any(Number) });
+    expect(await storeSnapshot(nc)).toEqual(before);
+  });
+
+  it("a submit whose env fills the body limit answers a 4xx envelope naming the limit and stores nothing", async () => {
+    const body = submitOfSize(MAX_BODY_BYTES - 64);
+    expect(JSON.stringify(body).length).toBe(MAX_BODY_BYTES - 64);
+    const before = await storeSnapshot(nc);
+    const response = await postJson(user, "/api/compute/jobs/submit", body);
+    const envelope = expectRefusal(response);
+    expect(response.status).toBe(413);
+    expect(envelope.code).toBe("request.too_large");
+    expect(envelope.message).toMatch(/\d+-byte message limit/);
+    expect(envelope.details).toEqual({ max_bytes: expect.any(Number) });
+    expect(await storeSnapshot(nc)).toEqual(before);
+  });
+});

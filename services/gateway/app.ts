@@ -1,5 +1,5 @@
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import { buildOpenApiDocument, RPC_ROUTES } from "../../shared/contract/index.js";
+import { buildOpenApiDocument, PATH_PARAM_MAX_LENGTH, RPC_ROUTES } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { subjects } from "../../shared/nats/index.js";
 import { metricsRegistry, type ReadinessReport } from "../../shared/runtime/index.js";
@@ -36,6 +36,13 @@ export function buildApp(
     // One access line per request, written below: fastify's two lines cost a serialised request each and carry the raw URL, signatures included.
     logController: new LogController({ requestIdLogLabel: "request_id", disableRequestLogging: true }),
     bodyLimit: gw.config.CJS_MAX_BODY_BYTES,
+    // Every id the contract lets a path carry fits; a longer parameter is an id of no format.
+    maxParamLength: PATH_PARAM_MAX_LENGTH,
+    // What the router refuses before a route is chosen (a URL it cannot decode, a parameter over that length) answers the envelope too.
+    frameworkErrors: (error, request, reply) => {
+      request.log.info({ code: error.code }, "request refused");
+      void sendError(reply, toAppError(error));
+    },
     trustProxy: gw.config.CJS_TRUST_PROXY,
     // Requests that arrive while closing are still served; the process exits once they are done.
     return503OnClosing: false,

@@ -2,7 +2,15 @@ import { z } from "zod";
 import { AppError } from "../errors/index.js";
 
 /** The body of every id the service makes: 20 base62 characters (a job id's first 8 are its creation time). */
-const MADE_ID_BODY = "[0-9A-Za-z]{20}";
+const MADE_ID_BODY_LENGTH = 20;
+const MADE_ID_BODY = `[0-9A-Za-z]{${MADE_ID_BODY_LENGTH}}`;
+/** The longest artifact id: a file name of at most this many characters. */
+export const ARTIFACT_ID_MAX_LENGTH = 200;
+/**
+ * The longest id a path parameter carries (an artifact id; a job id is its three-letter
+ * prefix, `_` and the body): the HTTP router's limit on a parameter's length.
+ */
+export const PATH_PARAM_MAX_LENGTH = Math.max(ARTIFACT_ID_MAX_LENGTH, "job_".length + MADE_ID_BODY_LENGTH);
 
 function madeId(prefix: string): RegExp {
   return new RegExp(`^${prefix}_${MADE_ID_BODY}$`);
@@ -26,7 +34,10 @@ export const ID_FORMATS = {
   /** `job_`, 8 base62 characters of the creation time in ms (so ids sort by age), 12 random. */
   job: { pattern: madeId("job"), message: "a job id such as `job_…`" },
   /** A file name within its job. */
-  artifact: { pattern: /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,200}$/, message: "1 to 200 letters, digits, '.', '_' or '-', not '.' or '..'" },
+  artifact: {
+    pattern: new RegExp(`^(?!\\.{1,2}$)[A-Za-z0-9._-]{1,${ARTIFACT_ID_MAX_LENGTH}}$`),
+    message: `1 to ${ARTIFACT_ID_MAX_LENGTH} letters, digits, '.', '_' or '-', not '.' or '..'`,
+  },
   /** Reserved for schedules: no operation makes or takes one yet. */
   schedule: { pattern: madeId("sch"), message: "a schedule id such as `sch_…`" },
   /** Reserved for outgoing webhooks: no operation makes or takes one yet. */

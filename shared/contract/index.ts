@@ -10,6 +10,7 @@ export {
   JobId,
   MalformedIdError,
   NodeId,
+  PATH_PARAM_MAX_LENGTH,
   ScheduleId,
   SessionId,
   UserId,

@@ -73,3 +73,28 @@ describe("a body just under the body limit", () => {
     expect(await storeSnapshot(nc)).toEqual(before);
   });
 });
+
+describe("the longest path parameters", () => {
+  it("an artifact named with 101 to 200 characters uploads and downloads", async () => {
+    const jobId = (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "limits-no-nodes" })).job_id;
+    for (const length of [101, 150, 200]) {
+      const artifactId = `${"a".repeat(length - 4)}.txt`;
+      const presigned = await user.call("presignUpload", { job_id: jobId, artifact_id: artifactId });
+      const stored = await fetch(presigned.url, { method: "PUT", body: `bytes of ${length}` });
+      expect(stored.status, await stored.clone().text()).toBe(200);
+      const download = await fetch((await user.call("presignDownload", { job_id: jobId, artifact_id: artifactId })).url);
+      expect(download.status).toBe(200);
+      expect(await download.text()).toBe(`bytes of ${length}`);
+    }
+  });
+
+  it("a path parameter longer than any id answers the 400 envelope, not the router's 414", async () => {
+    const before = await storeSnapshot(nc);
+    const response = await fetch(`${baseUrl}/api/compute/artifacts/upload/job_0000000000000000000/${"a".repeat(201)}?signature=x`, { method: "PUT", body: "x" });
+    const envelope = expectRefusal({ status: response.status, headers: response.headers, body: await response.json() });
+    expect(response.status).toBe(400);
+    expect(envelope.code).toBe("request.invalid");
+    expect(envelope.message).toContain("longer than 200 characters");
+    expect(await storeSnapshot(nc)).toEqual(before);
+  });
+});

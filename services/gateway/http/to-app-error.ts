@@ -1,3 +1,4 @@
+import { PATH_PARAM_MAX_LENGTH } from "../../../shared/contract/index.js";
 import { AppError, isAppError } from "../../../shared/errors/index.js";
 import { asServiceError } from "../../../shared/nats/index.js";
 
@@ -9,6 +10,10 @@ const FASTIFY_ERRORS: Record<string, () => AppError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError("request.too_large", "The body is larger than this service accepts."),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError("request.invalid", "Content-Length does not match the body."),
   FST_ERR_BAD_URL: () => new AppError("route.not_found", "The path is not a valid URL."),
+  FST_ERR_MAX_PARAM_LENGTH: () =>
+    new AppError("request.invalid", `A path parameter is longer than ${PATH_PARAM_MAX_LENGTH} characters, the longest id a path takes.`, {
+      details: { issues: [{ path: "path", message: `at most ${PATH_PARAM_MAX_LENGTH} characters` }] },
+    }),
 };
 
 /** By HTTP status, for client errors of the HTTP layer that carry no known code. */

@@ -32,6 +32,23 @@ describe("signed URLs", () => {
     expect(codeOf(() => signer.verify("GET", path, signed, PARAMS))).toBe("url.expired");
   });
 
+  it("refuse a signature whose text is not the canonical base64url of its bytes", () => {
+    const signed = query(signer.sign({ method: "GET", path, expiresAtMs: now + 60_000 }));
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    // 32 bytes are 43 characters: the last carries 4 bits of the digest and 2 unused ones.
+    const last = alphabet.indexOf(signed.signature!.at(-1)!);
+    const base = signed.signature!.slice(0, -1);
+    for (const unused of [1, 2, 3]) {
+      const altered = `${base}${alphabet[last ^ unused]}`;
+      expect(Buffer.from(altered, "base64url")).toEqual(Buffer.from(signed.signature!, "base64url"));
+      expect(codeOf(() => signer.verify("GET", path, { ...signed, signature: altered }, PARAMS)), altered).toBe("url.signature_invalid");
+    }
+    for (const padded of [`${signed.signature}=`, `${signed.signature}.`, `${base.slice(0, 10)}!${base.slice(10)}${signed.signature!.at(-1)}`]) {
+      expect(codeOf(() => signer.verify("GET", path, { ...signed, signature: padded }, PARAMS)), padded).toBe("url.signature_invalid");
+    }
+    expect(codeOf(() => signer.verify("GET", path, signed, PARAMS))).toBeUndefined();
+  });
+
   it("refuse another path, another method, a changed expiry or a changed signature", () => {
     const signed = query(signer.sign({ method: "GET", path, expiresAtMs: now + 60_000 }));
     expect(codeOf(() => signer.verify("GET", `${path}x`, signed, PARAMS))).toBe("url.signature_invalid");

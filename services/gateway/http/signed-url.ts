@@ -76,8 +76,11 @@ export function urlSigner(secret: Buffer, clock: Clock): UrlSigner {
       // With a prefix scope the signature covers the path minus its last segment.
       const signedScope = scope === "prefix" ? `${path.slice(0, path.lastIndexOf("/") + 1)}*` : path;
       const expected = digest(secret, method, signedScope, expires);
+      // The decoder ignores the unused low bits of the last character and any character
+      // outside the alphabet: only the canonical text of the bytes is the signature.
       const presented = Buffer.from(signature, "base64url");
-      if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+      const canonical = presented.toString("base64url") === signature;
+      if (!canonical || presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
         throw new AppError("url.signature_invalid", "This URL was altered or is not for this method and path.");
       }
       if (Number(expires) * 1000 <= clock.now()) throw new AppError("url.expired", "This URL has expired; ask for a new one.");

@@ -6,6 +6,7 @@ import { metricsRegistry, type ReadinessReport } from "../../shared/runtime/inde
 import { registerArtifactRoutes } from "./artifacts/register-artifact-routes.js";
 import { registerBillingRoutes } from "./billing/register-billing-routes.js";
 import type { GatewayContext } from "./gateway-context.js";
+import { clientErrorHandler } from "./http/client-error.js";
 import { sendError } from "./http/envelope.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
 import { registerRpc } from "./http/register-rpc.js";
@@ -38,6 +39,8 @@ export function buildApp(
     bodyLimit: gw.config.CJS_MAX_BODY_BYTES,
     // Every id the contract lets a path carry fits; a longer parameter is an id of no format.
     maxParamLength: PATH_PARAM_MAX_LENGTH,
+    // What Node's HTTP parser refuses (bad framing, oversized headers) answers the envelope on the raw socket.
+    clientErrorHandler: clientErrorHandler(gw.logger as FastifyBaseLogger),
     // What the router refuses before a route is chosen (a URL it cannot decode, a parameter over that length) answers the envelope too.
     frameworkErrors: (error, request, reply) => {
       request.log.info({ code: error.code }, "request refused");

@@ -16,6 +16,8 @@ export const ERROR_CATALOGUE = {
   "request.malformed_json": { http: 400, retryable: false, summary: "The body is not valid JSON, or holds a `__proto__` key (or `constructor.prototype`)." },
   "request.unsupported_media_type": { http: 415, retryable: false, summary: "The Content-Type of a JSON operation is not `application/json`." },
   "request.too_large": { http: 413, retryable: false, summary: "The body is larger than the configured limit; over HTTP the connection is closed after the answer." },
+  "request.headers_too_large": { http: 431, retryable: false, summary: "The request line and headers are larger than the HTTP server reads; the connection is closed after the answer." },
+  "request.timeout": { http: 408, retryable: true, summary: "The request did not arrive in full within the server's request timeout; the connection is closed after the answer." },
   "request.range_not_satisfiable": { http: 416, retryable: false, summary: "The `Range` starts beyond the end of the content; `Content-Range` gives its size." },
   "route.not_found": { http: 404, retryable: false, summary: "No operation lives at this path." },
   "route.method_not_allowed": { http: 405, retryable: false, summary: "The path exists but not with this HTTP method; the `Allow` header names the right one." },

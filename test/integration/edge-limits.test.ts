@@ -1,7 +1,9 @@
+import { once } from "node:events";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../../shared/client/index.js";
-import { expectRefusal, postJson } from "../harness/edge-probe.js";
+import { ErrorEnvelope } from "../../shared/contract/index.js";
+import { expectRefusal, openSocket, postJson, readResponse } from "../harness/edge-probe.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { storeSnapshot } from "../harness/store-snapshot.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem } from "../harness/system.js";
@@ -97,4 +99,34 @@ describe("the longest path parameters", () => {
     expect(envelope.message).toContain("longer than 200 characters");
     expect(await storeSnapshot(nc)).toEqual(before);
   });
+});
+
+describe("requests the HTTP parser refuses before any route runs", () => {
+  const submitHead = (extra: string) =>
+    `POST /api/compute/jobs/submit HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-App-ID: probe\r\n${extra}\r\n`;
+  const cases: { name: string; request: string; status: number; code: string }[] = [
+    { name: "bad chunked encoding", request: `${submitHead("Transfer-Encoding: chunked\r\n")}zz\r\n{}\r\n0\r\n\r\n`, status: 400, code: "request.invalid" },
+    { name: "two Content-Length headers", request: `${submitHead("Content-Length: 2\r\nContent-Length: 3\r\n")}{}`, status: 400, code: "request.invalid" },
+    { name: "a space before a header's colon", request: `${submitHead("Content-Length : 2\r\n")}{}`, status: 400, code: "request.invalid" },
+    { name: "a 64 KiB header", request: `${submitHead(`X-Padding: ${"p".repeat(64 * 1024)}\r\nContent-Length: 2\r\n`)}{}`, status: 431, code: "request.headers_too_large" },
+  ];
+
+  for (const { name, request, status, code } of cases) {
+    it(`${name} answers ${status} ${code} in the envelope and closes the connection`, async () => {
+      const before = await storeSnapshot(nc);
+      const socket = await openSocket(baseUrl);
+      const closed = once(socket, "close");
+      socket.write(request);
+      const response = await readResponse(socket);
+      socket.resume();
+      await closed;
+      expect(response.status).toBe(status);
+      expect(response.headers["content-type"]).toBe("application/json");
+      expect(response.headers.connection).toBe("close");
+      const envelope = ErrorEnvelope.parse(JSON.parse(response.body));
+      expect(envelope).toMatchObject({ status: "ERROR", code });
+      expect(response.body).not.toMatch(/HPE_|FST_|statusCode/);
+      expect(await storeSnapshot(nc)).toEqual(before);
+    });
+  }
 });

@@ -1,4 +1,4 @@
-export { BaseConfig, ConfigError, boolSetting, intSetting, parseConfig } from "./config.js";
+export { BaseConfig, ConfigError, NatsUrl, boolSetting, intSetting, natsUrlProblem, parseConfig } from "./config.js";
 export { createLogger } from "./logger.js";
 export type { Logger } from "./logger.js";
 export { collectProcessMetrics, metricsRegistry, natsRequestSeconds } from "./metrics.js";

@@ -11,3 +11,6 @@ export { formatPath, zodIssues } from "./zod-issues.js";
 export type { FieldIssue } from "./zod-issues.js";
 export { newId, randomBase62, toBase62 } from "./ids.js";
 export { forEachBounded } from "./for-each-bounded.js";
+export { settingNames, unknownSettings, warnUnknownSettings } from "./unknown-settings.js";
+export type { UnknownSetting } from "./unknown-settings.js";
+export { KNOWN_SETTINGS } from "./known-settings.js";

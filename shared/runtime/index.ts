@@ -1,5 +1,5 @@
 export { BaseConfig, ConfigError, NatsUrl, boolSetting, intSetting, natsUrlProblem, parseConfig } from "./config.js";
-export { createLogger } from "./logger.js";
+export { createLogger, scrubCredentialParameters } from "./logger.js";
 export type { Logger } from "./logger.js";
 export { collectProcessMetrics, metricsRegistry, natsRequestSeconds } from "./metrics.js";
 export { natsConnected, readiness } from "./health.js";

@@ -64,6 +64,5 @@ try {
   const address = await gateway.app.listen({ host: config.CJS_HOST, port });
   logger.info({ address }, `gateway listening on ${address}`);
 } catch (error) {
-  reportStartFailure(logger, "gateway", error);
-  process.exit(1);
+  process.exit(reportStartFailure(logger, "gateway", error));
 }

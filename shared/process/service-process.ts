@@ -46,7 +46,8 @@ export interface ServiceProcessOptions<C extends ServiceProcessConfig> {
  * it takes, and saying so in the log), wait for JetStream, build and start, and on SIGTERM
  * stop the service before closing the ops server and draining NATS. `/readyz` is 503
  * until the connection is up, JetStream answers for every stream the service provisioned,
- * and the service has started. A failure while starting is logged and exits 1; the
+ * and the service has started. A failure while starting is logged and exits 1 (2 for a
+ * setting found wrong only when used, such as an unreadable `NATS_CREDS_FILE`); the
  * returned promise never rejects.
  */
 export async function runServiceProcess<C extends ServiceProcessConfig>(options: ServiceProcessOptions<C>): Promise<void> {
@@ -90,7 +91,6 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
     service = await startWithRetries(() => options.build({ nc: connection, logger, clock: systemClock, config }), { name, logger, jetStream: health });
     logger.info({ ops: opsUrl }, `${name} ready`);
   } catch (error) {
-    reportStartFailure(logger, name, error);
-    process.exit(1);
+    process.exit(reportStartFailure(logger, name, error));
   }
 }

@@ -39,6 +39,15 @@ describe("a NATS server list that is not one", () => {
     }
   }
 
+  for (const { name, script, args } of PROGRAMS.filter((program) => ["scheduler", "gateway", "admin"].includes(program.name))) {
+    it(`${name} with a NATS_CREDS_FILE it cannot read exits 2 naming the variable, without a stack trace`, async () => {
+      const { code, output } = await run(script, args, { NATS_CREDS_FILE: "/nonexistent/cjs.creds", NATS_URL: "nats://127.0.0.1:9", CJS_OPS_PORT: "0", CJS_PORT: "0" });
+      expect(output).toContain("NATS_CREDS_FILE: cannot read /nonexistent/cjs.creds (ENOENT)");
+      expect(output).not.toMatch(STACK_FRAME);
+      expect(code, output).toBe(2);
+    });
+  }
+
   it("admin with --nats that is not a URL exits 2 naming the flag, without a stack trace", async () => {
     const { code, output } = await run("services/admin/main.ts", ["business", "create", "--app", "local", "--name", "x", "--nats", "not a url"], {});
     expect(output).toContain(`--nats: "not a url" is not a NATS server URL`);

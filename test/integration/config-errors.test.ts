@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { startServiceProcess } from "../harness/service-process.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -54,4 +55,19 @@ describe("a NATS server list that is not one", () => {
     expect(output).not.toMatch(STACK_FRAME);
     expect(code, output).toBe(2);
   });
+});
+
+describe("a CJS_* variable no process reads", () => {
+  for (const service of ["scheduler", "gateway"]) {
+    it(`${service} warns of it at start, with the name it most likely meant`, async () => {
+      // NATS is unreachable: the warning comes before the connect, and the process waits there.
+      const running = startServiceProcess({ service, env: { NATS_URL: "nats://127.0.0.1:9", CJS_OPS_PORT: "0", CJS_PORT: "0", CJS_NATS_REPLICA: "3" } });
+      try {
+        const line = await running.waitForLog((logged) => typeof logged.msg === "string" && logged.msg.startsWith("ignoring unknown settings"));
+        expect(line).toMatchObject({ level: 40, unknown_settings: expect.arrayContaining([{ name: "CJS_NATS_REPLICA", suggestion: "CJS_NATS_REPLICAS" }]) });
+      } finally {
+        await running.stop();
+      }
+    });
+  }
 });

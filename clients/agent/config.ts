@@ -2,7 +2,7 @@ import { availableParallelism, hostname, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { AppId, JobTypeName, Labels, PoolId } from "../../shared/contract/index.js";
-import { boolSetting, intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { boolSetting, intSetting, NatsUrl, parseConfig } from "../../shared/runtime/index.js";
 
 /** An empty variable (`CJS_CPU=`) means "not set", so the default applies. */
 const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
@@ -41,7 +41,7 @@ export const AgentConfig = z.object({
    * NATS-direct mode: the NATS server(s) to talk to instead of the gateway's HTTP API
    * (one URL or a comma-separated list). Unset: HTTP.
    */
-  CJS_AGENT_NATS_URL: z.preprocess(unsetIfEmpty, z.string().min(1).optional()),
+  CJS_AGENT_NATS_URL: z.preprocess(unsetIfEmpty, NatsUrl.optional()),
   /** Where NATS replies come back; the agent's NATS user may subscribe to `<prefix>.>` and nothing else. */
   CJS_AGENT_NATS_INBOX_PREFIX: z.preprocess(
     unsetIfEmpty,

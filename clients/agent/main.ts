@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ConfigError, createLogger, systemClock } from "../../shared/runtime/index.js";
+import { ConfigError, createLogger, KNOWN_SETTINGS, systemClock, warnUnknownSettings } from "../../shared/runtime/index.js";
 import { buildAgent } from "./agent.js";
 import { AgentError } from "./agent-error.js";
 import { loadConfig } from "./config.js";
@@ -36,6 +36,7 @@ try {
 }
 
 const logger = createLogger({ service: "agent", level: config.LOG_LEVEL });
+warnUnknownSettings(logger, process.env, KNOWN_SETTINGS);
 const agent = buildAgent({ config, logger, clock: systemClock, env: process.env });
 // However the process ends, no job outlives it unnoticed: the next start reports what was killed.
 process.once("exit", () => agent.killNow());

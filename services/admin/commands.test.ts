@@ -114,4 +114,9 @@ describe("resolveNatsUrl", () => {
     expect(resolveNatsUrl(undefined, { NATS_URL: "nats://b:2" })).toBe("nats://b:2");
     expect(resolveNatsUrl(undefined, {})).toBe("nats://127.0.0.1:4222");
   });
+
+  it("refuses a --nats or NATS_URL that is not a NATS server list, naming which", () => {
+    expect(() => resolveNatsUrl("not a url", {})).toThrow(/--nats: "not a url" is not a NATS server URL/);
+    expect(() => resolveNatsUrl(undefined, { NATS_URL: "nats://:99999" })).toThrow(/NATS_URL: "nats:\/\/:99999" is not a NATS server URL/);
+  });
 });

@@ -11,7 +11,7 @@ import {
   User,
 } from "../../shared/contract/index.js";
 import { subjects } from "../../shared/nats/index.js";
-import { BaseConfig, formatPath, parseConfig } from "../../shared/runtime/index.js";
+import { BaseConfig, formatPath, natsUrlProblem, parseConfig } from "../../shared/runtime/index.js";
 
 /** A command-line flag and the request field it fills. */
 interface Flag {
@@ -163,7 +163,10 @@ export function parseInvocation(argv: readonly string[]): Invocation {
 
 /** `--nats`, else `NATS_URL`, else the default every service uses (the server `make dev` starts). */
 export function resolveNatsUrl(flag: string | undefined, env: Record<string, string | undefined>): string {
-  return flag ?? parseConfig(BaseConfig.pick({ NATS_URL: true }), env).NATS_URL;
+  if (flag === undefined) return parseConfig(BaseConfig.pick({ NATS_URL: true }), env).NATS_URL;
+  const problem = natsUrlProblem(flag);
+  if (problem !== undefined) throw new UsageError(`--nats: ${problem}`);
+  return flag;
 }
 
 /** The usage of one command, or of the whole CLI. */

@@ -31,7 +31,11 @@ async function runAdmin(argv: readonly string[], env: Record<string, string | un
       timeout: 3000,
       reconnect: false,
     });
-  } catch {
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      return 2;
+    }
     console.error(`cannot reach NATS at ${url}: is \`make dev\` running?`);
     return 1;
   }

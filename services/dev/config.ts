@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppId, Email } from "../../shared/contract/index.js";
-import { intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { intSetting, NatsUrl, parseConfig } from "../../shared/runtime/index.js";
 
 /**
  * Settings of the embedded development system (`make dev`). Every other variable
@@ -10,7 +10,7 @@ export const DevConfig = z.object({
   /** Where the embedded nats-server keeps its store and where the admin login is kept. */
   CJS_DATA_DIR: z.string().min(1).default(".data"),
   /** A running NATS to use instead of starting one. */
-  NATS_URL: z.string().min(1).optional(),
+  NATS_URL: NatsUrl.optional(),
   /** Port of the embedded nats-server (ignored with NATS_URL). */
   CJS_NATS_PORT: intSetting(4222, { min: 1, max: 65535 }),
   CJS_HOST: z.string().default("127.0.0.1"),

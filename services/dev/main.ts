@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { connectNats } from "../../shared/nats/index.js";
 import { UnsupportedServerError } from "../../shared/nats-server/index.js";
-import { collectProcessMetrics, ConfigError, createLogger, installShutdown, systemClock, type Service } from "../../shared/runtime/index.js";
+import { collectProcessMetrics, ConfigError, createLogger, installShutdown, KNOWN_SETTINGS, systemClock, type Service, warnUnknownSettings } from "../../shared/runtime/index.js";
 import { buildBilling } from "../billing/billing.js";
 import { loadConfig as loadBillingConfig } from "../billing/config.js";
 import { loadConfig as loadGatewayConfig } from "../gateway/config.js";
@@ -44,6 +44,7 @@ const nats = await natsForDev({ natsUrl: config.NATS_URL, dataDir: config.CJS_DA
 const env = { ...process.env, NATS_URL: nats.url, CJS_HOST: config.CJS_HOST, CJS_PORT: String(config.CJS_PORT), CJS_DEV_OUTBOX: process.env.CJS_DEV_OUTBOX ?? "true" };
 const loggerFor = (service: string) => createLogger({ service, level: config.LOG_LEVEL, pretty: process.stdout.isTTY });
 const logger = loggerFor("dev");
+warnUnknownSettings(logger, process.env, KNOWN_SETTINGS);
 collectProcessMetrics();
 
 const connect = (name: string) => connectNats({ url: nats.url, credentials: process.env, name: `cjs-${name}`, logger: loggerFor(name) });

@@ -9,9 +9,11 @@ import {
   ConfigError,
   createLogger,
   installShutdown,
+  KNOWN_SETTINGS,
   serverUrl,
   startOpsServer,
   systemClock,
+  warnUnknownSettings,
 } from "../../shared/runtime/index.js";
 import { loadConfig } from "./config.js";
 import { buildGateway, type Gateway } from "./gateway.js";
@@ -25,6 +27,7 @@ try {
   process.exit(2);
 }
 const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL });
+warnUnknownSettings(logger, process.env, KNOWN_SETTINGS);
 collectProcessMetrics();
 
 let nc: NatsConnection | undefined;
@@ -61,6 +64,5 @@ try {
   const address = await gateway.app.listen({ host: config.CJS_HOST, port });
   logger.info({ address }, `gateway listening on ${address}`);
 } catch (error) {
-  reportStartFailure(logger, "gateway", error);
-  process.exit(1);
+  process.exit(reportStartFailure(logger, "gateway", error));
 }

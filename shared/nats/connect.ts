@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { assertSupportedServer, isSupportedServerVersion, NATS_SERVER_MINIMUM } from "../nats-server/index.js";
+import { ConfigError } from "../runtime/index.js";
 
 /** The NATS credential settings of `BaseConfig`. */
 export interface NatsCredentials {
@@ -11,9 +12,20 @@ export interface NatsCredentials {
   NATS_PASSWORD?: string | undefined;
 }
 
-/** Connection options for the configured credential, if any (a creds file wins over a token over a user). */
+/**
+ * Connection options for the configured credential, if any (a creds file wins over a token
+ * over a user). A creds file that cannot be read is a `ConfigError` naming `NATS_CREDS_FILE`.
+ */
 export function natsAuthOptions(credentials: NatsCredentials): Partial<ConnectionOptions> {
-  if (credentials.NATS_CREDS_FILE) return { authenticator: credsAuthenticator(readFileSync(credentials.NATS_CREDS_FILE)) };
+  if (credentials.NATS_CREDS_FILE) {
+    let creds: Buffer;
+    try {
+      creds = readFileSync(credentials.NATS_CREDS_FILE);
+    } catch (error) {
+      throw new ConfigError([`NATS_CREDS_FILE: cannot read ${credentials.NATS_CREDS_FILE} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`]);
+    }
+    return { authenticator: credsAuthenticator(creds) };
+  }
   if (credentials.NATS_TOKEN) return { token: credentials.NATS_TOKEN };
   if (credentials.NATS_USER) return { user: credentials.NATS_USER, ...(credentials.NATS_PASSWORD ? { pass: credentials.NATS_PASSWORD } : {}) };
   return {};

@@ -9,6 +9,7 @@ import {
   collectProcessMetrics,
   createLogger,
   installShutdown,
+  KNOWN_SETTINGS,
   type Logger,
   natsConnected,
   type ReadinessCheck,
@@ -16,6 +17,7 @@ import {
   startOpsServer,
   serverUrl,
   systemClock,
+  warnUnknownSettings,
 } from "../runtime/index.js";
 import { startWithRetries } from "./start-with-retries.js";
 import { connectWhenReachable, untilJetStreamReady } from "./wait-for-nats.js";
@@ -40,11 +42,12 @@ export interface ServiceProcessOptions<C extends ServiceProcessConfig> {
 
 /**
  * The whole life of a one-service process, for its `main.ts`: load config (exit 2 when it
- * is invalid), serve `/metrics` `/healthz` `/readyz`, connect (waiting for NATS as long as
+ * is invalid), warn of `CJS_*` variables no process reads, serve `/metrics` `/healthz` `/readyz`, connect (waiting for NATS as long as
  * it takes, and saying so in the log), wait for JetStream, build and start, and on SIGTERM
  * stop the service before closing the ops server and draining NATS. `/readyz` is 503
  * until the connection is up, JetStream answers for every stream the service provisioned,
- * and the service has started. A failure while starting is logged and exits 1; the
+ * and the service has started. A failure while starting is logged and exits 1 (2 for a
+ * setting found wrong only when used, such as an unreadable `NATS_CREDS_FILE`); the
  * returned promise never rejects.
  */
 export async function runServiceProcess<C extends ServiceProcessConfig>(options: ServiceProcessOptions<C>): Promise<void> {
@@ -58,6 +61,7 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
   }
 
   const logger = createLogger({ service: name, level: config.LOG_LEVEL });
+  warnUnknownSettings(logger, process.env, KNOWN_SETTINGS);
   let nc: NatsConnection | undefined;
   let natsUp: ReadinessCheck = () => false;
   let jetStream: JetStreamHealth | undefined;
@@ -87,7 +91,6 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
     service = await startWithRetries(() => options.build({ nc: connection, logger, clock: systemClock, config }), { name, logger, jetStream: health });
     logger.info({ ops: opsUrl }, `${name} ready`);
   } catch (error) {
-    reportStartFailure(logger, name, error);
-    process.exit(1);
+    process.exit(reportStartFailure(logger, name, error));
   }
 }

@@ -34,10 +34,46 @@ export function boolSetting(defaultValue: boolean) {
     .transform((value) => value === "true" || value === "1" || value === "yes");
 }
 
+/**
+ * Why a NATS server list (`nats://n1:4222,n2:4222`) cannot be connected to, or undefined
+ * when every entry is a `nats://` or `tls://` URL, or a bare `host[:port]`, with a host
+ * and a port from 1 to 65535, and no credentials (they would be logged with the URL). The NATS client would otherwise throw a bare `Invalid URL`.
+ */
+export function natsUrlProblem(list: string): string | undefined {
+  const servers = list.split(",").map((server) => server.trim());
+  for (const server of servers) {
+    if (server === "") return "has an empty entry in its comma-separated list";
+    const shown = JSON.stringify(server);
+    let url: URL;
+    try {
+      url = new URL(server.includes("://") ? server : `nats://${server}`);
+    } catch {
+      return `${shown} is not a NATS server URL (nats://host:port, tls://host:port or host:port)`;
+    }
+    if (url.protocol !== "nats:" && url.protocol !== "tls:") return `${shown} is not a NATS server URL: the scheme must be nats:// or tls://`;
+    if (url.hostname === "") return `${shown} is not a NATS server URL: it has no host`;
+    if (url.username !== "" || url.password !== "") return `${shown.replace(/\/\/[^@]*@/, "//…@")} has a user or password in it: set NATS_USER and NATS_PASSWORD, or NATS_TOKEN, instead`;
+    if (url.port === "0") return `${shown} is not a NATS server URL: the port must be 1 to 65535`;
+    if ((url.pathname !== "" && url.pathname !== "/") || url.search !== "" || url.hash !== "") {
+      return `${shown} is not a NATS server URL: it has a path, query or fragment`;
+    }
+  }
+  return undefined;
+}
+
+/** A NATS server list, checked as `natsUrlProblem` does. */
+export const NatsUrl = z
+  .string()
+  .min(1)
+  .superRefine((value, context) => {
+    const problem = natsUrlProblem(value);
+    if (problem !== undefined) context.addIssue({ code: "custom", message: problem });
+  });
+
 /** Settings every service shares. */
 export const BaseConfig = z.object({
   /** One server or a comma-separated list. */
-  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  NATS_URL: NatsUrl.default("nats://127.0.0.1:4222"),
   /** Credentials for a NATS server that requires them: a creds file (JWT + NKey), a token, or a user and password. */
   NATS_CREDS_FILE: z.string().min(1).optional(),
   NATS_TOKEN: z.string().min(1).optional(),

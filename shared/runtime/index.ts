@@ -1,5 +1,5 @@
-export { BaseConfig, ConfigError, boolSetting, intSetting, parseConfig } from "./config.js";
-export { createLogger } from "./logger.js";
+export { BaseConfig, ConfigError, NatsUrl, boolSetting, intSetting, natsUrlProblem, parseConfig } from "./config.js";
+export { createLogger, scrubCredentialParameters } from "./logger.js";
 export type { Logger } from "./logger.js";
 export { collectProcessMetrics, metricsRegistry, natsRequestSeconds } from "./metrics.js";
 export { natsConnected, readiness } from "./health.js";
@@ -11,3 +11,6 @@ export { formatPath, zodIssues } from "./zod-issues.js";
 export type { FieldIssue } from "./zod-issues.js";
 export { newId, randomBase62, toBase62 } from "./ids.js";
 export { forEachBounded } from "./for-each-bounded.js";
+export { settingNames, unknownSettings, warnUnknownSettings } from "./unknown-settings.js";
+export type { UnknownSetting } from "./unknown-settings.js";
+export { KNOWN_SETTINGS } from "./known-settings.js";

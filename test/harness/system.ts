@@ -95,9 +95,20 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-async function runService<C>(natsUrl: string, name: string, build: (deps: ServiceDeps<C>) => Service, config: C, clock: Clock = systemClock): Promise<RunningService> {
+/** Where a harness service logs: silent unless TEST_LOG_LEVEL says otherwise, or the test's own logger. */
+export type LoggerFor = (service: string) => Logger;
+const testLogger: LoggerFor = () => pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+
+async function runService<C>(
+  natsUrl: string,
+  name: string,
+  build: (deps: ServiceDeps<C>) => Service,
+  config: C,
+  clock: Clock = systemClock,
+  loggerFor: LoggerFor = testLogger,
+): Promise<RunningService> {
   const nc = await connect({ servers: natsUrl.split(","), name: `test-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
-  const service = build({ nc, config, clock, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }) });
+  const service = build({ nc, config, clock, logger: loggerFor(name) });
   await service.start();
   return {
     service,
@@ -113,20 +124,21 @@ async function runService<C>(natsUrl: string, name: string, build: (deps: Servic
 }
 
 /** `clock`: the scheduler's time, for tests that move it (quota windows, deadlines). */
-export function startScheduler(natsUrl: string, env: Record<string, string> = {}, clock: Clock = systemClock) {
-  return runService(natsUrl, "scheduler", buildScheduler, SchedulerConfig.parse({ NATS_URL: natsUrl, CJS_RECONCILE_INTERVAL_MS: "200", CJS_PLACEMENT_LEASE_MS: "1000", ...env }), clock);
+export function startScheduler(natsUrl: string, env: Record<string, string> = {}, clock: Clock = systemClock, loggerFor?: LoggerFor) {
+  const config = SchedulerConfig.parse({ NATS_URL: natsUrl, CJS_RECONCILE_INTERVAL_MS: "200", CJS_PLACEMENT_LEASE_MS: "1000", ...env });
+  return runService(natsUrl, "scheduler", buildScheduler, config, clock, loggerFor);
 }
 
-export function startNodeRegistry(natsUrl: string, env: Record<string, string> = {}) {
-  return runService(natsUrl, "node-registry", buildNodeRegistry, NodeRegistryConfig.parse({ NATS_URL: natsUrl, CJS_LIVENESS_SWEEP_MS: "200", ...env }));
+export function startNodeRegistry(natsUrl: string, env: Record<string, string> = {}, loggerFor?: LoggerFor) {
+  return runService(natsUrl, "node-registry", buildNodeRegistry, NodeRegistryConfig.parse({ NATS_URL: natsUrl, CJS_LIVENESS_SWEEP_MS: "200", ...env }), systemClock, loggerFor);
 }
 
-export function startLogRelay(natsUrl: string, env: Record<string, string> = {}) {
-  return runService(natsUrl, "log-relay", buildLogRelay, LogRelayConfig.parse({ NATS_URL: natsUrl, ...env }));
+export function startLogRelay(natsUrl: string, env: Record<string, string> = {}, loggerFor?: LoggerFor) {
+  return runService(natsUrl, "log-relay", buildLogRelay, LogRelayConfig.parse({ NATS_URL: natsUrl, ...env }), systemClock, loggerFor);
 }
 
-export function startBilling(natsUrl: string, env: Record<string, string> = {}) {
-  return runService(natsUrl, "billing", buildBilling, BillingConfig.parse({ NATS_URL: natsUrl, ...env }));
+export function startBilling(natsUrl: string, env: Record<string, string> = {}, loggerFor?: LoggerFor) {
+  return runService(natsUrl, "billing", buildBilling, BillingConfig.parse({ NATS_URL: natsUrl, ...env }), systemClock, loggerFor);
 }
 
 /** Gateways, schedulers and node registries side by side on one NATS, plus a log relay and billing. */
@@ -143,14 +155,15 @@ export async function startSystem(
   natsUrl: string,
   replicas = { gateways: 2, schedulers: 2, registries: 2 },
   env: Record<string, string> = {},
-  options: { schedulerClock?: Clock } = {},
+  options: { schedulerClock?: Clock; loggerFor?: LoggerFor } = {},
 ): Promise<RunningSystem> {
+  const { loggerFor } = options;
   const times = <T>(count: number, start: () => Promise<T>) => Promise.all(Array.from({ length: count }, start));
-  const schedulers = await times(replicas.schedulers, () => startScheduler(natsUrl, env, options.schedulerClock));
-  const registries = await times(replicas.registries, () => startNodeRegistry(natsUrl, env));
-  const logRelay = await startLogRelay(natsUrl, env);
-  const billing = await startBilling(natsUrl, env);
-  const gateways = await times(replicas.gateways, () => startGateway(natsUrl, env));
+  const schedulers = await times(replicas.schedulers, () => startScheduler(natsUrl, env, options.schedulerClock, loggerFor));
+  const registries = await times(replicas.registries, () => startNodeRegistry(natsUrl, env, loggerFor));
+  const logRelay = await startLogRelay(natsUrl, env, loggerFor);
+  const billing = await startBilling(natsUrl, env, loggerFor);
+  const gateways = await times(replicas.gateways, () => startGateway(natsUrl, env, loggerFor ? { logger: loggerFor("gateway") } : {}));
   return {
     gateways,
     schedulers,

@@ -7,7 +7,7 @@
 import { jetstreamManager, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { isAppError } from "../../shared/errors/index.js";
 import { JsonBucket } from "../../shared/nats/index.js";
@@ -80,7 +80,15 @@ describe.each(TOPOLOGIES)("compare-and-set on a $name", ({ start }) => {
   });
 
   async function openBuckets(bucket: string): Promise<KV[]> {
-    await (await new Kvm(clients[0]!).create(bucket, { history: 1, replicas: topology.replicas })).create(KEY, JSON.stringify({ count: 0 }));
+    const created = await new Kvm(clients[0]!).create(bucket, { history: 1, replicas: topology.replicas });
+    // A stream created a moment ago on a cluster may answer "no responders" until its subjects are known on every server: the first write waits for that.
+    await vi.waitFor(
+      async () => {
+        if ((await created.get(KEY).catch(() => null))?.operation === "PUT") return;
+        await created.create(KEY, JSON.stringify({ count: 0 }));
+      },
+      { timeout: 15_000, interval: 100 },
+    );
     return Promise.all(clients.map((nc) => new Kvm(nc).open(bucket)));
   }
 

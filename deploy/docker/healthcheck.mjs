@@ -1,3 +1,5 @@
+import { pathToFileURL } from "node:url";
+
 // The image's HEALTHCHECK: GET /healthz on the ops port of the service this container runs.
 // The defaults are the services' CJS_OPS_PORT defaults (a test keeps them equal).
 export const DEFAULT_OPS_PORTS = {
@@ -22,4 +24,5 @@ async function main() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) process.exitCode = await main();
+// Run as the HEALTHCHECK command; imported by the tests for DEFAULT_OPS_PORTS alone.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = await main();

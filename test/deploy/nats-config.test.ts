@@ -116,7 +116,7 @@ describe("the NATS users of the config, on a running server", () => {
 
   it("lets an agent call the node plane and get the services' answer on its own inbox prefix", async () => {
     const services = await as("services");
-    services.nc.subscribe("cjs.nodeplane.heartbeat", { callback: (_error, msg) => msg.respond("ok") });
+    services.nc.subscribe("cjs.nodeplane.heartbeat", { callback: (_error, msg) => void msg.respond("ok") });
     await services.nc.flush();
     const agent = await as("agent", "_INBOX_agents");
     const answer = await agent.nc.request("cjs.nodeplane.heartbeat", "{}", { timeout: 5000 });
@@ -144,7 +144,7 @@ describe("the NATS users of the config, on a running server", () => {
 
   it("lets the operator CLI send admin commands and read the answers on its own inbox prefix, and nothing else", async () => {
     const services = await as("services");
-    services.nc.subscribe("cjs.admin.app.create", { callback: (_error, msg) => msg.respond("created") });
+    services.nc.subscribe("cjs.admin.app.create", { callback: (_error, msg) => void msg.respond("created") });
     await services.nc.flush();
     const operator = await as("operator", "_INBOX_admin");
     expect((await operator.nc.request("cjs.admin.app.create", "{}", { timeout: 5000 })).string()).toBe("created");

@@ -151,8 +151,9 @@ describe("the NATS users of the config, on a running server", () => {
     operator.nc.publish("$JS.API.INFO");
     operator.nc.publish("cjs.nodeplane.register");
     operator.nc.subscribe("_INBOX.>");
-    expect((await operator.denied.next(3)).sort()).toEqual(
-      ["publish $JS.API.INFO", "publish cjs.nodeplane.register", "subscription _INBOX.>"].sort(),
+    operator.nc.subscribe("$KV.>");
+    expect((await operator.denied.next(4)).sort()).toEqual(
+      ["publish $JS.API.INFO", "publish cjs.nodeplane.register", "subscription _INBOX.>", "subscription $KV.>"].sort(),
     );
   });
 

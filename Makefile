@@ -2,9 +2,9 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup node-deps nats-server dev test build lint bench clean
+.PHONY: setup node-deps nats-server manifest-check dev test build lint bench clean
 
-setup: node-deps nats-server
+setup: node-deps nats-server manifest-check
 
 # npm writes node_modules/.package-lock.json on every install: older than the lockfile
 # means the installed tree is stale.
@@ -21,6 +21,10 @@ node-deps:
 
 nats-server:
 	@deploy/scripts/ensure-nats-server.sh
+
+# The offline validator of deploy/ that `make test` runs (docs/operations.md, "Deploying with containers").
+manifest-check:
+	@deploy/scripts/ensure-manifest-check.sh
 
 dev: setup
 	npm run dev

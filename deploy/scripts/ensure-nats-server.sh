@@ -44,10 +44,9 @@ for candidate in "$(command -v nats-server || true)" /usr/sbin/nats-server /usr/
   say "ignoring nats-server ${found:-of unknown version} at $candidate: older than $minimum, the oldest supported"
 done
 
-if ! command -v go >/dev/null 2>&1; then
-  for dir in /usr/local/go/bin /usr/lib/go/bin; do [[ -x "$dir/go" ]] && PATH="$dir:$PATH"; done
-fi
-if ! command -v go >/dev/null 2>&1; then
+# shellcheck source=lib/go-toolchain.sh
+source "$root/deploy/scripts/lib/go-toolchain.sh"
+if ! find_go; then
   say "nats-server $minimum or newer is missing, and building it needs Go (1.24 or newer): install Go, or set NATS_SERVER_BIN to a nats-server $minimum+ binary, or NATS_URL to a running server" >&2
   exit 1
 fi

@@ -2,9 +2,12 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup node-deps nats-server manifest-check dev test build lint bench clean
+.PHONY: setup test-tools node-deps nats-server manifest-check dev test build lint bench clean
 
-setup: node-deps nats-server manifest-check
+setup: node-deps nats-server
+
+# Tools only the tests need (validators of the deploy files); `make dev` does not wait for them.
+test-tools: manifest-check
 
 # npm writes node_modules/.package-lock.json on every install: older than the lockfile
 # means the installed tree is stale.
@@ -29,7 +32,7 @@ manifest-check:
 dev: setup
 	npm run dev
 
-test: setup
+test: setup test-tools
 	npx vitest run
 
 build: node-deps

@@ -17,7 +17,7 @@ target_dir="$tools_dir/manifest-check/$hash"
 target="$target_dir/manifest-check"
 
 if [[ "${1:-}" == "--path" ]]; then
-  [[ -x "$target" ]] || { say "manifest-check is not built for these sources (expected ${target}); run make setup" >&2; exit 1; }
+  [[ -x "$target" ]] || { say "manifest-check is not built for these sources (expected ${target}); run make test-tools (or make test)" >&2; exit 1; }
   printf '%s\n' "$target"
   exit 0
 fi

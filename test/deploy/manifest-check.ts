@@ -1,5 +1,5 @@
 /**
- * Runs deploy/tools/manifest-check, the offline validator `make setup` builds
+ * Runs deploy/tools/manifest-check, the offline validator `make test` builds (target `test-tools`)
  * (deploy/scripts/ensure-manifest-check.sh). A missing build fails the calling test with
  * the script's message: the check is never skipped.
  */

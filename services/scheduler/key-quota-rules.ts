@@ -7,7 +7,7 @@ import { addToWindow, HourWindow, pruneWindow, removeFromWindow, secondsUntilRoo
  * The quota actor of one API key, in `cjs_key_quotas` under the key id. Only the scheduler
  * writes it, always by compare-and-set, so parallel submits on any replica cannot overshoot.
  */
-export const KeyQuotaRecord = z.object({
+export const KeyQuotaRecord = z.looseObject({
   key_id: z.string(),
   /** The key's tenancy: its jobs are `<app>.<business>.<job id>`. */
   app_id: z.string(),

@@ -2,10 +2,10 @@ import { z } from "zod";
 import { HourWindow } from "./hour-window.js";
 
 /** One attempt holding capacity on a node. */
-export const AllocatedAttempt = z.object({
+export const AllocatedAttempt = z.looseObject({
   job_key: z.string(),
   attempt: z.number().int(),
-  resources: z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number() }),
+  resources: z.looseObject({ cpu: z.number(), memory_mb: z.number(), gpu: z.number() }),
   assigned_at: z.string(),
 });
 export type AllocatedAttempt = z.infer<typeof AllocatedAttempt>;
@@ -14,7 +14,7 @@ export type AllocatedAttempt = z.infer<typeof AllocatedAttempt>;
  * What a node is committed to, in the `cjs_allocations` bucket under the node id. Only the
  * scheduler writes it, by compare-and-set, so two replicas can never overbook one node.
  */
-export const AllocationRecord = z.object({
+export const AllocationRecord = z.looseObject({
   node_id: z.string(),
   /** By job id. */
   attempts: z.record(z.string(), AllocatedAttempt),

@@ -7,7 +7,7 @@ import { z } from "zod";
  * → `completed` (the event applied); or `open` → `canceled`. Past `expires_at` it takes
  * nothing more.
  */
-export const SandboxSessionRecord = z.object({
+export const SandboxSessionRecord = z.looseObject({
   app_id: z.string(),
   business_id: z.string(),
   plan_id: z.string(),

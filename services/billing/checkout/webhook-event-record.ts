@@ -5,7 +5,7 @@ import { kvKey } from "../../../shared/nats/index.js";
  * A provider event billing received, under `webhookEventKey`. Its KV create is what makes
  * a delivery count once: `received` while it is being applied, then its outcome.
  */
-export const WebhookEventRecord = z.object({
+export const WebhookEventRecord = z.looseObject({
   provider: z.string(),
   event_id: z.string(),
   type: z.string(),

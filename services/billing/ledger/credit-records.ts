@@ -3,7 +3,7 @@ import { DebitUsage, LedgerEntryKind, type LedgerEntry } from "../../../shared/c
 import { toCredits } from "./credit-units.js";
 
 /** A ledger entry as stored, amounts in micro-credits. `seq` orders an account's entries (1, 2, …). */
-export const StoredEntry = z.object({
+export const StoredEntry = z.looseObject({
   seq: z.number().int().positive(),
   entry_id: z.string(),
   kind: LedgerEntryKind,
@@ -11,7 +11,7 @@ export const StoredEntry = z.object({
   balance_after_micros: z.number().int(),
   job_id: z.string().nullable(),
   attempt: z.number().int().nullable(),
-  usage: DebitUsage.nullable(),
+  usage: DebitUsage.loose().nullable(),
   created_at: z.string(),
 });
 export type StoredEntry = z.infer<typeof StoredEntry>;
@@ -23,7 +23,7 @@ export type StoredEntry = z.infer<typeof StoredEntry>;
  * from `unwritten`. So an entry id that was applied is always in `unwritten` or indexed in
  * `cjs_credit_entries`, which is how a repeat finds it.
  */
-export const CreditAccountRecord = z.object({
+export const CreditAccountRecord = z.looseObject({
   app_id: z.string(),
   business_id: z.string(),
   balance_micros: z.number().int(),

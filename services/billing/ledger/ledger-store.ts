@@ -53,7 +53,7 @@ function isNewPeriod(grantedStart: string | null, period: BillingPeriod): boolea
 }
 
 /** Adds one entry to the record (a pure step of the next value to write). */
-function append(record: CreditAccountRecord, entry: Omit<StoredEntry, "seq" | "balance_after_micros">): StoredEntry {
+function append(record: CreditAccountRecord, entry: Pick<StoredEntry, "entry_id" | "kind" | "amount_micros" | "job_id" | "attempt" | "usage" | "created_at">): StoredEntry {
   const seq = record.last_seq + 1;
   const balance = record.balance_micros + entry.amount_micros;
   const stored: StoredEntry = { ...entry, seq, balance_after_micros: balance };

@@ -16,7 +16,9 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export function applyEvent(record: SubscriptionRecord | null, event: SubscriptionEvent, findPlan: (planId: string) => Plan | undefined, now: number): SubscriptionRecord | undefined {
   if (record?.last_event_id === event.event_id) return undefined;
   if (record?.last_event_at && event.created_at_ms < Date.parse(record.last_event_at)) return undefined;
+  // Starts from the stored record: fields a newer replica wrote stay.
   const stamp = {
+    ...record,
     app_id: event.account.app_id,
     business_id: event.account.business_id,
     provider: event.provider,

@@ -5,7 +5,7 @@ import { z } from "zod";
  * `subscriptionKey(app, business)`. Absent means the default plan, with calendar-month
  * periods. It changes only through a verified payment-provider webhook (or an operator).
  */
-export const SubscriptionRecord = z.object({
+export const SubscriptionRecord = z.looseObject({
   app_id: z.string(),
   business_id: z.string(),
   plan_id: z.string(),

@@ -51,23 +51,26 @@ export class LoginGuard {
   }
 
   private async recordOne({ key, policy }: GuardKey): Promise<void> {
-    const next = (failures: number): LoginGuardRecord => {
+    // Starts from the stored record, so fields a newer replica wrote stay.
+    const next = (record: LoginGuardRecord | null): LoginGuardRecord => {
+      const failures = (record?.failures ?? 0) + 1;
       const now = this.clock.now();
       const { slowAfterFailures, lockAfterFailures, lockSeconds } = policy;
       const delay = failures >= slowAfterFailures ? Math.min(MAX_DELAY_MS, 1000 * 2 ** (failures - slowAfterFailures)) : 0;
       return {
+        ...record,
         failures,
         next_try_at: now + delay,
         locked_until: failures >= lockAfterFailures ? now + lockSeconds * 1000 : 0,
       };
     };
-    const updated = await this.bucket.mutate(key, (record) => next(record.failures + 1));
+    const updated = await this.bucket.mutate(key, next);
     if (updated) return;
     try {
-      await this.bucket.create(key, next(1));
+      await this.bucket.create(key, next(null));
     } catch {
       // Another request created it first: count this failure on top of it.
-      await this.bucket.mutate(key, (record) => next(record.failures + 1));
+      await this.bucket.mutate(key, next);
     }
   }
 }

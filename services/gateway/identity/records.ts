@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { ApiKeySummary, App, Business, User } from "../../../shared/contract/index.js";
 
-/** Records the gateway keeps in JetStream KV. They are never sent to callers as they are. */
+/**
+ * Records the gateway keeps in JetStream KV. They are never sent to callers as they are.
+ * Those the gateway rewrites are loose (docs/architecture.md, "Rolling upgrades").
+ */
 export const AppRecord = App;
 export type AppRecord = z.infer<typeof AppRecord>;
 
@@ -29,14 +32,14 @@ export const ApiKeyRecord = ApiKeySummary.extend({
   user_id: z.string(),
   /** SHA-256 of the whole key; the key itself is never stored. */
   key_hash: z.string(),
-});
+}).loose();
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 
 /** The owner index entry of a key (the KV key says it all). */
 export const ApiKeyOwnerRecord = z.object({});
 
 /** A sign-in session: one refresh-token family. Each refresh replaces `token_hash`. */
-export const SessionRecord = z.object({
+export const SessionRecord = z.looseObject({
   session_id: z.string(),
   app_id: z.string(),
   user_id: z.string(),
@@ -50,14 +53,14 @@ export const SessionRecord = z.object({
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
 
-export const OtpRecord = z.object({
+export const OtpRecord = z.looseObject({
   code_hash: z.string(),
   expires_at: z.string(),
   tries_left: z.number().int(),
 });
 export type OtpRecord = z.infer<typeof OtpRecord>;
 
-export const LoginGuardRecord = z.object({
+export const LoginGuardRecord = z.looseObject({
   failures: z.number().int(),
   /** Epoch ms before which the next try is refused (slowing down). */
   next_try_at: z.number(),

@@ -6,11 +6,11 @@ export type WindowName = keyof typeof WINDOW_MS;
 const WINDOW_NAMES = Object.keys(WINDOW_MS) as WindowName[];
 
 /** One window of a user's counter: when it opened (the first request in it) and how many requests it admitted. */
-export const RateWindow = z.object({ start_ms: z.number().int(), count: z.number().int().min(0) });
+export const RateWindow = z.looseObject({ start_ms: z.number().int(), count: z.number().int().min(0) });
 export type RateWindow = z.infer<typeof RateWindow>;
 
 /** A user's counter in `cjs_rate_limits`, changed only by compare-and-set. */
-export const RateLimitRecord = z.object({ minute: RateWindow, hour: RateWindow });
+export const RateLimitRecord = z.looseObject({ minute: RateWindow, hour: RateWindow });
 export type RateLimitRecord = z.infer<typeof RateLimitRecord>;
 
 /** Requests admitted per window. */
@@ -71,9 +71,11 @@ export function decide(record: RateLimitRecord | null, nowMs: number, policy: Ra
     const binding = closestToExhaustion(exhausted);
     return { admitted: false, binding, retryAfterSeconds: Math.max(1, Math.ceil(binding.resetMs / 1000)) };
   }
-  const next = Object.fromEntries(
-    WINDOW_NAMES.map((name) => [name, { start_ms: windows[name].start_ms, count: windows[name].count + 1 }]),
-  ) as RateLimitRecord;
+  // Spread from the stored record and its windows: fields a newer replica wrote stay (a window that reset starts afresh).
+  const next = {
+    ...record,
+    ...Object.fromEntries(WINDOW_NAMES.map((name) => [name, { ...windows[name], count: windows[name].count + 1 }])),
+  } as RateLimitRecord;
   const binding = closestToExhaustion(WINDOW_NAMES.map((name) => statusOf(name, next[name], policy[name], nowMs)));
   return { admitted: true, next, binding };
 }

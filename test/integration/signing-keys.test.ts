@@ -9,6 +9,7 @@ import { ComputeClient } from "../../shared/client/index.js";
 import { RotateKeysResponse, type Artifact } from "../../shared/contract/index.js";
 import { BUCKETS, ensureBuckets, requestRpc, subjects } from "../../shared/nats/index.js";
 import { generateJwtKey } from "../../services/gateway/secrets/jwt-keys.js";
+import { signingKeyReloadFailures } from "../../services/gateway/secrets/signing-key-metrics.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { LogCapture, type LogLine } from "../harness/log-capture.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -256,11 +257,14 @@ describe("signing keys from files", () => {
   });
 
   it("a file that turns bad keeps the keys in use and logs why, without its content", async () => {
+    const failures = async () => (await signingKeyReloadFailures.get()).values.find(({ labels }) => labels.kind === "jwt")?.value ?? 0;
+    const failuresBefore = await failures();
     const from = logs.mark();
     const leaked = jwk("bad");
     await replaceFile(jwtFile(), `{"keys":[${JSON.stringify(leaked)}`);
     const line = await logs.waitFor((each) => each.service === "gateway-f" && each.msg === "signing keys not reloaded; the previous keys stay in use", from);
     expect(line.problems).toEqual(["CJS_JWT_SIGNING_KEYS_FILE: is not valid JSON"]);
+    expect(await failures()).toBe(failuresBefore + 1);
     expect(kidOf(await signIn(fileGateway))).toBe("f2");
   });
 

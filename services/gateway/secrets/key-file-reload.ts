@@ -1,15 +1,8 @@
-import { Counter } from "prom-client";
 import type { Logger } from "pino";
-import { ConfigError, metricsRegistry } from "../../../shared/runtime/index.js";
+import { ConfigError } from "../../../shared/runtime/index.js";
 import { describeRing, type KeyRing, type LiveRing } from "./key-ring.js";
 import { readKeyFile, type ConfiguredKeys, type KeyKind } from "./key-sources.js";
-
-export const signingKeyReloadFailures = new Counter({
-  name: "cjs_signing_keys_reload_failures_total",
-  help: "Re-reads of a signing-key file that found it unreadable or invalid; the previous keys stayed in use.",
-  labelNames: ["kind"] as const,
-  registers: [metricsRegistry],
-});
+import { signingKeyReloadFailures } from "./signing-key-metrics.js";
 
 /**
  * Re-reads a key file every `intervalMs` and swaps the ring when its text changed. Polling

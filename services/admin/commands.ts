@@ -12,6 +12,7 @@ import {
 } from "../../shared/contract/index.js";
 import { subjects } from "../../shared/nats/index.js";
 import { BaseConfig, formatPath, natsUrlProblem, parseConfig } from "../../shared/runtime/index.js";
+import { rotateKeysCommand } from "./keys-commands.js";
 
 /** A command-line flag and the request field it fills. */
 interface Flag {
@@ -92,6 +93,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     response: SetCreditResponse,
     describe: (set) => `set the credit of business ${set.business_id} (app ${set.app_id}) to ${set.balance} (was ${set.previous_balance})`,
   }),
+  rotateKeysCommand as AdminCommand,
 ];
 
 /** Bad command-line input: the CLI prints the message and exits 2. */

@@ -10,6 +10,17 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_JWT_ISSUER: z.string().min(1).default("compute-job-service"),
   CJS_JWT_AUDIENCE: z.string().min(1).default("compute-job-service-api"),
   CJS_ACCESS_TOKEN_TTL_SECONDS: intSetting(900, { min: 60, max: 86_400 }),
+  /**
+   * The access-token signing keys, as a JWK Set (docs/operations.md, "Secrets and their
+   * rotation"), given inline or as a file re-read while running. Neither: kept in NATS KV.
+   */
+  CJS_JWT_SIGNING_KEYS: z.string().min(1).optional(),
+  CJS_JWT_SIGNING_KEYS_FILE: z.string().min(1).optional(),
+  /** The URL-signing secrets, inline or as a file, the same way. Neither: kept in NATS KV. */
+  CJS_URL_SIGNING_KEYS: z.string().min(1).optional(),
+  CJS_URL_SIGNING_KEYS_FILE: z.string().min(1).optional(),
+  /** Pause between re-reads of a signing-key file. */
+  CJS_SIGNING_KEYS_RELOAD_MS: intSetting(5_000, { min: 100, max: 300_000 }),
   CJS_REFRESH_TOKEN_TTL_SECONDS: intSetting(30 * 86_400, { min: 3600, max: 90 * 86_400 }),
   /** Failed sign-ins of one account after which each try must wait, from 1 s doubling per failure. */
   CJS_LOGIN_SLOW_AFTER_FAILURES: intSetting(3, { min: 1, max: 10_000 }),

@@ -11,6 +11,7 @@ import type { LoginGuard } from "./identity/login-guard.js";
 import type { OneTimeCodes } from "./identity/otp.js";
 import type { Sessions } from "./identity/sessions.js";
 import type { RateLimiter } from "./rate-limit/rate-limiter.js";
+import type { SigningKeys } from "./secrets/signing-keys.js";
 
 /** Delivers a one-time code to an e-mail address (SMTP, or the dev outbox). */
 export type OtpSender = (to: string, code: string) => Promise<void>;
@@ -27,6 +28,8 @@ export interface GatewayContext {
   guard: LoginGuard;
   otps: OneTimeCodes;
   authenticator: Authenticator;
+  /** The access-token keys and URL-signing secrets, kept current while the gateway runs. */
+  signingKeys: SigningKeys;
   /** Signs and checks URLs that authenticate by themselves (artifacts, log streams). */
   urls: UrlSigner;
   /** Artifact bytes (object store) and their per-job index. */

@@ -2,12 +2,13 @@ import { setMaxListeners } from "node:events";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { CreateAppRequest, CreateBusinessRequest, CreateUserRequest } from "../../shared/contract/index.js";
+import { CreateAppRequest, CreateBusinessRequest, CreateUserRequest, RotateKeysRequest } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, subjects } from "../../shared/nats/index.js";
 import { natsConnected, readiness, type Clock, type ReadinessCheck, type Service } from "../../shared/runtime/index.js";
 import { createApp } from "./admin/create-app.js";
 import { createBusiness } from "./admin/create-business.js";
 import { createUser } from "./admin/create-user.js";
+import { rotateKeys } from "./admin/rotate-keys.js";
 import { buildApp } from "./app.js";
 import { ArtifactStore } from "./artifacts/artifact-store.js";
 import type { GatewayConfig } from "./config.js";
@@ -18,10 +19,12 @@ import { openIdentityStore } from "./identity/identity-store.js";
 import { LoginGuard } from "./identity/login-guard.js";
 import { OneTimeCodes } from "./identity/otp.js";
 import { Sessions } from "./identity/sessions.js";
-import { loadUrlSigningSecret, urlSigner } from "./http/signed-url.js";
+import { urlSigner } from "./http/signed-url.js";
 import { buildNodeNats } from "./node-nats/node-nats.js";
 import { otpSenderFromConfig } from "./otp-sender.js";
 import { RateLimiter } from "./rate-limit/rate-limiter.js";
+import { configuredKeySets, type ConfiguredKeySets } from "./secrets/key-sources.js";
+import { openSigningKeys } from "./secrets/signing-keys.js";
 import { nodePlaneHandlers } from "./rpc/node-plane.js";
 
 /**
@@ -38,6 +41,8 @@ export interface GatewayDeps {
   config: Readonly<GatewayConfig>;
   /** Replaces the configured one-time-code delivery (tests read codes this way). */
   sendOtp?: OtpSender;
+  /** The signing keys the settings give, read by main before it connects; read here when absent. */
+  keySets?: ConfiguredKeySets;
   /** More `/readyz` checks, from the process that runs the gateway (its JetStream probe). */
   readinessChecks?: Record<string, ReadinessCheck>;
 }
@@ -56,7 +61,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const { nc, logger, clock, config } = deps;
   const topology = { replicas: config.CJS_NATS_REPLICAS, logger };
   const store = await openIdentityStore(nc, topology);
-  const tokens = await createTokenIssuer(store.signingKeys, {
+  const signingKeys = await openSigningKeys(store, deps.keySets ?? configuredKeySets(config), {
+    clock,
+    logger,
+    reloadIntervalMs: config.CJS_SIGNING_KEYS_RELOAD_MS,
+  });
+  const tokens = createTokenIssuer(signingKeys.jwt.live, {
     issuer: config.CJS_JWT_ISSUER,
     audience: config.CJS_JWT_AUDIENCE,
     ttlSeconds: config.CJS_ACCESS_TOKEN_TTL_SECONDS,
@@ -73,7 +83,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     guard: new LoginGuard(store.loginGuards, clock),
     otps: new OneTimeCodes(store.otpCodes, clock),
     authenticator: new Authenticator({ nc, store, tokens, clock, logger }),
-    urls: urlSigner(await loadUrlSigningSecret(store.urlSigningKeys, clock), clock),
+    signingKeys,
+    urls: urlSigner(signingKeys.url.live, clock),
     artifacts: await ArtifactStore.open(nc, topology),
     rateLimiter: await RateLimiter.open(nc, {
       replicas: config.CJS_NATS_REPLICAS,
@@ -107,6 +118,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
         serveRpc(nc, { ...admin, subject: subjects.adminAppCreate(), request: CreateAppRequest, handle: createApp(gw) }),
         serveRpc(nc, { ...admin, subject: subjects.adminBusinessCreate(), request: CreateBusinessRequest, handle: createBusiness(gw) }),
         serveRpc(nc, { ...admin, subject: subjects.adminUserCreate(), request: CreateUserRequest, handle: createUser(gw) }),
+        serveRpc(nc, { ...admin, subject: subjects.adminKeysRotate(), request: RotateKeysRequest, handle: rotateKeys(gw) }),
       );
       nodeNats.start();
       await nc.flush();
@@ -123,6 +135,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       clearTimeout(force);
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
       gw.authenticator.stop();
+      signingKeys.stop();
     },
     ready: isReady,
   };

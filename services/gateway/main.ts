@@ -17,10 +17,13 @@ import {
 } from "../../shared/runtime/index.js";
 import { loadConfig } from "./config.js";
 import { buildGateway, type Gateway } from "./gateway.js";
+import { configuredKeySets } from "./secrets/key-sources.js";
 
 let config;
+let keySets;
 try {
   config = loadConfig();
+  keySets = configuredKeySets(config);
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   process.stderr.write(`gateway: ${error.message}\n`);
@@ -57,7 +60,7 @@ try {
   const health = jetStreamHealth(connection, () => provisionedStreams(connection), { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS });
   jetStream = health;
   await untilJetStreamReady(health, config.NATS_URL, logger);
-  const deps = { nc: connection, logger, clock: systemClock, config, readinessChecks: { jetstream: health.ready } };
+  const deps = { nc: connection, logger, clock: systemClock, config, keySets, readinessChecks: { jetstream: health.ready } };
   gateway = await startWithRetries(() => buildGateway(deps), { name: "gateway", logger, jetStream: health });
   // The API takes over the port (the same one when CJS_PORT is 0).
   await closeOpsServer(waiting);

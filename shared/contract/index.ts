@@ -41,6 +41,7 @@ export {
   RevokeApiKeyResponse,
 } from "./api-keys.js";
 export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "./admin.js";
+export { RotateKeysRequest, RotateKeysResponse, SigningKeyKind } from "./admin-keys.js";
 export {
   Artifact,
   ContentType,

@@ -113,6 +113,7 @@ export const subjects = {
   adminAppCreate: () => `${ROOT}.admin.app.create`,
   adminBusinessCreate: () => `${ROOT}.admin.business.create`,
   adminUserCreate: () => `${ROOT}.admin.user.create`,
+  adminKeysRotate: () => `${ROOT}.admin.keys.rotate`,
   /** Operator command answered by one billing replica. */
   adminCreditSet: () => `${ROOT}.admin.credit.set`,
   /** Job RPCs, answered by one scheduler replica. */

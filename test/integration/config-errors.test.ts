@@ -71,3 +71,20 @@ describe("a CJS_* variable no process reads", () => {
     });
   }
 });
+
+describe("signing keys the gateway cannot use", () => {
+  const cases: Array<{ env: Record<string, string>; problem: string }> = [
+    { env: { CJS_JWT_SIGNING_KEYS_FILE: "/nonexistent/jwt-keys.json" }, problem: "CJS_JWT_SIGNING_KEYS_FILE: cannot read /nonexistent/jwt-keys.json (ENOENT)" },
+    { env: { CJS_URL_SIGNING_KEYS: '{"keys":[{"kid":"u1","secret":"too-short"}]}' }, problem: "CJS_URL_SIGNING_KEYS: keys[0].secret: a secret is base64url text of at least 32 random bytes" },
+    { env: { CJS_JWT_SIGNING_KEYS: "{not json" }, problem: "CJS_JWT_SIGNING_KEYS: is not valid JSON" },
+  ];
+  for (const { env, problem } of cases) {
+    it(`stop the gateway with exit 2 and one line naming the variable: ${problem}`, async () => {
+      // NATS is unreachable: the keys are checked before the connect.
+      const { code, output } = await run("services/gateway/main.ts", [], { ...env, NATS_URL: "nats://127.0.0.1:9", CJS_OPS_PORT: "0", CJS_PORT: "0" });
+      expect(output).toContain(problem);
+      expect(output).not.toMatch(STACK_FRAME);
+      expect(code, output).toBe(2);
+    });
+  }
+});

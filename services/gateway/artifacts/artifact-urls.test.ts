@@ -2,10 +2,11 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../../shared/errors/index.js";
 import { urlSigner } from "../http/signed-url.js";
+import { LiveRing, ringOfOne } from "../secrets/key-ring.js";
 import { signArtifactUrl, verifyArtifactUrl, type ArtifactGrant } from "./artifact-urls.js";
 
 const now = Date.parse("2026-06-01T00:00:00Z");
-const urls = urlSigner(randomBytes(32), { now: () => now });
+const urls = urlSigner(new LiveRing(ringOfOne("k1", randomBytes(32))), { now: () => now });
 const origin = "https://api.example.com";
 const jobId = "job_0VbeygdjkkWnwRC9cwe1";
 const grant: ArtifactGrant = { app_id: "acme", business_id: "biz_ecxUgow1WBd5BpAdgW2q", attempt: null, content_type: "text/csv; charset=utf-8" };

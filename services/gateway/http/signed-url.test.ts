@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../../shared/errors/index.js";
+import { LiveRing, ringOfOne } from "../secrets/key-ring.js";
 import { urlSigner } from "./signed-url.js";
 
 let now = Date.parse("2026-06-01T00:00:00Z");
-const signer = urlSigner(randomBytes(32), { now: () => now });
+const clock = { now: () => now };
+const signer = urlSigner(new LiveRing(ringOfOne("k1", randomBytes(32))), clock);
 
 function query(text: string): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(text));
@@ -73,5 +75,43 @@ describe("signed URLs", () => {
     expect(codeOf(() => signer.verify("GET", path, { ...signed, app_id: ["local", "other"] }, PARAMS))).toBe("url.signature_invalid");
     expect(codeOf(() => signer.verify("GET", path, { ...signed, expires: [signed.expires, signed.expires] }, PARAMS))).toBe("url.signature_invalid");
     expect(codeOf(() => signer.verify("GET", path, { ...signed, "": "x" }, PARAMS))).toBe("url.signature_invalid");
+  });
+});
+
+describe("signed URLs across a key rotation", () => {
+  const path = "/api/compute/jobs/job_1/logs/stream";
+  const [legacy, first, second] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+
+  it("name their key, and verify with it while it is current or retired before its end", () => {
+    const keys = new LiveRing(ringOfOne("k1", first));
+    const urls = urlSigner(keys, clock);
+    const signed = query(urls.sign({ method: "GET", path, expiresAtMs: now + 600_000 }));
+    expect(signed.kid).toBe("k1");
+    keys.replace({ signer: { kid: "k2", key: second, notAfterMs: null }, retired: [{ kid: "k1", key: first, notAfterMs: now + 60_000 }] });
+    expect(query(urls.sign({ method: "GET", path, expiresAtMs: now + 600_000 })).kid).toBe("k2");
+    expect(codeOf(() => urls.verify("GET", path, signed, PARAMS))).toBeUndefined();
+    now += 60_000;
+    expect(codeOf(() => urls.verify("GET", path, signed, PARAMS))).toBe("url.signature_invalid");
+  });
+
+  it("without a kid (made before keys had ids) verify with the key without an id, also once it is retired", () => {
+    const keys = new LiveRing(ringOfOne("", legacy));
+    const urls = urlSigner(keys, clock);
+    const signed = query(urls.sign({ method: "GET", path, expiresAtMs: now + 600_000 }));
+    expect(signed).not.toHaveProperty("kid");
+    keys.replace({ signer: { kid: "k2", key: second, notAfterMs: null }, retired: [{ kid: "", key: legacy, notAfterMs: now + 60_000 }] });
+    expect(codeOf(() => urls.verify("GET", path, signed, PARAMS))).toBeUndefined();
+    // Naming the new key does not make the old signature pass.
+    expect(codeOf(() => urls.verify("GET", path, { ...signed, kid: "k2" }, PARAMS))).toBe("url.signature_invalid");
+  });
+
+  it("refuse a kid no accepted key has, an empty one, or one that is not a key id", () => {
+    const urls = urlSigner(new LiveRing(ringOfOne("k1", first)), clock);
+    const signed = query(urls.sign({ method: "GET", path, expiresAtMs: now + 600_000 }));
+    for (const kid of ["k9", "", "k 1", "x".repeat(65)]) {
+      expect(codeOf(() => urls.verify("GET", path, { ...signed, kid }, PARAMS)), kid).toBe("url.signature_invalid");
+    }
+    const { kid: _dropped, ...withoutKid } = signed;
+    expect(codeOf(() => urls.verify("GET", path, withoutKid, PARAMS))).toBe("url.signature_invalid");
   });
 });

@@ -1,17 +1,15 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { z } from "zod";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { AppError } from "../../../shared/errors/index.js";
-import type { JsonBucket } from "../../../shared/nats/index.js";
 import type { Clock } from "../../../shared/runtime/index.js";
+import { acceptedKey, type LiveRing } from "../secrets/key-ring.js";
+import { Kid } from "../secrets/key-set-format.js";
 
-/** The HMAC key every gateway replica signs URLs with, kept beside the JWT key. */
-export const UrlSigningKeyRecord = z.object({ secret: z.string(), created_at: z.string() });
-export type UrlSigningKeyRecord = z.infer<typeof UrlSigningKeyRecord>;
-
-const KEY_NAME = "url-hmac";
-
-/** The parameters the signer itself adds to every URL (`scope` only to a prefix signature, and named by its callers). */
-const OWN_PARAMS: readonly string[] = ["expires", "signature"];
+/**
+ * The parameters the signer itself adds to every URL (`scope` only to a prefix signature,
+ * and named by its callers). `kid` names the key; a URL without it was signed by the key
+ * without an id (one made before keys had ids), so URLs handed out then keep working.
+ */
+const OWN_PARAMS: readonly string[] = ["expires", "signature", "kid"];
 
 export interface SignedUrlRequest {
   method: "GET" | "PUT";
@@ -23,7 +21,7 @@ export interface SignedUrlRequest {
 }
 
 export interface UrlSigner {
-  /** The query string (`expires=…&signature=…[&scope=prefix]`) that authorises the request. */
+  /** The query string (`expires=…&signature=…[&kid=…][&scope=prefix]`) that authorises the request. */
   sign(request: SignedUrlRequest): string;
   /**
    * Throws `url.expired` or `url.signature_invalid` unless the query authorises this method
@@ -37,42 +35,29 @@ function digest(secret: Buffer, method: string, scope: string, expires: string):
   return createHmac("sha256", secret).update(`${method}\n${scope}\n${expires}`).digest();
 }
 
-/** The secret shared by every gateway replica, created by whichever starts first. */
-export async function loadUrlSigningSecret(bucket: JsonBucket<typeof UrlSigningKeyRecord>, clock: Clock): Promise<Buffer> {
-  let record = (await bucket.get(KEY_NAME))?.value;
-  if (!record) {
-    const fresh = { secret: randomBytes(32).toString("base64url"), created_at: new Date(clock.now()).toISOString() };
-    try {
-      await bucket.create(KEY_NAME, fresh);
-      record = fresh;
-    } catch {
-      // Another replica made it first.
-      record = (await bucket.get(KEY_NAME))?.value;
-    }
-    if (!record) throw new Error("URL signing key could not be created or read");
-  }
-  return Buffer.from(record.secret, "base64url");
-}
-
 /**
  * URLs that carry their own authority: an HMAC over method, path (or path prefix) and
  * expiry. Changing any of them, or using it after the expiry, is refused with 403.
  */
-export function urlSigner(secret: Buffer, clock: Clock): UrlSigner {
+export function urlSigner(keys: LiveRing<Buffer>, clock: Clock): UrlSigner {
   return {
     sign({ method, path, expiresAtMs, prefix = false }) {
+      const { kid, key } = keys.current.signer;
       const expires = String(Math.floor(expiresAtMs / 1000));
-      const signature = digest(secret, method, prefix ? `${path}*` : path, expires).toString("base64url");
-      return `expires=${expires}&signature=${signature}${prefix ? "&scope=prefix" : ""}`;
+      const signature = digest(key, method, prefix ? `${path}*` : path, expires).toString("base64url");
+      return `expires=${expires}&signature=${signature}${kid === "" ? "" : `&kid=${kid}`}${prefix ? "&scope=prefix" : ""}`;
     },
     verify(method, path, query, params) {
       // A name given twice reads as a list, so it is refused here too.
       const foreign = Object.entries(query).some(([name, value]) => typeof value !== "string" || !(OWN_PARAMS.includes(name) || params.includes(name)));
       if (foreign) throw new AppError("url.signature_invalid", "This URL carries a parameter it was not signed with, or one twice.");
-      const { expires, signature, scope } = query;
-      if (typeof expires !== "string" || typeof signature !== "string" || !/^\d{1,12}$/.test(expires)) {
+      const { expires, signature, scope, kid } = query;
+      if (typeof expires !== "string" || typeof signature !== "string" || !/^\d{1,12}$/.test(expires) || (kid !== undefined && !Kid.safeParse(kid).success)) {
         throw new AppError("url.signature_invalid", "This URL is not a valid signed URL.");
       }
+      // A key retired past its end, or removed, answers as a wrong signature: the URL proves nothing.
+      const secret = acceptedKey(keys.current, typeof kid === "string" ? kid : "", clock.now());
+      if (secret === undefined) throw new AppError("url.signature_invalid", "This URL was signed with a key that is no longer accepted; ask for a new one.");
       // With a prefix scope the signature covers the path minus its last segment.
       const signedScope = scope === "prefix" ? `${path.slice(0, path.lastIndexOf("/") + 1)}*` : path;
       const expected = digest(secret, method, signedScope, expires);

@@ -1,11 +1,8 @@
-import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from "jose";
+import { jwtVerify, SignJWT, type JWK } from "jose";
 import { AppError } from "../../../shared/errors/index.js";
 import { randomBase62, type Clock } from "../../../shared/runtime/index.js";
-import type { JsonBucket } from "../../../shared/nats/index.js";
-import type { SigningKeyRecord } from "./records.js";
-
-const SIGNING_KEY_NAME = "current";
-const ALG = "EdDSA";
+import { JWT_ALG, type JwtKey } from "../secrets/jwt-keys.js";
+import { acceptedKey, type LiveRing } from "../secrets/key-ring.js";
 
 /** What an access token asserts about its holder. */
 export interface AccessClaims {
@@ -30,62 +27,46 @@ export interface TokenIssuer {
   issue(claims: AccessClaims): Promise<string>;
   /** The claims of a valid token; `auth.invalid_credentials` for anything else. */
   verify(token: string): Promise<AccessClaims>;
-  /** The public keys, as served at `/.well-known/jwks.json`. */
+  /** The public keys that verify now (the current and the retired still accepted), as served at `/.well-known/jwks.json`. */
   jwks(): { keys: JWK[] };
 }
 
 /**
- * Loads the Ed25519 signing key every gateway replica shares, creating it on first start.
- * Replicas racing on first start all end up with the one key that won the KV create.
+ * Access tokens signed with the current key of `keys`, their header naming it (`kid`).
+ * A token verifies with the key its `kid` names while that key is accepted: the current
+ * one, or a retired one until its end, so tokens made before a rotation keep working.
  */
-async function loadSigningKey(bucket: JsonBucket<typeof SigningKeyRecord>, clock: Clock): Promise<SigningKeyRecord> {
-  const existing = await bucket.get(SIGNING_KEY_NAME);
-  if (existing) return existing.value;
-  const { privateKey, publicKey } = await generateKeyPair(ALG, { crv: "Ed25519", extractable: true });
-  const kid = randomBase62(16);
-  const record: SigningKeyRecord = {
-    kid,
-    alg: ALG,
-    private_jwk: { ...(await exportJWK(privateKey)), kid, alg: ALG },
-    public_jwk: { ...(await exportJWK(publicKey)), kid, alg: ALG, use: "sig" },
-    created_at: new Date(clock.now()).toISOString(),
-  };
-  try {
-    await bucket.create(SIGNING_KEY_NAME, record);
-    return record;
-  } catch (error) {
-    const winner = await bucket.get(SIGNING_KEY_NAME);
-    if (winner) return winner.value;
-    throw error;
-  }
-}
-
-export async function createTokenIssuer(bucket: JsonBucket<typeof SigningKeyRecord>, options: TokenIssuerOptions): Promise<TokenIssuer> {
-  const record = await loadSigningKey(bucket, options.clock);
-  const privateKey = (await importJWK(record.private_jwk as JWK, ALG)) as CryptoKey;
-  const publicKey = (await importJWK(record.public_jwk as JWK, ALG)) as CryptoKey;
+export function createTokenIssuer(keys: LiveRing<JwtKey>, options: TokenIssuerOptions): TokenIssuer {
   const nowSeconds = () => Math.floor(options.clock.now() / 1000);
+  const accepted = () => [keys.current.signer, ...keys.current.retired.filter(({ kid }) => acceptedKey(keys.current, kid, options.clock.now()) !== undefined)];
 
   return {
     ttlSeconds: options.ttlSeconds,
     async issue(claims) {
       const { sub, ...rest } = claims;
+      const { kid, key } = keys.current.signer;
+      if (key.privateKey === null) throw new Error(`the signing key ${kid} has no private part`);
       return new SignJWT({ ...rest })
-        .setProtectedHeader({ alg: ALG, kid: record.kid, typ: "JWT" })
+        .setProtectedHeader({ alg: JWT_ALG, kid, typ: "JWT" })
         .setSubject(sub)
         .setIssuer(options.issuer)
         .setAudience(options.audience)
         .setIssuedAt(nowSeconds())
         .setExpirationTime(nowSeconds() + options.ttlSeconds)
         .setJti(randomBase62(16))
-        .sign(privateKey);
+        .sign(key.privateKey);
     },
     async verify(token) {
       try {
-        const { payload } = await jwtVerify(token, publicKey, {
+        const keyOf = ({ kid }: { kid?: string | undefined }) => {
+          const key = kid === undefined ? undefined : acceptedKey(keys.current, kid, options.clock.now());
+          if (key === undefined) throw new Error("no accepted key has this kid");
+          return key.publicKey;
+        };
+        const { payload } = await jwtVerify(token, keyOf, {
           issuer: options.issuer,
           audience: options.audience,
-          algorithms: [ALG],
+          algorithms: [JWT_ALG],
           currentDate: new Date(options.clock.now()),
         });
         const { sub, app_id, business_id, role, sid } = payload as Record<string, unknown>;
@@ -97,6 +78,6 @@ export async function createTokenIssuer(bucket: JsonBucket<typeof SigningKeyReco
         throw new AppError("auth.invalid_credentials", "The bearer token is invalid or expired; sign in again or refresh it.");
       }
     },
-    jwks: () => ({ keys: [record.public_jwk as JWK] }),
+    jwks: () => ({ keys: accepted().map(({ key }) => key.publicJwk) }),
   };
 }

@@ -1,6 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { BUCKETS, ensureBuckets, JsonBucket, type TopologyOptions } from "../../../shared/nats/index.js";
-import { UrlSigningKeyRecord } from "../http/signed-url.js";
+import { SigningKeyRecord, UrlSigningKeyRecord } from "../secrets/key-records.js";
 import {
   ApiKeyOwnerRecord,
   ApiKeyRecord,
@@ -9,7 +9,6 @@ import {
   LoginGuardRecord,
   OtpRecord,
   SessionRecord,
-  SigningKeyRecord,
   UserEmailRecord,
   UserRecord,
 } from "./records.js";

@@ -68,12 +68,3 @@ export const LoginGuardRecord = z.looseObject({
   locked_until: z.number(),
 });
 export type LoginGuardRecord = z.infer<typeof LoginGuardRecord>;
-
-export const SigningKeyRecord = z.object({
-  kid: z.string(),
-  alg: z.literal("EdDSA"),
-  private_jwk: z.record(z.string(), z.unknown()),
-  public_jwk: z.record(z.string(), z.unknown()),
-  created_at: z.string(),
-});
-export type SigningKeyRecord = z.infer<typeof SigningKeyRecord>;

@@ -1,0 +1,18 @@
+import { RotateKeysRequest, RotateKeysResponse } from "../../shared/contract/index.js";
+import { subjects } from "../../shared/nats/index.js";
+import type { AdminCommand } from "./commands.js";
+
+/** `keys rotate`: answered by one gateway replica; every replica follows the change through its KV watch. */
+export const rotateKeysCommand: AdminCommand<typeof RotateKeysRequest, typeof RotateKeysResponse> = {
+  name: "keys rotate",
+  summary: "Make a new signing key (jwt: access tokens, url: signed URLs); the old one verifies until its last token or URL has expired, or --keep-seconds.",
+  flags: [
+    { flag: "kind", field: "kind", value: "jwt|url" },
+    { flag: "keep-seconds", field: "keep_seconds", value: "SECONDS" },
+  ],
+  request: RotateKeysRequest,
+  subject: subjects.adminKeysRotate,
+  response: RotateKeysResponse,
+  describe: (rotation) =>
+    [`${rotation.kind} signing key is now ${rotation.kid}`, ...rotation.retired.map(({ kid, not_after }) => `  ${kid} verifies until ${not_after}`)].join("\n"),
+};

@@ -38,7 +38,7 @@ export function buildApp(
     logController: new LogController({ requestIdLogLabel: "request_id", disableRequestLogging: true }),
     bodyLimit: gw.config.CJS_MAX_BODY_BYTES,
     // Every id the contract lets a path carry fits; a longer parameter is an id of no format.
-    maxParamLength: PATH_PARAM_MAX_LENGTH,
+    routerOptions: { maxParamLength: PATH_PARAM_MAX_LENGTH },
     // What Node's HTTP parser refuses (bad framing, oversized headers) answers the envelope on the raw socket.
     clientErrorHandler: clientErrorHandler(gw.logger as FastifyBaseLogger),
     // What the router refuses before a route is chosen (a URL it cannot decode, a parameter over that length) answers the envelope too.

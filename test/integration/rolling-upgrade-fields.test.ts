@@ -20,7 +20,7 @@ import { webhookEventKey } from "../../services/billing/checkout/webhook-event-r
 import { accountKey, entryKey } from "../../services/billing/ledger/credit-records.js";
 import { subscriptionKey } from "../../services/billing/subscriptions/subscription-record.js";
 import { ComputeClient } from "../../shared/client/index.js";
-import { billingWebhookPath, SANDBOX_SIGNATURE_HEADER, SetCreditResponse } from "../../shared/contract/index.js";
+import { billingWebhookPath, RotateKeysResponse, SANDBOX_SIGNATURE_HEADER, SetCreditResponse } from "../../shared/contract/index.js";
 import { BUCKETS, type BucketName, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
 import { jobKey } from "../../shared/records/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
@@ -36,7 +36,6 @@ const NOT_REWRITTEN = {
   [BUCKETS.users]: "created once by the operator command, never rewritten",
   [BUCKETS.userEmails]: "created once with the user (the create is the uniqueness check), never rewritten",
   [BUCKETS.apiKeyOwners]: "an empty marker written when the key is minted, never rewritten",
-  [BUCKETS.signingKeys]: "created once by the first gateway, never rewritten",
   [BUCKETS.billingSecrets]: "created once by the first billing replica, never rewritten",
   [BUCKETS.leases]: "replaced whole: each value is its holder's own renewal, and a takeover writes the new holder's",
   [BUCKETS.artifactIndex]: "replaced whole: a newer upload's entry describes another object version",
@@ -334,6 +333,19 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
       });
       expect(paid.status).toBe(303);
       expect(await stored(BUCKETS.checkoutSessions, key)).toMatchObject({ state: expect.stringMatching(/^(paid|completed)$/), ...NEWER });
+    },
+  },
+  [BUCKETS.signingKeys]: {
+    operation: "the operator's key rotation, of both kinds",
+    async run() {
+      for (const [kind, key] of [["jwt", "current"], ["url", "url-hmac"]] as const) {
+        await addNewerFields(BUCKETS.signingKeys, key);
+        const before = await stored(BUCKETS.signingKeys, key);
+        await requestRpc(nc, subjects.adminKeysRotate(), { kind }, RotateKeysResponse);
+        const rotated = await stored(BUCKETS.signingKeys, key);
+        expect(rotated, kind).not.toEqual(before);
+        expect(rotated, kind).toMatchObject(NEWER);
+      }
     },
   },
 };

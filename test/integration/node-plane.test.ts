@@ -390,7 +390,7 @@ describe("metrics", () => {
     await node.finish(jobId);
 
     const scrape = async () => {
-      const response = await fetch(`${system.gateways[0]!.baseUrl}/metrics`);
+      const response = await fetch(`${system.gateways[0]!.opsUrl}/metrics`);
       expect(response.status).toBe(200);
       return response.text();
     };

@@ -2,9 +2,9 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup node-deps nats-server dev test build lint bench clean
+.PHONY: setup node-deps nats-server promtool dev test build lint bench clean
 
-setup: node-deps nats-server
+setup: node-deps nats-server promtool
 
 # npm writes node_modules/.package-lock.json on every install: older than the lockfile
 # means the installed tree is stale.
@@ -21,6 +21,10 @@ node-deps:
 
 nats-server:
 	@deploy/scripts/ensure-nats-server.sh
+
+# The alert rules' test runs `promtool check rules` and `promtool test rules`.
+promtool:
+	@deploy/scripts/ensure-promtool.sh
 
 dev: setup
 	npm run dev

@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { parse } from "yaml";
+import { parse, stringify } from "yaml";
 
 const run = promisify(execFile);
 const RULES_DIR = join(import.meta.dirname, "../../deploy/prometheus");
@@ -35,10 +36,14 @@ function findPromtool(): string | null {
 }
 
 async function promtool(...args: string[]): Promise<string> {
+  return promtoolIn(RULES_DIR, ...args);
+}
+
+async function promtoolIn(cwd: string, ...args: string[]): Promise<string> {
   const bin = findPromtool();
   if (bin === null) throw new Error("promtool is not installed: run `make setup` (deploy/scripts/ensure-promtool.sh installs Debian's prometheus package, which ships it)");
   try {
-    const { stdout, stderr } = await run(bin, args, { cwd: RULES_DIR });
+    const { stdout, stderr } = await run(bin, args, { cwd });
     return `${stdout}${stderr}`;
   } catch (error) {
     const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
@@ -56,6 +61,21 @@ describe("the Prometheus alert rules (deploy/prometheus/alerts.yml)", () => {
   });
 });
 
+describe("the Grafana dashboard (deploy/grafana/dashboards/cjs.json)", () => {
+  it("has only queries that parse: promtool checks them as recording rules", async () => {
+    const dashboard = JSON.parse(readFileSync(join(RULES_DIR, "../grafana/dashboards/cjs.json"), "utf8")) as { panels: Array<{ targets?: Array<{ expr: string }> }> };
+    const exprs = dashboard.panels.flatMap((panel) => panel.targets ?? []).map((target) => target.expr);
+    expect(exprs.length).toBeGreaterThan(0);
+    const dir = mkdtempSync(join(tmpdir(), "cjs-dashboard-"));
+    try {
+      writeFileSync(join(dir, "queries.yml"), stringify({ groups: [{ name: "dashboard", rules: exprs.map((expr, index) => ({ record: `dashboard:query_${index}`, expr })) }] }));
+      expect(await promtoolIn(dir, "check", "rules", "queries.yml")).toContain(`SUCCESS: ${exprs.length} rules found`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("every alert", () => {
   it("has a unit test in which it fires", () => {
     const tests = parse(readFileSync(join(RULES_DIR, "alerts.test.yml"), "utf8")) as RuleTests;
@@ -65,10 +85,8 @@ describe("every alert", () => {
 
   it("links its runbook, a section of docs/operations.md named after it", () => {
     const doc = readFileSync(OPERATIONS_DOC, "utf8");
-    for (const rule of alerts) {
-      const name = rule.alert as string;
-      expect(rule.annotations?.runbook_url).toBe(`docs/operations.md#${name.toLowerCase()}`);
-      expect(doc, `docs/operations.md has no "### ${name}" runbook`).toContain(`\n### ${name}\n`);
-    }
+    for (const rule of alerts) expect(rule.annotations?.runbook_url).toBe(`docs/operations.md#${(rule.alert as string).toLowerCase()}`);
+    const withoutRunbook = alerts.map((rule) => rule.alert as string).filter((name) => !doc.includes(`\n### ${name}\n`));
+    expect(withoutRunbook, "alerts without a `### <alert>` runbook in docs/operations.md").toEqual([]);
   });
 });

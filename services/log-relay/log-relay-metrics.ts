@@ -12,7 +12,7 @@ const linesStored = new Counter({
 
 const linesDropped = new Counter({
   name: "cjs_log_lines_dropped_total",
-  help: "Log lines dropped because their job reached CJS_LOG_MAX_LINES_PER_JOB.",
+  help: "Log lines dropped because their job reached CJS_LOG_MAX_LINES_PER_JOB, counted per push (a batch sent again counts again).",
   registers: [metricsRegistry],
 });
 

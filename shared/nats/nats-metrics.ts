@@ -4,7 +4,7 @@ import { metricsRegistry } from "../runtime/index.js";
 /** Defined once per process: several connections share them (the embedded mode, tests), told apart by label. */
 export const natsConnected = new Gauge({
   name: "cjs_nats_connected",
-  help: "1 while this NATS connection is up, 0 while it is down or reconnecting, by connection name (cjs-<service>).",
+  help: "1 while this NATS connection is up, 0 while it is down or reconnecting, by connection name (the service's; cjs-gateway for the gateway; cjs-<service> under make dev).",
   labelNames: ["connection"] as const,
   registers: [metricsRegistry],
 });

@@ -30,6 +30,13 @@ export async function readyz(baseUrl: string): Promise<ReadyzAnswer> {
   }
 }
 
+/** The value of one series (`name{labels}` as Prometheus prints it) on the process's `/metrics`, or undefined when absent. */
+export async function metricValue(baseUrl: string, series: string): Promise<number | undefined> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const line = text.split("\n").find((row) => row.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
 export async function healthz(baseUrl: string): Promise<number> {
   return (await fetch(`${baseUrl}/healthz`)).status;
 }

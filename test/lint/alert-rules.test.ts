@@ -47,7 +47,7 @@ async function promtoolIn(cwd: string, ...args: string[]): Promise<string> {
     return `${stdout}${stderr}`;
   } catch (error) {
     const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
-    throw new Error(`promtool ${args.join(" ")} failed:\n${stdout}${stderr}`);
+    throw new Error(`promtool ${args.join(" ")} failed:\n${stdout}${stderr}`, { cause: error });
   }
 }
 

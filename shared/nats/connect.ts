@@ -84,7 +84,8 @@ export async function connectNats({ url, name, logger, credentials = {} }: Conne
         logger.error({ err: status.error }, "nats error");
       }
     }
-    natsConnected.set(connection, 0);
+    // Closed on purpose (shutdown, a one-off connection): no longer a connection to watch.
+    natsConnected.remove(connection);
   })();
   return nc;
 }

@@ -19,7 +19,7 @@ async function exposedNames(): Promise<Set<string>> {
   const names = new Set<string>();
   for (const metric of await metricsRegistry.getMetricsAsJSON()) {
     names.add(metric.name);
-    if (metric.type === "histogram" || metric.type === "summary") for (const suffix of ["_bucket", "_sum", "_count"]) names.add(`${metric.name}${suffix}`);
+    if (["histogram", "summary"].includes(String(metric.type))) for (const suffix of ["_bucket", "_sum", "_count"]) names.add(`${metric.name}${suffix}`);
   }
   return names;
 }

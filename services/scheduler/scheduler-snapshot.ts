@@ -25,6 +25,15 @@ export interface SchedulerSnapshot {
 export const SNAPSHOT_SERIES = ["jobs", "oldestAgeSeconds", "pastDeadline", "poolNodes", "poolSlots"] as const satisfies ReadonlyArray<keyof SchedulerSnapshot>;
 
 const ACTIVE_STATES = ["queued", "assigned", "running"] as const;
+
+/** The jobs of one state and pool key. */
+interface Tally {
+  state: string;
+  poolKey: string;
+  count: number;
+  oldestMs: number;
+  pastDeadline: number;
+}
 const NODE_STATES = ["online", "draining", "offline"] as const;
 
 function set(series: Series, labels: Record<string, string>, value: (before: number | undefined) => number): void {
@@ -64,16 +73,30 @@ export function takeSnapshot(input: {
     set(snapshot.poolSlots, { pool, use: "used" }, plus(node.used.slots));
     set(snapshot.poolSlots, { pool, use: "free" }, plus(state === "online" ? Math.max(0, node.capacity.slots - node.used.slots) : 0));
   }
+  // One cheap pass over the jobs by their pool key (a scrape may see 100,000 queued), then one label set per pool.
+  const byState = new Map<string, Map<string, Tally>>(ACTIVE_STATES.map((state) => [state, new Map()]));
+  const tally = (state: string, poolKey: string): Tally => {
+    const tallies = byState.get(state) as Map<string, Tally>;
+    let found = tallies.get(poolKey);
+    if (!found) tallies.set(poolKey, (found = { state, poolKey, count: 0, oldestMs: Number.POSITIVE_INFINITY, pastDeadline: 0 }));
+    return found;
+  };
   for (const job of input.queued) {
-    const pool = metricsPool(job.pool_key);
-    set(snapshot.jobs, { state: "queued", pool }, plus(1));
-    set(snapshot.oldestAgeSeconds, { state: "queued", pool }, atLeast(age(job.queued_at_ms)));
+    const queued = tally("queued", job.pool_key);
+    queued.count += 1;
+    queued.oldestMs = Math.min(queued.oldestMs, job.queued_at_ms);
   }
   for (const job of input.active) {
-    const pool = metricsPool(job.pool_key);
-    set(snapshot.jobs, { state: job.state, pool }, plus(1));
-    if (job.state === "assigned") set(snapshot.oldestAgeSeconds, { state: "assigned", pool }, atLeast(age(job.updated_ms)));
-    if (job.state === "running") set(snapshot.pastDeadline, { pool }, plus(job.deadline_ms !== null && job.deadline_ms <= nowMs ? 1 : 0));
+    const active = tally(job.state, job.pool_key);
+    active.count += 1;
+    if (job.state === "assigned") active.oldestMs = Math.min(active.oldestMs, job.updated_ms);
+    if (job.state === "running" && job.deadline_ms !== null && job.deadline_ms <= nowMs) active.pastDeadline += 1;
+  }
+  for (const { state, poolKey, count, oldestMs, pastDeadline } of [...byState.values()].flatMap((tallies) => [...tallies.values()])) {
+    const pool = metricsPool(poolKey);
+    set(snapshot.jobs, { state, pool }, plus(count));
+    if (state !== "running") set(snapshot.oldestAgeSeconds, { state, pool }, atLeast(age(oldestMs)));
+    if (state === "running") set(snapshot.pastDeadline, { pool }, plus(pastDeadline));
   }
   return snapshot;
 }

@@ -3,7 +3,7 @@ import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnectio
 import type { Logger } from "pino";
 import { assertSupportedServer, isSupportedServerVersion, NATS_SERVER_MINIMUM } from "../nats-server/index.js";
 import { ConfigError } from "../runtime/index.js";
-import { natsConnected, natsReconnects } from "./nats-metrics.js";
+import { natsConnectionUp, natsReconnects } from "./nats-metrics.js";
 
 /** The NATS credential settings of `BaseConfig`. */
 export interface NatsCredentials {
@@ -66,12 +66,12 @@ export async function connectNats({ url, name, logger, credentials = {} }: Conne
     throw error;
   }
   const connection = { connection: name };
-  natsConnected.set(connection, 1);
+  natsConnectionUp.set(connection, 1);
   void (async () => {
     for await (const status of nc.status()) {
-      if (status.type === "disconnect") natsConnected.set(connection, 0);
+      if (status.type === "disconnect") natsConnectionUp.set(connection, 0);
       if (status.type === "reconnect") {
-        natsConnected.set(connection, 1);
+        natsConnectionUp.set(connection, 1);
         natsReconnects.inc(connection);
       }
       if (status.type === "disconnect" || status.type === "reconnect") {
@@ -85,7 +85,7 @@ export async function connectNats({ url, name, logger, credentials = {} }: Conne
       }
     }
     // Closed on purpose (shutdown, a one-off connection): no longer a connection to watch.
-    natsConnected.remove(connection);
+    natsConnectionUp.remove(connection);
   })();
   return nc;
 }

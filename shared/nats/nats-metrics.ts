@@ -2,7 +2,7 @@ import { Counter, Gauge } from "prom-client";
 import { metricsRegistry } from "../runtime/index.js";
 
 /** Defined once per process: several connections share them (the embedded mode, tests), told apart by label. */
-export const natsConnected = new Gauge({
+export const natsConnectionUp = new Gauge({
   name: "cjs_nats_connected",
   help: "1 while this NATS connection is up, 0 while it is down or reconnecting, by connection name (the service's; cjs-gateway for the gateway; cjs-<service> under make dev).",
   labelNames: ["connection"] as const,

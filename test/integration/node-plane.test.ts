@@ -385,15 +385,17 @@ describe("metrics", () => {
     const pool = "metrics";
     const node = await registerNode(pool);
     keepAlive(node);
-    const jobId = await submit(pool);
-    await pollFor(node, jobId);
-    await node.finish(jobId);
-
     const scrape = async () => {
       const response = await fetch(`${system.gateways[0]!.opsUrl}/metrics`);
       expect(response.status).toBe(200);
       return response.text();
     };
+    const jobId = await submit(pool);
+    // Assigned and not yet polled: the stuck-job gauge sees it, from every replica's records.
+    await expect.poll(scrape, { timeout: 5_000 }).toMatch(/^cjs_job_oldest_age_seconds\{state="assigned",pool="self_hosted"\} \d/m);
+    await pollFor(node, jobId);
+    await node.finish(jobId);
+
     const text = await scrape();
     expect(text).toMatch(/^cjs_jobs_submitted_total\{pool_kind="self_hosted"\} [1-9]/m);
     expect(text).toMatch(/^cjs_jobs_finished_total\{state="succeeded"\} [1-9]/m);

@@ -2,12 +2,12 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup test-tools node-deps nats-server manifest-check dev test build lint bench clean
+.PHONY: setup test-tools node-deps nats-server manifest-check promtool dev test build lint bench clean
 
 setup: node-deps nats-server
 
 # Tools only the tests need (validators of the deploy files); `make dev` does not wait for them.
-test-tools: manifest-check
+test-tools: manifest-check promtool
 
 # npm writes node_modules/.package-lock.json on every install: older than the lockfile
 # means the installed tree is stale.
@@ -28,6 +28,9 @@ nats-server:
 # The offline validator of deploy/ that `make test` runs (docs/operations.md, "Deploying with containers").
 manifest-check:
 	@deploy/scripts/ensure-manifest-check.sh
+# The alert rules' test runs `promtool check rules` and `promtool test rules`.
+promtool:
+	@deploy/scripts/ensure-promtool.sh
 
 dev: setup
 	npm run dev

@@ -7,7 +7,7 @@ import {
   SandboxSessionCommand,
   WebhookCommand,
 } from "../../shared/contract/index.js";
-import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
+import { BUCKETS, CONSUMERS, queueGroups, serveRpc, servePing, STREAMS, subjects, watchConsumers } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { BillingContext } from "./billing-context.js";
@@ -50,6 +50,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
   let started = false;
   let credit: CreditParts | null = null;
   let audit: LedgerAudit | null = null;
+  let consumers: { stop(): void } | null = null;
   let stopped = false;
   return {
     name: SERVICE,
@@ -94,6 +95,15 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
       );
       credit = await startCredit(deps, { catalog, ledger, subscriptions: store.subscriptions });
       audit = await startLedgerAudit(credit.ctx, { graceMs: config.CJS_LEDGER_AUDIT_GRACE_MS });
+      // The metering backlog (charges not yet made) and the audit's, for /metrics.
+      consumers = watchConsumers(
+        nc,
+        [
+          { stream: STREAMS.metering, consumer: CONSUMERS.billingMetering },
+          { stream: `KV_${BUCKETS.jobs}`, consumer: CONSUMERS.billingLedgerAudit },
+        ],
+        { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS },
+      );
       // Ready only once the server knows the subscriptions.
       await nc.flush();
       started = true;
@@ -102,6 +112,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
     async stop() {
       if (stopped) return;
       stopped = true;
+      consumers?.stop();
       await audit?.stop();
       await credit?.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));

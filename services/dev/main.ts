@@ -1,7 +1,20 @@
 import { mkdir } from "node:fs/promises";
 import { connectNats } from "../../shared/nats/index.js";
 import { UnsupportedServerError } from "../../shared/nats-server/index.js";
-import { collectProcessMetrics, ConfigError, createLogger, installShutdown, KNOWN_SETTINGS, systemClock, type Service, warnUnknownSettings } from "../../shared/runtime/index.js";
+import {
+  closeOpsServer,
+  collectProcessMetrics,
+  ConfigError,
+  createLogger,
+  installShutdown,
+  KNOWN_SETTINGS,
+  serverUrl,
+  startOpsServer,
+  systemClock,
+  type Service,
+  warnUnknownSettings,
+} from "../../shared/runtime/index.js";
+import type { Server } from "node:http";
 import { buildBilling } from "../billing/billing.js";
 import { loadConfig as loadBillingConfig } from "../billing/config.js";
 import { loadConfig as loadGatewayConfig } from "../gateway/config.js";
@@ -52,6 +65,7 @@ const connect = (name: string) => connectNats({ url: nats.url, credentials: proc
 const depsFor = async (name: string) => ({ nc: await connect(name), logger: loggerFor(name), clock: systemClock });
 const services: Service[] = [];
 let gatewayAddress: string;
+let ops: Server;
 let paymentProvider: string | undefined;
 try {
   const billingConfig = loadBillingConfig(env);
@@ -66,10 +80,12 @@ try {
   );
   for (const service of services) await service.start();
   gatewayAddress = await gateway.app.listen({ host: config.CJS_HOST, port: config.CJS_PORT });
+  // One ops server for the whole process: its /metrics has every service's series, its /readyz each service.
+  ops = await startOpsServer({ host: config.CJS_OPS_HOST, port: config.CJS_OPS_PORT, checks: Object.fromEntries(services.map((service) => [service.name, service.ready])) });
 } catch (error) {
   await nats.stop();
   if (error instanceof ConfigError || error instanceof UnsupportedServerError) fail(error.message);
-  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") fail(`port ${config.CJS_PORT} is taken; set CJS_PORT to another port`);
+  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") fail(`port ${(error as { port?: number }).port ?? config.CJS_PORT} is taken; set CJS_PORT or CJS_OPS_PORT to another port`);
   throw error;
 }
 
@@ -99,11 +115,12 @@ try {
 }
 await adminConnection.close();
 
-printBanner({ gatewayUrl: gatewayAddress, natsUrl: nats.url, storeDir: nats.storeDir, login, agent: agentLine, paymentProvider });
+printBanner({ gatewayUrl: gatewayAddress, opsUrl: serverUrl(ops), natsUrl: nats.url, storeDir: nats.storeDir, login, agent: agentLine, paymentProvider });
 
 installShutdown(logger, async () => {
   // The agent first, while the gateway still answers; jobs it kills are reported at the next start.
   await localAgent?.agent.stop();
   for (const service of [...services].reverse()) await service.stop();
+  await closeOpsServer(ops);
   await nats.stop();
 });

@@ -2,7 +2,7 @@ import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { buildOpenApiDocument, PATH_PARAM_MAX_LENGTH, RPC_ROUTES } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { subjects } from "../../shared/nats/index.js";
-import { metricsRegistry, type ReadinessReport } from "../../shared/runtime/index.js";
+import type { ReadinessReport } from "../../shared/runtime/index.js";
 import { registerArtifactRoutes } from "./artifacts/register-artifact-routes.js";
 import { registerBillingRoutes } from "./billing/register-billing-routes.js";
 import type { GatewayContext } from "./gateway-context.js";
@@ -125,7 +125,6 @@ export function buildApp(
     const report = health.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);
   });
-  app.get("/metrics", async (_request, reply) => reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()));
 
   return app;
 }

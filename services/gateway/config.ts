@@ -4,6 +4,9 @@ import { BaseConfig, boolSetting, intSetting, parseConfig } from "../../shared/r
 export const GatewayConfig = BaseConfig.extend({
   CJS_HOST: z.string().default("0.0.0.0"),
   CJS_PORT: intSetting(8080, { min: 0, max: 65535 }),
+  /** Where `/metrics`, `/healthz` and `/readyz` are served, apart from the public API port. */
+  CJS_OPS_HOST: z.string().default("0.0.0.0"),
+  CJS_OPS_PORT: intSetting(9100, { min: 0, max: 65535 }),
   /** Largest JSON body accepted, in bytes. */
   CJS_MAX_BODY_BYTES: intSetting(1_048_576, { min: 1024 }),
   /** `iss` and `aud` of the access tokens this service issues and accepts. */

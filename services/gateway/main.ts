@@ -10,6 +10,8 @@ import {
   createLogger,
   installShutdown,
   KNOWN_SETTINGS,
+  natsConnected,
+  type ReadinessCheck,
   serverUrl,
   startOpsServer,
   systemClock,
@@ -34,30 +36,34 @@ warnUnknownSettings(logger, process.env, KNOWN_SETTINGS);
 collectProcessMetrics();
 
 let nc: NatsConnection | undefined;
+let natsUp: ReadinessCheck = () => false;
 let jetStream: JetStreamHealth | undefined;
 let gateway: Gateway | undefined;
-/** Until the API is built, a plain server on the API port says the process lives (/healthz) and is not ready (/readyz). */
+/** The ops port: /metrics, /healthz and /readyz for the whole life of the process, apart from the public API. */
+let ops: Server | undefined;
+/** Until the API is built, a plain server on the API port says the process lives (/healthz) and is not ready (/readyz); no /metrics there. */
 let waiting: Server | undefined;
 installShutdown(logger, async () => {
   await gateway?.stop();
   jetStream?.stop();
   if (waiting?.listening) await closeOpsServer(waiting);
+  if (ops) await closeOpsServer(ops);
   await nc?.drain();
 });
 
 try {
-  waiting = await startOpsServer({
-    host: config.CJS_HOST,
-    port: config.CJS_PORT,
-    checks: { nats: () => nc !== undefined && !nc.isClosed(), jetstream: () => jetStream?.ready() ?? false, gateway: () => false },
-  });
+  const checks = { nats: () => natsUp(), jetstream: () => jetStream?.ready() ?? false, gateway: () => gateway?.ready() ?? false };
+  ops = await startOpsServer({ host: config.CJS_OPS_HOST, port: config.CJS_OPS_PORT, checks });
+  waiting = await startOpsServer({ host: config.CJS_HOST, port: config.CJS_PORT, checks, metrics: false });
   const { port } = waiting.address() as AddressInfo;
-  const opsUrl = serverUrl(waiting);
-  logger.info({ ops: opsUrl }, `gateway serves /healthz and /readyz on ${opsUrl} while it starts`);
+  const opsUrl = serverUrl(ops);
+  const apiUrl = serverUrl(waiting);
+  logger.info({ ops: opsUrl, api: apiUrl }, `gateway serves /healthz and /readyz on ${opsUrl}, with /metrics, and on ${apiUrl} while it starts`);
 
   const connection = await connectWhenReachable({ url: config.NATS_URL, credentials: config, name: "cjs-gateway", logger });
   nc = connection;
-  const health = jetStreamHealth(connection, () => provisionedStreams(connection), { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS });
+  natsUp = natsConnected(connection);
+  const health = jetStreamHealth(connection, () => provisionedStreams(connection), { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS, service: "gateway" });
   jetStream = health;
   await untilJetStreamReady(health, config.NATS_URL, logger);
   const deps = { nc: connection, logger, clock: systemClock, config, keySets, readinessChecks: { jetstream: health.ready } };

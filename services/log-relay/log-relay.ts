@@ -7,6 +7,7 @@ import type { Service } from "../../shared/runtime/index.js";
 import type { LogRelayConfig } from "./config.js";
 import { jobLogSummary } from "./job-log-summary.js";
 import { openLogStore } from "./log-store.js";
+import { measuredPush } from "./log-relay-metrics.js";
 import { pushLogs } from "./push-logs.js";
 
 const SERVICE = "log-relay";
@@ -28,7 +29,7 @@ export function buildLogRelay(deps: ServiceDeps<LogRelayConfig>): Service {
       const store = await openLogStore(nc, config, logger);
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, { subject: subjects.logsPush(), queue: queueGroups.logRelay, request: PushLogsCommand, logger, handle: pushLogs(store, config) }),
+        serveRpc(nc, { subject: subjects.logsPush(), queue: queueGroups.logRelay, request: PushLogsCommand, logger, handle: measuredPush(pushLogs(store, config)) }),
         serveRpc(nc, { subject: subjects.logsSummary(), queue: queueGroups.logRelay, request: JobLogSummaryCommand, logger, handle: jobLogSummary(store) }),
       );
       // Ready only once the server knows the subscriptions.

@@ -65,11 +65,9 @@ export class QueuedJobs implements JobRevisionListener {
     return this.#byKey.get(jobKey);
   }
 
-  /** Queued jobs per pool key. */
-  countByPool(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const job of this.#byKey.values()) counts.set(job.pool_key, (counts.get(job.pool_key) ?? 0) + 1);
-    return counts;
+  /** Every queued job, in no particular order. */
+  jobs(): IterableIterator<QueuedJob> {
+    return this.#byKey.values();
   }
 
   pools(): Iterable<string> {

@@ -12,7 +12,7 @@ import type { JobsWatch } from "./jobs-watch.js";
 import type { AllocationWriter } from "./reservations.js";
 import { releaseKeySlot } from "./key-quotas.js";
 import type { SchedulerStore } from "./scheduler-store.js";
-import { jobsFinished } from "./scheduler-metrics.js";
+import { jobsFinished, runSeconds, startLatencySeconds } from "./scheduler-metrics.js";
 
 /** What the scheduler's handlers and loops share. */
 export interface SchedulerContext {
@@ -57,6 +57,7 @@ export async function changeJob(
   const after = stored.value;
   if (after.state !== before.state) {
     if (isTerminal(after.state)) jobsFinished.inc({ state: after.state });
+    observeTimes(ctx.clock.now(), before, after);
     // Awaited, so the slot is free by the time the caller that ended the job is answered.
     if (isTerminal(after.state) && !isTerminal(before.state)) await releaseKeySlot(ctx, after);
     ctx.nc.publish(
@@ -65,4 +66,14 @@ export async function changeJob(
     );
   }
   return { before, after };
+}
+
+/** The job's submit→start and run times, observed by the replica that recorded the change. */
+function observeTimes(nowMs: number, before: JobRecord, after: JobRecord): void {
+  if (after.state === "running" && after.started_at !== null) {
+    startLatencySeconds.observe(Math.max(0, Date.parse(after.started_at) - Date.parse(after.queued_at)) / 1000);
+  }
+  if (isTerminal(after.state) && before.state === "running" && before.started_at !== null) {
+    runSeconds.observe({ state: after.state }, Math.max(0, nowMs - Date.parse(before.started_at)) / 1000);
+  }
 }

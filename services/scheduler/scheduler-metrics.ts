@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram } from "prom-client";
 import { metricsRegistry } from "../../shared/runtime/index.js";
+import { mergeSnapshots, type SchedulerSnapshot } from "./scheduler-snapshot.js";
 
 /** Defined once per process: several scheduler replicas may share one (tests, the embedded mode). */
 export const jobsSubmitted = new Counter({
@@ -16,28 +17,84 @@ export const jobsFinished = new Counter({
   registers: [metricsRegistry],
 });
 
-/** What each scheduler replica in this process reports as the queue: the lease holder its whole queue, the others nothing. */
-const queueSources = new Set<() => Map<string, number>>();
+/** The scheduler replicas of this process, each reporting a snapshot of its pictures until it stops. */
+const snapshotSources = new Set<() => SchedulerSnapshot>();
+let scrapeSnapshot: SchedulerSnapshot | undefined;
 
-const queueDepthGauge = new Gauge({
-  name: "cjs_job_queue_depth",
-  help: "Queued jobs by pool, as the scheduler replica that places jobs (the lease holder) sees them; the others report none, so a sum over replicas is the queue.",
-  labelNames: ["pool"] as const,
-  registers: [metricsRegistry],
-  collect() {
-    this.reset();
-    for (const source of queueSources) for (const [pool, count] of source()) this.inc({ pool }, count);
-  },
-});
+/** One snapshot for all the gauges of one scrape (their collects run in the same turn of the event loop). */
+function currentSnapshot(): SchedulerSnapshot {
+  if (!scrapeSnapshot) {
+    scrapeSnapshot = mergeSnapshots([...snapshotSources].map((source) => source()));
+    setImmediate(() => {
+      scrapeSnapshot = undefined;
+    });
+  }
+  return scrapeSnapshot;
+}
 
-export const queueDepth = {
-  gauge: queueDepthGauge,
-  /** Reports the queue from `source` until the returned function is called. */
-  reportFrom(source: () => Map<string, number>): () => void {
-    queueSources.add(source);
-    return () => queueSources.delete(source);
+type Values = Iterable<{ labels: Record<string, string>; value: number }>;
+
+/** A gauge set at each scrape from the current snapshot. */
+function snapshotGauge(name: string, help: string, labelNames: readonly string[], values: (snapshot: SchedulerSnapshot) => Values): void {
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [metricsRegistry],
+    collect() {
+      this.reset();
+      for (const { labels, value } of values(currentSnapshot())) this.set(labels, value);
+    },
+  });
+}
+
+const EVERY_REPLICA = "Every scheduler replica reports the same value, from the records: take the max over replicas, never the sum.";
+
+snapshotGauge("cjs_jobs", `Jobs queued, assigned and running, by state and pool. ${EVERY_REPLICA}`, ["state", "pool"], (snapshot) => snapshot.jobs.values());
+snapshotGauge(
+  "cjs_job_oldest_age_seconds",
+  `Seconds the oldest queued job of a pool has waited (state=queued), and the oldest assigned job has been assigned without starting (state=assigned). ${EVERY_REPLICA}`,
+  ["state", "pool"],
+  (snapshot) => snapshot.oldestAgeSeconds.values(),
+);
+snapshotGauge("cjs_jobs_past_deadline", `Running jobs past their deadline that no reconciler has timed out yet, by pool. ${EVERY_REPLICA}`, ["pool"], (snapshot) =>
+  snapshot.pastDeadline.values(),
+);
+snapshotGauge("cjs_pool_nodes", `Nodes by pool and state (online, draining, offline), as the scheduler sees them. ${EVERY_REPLICA}`, ["pool", "state"], (snapshot) =>
+  snapshot.poolNodes.values(),
+);
+snapshotGauge(
+  "cjs_pool_slots",
+  `Job slots by pool: used (reserved by an attempt) and free (on online nodes that are not draining). ${EVERY_REPLICA}`,
+  ["pool", "use"],
+  (snapshot) => snapshot.poolSlots.values(),
+);
+snapshotGauge("cjs_job_queue_depth", `Queued jobs by pool: cjs_jobs{state="queued"} without the state label. ${EVERY_REPLICA}`, ["pool"], (snapshot) =>
+  [...snapshot.jobs.values()].filter(({ labels }) => labels.state === "queued").map(({ labels, value }) => ({ labels: { pool: labels.pool as string }, value })),
+);
+
+export const schedulerSnapshots = {
+  /** Reports `source` until the returned function is called. */
+  reportFrom(source: () => SchedulerSnapshot): () => void {
+    snapshotSources.add(source);
+    return () => snapshotSources.delete(source);
   },
 };
+
+export const startLatencySeconds = new Histogram({
+  name: "cjs_job_start_latency_seconds",
+  help: "Time from a job being queued (queued_at) to its attempt starting to run, observed by the replica that recorded the start.",
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+  registers: [metricsRegistry],
+});
+
+export const runSeconds = new Histogram({
+  name: "cjs_job_run_seconds",
+  help: "Time from an attempt starting to its job reaching a terminal state, by that state; observed by the replica that made the change.",
+  labelNames: ["state"] as const,
+  buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 21600, 86400],
+  registers: [metricsRegistry],
+});
 
 export const assignLatencySeconds = new Histogram({
   name: "cjs_job_assign_latency_seconds",

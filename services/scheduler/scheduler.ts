@@ -23,7 +23,8 @@ import { retrieveJob } from "./retrieve-job.js";
 import { retryJob } from "./retry-job.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { AllocationWriter } from "./reservations.js";
-import { queueDepth } from "./scheduler-metrics.js";
+import { schedulerSnapshots } from "./scheduler-metrics.js";
+import { takeSnapshot } from "./scheduler-snapshot.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
 
@@ -51,7 +52,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let stopReporting = (): void => undefined;
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
-  const active = new ActiveJobs();
+  const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS);
   // A job joining the queue asks for a round; only the lease holder's rounds place.
   const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS);
   const listIndex = new JobListIndex();
@@ -149,7 +150,11 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         if (leading) requestPlacement();
       });
       lease.start();
-      stopReporting = queueDepth.reportFrom(() => (lease?.leading ? queued.countByPool() : new Map()));
+      // Every replica reports the same values from the records; counted at scrape time, never on the job path.
+      stopReporting = schedulerSnapshots.reportFrom(() => {
+        const nowMs = context.clock.now();
+        return takeSnapshot({ queued: queued.jobs(), active: active.jobs.values(), nodes: context.view.nodeViews(nowMs), nowMs });
+      });
       reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
       repairTimer = setInterval(() => void repair(), config.CJS_REPAIR_INTERVAL_MS);
       await nc.flush();

@@ -3,6 +3,7 @@ import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnectio
 import type { Logger } from "pino";
 import { assertSupportedServer, isSupportedServerVersion, NATS_SERVER_MINIMUM } from "../nats-server/index.js";
 import { ConfigError } from "../runtime/index.js";
+import { natsConnectionUp, natsReconnects } from "./nats-metrics.js";
 
 /** The NATS credential settings of `BaseConfig`. */
 export interface NatsCredentials {
@@ -64,8 +65,15 @@ export async function connectNats({ url, name, logger, credentials = {} }: Conne
     await nc.close();
     throw error;
   }
+  const connection = { connection: name };
+  natsConnectionUp.set(connection, 1);
   void (async () => {
     for await (const status of nc.status()) {
+      if (status.type === "disconnect") natsConnectionUp.set(connection, 0);
+      if (status.type === "reconnect") {
+        natsConnectionUp.set(connection, 1);
+        natsReconnects.inc(connection);
+      }
       if (status.type === "disconnect" || status.type === "reconnect") {
         logger.warn({ nats: status.type, server: status.server }, `nats ${status.type}`);
         const version = nc.info?.version;
@@ -76,6 +84,8 @@ export async function connectNats({ url, name, logger, credentials = {} }: Conne
         logger.error({ err: status.error }, "nats error");
       }
     }
+    // Closed on purpose (shutdown, a one-off connection): no longer a connection to watch.
+    natsConnectionUp.remove(connection);
   })();
   return nc;
 }

@@ -13,3 +13,5 @@ export type { JetStreamHealth } from "./jetstream-health.js";
 export type { TopologyOptions } from "./topology.js";
 export { PingReply, servePing } from "./ping.js";
 export { ensureMeteringStream } from "./metering-stream.js";
+export { watchConsumers } from "./consumer-health.js";
+export type { DurableConsumer } from "./consumer-health.js";

@@ -5,6 +5,7 @@ import { errors as natsErrors } from "@nats-io/transport-node";
 import type { z } from "zod";
 import { AppError } from "../errors/index.js";
 import { checkKvKey } from "./names.js";
+import { jetStreamApiErrors } from "./nats-metrics.js";
 import { decodeJson, encodeJson } from "./rpc.js";
 
 export interface Versioned<T> {
@@ -79,7 +80,7 @@ export class JsonBucket<S extends z.ZodType> {
       try {
         return await this.kv.get(key);
       } catch (error) {
-        if (!isPassingReadError(error) || tryNumber >= READ_TRIES) throw error;
+        if (!isPassingReadError(error) || tryNumber >= READ_TRIES) throw apiFailure("get", error);
         await delay(READ_PAUSE_MS * tryNumber);
       }
     }
@@ -87,25 +88,32 @@ export class JsonBucket<S extends z.ZodType> {
 
   /** Creates the key; answers `resource.already_exists` when it is there. */
   async create(key: string, value: z.infer<S>): Promise<number> {
+    const [checked, bytes] = [this.checked(key), encodeJson(this.schema.parse(value))];
     try {
-      return await this.kv.create(this.checked(key), encodeJson(this.schema.parse(value)));
+      return await this.kv.create(checked, bytes);
     } catch (error) {
       if (isWrongSequence(error)) throw new AppError("resource.already_exists", "A record with this identity already exists.");
-      throw error;
+      throw apiFailure("create", error);
     }
   }
 
   async put(key: string, value: z.infer<S>): Promise<number> {
-    return this.kv.put(this.checked(key), encodeJson(this.schema.parse(value)));
+    const [checked, bytes] = [this.checked(key), encodeJson(this.schema.parse(value))];
+    try {
+      return await this.kv.put(checked, bytes);
+    } catch (error) {
+      throw apiFailure("put", error);
+    }
   }
 
   /** Writes `value` only if the key is still at `revision`; false when another writer won. */
   async update(key: string, value: z.infer<S>, revision: number): Promise<number | null> {
+    const [checked, bytes] = [this.checked(key), encodeJson(this.schema.parse(value))];
     try {
-      return await this.kv.update(this.checked(key), encodeJson(this.schema.parse(value)), revision);
+      return await this.kv.update(checked, bytes, revision);
     } catch (error) {
       if (isWrongSequence(error)) return null;
-      throw error;
+      throw apiFailure("update", error);
     }
   }
 
@@ -169,11 +177,24 @@ export class JsonBucket<S extends z.ZodType> {
   async keys(filter = ">"): Promise<string[]> {
     if (!(this.kv instanceof Bucket)) throw new Error("JsonBucket.keys needs a KV bucket opened by Kvm");
     const prefix = `$KV.${this.kv.bucket}.`;
-    const info = await this.kv.jsm.streams.info(this.kv.stream, { subjects_filter: `${prefix}${filter}` });
+    const info = await this.kv.jsm.streams.info(this.kv.stream, { subjects_filter: `${prefix}${filter}` }).catch((error: unknown) => {
+      throw apiFailure("keys", error);
+    });
     return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
   }
 
   async delete(key: string): Promise<void> {
-    await this.kv.delete(this.checked(key));
+    const checked = this.checked(key);
+    try {
+      await this.kv.delete(checked);
+    } catch (error) {
+      throw apiFailure("delete", error);
+    }
   }
+}
+
+/** Counts a failed JetStream call (`cjs_jetstream_api_errors_total`) and hands its error on. */
+function apiFailure(operation: string, error: unknown): unknown {
+  jetStreamApiErrors.inc({ operation });
+  return error;
 }

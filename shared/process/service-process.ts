@@ -85,7 +85,7 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
     const connection = await connectWhenReachable({ url: config.NATS_URL, credentials: config, name, logger });
     nc = connection;
     natsUp = natsConnected(connection);
-    const health = jetStreamHealth(connection, () => provisionedStreams(connection), { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS });
+    const health = jetStreamHealth(connection, () => provisionedStreams(connection), { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS, service: name });
     jetStream = health;
     await untilJetStreamReady(health, config.NATS_URL, logger);
     service = await startWithRetries(() => options.build({ nc: connection, logger, clock: systemClock, config }), { name, logger, jetStream: health });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { checkSharedPools, operatorPoolKey, placementPoolKey, PoolSettings, selfHostedPoolKey } from "./pool-key.js";
+import { checkSharedPools, metricsPool, operatorPoolKey, placementPoolKey, PoolSettings, selfHostedPoolKey } from "./pool-key.js";
 
 const Settings = PoolSettings.superRefine(checkSharedPools);
 
@@ -11,6 +11,13 @@ describe("pool keys", () => {
     expect(operatorPoolKey("app-a", "default", ["default"])).toBe("op.*.default");
     expect(operatorPoolKey("app-b", "default", ["default"])).toBe(operatorPoolKey("app-a", "default", ["default"]));
     expect(operatorPoolKey("app-a", "gpu", ["default"])).toBe("op.app-a.gpu");
+  });
+
+  it("labels metrics with an operator pool's key and every self-hosted pool as one self_hosted, never a business id", () => {
+    expect(metricsPool(operatorPoolKey("app-a", "gpu", []))).toBe("op.app-a.gpu");
+    expect(metricsPool("op.*.default")).toBe("op.*.default");
+    expect(metricsPool(selfHostedPoolKey("biz_a", "default"))).toBe("self_hosted");
+    expect(metricsPool(selfHostedPoolKey("biz_b", "other"))).toBe("self_hosted");
   });
 
   it("keeps a self-hosted pool to its business", () => {

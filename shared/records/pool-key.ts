@@ -35,6 +35,15 @@ export function placementPoolKey(record: { app_id: string; pool_id: string; pool
   return isOperatorPoolKey(record.pool_key) ? operatorPoolKey(record.app_id, record.pool_id, sharedPools) : record.pool_key;
 }
 
+/**
+ * The `pool` label of a metric for a pool key: an operator pool by its key (the operator's
+ * own applications and pools, a bounded set), every self-hosted pool as one `self_hosted`,
+ * so no metric names a customer's business and the label set stays bounded.
+ */
+export function metricsPool(poolKey: string): string {
+  return isOperatorPoolKey(poolKey) ? poolKey : "self_hosted";
+}
+
 /** A comma-separated list of pool ids; spaces around names and empty entries are dropped. */
 const poolList = (defaultValue: string) =>
   z

@@ -19,6 +19,21 @@ describe("ops server", () => {
     await closeOpsServer(server);
   });
 
+  it("serves /metrics unless told not to (a server on a public port), which answers it 404", async () => {
+    server = await startOpsServer({ host: "127.0.0.1", port: 0, checks: {} });
+    const metrics = await fetch(`${serverUrl(server)}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain("# TYPE");
+    await closeOpsServer(server);
+
+    server = await startOpsServer({ host: "127.0.0.1", port: 0, checks: {}, metrics: false });
+    const hidden = await fetch(`${serverUrl(server)}/metrics`);
+    expect(hidden.status).toBe(404);
+    expect(await hidden.json()).toMatchObject({ status: "ERROR", code: "route.not_found" });
+    expect((await fetch(`${serverUrl(server)}/healthz`)).status).toBe(200);
+    await closeOpsServer(server);
+  });
+
   it("a close that begins while a keep-alive request is being answered ends that connection, so the close completes", async () => {
     let closing: Promise<void> | undefined;
     const ops = await startOpsServer({

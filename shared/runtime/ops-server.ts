@@ -4,10 +4,12 @@ import { metricsRegistry } from "./metrics.js";
 import { readiness, type ReadinessCheck } from "./health.js";
 
 /**
- * The operations endpoints of a service without an HTTP API of its own:
- * `/metrics` (Prometheus), `/healthz` (the process is alive), `/readyz` (its checks pass).
+ * The operations endpoints of a process, on its ops port: `/metrics` (Prometheus),
+ * `/healthz` (the process is alive), `/readyz` (its checks pass). `metrics: false` leaves
+ * `/metrics` out (404), for a server on a public port (the gateway's API port while it starts).
  */
-export async function startOpsServer(options: { host: string; port: number; checks: Record<string, ReadinessCheck> }): Promise<Server> {
+export async function startOpsServer(options: { host: string; port: number; checks: Record<string, ReadinessCheck>; metrics?: boolean }): Promise<Server> {
+  const servesMetrics = options.metrics ?? true;
   const server = createServer((req, res) => {
     const send = (status: number, contentType: string, body: string) => {
       // Once closing, a connection must not wait for another request: a prober's keep-alive would hold the close open for ever.
@@ -17,7 +19,7 @@ export async function startOpsServer(options: { host: string; port: number; chec
     };
     void (async () => {
       const path = (req.url ?? "/").split("?")[0];
-      if (req.method === "GET" && path === "/metrics") {
+      if (req.method === "GET" && path === "/metrics" && servesMetrics) {
         send(200, metricsRegistry.contentType, await metricsRegistry.metrics());
       } else if (req.method === "GET" && path === "/healthz") {
         send(200, "application/json", JSON.stringify({ status: "ok" }));

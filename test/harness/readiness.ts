@@ -12,8 +12,8 @@ export interface ReadyzAnswer {
 
 /**
  * The base URL of the process's `/healthz` and `/readyz`, from the log line it writes as
- * soon as they listen (before it connects to NATS): the ops server of a service, the API
- * port of the gateway.
+ * soon as they listen (before it connects to NATS): the ops server (`CJS_OPS_PORT`) of
+ * every service, the gateway's included.
  */
 export async function healthUrlOf(child: ServiceProcess, timeoutMs = 30_000): Promise<string> {
   const line = await child.waitForLog((entry) => typeof entry.msg === "string" && entry.msg.includes("serves /healthz and /readyz"), timeoutMs);
@@ -30,6 +30,13 @@ export async function readyz(baseUrl: string): Promise<ReadyzAnswer> {
   }
 }
 
+/** The value of one series (`name{labels}` as Prometheus prints it) on the process's `/metrics`, or undefined when absent. */
+export async function metricValue(baseUrl: string, series: string): Promise<number | undefined> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const line = text.split("\n").find((row) => row.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
 export async function healthz(baseUrl: string): Promise<number> {
   return (await fetch(`${baseUrl}/healthz`)).status;
 }
@@ -39,7 +46,8 @@ export async function healthz(baseUrl: string): Promise<number> {
  * loopback port (read it with `healthUrlOf`) and a JetStream probe quick enough for a test.
  */
 export function serviceProcessEnv(service: string, natsUrl: string, replicas: number): Record<string, string> {
-  const listen: Record<string, string> = service === "gateway" ? { CJS_HOST: "127.0.0.1", CJS_PORT: "0" } : { CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: "0" };
+  const ops = { CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: "0" };
+  const listen: Record<string, string> = service === "gateway" ? { CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...ops } : ops;
   return { NATS_URL: natsUrl, CJS_NATS_REPLICAS: String(replicas), CJS_JETSTREAM_PROBE_INTERVAL_MS: "200", LOG_LEVEL: "info", ...listen };
 }
 

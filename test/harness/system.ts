@@ -4,7 +4,7 @@ import { ComputeClient } from "../../shared/client/index.js";
 import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
-import { type Clock, collectProcessMetrics, type Logger, randomBase62, systemClock, type Service } from "../../shared/runtime/index.js";
+import { type Clock, closeOpsServer, collectProcessMetrics, type Logger, randomBase62, serverUrl, startOpsServer, systemClock, type Service } from "../../shared/runtime/index.js";
 import { buildBilling } from "../../services/billing/billing.js";
 import { BillingConfig } from "../../services/billing/config.js";
 import { LogRelayConfig } from "../../services/log-relay/config.js";
@@ -21,6 +21,8 @@ export interface RunningGateway {
   gateway: Gateway;
   nc: NatsConnection;
   baseUrl: string;
+  /** Its ops server (`/metrics`, `/healthz`, `/readyz`), apart from the API as in production. */
+  opsUrl: string;
   /** One-time codes this replica "sent", newest last, by e-mail. */
   outbox: Map<string, string[]>;
   stop(): Promise<void>;
@@ -41,13 +43,16 @@ export async function startGateway(natsUrl: string, env: Record<string, string> 
   });
   await gateway.start();
   const baseUrl = await gateway.app.listen({ host: "127.0.0.1", port: 0 });
+  const ops = await startOpsServer({ host: "127.0.0.1", port: 0, checks: { gateway: gateway.ready } });
   return {
     gateway,
     nc,
     baseUrl,
+    opsUrl: serverUrl(ops),
     outbox,
     async stop() {
       await gateway.stop();
+      await closeOpsServer(ops);
       await nc.close();
     },
   };

@@ -123,10 +123,18 @@ describe("request ids", () => {
 
 describe("operability endpoints", () => {
   it("serves Prometheus metrics with HTTP latency by route and status, NATS latency and process metrics", async () => {
-    const text = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
+    const text = await (await fetch(`${gateway.opsUrl}/metrics`)).text();
     expect(text).toContain('cjs_http_request_duration_seconds_bucket{le="0.005",route="/api/compute/api-keys/list",method="POST",status="200"}');
     expect(text).toContain("cjs_nats_request_duration_seconds");
     expect(text).toContain("cjs_process_cpu_user_seconds_total");
+  });
+
+  it("does not serve /metrics on the public API port: 404 route.not_found, no series", async () => {
+    const response = await fetch(`${gateway.baseUrl}/metrics`);
+    expect(response.status).toBe(404);
+    const text = await response.text();
+    expect(JSON.parse(text)).toMatchObject({ status: "ERROR", code: "route.not_found" });
+    expect(text).not.toContain("cjs_");
   });
 
   it("reports live and ready", async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../../shared/client/index.js";
 import { LogEndEventData, LogEventData, logStreamPath, type LogLine } from "../../shared/contract/index.js";
 import { decodeJson, encodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
+import { metricsRegistry } from "../../shared/runtime/index.js";
 import { LogMessage } from "../../shared/records/index.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { errorCodeOf } from "../harness/error-code.js";
@@ -279,6 +280,27 @@ describe("the job log stream", () => {
       { attempt: 2, seq: 1, stream: "stderr", line: expect.stringMatching(/^\[log truncated: /), ts: expect.any(String) },
     ]);
     expect(end).toMatchObject({ state: "succeeded", attempt: 2, dropped_lines: 35 });
+  });
+
+  it("counts in log-relay's metrics the lines stored, the lines dropped at the cap, and a push refused as stale", async () => {
+    const counter = async (name: string, labels: Record<string, string> = {}) =>
+      (await metricsRegistry.getSingleMetric(name)?.get())?.values.find((value) => Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted))?.value ?? 0;
+    const before = {
+      stored: await counter("cjs_log_lines_stored_total"),
+      dropped: await counter("cjs_log_lines_dropped_total"),
+      ok: await counter("cjs_log_pushes_total", { outcome: "ok" }),
+      stale: await counter("cjs_log_pushes_total", { outcome: "job.stale_attempt" }),
+    };
+    const { node, jobId, push } = await runningJob("logs-metrics");
+    expect(await push(1, lines(1, 40))).toMatchObject({ accepted: 40 });
+    expect(await push(1, lines(41, 70))).toMatchObject({ accepted: 10, dropped: 20 });
+    expect(await errorCodeOf(push(2, lines(1, 5)))).toBe("job.stale_attempt");
+    await node.finish(jobId, "succeeded");
+
+    expect((await counter("cjs_log_lines_stored_total")) - before.stored).toBe(50);
+    expect((await counter("cjs_log_lines_dropped_total")) - before.dropped).toBe(20);
+    expect((await counter("cjs_log_pushes_total", { outcome: "ok" })) - before.ok).toBe(2);
+    expect((await counter("cjs_log_pushes_total", { outcome: "job.stale_attempt" })) - before.stale).toBe(1);
   });
 
   it("releases its consumer when the client goes away", async () => {

@@ -204,7 +204,7 @@ describe("artifact uploads over NATS", () => {
 
   /** The gateways' `cjs_nats_uploads_open` gauge (every replica of this process counts into it). */
   async function openUploads(): Promise<number> {
-    const text = await (await fetch(`${system.gateways[0]!.baseUrl}/metrics`)).text();
+    const text = await (await fetch(`${system.gateways[0]!.opsUrl}/metrics`)).text();
     const line = text.split("\n").find((row) => row.startsWith("cjs_nats_uploads_open "));
     return Number(line?.split(" ")[1] ?? Number.NaN);
   }

@@ -385,19 +385,27 @@ describe("metrics", () => {
     const pool = "metrics";
     const node = await registerNode(pool);
     keepAlive(node);
-    const jobId = await submit(pool);
-    await pollFor(node, jobId);
-    await node.finish(jobId);
-
     const scrape = async () => {
-      const response = await fetch(`${system.gateways[0]!.baseUrl}/metrics`);
+      const response = await fetch(`${system.gateways[0]!.opsUrl}/metrics`);
       expect(response.status).toBe(200);
       return response.text();
     };
+    const jobId = await submit(pool);
+    // Assigned and not yet polled: the stuck-job gauge sees it, from every replica's records.
+    await expect.poll(scrape, { timeout: 5_000 }).toMatch(/^cjs_job_oldest_age_seconds\{state="assigned",pool="self_hosted"\} \d/m);
+    await pollFor(node, jobId);
+    await node.finish(jobId);
+
     const text = await scrape();
     expect(text).toMatch(/^cjs_jobs_submitted_total\{pool_kind="self_hosted"\} [1-9]/m);
     expect(text).toMatch(/^cjs_jobs_finished_total\{state="succeeded"\} [1-9]/m);
-    expect(text).toMatch(/^cjs_job_queue_depth\{pool="sh\.[^"]+"\} \d+/m);
+    // Self-hosted pools are one label value: no business id in a metric.
+    expect(text).toMatch(/^cjs_job_queue_depth\{pool="self_hosted"\} \d+/m);
+    expect(text).toMatch(/^cjs_jobs\{state="running",pool="self_hosted"\} \d+/m);
+    expect(text).toMatch(/^cjs_pool_nodes\{pool="self_hosted",state="online"\} [1-9]/m);
+    expect(text).toMatch(/^cjs_job_start_latency_seconds_count [1-9]/m);
+    expect(text).toMatch(/^cjs_job_run_seconds_count\{state="succeeded"\} [1-9]/m);
+    expect(text).not.toMatch(/pool="sh\./);
     expect(text).toMatch(/^cjs_job_assign_latency_seconds_count [1-9]/m);
     // The liveness sweep sets the node gauge on its own timer.
     await expect.poll(scrape, { timeout: 5_000 }).toMatch(/^cjs_nodes\{state="online"\} [1-9]/m);

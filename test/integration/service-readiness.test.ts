@@ -7,10 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNatsCluster, type NatsClusterHarness } from "../harness/nats-cluster.js";
 import { startNats } from "../harness/nats-server.js";
-import { healthUrlOf, healthz, readyz, serviceProcessEnv, untilReadyz } from "../harness/readiness.js";
+import { healthUrlOf, healthz, metricValue, readyz, serviceProcessEnv, untilReadyz } from "../harness/readiness.js";
 import { type ServiceProcess, startServiceProcess } from "../harness/service-process.js";
 
 const SERVICES = ["node-registry", "gateway"] as const;
+/** The NATS connection name each process gives itself. */
+const CONNECTION_NAMES = { "node-registry": "node-registry", gateway: "cjs-gateway" } as const;
 /** Bound on a change of readiness: a start on a fresh server, or leaders lost or elected again (seconds each). */
 const CHANGE_WAIT_MS = 45_000;
 
@@ -69,11 +71,18 @@ describe("on a three-node cluster", () => {
       await Promise.all(children.map((child, index) => untilReadyz(child, urls[index]!, 503, CHANGE_WAIT_MS)));
       for (const [index, child] of children.entries()) {
         expect((await readyz(urls[index]!)).report?.checks, child.name).toMatchObject({ nats: true, jetstream: false });
+        // The probe that made /readyz 503 set the metrics in the same step.
+        expect(await metricValue(urls[index]!, `cjs_jetstream_ready{service="${child.name}"}`), child.name).toBe(0);
+        expect(await metricValue(urls[index]!, `cjs_jetstream_streams_without_leader{service="${child.name}"}`), child.name).toBeGreaterThan(0);
+        expect(await metricValue(urls[index]!, `cjs_nats_connected{connection="${CONNECTION_NAMES[child.name as (typeof SERVICES)[number]]}"}`), child.name).toBe(1);
       }
 
       await Promise.all([cluster.restart(1), cluster.restart(2)]);
       await Promise.all(children.map((child, index) => untilReadyz(child, urls[index]!, 200, CHANGE_WAIT_MS)));
-      for (const child of children) expect(child.alive(), child.name).toBe(true);
+      for (const [index, child] of children.entries()) {
+        expect(child.alive(), child.name).toBe(true);
+        expect(await metricValue(urls[index]!, `cjs_jetstream_streams_without_leader{service="${child.name}"}`), child.name).toBe(0);
+      }
     } finally {
       await stopAll(children);
     }

@@ -144,7 +144,7 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
       const port = service === "gateway" ? gatewayPort : await freePort();
       const env: Record<string, string> =
         service === "gateway"
-          ? { CJS_HOST: "127.0.0.1", CJS_PORT: String(port), ...(options.rateLimits === "default" ? {} : RAISED_RATE_LIMITS) }
+          ? { CJS_HOST: "127.0.0.1", CJS_PORT: String(port), CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: "0", ...(options.rateLimits === "default" ? {} : RAISED_RATE_LIMITS) }
           : { CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: String(port) };
       const nodeArgs: string[] = [];
       if (options.cpuProfile?.services.includes(service)) {

@@ -31,8 +31,8 @@ authorization {
     {
       user: services, password: "${SERVICES_PASSWORD}",
       permissions: {
-        publish: ["cjs.>", "$KV.>", "$O.>", "$JS.API.>", "$JS.ACK.>", "$JS.FC.>", "_INBOX.>"],
-        subscribe: ["cjs.>", "$KV.>", "$O.>", "_INBOX.>"],
+        publish: ["cjs.>", "$KV.>", "$JS.API.>", "$JS.ACK.>", "_INBOX.>"],
+        subscribe: ["cjs.>", "_INBOX.>"],
         allow_responses: true
       }
     },
@@ -74,7 +74,7 @@ const AS_OPERATOR = { NATS_USER: "operator", NATS_PASSWORD: OPERATOR_PASSWORD };
 
 /** The real CLI process, as the operator runs it; `input` is written to its stdin, then stdin ends. */
 function admin(args: readonly string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Outcome> {
-  const env = { ...process.env, NATS_URL: nats.url, ...AS_OPERATOR, ...options.env };
+  const env: Record<string, string | undefined> = { ...process.env, NATS_URL: nats.url, ...AS_OPERATOR, ...options.env };
   delete env.NATS_TOKEN;
   delete env.NATS_CREDS_FILE;
   const child = spawn(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args], { cwd: REPO_ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
@@ -84,6 +84,37 @@ function admin(args: readonly string[], options: { env?: Record<string, string>;
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   child.stdin.end(options.input ?? "");
   return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+
+/**
+ * The real CLI on a pseudo-terminal (util-linux `script`): each answer is typed once its
+ * prompt has appeared, as a person would. The transcript is everything the terminal showed.
+ */
+function onTerminal(args: readonly string[], answers: ReadonlyArray<readonly [prompt: string, typed: string]>): Promise<{ code: number | null; transcript: string }> {
+  const command = [process.execPath, "--import", "tsx", "services/admin/main.ts", ...args].map(shellQuote).join(" ");
+  const env = { ...process.env, NATS_URL: nats.url, ...AS_OPERATOR };
+  const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: REPO_ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+  let transcript = "";
+  let next = 0;
+  let seen = 0;
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    transcript += chunk;
+    const answer = answers[next];
+    if (!answer) return;
+    const at = transcript.indexOf(answer[0], seen);
+    if (at < 0) return;
+    seen = at + answer[0].length;
+    next += 1;
+    child.stdin.write(`${answer[1]}\r`);
+  });
+  return new Promise((resolve) =>
+    child.once("close", (code) => {
+      child.stdin.destroy();
+      resolve({ code, transcript });
+    }),
+  );
 }
 
 async function signIn(appId: string, email: string, password: string): Promise<void> {
@@ -166,6 +197,43 @@ describe("user create's password", () => {
     expect(outcome.stderr).toContain("--password-stdin");
     const client = new ComputeClient({ baseUrl: system.gateways[0]!.baseUrl, appId: tenant.app.app_id });
     await expect(client.call("login", { email, password: "correct horse battery" })).rejects.toMatchObject({ code: "auth.login_failed" });
+  });
+});
+
+describe("on a terminal", () => {
+  it("user create asks for the password twice without echoing it", async () => {
+    const tenant = await createTenant(nc);
+    const email = `tty-${randomBase62(6).toLowerCase()}@example.test`;
+    const password = `tty-${randomBase62(20)}`;
+    const args = ["user", "create", "--app", tenant.app.app_id, "--business", tenant.business.business_id, "--email", email, "--role", "admin"];
+    const { code, transcript } = await onTerminal(args, [
+      ["Password: ", password],
+      ["Password again: ", password],
+    ]);
+    expect(transcript).toContain(`<${email}> (admin)`);
+    expect(code).toBe(0);
+    expect(transcript).not.toContain(password);
+    await signIn(tenant.app.app_id, email, password);
+  });
+
+  it("bootstrap asks for every setting and the password", async () => {
+    const appId = `tty-${randomBase62(6).toLowerCase()}`;
+    const password = `tty-${randomBase62(20)}`;
+    const { code, transcript } = await onTerminal(["bootstrap"], [
+      ["Application id", appId],
+      ["Application name: ", "Terminal Corp"],
+      ["Operator business name: ", "Terminal Operations"],
+      ["Admin e-mail: ", `ops@${appId}.example`],
+      ["Password: ", password],
+      ["Password again: ", password],
+    ]);
+    expect(transcript).toContain(`created app ${appId} (Terminal Corp)`);
+    expect(code).toBe(0);
+    // The terminal shows what is typed at a plain prompt, never the password.
+    expect(transcript).toContain(`Admin e-mail: ops@${appId}.example`);
+    expect(transcript).not.toContain(password);
+    expect(await businessesOf(appId)).toEqual([expect.objectContaining({ name: "Terminal Operations", operator: true })]);
+    await signIn(appId, `ops@${appId}.example`, password);
   });
 });
 

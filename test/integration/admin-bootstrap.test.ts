@@ -86,6 +86,9 @@ function admin(args: readonly string[], options: { env?: Record<string, string>;
   return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
 }
 
+/** Terminal control sequences (readline redraws the line it edits) taken out. */
+const withoutEscapes = (text: string) => text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
+
 const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
 
 /**
@@ -230,7 +233,7 @@ describe("on a terminal", () => {
     expect(transcript).toContain(`created app ${appId} (Terminal Corp)`);
     expect(code).toBe(0);
     // The terminal shows what is typed at a plain prompt, never the password.
-    expect(transcript).toContain(`Admin e-mail: ops@${appId}.example`);
+    expect(withoutEscapes(transcript)).toContain(`Admin e-mail: ops@${appId}.example`);
     expect(transcript).not.toContain(password);
     expect(await businessesOf(appId)).toEqual([expect.objectContaining({ name: "Terminal Operations", operator: true })]);
     await signIn(appId, `ops@${appId}.example`, password);

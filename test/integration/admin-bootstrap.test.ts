@@ -87,7 +87,8 @@ function admin(args: readonly string[], options: { env?: Record<string, string>;
 }
 
 /** Terminal control sequences (readline redraws the line it edits) taken out. */
-const withoutEscapes = (text: string) => text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
+const ESCAPE_SEQUENCE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, "g");
+const withoutEscapes = (text: string) => text.replace(ESCAPE_SEQUENCE, "");
 
 const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
 

@@ -32,10 +32,15 @@ function firstLine(text: string): string {
   return text.split(/\r?\n/, 1)[0] ?? "";
 }
 
-async function readFirstLineOfStdin(stdin: NodeJS.ReadableStream): Promise<string | undefined> {
+/** The first line, then stdin is let go: a writer that keeps the pipe open must not hold the CLI. */
+async function readFirstLineOfStdin(stdin: NodeJS.ReadableStream & { destroy?: () => void }): Promise<string | undefined> {
   const lines = createInterface({ input: stdin, crlfDelay: Infinity });
-  for await (const line of lines) return line;
-  return undefined;
+  try {
+    for await (const line of lines) return line;
+    return undefined;
+  } finally {
+    stdin.destroy?.();
+  }
 }
 
 export interface PasswordIo {

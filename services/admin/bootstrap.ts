@@ -60,7 +60,7 @@ export async function askBootstrapPlan(prompt: TerminalPrompt): Promise<Bootstra
     for (;;) {
       const parsed = schema.safeParse(await prompt.ask(question));
       if (parsed.success) return parsed.data;
-      process.stderr.write(`  ${parsed.error.issues[0]?.message ?? "not valid"}\n`);
+      prompt.say(`  ${parsed.error.issues[0]?.message ?? "not valid"}`);
     }
   };
   const shape = BootstrapFile.shape;

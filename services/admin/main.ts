@@ -13,14 +13,17 @@ const CONNECT_TIMEOUT_MS = 3000;
 
 type Env = Record<string, string | undefined>;
 
-/** What to send, with every input read and checked, before NATS is contacted. */
-type Prepared = { send: (nc: NatsConnection) => Promise<unknown>; print: (result: unknown) => string };
+/** What to send, with every input read and checked before NATS is contacted; it answers the record made and its line(s) of text. */
+type Prepared = (nc: NatsConnection) => Promise<{ made: unknown; text: string }>;
 
 async function prepare(invocation: Exclude<Invocation, { kind: "help" }>, io: PasswordIo): Promise<Prepared> {
   if (invocation.kind === "run") {
     const { command } = invocation;
     const body = invocation.password ? withPassword(command, invocation.body, await readPassword(invocation.password, io)) : invocation.body;
-    return { send: (nc) => requestRpc(nc, command.subject(), body, command.response), print: (created) => command.describe(created) };
+    return async (nc) => {
+      const made = await requestRpc(nc, command.subject(), body, command.response);
+      return { made, text: command.describe(made) };
+    };
   }
   const fromFile = invocation.file === undefined ? undefined : await loadBootstrapFile(invocation.file);
   if (fromFile && invocation.password && fromFile.password) throw new UsageError(`${invocation.file} names a password_file: give no --password-stdin or --password-file as well`);
@@ -29,7 +32,10 @@ async function prepare(invocation: Exclude<Invocation, { kind: "help" }>, io: Pa
   const plan = fromFile?.plan ?? (await askBootstrapPlan(io.prompt()));
   const password = await readPassword(invocation.password ?? fromFile?.password ?? { from: "prompt" }, io);
   checkAdminPassword(password);
-  return { send: (nc) => runBootstrap(nc, plan, password), print: (made) => describeBootstrap(made as Awaited<ReturnType<typeof runBootstrap>>) };
+  return async (nc) => {
+    const made = await runBootstrap(nc, plan, password);
+    return { made, text: describeBootstrap(made) };
+  };
 }
 
 /** The operator CLI (`npm run admin -- <command>`). Exit codes: 0 done, 1 failed, 2 bad input, 130 cancelled at a prompt. */
@@ -80,8 +86,8 @@ async function runAdmin(argv: readonly string[], env: Env): Promise<number> {
   }
 
   try {
-    const result = await prepared.send(nc);
-    console.log(invocation.json ? JSON.stringify(result, null, 2) : prepared.print(result));
+    const { made, text } = await prepared(nc);
+    console.log(invocation.json ? JSON.stringify(made, null, 2) : text);
     return 0;
   } catch (error) {
     if (error instanceof BootstrapIncomplete) {

@@ -50,6 +50,11 @@ export class TerminalPrompt {
     }
   }
 
+  /** A line for the operator (a hint after a refused answer). */
+  say(text: string): void {
+    this.#output.write(`${text}\n`);
+  }
+
   close(): void {
     this.#rl.close();
   }

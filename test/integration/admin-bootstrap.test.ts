@@ -24,7 +24,11 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OPERATOR_PASSWORD = `op-${randomBase62(16)}`;
 const SERVICES_PASSWORD = `svc-${randomBase62(16)}`;
 
-/** The permission blocks docs/operations.md ("Protecting NATS") gives. */
+/**
+ * The permission blocks docs/operations.md ("Protecting NATS") gives: the services' as
+ * far as these commands need (no jobs or artifacts here), answering on any inbox through
+ * `allow_responses`, and the operator's.
+ */
 const AUTHORIZATION = `
 authorization {
   users: [

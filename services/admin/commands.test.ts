@@ -93,6 +93,7 @@ describe("passwords never on the command line", () => {
     expect(message).toContain("--password-stdin");
     expect(message).toContain("--password-file PATH");
     expect(usageErrorOf(["bootstrap", "--password=correct horse battery"])).toContain("--password is refused");
+    expect(usageErrorOf([...USER, "--password"])).toContain("--password is refused");
   });
 
   it("takes the password from stdin, from a file, or else from the terminal prompt", () => {

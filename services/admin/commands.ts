@@ -129,11 +129,9 @@ function isBootstrap(command: AdminCommand | typeof BOOTSTRAP | undefined): comm
 const BOOTSTRAP_OPTIONS = { file: { type: "string" }, ...PASSWORD_FLAGS } as const;
 
 // Every command's flags are known to the first parse, so a value is never mistaken for a
-// command word; flags that belong to another command are refused afterwards. `--password`
-// is known only to be refused with the reason.
+// command word; flags that belong to another command are refused afterwards.
 const ALL_OPTIONS = {
   ...Object.fromEntries(ADMIN_COMMANDS.flatMap((command) => command.flags.map(({ flag }) => [flag, { type: "string" } as const]))),
-  password: { type: "string" },
   ...BOOTSTRAP_OPTIONS,
   ...GLOBAL_OPTIONS,
 } as const;
@@ -146,6 +144,8 @@ function ownFlags(command: AdminCommand | typeof BOOTSTRAP): Set<string> {
 
 /** Turns argv (without node and the script) into the command to run and its validated request body. */
 export function parseInvocation(argv: readonly string[]): Invocation {
+  // Refused with the reason, with or without a value, before anything else is said.
+  if (argv.some((arg) => arg === "--password" || arg.startsWith("--password="))) throw new UsageError(PASSWORD_ON_ARGV);
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: ALL_OPTIONS, allowPositionals: true, strict: true });
@@ -158,7 +158,6 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   const command = name === BOOTSTRAP.name ? BOOTSTRAP : ADMIN_COMMANDS.find((candidate) => candidate.name === name);
 
   if (values.help) return { kind: "help", text: usage(command) };
-  if (values.password !== undefined) throw new UsageError(PASSWORD_ON_ARGV);
   if (!command) {
     throw new UsageError(`${name === "" ? "no command given" : `unknown command "${name}"`}\n\n${usage()}`);
   }

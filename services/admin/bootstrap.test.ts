@@ -36,10 +36,13 @@ describe("loadBootstrapFile", () => {
 
   it("lists every invalid or unknown field, and names a file that is not JSON", async () => {
     const path = await fileWith({ app_id: "Acme!", app_name: "", operator_business_name: "Ops", admin_email: "nope", colour: "red" });
-    const error = await loadBootstrapFile(path).catch((caught: Error) => caught);
-    expect(error.message).toContain(`${path} is not a valid bootstrap file:`);
-    for (const field of ["app_id", "app_name", "admin_email"]) expect(error.message).toContain(`  ${field}: `);
-    expect(error.message).toContain("colour");
+    const message = await loadBootstrapFile(path).then(
+      () => "accepted",
+      (caught: Error) => caught.message,
+    );
+    expect(message).toContain(`${path} is not a valid bootstrap file:`);
+    for (const field of ["app_id", "app_name", "admin_email"]) expect(message).toContain(`  ${field}: `);
+    expect(message).toContain("colour");
     await expect(loadBootstrapFile(await fileWith("{ not json"))).rejects.toThrow(/--file: cannot read .* as JSON/);
     await expect(loadBootstrapFile(join(dir, "missing.json"))).rejects.toThrow("(ENOENT)");
   });

@@ -8,13 +8,14 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../../shared/client/index.js";
 import { SetCreditResponse } from "../../shared/contract/index.js";
-import { requestRpc, STREAMS, subjects } from "../../shared/nats/index.js";
+import { BUCKETS, CONSUMERS, requestRpc, STREAMS, subjects } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 
-const ENV = { CJS_OPERATOR_POOLS: "default" };
+/** A short audit grace, so the ledger audit looks at each ended job soon after metering. */
+const ENV = { CJS_OPERATOR_POOLS: "default", CJS_LEDGER_AUDIT_GRACE_MS: "100" };
 /** Over the default ("free") plan's 2 cores per job on operator pools. */
 const BIG_JOB = { type: "shell", command: ["true"], resources: { cpu: 4, memory_mb: 1024, gpu: 0 } };
 const JOB = { ...BIG_JOB, resources: { ...BIG_JOB.resources, cpu: 1 } };
@@ -63,13 +64,25 @@ async function waitUntilMetered(jobId: string): Promise<void> {
   await expect.poll(async () => jsm.streams.getMessage(STREAMS.metering, { last_by_subj: subjects.metering(jobId) }), { timeout: 30_000, interval: 100 }).toBeNull();
 }
 
+/** Every job record revision so far has been through the ledger audit, which charges what metering missed. */
+async function waitUntilAudited(): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  await expect
+    .poll(async () => {
+      const info = await jsm.consumers.info(`KV_${BUCKETS.jobs}`, CONSUMERS.billingLedgerAudit);
+      return info.num_pending + info.num_ack_pending;
+    }, { timeout: 30_000, interval: 50 })
+    .toBe(0);
+}
+
 describe("the operator's own business", () => {
-  it("runs jobs on an operator pool with no credit and over the plan's limits, and is never charged", async () => {
+  it("runs jobs on an operator pool with no credit and over the plan's limits, and neither metering nor the ledger audit charges them", async () => {
     await creditSet(operatorTenant, 0);
     const big = await operator.call("submitJob", { ...BIG_JOB, pool_id: "default" });
     expect(big.state).toBe("queued");
     await runToEnd(big.job_id);
     await waitUntilMetered(big.job_id);
+    await waitUntilAudited();
 
     const ledger = await operator.call("listLedger", { limit: 200 });
     expect(ledger.items.filter((entry) => entry.kind === "debit")).toEqual([]);

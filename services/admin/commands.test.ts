@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseInvocation, resolveNatsUrl, UsageError } from "./commands.js";
+import { parseInvocation, resolveNatsUrl, UsageError, withPassword } from "./commands.js";
 
 const BUSINESS_ID = "biz_0123456789abcdefghij";
 
@@ -25,16 +25,16 @@ describe("parseInvocation", () => {
   });
 
   it("names a missing flag", () => {
-    const message = usageErrorOf(["user", "create", "--app", "local", "--business", BUSINESS_ID, "--password", "correct horse battery"]);
+    const message = usageErrorOf(["user", "create", "--app", "local", "--business", BUSINESS_ID, "--password-stdin"]);
     const problems = message.split("\n\n")[0];
     expect(problems).toBe('invalid input for "user create":\n  --email is required');
   });
 
   it("lists every invalid field with the schema's reason", () => {
-    const message = usageErrorOf(["user", "create", "--app", "local", "--business", "acme", "--email", "nope", "--password", "short"]);
+    const message = usageErrorOf(["user", "create", "--app", "local", "--business", "acme", "--email", "nope", "--role", "boss"]);
     expect(message).toContain("--business: a business id such as `biz_…`");
     expect(message).toContain("--email:");
-    expect(message).toContain("--password: at least 12 characters");
+    expect(message).toContain("--role:");
   });
 
   it("refuses a flag that belongs to another command", () => {
@@ -48,13 +48,13 @@ describe("parseInvocation", () => {
     expect(usageErrorOf(["app", "create", "--id", "local", "--name"])).toContain("--name");
   });
 
-  it("builds the exact request body of user create, with the schema's default role and lowercased e-mail", () => {
-    const invocation = parseInvocation([
-      "user", "create", "--app", "local", "--business", BUSINESS_ID, "--email", "Ada@Example.com", "--password", "correct horse battery",
-    ]);
-    expect(invocation).toMatchObject({ kind: "run", json: false, natsUrl: undefined, command: { name: "user create" } });
+  it("builds the request body of user create without the password, with the schema's default role and lowercased e-mail", () => {
+    const invocation = parseInvocation(["user", "create", "--app", "local", "--business", BUSINESS_ID, "--email", "Ada@Example.com"]);
+    expect(invocation).toMatchObject({ kind: "run", json: false, natsUrl: undefined, command: { name: "user create" }, password: { from: "prompt" } });
     expect(invocation.kind === "run" && invocation.command.subject()).toBe("cjs.admin.user.create");
-    expect(invocation.kind === "run" && invocation.body).toEqual({
+    expect(invocation.kind === "run" && invocation.body).toEqual({ app_id: "local", business_id: BUSINESS_ID, email: "ada@example.com", role: "member" });
+    if (invocation.kind !== "run") throw new Error("expected a command to run");
+    expect(withPassword(invocation.command, invocation.body, "correct horse battery")).toEqual({
       app_id: "local",
       business_id: BUSINESS_ID,
       email: "ada@example.com",
@@ -76,10 +76,59 @@ describe("parseInvocation", () => {
   it("answers --help with the usage of the command named, or of all commands", () => {
     expect(parseInvocation(["user", "create", "--help"])).toEqual({
       kind: "help",
-      text: expect.stringContaining("user create --app ID --business BID --email EMAIL --password PASSWORD [--role admin|member]"),
+      text: expect.stringContaining("user create --app ID --business BID --email EMAIL [--role admin|member] [--password-stdin | --password-file PATH]"),
     });
     expect(parseInvocation(["user", "create", "--help"])).toMatchObject({ text: expect.not.stringContaining("business create") });
     expect(parseInvocation(["--help"])).toMatchObject({ kind: "help", text: expect.stringContaining("business create --app ID --name NAME") });
+  });
+});
+
+describe("passwords never on the command line", () => {
+  const USER = ["user", "create", "--app", "local", "--business", BUSINESS_ID, "--email", "ada@example.com"];
+
+  it("refuses --password with the reason and the sources to use instead", () => {
+    const message = usageErrorOf([...USER, "--password", "correct horse battery"]);
+    expect(message).toContain("--password is refused");
+    expect(message).toContain("visible to every user of the machine (ps)");
+    expect(message).toContain("--password-stdin");
+    expect(message).toContain("--password-file PATH");
+    expect(usageErrorOf(["bootstrap", "--password=correct horse battery"])).toContain("--password is refused");
+    expect(usageErrorOf([...USER, "--password"])).toContain("--password is refused");
+  });
+
+  it("takes the password from stdin, from a file, or else from the terminal prompt", () => {
+    expect(parseInvocation([...USER, "--password-stdin"])).toMatchObject({ kind: "run", password: { from: "stdin" } });
+    expect(parseInvocation([...USER, "--password-file", "/run/secrets/pw"])).toMatchObject({ kind: "run", password: { from: "file", path: "/run/secrets/pw" } });
+    expect(parseInvocation(USER)).toMatchObject({ kind: "run", password: { from: "prompt" } });
+  });
+
+  it("refuses two password sources at once, and a password source on a command that takes none", () => {
+    expect(usageErrorOf([...USER, "--password-stdin", "--password-file", "/tmp/pw"])).toContain("--password-stdin and --password-file exclude each other");
+    expect(usageErrorOf(["app", "create", "--id", "local", "--name", "Local", "--password-stdin"])).toContain('--password-stdin is not an option of "app create"');
+  });
+
+  it("checks the password read from its source against the schema", () => {
+    const invocation = parseInvocation([...USER, "--password-stdin"]);
+    if (invocation.kind !== "run") throw new Error("expected a command to run");
+    expect(() => withPassword(invocation.command, invocation.body, "short")).toThrow(/password: at least 12 characters/);
+  });
+});
+
+describe("bootstrap", () => {
+  it("reads --file and the password source, and leaves both to prompts when absent", () => {
+    expect(parseInvocation(["bootstrap", "--file", "bootstrap.json", "--password-stdin", "--json"])).toEqual({
+      kind: "bootstrap",
+      file: "bootstrap.json",
+      password: { from: "stdin" },
+      json: true,
+      natsUrl: undefined,
+    });
+    expect(parseInvocation(["bootstrap"])).toMatchObject({ kind: "bootstrap", file: undefined, password: undefined });
+  });
+
+  it("refuses the flags of other commands and is listed in the usage text", () => {
+    expect(usageErrorOf(["bootstrap", "--app", "acme"])).toContain('--app is not an option of "bootstrap"');
+    expect(parseInvocation(["--help"])).toMatchObject({ text: expect.stringContaining("bootstrap [--file FILE] [--password-stdin | --password-file PATH]") });
   });
 });
 

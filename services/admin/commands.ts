@@ -13,6 +13,10 @@ import {
 import { subjects } from "../../shared/nats/index.js";
 import { BaseConfig, formatPath, natsUrlProblem, parseConfig } from "../../shared/runtime/index.js";
 import { rotateKeysCommand } from "./keys-commands.js";
+import { PASSWORD_FLAGS, PASSWORD_ON_ARGV, PASSWORD_USAGE, passwordSourceOf, type PasswordSource } from "./password-source.js";
+import { UsageError } from "./usage-error.js";
+
+export { UsageError };
 
 /** A command-line flag and the request field it fills. */
 interface Flag {
@@ -29,6 +33,8 @@ export interface AdminCommand<Req extends z.ZodObject = z.ZodObject, Res extends
   summary: string;
   /** In usage order. Whether a flag is optional comes from the request schema. */
   flags: readonly Flag[];
+  /** The request's `password` comes from a password source (`--password-stdin`, `--password-file`, a prompt), never a flag. */
+  takesPassword?: true;
   request: Req;
   subject: () => string;
   response: Res;
@@ -73,9 +79,9 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       { flag: "app", field: "app_id", value: "ID" },
       { flag: "business", field: "business_id", value: "BID" },
       { flag: "email", field: "email", value: "EMAIL" },
-      { flag: "password", field: "password", value: "PASSWORD" },
       { flag: "role", field: "role", value: "admin|member" },
     ],
+    takesPassword: true,
     request: CreateUserRequest,
     subject: subjects.adminUserCreate,
     response: User,
@@ -96,17 +102,21 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   rotateKeysCommand as AdminCommand,
 ];
 
-/** Bad command-line input: the CLI prints the message and exits 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
-
+/**
+ * `run`: one operator command; its body is complete except for the password, which is
+ * read from `password` when the command takes one. `bootstrap`: the first app, operator
+ * business and admin, from `file` or prompts.
+ */
 export type Invocation =
   | { kind: "help"; text: string }
-  | { kind: "run"; command: AdminCommand; body: Record<string, unknown>; json: boolean; natsUrl: string | undefined };
+  | { kind: "run"; command: AdminCommand; body: Record<string, unknown>; password: PasswordSource | undefined; json: boolean; natsUrl: string | undefined }
+  | { kind: "bootstrap"; file: string | undefined; password: PasswordSource | undefined; json: boolean; natsUrl: string | undefined };
+
+export const BOOTSTRAP = {
+  name: "bootstrap",
+  summary: "Create the first application, its operator business (not billed) and an admin of it, from FILE or by asking on the terminal.",
+  flags: ["[--file FILE]", PASSWORD_USAGE],
+} as const;
 
 const GLOBAL_OPTIONS = {
   json: { type: "boolean" },
@@ -114,15 +124,30 @@ const GLOBAL_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
+function isBootstrap(command: AdminCommand | typeof BOOTSTRAP | undefined): command is typeof BOOTSTRAP {
+  return command === BOOTSTRAP;
+}
+
+const BOOTSTRAP_OPTIONS = { file: { type: "string" }, ...PASSWORD_FLAGS } as const;
+
 // Every command's flags are known to the first parse, so a value is never mistaken for a
 // command word; flags that belong to another command are refused afterwards.
 const ALL_OPTIONS = {
   ...Object.fromEntries(ADMIN_COMMANDS.flatMap((command) => command.flags.map(({ flag }) => [flag, { type: "string" } as const]))),
+  ...BOOTSTRAP_OPTIONS,
   ...GLOBAL_OPTIONS,
-};
+} as const;
+
+function ownFlags(command: AdminCommand | typeof BOOTSTRAP): Set<string> {
+  if (isBootstrap(command)) return new Set(Object.keys(BOOTSTRAP_OPTIONS));
+  const { flags, takesPassword } = command;
+  return new Set([...flags.map(({ flag }) => flag), ...(takesPassword ? Object.keys(PASSWORD_FLAGS) : [])]);
+}
 
 /** Turns argv (without node and the script) into the command to run and its validated request body. */
 export function parseInvocation(argv: readonly string[]): Invocation {
+  // Refused with the reason, with or without a value, before anything else is said.
+  if (argv.some((arg) => arg === "--password" || arg.startsWith("--password="))) throw new UsageError(PASSWORD_ON_ARGV);
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: ALL_OPTIONS, allowPositionals: true, strict: true });
@@ -132,14 +157,14 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   }
   const { values, positionals } = parsed;
   const name = positionals.join(" ");
-  const command = ADMIN_COMMANDS.find((candidate) => candidate.name === name);
+  const command = name === BOOTSTRAP.name ? BOOTSTRAP : ADMIN_COMMANDS.find((candidate) => candidate.name === name);
 
   if (values.help) return { kind: "help", text: usage(command) };
   if (!command) {
     throw new UsageError(`${name === "" ? "no command given" : `unknown command "${name}"`}\n\n${usage()}`);
   }
 
-  const own = new Set(command.flags.map(({ flag }) => flag));
+  const own = ownFlags(command);
   const foreign = Object.keys(values).filter((flag) => !own.has(flag) && !Object.hasOwn(GLOBAL_OPTIONS, flag));
   if (foreign.length > 0) {
     const flags = foreign.map((flag) => `--${flag}`).join(", ");
@@ -147,9 +172,12 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     throw new UsageError(`${flags} ${verb} of "${command.name}"\n\n${usage(command)}`);
   }
 
+  const globals = { json: values.json === true, natsUrl: values.nats };
+  if (isBootstrap(command)) return { kind: "bootstrap", file: values.file, password: passwordSourceOf(values, undefined), ...globals };
+
   const given = values as Record<string, string | boolean | undefined>;
   const body = Object.fromEntries(command.flags.filter(({ flag }) => given[flag] !== undefined).map(({ flag, field }) => [field, given[flag]]));
-  const result = command.request.safeParse(body);
+  const result = requestWithoutPassword(command).safeParse(body);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => {
       const field = issue.path[0];
@@ -160,7 +188,21 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     throw new UsageError(`invalid input for "${command.name}":\n${problems.map((problem) => `  ${problem}`).join("\n")}\n\n${usage(command)}`);
   }
 
-  return { kind: "run", command, body: result.data, json: values.json === true, natsUrl: values.nats };
+  const password = command.takesPassword ? passwordSourceOf(values, { from: "prompt" }) : undefined;
+  return { kind: "run", command, body: result.data, password, ...globals };
+}
+
+/** What the command line must fill: the request, less the password a command reads from its source. */
+function requestWithoutPassword(command: AdminCommand): z.ZodObject {
+  return command.takesPassword ? command.request.omit({ password: true }) : command.request;
+}
+
+/** The complete request once the password is read: a password the schema refuses is a usage error. */
+export function withPassword(command: AdminCommand, body: Record<string, unknown>, password: string): Record<string, unknown> {
+  const result = command.request.safeParse({ ...body, password });
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => `  ${formatPath(issue.path) || "(request)"}: ${issue.message}`);
+  throw new UsageError(`invalid input for "${command.name}":\n${problems.join("\n")}`);
 }
 
 /** `--nats`, else `NATS_URL`, else the default every service uses (the server `make dev` starts). */
@@ -172,20 +214,25 @@ export function resolveNatsUrl(flag: string | undefined, env: Record<string, str
 }
 
 /** The usage of one command, or of the whole CLI. */
-export function usage(command?: AdminCommand): string {
-  const commands = command ? [command] : ADMIN_COMMANDS;
+export function usage(command?: AdminCommand | typeof BOOTSTRAP): string {
   const lines = ["Usage: npm run admin -- <command> [options]", "", command ? "Command:" : "Commands:"];
+  if (command === undefined || isBootstrap(command)) lines.push(`  ${[BOOTSTRAP.name, ...BOOTSTRAP.flags].join(" ")}`, `      ${BOOTSTRAP.summary}`);
+  const commands = command === undefined ? ADMIN_COMMANDS : isBootstrap(command) ? [] : [command];
   for (const each of commands) {
     const flags = each.flags.map(({ flag, field, value }) => {
       const text = `--${flag} ${value}`;
       return isOptional(each.request, field) ? `[${text}]` : text;
     });
+    if (each.takesPassword) flags.push(PASSWORD_USAGE);
     lines.push(`  ${[each.name, ...flags].join(" ")}`, `      ${each.summary}`);
   }
   lines.push(
     "",
     "Options:",
     "  --json       print only the created record, as JSON",
+    "  --password-stdin     read the password from the first line of stdin",
+    "  --password-file PATH read the password from the first line of PATH",
+    "                       (neither: asked twice on the terminal, not echoed)",
     `  --nats URL   NATS server (default: $NATS_URL, else ${resolveNatsUrl(undefined, {})})`,
     "  -h, --help   show this help",
   );

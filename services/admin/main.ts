@@ -1,13 +1,50 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { isAppError } from "../../shared/errors/index.js";
-import { natsAuthOptions, requestRpc } from "../../shared/nats/index.js";
+import { ADMIN_INBOX_PREFIX, natsAuthOptions, requestRpc } from "../../shared/nats/index.js";
 import { ConfigError } from "../../shared/runtime/index.js";
-import { parseInvocation, resolveNatsUrl, UsageError } from "./commands.js";
+import { askBootstrapPlan, BootstrapIncomplete, checkAdminPassword, describeBootstrap, loadBootstrapFile, runBootstrap } from "./bootstrap.js";
+import { type Invocation, parseInvocation, resolveNatsUrl, UsageError, withPassword } from "./commands.js";
+import { describeConnectFailure } from "./nats-failure.js";
+import { type PasswordIo, readPassword } from "./password-source.js";
+import { PromptCancelled, TerminalPrompt } from "./terminal-prompt.js";
 
-/** The operator CLI (`npm run admin -- <command>`). Exit codes: 0 done, 1 failed, 2 bad input. */
-async function runAdmin(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
+/** An operator wants an answer, not a wait: a short timeout and no reconnects. */
+const CONNECT_TIMEOUT_MS = 3000;
+
+type Env = Record<string, string | undefined>;
+
+/** What to send, with every input read and checked before NATS is contacted; it answers the record made and its line(s) of text. */
+type Prepared = (nc: NatsConnection) => Promise<{ made: unknown; text: string }>;
+
+async function prepare(invocation: Exclude<Invocation, { kind: "help" }>, io: PasswordIo): Promise<Prepared> {
+  if (invocation.kind === "run") {
+    const { command } = invocation;
+    const body = invocation.password ? withPassword(command, invocation.body, await readPassword(invocation.password, io)) : invocation.body;
+    return async (nc) => {
+      const made = await requestRpc(nc, command.subject(), body, command.response);
+      return { made, text: command.describe(made) };
+    };
+  }
+  const fromFile = invocation.file === undefined ? undefined : await loadBootstrapFile(invocation.file);
+  if (fromFile && invocation.password && fromFile.password) throw new UsageError(`${invocation.file} names a password_file: give no --password-stdin or --password-file as well`);
+  if (!fromFile && !io.stdin.isTTY) throw new UsageError("bootstrap: give --file FILE, or run it on a terminal to be asked");
+  if (!fromFile && invocation.password?.from === "stdin") throw new UsageError("bootstrap: --password-stdin needs --file FILE (stdin is then the password alone)");
+  const plan = fromFile?.plan ?? (await askBootstrapPlan(io.prompt()));
+  const password = await readPassword(invocation.password ?? fromFile?.password ?? { from: "prompt" }, io);
+  checkAdminPassword(password);
+  return async (nc) => {
+    const made = await runBootstrap(nc, plan, password);
+    return { made, text: describeBootstrap(made) };
+  };
+}
+
+/** The operator CLI (`npm run admin -- <command>`). Exit codes: 0 done, 1 failed, 2 bad input, 130 cancelled at a prompt. */
+async function runAdmin(argv: readonly string[], env: Env): Promise<number> {
+  let terminal: TerminalPrompt | undefined;
+  const io: PasswordIo = { stdin: process.stdin, prompt: () => (terminal ??= new TerminalPrompt(process.stdin, process.stderr)) };
   let invocation;
   let url;
+  let prepared: Prepared;
   try {
     invocation = parseInvocation(argv);
     if (invocation.kind === "help") {
@@ -15,20 +52,28 @@ async function runAdmin(argv: readonly string[], env: Record<string, string | un
       return 0;
     }
     url = resolveNatsUrl(invocation.natsUrl, env);
+    prepared = await prepare(invocation, io);
   } catch (error) {
+    if (error instanceof PromptCancelled) {
+      console.error(error.message);
+      return 130;
+    }
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
     console.error(error.message);
     return 2;
+  } finally {
+    terminal?.close();
   }
 
   let nc: NatsConnection;
   try {
-    // A short timeout and no reconnects: an operator wants an answer, not a wait.
     nc = await connect({
       ...natsAuthOptions(env),
       servers: url.split(",").map((server) => server.trim()),
       name: "cjs-admin",
-      timeout: 3000,
+      // Replies come back on this prefix, so the operator's NATS user needs no rights on `_INBOX.>`.
+      inboxPrefix: ADMIN_INBOX_PREFIX,
+      timeout: CONNECT_TIMEOUT_MS,
       reconnect: false,
     });
   } catch (error) {
@@ -36,16 +81,20 @@ async function runAdmin(argv: readonly string[], env: Record<string, string | un
       console.error(error.message);
       return 2;
     }
-    console.error(`cannot reach NATS at ${url}: is \`make dev\` running?`);
+    console.error(describeConnectFailure(error, url, env, CONNECT_TIMEOUT_MS));
     return 1;
   }
 
-  const { command, body, json } = invocation;
   try {
-    const created = await requestRpc(nc, command.subject(), body, command.response);
-    console.log(json ? JSON.stringify(created, null, 2) : command.describe(created));
+    const { made, text } = await prepared(nc);
+    console.log(invocation.json ? JSON.stringify(made, null, 2) : text);
     return 0;
   } catch (error) {
+    if (error instanceof BootstrapIncomplete) {
+      if (invocation.json) console.log(JSON.stringify(error.created, null, 2));
+      console.error(`error: ${error.message}`);
+      return 1;
+    }
     if (!isAppError(error)) throw error;
     console.error(`error: ${error.code}: ${error.message}`);
     if (error.details !== undefined) console.error(JSON.stringify(error.details, null, 2));

@@ -4,7 +4,7 @@ import type { BillingStore } from "./billing-store.js";
 import type { PaymentProvider } from "./checkout/payment-provider.js";
 import type { SandboxProvider } from "./checkout/sandbox-provider.js";
 import type { BillingConfig } from "./config.js";
-import type { CreditLedger } from "./ledger/index.js";
+import type { Account, CreditLedger } from "./ledger/index.js";
 import type { PlanCatalog } from "./plans/plan-catalog.js";
 
 /** What billing's handlers share; built once at start. */
@@ -20,4 +20,6 @@ export interface BillingContext {
   provider: PaymentProvider;
   /** The sandbox, when it is the provider (its checkout page is served only then). */
   sandbox: SandboxProvider | null;
+  /** Whether the account is the operator's own business, which is not billed. */
+  isOperatorAccount(account: Account): Promise<boolean>;
 }

@@ -82,7 +82,8 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
         });
         provider = sandbox;
       }
-      const ctx: BillingContext = { nc, logger, clock, config, store, catalog, ledger, provider, sandbox };
+      credit = await startCredit(deps, { catalog, ledger, subscriptions: store.subscriptions });
+      const ctx: BillingContext = { nc, logger, clock, config, store, catalog, ledger, provider, sandbox, isOperatorAccount: credit.ctx.isOperatorAccount };
       const rpc = { queue: queueGroups.billing, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
@@ -93,7 +94,6 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
         serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionGet(), request: SandboxSessionCommand, handle: sandboxViewSession(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionAct(), request: SandboxActionCommand, handle: sandboxAct(ctx) }),
       );
-      credit = await startCredit(deps, { catalog, ledger, subscriptions: store.subscriptions });
       audit = await startLedgerAudit(credit.ctx, { graceMs: config.CJS_LEDGER_AUDIT_GRACE_MS });
       // The metering backlog (charges not yet made) and the audit's, for /metrics.
       consumers = watchConsumers(

@@ -18,6 +18,7 @@ export function getSubscription(ctx: BillingContext) {
       credit_balance: summary.balance,
       usage_this_period: summary.used_this_period,
       provider: subscription.stored ? (record?.provider ?? null) : null,
+      operator: await ctx.isOperatorAccount(account),
     };
   };
 }

@@ -80,6 +80,12 @@ export const SubscriptionResponse = z.object({
   usage_this_period: z.number(),
   /** The payment provider the plan was bought through (`stripe`, `sandbox`), or null for the default plan. */
   provider: z.string().nullable(),
+  /**
+   * True for the operator's own business, which is not billed: its jobs on operator pools
+   * are never refused for credit or by the plan's limits, and never charged. `plan` is then
+   * the plan it would be on, and the balance and usage stay as they are.
+   */
+  operator: z.boolean(),
 });
 export type SubscriptionResponse = z.infer<typeof SubscriptionResponse>;
 

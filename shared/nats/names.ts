@@ -108,6 +108,12 @@ function checkedAttempt(attempt: number): number {
   return attempt;
 }
 
+/**
+ * The operator CLI's reply inboxes: its NATS user needs only publish `cjs.admin.>` and
+ * subscribe `<prefix>.>` (the services' users reply with `allow_responses`).
+ */
+export const ADMIN_INBOX_PREFIX = "_INBOX_admin";
+
 export const subjects = {
   /** Operator commands, answered by one gateway replica (queue group). */
   adminAppCreate: () => `${ROOT}.admin.app.create`,

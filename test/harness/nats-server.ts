@@ -44,12 +44,18 @@ export { NATS_SERVER_NOT_FOUND };
 const STOP_GRACE_MS = 10_000;
 const PORT_ATTEMPTS = 5;
 
-export async function startNats(): Promise<NatsHarness> {
+export interface StartNatsOptions {
+  /** Lines added to the server's configuration (users and permissions); needs a local nats-server binary. */
+  extraConfig?: string;
+}
+
+export async function startNats(options: StartNatsOptions = {}): Promise<NatsHarness> {
   const externalUrl = process.env.NATS_URL;
-  if (externalUrl) return useExternalServer(externalUrl);
+  if (externalUrl && options.extraConfig === undefined) return useExternalServer(externalUrl);
 
   const binary = findNatsServerBinary(process.env);
-  if (binary) return LocalServer.start(binary);
+  if (binary) return LocalServer.start(binary, options.extraConfig);
+  if (options.extraConfig !== undefined) throw new Error(`this test configures its own nats-server, so it needs a nats-server binary: ${NATS_SERVER_NOT_FOUND}`);
 
   const container = await startContainer();
   if (container) return container;
@@ -81,16 +87,17 @@ class LocalServer implements NatsHarness {
     private readonly binary: string,
     private readonly port: number,
     readonly storeDir: string,
+    private readonly extraConfig: string | undefined,
   ) {}
 
   get url(): string {
     return `nats://127.0.0.1:${this.port}`;
   }
 
-  static async start(binary: string): Promise<LocalServer> {
+  static async start(binary: string, extraConfig?: string): Promise<LocalServer> {
     const storeDir = await mkdtemp(join(tmpdir(), "nats-harness-"));
     for (let attempt = 1; ; attempt++) {
-      const server = new LocalServer(binary, await freePort(), storeDir);
+      const server = new LocalServer(binary, await freePort(), storeDir, extraConfig);
       server.#forget = killOnExit(server);
       try {
         await server.launch();
@@ -150,7 +157,13 @@ class LocalServer implements NatsHarness {
 
   private async launch(): Promise<void> {
     this.#process = undefined;
-    this.#process = await NatsServerProcess.start({ binary: this.binary, host: "127.0.0.1", port: this.port, storeDir: this.storeDir });
+    this.#process = await NatsServerProcess.start({
+      binary: this.binary,
+      host: "127.0.0.1",
+      port: this.port,
+      storeDir: this.storeDir,
+      extraConfig: this.extraConfig,
+    });
   }
 }
 

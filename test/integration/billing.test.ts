@@ -147,6 +147,7 @@ describe("subscription", () => {
       credit_balance: 10,
       usage_this_period: 0,
       provider: null,
+      operator: false,
     });
     expect(await recordOf(tenant)).toBeNull();
   });

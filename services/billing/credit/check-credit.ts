@@ -6,13 +6,18 @@ import { creditChecks } from "./credit-metrics.js";
 /**
  * The submit's gate for a job on an operator pool: the plan's limits first (403
  * `plan.limit_exceeded`), then, for a billed plan, the balance (402
- * `resource.limit_reached` once it is zero or less). The scheduler never asks for a job on
- * the business's own pools.
+ * `resource.limit_reached` once it is zero or less). The operator's own business passes
+ * without either: it is not billed. The scheduler never asks for a job on the business's
+ * own pools.
  */
 export function checkCredit(ctx: CreditContext) {
   return async ({ caller, body }: CreditCheckCommand): Promise<CreditCheckReply> => {
     const account = { app_id: caller.app_id, business_id: caller.business_id };
     const { plan, period } = await ctx.planOf(account);
+    if (await ctx.isOperatorAccount(account)) {
+      creditChecks.inc({ result: "allowed" });
+      return { plan_id: plan.id, billed: false, balance: (await ctx.ledger.summary(account, period)).balance };
+    }
     const { max_job_cpu, max_job_timeout_seconds } = plan.limits;
     if (body.resources.cpu > max_job_cpu) {
       creditChecks.inc({ result: "plan_limit" });

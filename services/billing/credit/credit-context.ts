@@ -16,6 +16,8 @@ export interface CreditContext {
   jobs: JsonBucket<typeof JobRecord>;
   /** `cjs_businesses`, read only: the gateway writes it. */
   businesses: JsonBucket<typeof Business>;
+  /** Whether the account is the operator's own business, which is not billed (`operatorAccounts`). */
+  isOperatorAccount(account: Account): Promise<boolean>;
   /** The plan and period of an account now. */
   planOf(account: Account): Promise<AccountPlan>;
 }

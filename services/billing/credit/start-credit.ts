@@ -28,6 +28,7 @@ import { accountPlan } from "./account-plan.js";
 import { checkCredit } from "./check-credit.js";
 import type { CreditContext } from "./credit-context.js";
 import { listLedger } from "./list-ledger.js";
+import { operatorAccounts } from "./operator-account.js";
 import { setCredit } from "./set-credit.js";
 
 /** A metering message held this long without an answer goes to another billing replica. */
@@ -56,13 +57,15 @@ export async function startCredit(
   const { catalog, ledger, subscriptions: subscriptionBucket } = shared;
   const replicas = config.CJS_NATS_REPLICAS;
   const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.businesses], { replicas, logger });
+  const businesses = new JsonBucket(kv[BUCKETS.businesses], Business);
   const ctx: CreditContext = {
     nc,
     logger,
     clock,
     ledger,
     jobs: new JsonBucket(kv[BUCKETS.jobs], JobRecord),
-    businesses: new JsonBucket(kv[BUCKETS.businesses], Business),
+    businesses,
+    isOperatorAccount: operatorAccounts(businesses),
     planOf: (account) => accountPlan(subscriptionBucket, catalog, logger, account, clock.now()),
   };
 

@@ -81,6 +81,11 @@ export async function auditRevision(ctx: CreditContext, jsm: JetStreamManager, g
     return;
   }
   const account = { app_id: job.app_id, business_id: job.business_id };
+  // The operator's own business is not billed: no debit is missing.
+  if (await ctx.isOperatorAccount(account)) {
+    msg.ack();
+    return;
+  }
   for (const { attempt, end } of charged) {
     if (await ctx.ledger.hasJobDebit(account, job.job_id, attempt)) continue;
     // Metering still holds a message of the job (it is removed only once charged): it charges, or is still waiting for the end.
@@ -89,7 +94,7 @@ export async function auditRevision(ctx: CreditContext, jsm: JetStreamManager, g
       return;
     }
     const recorded = await debitAttempt(ctx, job, attempt, end);
-    if (!recorded.duplicate) {
+    if (recorded && !recorded.duplicate) {
       ledgerRepairs.inc();
       ctx.logger.warn(
         { job_id: job.job_id, attempt, amount: recorded.entry.amount, balance: recorded.entry.balance_after },

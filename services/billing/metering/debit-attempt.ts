@@ -5,11 +5,13 @@ import { chargeMicros, type ChargedEnd } from "./charge.js";
 
 /**
  * Debits an attempt that the job record shows charged, at the rates of the business's plan
- * now. Metering and the ledger audit both charge through here; the entry id
+ * now; null, and nothing recorded, for the operator's own business, which is not billed.
+ * Metering and the ledger audit both charge through here; the entry id
  * (`job.<job id>.<attempt>`) makes any repeat change nothing.
  */
-export async function debitAttempt(ctx: CreditContext, job: JobRecord, attempt: number, end: ChargedEnd): Promise<RecordedEntry> {
+export async function debitAttempt(ctx: CreditContext, job: JobRecord, attempt: number, end: ChargedEnd): Promise<RecordedEntry | null> {
   const account = { app_id: job.app_id, business_id: job.business_id };
+  if (await ctx.isOperatorAccount(account)) return null;
   const { plan, period } = await ctx.planOf(account);
   const { cpu, memory_mb, gpu } = job.resources;
   return ctx.ledger.debitJob(account, period, {

@@ -74,6 +74,10 @@ export async function meter(ctx: CreditContext, msg: JsMsg): Promise<void> {
     case "charged": {
       const recorded = await debitAttempt(ctx, job, attempt, end);
       msg.ack();
+      if (!recorded) {
+        attemptsMetered.inc({ result: "free" });
+        return;
+      }
       attemptsMetered.inc({ result: recorded.duplicate ? "duplicate" : "charged" });
       if (!recorded.duplicate) ctx.logger.info({ job_id: jobId, attempt, amount: recorded.entry.amount, balance: recorded.entry.balance_after }, "attempt charged");
       return;

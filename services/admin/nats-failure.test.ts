@@ -1,0 +1,33 @@
+import { errors as natsErrors } from "@nats-io/transport-node";
+import { describe, expect, it } from "vitest";
+import { describeConnectFailure } from "./nats-failure.js";
+
+const LOCAL = "nats://127.0.0.1:4222";
+const PRODUCTION = "nats://n1.internal:4222,nats://n2.internal:4222";
+const refused = new natsErrors.ConnectionError("connection refused", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+
+describe("describeConnectFailure", () => {
+  it("names the URL, the reason and the settings, and `make dev` only for the local default", () => {
+    const local = describeConnectFailure(refused, LOCAL, {}, 3000);
+    expect(local).toBe(`cannot reach NATS at ${LOCAL}: connection refused (ECONNREFUSED). The server is --nats, else NATS_URL. This is the local default: is \`make dev\` running?`);
+    const production = describeConnectFailure(refused, PRODUCTION, {}, 3000);
+    expect(production).toContain(`cannot reach NATS at ${PRODUCTION}: connection refused (ECONNREFUSED)`);
+    expect(production).not.toContain("make dev");
+  });
+
+  it("says a timeout is one", () => {
+    expect(describeConnectFailure(new natsErrors.TimeoutError(), PRODUCTION, {}, 3000)).toContain(": no answer within 3 s.");
+  });
+
+  it("says an authorization failure is one and names the credential presented, never a secret", () => {
+    const refusedAuth = new natsErrors.AuthorizationError("Authorization Violation");
+    const asUser = describeConnectFailure(refusedAuth, PRODUCTION, { NATS_USER: "operator", NATS_PASSWORD: "s3cret-password" }, 3000);
+    expect(asUser).toContain(`NATS at ${PRODUCTION} refused the connection: authorization violation with user operator (NATS_USER and NATS_PASSWORD)`);
+    expect(asUser).not.toContain("s3cret-password");
+    const withToken = describeConnectFailure(refusedAuth, LOCAL, { NATS_TOKEN: "t0ken" }, 3000);
+    expect(withToken).toContain("authorization violation with the token in NATS_TOKEN.");
+    expect(withToken).not.toContain("t0ken");
+    expect(withToken).not.toContain("make dev");
+    expect(describeConnectFailure(refusedAuth, LOCAL, {}, 3000)).toContain("no credentials (none of NATS_CREDS_FILE, NATS_TOKEN, NATS_USER is set)");
+  });
+});

@@ -1,0 +1,37 @@
+import { errors as natsErrors } from "@nats-io/transport-node";
+import type { NatsCredentials } from "../../shared/nats/index.js";
+import { BaseConfig } from "../../shared/runtime/index.js";
+
+/** The server `make dev` starts, and every setting's default: the only URL where `make dev` is worth naming. */
+const LOCAL_DEFAULT_URL = BaseConfig.shape.NATS_URL.parse(undefined);
+
+/** Which credential the CLI presented, as the operator set it. */
+function credentialInUse(env: NatsCredentials): string {
+  if (env.NATS_CREDS_FILE) return `the credentials file NATS_CREDS_FILE=${env.NATS_CREDS_FILE}`;
+  if (env.NATS_TOKEN) return "the token in NATS_TOKEN";
+  if (env.NATS_USER) return `user ${env.NATS_USER} (NATS_USER and NATS_PASSWORD)`;
+  return "no credentials (none of NATS_CREDS_FILE, NATS_TOKEN, NATS_USER is set)";
+}
+
+function reasonOf(error: unknown, timeoutMs: number): string {
+  if (error instanceof natsErrors.TimeoutError) return `no answer within ${timeoutMs / 1000} s`;
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  const code = typeof cause?.code === "string" ? ` (${cause.code})` : "";
+  return `${error instanceof Error ? error.message : String(error)}${code}`;
+}
+
+/**
+ * The one message for a CLI that could not connect: the URL, the reason, and the settings
+ * that choose them. An authorization failure says so and names the credential presented.
+ */
+export function describeConnectFailure(error: unknown, url: string, env: NatsCredentials, timeoutMs: number): string {
+  if (error instanceof natsErrors.AuthorizationError) {
+    return (
+      `NATS at ${url} refused the connection: authorization violation with ${credentialInUse(env)}. ` +
+      "Check NATS_USER and NATS_PASSWORD, NATS_TOKEN or NATS_CREDS_FILE against the server's users."
+    );
+  }
+  const lines = [`cannot reach NATS at ${url}: ${reasonOf(error, timeoutMs)}. The server is --nats, else NATS_URL.`];
+  if (url === LOCAL_DEFAULT_URL) lines.push("This is the local default: is `make dev` running?");
+  return lines.join(" ");
+}

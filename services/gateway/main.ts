@@ -15,6 +15,7 @@ import {
   systemClock,
   warnUnknownSettings,
 } from "../../shared/runtime/index.js";
+import { startTracing } from "../../shared/tracing/index.js";
 import { loadConfig } from "./config.js";
 import { buildGateway, type Gateway } from "./gateway.js";
 
@@ -28,6 +29,7 @@ try {
 }
 const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL });
 warnUnknownSettings(logger, process.env, KNOWN_SETTINGS);
+const tracing = startTracing("gateway", config, logger);
 collectProcessMetrics();
 
 let nc: NatsConnection | undefined;
@@ -40,6 +42,7 @@ installShutdown(logger, async () => {
   jetStream?.stop();
   if (waiting?.listening) await closeOpsServer(waiting);
   await nc?.drain();
+  await tracing.shutdown();
 });
 
 try {

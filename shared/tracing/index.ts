@@ -2,5 +2,5 @@ export { acceptedRequestId, acceptedTraceparent, acceptedTracestate, TRACE_HEADE
 export type { RequestTrace } from "./request-trace.js";
 export { SPAN_KIND, startSpan } from "./spans.js";
 export type { ParentContext, TraceSpan } from "./spans.js";
-export { startTracing, tracingWanted } from "./start-tracing.js";
+export { startTracing, tracesUrl } from "./start-tracing.js";
 export type { Tracing, TracingSettings } from "./start-tracing.js";

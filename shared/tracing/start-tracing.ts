@@ -20,10 +20,15 @@ export interface Tracing {
 
 const SHUTDOWN_FLUSH_MS = 3_000;
 
-/** True when an OTLP endpoint is set and the SDK is not disabled. */
-export function tracingWanted(settings: TracingSettings): boolean {
-  const endpoint = settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? settings.OTEL_EXPORTER_OTLP_ENDPOINT;
-  return endpoint !== undefined && !settings.OTEL_SDK_DISABLED;
+/**
+ * Where spans are posted: the traces endpoint as given, else `/v1/traces` under the
+ * general one (OTLP's rule); undefined when neither is set or the SDK is disabled.
+ */
+export function tracesUrl(settings: TracingSettings): string | undefined {
+  if (settings.OTEL_SDK_DISABLED) return undefined;
+  if (settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined) return settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = settings.OTEL_EXPORTER_OTLP_ENDPOINT;
+  return base === undefined ? undefined : `${base.replace(/\/+$/, "")}/v1/traces`;
 }
 
 /**
@@ -33,7 +38,8 @@ export function tracingWanted(settings: TracingSettings): boolean {
  * requests: a failed export is logged (as a warning) and dropped, never awaited by a request.
  */
 export function startTracing(service: string, settings: TracingSettings, logger: Logger): Tracing {
-  if (!tracingWanted(settings)) return { enabled: false, shutdown: async () => undefined };
+  const url = tracesUrl(settings);
+  if (url === undefined) return { enabled: false, shutdown: async () => undefined };
   const log = logger.child({ component: "otel" });
   diag.setLogger(
     {
@@ -48,8 +54,8 @@ export function startTracing(service: string, settings: TracingSettings, logger:
   const serviceName = settings.OTEL_SERVICE_NAME ?? `cjs-${service}`;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
-    // The exporter finds its endpoint, headers, timeout and compression in the OTEL_EXPORTER_OTLP_* variables.
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: settings.OTEL_BSP_SCHEDULE_DELAY })],
+    // The exporter finds its headers, timeout and compression in the other OTEL_EXPORTER_OTLP_* variables itself.
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }), scheduledDelayMillis: settings.OTEL_BSP_SCHEDULE_DELAY })],
   });
   trace.setGlobalTracerProvider(provider);
   setActiveTracer(provider.getTracer("cjs"));

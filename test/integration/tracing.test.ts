@@ -1,6 +1,6 @@
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RPC_ROUTES } from "../../shared/contract/index.js";
+import { NODE_NATS_HEADERS, RPC_ROUTES } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { BaseConfig, createLogger } from "../../shared/runtime/index.js";
 import { startTracing, TRACE_HEADERS } from "../../shared/tracing/index.js";
@@ -39,7 +39,25 @@ function jobIdOf(body: unknown): string {
 
 describe("request ids in the services' log lines (tracing off)", () => {
   const lines: Record<string, unknown>[] = [];
-  const destination = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
+  const waiting = new Set<() => void>();
+  const destination = {
+    write: (line: string) => {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const check of waiting) check();
+    },
+  };
+  /** The first line `match` accepts, once it is written (the gateway's access line follows its answer). */
+  const lineWhere = (match: (line: Record<string, unknown>) => boolean) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const check = () => {
+        const found = lines.find(match);
+        if (!found) return;
+        waiting.delete(check);
+        resolve(found);
+      };
+      waiting.add(check);
+      check();
+    });
   let system: RunningSystem;
 
   beforeAll(async () => {
@@ -72,6 +90,26 @@ describe("request ids in the services' log lines (tracing off)", () => {
     expect(response.headers.get("x-request-id")).toBe("caller-req-1");
     expect(response.headers.get("traceparent")).toBe(CALLER_TRACEPARENT);
     expect(schedulerLine(jobIdOf(response.body))).toMatchObject({ request_id: "caller-req-1", trace_id: CALLER_TRACE_ID });
+    const accessLine = await lineWhere((line) => line.service === "gateway" && line.msg === "request completed" && line.request_id === "caller-req-1");
+    expect(accessLine).toMatchObject({ route: SUBMIT.path, trace_id: CALLER_TRACE_ID });
+  });
+
+  it("a node-plane message over NATS with its own X-Request-ID and traceparent is logged under them by the service that handles it", async () => {
+    const tenant = await createTenant(system.gateways[0]!.nc);
+    const { client } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
+    const apiKey = (await client.call("createApiKey", { name: "tracing" })).key;
+    const sent = natsHeaders();
+    sent.set(NODE_NATS_HEADERS.appId, tenant.app.app_id);
+    sent.set(NODE_NATS_HEADERS.apiKey, apiKey);
+    sent.set(NODE_NATS_HEADERS.requestId, "agent-req-1");
+    sent.set(NODE_NATS_HEADERS.traceparent, CALLER_TRACEPARENT);
+    const body = { name: "traced-node", hostname: "traced.local", capacity: { cpu: 1, memory_mb: 512, gpu: 0, slots: 1 }, agent_version: "test", pool_id: "traced" };
+    const reply = await system.gateways[0]!.nc.request(subjects.nodePlane("register"), JSON.stringify(body), { headers: sent, timeout: 10_000 });
+    const nodeId = z.object({ payload: z.object({ node_id: z.string() }) }).parse(reply.json()).payload.node_id;
+    expect(lines.find((line) => line.service === "node-registry" && line.msg === "node registered" && line.node_id === nodeId)).toMatchObject({
+      request_id: "agent-req-1",
+      trace_id: CALLER_TRACE_ID,
+    });
   });
 
   it("a malformed traceparent is ignored, not passed on", async () => {

@@ -41,16 +41,10 @@ export function startTracing(service: string, settings: TracingSettings, logger:
   const url = tracesUrl(settings);
   if (url === undefined) return { enabled: false, shutdown: async () => undefined };
   const log = logger.child({ component: "otel" });
-  diag.setLogger(
-    {
-      error: (message, ...args) => log.warn({ args }, message),
-      warn: (message, ...args) => log.warn({ args }, message),
-      info: () => undefined,
-      debug: () => undefined,
-      verbose: () => undefined,
-    },
-    DiagLogLevel.WARN,
-  );
+  // The SDK's own words (a failed export's error, as JSON) go in a field: the line's message stays one searchable text.
+  const report = (message: string, ...args: unknown[]) => log.warn({ otel: message, args }, "tracing: the OpenTelemetry SDK reports a problem (spans may be lost)");
+  const quiet = () => undefined;
+  diag.setLogger({ error: report, warn: report, info: quiet, debug: quiet, verbose: quiet }, DiagLogLevel.WARN);
   const serviceName = settings.OTEL_SERVICE_NAME ?? `cjs-${service}`;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),

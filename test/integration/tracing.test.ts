@@ -264,3 +264,12 @@ describe("a collector that is down", () => {
     expect(await pair.gateway.exited).toEqual({ code: 0, signal: null });
   }, 120_000);
 });
+
+describe("tracing settings", () => {
+  it("an OTLP endpoint that is not an http(s) URL stops a service at start with exit 2 and a line naming the variable", async () => {
+    const scheduler = startServiceProcess({ service: "scheduler", env: { NATS_URL: nats.url, CJS_OPS_PORT: "0", OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" } });
+    const { code } = await scheduler.exited;
+    expect(code, scheduler.output()).toBe(2);
+    expect(scheduler.output()).toContain("OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL");
+  });
+});

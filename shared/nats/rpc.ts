@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { AppError, type ErrorData, errorSpec, isAppError, isErrorCode } from "../errors/index.js";
 import { natsRequestSeconds, zodIssues } from "../runtime/index.js";
-import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, type RequestTrace, SPAN_KIND, startSpan, TRACE_HEADERS, traceIdOf, type TraceSpan } from "../tracing/index.js";
+import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, TRACE_HEADERS, traceIdOf, tracingOn, type TraceSpan } from "../tracing/index.js";
 import { asServiceError } from "./unavailable.js";
 
 /** What a service replies over NATS: the payload, or the error as data. */
@@ -83,7 +83,7 @@ export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: Ser
 
   async function answer(msg: Msg): Promise<void> {
     const received = receivedTrace(msg.headers);
-    const span = startSpan(subject, SPAN_KIND.server, received, rpcSpanAttributes(subject, received));
+    const span = tracingOn() ? startSpan(subject, SPAN_KIND.server, received, natsSpanAttributes(subject, received?.requestId)) : undefined;
     const served = servedRequest(logger, received, span);
     let reply: RpcReply;
     try {
@@ -101,13 +101,6 @@ export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: Ser
     span?.end(reply.ok ? undefined : spanFailure(reply.error));
     if (msg.reply) msg.respond(encodeJson(reply));
   }
-}
-
-/** What every RPC span records: the subject (never the body), and the request id to find its log lines by. */
-function rpcSpanAttributes(subject: string, trace: RequestTrace | undefined): Record<string, string> {
-  return trace === undefined
-    ? { "messaging.system": "nats", "messaging.destination.name": subject }
-    : { "messaging.system": "nats", "messaging.destination.name": subject, "cjs.request_id": trace.requestId };
 }
 
 /** An error answer marks the span with its code; as failed when it is the service's fault (5xx). */
@@ -161,7 +154,7 @@ export async function requestRpc<Res extends z.ZodType>(
 ): Promise<z.infer<Res>> {
   const data = encodeJson(body);
   assertFitsMessage(nc, data);
-  const span = startSpan(subject, SPAN_KIND.client, trace, rpcSpanAttributes(subject, trace));
+  const span = tracingOn() ? startSpan(subject, SPAN_KIND.client, trace, natsSpanAttributes(subject, trace?.requestId)) : undefined;
   const sent = traceHeaders(trace, span);
   const stopTimer = natsRequestSeconds.startTimer({ subject });
   let raw: unknown;

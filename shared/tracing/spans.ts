@@ -13,6 +13,11 @@ export function setActiveTracer(tracer: Tracer | undefined): void {
   activeTracer = tracer;
 }
 
+/** Whether spans are made: callers test it before building a span's name and attributes, so tracing off allocates nothing. */
+export function tracingOn(): boolean {
+  return activeTracer !== undefined;
+}
+
 /** The W3C context of the span a new span is the child of (none: the new span starts a trace). */
 export interface ParentContext {
   readonly traceparent?: string | undefined;
@@ -32,6 +37,13 @@ export interface TraceSpan {
 }
 
 export const SPAN_KIND = { server: SpanKind.SERVER, client: SpanKind.CLIENT } as const;
+
+/** What every span of a NATS request records: the subject (never the body), and the request id to find its log lines by. */
+export function natsSpanAttributes(subject: string, requestId: string | undefined): Attributes {
+  return requestId === undefined
+    ? { "messaging.system": "nats", "messaging.destination.name": subject }
+    : { "messaging.system": "nats", "messaging.destination.name": subject, "cjs.request_id": requestId };
+}
 
 /** Starts a span when tracing is on; undefined when it is off. */
 export function startSpan(name: string, kind: SpanKind, parent: ParentContext | undefined, attributes: Attributes): TraceSpan | undefined {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "@opentelemetry/semantic-conventions";
-import { acceptedTraceparent, acceptedTracestate, type RequestTrace, SPAN_KIND, startSpan, traceIdOf, type TraceSpan } from "../../../shared/tracing/index.js";
+import { acceptedTraceparent, acceptedTracestate, type RequestTrace, SPAN_KIND, startSpan, traceIdOf, tracingOn, type TraceSpan } from "../../../shared/tracing/index.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -14,6 +14,13 @@ declare module "fastify" {
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The request's server span: named after its route's pattern, child of the caller's span when it sent one. */
+function startRequestSpan(request: FastifyRequest, traceparent: string | undefined, tracestate: string | undefined): TraceSpan | undefined {
+  const route = request.routeOptions.url;
+  const attributes = route === undefined ? { [ATTR_HTTP_REQUEST_METHOD]: request.method } : { [ATTR_HTTP_REQUEST_METHOD]: request.method, [ATTR_HTTP_ROUTE]: route };
+  return startSpan(route === undefined ? request.method : `${request.method} ${route}`, SPAN_KIND.server, { traceparent, tracestate }, { ...attributes, "cjs.request_id": request.id });
 }
 
 /**
@@ -30,9 +37,7 @@ export function traceRequests(app: FastifyInstance): void {
     reply.header("x-request-id", request.id);
     const received = acceptedTraceparent(header(request, "traceparent"));
     const tracestate = received === undefined ? undefined : acceptedTracestate(header(request, "tracestate"));
-    const route = request.routeOptions.url;
-    const attributes = route === undefined ? { [ATTR_HTTP_REQUEST_METHOD]: request.method } : { [ATTR_HTTP_REQUEST_METHOD]: request.method, [ATTR_HTTP_ROUTE]: route };
-    const span = startSpan(route === undefined ? request.method : `${request.method} ${route}`, SPAN_KIND.server, { traceparent: received, tracestate }, { ...attributes, "cjs.request_id": request.id });
+    const span = tracingOn() ? startRequestSpan(request, received, tracestate) : undefined;
     request.traceSpan = span;
     request.trace = span ? { requestId: request.id, traceparent: span.traceparent, tracestate: span.tracestate } : { requestId: request.id, traceparent: received, tracestate };
     const { traceparent } = request.trace;

@@ -4,7 +4,7 @@ import { NODE_NATS_HEADERS, NODE_NATS_OPERATIONS, RPC_ROUTES, type RpcRoute } fr
 import { AppError } from "../../../shared/errors/index.js";
 import { queueGroups, subjects } from "../../../shared/nats/index.js";
 import { randomBase62 } from "../../../shared/runtime/index.js";
-import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, type RequestTrace, SPAN_KIND, startSpan, traceIdOf, type TraceSpan } from "../../../shared/tracing/index.js";
+import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, traceIdOf, tracingOn, type TraceSpan } from "../../../shared/tracing/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { type Edge, type RpcHandler, runRpc } from "../http/register-rpc.js";
 import type { HandlerTable, NodePlaneName } from "../rpc/node-plane.js";
@@ -60,7 +60,9 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
     const requestId = acceptedRequestId(header(msg, NODE_NATS_HEADERS.requestId)) ?? randomBase62(16);
     const received = acceptedTraceparent(header(msg, NODE_NATS_HEADERS.traceparent));
     const tracestate = received === undefined ? undefined : acceptedTracestate(header(msg, NODE_NATS_HEADERS.tracestate));
-    const span = startSpan(subject, SPAN_KIND.server, { traceparent: received, tracestate }, { "messaging.system": "nats", "messaging.destination.name": subject, "cjs.request_id": requestId });
+    const span = tracingOn()
+      ? startSpan(subject, SPAN_KIND.server, { traceparent: received, tracestate }, natsSpanAttributes(subject, requestId))
+      : undefined;
     const trace: RequestTrace = span ? { requestId, traceparent: span.traceparent, tracestate: span.tracestate } : { requestId, traceparent: received, tracestate };
     const bindings = trace.traceparent === undefined ? { request_id: requestId } : { request_id: requestId, trace_id: traceIdOf(trace.traceparent) };
     return { trace, span, bindings };

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { AppError, type ErrorData, errorSpec, isAppError, isErrorCode } from "../errors/index.js";
 import { natsRequestSeconds, zodIssues } from "../runtime/index.js";
-import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, TRACE_HEADERS, traceIdOf, tracingOn, type TraceSpan } from "../tracing/index.js";
+import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, TRACE_HEADERS, traceLogFields, tracingOn, type TraceSpan } from "../tracing/index.js";
 import { asServiceError } from "./unavailable.js";
 
 /** What a service replies over NATS: the payload, or the error as data. */
@@ -27,7 +27,7 @@ export interface ServedRequest {
    * caller sent them: every line a handler writes about the request goes through it.
    */
   readonly log: Logger;
-  /** To pass on to the requests the handler makes (`requestRpc`'s `trace`); undefined when the caller sent no request id. */
+  /** To pass on to the requests the handler makes (`requestRpc`'s `trace`); undefined when the caller sent no request id or trace context. */
   readonly trace: RequestTrace | undefined;
 }
 
@@ -40,24 +40,25 @@ export interface ServeRpcOptions<Req extends z.ZodType> {
   handle: (request: z.infer<Req>, served: ServedRequest) => Promise<unknown>;
 }
 
-/** The request's trace as its message headers carry it; undefined without a request id. */
+/** The request's trace as its message headers carry it; undefined when they carry neither a request id nor a trace context. */
 function receivedTrace(msgHeaders: MsgHdrs | undefined): RequestTrace | undefined {
-  const requestId = acceptedRequestId(msgHeaders?.get(TRACE_HEADERS.requestId));
-  if (msgHeaders === undefined || requestId === undefined) return undefined;
+  if (msgHeaders === undefined) return undefined;
+  const requestId = acceptedRequestId(msgHeaders.get(TRACE_HEADERS.requestId));
   const traceparent = acceptedTraceparent(msgHeaders.get(TRACE_HEADERS.traceparent));
+  if (requestId === undefined && traceparent === undefined) return undefined;
   const tracestate = traceparent === undefined ? undefined : acceptedTracestate(msgHeaders.get(TRACE_HEADERS.tracestate) || undefined);
   return { requestId, traceparent, tracestate };
 }
 
 /** The handler's view of one request: the trace it passes on (from its own span when tracing is on) and a logger made on first use. */
 function servedRequest(logger: Logger, received: RequestTrace | undefined, span: TraceSpan | undefined): ServedRequest {
-  const trace = received && span ? { requestId: received.requestId, traceparent: span.traceparent, tracestate: span.tracestate } : received;
+  const trace = span ? { requestId: received?.requestId, traceparent: span.traceparent, tracestate: span.tracestate } : received;
   if (trace === undefined) return { log: logger, trace };
   let log: Logger | undefined;
   return {
     trace,
     get log() {
-      log ??= logger.child(trace.traceparent === undefined ? { request_id: trace.requestId } : { request_id: trace.requestId, trace_id: traceIdOf(trace.traceparent) });
+      log ??= logger.child(traceLogFields(trace));
       return log;
     },
   };
@@ -119,7 +120,7 @@ export interface RequestRpcOptions {
 function traceHeaders(trace: RequestTrace | undefined, span: TraceSpan | undefined): MsgHdrs | undefined {
   if (trace === undefined && span === undefined) return undefined;
   const sent = headers();
-  if (trace !== undefined) sent.set(TRACE_HEADERS.requestId, trace.requestId);
+  if (trace?.requestId !== undefined) sent.set(TRACE_HEADERS.requestId, trace.requestId);
   const traceparent = span?.traceparent ?? trace?.traceparent;
   const tracestate = span ? span.tracestate : trace?.tracestate;
   if (traceparent) sent.set(TRACE_HEADERS.traceparent, traceparent);

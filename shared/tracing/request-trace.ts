@@ -3,9 +3,11 @@ import { parseTraceParent } from "@opentelemetry/core";
 /**
  * What one request carries from process to process: its id (the gateway's `X-Request-ID`)
  * and, when it has one, the W3C trace context of the span the next hop is a child of.
+ * Work that no request started (a background pass) has no id, but with tracing on its
+ * calls still carry their span's context.
  */
 export interface RequestTrace {
-  readonly requestId: string;
+  readonly requestId?: string | undefined;
   readonly traceparent?: string | undefined;
   readonly tracestate?: string | undefined;
 }
@@ -37,4 +39,12 @@ export function acceptedTracestate(value: unknown): string | undefined {
 /** The trace id of a valid `traceparent` (the 32 hex digits after the version). */
 export function traceIdOf(traceparent: string): string {
   return traceparent.slice(3, 35);
+}
+
+/** The fields that name a request in a log line: `request_id`, and `trace_id` when it has a trace context. */
+export function traceLogFields(trace: RequestTrace): { request_id?: string; trace_id?: string } {
+  const fields: { request_id?: string; trace_id?: string } = {};
+  if (trace.requestId !== undefined) fields.request_id = trace.requestId;
+  if (trace.traceparent !== undefined) fields.trace_id = traceIdOf(trace.traceparent);
+  return fields;
 }

@@ -1,9 +1,9 @@
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NODE_NATS_HEADERS, RPC_ROUTES } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { requestRpc, serveRpc, subjects } from "../../shared/nats/index.js";
 import { BaseConfig, createLogger } from "../../shared/runtime/index.js";
-import { startTracing, TRACE_HEADERS } from "../../shared/tracing/index.js";
+import { type RequestTrace, startTracing, TRACE_HEADERS } from "../../shared/tracing/index.js";
 import { freePort } from "../harness/free-port.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { type OtlpReceiver, type ReceivedSpan, SPAN_KINDS, startOtlpReceiver } from "../harness/otlp-receiver.js";
@@ -160,6 +160,36 @@ describe("trace context in NATS headers, with and without an OTLP endpoint", () 
     const [span] = receiver.spans;
     expect(span).toMatchObject({ service: "cjs-test", name: subject, kind: SPAN_KINDS.client, parentSpanId: "", attributes: { "cjs.request_id": "traced-1" } });
     expect(seen[1]?.traceparent).toBe(`00-${span!.traceId}-${span!.spanId}-01`);
+  });
+
+  it("with tracing on, a call that no request started (no request id) still makes the served span its child", async () => {
+    const subject = "test.tracing.served";
+    const handled: (RequestTrace | undefined)[] = [];
+    const logger = createLogger({ service: "test", level: "silent" });
+    const served = serveRpc(nc, {
+      subject,
+      queue: "test",
+      request: z.object({}),
+      logger,
+      handle: async (_request, { trace }) => {
+        handled.push(trace);
+        return {};
+      },
+    });
+    await nc.flush();
+    const before = receiver.spans.length;
+    const on = startTracing("test", BaseConfig.parse({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }), logger);
+    await requestRpc(nc, subject, {}, z.object({}));
+    await on.shutdown();
+    served.unsubscribe();
+    const spans = receiver.spans.slice(before);
+    const client = spans.find((span) => span.kind === SPAN_KINDS.client);
+    const server = spans.find((span) => span.kind === SPAN_KINDS.server);
+    expect(client).toMatchObject({ name: subject, parentSpanId: "" });
+    expect(client!.attributes).not.toHaveProperty("cjs.request_id");
+    expect(server).toMatchObject({ name: subject, traceId: client!.traceId, parentSpanId: client!.spanId });
+    // What the handler passes on names its own span: its calls are the server span's children.
+    expect(handled).toEqual([{ requestId: undefined, traceparent: `00-${server!.traceId}-${server!.spanId}-01`, tracestate: undefined }]);
   });
 });
 

@@ -4,7 +4,7 @@ import { NODE_NATS_HEADERS, NODE_NATS_OPERATIONS, RPC_ROUTES, type RpcRoute } fr
 import { AppError } from "../../../shared/errors/index.js";
 import { queueGroups, subjects } from "../../../shared/nats/index.js";
 import { randomBase62 } from "../../../shared/runtime/index.js";
-import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, traceIdOf, tracingOn, type TraceSpan } from "../../../shared/tracing/index.js";
+import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, traceLogFields, tracingOn, type TraceSpan } from "../../../shared/tracing/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { type Edge, type RpcHandler, runRpc } from "../http/register-rpc.js";
 import type { HandlerTable, NodePlaneName } from "../rpc/node-plane.js";
@@ -40,7 +40,7 @@ function header(msg: Msg, name: string): string | undefined {
 interface Received {
   trace: RequestTrace;
   span: TraceSpan | undefined;
-  bindings: { request_id: string; trace_id?: string };
+  bindings: { request_id?: string; trace_id?: string };
 }
 
 /**
@@ -64,8 +64,7 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
       ? startSpan(subject, SPAN_KIND.server, { traceparent: received, tracestate }, natsSpanAttributes(subject, requestId))
       : undefined;
     const trace: RequestTrace = span ? { requestId, traceparent: span.traceparent, tracestate: span.tracestate } : { requestId, traceparent: received, tracestate };
-    const bindings = trace.traceparent === undefined ? { request_id: requestId } : { request_id: requestId, trace_id: traceIdOf(trace.traceparent) };
-    return { trace, span, bindings };
+    return { trace, span, bindings: traceLogFields(trace) };
   }
 
   function serve(subject: string, operation: string, work: (msg: Msg, received: Received, reply: PendingReply) => Promise<NatsAnswer>): void {

@@ -241,6 +241,7 @@ describe("spans exported over OTLP (real processes)", () => {
 
   it("a submit is one trace: the route span, its client span, and the scheduler's server span as that client span's child", async () => {
     const { client } = await signedInClient(pair.baseUrl, await createTenant(nc));
+    expect((await fetch(`${pair.baseUrl}/healthz`)).status).toBe(200);
     // Waited for from before the submit: the scheduler writes it before it answers.
     const submitted = pair.scheduler.waitForLog((logged) => logged.msg === "job submitted");
     const response = await client.raw(SUBMIT.method, SUBMIT.path, JOB);
@@ -260,6 +261,8 @@ describe("spans exported over OTLP (real processes)", () => {
     expect(handled.attributes).toMatchObject({ "cjs.request_id": requestId, "messaging.destination.name": subjects.jobSubmit() });
 
     expect(await submitted).toMatchObject({ job_id: jobIdOf(response.body), request_id: requestId, trace_id: traceId });
+    // Spans leave in the order they end: the probe's, had there been one, would be here by now.
+    expect(receiver.spans.filter((span) => span.name.includes("/healthz"))).toEqual([]);
   });
 
   it("a caller's traceparent is continued: the gateway's span is its child, in its trace", async () => {

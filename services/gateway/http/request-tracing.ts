@@ -11,6 +11,9 @@ declare module "fastify" {
   }
 }
 
+/** Probes, polled every few seconds by the orchestrator and the metrics scraper: spans of them would drown the requests' traces. */
+const UNTRACED_ROUTES: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
+
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
@@ -37,7 +40,7 @@ export function traceRequests(app: FastifyInstance): void {
     reply.header("x-request-id", request.id);
     const received = acceptedTraceparent(header(request, "traceparent"));
     const tracestate = received === undefined ? undefined : acceptedTracestate(header(request, "tracestate"));
-    const span = tracingOn() ? startRequestSpan(request, received, tracestate) : undefined;
+    const span = tracingOn() && !UNTRACED_ROUTES.has(request.routeOptions.url ?? "") ? startRequestSpan(request, received, tracestate) : undefined;
     request.traceSpan = span;
     request.trace = span ? { requestId: request.id, traceparent: span.traceparent, tracestate: span.tracestate } : { requestId: request.id, traceparent: received, tracestate };
     const { traceparent } = request.trace;

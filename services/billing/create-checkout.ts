@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ServedRequest } from "../../shared/nats/index.js";
 import type { CreateCheckoutCommand, CreateCheckoutResponse } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import type { BillingContext } from "./billing-context.js";
@@ -9,7 +10,7 @@ import { effectiveSubscription, subscriptionKey } from "./subscriptions/subscrip
  * business may; nothing changes until the provider's signed webhook says it was paid.
  */
 export function createCheckout(ctx: BillingContext) {
-  return async ({ caller, body, origin }: z.infer<typeof CreateCheckoutCommand>): Promise<CreateCheckoutResponse> => {
+  return async ({ caller, body, origin }: z.infer<typeof CreateCheckoutCommand>, { log }: ServedRequest): Promise<CreateCheckoutResponse> => {
     if (caller.role !== "admin") throw new AppError("permission.denied", "Only an admin of the business can buy a plan.");
     const plan = ctx.catalog.find(body.plan_id);
     if (!plan) throw new AppError("resource.not_found", `No plan ${body.plan_id}.`, { details: { plan_id: body.plan_id } });
@@ -30,7 +31,7 @@ export function createCheckout(ctx: BillingContext) {
       origin,
       customer_id: record?.provider === ctx.provider.name ? record.provider_customer_id : null,
     });
-    ctx.logger.info({ business_id: account.business_id, plan_id: plan.id, provider: ctx.provider.name }, "checkout created");
+    log.info({ business_id: account.business_id, plan_id: plan.id, provider: ctx.provider.name }, "checkout created");
     return {
       checkout_url: session.checkout_url,
       session_id: session.session_id,

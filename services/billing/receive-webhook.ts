@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ServedRequest } from "../../shared/nats/index.js";
 import type { WebhookCommand, WebhookReply } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import type { BillingContext } from "./billing-context.js";
@@ -14,7 +15,7 @@ import { subscriptionKey } from "./subscriptions/subscription-record.js";
  * the id and time of the event that wrote it, so the same or an older event is a no-op.
  */
 export function receiveWebhook(ctx: BillingContext) {
-  return async ({ provider: providerName, body_base64, headers }: z.infer<typeof WebhookCommand>): Promise<WebhookReply> => {
+  return async ({ provider: providerName, body_base64, headers }: z.infer<typeof WebhookCommand>, { log }: ServedRequest): Promise<WebhookReply> => {
     const provider = ctx.provider;
     if (providerName !== provider.name) throw new AppError("resource.not_found", `No payment provider "${providerName}" is enabled.`);
     const event = await provider.verifyWebhook(Buffer.from(body_base64, "base64"), headers);
@@ -61,7 +62,7 @@ export function receiveWebhook(ctx: BillingContext) {
       if (event.kind === "checkout_completed" && event.session_ref && ctx.sandbox) await ctx.sandbox.completeSession(event.session_ref);
     }
     await ctx.store.webhookEvents.mutate(key, (record) => (record.status === "received" ? { ...record, status: outcome, updated_at: now() } : undefined));
-    ctx.logger.info({ provider: provider.name, event_id: event.event_id, type: event.type, outcome, duplicate }, "payment provider event received");
+    log.info({ provider: provider.name, event_id: event.event_id, type: event.type, outcome, duplicate }, "payment provider event received");
     return { event_id: event.event_id, duplicate, outcome };
   };
 }

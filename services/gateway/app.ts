@@ -11,6 +11,7 @@ import { sendError } from "./http/envelope.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
 import { registerRpc } from "./http/register-rpc.js";
 import { requestIdOf } from "./http/request-id.js";
+import { traceRequests } from "./http/request-tracing.js";
 import { toAppError } from "./http/to-app-error.js";
 import { registerLogRoutes } from "./logs/register-log-routes.js";
 import { createApiKey } from "./rpc/create-api-key.js";
@@ -53,9 +54,7 @@ export function buildApp(
   // Only JSON bodies: anything else is a 415, not a string handed to validation.
   app.removeContentTypeParser(["text/plain"]);
 
-  app.addHook("onRequest", async (request, reply) => {
-    reply.header("x-request-id", request.id);
-  });
+  traceRequests(app);
   // While closing, every answer (also to a request that came before) closes its
   // connection, so a keep-alive client cannot hold the close open past its last request.
   let closing = false;

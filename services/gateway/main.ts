@@ -17,6 +17,7 @@ import {
   systemClock,
   warnUnknownSettings,
 } from "../../shared/runtime/index.js";
+import { startTracing } from "../../shared/tracing/index.js";
 import { loadConfig } from "./config.js";
 import { buildGateway, type Gateway } from "./gateway.js";
 import { configuredKeySets } from "./secrets/key-sources.js";
@@ -33,6 +34,7 @@ try {
 }
 const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL });
 warnUnknownSettings(logger, process.env, KNOWN_SETTINGS);
+const tracing = startTracing("gateway", config, logger);
 collectProcessMetrics();
 
 let nc: NatsConnection | undefined;
@@ -49,6 +51,7 @@ installShutdown(logger, async () => {
   if (waiting?.listening) await closeOpsServer(waiting);
   if (ops) await closeOpsServer(ops);
   await nc?.drain();
+  await tracing.shutdown();
 });
 
 try {

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ServedRequest } from "../../shared/nats/index.js";
 import type { DrainNodeCommand, NodeReply } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { summarizeNode } from "./node-summary.js";
@@ -10,13 +11,13 @@ import type { RegistryContext } from "./registry-context.js";
  * `draining: false` lifts the drain. A node's own key drains that node; a user names it.
  */
 export function drainNode(ctx: RegistryContext) {
-  return async ({ caller, body }: z.infer<typeof DrainNodeCommand>): Promise<NodeReply> => {
+  return async ({ caller, body }: z.infer<typeof DrainNodeCommand>, { log }: ServedRequest): Promise<NodeReply> => {
     const nodeId = targetNode(caller, body.node_id);
     const now = new Date(ctx.clock.now()).toISOString();
     const node = await mutateOwnedNode(ctx, caller, nodeId, (current) =>
       current.draining === body.draining ? undefined : { ...current, draining: body.draining, updated_at: now },
     );
-    ctx.logger.info({ node_id: nodeId, draining: node.draining }, "node drain set");
+    log.info({ node_id: nodeId, draining: node.draining }, "node drain set");
     return { node: await summarizeNode(ctx, node) };
   };
 }

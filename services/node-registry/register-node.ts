@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ServedRequest } from "../../shared/nats/index.js";
 import type { RegisterNodeCommand, RegisterNodeReply } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { type NodeRecord, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
@@ -12,7 +13,7 @@ import type { RegistryContext } from "./registry-context.js";
  * The gateway mints the node's key and adds it to the answer.
  */
 export function registerNode(ctx: RegistryContext) {
-  return async ({ caller, body }: z.infer<typeof RegisterNodeCommand>): Promise<RegisterNodeReply> => {
+  return async ({ caller, body }: z.infer<typeof RegisterNodeCommand>, { log }: ServedRequest): Promise<RegisterNodeReply> => {
     const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
     // Operator pools serve every business of the application (of every application when shared): only an admin of an operator business adds to them.
     if (operatorPool && !(caller.operator && caller.role === "admin")) {
@@ -42,7 +43,7 @@ export function registerNode(ctx: RegistryContext) {
       updated_at: now,
     };
     await ctx.store.nodes.create(node.node_id, node);
-    ctx.logger.info({ node_id: node.node_id, pool_key: node.pool_key, business_id: node.business_id }, "node registered");
+    log.info({ node_id: node.node_id, pool_key: node.pool_key, business_id: node.business_id }, "node registered");
     // A new node holds no allocation yet.
     return { node: toNodeSummary(ctx, node, null), heartbeat_interval_seconds: ctx.config.CJS_HEARTBEAT_INTERVAL_SECONDS };
   };

@@ -1,5 +1,6 @@
 import { CreditCheckReply, type CreditCheckCommand, type SubmitJobRequest, type UserContext } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
+import type { RequestTrace } from "../../shared/tracing/index.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 
 /** Billing answers from one KV read in the usual case; past this the submit answers 503. */
@@ -16,11 +17,12 @@ export async function checkCredit(
   ctx: SchedulerContext,
   caller: Pick<UserContext, "app_id" | "business_id">,
   body: Pick<SubmitJobRequest, "pool_id" | "resources" | "timeout_seconds">,
+  trace: RequestTrace | undefined,
 ): Promise<void> {
   if (!ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id)) return;
   const command: CreditCheckCommand = {
     caller: { app_id: caller.app_id, business_id: caller.business_id },
     body: { pool_id: body.pool_id, resources: body.resources, timeout_seconds: body.timeout_seconds },
   };
-  await requestRpc(ctx.nc, subjects.creditCheck(), command, CreditCheckReply, { timeoutMs: CHECK_TIMEOUT_MS });
+  await requestRpc(ctx.nc, subjects.creditCheck(), command, CreditCheckReply, { timeoutMs: CHECK_TIMEOUT_MS, trace });
 }

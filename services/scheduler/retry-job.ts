@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { JobPayload, JobRefCommand } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
+import type { ServedRequest } from "../../shared/nats/index.js";
 import { jobKey } from "../../shared/records/index.js";
 import { jobAsSeen } from "./job-as-seen.js";
 import { checkCredit } from "./credit-gate.js";
@@ -15,13 +16,13 @@ import { retry } from "./transitions.js";
  * place of that key again first.
  */
 export function retryJob(ctx: SchedulerContext) {
-  return async ({ caller, body }: z.infer<typeof JobRefCommand>): Promise<JobPayload> => {
+  return async ({ caller, body }: z.infer<typeof JobRefCommand>, { trace }: ServedRequest): Promise<JobPayload> => {
     const key = jobKey(caller.app_id, caller.business_id, body.job_id);
     const current = await ctx.store.jobs.get(key);
     if (!current) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
     // Check the state before admitting anything, so a refused retry takes no place.
     retry(current.value, ctx.clock.now());
-    await checkCredit(ctx, caller, current.value);
+    await checkCredit(ctx, caller, current.value, trace);
     return ctx.queueDepth.admit(async () => {
       const admission = await admitRetryToKeyQuota(ctx, current.value, ctx.clock.now());
       try {

@@ -1,7 +1,7 @@
 import type { SubmitJobResponse } from "../../shared/contract/index.js";
 import { SubmitJobCommand } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { assertFitsMessage, encodeJson } from "../../shared/nats/index.js";
+import { assertFitsMessage, encodeJson, type ServedRequest } from "../../shared/nats/index.js";
 import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../../shared/records/index.js";
 import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
 import type { z } from "zod";
@@ -22,14 +22,14 @@ export function newJobId(now: number): string {
  * queue announcement.
  */
 export function submitJob(ctx: SchedulerContext) {
-  return async ({ caller, body }: z.infer<typeof SubmitJobCommand>): Promise<SubmitJobResponse> => {
+  return async ({ caller, body }: z.infer<typeof SubmitJobCommand>, { log, trace }: ServedRequest): Promise<SubmitJobResponse> => {
     if (body.timeout_seconds > ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) {
       throw new AppError("request.invalid", "timeout_seconds is above the service's maximum.", {
         details: { issues: [{ path: "timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
       });
     }
     checkJobType(caller.quotas, body.type);
-    await checkCredit(ctx, caller, body);
+    await checkCredit(ctx, caller, body, trace);
     const now = ctx.clock.now();
     const at = new Date(now).toISOString();
     const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
@@ -81,6 +81,8 @@ export function submitJob(ctx: SchedulerContext) {
       }
     });
     jobsSubmitted.inc({ pool_kind: operatorPool ? "operator" : "self_hosted" });
+    // The line that ties the job to the request: the job's later lines name its job_id.
+    log.info({ job_id: record.job_id, pool_id: body.pool_id, type: body.type }, "job submitted");
     return { job_id: record.job_id, state: record.state, created_at: record.created_at };
   };
 }

@@ -26,6 +26,10 @@ export const NODE_NATS_HEADERS = {
   apiKey: "X-API-Key",
   authorization: "Authorization",
   retryAfter: "Retry-After",
+  /** Optional, as in HTTP: the agent's id for the message (else the gateway makes one) and its W3C trace context. */
+  requestId: "X-Request-ID",
+  traceparent: "traceparent",
+  tracestate: "tracestate",
   /** On an upload chunk: its number, from 1. */
   chunkSeq: "Cjs-Chunk-Seq",
 } as const;

@@ -3,7 +3,7 @@ export type { BucketName, ObjectStoreName } from "./names.js";
 export { connectNats, natsAuthOptions } from "./connect.js";
 export type { ConnectOptions, NatsCredentials } from "./connect.js";
 export { assertFitsMessage, decodeJson, encodeJson, requestRpc, serveRpc } from "./rpc.js";
-export type { RequestRpcOptions, ServeRpcOptions } from "./rpc.js";
+export type { RequestRpcOptions, ServedRequest, ServeRpcOptions } from "./rpc.js";
 export { JsonBucket } from "./json-bucket.js";
 export { asServiceError, isNatsUnavailable, mayPassSoon } from "./unavailable.js";
 export type { Versioned } from "./json-bucket.js";

@@ -1,8 +1,9 @@
-import { type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { AppError, type ErrorData, isAppError } from "../errors/index.js";
+import { AppError, type ErrorData, errorSpec, isAppError, isErrorCode } from "../errors/index.js";
 import { natsRequestSeconds, zodIssues } from "../runtime/index.js";
+import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, TRACE_HEADERS, traceLogFields, tracingOn, type TraceSpan } from "../tracing/index.js";
 import { asServiceError } from "./unavailable.js";
 
 /** What a service replies over NATS: the payload, or the error as data. */
@@ -19,16 +20,55 @@ export function decodeJson(data: Uint8Array): unknown {
   return JSON.parse(decoder.decode(data));
 }
 
+/** What `serveRpc` gives a handler besides its validated request. */
+export interface ServedRequest {
+  /**
+   * The service's logger, bound to the request's `request_id` and `trace_id` when the
+   * caller sent them: every line a handler writes about the request goes through it.
+   */
+  readonly log: Logger;
+  /** To pass on to the requests the handler makes (`requestRpc`'s `trace`); undefined when the caller sent no request id or trace context. */
+  readonly trace: RequestTrace | undefined;
+}
+
 export interface ServeRpcOptions<Req extends z.ZodType> {
   subject: string;
   /** Queue group, so that one replica takes each request. */
   queue: string;
   request: Req;
   logger: Logger;
-  handle: (request: z.infer<Req>) => Promise<unknown>;
+  handle: (request: z.infer<Req>, served: ServedRequest) => Promise<unknown>;
 }
 
-/** Serves one request/reply subject: validates the request, runs the handler, replies with data or an error. */
+/** The request's trace as its message headers carry it; undefined when they carry neither a request id nor a trace context. */
+function receivedTrace(msgHeaders: MsgHdrs | undefined): RequestTrace | undefined {
+  if (msgHeaders === undefined) return undefined;
+  const requestId = acceptedRequestId(msgHeaders.get(TRACE_HEADERS.requestId));
+  const traceparent = acceptedTraceparent(msgHeaders.get(TRACE_HEADERS.traceparent));
+  if (requestId === undefined && traceparent === undefined) return undefined;
+  const tracestate = traceparent === undefined ? undefined : acceptedTracestate(msgHeaders.get(TRACE_HEADERS.tracestate) || undefined);
+  return { requestId, traceparent, tracestate };
+}
+
+/** The handler's view of one request: the trace it passes on (from its own span when tracing is on) and a logger made on first use. */
+function servedRequest(logger: Logger, received: RequestTrace | undefined, span: TraceSpan | undefined): ServedRequest {
+  const trace = span ? { requestId: received?.requestId, traceparent: span.traceparent, tracestate: span.tracestate } : received;
+  if (trace === undefined) return { log: logger, trace };
+  let log: Logger | undefined;
+  return {
+    trace,
+    get log() {
+      log ??= logger.child(traceLogFields(trace));
+      return log;
+    },
+  };
+}
+
+/**
+ * Serves one request/reply subject: validates the request, runs the handler, replies with
+ * data or an error. The caller's request id and trace context come from the message
+ * headers (see `requestRpc`); with tracing on, each request handled is a server span.
+ */
 export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: ServeRpcOptions<Req>): Subscription {
   const { subject, queue, request, logger, handle } = options;
   return nc.subscribe(subject, {
@@ -38,34 +78,56 @@ export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: Ser
         logger.error({ err: subscriptionError, subject }, "rpc subscription failed");
         return;
       }
-      void (async () => {
-        let reply: RpcReply;
-        try {
-          const parsed = request.safeParse(decodeJson(msg.data));
-          if (!parsed.success) {
-            throw new AppError("request.invalid", "The request does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
-          }
-          reply = { ok: true, payload: await handle(parsed.data) };
-        } catch (error) {
-          const failure = asServiceError(error);
-          if (failure.code === "internal.error") logger.error({ err: error, subject }, "rpc handler failed");
-          else if (!isAppError(error)) logger.warn({ err: error, subject }, "rpc handler could not reach NATS");
-          reply = { ok: false, error: failure.toData() };
-        }
-        if (msg.reply) msg.respond(encodeJson(reply));
-      })();
+      void answer(msg);
     },
   });
+
+  async function answer(msg: Msg): Promise<void> {
+    const received = receivedTrace(msg.headers);
+    const span = tracingOn() ? startSpan(subject, SPAN_KIND.server, received, natsSpanAttributes(subject, received?.requestId)) : undefined;
+    const served = servedRequest(logger, received, span);
+    let reply: RpcReply;
+    try {
+      const parsed = request.safeParse(decodeJson(msg.data));
+      if (!parsed.success) {
+        throw new AppError("request.invalid", "The request does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
+      }
+      reply = { ok: true, payload: await handle(parsed.data, served) };
+    } catch (error) {
+      const failure = asServiceError(error);
+      if (failure.code === "internal.error") served.log.error({ err: error, subject }, "rpc handler failed");
+      else if (!isAppError(error)) served.log.warn({ err: error, subject }, "rpc handler could not reach NATS");
+      reply = { ok: false, error: failure.toData() };
+    }
+    span?.end(reply.ok ? undefined : spanFailure(reply.error));
+    if (msg.reply) msg.respond(encodeJson(reply));
+  }
+}
+
+/** An error answer marks the span with its code; as failed when it is the service's fault (5xx). */
+function spanFailure(error: ErrorData): { type: string; failed: boolean } {
+  // A code this build does not know (a newer replica's) counts as a failure.
+  return { type: String(error.code), failed: !isErrorCode(error.code) || errorSpec(error.code).http >= 500 };
 }
 
 export interface RequestRpcOptions {
   timeoutMs?: number;
+  /** The request this call is part of: its id and trace context travel in the message headers. */
+  trace?: RequestTrace | undefined;
 }
 
-/**
- * Sends one request and returns the validated payload, or throws the AppError the service
- * answered with. No responder or no answer in time is `service.unavailable`.
- */
+/** The headers that carry a request's trace; undefined (no headers at all) when there is none. */
+function traceHeaders(trace: RequestTrace | undefined, span: TraceSpan | undefined): MsgHdrs | undefined {
+  if (trace === undefined && span === undefined) return undefined;
+  const sent = headers();
+  if (trace?.requestId !== undefined) sent.set(TRACE_HEADERS.requestId, trace.requestId);
+  const traceparent = span?.traceparent ?? trace?.traceparent;
+  const tracestate = span ? span.tracestate : trace?.tracestate;
+  if (traceparent) sent.set(TRACE_HEADERS.traceparent, traceparent);
+  if (tracestate) sent.set(TRACE_HEADERS.tracestate, tracestate);
+  return sent;
+}
+
 /**
  * Refuses a message larger than the NATS server's `max_payload` before it is sent or
  * stored: it is the caller's body that is too large to cross between the services or to
@@ -79,27 +141,36 @@ export function assertFitsMessage(nc: NatsConnection, data: Uint8Array, what = "
   });
 }
 
+/**
+ * Sends one request and returns the validated payload, or throws the AppError the service
+ * answered with. No responder or no answer in time is `service.unavailable`. With tracing
+ * on, the call is a client span, the child of `trace`'s context (or a new trace's root).
+ */
 export async function requestRpc<Res extends z.ZodType>(
   nc: NatsConnection,
   subject: string,
   body: unknown,
   response: Res,
-  { timeoutMs = 5_000 }: RequestRpcOptions = {},
+  { timeoutMs = 5_000, trace }: RequestRpcOptions = {},
 ): Promise<z.infer<Res>> {
   const data = encodeJson(body);
   assertFitsMessage(nc, data);
+  const span = tracingOn() ? startSpan(subject, SPAN_KIND.client, trace, natsSpanAttributes(subject, trace?.requestId)) : undefined;
+  const sent = traceHeaders(trace, span);
   const stopTimer = natsRequestSeconds.startTimer({ subject });
   let raw: unknown;
   try {
-    const msg = await nc.request(subject, data, { timeout: timeoutMs });
+    const msg = await nc.request(subject, data, sent === undefined ? { timeout: timeoutMs } : { timeout: timeoutMs, headers: sent });
     raw = decodeJson(msg.data);
     stopTimer({ outcome: "ok" });
   } catch (error) {
     stopTimer({ outcome: "unavailable" });
+    span?.end({ type: "service.unavailable", failed: true });
     // No responder, a timeout or a closed connection: the caller cannot tell which, and may retry.
     throw new AppError("service.unavailable", "A backing service did not answer; try again shortly.", { retryAfterSeconds: 1, cause: error });
   }
   const reply = raw as RpcReply;
+  span?.end(reply.ok ? undefined : spanFailure(reply.error));
   if (!reply.ok) throw AppError.fromData(reply.error);
   return response.parse(reply.payload);
 }

@@ -19,6 +19,7 @@ import {
   systemClock,
   warnUnknownSettings,
 } from "../runtime/index.js";
+import { startTracing } from "../tracing/index.js";
 import { startWithRetries } from "./start-with-retries.js";
 import { connectWhenReachable, untilJetStreamReady } from "./wait-for-nats.js";
 
@@ -44,7 +45,8 @@ export interface ServiceProcessOptions<C extends ServiceProcessConfig> {
  * The whole life of a one-service process, for its `main.ts`: load config (exit 2 when it
  * is invalid), warn of `CJS_*` variables no process reads, serve `/metrics` `/healthz` `/readyz`, connect (waiting for NATS as long as
  * it takes, and saying so in the log), wait for JetStream, build and start, and on SIGTERM
- * stop the service before closing the ops server and draining NATS. `/readyz` is 503
+ * stop the service before closing the ops server, draining NATS and sending the last spans
+ * (tracing is on when an OTLP endpoint is set: shared/tracing). `/readyz` is 503
  * until the connection is up, JetStream answers for every stream the service provisioned,
  * and the service has started. A failure while starting is logged and exits 1 (2 for a
  * setting found wrong only when used, such as an unreadable `NATS_CREDS_FILE`); the
@@ -62,6 +64,7 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
 
   const logger = createLogger({ service: name, level: config.LOG_LEVEL });
   warnUnknownSettings(logger, process.env, KNOWN_SETTINGS);
+  const tracing = startTracing(name, config, logger);
   let nc: NatsConnection | undefined;
   let natsUp: ReadinessCheck = () => false;
   let jetStream: JetStreamHealth | undefined;
@@ -80,6 +83,7 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
       jetStream?.stop();
       await closeOpsServer(ops);
       await nc?.drain();
+      await tracing.shutdown();
     });
 
     const connection = await connectWhenReachable({ url: config.NATS_URL, credentials: config, name, logger });

@@ -70,6 +70,9 @@ export const NatsUrl = z
     if (problem !== undefined) context.addIssue({ code: "custom", message: problem });
   });
 
+/** An http(s) URL setting; empty means not set. */
+const optionalUrl = z.preprocess(emptyAsUnset, z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional());
+
 /** Settings every service shares. */
 export const BaseConfig = z.object({
   /** One server or a comma-separated list. */
@@ -84,5 +87,15 @@ export const BaseConfig = z.object({
   CJS_NATS_REPLICAS: intSetting(1, { min: 1, max: 5 }),
   /** Pause between the JetStream checks behind `/readyz` (each asks every stream the service uses for its leader). */
   CJS_JETSTREAM_PROBE_INTERVAL_MS: intSetting(5_000, { min: 100, max: 300_000 }),
+  /**
+   * OpenTelemetry's own names (docs/operations.md, "Tracing"): either endpoint turns
+   * tracing on. The OTLP exporter reads its other `OTEL_EXPORTER_OTLP_*` variables itself.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
+  OTEL_SERVICE_NAME: z.preprocess(emptyAsUnset, z.string().optional()),
+  OTEL_SDK_DISABLED: boolSetting(false),
+  /** How long finished spans wait to be sent in one batch. */
+  OTEL_BSP_SCHEDULE_DELAY: intSetting(5_000, { min: 1, max: 300_000 }),
 });
 export type BaseConfig = z.infer<typeof BaseConfig>;

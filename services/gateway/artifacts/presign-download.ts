@@ -7,8 +7,8 @@ import { callersJob } from "./callers-job.js";
 
 /** `POST /api/compute/jobs/artifacts/presign-download`: a URL to GET one stored artifact of the caller's job from. */
 export function presignDownload(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.presignDownload> {
-  return async (body, { caller, origin }) => {
-    const job = await callersJob(gw, caller, body.job_id);
+  return async (body, { caller, origin, trace }) => {
+    const job = await callersJob(gw, caller, body.job_id, trace);
     const ref = { app_id: job.app_id, business_id: job.business_id, job_id: job.job_id, artifact_id: body.artifact_id };
     if (!(await gw.artifacts.find(ref))) throw new AppError("resource.not_found", `Job ${job.job_id} has no artifact ${body.artifact_id}.`);
     const expiresAtMs = gw.clock.now() + gw.config.CJS_ARTIFACT_URL_TTL_SECONDS * 1000;

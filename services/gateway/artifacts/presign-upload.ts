@@ -6,8 +6,8 @@ import { callersJob } from "./callers-job.js";
 
 /** `POST /api/compute/jobs/artifacts/presign-upload`: a URL to PUT one artifact of the caller's job to. */
 export function presignUpload(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.presignUpload> {
-  return async (body, { caller, origin }) => {
-    const job = await callersJob(gw, caller, body.job_id);
+  return async (body, { caller, origin, trace }) => {
+    const job = await callersJob(gw, caller, body.job_id, trace);
     const expiresAtMs = gw.clock.now() + gw.config.CJS_ARTIFACT_URL_TTL_SECONDS * 1000;
     const grant = { app_id: job.app_id, business_id: job.business_id, attempt: null, content_type: body.content_type ?? null };
     const url = signArtifactUrl(gw.urls, origin, { kind: "upload", job_id: job.job_id, artifact_id: body.artifact_id, grant, expiresAtMs });

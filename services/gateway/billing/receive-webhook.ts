@@ -24,7 +24,7 @@ export function receiveWebhook(gw: GatewayContext, natsUp: () => boolean) {
     for (const [name, value] of Object.entries(request.headers)) {
       if (typeof value === "string" && !WITHHELD_HEADERS.has(name)) headers[name] = value;
     }
-    const answer = await requestRpc(gw.nc, subjects.billingWebhookReceive(), { provider, body_base64: body.toString("base64"), headers }, WebhookReply);
+    const answer = await requestRpc(gw.nc, subjects.billingWebhookReceive(), { provider, body_base64: body.toString("base64"), headers }, WebhookReply, { trace: request.trace });
     return sendSuccess(reply, answer.duplicate ? "Event already received" : "Event received", answer);
   };
 }

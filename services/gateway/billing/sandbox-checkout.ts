@@ -34,7 +34,7 @@ function refusalPage(reply: FastifyReply, error: unknown, log: FastifyRequest["l
 export function showSandboxCheckout(gw: GatewayContext) {
   return async (request: SessionRequest, reply: FastifyReply) => {
     try {
-      const view = await requestRpc(gw.nc, subjects.billingSandboxSessionGet(), { session_id: request.params.sessionId }, SandboxSessionView);
+      const view = await requestRpc(gw.nc, subjects.billingSandboxSessionGet(), { session_id: request.params.sessionId }, SandboxSessionView, { trace: request.trace });
       return htmlReply(reply, 200, checkoutPage(view));
     } catch (error) {
       return refusalPage(reply, error, request.log);
@@ -52,7 +52,7 @@ export function actOnSandboxCheckout(gw: GatewayContext, app: FastifyInstance) {
     const action = (request.body as Record<string, unknown> | undefined)?.action;
     try {
       if (action !== "pay" && action !== "cancel") throw new AppError("request.invalid", "Press Pay or Cancel.");
-      const answer = await requestRpc(gw.nc, subjects.billingSandboxSessionAct(), { session_id: request.params.sessionId, action }, SandboxActionReply);
+      const answer = await requestRpc(gw.nc, subjects.billingSandboxSessionAct(), { session_id: request.params.sessionId, action }, SandboxActionReply, { trace: request.trace });
       if (answer.delivery) {
         const delivered = await app.inject({
           method: "POST",
@@ -62,7 +62,7 @@ export function actOnSandboxCheckout(gw: GatewayContext, app: FastifyInstance) {
         });
         if (delivered.statusCode !== 200) {
           request.log.warn({ status: delivered.statusCode }, "sandbox webhook delivery was refused");
-          const view = await requestRpc(gw.nc, subjects.billingSandboxSessionGet(), { session_id: request.params.sessionId }, SandboxSessionView).catch(() => null);
+          const view = await requestRpc(gw.nc, subjects.billingSandboxSessionGet(), { session_id: request.params.sessionId }, SandboxSessionView, { trace: request.trace }).catch(() => null);
           const notice = "The payment was taken but its confirmation did not get through. Press Pay again to resend it (you are not charged twice).";
           return htmlReply(reply, 502, view ? checkoutPage(view, notice) : messagePage("Checkout unavailable", notice));
         }

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { RouteAuth, RpcRoute } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { zodIssues } from "../../../shared/runtime/index.js";
+import type { RequestTrace } from "../../../shared/tracing/index.js";
 import type { Authenticator, Caller, CredentialHeaders } from "../identity/authenticator.js";
 import type { AppRecord } from "../identity/records.js";
 import type { HeaderSink, RateLimiter } from "../rate-limit/rate-limiter.js";
@@ -20,7 +21,8 @@ export interface RpcContext<A extends RouteAuth = RouteAuth> {
    * the base of URLs handed back. Over NATS, `nats://gateway`.
    */
   origin: string;
-  requestId: string;
+  /** The request's id and trace context: pass it as `requestRpc`'s `trace` so the services' log lines and spans join the request. */
+  trace: RequestTrace;
   log: FastifyBaseLogger;
 }
 
@@ -55,7 +57,7 @@ export interface RpcCall {
   responseHeaders: HeaderSink;
   ip: string;
   origin: string;
-  requestId: string;
+  trace: RequestTrace;
   log: FastifyBaseLogger;
 }
 
@@ -79,7 +81,7 @@ export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: 
   if (!parsed.success) {
     throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
   }
-  const context = { app: tenant, caller, ip: call.ip, origin: call.origin, requestId: call.requestId, log: call.log } as RpcContext<R["auth"]>;
+  const context = { app: tenant, caller, ip: call.ip, origin: call.origin, trace: call.trace, log: call.log } as RpcContext<R["auth"]>;
   return route.response.parse(await handler(parsed.data as z.infer<R["request"]>, context)) as z.infer<R["response"]>;
 }
 
@@ -99,7 +101,7 @@ export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge
         responseHeaders: reply,
         ip: request.ip,
         origin: `${request.protocol}://${request.host}`,
-        requestId: request.id,
+        trace: request.trace,
         log: request.log,
       });
       return sendSuccess(reply, route.message, payload);

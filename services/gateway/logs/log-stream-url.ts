@@ -35,9 +35,9 @@ export function parseStreamCaller(value: string): StreamCaller {
  * that needs no headers (for a browser's EventSource). The job must be the caller's.
  */
 export function logStreamUrl(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.logStreamUrl> {
-  return async ({ job_id }, { caller }) => {
+  return async ({ job_id }, { caller, trace }) => {
     const context: UserContext = userContext(caller);
-    await retrieveCallerJob(gw, context, job_id);
+    await retrieveCallerJob(gw, context, job_id, trace);
     const callerParam = `${context.app_id}.${context.business_id}.${context.user_id}`;
     const expiresAtMs = gw.clock.now() + gw.config.CJS_LOG_STREAM_URL_TTL_SECONDS * 1000;
     const signature = gw.urls.sign({ method: "GET", path: logStreamScope(job_id, callerParam), expiresAtMs });

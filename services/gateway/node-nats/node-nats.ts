@@ -4,6 +4,7 @@ import { NODE_NATS_HEADERS, NODE_NATS_OPERATIONS, RPC_ROUTES, type RpcRoute } fr
 import { AppError } from "../../../shared/errors/index.js";
 import { queueGroups, subjects } from "../../../shared/nats/index.js";
 import { randomBase62 } from "../../../shared/runtime/index.js";
+import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, traceLogFields, tracingOn, type TraceSpan } from "../../../shared/tracing/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { type Edge, type RpcHandler, runRpc } from "../http/register-rpc.js";
 import type { HandlerTable, NodePlaneName } from "../rpc/node-plane.js";
@@ -35,6 +36,13 @@ function header(msg: Msg, name: string): string | undefined {
   return value === undefined || value === "" ? undefined : value;
 }
 
+/** A node-plane message's trace, its span, and the log fields that name it. */
+interface Received {
+  trace: RequestTrace;
+  span: TraceSpan | undefined;
+  bindings: { request_id?: string; trace_id?: string };
+}
+
 /**
  * The NATS-direct node plane: every replica answers the node-plane subjects in the
  * gateway's queue group with the same handlers, credential checks and schemas as the
@@ -47,15 +55,30 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
   const subscriptions: Subscription[] = [];
   const inFlight = new Map<PendingReply, Promise<void>>();
 
-  function serve(subject: string, operation: string, work: (msg: Msg, requestId: string, reply: PendingReply) => Promise<NatsAnswer>): void {
+  /** The message's trace as the agent sent it (its headers are HTTP's), with a server span of its own while tracing is on. */
+  function receive(msg: Msg, subject: string): Received {
+    const requestId = acceptedRequestId(header(msg, NODE_NATS_HEADERS.requestId)) ?? randomBase62(16);
+    const received = acceptedTraceparent(header(msg, NODE_NATS_HEADERS.traceparent));
+    const tracestate = received === undefined ? undefined : acceptedTracestate(header(msg, NODE_NATS_HEADERS.tracestate));
+    const span = tracingOn()
+      ? startSpan(subject, SPAN_KIND.server, { traceparent: received, tracestate }, natsSpanAttributes(subject, requestId))
+      : undefined;
+    const trace: RequestTrace = span ? { requestId, traceparent: span.traceparent, tracestate: span.tracestate } : { requestId, traceparent: received, tracestate };
+    return { trace, span, bindings: traceLogFields(trace) };
+  }
+
+  function serve(subject: string, operation: string, work: (msg: Msg, received: Received, reply: PendingReply) => Promise<NatsAnswer>): void {
     subscriptions.push(
       gw.nc.subscribe(subject, {
         queue: queueGroups.gateway,
         callback: (error, msg) => {
           if (error) return void log.error({ err: error, subject }, "node-plane subscription failed");
-          const requestId = randomBase62(16);
-          const reply = new PendingReply(msg, log.child({ request_id: requestId, subject }), operation);
-          const done = answer(reply, () => work(msg, requestId, reply)).finally(() => inFlight.delete(reply));
+          const received = receive(msg, subject);
+          const reply = new PendingReply(msg, log.child({ ...received.bindings, subject }), operation);
+          const done = answer(reply, () => work(msg, received, reply)).finally(() => {
+            inFlight.delete(reply);
+            received.span?.end();
+          });
           inFlight.set(reply, done);
         },
       }),
@@ -67,7 +90,7 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
       for (const [operation, name] of Object.entries(NODE_NATS_OPERATIONS)) {
         const route: RpcRoute = RPC_ROUTES[name];
         const handler = handlers[name] as unknown as RpcHandler<RpcRoute>;
-        serve(subjects.nodePlane(operation), operation, async (msg, requestId, reply) => {
+        serve(subjects.nodePlane(operation), operation, async (msg, { trace, bindings }, reply) => {
           const payload = await runRpc(edge, route, handler, {
             appId: header(msg, NODE_NATS_HEADERS.appId),
             credentials: { authorization: header(msg, NODE_NATS_HEADERS.authorization), apiKey: header(msg, NODE_NATS_HEADERS.apiKey) },
@@ -75,8 +98,8 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
             responseHeaders: reply,
             ip: "nats",
             origin: NODE_NATS_ORIGIN,
-            requestId,
-            log: log.child({ request_id: requestId, operation }) as FastifyBaseLogger,
+            trace,
+            log: log.child({ ...bindings, operation }) as FastifyBaseLogger,
           });
           return { message: route.message, payload };
         });

@@ -47,8 +47,8 @@ export function forward<R extends RpcRoute>(
   context: (caller: Caller) => UserContext | NodeContext = userContext,
   timeoutMs?: number,
 ): RpcHandler<R> {
-  return async (body, { caller }) => {
+  return async (body, { caller, trace }) => {
     if (!caller) throw new AppError("auth.missing_credentials");
-    return requestRpc(gw.nc, subject, { caller: context(caller), body }, route.response as z.ZodType, timeoutMs === undefined ? {} : { timeoutMs }) as Promise<z.input<R["response"]>>;
+    return requestRpc(gw.nc, subject, { caller: context(caller), body }, route.response as z.ZodType, timeoutMs === undefined ? { trace } : { timeoutMs, trace }) as Promise<z.input<R["response"]>>;
   };
 }

@@ -61,7 +61,7 @@ cluster-clean: node-deps
 
 # The soak: jobs stream through the load balancer while each process kind is killed with
 # SIGKILL and restarted; fails on a lost, doubled or wrongly charged job. Starts the
-# cluster when it is not running. CHAOS_SECONDS (default 240) or CHAOS_ARGS=--quick (75 s).
+# cluster when it is not running. CHAOS_SECONDS (default 180) or CHAOS_ARGS=--quick (75 s).
 CHAOS_SECONDS ?=
 CHAOS_ARGS ?=
 chaos: setup

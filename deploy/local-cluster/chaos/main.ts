@@ -6,7 +6,7 @@
  * terminal, none may have run twice, and every charged attempt must have exactly one
  * debit. Starts the cluster first when it is not running.
  *
- *   tsx deploy/local-cluster/chaos/main.ts [--seconds 240] [--rate 2] [--quick] [--dir .data/cluster] [--base-port 18000]
+ *   tsx deploy/local-cluster/chaos/main.ts [--seconds 180] [--rate 2] [--quick] [--dir .data/cluster] [--base-port 18000]
  */
 import { resolve } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -26,7 +26,8 @@ import { JobStream } from "./job-stream.js";
 import { renderReport } from "./report.js";
 import { Session } from "./session.js";
 
-const USAGE = "usage: tsx deploy/local-cluster/chaos/main.ts [--seconds 240] [--rate 2] [--quick] [--dir .data/cluster] [--base-port 18000]\n";
+const USAGE = "usage: tsx deploy/local-cluster/chaos/main.ts [--seconds 180] [--rate 2] [--quick] [--dir .data/cluster] [--base-port 18000]\n";
+const FULL_SECONDS = 180;
 const QUICK_SECONDS = 75;
 const WARMUP_MS = 5_000;
 /** A fault is not started with less than this left of the stream: its recovery could not be seen. */
@@ -61,7 +62,7 @@ try {
 } catch (error) {
   fail(`${(error as Error).message}\n${USAGE}`, 2);
 }
-const streamMs = (flags.seconds ?? (flags.quick ? QUICK_SECONDS : 240)) * 1000;
+const streamMs = (flags.seconds ?? (flags.quick ? QUICK_SECONDS : FULL_SECONDS)) * 1000;
 const targets: readonly string[] = flags.quick ? QUICK_FAULTS : ALL_FAULTS;
 const dir = resolve(REPO_ROOT, flags.dir);
 

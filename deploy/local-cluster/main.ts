@@ -7,11 +7,11 @@
  * `start` returns once everything is ready; the processes run on in the background.
  */
 import { rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { zodIssues } from "../../shared/runtime/index.js";
 import { clusterBanner } from "./banner.js";
-import { ClusterFlags, clusterSettings, REPO_ROOT } from "./options.js";
+import { ClusterFlags, clusterSettings, stateDir } from "./options.js";
 import { startCluster } from "./start.js";
 import { readState } from "./state.js";
 import { running, STOP_GRACE_MS, stopCluster } from "./stop.js";
@@ -35,7 +35,7 @@ try {
 } catch (error) {
   fail(`${(error as Error).message}\n${USAGE}`, 2);
 }
-const dir = resolve(REPO_ROOT, flags.dir);
+const dir = stateDir(flags);
 const state = readState(dir);
 const alive = state ? running(state) : [];
 

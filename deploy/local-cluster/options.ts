@@ -37,12 +37,17 @@ export function findHaproxy(env: Record<string, string | undefined>): string {
   return found;
 }
 
+/** The state directory, absolute: a relative `--dir` is taken from the repository root, where `make` runs. */
+export function stateDir(flags: ClusterFlags): string {
+  return resolve(REPO_ROOT, flags.dir);
+}
+
 /** Everything the layout needs, from the flags and this machine. */
 export function clusterSettings(flags: ClusterFlags, env: Record<string, string | undefined>): ClusterSettings {
   const natsServer = findNatsServerBinary(env);
   if (!natsServer) throw new Error(NATS_SERVER_NOT_FOUND);
   return {
-    dir: resolve(REPO_ROOT, flags.dir),
+    dir: stateDir(flags),
     basePort: flags["base-port"],
     root: REPO_ROOT,
     natsServer,

@@ -4,7 +4,7 @@
  * the state file, so `make cluster-stop` still finds it.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import { identityOf, kill, spawnDetached, waitForExit } from "../daemon.js";
+import { identityOf, isOurs, kill, spawnDetached, waitForExit } from "../daemon.js";
 import { logSize, probeOnce, waitReady } from "../readiness.js";
 import { type ClusterState, writeState } from "../state.js";
 import type { FaultTiming } from "./accounting.js";
@@ -68,4 +68,12 @@ export async function untilAllReady(state: ClusterState, timeoutMs: number): Pro
     if (notReady.length === 0 || Date.now() >= deadline) return notReady;
     await delay(SETTLE_POLL_MS);
   }
+}
+
+/** Starts again every process of the cluster that is not running (a soak interrupted mid-fault leaves none down); returns their names. */
+export function restartDown(state: ClusterState, dir: string, env: Record<string, string | undefined>): string[] {
+  const down = state.processes.filter((record) => !isOurs(record.pid, identityOf(record)));
+  for (const record of down) record.pid = spawnDetached(record, env);
+  if (down.length > 0) writeState(dir, state);
+  return down.map((record) => record.name);
 }

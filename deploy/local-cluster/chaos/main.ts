@@ -8,19 +8,18 @@
  *
  *   tsx deploy/local-cluster/chaos/main.ts [--seconds 180] [--rate 2] [--quick] [--dir .data/cluster] [--base-port 18000]
  */
-import { resolve } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { randomBase62, zodIssues } from "../../../shared/runtime/index.js";
 import { clusterBanner } from "../banner.js";
-import { ClusterFlags, clusterSettings, REPO_ROOT } from "../options.js";
+import { ClusterFlags, clusterSettings, stateDir } from "../options.js";
 import { startCluster } from "../start.js";
 import { type ClusterState, readState } from "../state.js";
 import { running } from "../stop.js";
 import { account, passed, recoveryOf, type FaultTiming } from "./accounting.js";
 import { agentDeliveries, ledgerDebits, retrieveJobs } from "./collect.js";
-import { ALL_FAULTS, injectFault, QUICK_FAULTS, untilAllReady } from "./faults.js";
+import { ALL_FAULTS, injectFault, QUICK_FAULTS, restartDown, untilAllReady } from "./faults.js";
 import { listJobsSince, terminalCount } from "./job-states.js";
 import { JobStream } from "./job-stream.js";
 import { renderReport } from "./report.js";
@@ -64,7 +63,7 @@ try {
 }
 const streamMs = (flags.seconds ?? (flags.quick ? QUICK_SECONDS : FULL_SECONDS)) * 1000;
 const targets: readonly string[] = flags.quick ? QUICK_FAULTS : ALL_FAULTS;
-const dir = resolve(REPO_ROOT, flags.dir);
+const dir = stateDir(flags);
 
 async function clusterState(): Promise<ClusterState> {
   const recorded = readState(dir);
@@ -83,6 +82,15 @@ async function clusterState(): Promise<ClusterState> {
 const state = await clusterState().catch((error: Error) => fail(error.message));
 const notReady = await untilAllReady(state, SETTLE_TIMEOUT_MS);
 if (notReady.length > 0) fail(`not ready: ${notReady.join(", ")}; see their logs in ${dir}/logs`);
+
+// Interrupted (Ctrl-C) between a kill and its restart, the soak still leaves the whole cluster running.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    const restarted = restartDown(state, dir, process.env);
+    say(`interrupted${restarted.length > 0 ? `; started ${restarted.join(", ")} again` : ""}; no verdict`);
+    process.exit(130);
+  });
+}
 
 const session = new Session({ lbUrl: state.lb_url, appId: state.app_id, email: state.email, password: state.password });
 const runId = randomBase62(6);

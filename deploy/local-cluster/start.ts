@@ -11,7 +11,7 @@ import { bootstrapDev, type DevLogin } from "../../services/dev/bootstrap.js";
 import { portIsFree } from "../../services/dev/embedded-nats.js";
 import { mintAgentKey, readAgentKeyFile } from "../../services/dev/local-agent.js";
 import { identityOf, spawnDetached, terminate } from "./daemon.js";
-import { allProcesses, type AgentCredentials, type ClusterLayout, clusterLayout, type ClusterSettings, type ProcessSpec } from "./layout.js";
+import { AGENTS, allProcesses, type AgentCredentials, type ClusterLayout, clusterLayout, type ClusterSettings, NATS_NODES, type ProcessSpec, REPLICAS, SERVICES } from "./layout.js";
 import { logSize, waitReady } from "./readiness.js";
 import { type ClusterState, type ProcessRecord, writeState } from "./state.js";
 
@@ -26,14 +26,22 @@ const ADMIN_EMAIL = "admin@localhost";
 
 type Env = Record<string, string | undefined>;
 
-/** Starts `specs` together and waits until each is ready; returns their records. */
-async function launch(specs: readonly ProcessSpec[], env: Env, timeoutMs: number, started: ProcessRecord[], say: (line: string) => void): Promise<void> {
+/** Starts `specs` together, records them in `started` (then calls `persist`), and waits until each is ready. */
+async function launch(
+  specs: readonly ProcessSpec[],
+  env: Env,
+  timeoutMs: number,
+  started: ProcessRecord[],
+  persist: () => void,
+  say: (line: string) => void,
+): Promise<void> {
   const launched = specs.map((spec) => {
     const logOffset = logSize(spec.log);
     const record: ProcessRecord = { ...spec, pid: spawnDetached(spec, env) };
     started.push(record);
     return { record, logOffset };
   });
+  persist();
   await Promise.all(
     launched.map(({ record, logOffset }) => waitReady({ ...record, identity: identityOf(record), logOffset }, timeoutMs)),
   );
@@ -75,25 +83,19 @@ export async function startCluster(settings: ClusterSettings, env: Env, say: (li
   const bare = clusterLayout(settings);
   await assertPortsFree(bare);
   const started: ProcessRecord[] = [];
-  // Recorded as it goes, so `make cluster-stop` finds what an interrupted start left running.
+  // Recorded as soon as spawned, so `make cluster-stop` finds what an interrupted start left running.
   const pending: ClusterState = { started_at: "", lb_url: bare.lbUrl, nats_urls: bare.natsUrls, app_id: "", business_id: "", email: "", password: "", processes: started };
-  const step = async (specs: readonly ProcessSpec[], timeoutMs: number) => {
-    try {
-      await launch(specs, env, timeoutMs, started, say);
-    } finally {
-      writeState(settings.dir, pending);
-    }
-  };
+  const step = (specs: readonly ProcessSpec[], timeoutMs: number) => launch(specs, env, timeoutMs, started, () => writeState(settings.dir, pending), say);
   try {
-    say(`starting 3 nats-servers (sync_interval: always) on ${bare.natsUrls.join(", ")}`);
+    say(`starting ${NATS_NODES} nats-servers (sync_interval: always) on ${bare.natsUrls.join(", ")}`);
     await step(bare.nats, NATS_READY_MS);
-    say(`starting ${bare.services.length} service processes (5 services × 2 replicas); the first start compiles TypeScript and may take a minute`);
+    say(`starting ${bare.services.length} service processes (${SERVICES.length} services × ${REPLICAS} replicas); the first start compiles TypeScript and may take a minute`);
     await step(bare.services, SERVICES_READY_MS);
     say(`starting the load balancer (haproxy) on ${bare.lbUrl}`);
     await step([bare.lb], LB_READY_MS);
     const { login, credentials } = await bootstrap(bare, settings.dir);
     const layout = clusterLayout(settings, credentials);
-    say("starting 2 agents (operator pool default)");
+    say(`starting ${AGENTS} agents (operator pool default)`);
     await step(layout.agents, AGENT_READY_MS);
     const state: ClusterState = {
       started_at: new Date().toISOString(),

@@ -2,7 +2,7 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup test-tools node-deps nats-server manifest-check promtool dev test build lint bench clean
+.PHONY: setup test-tools node-deps nats-server manifest-check promtool dev test build lint bench cluster cluster-stop cluster-clean chaos clean
 
 setup: node-deps nats-server
 
@@ -51,6 +51,32 @@ BENCH_ARGS ?= --quick
 bench: node-deps nats-server
 	@deploy/scripts/ensure-redis-server.sh
 	npx tsx test/bench/main.ts $(BENCH_ARGS)
+
+# A production-shaped cluster on this machine, in the background (docs/operations.md): 3
+# nats-servers, 5 services × 2 replicas, haproxy in front of the gateways, 2 agents.
+# State and logs in CLUSTER_DIR; ports CLUSTER_BASE_PORT to +89. haproxy is installed from
+# Debian's packages when missing.
+CLUSTER_DIR ?= .data/cluster
+CLUSTER_BASE_PORT ?= 18000
+CLUSTER_FLAGS = --dir $(CLUSTER_DIR) --base-port $(CLUSTER_BASE_PORT)
+cluster: setup
+	@deploy/scripts/ensure-haproxy.sh
+	npx tsx deploy/local-cluster/main.ts start $(CLUSTER_FLAGS)
+
+cluster-stop: node-deps
+	npx tsx deploy/local-cluster/main.ts stop $(CLUSTER_FLAGS)
+
+cluster-clean: node-deps
+	npx tsx deploy/local-cluster/main.ts clean $(CLUSTER_FLAGS)
+
+# The soak: jobs stream through the load balancer while each process kind is killed with
+# SIGKILL and restarted; fails on a lost, doubled or wrongly charged job. Starts the
+# cluster when it is not running. CHAOS_SECONDS (default 180) or CHAOS_ARGS=--quick (75 s).
+CHAOS_SECONDS ?=
+CHAOS_ARGS ?=
+chaos: setup
+	@deploy/scripts/ensure-haproxy.sh
+	npx tsx deploy/local-cluster/chaos/main.ts $(CLUSTER_FLAGS) $(if $(CHAOS_SECONDS),--seconds $(CHAOS_SECONDS)) $(CHAOS_ARGS)
 
 clean:
 	rm -rf dist .data

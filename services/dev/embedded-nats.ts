@@ -10,7 +10,8 @@ export interface NatsForDev {
   stop(): Promise<void>;
 }
 
-function portIsFree(host: string, port: number): Promise<boolean> {
+/** True when nothing listens on `host:port` (a bind there succeeds). */
+export function portIsFree(host: string, port: number): Promise<boolean> {
   return new Promise((resolvePort) => {
     const probe = createServer();
     probe.once("error", () => resolvePort(false));

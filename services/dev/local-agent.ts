@@ -39,7 +39,8 @@ export interface LocalAgentOptions {
   env: Record<string, string | undefined>;
 }
 
-async function readKeyFile(path: string): Promise<DevAgentKeyFile | null> {
+/** The saved key of an agent, or null when there is none (or it is unreadable, so a new one is minted). */
+export async function readAgentKeyFile(path: string): Promise<DevAgentKeyFile | null> {
   try {
     return DevAgentKeyFile.parse(JSON.parse(await readFile(path, "utf8")));
   } catch {
@@ -48,10 +49,11 @@ async function readKeyFile(path: string): Promise<DevAgentKeyFile | null> {
 }
 
 /**
- * Mints the agent's API key, as a user would: over HTTP, signed in as a user of the dev
+ * Mints an agent's API key, as a user would: over HTTP, signed in as a user of the dev
  * business made for it. Not the admin, so the admin's rate-limit budget is all theirs.
+ * The key is kept at `path` (mode 0600).
  */
-async function mintKey(options: LocalAgentOptions, path: string): Promise<string> {
+export async function mintAgentKey(options: Pick<LocalAgentOptions, "gatewayUrl" | "nc" | "login">, path: string, keyName = "local agent (make dev)"): Promise<string> {
   const email = `local-agent-${randomBase62(8).toLowerCase()}@${options.login.email.split("@")[1]}`;
   const password = randomBase62(24);
   await requestRpc(
@@ -62,7 +64,7 @@ async function mintKey(options: LocalAgentOptions, path: string): Promise<string
   );
   const anonymous = new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.login.appId });
   const tokens = await anonymous.call("login", { email, password });
-  const minted = await anonymous.with({ accessToken: tokens.access_token }).call("createApiKey", { name: "local agent (make dev)" });
+  const minted = await anonymous.with({ accessToken: tokens.access_token }).call("createApiKey", { name: keyName });
   await writeFile(path, `${JSON.stringify({ key_id: minted.key_id, key: minted.key } satisfies DevAgentKeyFile, null, 2)}\n`, { mode: 0o600 });
   return minted.key;
 }
@@ -81,8 +83,8 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
   const keyPath = join(options.dataDir, "dev-agent-key.json");
 
   const attempt = async (): Promise<LocalAgent> => {
-    const saved = await readKeyFile(keyPath);
-    const apiKey = saved?.key ?? (await mintKey(options, keyPath));
+    const saved = await readAgentKeyFile(keyPath);
+    const apiKey = saved?.key ?? (await mintAgentKey(options, keyPath));
     const config = loadAgentConfig({
       CJS_GATEWAY_URL: options.gatewayUrl,
       CJS_APP_ID: options.login.appId,

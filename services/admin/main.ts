@@ -4,7 +4,7 @@ import { ADMIN_INBOX_PREFIX, natsAuthOptions, requestRpc } from "../../shared/na
 import { ConfigError } from "../../shared/runtime/index.js";
 import { askBootstrapPlan, BootstrapIncomplete, checkAdminPassword, describeBootstrap, loadBootstrapFile, runBootstrap } from "./bootstrap.js";
 import { type Invocation, parseInvocation, resolveNatsUrl, UsageError, withPassword } from "./commands.js";
-import { describeConnectFailure } from "./nats-failure.js";
+import { describeConnectFailure, describePermissionFailure, permissionViolationOf, watchPermissionViolations } from "./nats-failure.js";
 import { type PasswordIo, readPassword } from "./password-source.js";
 import { PromptCancelled, TerminalPrompt } from "./terminal-prompt.js";
 
@@ -85,6 +85,7 @@ async function runAdmin(argv: readonly string[], env: Env): Promise<number> {
     return 1;
   }
 
+  const violations = watchPermissionViolations(nc);
   try {
     const { made, text } = await prepared(nc);
     console.log(invocation.json ? JSON.stringify(made, null, 2) : text);
@@ -96,6 +97,12 @@ async function runAdmin(argv: readonly string[], env: Env): Promise<number> {
       return 1;
     }
     if (!isAppError(error)) throw error;
+    // A user without the CLI's rights sees no answer: say which right NATS refused, not "did not answer".
+    const refused = error.code === "service.unavailable" ? permissionViolationOf(error, violations) : undefined;
+    if (refused) {
+      console.error(`error: ${describePermissionFailure(refused, env)}`);
+      return 1;
+    }
     console.error(`error: ${error.code}: ${error.message}`);
     if (error.details !== undefined) console.error(JSON.stringify(error.details, null, 2));
     return 1;

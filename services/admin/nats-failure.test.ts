@@ -1,6 +1,6 @@
 import { errors as natsErrors } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
-import { describeConnectFailure } from "./nats-failure.js";
+import { describeConnectFailure, describePermissionFailure } from "./nats-failure.js";
 
 const LOCAL = "nats://127.0.0.1:4222";
 const PRODUCTION = "nats://n1.internal:4222,nats://n2.internal:4222";
@@ -29,5 +29,26 @@ describe("describeConnectFailure", () => {
     expect(withToken).not.toContain("t0ken");
     expect(withToken).not.toContain("make dev");
     expect(describeConnectFailure(refusedAuth, LOCAL, {}, 3000)).toContain("no credentials (none of NATS_CREDS_FILE, NATS_TOKEN, NATS_USER is set)");
+  });
+});
+
+describe("describePermissionFailure", () => {
+  const asServices = { NATS_USER: "services", NATS_PASSWORD: "s3cret-password" };
+
+  it("says a refused publish sent nothing, and names the rights the CLI needs", () => {
+    const refusedPublish = new natsErrors.PermissionViolationError("Permissions Violation", "publish", "cjs.admin.app.create");
+    const text = describePermissionFailure(refusedPublish, asServices);
+    expect(text).toBe(
+      "NATS refused user services (NATS_USER and NATS_PASSWORD) the right to publish to cjs.admin.app.create: the command was not sent. " +
+        'The CLI\'s NATS user needs publish on cjs.admin.> and subscribe on _INBOX_admin.> (docs/operations.md, "Protecting NATS").',
+    );
+    expect(text).not.toContain("s3cret-password");
+  });
+
+  it("says a refused inbox may have let the command through without its answer", () => {
+    const refusedInbox = new natsErrors.PermissionViolationError("Permissions Violation", "subscription", "_INBOX_admin.abc.*");
+    expect(describePermissionFailure(refusedInbox, asServices)).toContain(
+      "the right to subscribe to _INBOX_admin.abc.*: the command may have been carried out, but its answer cannot reach the CLI.",
+    );
   });
 });

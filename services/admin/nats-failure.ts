@@ -1,4 +1,4 @@
-import { errors as natsErrors } from "@nats-io/transport-node";
+import { errors as natsErrors, type NatsConnection } from "@nats-io/transport-node";
 import type { NatsCredentials } from "../../shared/nats/index.js";
 import { BaseConfig } from "../../shared/runtime/index.js";
 
@@ -34,4 +34,37 @@ export function describeConnectFailure(error: unknown, url: string, env: NatsCre
   const lines = [`cannot reach NATS at ${url}: ${reasonOf(error, timeoutMs)}. The server is --nats, else NATS_URL.`];
   if (url === LOCAL_DEFAULT_URL) lines.push("This is the local default: is `make dev` running?");
   return lines.join(" ");
+}
+
+type PermissionViolation = InstanceType<typeof natsErrors.PermissionViolationError>;
+
+/**
+ * The message for a command NATS refused to carry for the CLI's user. A refused publish
+ * sent nothing; a refused inbox subscription means the command may have been carried out
+ * with its answer lost, so a retry can meet the record it made.
+ */
+export function describePermissionFailure(violation: PermissionViolation, env: NatsCredentials): string {
+  const outcome =
+    violation.operation === "publish" ? "the command was not sent" : "the command may have been carried out, but its answer cannot reach the CLI";
+  return (
+    `NATS refused ${credentialInUse(env)} the right to ${violation.operation === "publish" ? "publish to" : "subscribe to"} ${violation.subject}: ${outcome}. ` +
+    'The CLI\'s NATS user needs publish on cjs.admin.> and subscribe on _INBOX_admin.> (docs/operations.md, "Protecting NATS").'
+  );
+}
+
+/** Collects the permission violations the server reports on `nc`; `first()` is the earliest seen, if any. */
+export function watchPermissionViolations(nc: NatsConnection): { first(): PermissionViolation | undefined } {
+  const seen: PermissionViolation[] = [];
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "error" && status.error instanceof natsErrors.PermissionViolationError) seen.push(status.error);
+    }
+  })();
+  return { first: () => seen[0] };
+}
+
+/** The permission violation behind a failed command: the request's own (a refused publish), else one the connection reported. */
+export function permissionViolationOf(error: unknown, watched: { first(): PermissionViolation | undefined }): PermissionViolation | undefined {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause instanceof natsErrors.PermissionViolationError ? cause : watched.first();
 }

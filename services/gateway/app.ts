@@ -27,6 +27,13 @@ import { revokeApiKey } from "./rpc/revoke-api-key.js";
 import { verifyOtp } from "./rpc/verify-otp.js";
 
 /** Builds the HTTP edge. Only `main.ts` calls `listen`; tests use `app.inject()`. */
+/** The NATS failure behind a 503 (no responders, a timeout), for the operator's log: the caller's answer never names it. */
+function unavailableCause(error: unknown, appError: AppError): string | undefined {
+  if (appError.code !== "service.unavailable") return undefined;
+  const cause = appError === error ? appError.cause : error;
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : undefined;
+}
+
 export function buildApp(
   gw: GatewayContext,
   health: { natsUp: () => boolean; readiness: () => ReadinessReport },
@@ -75,7 +82,7 @@ export function buildApp(
   app.setErrorHandler(async (error, request, reply) => {
     const appError = toAppError(error);
     if (appError.code === "internal.error") request.log.error({ err: error }, "request failed");
-    else request.log.info({ code: appError.code }, "request refused");
+    else request.log.info({ code: appError.code, cause: unavailableCause(error, appError) }, "request refused");
     return sendError(reply, appError);
   });
   app.setNotFoundHandler(async (request, reply) =>

@@ -6,10 +6,12 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { startGateway, type RunningGateway } from "../harness/system.js";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { createTenant, signedInClient, startGateway, type RunningGateway } from "../harness/system.js";
 
 let nats: NatsHarness;
 let gateway: RunningGateway;
+let nc: NatsConnection;
 const lines: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
@@ -21,9 +23,11 @@ beforeAll(async () => {
     },
   });
   gateway = await startGateway(nats.url, {}, { logger: pino({ level: "info" }, sink) });
+  nc = await connect({ servers: nats.url });
 });
 
 afterAll(async () => {
+  await nc?.close();
   await gateway?.stop();
   await nats?.stop();
 });
@@ -41,5 +45,17 @@ describe("the gateway's access log", () => {
     expect(completed[0]).toMatchObject({ method: "GET", route: "/api/compute/artifacts/download/:jobId/:artifactId", status: response.status });
     expect(typeof completed[0]!.ms).toBe("number");
     expect(JSON.stringify(lines)).not.toContain(secret);
+  });
+});
+
+describe("the gateway's log of a 503", () => {
+  it("names the NATS failure behind it, which the caller's answer does not", async () => {
+    // No scheduler runs: a submit finds no responder.
+    const { client } = await signedInClient(gateway.baseUrl, await createTenant(nc));
+    const refused = await client.call("submitJob", { type: "shell", command: ["true"] }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: "service.unavailable" });
+    const line = lines.find((entry) => entry.msg === "request refused" && entry.code === "service.unavailable");
+    expect(line?.cause).toMatch(/no responders/i);
+    expect(JSON.stringify(refused)).not.toMatch(/no responders/i);
   });
 });

@@ -23,6 +23,7 @@ import { createTenant, startSystem, type RunningSystem } from "../harness/system
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OPERATOR_PASSWORD = `op-${randomBase62(16)}`;
 const SERVICES_PASSWORD = `svc-${randomBase62(16)}`;
+const AGENT_PASSWORD = `agent-${randomBase62(16)}`;
 
 /**
  * The permission blocks docs/operations.md ("Protecting NATS") gives: the services' as
@@ -43,6 +44,10 @@ authorization {
     {
       user: operator, password: "${OPERATOR_PASSWORD}",
       permissions: { publish: ["cjs.admin.>"], subscribe: ["${ADMIN_INBOX_PREFIX}.>"] }
+    },
+    {
+      user: agent, password: "${AGENT_PASSWORD}",
+      permissions: { publish: ["cjs.nodeplane.>"], subscribe: ["${ADMIN_INBOX_PREFIX}.>"] }
     }
   ]
 }
@@ -266,5 +271,23 @@ describe("the operator's NATS user", () => {
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toContain(`NATS at ${nats.url} refused the connection: authorization violation with user operator`);
     expect(outcome.stderr).not.toContain("make dev");
+  });
+
+  it("as the services' user, the CLI says NATS refused its answer inbox and that the command may have been carried out", async () => {
+    const outcome = await admin(["app", "create", "--id", "svcmade", "--name", "Made"], { env: { NATS_USER: "services", NATS_PASSWORD: SERVICES_PASSWORD } });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain(`NATS refused user services (NATS_USER and NATS_PASSWORD) the right to subscribe to ${ADMIN_INBOX_PREFIX}.`);
+    expect(outcome.stderr).toContain("the command may have been carried out");
+    expect(outcome.stderr).not.toContain("did not answer");
+    // It was: the gateway made the application and its answer was lost.
+    const again = await admin(["app", "create", "--id", "svcmade", "--name", "Made"]);
+    expect(again.stderr).toContain("resource.already_exists");
+  });
+
+  it("as a user without publish rights on cjs.admin.>, the CLI says the command was not sent", async () => {
+    const outcome = await admin(["app", "create", "--id", "agentmade", "--name", "Never"], { env: { NATS_USER: "agent", NATS_PASSWORD: AGENT_PASSWORD } });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toContain("NATS refused user agent (NATS_USER and NATS_PASSWORD) the right to publish to cjs.admin.app.create: the command was not sent.");
+    expect(outcome.stderr).toContain("needs publish on cjs.admin.> and subscribe on _INBOX_admin.>");
   });
 });

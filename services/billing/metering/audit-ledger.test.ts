@@ -78,6 +78,8 @@ function audit(options: { now: number; debited?: boolean; meteringHolds?: boolea
     clock: { now: () => options.now },
     ledger,
     planOf: async () => ({ plan: { id: "free", rates: RATES }, period: PERIOD }) as unknown as AccountPlan,
+    // A customer's business: the operator's own is never charged (operator-not-billed.test.ts).
+    isOperatorAccount: async () => false,
   } as unknown as CreditContext;
   const jsm = { streams: { getMessage: vi.fn(async () => (options.meteringHolds ? {} : null)) } } as unknown as JetStreamManager;
   return { run: (msg: JsMsg) => auditRevision(ctx, jsm, GRACE_MS, msg), debitJob, jsm };

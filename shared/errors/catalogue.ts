@@ -25,6 +25,7 @@ export const ERROR_CATALOGUE = {
   "app.unknown": { http: 401, retryable: false, summary: "The `X-App-ID` names no application." },
   "auth.missing_credentials": { http: 401, retryable: false, summary: "Neither `Authorization: Bearer` nor `X-API-Key` was sent." },
   "auth.invalid_credentials": { http: 401, retryable: false, summary: "The credential is unknown, malformed, revoked, expired or belongs to another application." },
+  "auth.token_expired": { http: 401, retryable: false, summary: "The bearer token is genuine but past its `exp`; refresh it (or sign in again) and repeat the request." },
   "auth.login_failed": { http: 401, retryable: false, summary: "The e-mail and password do not match an account (the same answer for an unknown e-mail)." },
   "auth.too_many_attempts": { http: 429, retryable: true, summary: "Too many failed sign-in attempts for this account or address; wait `Retry-After` seconds." },
   "auth.otp_invalid": { http: 401, retryable: false, summary: "The one-time code is wrong, expired, already used or out of tries." },

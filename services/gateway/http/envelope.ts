@@ -1,5 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { AppError, errorSpec } from "../../../shared/errors/index.js";
+import { challengeFor } from "./www-authenticate.js";
 
 /** Default wait suggested for retryable errors that do not carry their own. */
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
@@ -27,7 +28,8 @@ export function sendSuccess(reply: FastifyReply, message: string, payload: unkno
 }
 
 /**
- * Writes the error envelope; retryable errors carry `Retry-After` in whole seconds. A 413
+ * Writes the error envelope; retryable errors carry `Retry-After` in whole seconds, and a
+ * 401 its `WWW-Authenticate` challenge. A 413
  * ends the connection after the answer: the body was not read, and on a kept-alive
  * connection the rest of it would otherwise be awaited as this request's, stalling the next.
  */
@@ -35,5 +37,6 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) reply.header("retry-after", retryAfter);
   if (error.httpStatus === 413) reply.header("connection", "close");
+  if (error.httpStatus === 401) reply.header("www-authenticate", challengeFor(error.code, reply.request));
   return reply.code(error.httpStatus).type("application/json").send(errorBody(error));
 }

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import type { z } from "zod";
 import type { RouteAuth, RpcRoute } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
@@ -8,6 +8,7 @@ import type { Authenticator, Caller, CredentialHeaders } from "../identity/authe
 import type { AppRecord } from "../identity/records.js";
 import type { HeaderSink, RateLimiter } from "../rate-limit/rate-limiter.js";
 import { sendSuccess } from "./envelope.js";
+import { requestHeader } from "./request-header.js";
 
 /** What a handler gets besides its validated body. */
 export interface RpcContext<A extends RouteAuth = RouteAuth> {
@@ -41,11 +42,6 @@ export interface Edge {
 }
 
 const OTHER_METHODS = ["GET", "PUT", "PATCH", "DELETE"] as const;
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /** One call of an operation as any transport received it (HTTP request, NATS message). */
 export interface RpcCall {
@@ -93,10 +89,11 @@ export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge
   app.route({
     method: route.method,
     url: route.path,
+    config: { auth: route.auth },
     handler: async (request, reply) => {
       const payload = await runRpc(edge, route, handler, {
-        appId: header(request, "x-app-id"),
-        credentials: { authorization: header(request, "authorization"), apiKey: header(request, "x-api-key") },
+        appId: requestHeader(request, "x-app-id"),
+        credentials: { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") },
         body: request.body,
         responseHeaders: reply,
         ip: request.ip,

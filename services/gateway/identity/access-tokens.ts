@@ -1,4 +1,4 @@
-import { jwtVerify, SignJWT, type JWK } from "jose";
+import { errors, jwtVerify, SignJWT, type JWK } from "jose";
 import { AppError } from "../../../shared/errors/index.js";
 import { randomBase62, type Clock } from "../../../shared/runtime/index.js";
 import { JWT_ALG, type JwtKey } from "../secrets/jwt-keys.js";
@@ -25,7 +25,10 @@ export interface TokenIssuerOptions {
 export interface TokenIssuer {
   readonly ttlSeconds: number;
   issue(claims: AccessClaims): Promise<string>;
-  /** The claims of a valid token; `auth.invalid_credentials` for anything else. */
+  /**
+   * The claims of a valid token; `auth.token_expired` for a genuine one past its `exp` (by
+   * the injected clock), `auth.invalid_credentials` for anything else.
+   */
   verify(token: string): Promise<AccessClaims>;
   /** The public keys that verify now (the current and the retired still accepted), as served at `/.well-known/jwks.json`. */
   jwks(): { keys: JWK[] };
@@ -74,8 +77,10 @@ export function createTokenIssuer(keys: LiveRing<JwtKey>, options: TokenIssuerOp
           throw new Error("claims missing");
         }
         return { sub, app_id, business_id, role, sid };
-      } catch {
-        throw new AppError("auth.invalid_credentials", "The bearer token is invalid or expired; sign in again or refresh it.");
+      } catch (error) {
+        // jose checks `exp` only after the signature, issuer and audience hold: a forged or garbled token never reads as expired.
+        if (error instanceof errors.JWTExpired) throw new AppError("auth.token_expired", "The bearer token has expired; refresh it or sign in again.");
+        throw new AppError("auth.invalid_credentials", "The bearer token is invalid; sign in again or refresh it.");
       }
     },
     jwks: () => ({ keys: accepted().map(({ key }) => key.publicJwk) }),

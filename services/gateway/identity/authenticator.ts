@@ -6,6 +6,7 @@ import { AppError } from "../../../shared/errors/index.js";
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { TokenIssuer } from "./access-tokens.js";
 import { apiKeyMatches, parseApiKey } from "./api-key-format.js";
+import { bearerToken } from "./bearer-token.js";
 import type { IdentityStore } from "./identity-store.js";
 import { InvalidatedCache } from "./invalidated-cache.js";
 import type { ApiKeyRecord, AppRecord, SessionRecord } from "./records.js";
@@ -112,9 +113,9 @@ export class Authenticator {
   }
 
   private async fromBearer(app: AppRecord, authorization: string): Promise<Caller> {
-    const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(authorization.trim());
-    if (!match?.[1]) throw invalid("The Authorization header must be `Bearer <token>`.");
-    const claims = await this.deps.tokens.verify(match[1]);
+    const token = bearerToken(authorization);
+    if (token === undefined) throw invalid("The Authorization header must be `Bearer <token>`.");
+    const claims = await this.deps.tokens.verify(token);
     if (claims.app_id !== app.app_id) throw invalid("The bearer token belongs to another application.");
     if (!isId("session", claims.sid)) throw invalid("The bearer token names no session.");
     const session = await this.cached(this.sessions, claims.sid, () => this.deps.store.sessions.get(claims.sid));

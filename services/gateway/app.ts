@@ -7,6 +7,7 @@ import { registerArtifactRoutes } from "./artifacts/register-artifact-routes.js"
 import { registerBillingRoutes } from "./billing/register-billing-routes.js";
 import type { GatewayContext } from "./gateway-context.js";
 import { clientErrorHandler } from "./http/client-error.js";
+import { serveCors } from "./http/cors.js";
 import { sendError } from "./http/envelope.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
 import { registerRpc } from "./http/register-rpc.js";
@@ -62,6 +63,7 @@ export function buildApp(
   app.removeContentTypeParser(["text/plain"]);
 
   traceRequests(app);
+  serveCors(app, gw.config.CJS_CORS_ORIGINS);
   // While closing, every answer (also to a request that came before) closes its
   // connection, so a keep-alive client cannot hold the close open past its last request.
   let closing = false;

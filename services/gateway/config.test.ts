@@ -31,3 +31,33 @@ describe("gateway rate-limit settings", () => {
     }
   });
 });
+
+describe("CJS_CORS_ORIGINS", () => {
+  it("is empty by default: no origin may call cross-origin", () => {
+    expect(loadConfig({}).CJS_CORS_ORIGINS).toEqual([]);
+    expect(loadConfig({ CJS_CORS_ORIGINS: "" }).CJS_CORS_ORIGINS).toEqual([]);
+  });
+
+  it("reads a comma-separated list of origins, spaces around entries ignored", () => {
+    expect(loadConfig({ CJS_CORS_ORIGINS: "https://app.example.com, http://localhost:5173" }).CJS_CORS_ORIGINS).toEqual([
+      "https://app.example.com",
+      "http://localhost:5173",
+    ]);
+  });
+
+  it.each([
+    ["*", "is not allowed"],
+    ["null", "is not allowed"],
+    ["app.example.com", "is not an origin"],
+    ["ftp://files.example.com", "the scheme must be https:// or http://"],
+    ["https://app.example.com/", 'write "https://app.example.com"'],
+    ["https://App.example.com", 'write "https://app.example.com"'],
+    ["https://app.example.com:443", 'write "https://app.example.com"'],
+    ["https://app.example.com/portal", 'write "https://app.example.com"'],
+  ])("refuses %j, naming the variable", (entry, reason) => {
+    const problems = problemsOf({ CJS_CORS_ORIGINS: `https://ok.example.com,${entry}` });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^CJS_CORS_ORIGINS: /);
+    expect(problems[0]).toContain(reason);
+  });
+});

@@ -1,5 +1,19 @@
 import { z } from "zod";
 import { BaseConfig, boolSetting, intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { corsOriginProblem } from "./http/cors.js";
+
+/** A comma-separated list of browser origins; empty or unset, none. Every bad entry is named. */
+const corsOrigins = z
+  .string()
+  .default("")
+  .transform((list, context) => {
+    const origins = list.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+    for (const origin of origins) {
+      const problem = corsOriginProblem(origin);
+      if (problem !== undefined) context.addIssue({ code: "custom", message: problem });
+    }
+    return origins;
+  });
 
 export const GatewayConfig = BaseConfig.extend({
   CJS_HOST: z.string().default("0.0.0.0"),
@@ -38,6 +52,8 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_SMTP_FROM: z.string().default("Compute Job Service <no-reply@localhost>"),
   /** Without SMTP: print one-time codes on standard output (for local development only). */
   CJS_DEV_OUTBOX: boolSetting(false),
+  /** Browser origins allowed to call the API cross-origin (CORS), exactly as sent in `Origin`. */
+  CJS_CORS_ORIGINS: corsOrigins,
   /** Trust `X-Forwarded-For` from a reverse proxy for the client address (sign-in throttling, logs). */
   CJS_TRUST_PROXY: boolSetting(false),
   /** Lifetime of a signed log stream URL (`jobs/logs/stream-url`); a stream opened with it goes on past it. */

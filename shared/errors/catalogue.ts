@@ -31,6 +31,7 @@ export const ERROR_CATALOGUE = {
   "auth.otp_invalid": { http: 401, retryable: false, summary: "The one-time code is wrong, expired, already used or out of tries." },
   "auth.refresh_invalid": { http: 401, retryable: false, summary: "The refresh token is unknown, expired, already used or its session was ended." },
   "auth.jwt_required": { http: 403, retryable: false, summary: "This operation needs an interactive session (a bearer JWT); an API key cannot perform it." },
+  "cors.origin_not_allowed": { http: 403, retryable: false, summary: "A CORS preflight from an `Origin` that `CJS_CORS_ORIGINS` does not list; the answer carries no CORS headers." },
   "permission.denied": { http: 403, retryable: false, summary: "The caller is authenticated but may not perform this operation." },
   "resource.not_found": { http: 404, retryable: false, summary: "No such record for this caller (records of other tenants are reported the same way)." },
   "resource.already_exists": { http: 409, retryable: false, summary: "A record with this identity already exists." },

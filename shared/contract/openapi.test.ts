@@ -29,4 +29,16 @@ describe("OpenAPI document", () => {
       expect(responses(path)["429"]).toBeUndefined();
     }
   });
+
+  it("documents the 401 with its WWW-Authenticate challenge, naming auth.token_expired where a bearer token is taken", () => {
+    const unauthorized = (path: string) =>
+      (document.paths[path]?.post.responses as Record<string, { description: string; headers?: Record<string, { description: string }> } | undefined>)["401"];
+    for (const path of ["/api/compute/api-keys/list", "/api/compute/api-keys/create"]) {
+      expect(unauthorized(path)?.description).toContain("auth.token_expired");
+      expect(unauthorized(path)?.headers?.["WWW-Authenticate"]?.description).toContain('error_description="expired"');
+    }
+    expect(unauthorized("/api/compute/nodes/poll")?.description).not.toContain("auth.token_expired");
+    expect(unauthorized("/api/compute/nodes/poll")?.headers?.["WWW-Authenticate"]?.description).toContain('ApiKey header="X-API-Key"');
+    expect(unauthorized("/api/auth/LOGIN_EMAIL")).toBeUndefined();
+  });
 });

@@ -20,6 +20,25 @@ const RATE_LIMIT_HEADERS = {
   "RateLimit-Policy": { description: "Both limits with their windows in seconds, e.g. `1000;w=60, 30000;w=3600`.", schema: { type: "string" } },
 };
 
+/** The 401 of an operation that takes a credential, with the challenge its `WWW-Authenticate` carries (docs/api.md, "Authentication errors"). */
+function unauthorizedResponse(auth: RpcRoute["auth"]) {
+  if (auth === "public") return {};
+  const takesBearer = auth !== "node";
+  const description = takesBearer
+    ? "`auth.missing_credentials`, `auth.invalid_credentials`, `auth.token_expired` (a genuine bearer token past its `exp`: refresh it and repeat the request) or `app.unknown`."
+    : "`auth.missing_credentials`, `auth.invalid_credentials` or `app.unknown`.";
+  const challenge = takesBearer
+    ? '`Bearer error="invalid_token", error_description="expired"` for an expired token, `Bearer error="invalid_token"` for another bad one, `Bearer error="invalid_request"` for one that cannot be read, else `Bearer`.'
+    : '`ApiKey header="X-API-Key"`: the operation takes a node\'s key.';
+  return {
+    "401": {
+      description,
+      headers: { "WWW-Authenticate": { description: challenge, schema: { type: "string" } } },
+      content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+    },
+  };
+}
+
 function successEnvelope(payload: z.ZodType) {
   return z.object({ status: z.literal("SUCCESS"), message: z.string(), payload });
 }
@@ -40,6 +59,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
             ...(COUNTED[route.auth] ? { headers: RATE_LIMIT_HEADERS } : {}),
             content: { "application/json": { schema: z.toJSONSchema(successEnvelope(route.response)) } },
           },
+          ...unauthorizedResponse(route.auth),
           ...(COUNTED[route.auth]
             ? {
                 "429": {

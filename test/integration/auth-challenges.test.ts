@@ -111,7 +111,8 @@ describe("a token that is not genuine", () => {
   });
 
   it("answers a bearer header it cannot read, or one sent beside a key, with invalid_request", async () => {
-    for (const headers of [{ authorization: "Bearer two words" }, { authorization: "Bearer a.b.c", "x-api-key": "cjs_x" }]) {
+    const malformed: Array<Record<string, string>> = [{ authorization: "Bearer two words" }, { authorization: "Bearer a.b.c", "x-api-key": "cjs_x" }];
+    for (const headers of malformed) {
       expect(await listKeys(headers)).toMatchObject({ status: 401, challenge: 'Bearer error="invalid_request"', body: { code: "auth.invalid_credentials" } });
     }
   });

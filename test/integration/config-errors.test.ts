@@ -88,3 +88,12 @@ describe("signing keys the gateway cannot use", () => {
     });
   }
 });
+
+describe("CORS origins the gateway cannot use", () => {
+  it("stop the gateway with exit 2 and one line naming the variable and the entry", async () => {
+    const { code, output } = await run("services/gateway/main.ts", [], { CJS_CORS_ORIGINS: "https://app.example.com,*", NATS_URL: "nats://127.0.0.1:9", CJS_OPS_PORT: "0", CJS_PORT: "0" });
+    expect(output).toContain('CJS_CORS_ORIGINS: "*" is not allowed: list each origin that may call the API');
+    expect(output).not.toMatch(STACK_FRAME);
+    expect(code, output).toBe(2);
+  });
+});

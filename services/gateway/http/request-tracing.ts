@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "@opentelemetry/semantic-conventions";
 import { acceptedTraceparent, acceptedTracestate, type RequestTrace, SPAN_KIND, startSpan, traceIdOf, tracingOn, type TraceSpan } from "../../../shared/tracing/index.js";
+import { requestHeader } from "./request-header.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -13,11 +14,6 @@ declare module "fastify" {
 
 /** Probes, polled every few seconds by the orchestrator and the metrics scraper: spans of them would drown the requests' traces. */
 const UNTRACED_ROUTES: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /** The request's server span: named after its route's pattern, child of the caller's span when it sent one. */
 function startRequestSpan(request: FastifyRequest, traceparent: string | undefined, tracestate: string | undefined): TraceSpan | undefined {
@@ -38,8 +34,8 @@ export function traceRequests(app: FastifyInstance): void {
   app.decorateRequest("traceSpan", undefined);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
-    const received = acceptedTraceparent(header(request, "traceparent"));
-    const tracestate = received === undefined ? undefined : acceptedTracestate(header(request, "tracestate"));
+    const received = acceptedTraceparent(requestHeader(request, "traceparent"));
+    const tracestate = received === undefined ? undefined : acceptedTracestate(requestHeader(request, "tracestate"));
     const span = tracingOn() && !UNTRACED_ROUTES.has(request.routeOptions.url ?? "") ? startRequestSpan(request, received, tracestate) : undefined;
     request.traceSpan = span;
     request.trace = span ? { requestId: request.id, traceparent: span.traceparent, tracestate: span.tracestate } : { requestId: request.id, traceparent: received, tracestate };

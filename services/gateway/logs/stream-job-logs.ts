@@ -5,17 +5,13 @@ import { JobId, type UserContext } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { Edge } from "../http/register-rpc.js";
+import { requestHeader } from "../http/request-header.js";
 import { userContext } from "../rpc/forward.js";
 import { logStreamScope, parseStreamCaller } from "./log-stream-url.js";
 import { logStreamsOpen } from "./log-stream-metrics.js";
 import { LogTail } from "./log-tail.js";
 
 type StreamRequest = FastifyRequest<{ Params: { jobId: string }; Querystring: Record<string, unknown> }>;
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /** Every parameter a signed stream URL may carry besides `expires` and `signature`: the signed caller, and where to resume. */
 const STREAM_URL_PARAMS = ["caller", "last_event_id"] as const;
@@ -39,8 +35,8 @@ async function streamCaller(gw: GatewayContext, request: StreamRequest, reply: F
     // The URL grants reading this job's log and nothing else; the scheduler checks the tenancy only.
     return { ...caller, role: "member", key_id: null, operator: false };
   }
-  const app = await gw.authenticator.resolveApp(header(request, "x-app-id"));
-  const caller = await gw.authenticator.authenticate(app, { authorization: header(request, "authorization"), apiKey: header(request, "x-api-key") }, "user");
+  const app = await gw.authenticator.resolveApp(requestHeader(request, "x-app-id"));
+  const caller = await gw.authenticator.authenticate(app, { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") }, "user");
   if (!caller) throw new AppError("auth.missing_credentials");
   await gw.rateLimiter.admit(caller, reply);
   return userContext(caller);
@@ -51,7 +47,7 @@ async function streamCaller(gw: GatewayContext, request: StreamRequest, reply: F
  * else the `last_event_id` query parameter (for a new EventSource on a fresh signed URL), else 0.
  */
 function resumeAfter(request: StreamRequest): number {
-  const fromHeader = header(request, "last-event-id");
+  const fromHeader = requestHeader(request, "last-event-id");
   const fromQuery = request.query.last_event_id;
   const [value, path] = fromHeader !== undefined ? [fromHeader, "Last-Event-ID"] : [fromQuery, "last_event_id"];
   if (value === undefined || value === "") return 0;

@@ -1,5 +1,8 @@
 import { KvWatchInclude, type KvWatchEntry } from "@nats-io/kv";
 import { decodeJson } from "../../shared/nats/index.js";
+import type { Logger } from "../../shared/runtime/index.js";
+import { readStillStored } from "./missed-revisions.js";
+import { jobRepairs } from "./scheduler-metrics.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 
 /** One revision of a job record as the watch delivers it, decoded once for every listener. */
@@ -22,19 +25,40 @@ export interface JobRevisionListener {
 /** How long a caller waits for the watch to catch up with the bucket before it goes on with what it has. */
 const CATCH_UP_LIMIT_MS = 2000;
 
+/** What the watch is fed from: the bucket's own watch, or (tests) one that loses entries on purpose. */
+export type OpenJobsWatch = (kv: SchedulerStore["jobs"]["kv"]) => Promise<AsyncIterable<KvWatchEntry> & { stop(): void }>;
+
+const bucketWatch: OpenJobsWatch = (kv) => kv.watch({ include: KvWatchInclude.LastValue });
+
 /**
  * The replica's one watch of the job bucket (every key's last value, then every change),
  * handed to each listener in the order of the bucket's stream. Decoding once here keeps a
  * revision's cost the same however many pictures are kept from it.
+ *
+ * The watch is not trusted to bring every revision that matters. Revisions are the
+ * stream's sequence numbers, so a live revision above the last one seen + 1 leaves a gap;
+ * most gaps are revisions replaced before they were delivered (the bucket keeps one per
+ * key), but one still stored is a job's latest value the watch skipped: a job queued
+ * there would never be placed by this replica. The gap is read from the bucket and handed
+ * on first (`cjs_job_repairs_total{kind="watch_skipped"}`). `recoverStalled` (the repair
+ * sweep) covers a skipped last revision, which no later one reveals.
  */
 export class JobsWatch {
   #watcher: { stop(): void } | undefined;
   #seen = 0;
   #waiters: Array<{ revision: number; resolve: () => void }> = [];
+  /** The highest revision read from the bucket after a gap: up to there nothing is missing although the watch may not have brought it. */
+  #readTo = 0;
+  /** What the last `recoverStalled` saw: how far this replica knew the bucket, and the bucket's last revision. */
+  #lastCheck: { known: number; last: number } | null = null;
+  /** Gaps whose read failed: `recoverStalled` reads them again. */
+  #unread: Array<{ from: number; to: number }> = [];
 
   constructor(
     private readonly store: Pick<SchedulerStore, "jobs">,
     private readonly listeners: readonly JobRevisionListener[],
+    private readonly logger?: Pick<Logger, "warn">,
+    private readonly openWatch: OpenJobsWatch = bucketWatch,
   ) {}
 
   /** The highest revision handed to the listeners. */
@@ -43,11 +67,30 @@ export class JobsWatch {
   }
 
   async start(): Promise<void> {
-    const watcher = await this.store.jobs.kv.watch({ include: KvWatchInclude.LastValue });
+    const watcher = await this.openWatch(this.store.jobs.kv);
     this.#watcher = watcher;
     void (async () => {
-      for await (const entry of watcher) this.deliver(entry);
+      for await (const entry of watcher) {
+        // The first pass (each key's last value) leaves replaced revisions out by design: only a live gap is suspect.
+        if (entry.isUpdate && entry.revision > this.#seen + 1) await this.fillGap(this.#seen + 1, entry.revision - 1);
+        this.deliver(entry);
+      }
     })();
+  }
+
+  /**
+   * The repair sweep's check for a skipped last revision: when the watch has not moved
+   * since the previous check although the bucket then held later revisions, those are
+   * read from the bucket and handed on. A watch that is only slow moves between checks.
+   * Gaps whose read failed are read again first.
+   */
+  async recoverStalled(): Promise<void> {
+    for (const gap of this.#unread.splice(0)) await this.fillGap(gap.from, gap.to);
+    const last = (await this.store.jobs.kv.status()).streamInfo.state.last_seq;
+    const known = Math.max(this.#seen, this.#readTo);
+    const previous = this.#lastCheck;
+    this.#lastCheck = { known, last };
+    if (previous && previous.last > previous.known && known === previous.known) await this.fillGap(previous.known + 1, previous.last);
   }
 
   /**
@@ -77,7 +120,22 @@ export class JobsWatch {
     for (const waiter of this.#waiters.splice(0)) waiter.resolve();
   }
 
-  private deliver(entry: KvWatchEntry): void {
+  /** Hands on the revisions `from`..`to` the watch skipped that are still their job's latest; a failed read is logged, never the end of the watch. */
+  private async fillGap(from: number, to: number): Promise<void> {
+    try {
+      for (const missed of await readStillStored(this.store.jobs.kv, from, to)) {
+        jobRepairs.inc({ kind: "watch_skipped" });
+        this.logger?.warn({ job_key: missed.key, revision: missed.revision }, "repair: the job watch skipped a job's latest revision; read it from the bucket");
+        this.deliver(missed);
+      }
+      this.#readTo = Math.max(this.#readTo, to);
+    } catch (error) {
+      this.#unread.push({ from, to });
+      this.logger?.warn({ err: error, from, to }, "the job watch skipped revisions that could not be read; the repair sweep tries again");
+    }
+  }
+
+  private deliver(entry: Pick<KvWatchEntry, "key" | "revision" | "operation" | "value">): void {
     const record = entry.operation === "PUT" ? decodedRecord(entry.value) : null;
     const revision: JobRevision = { key: entry.key, revision: entry.revision, record, data: entry.value };
     for (const listener of this.listeners) listener.apply(revision);

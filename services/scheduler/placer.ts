@@ -77,7 +77,10 @@ async function applyPlacement(ctx: SchedulerContext, queued: QueuedJobs, jobKey:
     if (error instanceof AppError) return false;
     throw error;
   });
-  if (!reserved) return false;
+  if (!reserved) {
+    ctx.logger.debug({ job_id: jobId, node_id: nodeId, revision: held.revision }, "placement: the node had no room for the job after all; planned again");
+    return false;
+  }
   try {
     const { after } = await changeJob(ctx, jobKey, (job) => {
       // Cancelled, or placed by another replica meanwhile: nothing left to do.
@@ -93,7 +96,10 @@ async function applyPlacement(ctx: SchedulerContext, queued: QueuedJobs, jobKey:
     await release(ctx, nodeId, jobId, attempt, { unassigned: true });
     if (!(error instanceof AppError)) throw error;
     // A job that moved on or is gone leaves the queue (a newer queued revision comes back by the watch); one too busy to change now stays for the next round.
-    if (error.code === "state.conflict" || error.code === "resource.not_found") queued.remove(jobKey, held.revision);
+    const leaves = error.code === "state.conflict" || error.code === "resource.not_found";
+    if (leaves) queued.remove(jobKey, held.revision);
+    // Debug: the trail of a job that waits while others are placed (was it planned, and why did its assignment fail?).
+    ctx.logger.debug({ job_id: jobId, node_id: nodeId, revision: held.revision, code: error.code, leaves_queue: leaves }, "placement: the job's assignment failed");
     return false;
   }
 }

@@ -11,8 +11,8 @@ import { requeueUnreserved } from "./transitions.js";
  * - assigned, with no reservation for its attempt on its node: requeued;
  * - running, with no reservation: the reservation is written back, so the node's capacity,
  *   the job's deadline and the lost-node check see it again.
- * A queued job needs no repair: every replica keeps every queued job from its watch of the
- * bucket, so the one that places sees it whatever was lost on the way.
+ * - a revision the replica's job watch skipped and no later one revealed (a queued job the
+ *   lease holder would never place): read from the bucket (`JobsWatch.recoverStalled`).
  */
 export async function repairOnce(ctx: SchedulerContext, active: ActiveJobs): Promise<void> {
   const now = ctx.clock.now();
@@ -26,6 +26,7 @@ export async function repairOnce(ctx: SchedulerContext, active: ActiveJobs): Pro
       if (!(error instanceof AppError)) throw error;
     }
   }
+  await ctx.jobsWatch.recoverStalled();
 }
 
 function jobIdOf(jobKey: string): string {

@@ -119,7 +119,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     name: SERVICE,
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
-      jobsWatch = new JobsWatch(store, [active, queued, listIndex]);
+      jobsWatch = new JobsWatch(store, [active, queued, listIndex], logger);
       const view = new ClusterView(store, requestPlacement, config.CJS_SHARED_OPERATOR_POOLS);
       const context: SchedulerContext = {
         ...deps,

@@ -1,0 +1,153 @@
+/**
+ * The job watch does not trust the broker to bring every revision: the soak once saw the
+ * lease holder's watch never bring a queued job's only revision, so that job was never
+ * placed while the other replica had it. Here the miss is made by hand (the watch
+ * handed to `JobsWatch` drops the entries of one key) against a real nats-server, and the
+ * job must still reach the queue, read from the bucket and counted in
+ * `cjs_job_repairs_total{kind="watch_skipped"}`.
+ */
+import { Kvm, KvWatchInclude, type KV, type KvWatchEntry } from "@nats-io/kv";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JobsWatch, type JobRevision, type JobRevisionListener, type OpenJobsWatch } from "../../services/scheduler/jobs-watch.js";
+import { QueuedJobs } from "../../services/scheduler/queued-jobs.js";
+import { encodeJson, JsonBucket } from "../../shared/nats/index.js";
+import { JobRecord } from "../../shared/records/index.js";
+import { metricsRegistry } from "../../shared/runtime/index.js";
+import { startNats, type NatsHarness } from "../harness/nats-server.js";
+
+let nats: NatsHarness;
+let nc: NatsConnection;
+let bucketNumber = 0;
+
+beforeAll(async () => {
+  nats = await startNats();
+  nc = await connect({ servers: nats.url });
+});
+
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+/** Resolves when a revision of a key reaches the listeners (registered after the queue, so the queue has it by then). */
+class Arrivals implements JobRevisionListener {
+  readonly #waiting = new Map<string, Array<(revision: JobRevision) => void>>();
+
+  apply(revision: JobRevision): void {
+    for (const resolve of this.#waiting.get(revision.key)?.splice(0) ?? []) resolve(revision);
+  }
+
+  next(key: string): Promise<JobRevision> {
+    return new Promise((resolve) => {
+      const waiting = this.#waiting.get(key) ?? [];
+      waiting.push(resolve);
+      this.#waiting.set(key, waiting);
+    });
+  }
+}
+
+/** The bucket's own watch, less the entries `lose` picks: a broker that skipped them. */
+function losing(lose: (entry: KvWatchEntry) => boolean): OpenJobsWatch {
+  return async (kv) => {
+    const inner = await kv.watch({ include: KvWatchInclude.LastValue });
+    return {
+      stop: () => inner.stop(),
+      async *[Symbol.asyncIterator](): AsyncGenerator<KvWatchEntry> {
+        for await (const entry of inner) if (!lose(entry)) yield entry;
+      },
+    };
+  };
+}
+
+function queuedRecord(jobId: string, state = "queued"): Uint8Array {
+  return encodeJson({
+    job_id: jobId,
+    state,
+    attempt: 0,
+    app_id: "app_test",
+    business_id: "biz_test",
+    pool_id: "default",
+    pool_key: "op.app_test.default",
+    type: "shell",
+    labels: {},
+    resources: { cpu: 0.25, memory_mb: 64, gpu: 0 },
+    priority: 0,
+    queued_at: new Date().toISOString(),
+    pending_reason: "waiting_for_scheduler",
+  });
+}
+
+async function watched(lose: (entry: KvWatchEntry) => boolean): Promise<{ kv: KV; watch: JobsWatch; queued: QueuedJobs; arrivals: Arrivals }> {
+  bucketNumber += 1;
+  const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
+  const queued = new QueuedJobs();
+  const arrivals = new Arrivals();
+  const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [queued, arrivals], undefined, losing(lose));
+  await watch.start();
+  return { kv, watch, queued, arrivals };
+}
+
+async function watchSkippedRepairs(): Promise<number> {
+  const metric = await metricsRegistry.getSingleMetric("cjs_job_repairs_total")?.get();
+  return metric?.values.find((value) => value.labels.kind === "watch_skipped")?.value ?? 0;
+}
+
+describe("a job revision the watch skipped", () => {
+  it("is read from the bucket when the next revision shows the gap, before that one is handed on", async () => {
+    const lost = "app_test.biz_test.job_lost";
+    const next = "app_test.biz_test.job_next";
+    const { kv, watch, queued, arrivals } = await watched((entry) => entry.key === lost);
+    const before = await watchSkippedRepairs();
+    const nextArrives = arrivals.next(next);
+
+    const lostRevision = await kv.put(lost, queuedRecord("job_lost"));
+    await kv.put(next, queuedRecord("job_next"));
+
+    // Once the next revision has reached the listeners, the gap before it was read and handed on first.
+    await nextArrives;
+    expect(queued.get(lost)?.revision).toBe(lostRevision);
+    expect(queued.get(next)).toBeDefined();
+    expect(await watchSkippedRepairs()).toBe(before + 1);
+    watch.stop();
+  });
+
+  it("is read by the repair sweep when it was the bucket's last: the watch did not move between two checks", async () => {
+    const lost = "app_test.biz_test.job_last";
+    const { kv, watch, queued } = await watched((entry) => entry.key === lost);
+    await kv.put("app_test.biz_test.job_earlier", queuedRecord("job_earlier"));
+    expect(await watch.caughtUp()).toBe(true);
+    const before = await watchSkippedRepairs();
+
+    const lostRevision = await kv.put(lost, queuedRecord("job_last"));
+    // The first check only notes where the watch and the bucket are: a watch may just be slow.
+    await watch.recoverStalled();
+    expect(queued.get(lost)).toBeUndefined();
+    await watch.recoverStalled();
+
+    expect(queued.get(lost)?.revision).toBe(lostRevision);
+    expect(await watchSkippedRepairs()).toBe(before + 1);
+    watch.stop();
+  });
+
+  it("is not a repair when a later revision of the same job replaced it (the bucket keeps one per job)", async () => {
+    const replaced = "app_test.biz_test.job_replaced";
+    const next = "app_test.biz_test.job_after";
+    // A fresh bucket: the job's first revision is the stream's first message.
+    const { kv, watch, queued, arrivals } = await watched((entry) => entry.key === replaced && entry.revision === 1);
+    const before = await watchSkippedRepairs();
+    const replacedArrives = arrivals.next(replaced);
+    const nextArrives = arrivals.next(next);
+
+    expect(await kv.put(replaced, queuedRecord("job_replaced"))).toBe(1);
+    await kv.put(replaced, queuedRecord("job_replaced", "cancelled"));
+    await kv.put(next, queuedRecord("job_after"));
+
+    expect((await replacedArrives).record?.state).toBe("cancelled");
+    await nextArrives;
+    expect(queued.get(replaced)).toBeUndefined();
+    expect(queued.get(next)).toBeDefined();
+    expect(await watchSkippedRepairs()).toBe(before);
+    watch.stop();
+  });
+});

@@ -16,17 +16,21 @@ const READ_PAUSE_MS = 100;
  * The revisions `from`..`to` (inclusive) that the bucket's stream still holds. A bucket
  * keeps one revision per key, so a revision still there is its key's latest value: one a
  * watch skipped without a later revision of the key to make up for it. The others were
- * replaced (a watch may pass over a replaced revision; that loses nothing). Read from the
- * stream's leader (the buckets have no direct reads), one sequence at a time: gaps are a
- * revision or two. A read that fails is tried again a few times, then the error is thrown.
+ * replaced (a watch may pass over a replaced revision; that loses nothing). Each read asks
+ * the stream's leader (the buckets have no direct reads) for the first message at or after
+ * a sequence, so a gap of replaced revisions, however wide, costs one read, and each
+ * revision still stored one more. A read that fails is tried again a few times, then the
+ * error is thrown.
  */
 export async function readStillStored(kv: KV, from: number, to: number): Promise<StoredRevision[]> {
   if (!(kv instanceof Bucket)) throw new Error("readStillStored needs a KV bucket opened by Kvm");
   const prefix = `$KV.${kv.bucket}.`;
   const found: StoredRevision[] = [];
-  for (let seq = from; seq <= to; seq += 1) {
-    const message = await withRetries(() => kv.jsm.streams.getMessage(kv.stream, { seq }));
-    if (!message || !message.subject.startsWith(prefix)) continue;
+  for (let seq = from; seq <= to; ) {
+    // The server's message get takes `next_by_subj` with `seq`; the client's type names only the plain forms.
+    const query = { seq, next_by_subj: `${prefix}>` } as unknown as { seq: number };
+    const message = await withRetries(() => kv.jsm.streams.getMessage(kv.stream, query));
+    if (!message || message.seq > to) break;
     const operation = message.header?.get("KV-Operation");
     found.push({
       key: message.subject.slice(prefix.length),
@@ -34,6 +38,7 @@ export async function readStillStored(kv: KV, from: number, to: number): Promise
       operation: operation === "DEL" || operation === "PURGE" ? operation : "PUT",
       value: message.data,
     });
+    seq = message.seq + 1;
   }
   return found;
 }

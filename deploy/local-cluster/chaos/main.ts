@@ -19,6 +19,7 @@ import { type ClusterState, readState } from "../state.js";
 import { running } from "../stop.js";
 import { account, passed, recoveryOf, type FaultTiming } from "./accounting.js";
 import { agentDeliveries, ledgerDebits, retrieveJobs } from "./collect.js";
+import { createSoakCustomer } from "./customer.js";
 import { ALL_FAULTS, injectFault, QUICK_FAULTS, restartDown, untilAllReady } from "./faults.js";
 import { listJobsSince, terminalCount } from "./job-states.js";
 import { JobStream } from "./job-stream.js";
@@ -92,8 +93,9 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
-const session = new Session({ lbUrl: state.lb_url, appId: state.app_id, email: state.email, password: state.password });
 const runId = randomBase62(6);
+const customer = await createSoakCustomer(state.nats_urls, state.app_id, runId).catch((error: Error) => fail(`could not create the soak's customer business: ${error.message}`));
+const session = new Session({ lbUrl: state.lb_url, appId: state.app_id, email: customer.email, password: customer.password });
 const startedAtMs = Date.now();
 // A second of slack: the gateway's clock stamps created_at, ours stamps the start.
 const since = new Date(startedAtMs - 1_000).toISOString();

@@ -1,4 +1,4 @@
-/** The soak's user: the cluster's admin, signed in through the load balancer, every call bounded in time. */
+/** The soak's user (a customer business's admin, customer.ts), signed in through the load balancer, every call bounded in time. */
 import { ComputeClient } from "../../../shared/client/index.js";
 import { AppError, errorSpec } from "../../../shared/errors/index.js";
 import type { RpcName, RpcRequest, RpcResponse } from "../../../shared/contract/index.js";

@@ -39,8 +39,9 @@ const bucketWatch: OpenJobsWatch = (kv) => kv.watch({ include: KvWatchInclude.La
  * stream's sequence numbers, so a live revision above the last one seen + 1 leaves a gap;
  * most gaps are revisions replaced before they were delivered (the bucket keeps one per
  * key), but one still stored is a job's latest value the watch skipped: a job queued
- * there would never be placed by this replica. The gap is read from the bucket and handed
- * on first (`cjs_job_repairs_total{kind="watch_skipped"}`). `recoverStalled` (the repair
+ * there would never be placed by this replica. The gap is read from the bucket behind the
+ * watch, without holding it up, and what it still holds handed on
+ * (`cjs_job_repairs_total{kind="watch_skipped"}`). `recoverStalled` (the repair
  * sweep) covers a skipped last revision, which no later one reveals.
  */
 export class JobsWatch {
@@ -51,6 +52,8 @@ export class JobsWatch {
   #readTo = 0;
   /** What the last `recoverStalled` saw: how far this replica knew the bucket, and the bucket's last revision. */
   #lastCheck: { known: number; last: number } | null = null;
+  /** The gap reads in progress, one after another. */
+  #gapReads: Promise<void> = Promise.resolve();
   /** Gaps whose read failed: `recoverStalled` reads them again. */
   #unread: Array<{ from: number; to: number }> = [];
 
@@ -72,10 +75,21 @@ export class JobsWatch {
     void (async () => {
       for await (const entry of watcher) {
         // The first pass (each key's last value) leaves replaced revisions out by design: only a live gap is suspect.
-        if (entry.isUpdate && entry.revision > this.#seen + 1) await this.fillGap(this.#seen + 1, entry.revision - 1);
+        // Read behind the watch, one gap after another, never holding it up: a gap's revision still stored is another
+        // job's, and every listener ignores a revision older than the one it holds for that job, so the order between
+        // jobs does not matter, and most gaps (a revision replaced before delivery) find nothing.
+        if (entry.isUpdate && entry.revision > this.#seen + 1) {
+          const [from, to] = [this.#seen + 1, entry.revision - 1];
+          this.#gapReads = this.#gapReads.then(() => this.fillGap(from, to));
+        }
         this.deliver(entry);
       }
     })();
+  }
+
+  /** Resolves once the gaps seen so far have been read back (and what they held handed on). */
+  gapsRead(): Promise<void> {
+    return this.#gapReads;
   }
 
   /**

@@ -1,7 +1,6 @@
-import { setTimeout as delay } from "node:timers/promises";
 import type { QuotaLimits, UserContext } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { kvKey } from "../../shared/nats/index.js";
+import { kvKey, RecordBusyError } from "../../shared/nats/index.js";
 import { jobKey, type JobRecord } from "../../shared/records/index.js";
 import {
   decideAdmission,
@@ -86,43 +85,36 @@ async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: strin
   const bucket = ctx.store.keyQuotas;
   let ended: string[] = [];
   let healed = false;
-  for (let tryNumber = 0; tryNumber < ADMIT_TRIES; tryNumber += 1) {
-    const stored = await bucket.get(key);
-    const current = stored?.value ?? emptyQuotaRecord(keyId, owner.appId, owner.businessId);
-    const record = withoutJobs(current, ended) ?? current;
-    const decision = decideAdmission(record, limits, jobId, nowMs);
-    if (!decision.admit) {
-      if (decision.concurrencyFull && !healed && mayHeal(ctx, keyId, nowMs)) {
-        healed = true;
-        ended = endedJobs(record.active, await readListedJobs(ctx, record), nowMs);
-        if (ended.length > 0) continue;
-      }
-      throw decision.error;
+  const admitted = async (stored: KeyQuotaRecord | null): Promise<KeyQuotaRecord> => {
+    const current = stored ?? emptyQuotaRecord(keyId, owner.appId, owner.businessId);
+    let record = withoutJobs(current, ended) ?? current;
+    let decision = decideAdmission(record, limits, jobId, nowMs);
+    if (!decision.admit && decision.concurrencyFull && !healed && mayHeal(ctx, keyId, nowMs)) {
+      // At the limit: jobs whose end was never released free their places before refusing.
+      healed = true;
+      ended = endedJobs(record.active, await readListedJobs(ctx, record), nowMs);
+      record = withoutJobs(current, ended) ?? current;
+      decision = decideAdmission(record, limits, jobId, nowMs);
     }
-    const written = stored
-      ? (await bucket.update(key, decision.next, stored.revision)) !== null
-      : await bucket.create(key, decision.next).then(
-          () => true,
-          (error: unknown) => {
-            if (error instanceof AppError && error.code === "resource.already_exists") return false;
-            throw error;
-          },
-        );
-    if (written) {
-      const countedInHour = limits.maxJobsPerHour !== null;
-      return {
-        holdsSlot: limits.maxConcurrentJobs !== null,
-        release: async () => {
-          await bucket
-            .mutate(key, (value) => withoutAdmission(value, jobId, nowMs, countedInHour))
-            .catch((error: unknown) => ctx.logger.warn({ err: error, key_id: keyId, job_id: jobId }, "could not release an unused quota admission"));
-        },
-      };
-    }
-    // Another submit of the key won the record: try again a moment later, spread out.
-    await delay(Math.random() * Math.min(50, 2 + tryNumber * 2));
+    if (!decision.admit) throw decision.error;
+    return decision.next;
+  };
+  try {
+    // Another submit of the key that won the record is followed by a short pause, spread out.
+    await bucket.upsert(key, admitted, undefined, { writes: ADMIT_TRIES, pauseMs: (write) => Math.random() * Math.min(50, 2 + write * 2) });
+  } catch (error) {
+    if (error instanceof RecordBusyError) throw new AppError("service.unavailable", "The key's quota record is too busy right now; try again.", { retryAfterSeconds: 1 });
+    throw error;
   }
-  throw new AppError("service.unavailable", "The key's quota record is too busy right now; try again.", { retryAfterSeconds: 1 });
+  const countedInHour = limits.maxJobsPerHour !== null;
+  return {
+    holdsSlot: limits.maxConcurrentJobs !== null,
+    release: async () => {
+      await bucket
+        .mutate(key, (value) => withoutAdmission(value, jobId, nowMs, countedInHour))
+        .catch((error: unknown) => ctx.logger.warn({ err: error, key_id: keyId, job_id: jobId }, "could not release an unused quota admission"));
+    },
+  };
 }
 
 /**

@@ -15,6 +15,21 @@ export interface Versioned<T> {
 }
 
 const CAS_RETRIES = 20;
+
+/** How hard `mutate`/`upsert` try before giving up on a busy record. */
+export interface CasOptions {
+  /** Writes tried in all (default 20). */
+  writes?: number;
+  /** A pause before the next try after a lost write (`write` counts from 1): spreads out writers that collide. */
+  pauseMs?: (write: number) => number;
+}
+
+/** Every compare-and-set of `mutate`/`upsert` lost to another writer: the record is too busy right now. */
+export class RecordBusyError extends AppError {
+  constructor() {
+    super("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+  }
+}
 const READ_TRIES = 6;
 const READ_PAUSE_MS = 50;
 
@@ -127,34 +142,39 @@ export class JsonBucket<S extends z.ZodType> {
    * `known`, an entry the caller holds (just read, or a copy kept current by a watch), is
    * where the first try starts instead of a read. `change` decides on it as on a read:
    * a copy that may lag is worth passing only where "nothing to change" on it is an answer
-   * the caller can live with.
+   * the caller can live with. A change that throws ends the call with its error.
    */
   async mutate(
     key: string,
     change: (current: z.infer<S>) => z.infer<S> | undefined | Promise<z.infer<S> | undefined>,
     known?: Versioned<z.infer<S>>,
+    options?: CasOptions,
   ): Promise<Versioned<z.infer<S>> | null> {
-    return this.upsert(key, (current) => (current === null ? undefined : change(current)), known);
+    return this.upsert(key, (current) => (current === null ? undefined : change(current)), known, options);
   }
 
   /**
    * Like `mutate`, but `change` also sees an absent key (`null`) and may create it; a
    * creation race lost to another writer is retried like a conflict. Returns the record as
    * stored after the call and whether this call wrote it, or null when the key is absent
-   * and stays so.
+   * and stays so. Throws RecordBusyError when every write lost.
    */
   async upsert(
     key: string,
     change: (current: z.infer<S> | null) => z.infer<S> | undefined | Promise<z.infer<S> | undefined>,
     known?: Versioned<z.infer<S>>,
+    options: CasOptions = {},
   ): Promise<(Versioned<z.infer<S>> & { written: boolean }) | null> {
+    const writes = options.writes ?? CAS_RETRIES;
     let current = known ?? (await this.get(key));
     for (let write = 1; ; write += 1) {
       const next = await change(current?.value ?? null);
       if (next === undefined) return current ? { ...current, written: false } : null;
       const revision = current ? await this.update(key, next, current.revision) : await this.createUnlessTaken(key, next);
       if (revision !== null) return { value: next, revision, written: true };
-      if (write >= CAS_RETRIES) throw new AppError("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+      if (write >= writes) throw new RecordBusyError();
+      const pause = options.pauseMs?.(write) ?? 0;
+      if (pause > 0) await delay(pause);
       current = await this.get(key);
     }
   }

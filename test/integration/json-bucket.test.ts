@@ -8,7 +8,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { JsonBucket } from "../../shared/nats/index.js";
+import { JsonBucket, RecordBusyError } from "../../shared/nats/index.js";
 import { countingKv } from "../harness/counting-kv.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 
@@ -142,5 +142,32 @@ describe("upsert from a held entry", () => {
 
     expect(reads()).toBe(0);
     expect(stored).toEqual({ value: { count: 1 }, revision, written: false });
+  });
+});
+
+describe("a record too busy to change", () => {
+  it("gives up with RecordBusyError after `writes` lost writes, pausing before each new try, and writes nothing of its own", async () => {
+    const { records } = await countingBucket("busy");
+    await records.create("a", { count: 0 });
+    const pausesAsked: number[] = [];
+    let calls = 0;
+
+    const attempt = records.mutate(
+      "a",
+      async (current) => {
+        calls += 1;
+        // Another writer lands between every read and write.
+        await records.mutate("a", (other) => ({ ...other, count: other.count + 100 }));
+        return increment(current);
+      },
+      undefined,
+      { writes: 3, pauseMs: (write) => (pausesAsked.push(write), 1) },
+    );
+
+    await expect(attempt).rejects.toBeInstanceOf(RecordBusyError);
+    await expect(attempt).rejects.toMatchObject({ code: "service.unavailable", retryAfterSeconds: 1 });
+    expect(calls).toBe(3);
+    expect(pausesAsked).toEqual([1, 2]);
+    expect((await records.get("a"))?.value.count).toBe(300);
   });
 });

@@ -3,7 +3,7 @@ import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { AppError, isAppError } from "../../../shared/errors/index.js";
-import { BUCKETS, ensureBuckets, JsonBucket, kvKey } from "../../../shared/nats/index.js";
+import { BUCKETS, ensureBuckets, JsonBucket, kvKey, RecordBusyError } from "../../../shared/nats/index.js";
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { Caller } from "../identity/authenticator.js";
 import { rateLimited, rateLimitFailOpen } from "./rate-limit-metrics.js";
@@ -135,23 +135,23 @@ export class RateLimiter {
   /** Decides `size` requests in one compare-and-set, retried on conflict; null when every try lost. */
   private async countBatch(key: string, size: number): Promise<RateDecision[] | null> {
     const { bucket, clock, policy } = this.deps;
-    for (let tryNumber = 0; tryNumber < CAS_TRIES; tryNumber += 1) {
-      const stored = await bucket.get(key);
-      const { decisions, next } = decideMany(stored?.value ?? null, clock.now(), policy, size);
-      if (next === null) return decisions;
-      const written = stored ? await bucket.update(key, next, stored.revision) : await this.create(key, next);
-      if (written !== null) return decisions;
-    }
-    return null;
-  }
-
-  private async create(key: string, record: RateLimitRecord): Promise<number | null> {
+    let decisions: RateDecision[] = [];
     try {
-      return await this.deps.bucket.create(key, record);
+      await bucket.upsert(
+        key,
+        (current) => {
+          const decided = decideMany(current, clock.now(), policy, size);
+          decisions = decided.decisions;
+          return decided.next ?? undefined;
+        },
+        undefined,
+        { writes: CAS_TRIES },
+      );
     } catch (error) {
-      if (isAppError(error) && error.code === "resource.already_exists") return null;
+      if (error instanceof RecordBusyError) return null;
       throw error;
     }
+    return decisions;
   }
 
   private failOpen(error: unknown): void {

@@ -1,0 +1,59 @@
+import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
+import type { Artifact } from "../../../shared/contract/index.js";
+import { IntegrityError } from "./errors.js";
+import type { RequestBody, Transport } from "./transport.js";
+
+/** What an artifact upload takes: bytes, a Blob, a web stream or a Node stream (a file's `createReadStream`). */
+export type ArtifactBody = string | Uint8Array | Blob | ReadableStream<Uint8Array> | Readable;
+
+function asRequestBody(body: ArtifactBody): RequestBody {
+  if (body instanceof Readable) return Readable.toWeb(body) as ReadableStream<Uint8Array>;
+  return body as RequestBody;
+}
+
+/** Stores one artifact through its signed upload URL (`url` from presign-upload); answers the artifact as stored. */
+export async function putArtifact(transport: Transport, url: string, body: ArtifactBody, contentType: string | undefined): Promise<Artifact> {
+  const response = await transport.request("PUT", url, asRequestBody(body), {
+    idempotent: true,
+    authenticate: false,
+    headers: contentType !== undefined ? { "content-type": contentType } : {},
+  });
+  const envelope = (await response.json()) as { payload: Artifact };
+  return envelope.payload;
+}
+
+/** A download in progress: the bytes, and what the service recorded about them. */
+export interface ArtifactDownload {
+  /** The bytes; the stream errors with an IntegrityError at its end when they are not the recorded SHA-256. */
+  body: ReadableStream<Uint8Array>;
+  sha256: string;
+  sizeBytes: number;
+  contentType: string;
+}
+
+/** Opens a signed download URL; the bytes are checked against the `ETag` (the SHA-256) as they pass. */
+export async function getArtifact(transport: Transport, url: string, signal?: AbortSignal): Promise<ArtifactDownload> {
+  const response = await transport.request("GET", url, undefined, { idempotent: true, authenticate: false, signal });
+  const sha256 = (response.headers.get("etag") ?? "").replaceAll('"', "");
+  const sizeBytes = Number(response.headers.get("content-length") ?? "NaN");
+  const hash = createHash("sha256");
+  let received = 0;
+  const checked = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      hash.update(chunk);
+      received += chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+    flush(controller) {
+      const actual = hash.digest("hex");
+      if (actual !== sha256) controller.error(new IntegrityError(`The artifact's bytes do not match its SHA-256 (${received} bytes received).`, sha256, actual));
+    },
+  });
+  return { body: response.body!.pipeThrough(checked), sha256, sizeBytes, contentType: response.headers.get("content-type") ?? "application/octet-stream" };
+}
+
+/** Reads a whole download into memory (small artifacts); throws IntegrityError when it does not check out. */
+export async function readAll(download: ArtifactDownload): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(download.body).arrayBuffer());
+}

@@ -1,0 +1,137 @@
+import { isTerminal, type JobState } from "../../../shared/contract/index.js";
+import { getArtifact, putArtifact, readAll, type ArtifactBody, type ArtifactDownload } from "./artifacts.js";
+import type { Credentials, Tokens } from "./credentials.js";
+import { followLogs, type FollowLogsOptions, type LogStreamItem } from "./logs.js";
+import { pause } from "./retry-policy.js";
+import { isIdempotent, RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
+import { Transport, type TransportOptions } from "./transport.js";
+
+export type ClientOptions = TransportOptions;
+
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+}
+
+export interface WaitOptions extends CallOptions {
+  /** The first pause between looks at the job; it grows to `maxPollIntervalMs`. Default 250 ms. */
+  pollIntervalMs?: number;
+  /** Default 2000 ms. */
+  maxPollIntervalMs?: number;
+}
+
+type Job = RpcResponse<"retrieveJob">;
+
+/** Submit answers the queued job, or with `wait: true` the terminal one. */
+export interface SubmitJob {
+  (request: RpcRequest<"submitJob">, options: WaitOptions & { wait: true }): Promise<Job>;
+  (request: RpcRequest<"submitJob">, options?: WaitOptions & { wait?: false }): Promise<RpcResponse<"submitJob">>;
+}
+type Page<N extends RpcName> = RpcResponse<N> extends { items: Array<infer Item>; next_cursor: string | null } ? Item : never;
+
+/**
+ * A client of the compute job service's HTTP API. Every operation of the API is `call`,
+ * typed from the same contract the gateway validates with; the namespaces below add what
+ * a bare call does not: waiting for a job's end, following its log, paging, artifacts.
+ */
+export class ComputeJobsClient {
+  private readonly transport: Transport;
+
+  constructor(options: ClientOptions) {
+    this.transport = new Transport(options, async (refreshToken) => this.call("refresh", { refresh_token: refreshToken }));
+  }
+
+  /** Signs in with e-mail and password and answers a client on that session (refreshed as needed). */
+  static async signIn(options: Omit<ClientOptions, "credentials"> & { email: string; password: string; onTokens?: (tokens: Tokens) => void | Promise<void> }): Promise<ComputeJobsClient> {
+    const { email, password, onTokens, ...rest } = options;
+    const client = new ComputeJobsClient(rest);
+    const tokens = await client.call("login", { email, password });
+    await onTokens?.(tokens);
+    client.useCredentials(onTokens ? { tokens, onTokens } : { tokens });
+    return client;
+  }
+
+  /** Changes the credential of every later call. */
+  useCredentials(credentials: Credentials | undefined): void {
+    this.transport.credentials.set(credentials);
+  }
+
+  /** One operation of the API by its contract name; answers the envelope's payload or throws an ApiError. */
+  async call<N extends RpcName>(name: N, body: RpcRequest<N>, options: CallOptions = {}): Promise<RpcResponse<N>> {
+    const route = RPC_ROUTES[name];
+    const response = await this.transport.request(route.method, route.path, JSON.stringify(body ?? {}), { idempotent: isIdempotent(name), signal: options.signal });
+    const envelope = (await response.json()) as { payload: RpcResponse<N> };
+    return envelope.payload;
+  }
+
+  /** Every item of a paginated operation (jobs, ledger entries), page after page, as they are read. */
+  async *paginate<N extends RpcName>(name: N, body: RpcRequest<N>, options: CallOptions = {}): AsyncGenerator<Page<N>> {
+    let cursor: string | undefined;
+    do {
+      const page = (await this.call(name, { ...(body as object), ...(cursor !== undefined ? { cursor } : {}) } as RpcRequest<N>, options)) as unknown as { items: Array<Page<N>>; next_cursor: string | null };
+      yield* page.items;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  readonly jobs = {
+    /** Queues a job; with `wait: true`, answers the job once it is terminal. */
+    submit: (async (request: RpcRequest<"submitJob">, options: WaitOptions & { wait?: boolean } = {}) => {
+      const queued = await this.call("submitJob", request, options);
+      return options.wait ? this.jobs.wait(queued.job_id, options) : queued;
+    }) as SubmitJob,
+    retrieve: (jobId: string, options?: CallOptions) => this.call("retrieveJob", { job_id: jobId }, options),
+    list: (filter: RpcRequest<"listJobs"> = {}, options?: CallOptions) => this.call("listJobs", filter, options),
+    /** Every job the filter matches, newest first, across pages. */
+    all: (filter: Omit<RpcRequest<"listJobs">, "cursor"> = {}, options?: CallOptions) => this.paginate("listJobs", filter, options),
+    cancel: (jobId: string, options?: CallOptions) => this.call("cancelJob", { job_id: jobId }, options),
+    retry: (jobId: string, options?: CallOptions) => this.call("retryJob", { job_id: jobId }, options),
+    /** Answers the job once it is terminal (succeeded, failed, timed_out or cancelled). */
+    wait: async (jobId: string, options: WaitOptions = {}): Promise<Job> => {
+      let interval = options.pollIntervalMs ?? 250;
+      for (;;) {
+        const job = await this.jobs.retrieve(jobId, options);
+        if (isTerminal(job.job.state as JobState)) return job;
+        await pause(interval, options.signal);
+        interval = Math.min(options.maxPollIntervalMs ?? 2000, interval * 2);
+      }
+    },
+    /** The job's log lines as they are stored, then its end; resumes by itself after a dropped connection. */
+    logs: (jobId: string, options?: FollowLogsOptions): AsyncGenerator<LogStreamItem> => followLogs(this.transport, jobId, options),
+  };
+
+  readonly artifacts = {
+    /** Uploads one artifact of a job (needs a signed-in session: presign-upload takes no API key). */
+    upload: async (jobId: string, artifactId: string, body: ArtifactBody, options: { contentType?: string } = {}) => {
+      const target = await this.call("presignUpload", { job_id: jobId, artifact_id: artifactId, ...(options.contentType ? { content_type: options.contentType } : {}) });
+      return putArtifact(this.transport, target.url, body, options.contentType);
+    },
+    /** Opens one artifact of a job as a stream checked against its SHA-256 (needs a signed-in session). */
+    download: async (jobId: string, artifactId: string, options: CallOptions = {}): Promise<ArtifactDownload> => {
+      const target = await this.call("presignDownload", { job_id: jobId, artifact_id: artifactId }, options);
+      return getArtifact(this.transport, target.url, options.signal);
+    },
+    /** The whole artifact in memory, checked. */
+    bytes: async (jobId: string, artifactId: string, options: CallOptions = {}): Promise<Uint8Array> => readAll(await this.artifacts.download(jobId, artifactId, options)),
+  };
+
+  readonly keys = {
+    create: (request: RpcRequest<"createApiKey">, options?: CallOptions) => this.call("createApiKey", request, options),
+    list: (options?: CallOptions) => this.call("listApiKeys", {}, options),
+    revoke: (keyId: string, options?: CallOptions) => this.call("revokeApiKey", { key_id: keyId }, options),
+  };
+
+  readonly nodes = {
+    list: (request: RpcRequest<"listNodes"> = {}, options?: CallOptions) => this.call("listNodes", request, options),
+    drain: (request: RpcRequest<"drainNode">, options?: CallOptions) => this.call("drainNode", request, options),
+    rotateKey: (request: RpcRequest<"rotateNodeKey">, options?: CallOptions) => this.call("rotateNodeKey", request, options),
+  };
+
+  readonly billing = {
+    plans: (options?: CallOptions) => this.call("listPlans", {}, options),
+    subscription: (options?: CallOptions) => this.call("getSubscription", {}, options),
+    checkout: (request: RpcRequest<"createCheckout">, options?: CallOptions) => this.call("createCheckout", request, options),
+    ledger: (request: RpcRequest<"listLedger"> = {}, options?: CallOptions) => this.call("listLedger", request, options),
+    /** Every ledger entry, newest first, across pages. */
+    allLedgerEntries: (options?: CallOptions) => this.paginate("listLedger", {}, options),
+  };
+}

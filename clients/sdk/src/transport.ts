@@ -1,0 +1,140 @@
+import { CredentialHolder, type Credentials, type Tokens } from "./credentials.js";
+import { ApiError, NetworkError } from "./errors.js";
+import { DEFAULT_RETRY_POLICY, pause, retryDelayMs, type RetryPolicy } from "./retry-policy.js";
+
+/** What a request may carry. */
+export type RequestBody = NonNullable<RequestInit["body"]>;
+
+export interface TransportOptions {
+  /** The gateway's address, e.g. `http://localhost:8080`. */
+  baseUrl: string;
+  /** Sent as `X-App-ID` on every call. */
+  appId: string;
+  credentials?: Credentials | undefined;
+  retry?: Partial<RetryPolicy>;
+  /** A `fetch` of your own (proxies, tests). Default: the global one. */
+  fetch?: typeof fetch;
+  /** Sent as `User-Agent`, after the SDK's own name. */
+  userAgent?: string;
+}
+
+export interface SendOptions {
+  signal?: AbortSignal | undefined;
+  /**
+   * Whether sending the request twice does no harm. Only such requests are retried after
+   * a lost connection or a 503 that may have come after the change; every request is
+   * retried on 429 and on `queue.full`, which refuse before anything changes.
+   */
+  idempotent: boolean;
+  /** Extra headers (`Last-Event-ID`, `Range`). */
+  headers?: Record<string, string>;
+  /** Send the client's credential (false for signed URLs, which are their own credential). */
+  authenticate?: boolean;
+}
+
+/** Codes whose answer says nothing was done, so a retry cannot do it twice. */
+const REFUSED_BEFORE_ANY_CHANGE = new Set(["rate.limited", "queue.full", "quota.jobs_per_hour_exceeded", "quota.concurrent_jobs_exceeded"]);
+
+function retryAfterOf(response: Response): number | undefined {
+  const value = Number(response.headers.get("retry-after"));
+  return Number.isFinite(value) && value >= 0 && response.headers.has("retry-after") ? value : undefined;
+}
+
+/** Reads the error envelope of a refused answer into an ApiError. */
+export async function errorOf(response: Response): Promise<ApiError> {
+  let envelope: { code?: unknown; message?: unknown; details?: unknown } | undefined;
+  try {
+    envelope = (await response.json()) as typeof envelope;
+  } catch {
+    envelope = undefined;
+  }
+  return new ApiError({
+    code: typeof envelope?.code === "string" ? envelope.code : "internal.error",
+    message: typeof envelope?.message === "string" ? envelope.message : `HTTP ${response.status}`,
+    status: response.status,
+    details: envelope?.details !== null && typeof envelope?.details === "object" ? (envelope.details as Record<string, unknown>) : undefined,
+    requestId: response.headers.get("x-request-id") ?? undefined,
+    retryAfterSeconds: retryAfterOf(response),
+  });
+}
+
+/**
+ * Sends requests to the gateway: credential headers (refreshing a session's tokens when the
+ * service says the access token expired), and retries, with backoff, of answers that say
+ * "try again later".
+ */
+export class Transport {
+  readonly baseUrl: string;
+  readonly appId: string;
+  readonly credentials: CredentialHolder;
+  private readonly policy: RetryPolicy;
+  private readonly send: typeof fetch;
+  private readonly userAgent: string;
+
+  constructor(options: TransportOptions, refresher: (refreshToken: string) => Promise<Tokens>) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.appId = options.appId;
+    this.credentials = new CredentialHolder(options.credentials, refresher);
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.send = options.fetch ?? fetch;
+    this.userAgent = ["compute-job-sdk", options.userAgent].filter(Boolean).join(" ");
+  }
+
+  /** Resolves a path (or a full URL, as signed URLs may be) against the base URL. */
+  url(pathOrUrl: string): string {
+    return /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : `${this.baseUrl}${pathOrUrl}`;
+  }
+
+  /**
+   * One request, retried as the options allow; answers the first 2xx or 3xx response,
+   * and throws the ApiError of the last refusal.
+   */
+  async request(method: string, path: string, body: RequestBody | undefined, options: SendOptions): Promise<Response> {
+    let refreshed = false;
+    for (let retry = 0; ; retry += 1) {
+      let response: Response;
+      try {
+        response = await this.send(this.url(path), {
+          method,
+          headers: await this.headersFor(options, body),
+          ...(body !== undefined ? { body, duplex: "half" } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        } as RequestInit);
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        const failure = new NetworkError(error);
+        if (!options.idempotent || retry >= this.policy.maxRetries || !replayable(body)) throw failure;
+        await pause(retryDelayMs(this.policy, retry + 1, undefined), options.signal);
+        continue;
+      }
+      if (response.ok || (response.status >= 300 && response.status < 400)) return response;
+      const error = await errorOf(response);
+      if (error.code === "auth.token_expired" && !refreshed && this.credentials.canRefresh && options.authenticate !== false) {
+        refreshed = true;
+        await this.credentials.refresh();
+        retry -= 1;
+        continue;
+      }
+      const retryable = error.status === 429 || REFUSED_BEFORE_ANY_CHANGE.has(error.code) || (error.status === 503 && options.idempotent);
+      // A wait longer than the cap (an hourly quota) is the caller's to decide on.
+      const waitsTooLong = (error.retryAfterSeconds ?? 0) * 1000 > this.policy.maxDelayMs;
+      if (!retryable || waitsTooLong || retry >= this.policy.maxRetries || !replayable(body)) throw error;
+      await pause(retryDelayMs(this.policy, retry + 1, error.retryAfterSeconds), options.signal);
+    }
+  }
+
+  private async headersFor(options: SendOptions, body: RequestBody | undefined): Promise<Record<string, string>> {
+    const credential = options.authenticate === false ? {} : { "x-app-id": this.appId, ...(await this.credentials.headers()) };
+    return {
+      "user-agent": this.userAgent,
+      ...credential,
+      ...(typeof body === "string" ? { "content-type": "application/json" } : {}),
+      ...options.headers,
+    };
+  }
+}
+
+/** A body that can be sent again (a stream is spent by its first send). */
+function replayable(body: RequestBody | undefined): boolean {
+  return body === undefined || typeof body === "string" || body instanceof Uint8Array || body instanceof ArrayBuffer || body instanceof Blob;
+}

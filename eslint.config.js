@@ -14,11 +14,17 @@ const root = dirname(fileURLToPath(import.meta.url));
  * - `services/<x>/` never imports `services/<y>/`; services talk over NATS. The embedded
  *   launcher `services/dev/` is the exception: it hosts every service in one process.
  * - `clients/` (programs that talk to the service over its API, like the agent) never
- *   import `services/`, nor one another; services never import `clients/`, except
- *   `services/dev/`, which runs the agent in-process.
+ *   import `services/`, nor one another, except the SDK through its entry
+ *   (`clients/sdk/src/index.js`): the CLI and the portal are built on it. Services never
+ *   import `clients/`, except `services/dev/`, which runs the agent in-process.
  * - `shared/` never imports `services/` or `clients/`.
  * - Outside `shared/<area>/`, only `shared/<area>/index.js` may be imported.
  */
+/** The SDK's public entry, which the other clients may import. */
+function isSdkEntry(to) {
+  return to.length === 4 && to[1] === "sdk" && to[2] === "src" && /^index(\.[jt]s)?$/.test(to[3] ?? "");
+}
+
 const importBoundaries = {
   meta: {
     type: "problem",
@@ -29,7 +35,7 @@ const importBoundaries = {
       sharedToService: "shared/ must not import services/{{to}}: libraries never depend on processes.",
       deepShared: "Import shared/{{area}}/index.js, not shared/{{area}}/{{file}}: each area exports its public names from its index.",
       clientToService: "clients/{{from}} must not import services/{{to}}: clients talk to the service over its API.",
-      crossClient: "clients/{{from}} must not import clients/{{to}}: each client stands alone.",
+      crossClient: "clients/{{from}} must not import clients/{{to}}: each client stands alone (the SDK only through clients/sdk/src/index.js).",
       serviceToClient: "services/{{from}} must not import clients/{{to}}: only services/dev runs a client (the agent) in-process.",
       sharedToClient: "shared/ must not import clients/{{to}}: libraries never depend on programs.",
     },
@@ -56,7 +62,7 @@ const importBoundaries = {
           context.report({ node, messageId: "sharedToClient", data: { to: to[1] } });
         } else if (from[0] === "services" && !(from[1] === "dev" && to[1] === "agent")) {
           context.report({ node, messageId: "serviceToClient", data: { from: from[1], to: to[1] } });
-        } else if (from[0] === "clients" && from[1] !== to[1]) {
+        } else if (from[0] === "clients" && from[1] !== to[1] && !isSdkEntry(to)) {
           context.report({ node, messageId: "crossClient", data: { from: from[1], to: to[1] } });
         }
       }

@@ -7,7 +7,7 @@ import { AppError } from "../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { formatPath } from "../../shared/runtime/index.js";
 import type { PasswordSource } from "./password-source.js";
-import type { TerminalPrompt } from "./terminal-prompt.js";
+import type { TerminalPrompt } from "../../shared/terminal/index.js";
 import { UsageError } from "./usage-error.js";
 
 /**

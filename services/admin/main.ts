@@ -6,7 +6,7 @@ import { askBootstrapPlan, BootstrapIncomplete, checkAdminPassword, describeBoot
 import { type Invocation, parseInvocation, resolveNatsUrl, UsageError, withPassword } from "./commands.js";
 import { describeConnectFailure, describePermissionFailure, permissionViolationOf, watchPermissionViolations } from "./nats-failure.js";
 import { type PasswordIo, readPassword } from "./password-source.js";
-import { PromptCancelled, TerminalPrompt } from "./terminal-prompt.js";
+import { PromptCancelled, TerminalPrompt } from "../../shared/terminal/index.js";
 
 /** An operator wants an answer, not a wait: a short timeout and no reconnects. */
 const CONNECT_TIMEOUT_MS = 3000;

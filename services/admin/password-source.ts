@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { UsageError } from "./usage-error.js";
-import type { TerminalPrompt } from "./terminal-prompt.js";
+import type { TerminalPrompt } from "../../shared/terminal/index.js";
 
 /** Where a password comes from: never the command line, where `ps` and shell history show it. */
 export type PasswordSource = { from: "stdin" } | { from: "file"; path: string; setting?: string } | { from: "prompt" };

@@ -66,4 +66,12 @@ describe("architecture/import-boundaries", () => {
     expect(await boundaryErrors("services/dev/local-agent.ts", `import "../../clients/agent/index.js";`)).toEqual([]);
     expect(await boundaryErrors("clients/agent/agent.ts", `import "../../shared/client/index.js";`)).toEqual([]);
   });
+
+  it("lets clients use the SDK through its entry only, and nothing else of one another", async () => {
+    expect(await boundaryErrors("clients/cli/program.ts", `import "../sdk/src/index.js";`)).toEqual([]);
+    expect(await boundaryErrors("clients/cli/program.ts", `import "../sdk/src/transport.js";`)).toEqual([
+      expect.stringContaining("clients/cli must not import clients/sdk"),
+    ]);
+    expect(await boundaryErrors("clients/cli/program.ts", `import "../agent/index.js";`)).toEqual([expect.stringContaining("clients/cli must not import clients/agent")]);
+  });
 });

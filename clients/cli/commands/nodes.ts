@@ -1,0 +1,66 @@
+import type { Command } from "commander";
+import type { RpcRequest } from "../../sdk/src/index.js";
+import type { CliContext } from "../context.js";
+import { UsageError } from "../exit-codes.js";
+import { table, timeText } from "../output.js";
+import type { Run } from "../run.js";
+
+export function registerNodeCommands(program: Command, run: Run): void {
+  const nodes = program.command("nodes").description("The business's nodes: list, drain, rotate a node's key");
+
+  nodes
+    .command("ls")
+    .alias("list")
+    .description("Nodes with their state, capacity and use")
+    .option("--pool <pool>", "only this pool")
+    .option("--state <state>", "only nodes in this state")
+    .action(
+      run(async (ctx: CliContext, options: { pool?: string; state?: string }) => {
+        const { items } = await ctx.client().nodes.list({ ...(options.pool ? { pool_id: options.pool } : {}), ...(options.state ? { state: options.state } : {}) } as RpcRequest<"listNodes">);
+        ctx.print({ items }, () =>
+          items.length === 0
+            ? "No nodes.\n"
+            : table(
+                ["NODE", "NAME", "POOL", "STATE", "SLOTS", "CPU", "MEMORY MB", "LAST HEARTBEAT"],
+                items.map((node) => [
+                  node.node_id,
+                  node.name,
+                  node.pool_id,
+                  node.state,
+                  `${node.used.slots}/${node.capacity.slots}`,
+                  `${node.used.cpu}/${node.capacity.cpu}`,
+                  `${node.used.memory_mb}/${node.capacity.memory_mb}`,
+                  timeText(node.last_heartbeat_at),
+                ]),
+                ctx.colors,
+              ),
+        );
+      }),
+    );
+
+  nodes
+    .command("drain")
+    .description("Stop giving a node new jobs (running jobs finish); --undo resumes it")
+    .argument("<node>", "the node id")
+    .option("--undo", "lift the drain")
+    .action(
+      run(async (ctx: CliContext, nodeId: string, options: { undo?: boolean }) => {
+        const answer = await ctx.client().nodes.drain({ node_id: nodeId, draining: options.undo !== true });
+        ctx.print(answer, () => `${nodeId} ${options.undo ? "resumed" : "draining"}\n`);
+      }),
+    );
+
+  nodes
+    .command("rotate-key")
+    .description("A new key for a node; prints it once. The old key works for --grace seconds")
+    .argument("<node>", "the node id")
+    .option("--grace <seconds>", "how long the old key keeps working", "0")
+    .action(
+      run(async (ctx: CliContext, nodeId: string, options: { grace: string }) => {
+        if (!/^\d+$/.test(options.grace)) throw new UsageError(`--grace takes whole seconds, not "${options.grace}".`);
+        const rotated = await ctx.client().nodes.rotateKey({ node_id: nodeId, grace_seconds: Number(options.grace) });
+        ctx.print(rotated, () => `${rotated.api_key}\n`);
+        if (!ctx.json) ctx.note(ctx.colors.dim(`The previous key stops working at ${timeText(rotated.previous_key_expires_at)}. Store this one now: it is not shown again.`));
+      }),
+    );
+}

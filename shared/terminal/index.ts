@@ -1,0 +1,1 @@
+export { PromptCancelled, TerminalPrompt } from "./prompt.js";

@@ -1,0 +1,278 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Writable } from "node:stream";
+import { buildProgram, runCli } from "../../clients/cli/program.js";
+import type { Command } from "commander";
+import { newId } from "../../shared/runtime/index.js";
+import { FakeNode } from "../harness/fake-node.js";
+import { logLines } from "../harness/log-jobs.js";
+import { startNats, type NatsHarness } from "../harness/nats-server.js";
+import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+
+/**
+ * `cjs`, the real binary (clients/cli/main.ts run by node), against the real stack: a
+ * login kept in a 0600 file, environment credentials, jobs with --follow and their exit
+ * codes, keys, artifacts, nodes, billing, and an interactive login under a pseudo-terminal.
+ */
+const CLI_MAIN = join(import.meta.dirname, "../../clients/cli/main.ts");
+
+let nats: NatsHarness;
+let system: RunningSystem;
+let tenant: Tenant;
+let baseUrl: string;
+const configDirs: string[] = [];
+
+beforeAll(async () => {
+  nats = await startNats();
+  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 });
+  baseUrl = system.gateways[0]!.baseUrl;
+  tenant = await createTenant(system.gateways[0]!.nc);
+});
+
+afterAll(async () => {
+  await system?.stop();
+  await nats?.stop();
+  for (const dir of configDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function freshConfigDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "cjs-cli-"));
+  configDirs.push(dir);
+  return join(dir, "cjs");
+}
+
+/** The environment of a run: none of the caller's CJS_ settings, this stack's address. */
+function cliEnv(configDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("CJS_") && name !== "FORCE_COLOR"));
+  return { ...inherited, NO_COLOR: "1", CJS_CONFIG_DIR: configDir, CJS_URL: baseUrl, CJS_APP_ID: tenant.app.app_id, ...extra };
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `cjs args…` to its end; `input` is its stdin. */
+function cjs(args: string[], options: { configDir: string; env?: Record<string, string>; input?: string; onStdout?: (text: string) => void }): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, ...args], { env: cliEnv(options.configDir, options.env) });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      options.onStdout?.(stdout);
+    });
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+async function loggedIn(): Promise<string> {
+  const configDir = freshConfigDir();
+  const login = await cjs(["login", "--email", tenant.user.email, "--password-stdin"], { configDir, input: `${tenant.password}\n` });
+  expect(login.code, login.stderr).toBe(0);
+  return configDir;
+}
+
+describe("signing in", () => {
+  it("login --password-stdin keeps the session in a 0600 file; whoami names the user; logout ends it on the service", async () => {
+    const configDir = await loggedIn();
+    const file = join(configDir, "session.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(configDir).mode & 0o777).toBe(0o700);
+    const { refresh_token } = (JSON.parse(readFileSync(file, "utf8")) as { tokens: { refresh_token: string } }).tokens;
+
+    const whoami = await cjs(["whoami", "--json"], { configDir });
+    expect(whoami.code, whoami.stderr).toBe(0);
+    expect(JSON.parse(whoami.stdout)).toMatchObject({ email: tenant.user.email, user_id: tenant.user.user_id, business_id: tenant.business.business_id, credential: "session" });
+
+    const logout = await cjs(["logout"], { configDir });
+    expect(logout.code, logout.stderr).toBe(0);
+    expect(() => statSync(file)).toThrow();
+    const anonymous = (await signedInClient(baseUrl, tenant)).anonymous;
+    await expect(anonymous.call("refresh", { refresh_token })).rejects.toMatchObject({ code: "auth.refresh_invalid" });
+  });
+
+  it("a wrong password is refused with the auth exit code and nothing is stored", async () => {
+    const configDir = freshConfigDir();
+    const login = await cjs(["login", "--email", tenant.user.email, "--password-stdin"], { configDir, input: "not-the-password\n" });
+    expect(login.code).toBe(77);
+    expect(login.stderr).toContain("auth.login_failed");
+    expect(() => statSync(join(configDir, "session.json"))).toThrow();
+  });
+
+  it("without a session or a key, a command says how to sign in and exits 64", async () => {
+    const run = await cjs(["jobs", "list"], { configDir: freshConfigDir() });
+    expect(run.code).toBe(64);
+    expect(run.stderr).toContain("cjs login");
+  });
+
+  it("an interactive login on a terminal asks for the e-mail and the password, and does not echo the password", async () => {
+    const configDir = freshConfigDir();
+    const session = await underTerminal(["login"], configDir, [
+      { after: "E-mail: ", type: `${tenant.user.email}\r` },
+      { after: "Password: ", type: `${tenant.password}\r` },
+    ]);
+    expect(session.code, session.output).toBe(0);
+    expect(session.output).toContain(`as ${tenant.user.email}`);
+    expect(session.output).not.toContain(tenant.password);
+    expect(JSON.parse(readFileSync(join(configDir, "session.json"), "utf8"))).toMatchObject({ email: tenant.user.email });
+  });
+});
+
+describe("jobs with an API key from the environment", () => {
+  it("submit --follow prints the log as the node sends it and exits with the job's exit code", async () => {
+    const user = (await signedInClient(baseUrl, tenant)).client;
+    const { key } = await user.call("createApiKey", { name: "cli" });
+    const pool = `cli-${Math.random().toString(36).slice(2, 8)}`;
+    const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
+
+    const following = cjs(["jobs", "submit", "--pool", pool, "--follow", "--", "sh", "-c", "exit 3"], { configDir: freshConfigDir(), env: { CJS_API_KEY: key } });
+    const [assignment] = await node.poll(10);
+    await node.client.call("pushLogs", { job_id: assignment!.job_id, attempt: 1, lines: logLines(1, 3) });
+    await node.client.call("result", { job_id: assignment!.job_id, attempt: 1, outcome: "failed", exit_code: 3 });
+    const run = await following;
+
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.stdout).toBe("line 1\nline 2\nline 3\n");
+    expect(run.stderr).toContain(`${assignment!.job_id} failed (exit code 3)`);
+  });
+
+  it("--json prints the answer for scripts; get of an unknown job exits 66", async () => {
+    const user = (await signedInClient(baseUrl, tenant)).client;
+    const { key } = await user.call("createApiKey", { name: "cli-json" });
+    const env = { CJS_API_KEY: key };
+    const configDir = freshConfigDir();
+
+    const submitted = await cjs(["--json", "jobs", "submit", "--pool", "cli-nobody", "--label", "team=ml", "--", "echo", "hi"], { configDir, env });
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const { job_id } = JSON.parse(submitted.stdout) as { job_id: string };
+    const got = await cjs(["jobs", "get", job_id, "--json"], { configDir, env });
+    expect(JSON.parse(got.stdout)).toMatchObject({ job: { job_id, state: "queued", labels: { team: "ml" }, command: ["echo", "hi"] } });
+
+    const missing = await cjs(["jobs", "get", newId("job")], { configDir, env });
+    expect(missing.code).toBe(66);
+    expect(missing.stderr).toContain("resource.not_found");
+  });
+});
+
+describe("keys, artifacts, nodes and billing with a session", () => {
+  it("a key made with keys create works until keys revoke, then it is refused (exit 77)", async () => {
+    const configDir = await loggedIn();
+    const created = await cjs(["keys", "create", "--name", "ci", "--json"], { configDir });
+    const { key, key_id } = JSON.parse(created.stdout) as { key: string; key_id: string };
+    const listed = await cjs(["keys", "ls"], { configDir });
+    expect(listed.stdout).toContain(key_id);
+
+    expect((await cjs(["jobs", "list"], { configDir: freshConfigDir(), env: { CJS_API_KEY: key } })).code).toBe(0);
+    expect((await cjs(["keys", "revoke", key_id], { configDir })).code).toBe(0);
+    const refused = await cjs(["jobs", "list"], { configDir: freshConfigDir(), env: { CJS_API_KEY: key } });
+    expect(refused.code).toBe(77);
+    expect(refused.stderr).toContain("auth.invalid_credentials");
+  });
+
+  it("artifacts put then get gives back the same bytes, checked", async () => {
+    const configDir = await loggedIn();
+    const submitted = await cjs(["--json", "jobs", "submit", "--pool", "cli-nobody", "--", "true"], { configDir });
+    const { job_id } = JSON.parse(submitted.stdout) as { job_id: string };
+    const work = mkdtempSync(join(tmpdir(), "cjs-cli-files-"));
+    configDirs.push(work);
+    writeFileSync(join(work, "in.csv"), "a,b\n1,2\n");
+
+    const put = await cjs(["artifacts", "put", job_id, join(work, "in.csv"), "--content-type", "text/csv"], { configDir });
+    expect(put.code, put.stderr).toBe(0);
+    const listed = await cjs(["artifacts", "ls", job_id, "--json"], { configDir });
+    expect(JSON.parse(listed.stdout)).toMatchObject({ items: [{ artifact_id: "in.csv", size_bytes: 8, content_type: "text/csv" }] });
+    const get = await cjs(["artifacts", "get", job_id, "in.csv", "-o", join(work, "out.csv")], { configDir });
+    expect(get.code, get.stderr).toBe(0);
+    expect(readFileSync(join(work, "out.csv"), "utf8")).toBe("a,b\n1,2\n");
+  });
+
+  it("nodes ls shows a registered node and nodes drain drains it", async () => {
+    const configDir = await loggedIn();
+    const user = (await signedInClient(baseUrl, tenant)).client;
+    const pool = `cli-nodes-${Math.random().toString(36).slice(2, 8)}`;
+    const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool, name: "cli-node" });
+
+    const listed = await cjs(["nodes", "ls", "--pool", pool], { configDir });
+    expect(listed.stdout).toContain(node.nodeId);
+    expect((await cjs(["nodes", "drain", node.nodeId], { configDir })).code).toBe(0);
+    const after = await cjs(["nodes", "ls", "--pool", pool, "--json"], { configDir });
+    expect(JSON.parse(after.stdout)).toMatchObject({ items: [{ node_id: node.nodeId, state: "draining" }] });
+  });
+
+  it("billing plans and subscription answer in JSON", async () => {
+    const configDir = await loggedIn();
+    const plans = await cjs(["billing", "plans", "--json"], { configDir });
+    expect(JSON.parse(plans.stdout)).toMatchObject({ default_plan_id: expect.any(String), plans: expect.any(Array) });
+    const subscription = await cjs(["billing", "subscription", "--json"], { configDir });
+    expect(JSON.parse(subscription.stdout)).toMatchObject({ business_id: tenant.business.business_id });
+  });
+});
+
+describe("the command tree", () => {
+  it("every command answers --help (exit 0) and the bash completion names every command", async () => {
+    const program = buildProgram({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} }, () => undefined);
+    const paths = commandPaths(program);
+    expect(paths).toContain("jobs submit");
+    const completion = await cjs(["completion", "bash"], { configDir: freshConfigDir() });
+    for (const path of paths) {
+      // In process (the same runCli the binary runs): a spawn per command would cost a second each.
+      const help = await helpOf(path);
+      expect(help.code, path).toBe(0);
+      expect(help.stdout, path).toContain(`Usage: cjs ${path}`);
+      expect(completion.stdout).toContain(`|${path}|`);
+    }
+  });
+});
+
+async function helpOf(path: string): Promise<{ code: number; stdout: string }> {
+  let stdout = "";
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      stdout += chunk.toString();
+      done();
+    },
+  });
+  const code = await runCli([...path.split(" "), "--help"], { stdout: sink, stderr: sink, stdin: process.stdin, env: {} });
+  return { code, stdout };
+}
+
+function commandPaths(command: Command, prefix = ""): string[] {
+  return command.commands.filter((sub) => sub.name() !== "help").flatMap((sub) => {
+    const path = prefix === "" ? sub.name() : `${prefix} ${sub.name()}`;
+    return [path, ...commandPaths(sub, path)];
+  });
+}
+
+/**
+ * Runs `cjs args…` on a pseudo-terminal (util-linux `script`), typing each answer once its
+ * prompt has appeared; answers the exit code and everything the terminal showed.
+ */
+function underTerminal(args: string[], configDir: string, script: Array<{ after: string; type: string }>): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, "--import", "tsx", CLI_MAIN, ...args].map((part) => `'${part.replaceAll("'", "'\\''")}'`).join(" ");
+  return new Promise((resolve, reject) => {
+    const child = spawn("script", ["-qec", command, "/dev/null"], { env: cliEnv(configDir) });
+    let output = "";
+    let step = 0;
+    let searchFrom = 0;
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const next = script[step];
+      if (next === undefined) return;
+      const at = output.indexOf(next.after, searchFrom);
+      if (at === -1) return;
+      searchFrom = at + next.after.length;
+      step += 1;
+      child.stdin.write(next.type);
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, output }));
+  });
+}

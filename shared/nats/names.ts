@@ -171,6 +171,8 @@ export const subjects = {
   /** Billing RPCs, answered by one billing replica: the submit's credit check, the ledger list. */
   creditCheck: () => `${ROOT}.billing.credit.check`,
   creditLedgerList: () => `${ROOT}.billing.ledger.list`,
+  /** What each API key of a business was charged this month (the gateway's key list). */
+  creditKeySpend: () => `${ROOT}.billing.credit.key-spend`,
   /** The metering message of one job's attempt ends (`cjs.metering.>` for all). */
   metering: (jobId: string) => `${ROOT}.metering.${checkId("job", jobId)}`,
   meteringAll: () => `${ROOT}.metering.>`,

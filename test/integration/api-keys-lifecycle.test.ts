@@ -224,3 +224,13 @@ async function sameBusinessColleague(): Promise<User> {
     User,
   );
 }
+
+// Last in the file: it stops billing.
+describe("while billing does not answer", () => {
+  it("still lists the keys, with spent_credits_this_month null", async () => {
+    const { created } = await newKey();
+    await system.billing.stop();
+    const item = await listed(created.key_id);
+    expect(item).toMatchObject({ key_id: created.key_id, name: "test key", spent_credits_this_month: null });
+  });
+});

@@ -25,6 +25,7 @@ import { refresh } from "./rpc/refresh.js";
 import { requestOtp } from "./rpc/request-otp.js";
 import { retrieveJob } from "./rpc/retrieve-job.js";
 import { revokeApiKey } from "./rpc/revoke-api-key.js";
+import { updateApiKey } from "./rpc/update-api-key.js";
 import { verifyOtp } from "./rpc/verify-otp.js";
 
 /** Builds the HTTP edge. Only `main.ts` calls `listen`; tests use `app.inject()`. */
@@ -100,6 +101,7 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.createApiKey, createApiKey(gw));
   registerRpc(app, edge, RPC_ROUTES.listApiKeys, listApiKeys(gw));
   registerRpc(app, edge, RPC_ROUTES.revokeApiKey, revokeApiKey(gw));
+  registerRpc(app, edge, RPC_ROUTES.updateApiKey, updateApiKey(gw));
 
   registerRpc(app, edge, RPC_ROUTES.submitJob, forward(gw, RPC_ROUTES.submitJob, subjects.jobSubmit()));
   registerRpc(app, edge, RPC_ROUTES.retrieveJob, retrieveJob(gw));

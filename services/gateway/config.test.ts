@@ -61,3 +61,17 @@ describe("CJS_CORS_ORIGINS", () => {
     expect(problems[0]).toContain(reason);
   });
 });
+
+describe("CJS_API_KEY_MAX_TTL_DAYS", () => {
+  it("is unset by default (keys may live for ever), also when empty, and takes a number of days", () => {
+    expect(loadConfig({}).CJS_API_KEY_MAX_TTL_DAYS).toBeUndefined();
+    expect(loadConfig({ CJS_API_KEY_MAX_TTL_DAYS: "" }).CJS_API_KEY_MAX_TTL_DAYS).toBeUndefined();
+    expect(loadConfig({ CJS_API_KEY_MAX_TTL_DAYS: "90" }).CJS_API_KEY_MAX_TTL_DAYS).toBe(90);
+  });
+
+  it("refuses zero, negative, fractional and non-numeric values, naming the setting", () => {
+    for (const bad of ["0", "-1", "1.5", "forever"]) {
+      expect(problemsOf({ CJS_API_KEY_MAX_TTL_DAYS: bad }).map((problem) => problem.split(":")[0])).toEqual(["CJS_API_KEY_MAX_TTL_DAYS"]);
+    }
+  });
+});

@@ -70,6 +70,8 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_NATS_UPLOAD_IDLE_SECONDS: intSetting(30, { min: 1, max: 3_600 }),
   /** Largest artifact accepted, in bytes (5 GiB). */
   CJS_MAX_ARTIFACT_BYTES: intSetting(5 * 1024 ** 3, { min: 1 }),
+  /** The longest life of a user's API key, in days; unset: keys may live for ever. */
+  CJS_API_KEY_MAX_TTL_DAYS: z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().min(1).max(36_500).optional()),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -22,7 +22,8 @@ export function retryJob(ctx: SchedulerContext) {
     if (!current) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
     // Check the state before admitting anything, so a refused retry takes no place.
     retry(current.value, ctx.clock.now());
-    await checkCredit(ctx, caller, current.value, trace);
+    // The job's own key pays for the new attempt, whoever retries it.
+    await checkCredit(ctx, current.value, current.value, trace);
     return ctx.queueDepth.admit(async () => {
       const admission = await admitRetryToKeyQuota(ctx, current.value, ctx.clock.now());
       try {

@@ -16,3 +16,8 @@ export type Role = z.infer<typeof Role>;
 /** An empty request body (or `{}`). */
 export const EmptyRequest = z.strictObject({});
 export type EmptyRequest = z.infer<typeof EmptyRequest>;
+
+/** Whether an amount of credits has at most six decimal places (the ledger counts whole micro-credits). */
+export function hasAtMostSixDecimals(value: number): boolean {
+  return Math.abs(value * 1e6 - Math.round(value * 1e6)) < 1e-3;
+}

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CreditAmount, PlanRates } from "./billing.js";
-import { Timestamp } from "./common.js";
+import { hasAtMostSixDecimals, Timestamp } from "./common.js";
 import { BusinessId, JobId } from "./ids.js";
 import { UserContext } from "./internal.js";
 import { PoolId, Resources } from "./jobs.js";
@@ -68,7 +68,7 @@ const AmountInput = z.preprocess(
     .finite()
     .min(0, "at least 0")
     .max(1_000_000_000, "at most 1000000000")
-    .refine((value) => Math.abs(value * 1e6 - Math.round(value * 1e6)) < 1e-3, "at most six decimal places"),
+    .refine(hasAtMostSixDecimals, "at most six decimal places"),
 );
 
 /** Operator command `credit set`: makes a business's balance exactly `amount` credits. */
@@ -89,7 +89,10 @@ export type SetCreditResponse = z.infer<typeof SetCreditResponse>;
 
 /** The scheduler asks billing before queueing a job on an operator pool. */
 export const CreditCheckCommand = z.object({
-  caller: UserContext.pick({ app_id: true, business_id: true }),
+  caller: UserContext.pick({ app_id: true, business_id: true }).extend({
+    /** The API key the attempt is charged to (the job's key); its monthly budget is checked too. Absent or null: none. */
+    key_id: z.string().nullable().default(null),
+  }),
   body: z.object({ pool_id: PoolId, resources: Resources, timeout_seconds: z.number().int() }),
 });
 export type CreditCheckCommand = z.infer<typeof CreditCheckCommand>;
@@ -117,3 +120,17 @@ export const MeteringMessage = z.object({
   reason: MeteringReason,
 });
 export type MeteringMessage = z.infer<typeof MeteringMessage>;
+
+/** The gateway asks what the business's API keys were charged this month (its key list shows it). */
+export const KeySpendCommand = z.object({ caller: UserContext.pick({ app_id: true, business_id: true }) });
+export type KeySpendCommand = z.infer<typeof KeySpendCommand>;
+
+export const KeySpendReply = z.object({
+  /** The calendar month (UTC) counted, `YYYY-MM`. */
+  month: z.string(),
+  /** When the count starts again from zero: the first instant of next month, UTC. */
+  resets_at: Timestamp,
+  /** Credits charged per key id this month; a key charged nothing is absent. */
+  spent: z.record(z.string(), z.number()),
+});
+export type KeySpendReply = z.infer<typeof KeySpendReply>;

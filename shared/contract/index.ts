@@ -1,4 +1,4 @@
-export { Email, EmptyRequest, Role, Timestamp } from "./common.js";
+export { Email, EmptyRequest, hasAtMostSixDecimals, Role, Timestamp } from "./common.js";
 export {
   ApiKeyId,
   AppId,
@@ -29,17 +29,24 @@ export {
   VerifyOtpRequest,
 } from "./auth.js";
 export {
+  API_KEY_SCOPES,
   ApiKeyQuotas,
+  ApiKeyScopes,
   ApiKeySummary,
   CreateApiKeyRequest,
   CreateApiKeyResponse,
   hasLimits,
   JobTypeName,
+  KeyBudget,
   ListApiKeysResponse,
   QuotaLimits,
   RevokeApiKeyRequest,
   RevokeApiKeyResponse,
+  Scope,
+  UpdateApiKeyRequest,
+  UpdateApiKeyResponse,
 } from "./api-keys.js";
+export { grantsScope, LOG_STREAM_SCOPE, ROUTE_SCOPES, scopeOf } from "./scopes.js";
 export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "./admin.js";
 export { RotateKeysRequest, RotateKeysResponse, SigningKeyKind } from "./admin-keys.js";
 export {
@@ -80,6 +87,8 @@ export {
   CreditCheckCommand,
   CreditCheckReply,
   DebitUsage,
+  KeySpendCommand,
+  KeySpendReply,
   LedgerEntry,
   LedgerEntryKind,
   ListLedgerCommand,

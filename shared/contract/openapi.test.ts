@@ -15,6 +15,14 @@ describe("OpenAPI document", () => {
     for (const field of ["name", "maxJobsPerHour", "maxConcurrentJobs", "allowedJobTypes"]) expect(body).toContain(`"${field}"`);
   });
 
+  it("names the scope an API key needs on each operation, in its security requirement and in x-api-key-scope", () => {
+    const submit = document.paths["/api/compute/jobs/submit"]?.post;
+    expect(submit?.["x-api-key-scope"]).toBe("jobs:write");
+    expect(submit?.security).toEqual([{ appId: [], bearer: [] }, { appId: [], apiKey: ["jobs:write"] }]);
+    expect(document.paths["/api/compute/api-keys/create"]?.post["x-api-key-scope"]).toBeNull();
+    expect(document.paths["/api/compute/nodes/poll"]?.post.security).toEqual([{ appId: [], apiKey: [] }]);
+  });
+
   it("marks session-only operations as bearer-only", () => {
     expect(document.paths["/api/compute/api-keys/create"]?.post.security).toEqual([{ appId: [], bearer: [] }]);
   });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ErrorEnvelope } from "./envelope.js";
-import { RPC_ROUTES, type RpcRoute } from "./routes.js";
+import { RPC_ROUTES, type RpcName, type RpcRoute } from "./routes.js";
+import { ROUTE_SCOPES } from "./scopes.js";
 
 const SECURITY: Record<RpcRoute["auth"], Array<Record<string, string[]>>> = {
   public: [{ appId: [] }],
@@ -9,6 +10,12 @@ const SECURITY: Record<RpcRoute["auth"], Array<Record<string, string[]>>> = {
   node: [{ appId: [], apiKey: [] }],
   user_or_node: [{ appId: [], bearer: [] }, { appId: [], apiKey: [] }],
 };
+
+/** The security requirements of a route; a user's API key must hold the route's scope, named as the requirement's scope. */
+function securityOf(route: RpcRoute, scope: string | null): Array<Record<string, string[]>> {
+  if (scope === null) return SECURITY[route.auth];
+  return SECURITY[route.auth].map((requirement) => ("apiKey" in requirement ? { ...requirement, apiKey: [scope] } : requirement));
+}
 
 /** Routes that a user's credential (JWT or user API key) may call: their answers count against the user's rate limit. */
 const COUNTED: Record<RpcRoute["auth"], boolean> = { public: false, jwt: true, user: true, node: false, user_or_node: true };
@@ -25,7 +32,9 @@ function unauthorizedResponse(auth: RpcRoute["auth"]) {
   if (auth === "public") return {};
   const takesBearer = auth !== "node";
   const description = takesBearer
-    ? "`auth.missing_credentials`, `auth.invalid_credentials`, `auth.token_expired` (a genuine bearer token past its `exp`: refresh it and repeat the request) or `app.unknown`."
+    ? `\`auth.missing_credentials\`, \`auth.invalid_credentials\`, \`auth.token_expired\` (a genuine bearer token past its \`exp\`: refresh it and repeat the request)${
+        auth === "jwt" ? "" : ", `auth.key_expired` (a user's API key past its `expires_at`)"
+      } or \`app.unknown\`.`
     : "`auth.missing_credentials`, `auth.invalid_credentials` or `app.unknown`.";
   const challenge = takesBearer
     ? '`Bearer error="invalid_token", error_description="expired"` for an expired token, `Bearer error="invalid_token"` for another bad one, `Bearer error="invalid_request"` for one that cannot be read, else `Bearer`.'
@@ -46,12 +55,15 @@ function successEnvelope(payload: z.ZodType) {
 /** The OpenAPI 3.1 document of the JSON RPCs, made from the same schemas the gateway validates with. */
 export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const [name, route] of Object.entries(RPC_ROUTES) as Array<[string, RpcRoute]>) {
+  for (const [name, route] of Object.entries(RPC_ROUTES) as Array<[RpcName, RpcRoute]>) {
+    const scope = ROUTE_SCOPES[name];
     paths[route.path] = {
       post: {
         operationId: name,
         summary: route.summary,
-        security: SECURITY[route.auth],
+        security: securityOf(route, scope),
+        // The scope a user's API key needs (docs/api.md, "Scopes"); null: no key scope applies.
+        "x-api-key-scope": scope,
         requestBody: { required: false, content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } } },
         responses: {
           "200": {

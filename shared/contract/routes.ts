@@ -5,6 +5,8 @@ import {
   ListApiKeysResponse,
   RevokeApiKeyRequest,
   RevokeApiKeyResponse,
+  UpdateApiKeyRequest,
+  UpdateApiKeyResponse,
 } from "./api-keys.js";
 import {
   LoginRequest,
@@ -131,6 +133,14 @@ export const RPC_ROUTES = {
     response: RevokeApiKeyResponse,
     message: "API key revoked",
     summary: "Revoke one of the caller's keys; every gateway refuses it from then on.",
+  }),
+  updateApiKey: rpc({
+    path: "/api/compute/api-keys/update",
+    auth: "jwt",
+    request: UpdateApiKeyRequest,
+    response: UpdateApiKeyResponse,
+    message: "API key updated",
+    summary: "Rename one of the signed-in user's keys or change its monthly budget; a revoked key cannot be changed.",
   }),
   submitJob: rpc({
     path: "/api/compute/jobs/submit",

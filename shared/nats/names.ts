@@ -53,7 +53,7 @@ export const BUCKETS = {
   billingSecrets: "cjs_billing_secrets",
   /** `<app>.<user id>` → the user's request counts in the current minute and hour windows (gateway). */
   rateLimits: "cjs_rate_limits",
-  /** `<app>.<business>` → the business's credit balance, its period and its entries not yet written out (billing). */
+  /** `<app>.<business>` → the business's credit balance, its period, its entries not yet written out and its API keys' spend this month (billing). */
   creditAccounts: "cjs_credit_accounts",
   /** `<app>.<business>.n.<seq>` → a ledger entry; `<app>.<business>.i.<entry id>` → its seq, the proof it was applied (billing). */
   creditEntries: "cjs_credit_entries",
@@ -171,6 +171,8 @@ export const subjects = {
   /** Billing RPCs, answered by one billing replica: the submit's credit check, the ledger list. */
   creditCheck: () => `${ROOT}.billing.credit.check`,
   creditLedgerList: () => `${ROOT}.billing.ledger.list`,
+  /** What each API key of a business was charged this month (the gateway's key list). */
+  creditKeySpend: () => `${ROOT}.billing.credit.key-spend`,
   /** The metering message of one job's attempt ends (`cjs.metering.>` for all). */
   metering: (jobId: string) => `${ROOT}.metering.${checkId("job", jobId)}`,
   meteringAll: () => `${ROOT}.metering.>`,

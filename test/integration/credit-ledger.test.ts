@@ -41,11 +41,11 @@ function debit(jobNumber: number, micros: number, attempt = 1): JobDebit {
 describe("the credit ledger", () => {
   it("grants a period's included credit once, at its first use, and again in the next period (unused credit carries over)", async () => {
     const owner = account();
-    expect(await ledger.summary(owner, PERIOD)).toEqual({ balance: 10, used_this_period: 0 });
-    expect(await ledger.summary(owner, PERIOD)).toEqual({ balance: 10, used_this_period: 0 });
+    expect(await ledger.summary(owner, PERIOD)).toEqual({ balance: 10, used_this_period: 0, spent_by_key: {} });
+    expect(await ledger.summary(owner, PERIOD)).toEqual({ balance: 10, used_this_period: 0, spent_by_key: {} });
     await ledger.debitJob(owner, PERIOD, debit(1, 2_500_000));
-    expect(await ledger.summary(owner, PERIOD)).toEqual({ balance: 7.5, used_this_period: 2.5 });
-    expect(await ledger.summary(owner, NEXT_PERIOD)).toEqual({ balance: 17.5, used_this_period: 0 });
+    expect(await ledger.summary(owner, PERIOD)).toEqual({ balance: 7.5, used_this_period: 2.5, spent_by_key: {} });
+    expect(await ledger.summary(owner, NEXT_PERIOD)).toEqual({ balance: 17.5, used_this_period: 0, spent_by_key: {} });
     const { items } = await ledger.list(owner, NEXT_PERIOD, { limit: 10 });
     expect(items.map((entry) => [entry.entry_id, entry.amount, entry.balance_after])).toEqual([
       [`grant.${Date.parse(NEXT_PERIOD.start)}`, 10, 17.5],
@@ -65,6 +65,15 @@ describe("the credit ledger", () => {
     expect(balance).toBe(7);
     expect(items.filter((entry) => entry.kind === "debit")).toHaveLength(9);
     expect(items.map((entry) => entry.balance_after)).toEqual([...items.map((entry) => entry.balance_after)].sort((a, b) => a - b));
+  });
+
+  it("adds a debit of a key's job to that key's spend of the month once, however often it arrives at once", async () => {
+    const owner = account();
+    const keyA = `key_${randomBase62(20)}`;
+    const keyB = `key_${randomBase62(20)}`;
+    await Promise.all(Array.from({ length: 10 }, () => ledger.debitJob(owner, PERIOD, { ...debit(1, 1_500_000), key_id: keyA })));
+    await Promise.all([ledger.debitJob(owner, PERIOD, { ...debit(2, 500_000), key_id: keyA }), ledger.debitJob(owner, PERIOD, { ...debit(3, 250_000), key_id: keyB }), ledger.debitJob(owner, PERIOD, debit(4, 100_000))]);
+    expect((await ledger.summary(owner, PERIOD)).spent_by_key).toEqual({ [keyA]: 2, [keyB]: 0.25 });
   });
 
   it("after a crash between the account's change and the copy of its entry, lists the entry and never applies it again", async () => {

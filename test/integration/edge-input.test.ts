@@ -90,6 +90,7 @@ const LOG_LINE = { seq: 1, stream: "stdout", line: "x", ts: "2026-01-01T00:00:00
 /** Each route that takes an id in its body, with the credential that reaches its id check and a body naming `id`. */
 const ID_PROBES: Array<{ route: RpcName; as: "user" | "node"; body: (id: string) => Record<string, unknown> }> = [
   { route: "revokeApiKey", as: "user", body: (id) => ({ key_id: id }) },
+  { route: "updateApiKey", as: "user", body: (id) => ({ key_id: id, name: "renamed" }) },
   { route: "retrieveJob", as: "user", body: (id) => ({ job_id: id }) },
   { route: "cancelJob", as: "user", body: (id) => ({ job_id: id }) },
   { route: "retryJob", as: "user", body: (id) => ({ job_id: id }) },

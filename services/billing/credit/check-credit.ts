@@ -2,11 +2,14 @@ import type { CreditCheckCommand, CreditCheckReply } from "../../../shared/contr
 import { AppError } from "../../../shared/errors/index.js";
 import type { CreditContext } from "./credit-context.js";
 import { creditChecks } from "./credit-metrics.js";
+import { budgetOf, keyBudgetRefusal } from "./key-budget.js";
 
 /**
  * The submit's gate for a job on an operator pool: the plan's limits first (403
  * `plan.limit_exceeded`), then, for a billed plan, the balance (402
- * `resource.limit_reached` once it is zero or less). The operator's own business passes
+ * `resource.limit_reached` once it is zero or less), then the monthly budget of the API key
+ * the attempt is charged to (402 `quota.key_budget_exhausted`; one more KV read, only for
+ * a job submitted with a key). The operator's own business passes
  * without either: it is not billed. The scheduler never asks for a job on the business's
  * own pools.
  */
@@ -31,7 +34,7 @@ export function checkCredit(ctx: CreditContext) {
         details: { limit: "max_job_timeout_seconds", max: max_job_timeout_seconds, plan_id: plan.id },
       });
     }
-    const { balance } = await ctx.ledger.summary(account, period);
+    const { balance, spent_by_key } = await ctx.ledger.summary(account, period);
     if (plan.billed && balance <= 0) {
       creditChecks.inc({ result: "limit_reached" });
       throw new AppError(
@@ -39,6 +42,14 @@ export function checkCredit(ctx: CreditContext) {
         "The business's compute credit is spent: jobs on operator pools are refused until credit is added. Jobs on the business's own pools still run.",
         { details: { balance, plan_id: plan.id } },
       );
+    }
+    if (caller.key_id !== null) {
+      const budget = await budgetOf(ctx.apiKeys, account, caller.key_id);
+      const refusal = keyBudgetRefusal(caller.key_id, budget, spent_by_key[caller.key_id] ?? 0, ctx.clock.now());
+      if (refusal) {
+        creditChecks.inc({ result: "key_budget" });
+        throw refusal;
+      }
     }
     creditChecks.inc({ result: "allowed" });
     return { plan_id: plan.id, billed: plan.billed, balance };

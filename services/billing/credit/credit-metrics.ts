@@ -11,7 +11,7 @@ export const attemptsMetered = new Counter({
 
 export const creditChecks = new Counter({
   name: "cjs_billing_credit_checks_total",
-  help: "Submit credit checks for operator pools, by result: allowed, limit_reached (402) or plan_limit (403).",
+  help: "Submit credit checks for operator pools, by result: allowed, limit_reached (402), key_budget (402, the API key's monthly budget) or plan_limit (403).",
   labelNames: ["result"] as const,
   registers: [metricsRegistry],
 });

@@ -3,6 +3,7 @@ import { nanos, type Subscription } from "@nats-io/transport-node";
 import {
   Business,
   CreditCheckCommand,
+  KeySpendCommand,
   ListLedgerCommand,
   SetCreditRequest,
 } from "../../../shared/contract/index.js";
@@ -26,7 +27,9 @@ import type { PlanCatalog } from "../plans/plan-catalog.js";
 import type { SubscriptionRecord } from "../subscriptions/subscription-record.js";
 import { accountPlan } from "./account-plan.js";
 import { checkCredit } from "./check-credit.js";
+import { KeyBudgetView } from "./key-budget.js";
 import type { CreditContext } from "./credit-context.js";
+import { listKeySpend } from "./list-key-spend.js";
 import { listLedger } from "./list-ledger.js";
 import { operatorAccounts } from "./operator-account.js";
 import { setCredit } from "./set-credit.js";
@@ -56,7 +59,7 @@ export async function startCredit(
   const { nc, logger, clock, config } = deps;
   const { catalog, ledger, subscriptions: subscriptionBucket } = shared;
   const replicas = config.CJS_NATS_REPLICAS;
-  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.businesses], { replicas, logger });
+  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.businesses, BUCKETS.apiKeys], { replicas, logger });
   const businesses = new JsonBucket(kv[BUCKETS.businesses], Business);
   const ctx: CreditContext = {
     nc,
@@ -65,6 +68,7 @@ export async function startCredit(
     ledger,
     jobs: new JsonBucket(kv[BUCKETS.jobs], JobRecord),
     businesses,
+    apiKeys: new JsonBucket(kv[BUCKETS.apiKeys], KeyBudgetView),
     isOperatorAccount: operatorAccounts(businesses),
     planOf: (account) => accountPlan(subscriptionBucket, catalog, logger, account, clock.now()),
   };
@@ -84,6 +88,7 @@ export async function startCredit(
   const subscriptions: Subscription[] = [
     serveRpc(nc, { ...rpc, subject: subjects.creditCheck(), request: CreditCheckCommand, handle: checkCredit(ctx) }),
     serveRpc(nc, { ...rpc, subject: subjects.creditLedgerList(), request: ListLedgerCommand, handle: listLedger(ctx) }),
+    serveRpc(nc, { ...rpc, subject: subjects.creditKeySpend(), request: KeySpendCommand, handle: listKeySpend(ctx) }),
     serveRpc(nc, { ...rpc, subject: subjects.adminCreditSet(), request: SetCreditRequest, handle: setCredit(ctx) }),
   ];
   const messages: ConsumerMessages = await consumeMetering(ctx, jetstream(nc));

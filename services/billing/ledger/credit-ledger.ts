@@ -19,6 +19,8 @@ export interface CreditSummary {
   balance: number;
   /** Credits debited for jobs in the period. */
   used_this_period: number;
+  /** Credits debited per API key in the current calendar month (UTC); a key charged nothing is absent. */
+  spent_by_key: Record<string, number>;
 }
 
 /** The charge of one ended attempt, computed by billing's metering from the job record. */
@@ -28,6 +30,8 @@ export interface JobDebit {
   /** What the attempt costs, in whole micro-credits (≥ 0). */
   charge_micros: number;
   usage: DebitUsage;
+  /** The API key the job was submitted with, whose monthly spend the debit adds to; null or absent: none. */
+  key_id?: string | null;
 }
 
 export interface RecordedEntry {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DebitUsage, LedgerEntryKind, type LedgerEntry } from "../../../shared/contract/index.js";
 import { toCredits } from "./credit-units.js";
+import { KeySpendRecord } from "./key-spend.js";
 
 /** A ledger entry as stored, amounts in micro-credits. `seq` orders an account's entries (1, 2, …). */
 export const StoredEntry = z.looseObject({
@@ -12,6 +13,8 @@ export const StoredEntry = z.looseObject({
   job_id: z.string().nullable(),
   attempt: z.number().int().nullable(),
   usage: DebitUsage.loose().nullable(),
+  /** The API key a debit's job was submitted with; null or absent: none. */
+  key_id: z.string().nullable().optional(),
   created_at: z.string(),
 });
 export type StoredEntry = z.infer<typeof StoredEntry>;
@@ -34,6 +37,8 @@ export const CreditAccountRecord = z.looseObject({
   /** Seq of the newest entry (0: none yet). */
   last_seq: z.number().int().min(0),
   unwritten: z.array(StoredEntry),
+  /** What each API key was charged this month; absent before the first debit of a key. */
+  key_spend: KeySpendRecord.nullable().optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -14,6 +14,7 @@ import {
   type StoredEntry,
 } from "./credit-records.js";
 import { toCredits, toMicros } from "./credit-units.js";
+import { addKeySpend, keySpendIn, monthOf } from "./key-spend.js";
 
 const CAS_TRIES = 20;
 
@@ -26,6 +27,7 @@ interface Change {
   job_id: string | null;
   attempt: number | null;
   usage: StoredEntry["usage"];
+  key_id: string | null;
 }
 
 interface Applied {
@@ -52,14 +54,18 @@ function isNewPeriod(grantedStart: string | null, period: BillingPeriod): boolea
   return grantedStart === null || Date.parse(period.start) > Date.parse(grantedStart);
 }
 
-/** Adds one entry to the record (a pure step of the next value to write). */
-function append(record: CreditAccountRecord, entry: Pick<StoredEntry, "entry_id" | "kind" | "amount_micros" | "job_id" | "attempt" | "usage" | "created_at">): StoredEntry {
+/** Adds one entry to the record (a pure step of the next value to write); a debit of a key's job adds to that key's spend of the month. */
+function append(
+  record: CreditAccountRecord,
+  entry: Pick<StoredEntry, "entry_id" | "kind" | "amount_micros" | "job_id" | "attempt" | "usage" | "created_at"> & { key_id?: string | null },
+): StoredEntry {
   const seq = record.last_seq + 1;
   const balance = record.balance_micros + entry.amount_micros;
   const stored: StoredEntry = { ...entry, seq, balance_after_micros: balance };
   record.last_seq = seq;
   record.balance_micros = balance;
   if (entry.kind === "debit") record.period_used_micros -= entry.amount_micros;
+  if (entry.kind === "debit" && entry.key_id) record.key_spend = addKeySpend(record.key_spend, monthOf(Date.parse(entry.created_at)), entry.key_id, -entry.amount_micros);
   record.unwritten = [...record.unwritten, stored];
   return stored;
 }
@@ -80,7 +86,12 @@ export class LedgerStore implements CreditLedger {
   async summary(account: Account, period: BillingPeriod): Promise<CreditSummary> {
     const { record } = await this.apply(account, period, null);
     const current = record.period_start === period.start;
-    return { balance: toCredits(record.balance_micros), used_this_period: current ? toCredits(record.period_used_micros) : 0 };
+    const spent = keySpendIn(record.key_spend, monthOf(this.clock.now()));
+    return {
+      balance: toCredits(record.balance_micros),
+      used_this_period: current ? toCredits(record.period_used_micros) : 0,
+      spent_by_key: Object.fromEntries(Object.entries(spent).map(([keyId, micros]) => [keyId, toCredits(micros)])),
+    };
   }
 
   async debitJob(account: Account, period: BillingPeriod, debit: JobDebit): Promise<RecordedEntry> {
@@ -92,6 +103,7 @@ export class LedgerStore implements CreditLedger {
       job_id: debit.job_id,
       attempt: debit.attempt,
       usage: debit.usage,
+      key_id: debit.key_id ?? null,
     });
     return recorded(result);
   }
@@ -110,6 +122,7 @@ export class LedgerStore implements CreditLedger {
       job_id: null,
       attempt: null,
       usage: null,
+      key_id: null,
     });
     return recorded(result);
   }
@@ -188,6 +201,7 @@ export class LedgerStore implements CreditLedger {
             job_id: change.job_id,
             attempt: change.attempt,
             usage: change.usage,
+            ...(change.key_id === null ? {} : { key_id: change.key_id }),
             created_at: now,
           });
           result = { entry, duplicate: false };

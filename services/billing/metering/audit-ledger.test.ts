@@ -138,6 +138,7 @@ describe("auditRevision", () => {
       attempt: 1,
       charge_micros: 27_500,
       usage: { wall_seconds: 90, cpu: 1, memory_mb: 1024, gpu: 0, plan_id: "free", rates: RATES },
+      key_id: null,
     });
     expect(msg.ack).toHaveBeenCalledOnce();
     expect((await repairs()) - before).toBe(1);

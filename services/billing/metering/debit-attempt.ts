@@ -19,5 +19,6 @@ export async function debitAttempt(ctx: CreditContext, job: JobRecord, attempt: 
     attempt,
     charge_micros: chargeMicros(end.wall_ms, job.resources, plan.rates),
     usage: { wall_seconds: end.wall_ms / 1000, cpu, memory_mb, gpu, plan_id: plan.id, rates: plan.rates },
+    key_id: job.key_id,
   });
 }

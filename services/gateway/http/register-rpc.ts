@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import type { z } from "zod";
-import type { RouteAuth, RpcRoute } from "../../../shared/contract/index.js";
+import { scopeOf, type RouteAuth, type RpcRoute } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { zodIssues } from "../../../shared/runtime/index.js";
 import type { RequestTrace } from "../../../shared/tracing/index.js";
+import { requireScope } from "../identity/api-key-scopes.js";
 import type { Authenticator, Caller, CredentialHeaders } from "../identity/authenticator.js";
 import type { AppRecord } from "../identity/records.js";
 import type { HeaderSink, RateLimiter } from "../rate-limit/rate-limiter.js";
@@ -63,16 +64,19 @@ export function absentAsEmpty(body: unknown): unknown {
 }
 
 /**
- * Runs one RPC of the contract whatever the transport: tenant, credential, body
- * validation, handler; returns the checked payload or throws the AppError to answer with.
+ * Runs one RPC of the contract whatever the transport: tenant, credential, rate limit,
+ * the API key's scope, body validation, handler; returns the checked payload or throws
+ * the AppError to answer with.
  */
 export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: RpcHandler<R>, call: RpcCall): Promise<z.infer<R["response"]>> {
   const { authenticator, natsUp, rateLimiter } = edge;
   // Every operation needs NATS; while it is away, say so at once instead of after a timeout.
   if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
   const tenant = await authenticator.resolveApp(call.appId);
-  const caller = await authenticator.authenticate(tenant, call.credentials, route.auth);
+  const caller = await authenticator.authenticate(tenant, call.credentials, route.auth, { ip: call.ip });
   if (caller) await rateLimiter.admit(caller, call.responseHeaders);
+  // After the rate limit: a key probing for what it may do still counts.
+  requireScope(caller, scopeOf(route));
   const parsed = route.request.safeParse(absentAsEmpty(call.body));
   if (!parsed.success) {
     throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });

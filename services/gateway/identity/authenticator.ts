@@ -5,6 +5,7 @@ import { isId, type RouteAuth } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { TokenIssuer } from "./access-tokens.js";
+import { hasExpired } from "./api-key-expiry.js";
 import { apiKeyMatches, parseApiKey } from "./api-key-format.js";
 import { bearerToken } from "./bearer-token.js";
 import type { IdentityStore } from "./identity-store.js";
@@ -26,6 +27,11 @@ export interface Caller {
 export interface CredentialHeaders {
   authorization?: string | undefined;
   apiKey?: string | undefined;
+}
+
+/** Where a request came from, as fastify resolved it: recorded as a key's last use. */
+export interface RequestOrigin {
+  ip: string;
 }
 
 /** How often `last_used_at` of a key is written, at most. */
@@ -90,7 +96,7 @@ export class Authenticator {
   }
 
   /** The caller of a route that needs a credential; `null` for public routes. */
-  async authenticate(app: AppRecord, headers: CredentialHeaders, auth: RouteAuth): Promise<Caller | null> {
+  async authenticate(app: AppRecord, headers: CredentialHeaders, auth: RouteAuth, origin: RequestOrigin): Promise<Caller | null> {
     if (auth === "public") return null;
     const { authorization, apiKey } = headers;
     if (authorization !== undefined && apiKey !== undefined) throw invalid("Send one credential: Authorization or X-API-Key, not both.");
@@ -100,7 +106,7 @@ export class Authenticator {
     }
     if (apiKey !== undefined) {
       if (auth === "jwt") throw new AppError("auth.jwt_required", "This operation needs a signed-in session (Authorization: Bearer); an API key cannot perform it.");
-      const caller = await this.fromApiKey(app, apiKey);
+      const caller = await this.fromApiKey(app, apiKey, origin);
       if (caller.credential.kind === "node_key" && auth === "user") {
         throw new AppError("permission.denied", "A node key works only on node-plane operations.");
       }
@@ -131,16 +137,20 @@ export class Authenticator {
     };
   }
 
-  private async fromApiKey(app: AppRecord, presented: string): Promise<Caller> {
+  private async fromApiKey(app: AppRecord, presented: string, origin: RequestOrigin): Promise<Caller> {
     const parsed = parseApiKey(presented.trim());
     if (!parsed) throw invalid("The API key is not valid.");
     const record = await this.cached(this.keys, parsed.keyId, () => this.deps.store.apiKeys.get(parsed.keyId));
     // Each check answers the same, so a caller learns nothing about which one failed.
-    const expired = record?.expires_at != null && Date.parse(record.expires_at) <= this.deps.clock.now();
-    if (!record || !apiKeyMatches(presented.trim(), record.key_hash) || record.revoked_at !== null || expired || record.app_id !== app.app_id) {
+    if (!record || !apiKeyMatches(presented.trim(), record.key_hash) || record.revoked_at !== null || record.app_id !== app.app_id) {
       throw invalid("The API key is not valid.");
     }
-    this.touch(record.key_id);
+    if (hasExpired(record.expires_at, this.deps.clock.now())) {
+      // Only the holder of the real key learns it expired; a node's rotated-out key answers as the agent expects.
+      if (record.kind === "node") throw invalid("The API key is not valid.");
+      throw new AppError("auth.key_expired", "This API key has expired; mint a new one.", { details: { expired_at: record.expires_at } });
+    }
+    this.touch(record.key_id, origin.ip);
     const owner = { app_id: record.app_id, business_id: record.business_id, user_id: record.user_id, role: record.role };
     if (record.kind === "node" && record.node_id !== null) {
       return { ...owner, credential: { kind: "node_key", key_id: record.key_id, node_id: record.node_id } };
@@ -148,13 +158,13 @@ export class Authenticator {
     return { ...owner, credential: { kind: "api_key", key_id: record.key_id, key: record } };
   }
 
-  /** Records `last_used_at`, at most once a minute per key and replica, off the request path. */
-  private touch(keyId: string): void {
+  /** Records `last_used_at` and the address of that use, at most once a minute per key and replica, off the request path. */
+  private touch(keyId: string, ip: string): void {
     const now = this.deps.clock.now();
     if (now - (this.lastUsedWrites.get(keyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
     this.lastUsedWrites.set(keyId, now);
     this.deps.store.apiKeys
-      .mutate(keyId, (key) => (key.revoked_at === null ? { ...key, last_used_at: new Date(now).toISOString() } : undefined))
+      .mutate(keyId, (key) => (key.revoked_at === null ? { ...key, last_used_at: new Date(now).toISOString(), last_used_ip: ip } : undefined))
       .catch((error: unknown) => this.deps.logger.warn({ err: error, key_id: keyId }, "could not record last use of an API key"));
   }
 

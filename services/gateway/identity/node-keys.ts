@@ -27,8 +27,12 @@ export async function mintNodeKey(gw: GatewayContext, owner: NodeKeyOwner, retir
     maxJobsPerHour: null,
     maxConcurrentJobs: null,
     allowedJobTypes: null,
+    // A node key reaches only the node plane, where no scope applies.
+    scopes: null,
+    budget_credits_per_month: null,
     created_at: new Date(gw.clock.now()).toISOString(),
     last_used_at: null,
+    last_used_ip: null,
     revoked_at: null,
     app_id: owner.app_id,
     business_id: owner.business_id,

@@ -1,10 +1,11 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import { JobId, type UserContext } from "../../../shared/contract/index.js";
+import { JobId, LOG_STREAM_SCOPE, type UserContext } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { Edge } from "../http/register-rpc.js";
+import { requireScope } from "../identity/api-key-scopes.js";
 import { requestHeader } from "../http/request-header.js";
 import { userContext } from "../rpc/forward.js";
 import { logStreamScope, parseStreamCaller } from "./log-stream-url.js";
@@ -36,9 +37,11 @@ async function streamCaller(gw: GatewayContext, request: StreamRequest, reply: F
     return { ...caller, role: "member", key_id: null, operator: false };
   }
   const app = await gw.authenticator.resolveApp(requestHeader(request, "x-app-id"));
-  const caller = await gw.authenticator.authenticate(app, { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") }, "user");
+  const credentials = { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") };
+  const caller = await gw.authenticator.authenticate(app, credentials, "user", { ip: request.ip });
   if (!caller) throw new AppError("auth.missing_credentials");
   await gw.rateLimiter.admit(caller, reply);
+  requireScope(caller, LOG_STREAM_SCOPE);
   return userContext(caller);
 }
 

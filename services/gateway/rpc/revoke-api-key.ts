@@ -2,6 +2,7 @@ import { RPC_ROUTES } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
+import { isOwnUserKey } from "../identity/api-key-owner.js";
 
 /**
  * `POST /api/compute/api-keys/revoke`: the caller's own key only (another's is not found).
@@ -11,11 +12,9 @@ import type { RpcHandler } from "../http/register-rpc.js";
 export function revokeApiKey(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.revokeApiKey> {
   return async ({ key_id }, { caller }) => {
     const now = new Date(gw.clock.now()).toISOString();
-    // A node's key is retired by rotate-key, not here.
-    const owned = (entry: { user_id: string; app_id: string; kind: string }) => entry.kind === "user" && entry.user_id === caller.user_id && entry.app_id === caller.app_id;
-    const stored = await gw.store.apiKeys.mutate(key_id, (key) => (owned(key) && key.revoked_at === null ? { ...key, revoked_at: now } : undefined));
+    const stored = await gw.store.apiKeys.mutate(key_id, (key) => (isOwnUserKey(key, caller) && key.revoked_at === null ? { ...key, revoked_at: now } : undefined));
     gw.authenticator.forgetKey(key_id);
-    if (!stored || !owned(stored.value) || stored.value.revoked_at === null) {
+    if (!stored || !isOwnUserKey(stored.value, caller) || stored.value.revoked_at === null) {
       throw new AppError("resource.not_found", "No API key with this id belongs to you.");
     }
     return { key_id, revoked_at: stored.value.revoked_at };

@@ -1,0 +1,57 @@
+import type { Scope } from "./api-keys.js";
+import { RPC_ROUTES, type RouteAuth, type RpcName, type RpcRoute, type RpcRoutes } from "./routes.js";
+
+/** Routes no user's API key reaches: public, session-only and node-key-only ones need no scope. */
+type Unscoped = Extract<RouteAuth, "public" | "jwt" | "node">;
+
+/**
+ * The scope a user's API key needs for each operation; null where no user's key is taken.
+ * Every route must be named here: a route added to `RPC_ROUTES` without its scope, or a
+ * scope given to a route no key can call, fails the typecheck.
+ */
+export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] extends Unscoped ? null : Scope } = {
+  login: null,
+  requestOtp: null,
+  verifyOtp: null,
+  refresh: null,
+  logout: null,
+  createApiKey: null,
+  listApiKeys: "keys:read",
+  revokeApiKey: "keys:write",
+  updateApiKey: null,
+  submitJob: "jobs:write",
+  retrieveJob: "jobs:read",
+  listJobs: "jobs:read",
+  cancelJob: "jobs:write",
+  retryJob: "jobs:write",
+  presignUpload: null,
+  presignDownload: null,
+  logStreamUrl: "jobs:read",
+  registerNode: "nodes:register",
+  heartbeat: null,
+  poll: null,
+  result: null,
+  pushLogs: null,
+  drainNode: "nodes:write",
+  listNodes: "nodes:read",
+  rotateNodeKey: "nodes:write",
+  listPlans: "billing:read",
+  getSubscription: "billing:read",
+  createCheckout: null,
+  listLedger: "billing:read",
+};
+
+/** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */
+export const LOG_STREAM_SCOPE: Scope = "jobs:read";
+
+const BY_ROUTE = new Map<RpcRoute, Scope | null>((Object.keys(RPC_ROUTES) as RpcName[]).map((name) => [RPC_ROUTES[name], ROUTE_SCOPES[name]]));
+
+/** The scope an RPC needs from a user's API key; null for none (and for a route outside `RPC_ROUTES`). */
+export function scopeOf(route: RpcRoute): Scope | null {
+  return BY_ROUTE.get(route) ?? null;
+}
+
+/** Whether a key with `held` scopes (null: every scope) may do what `needed` names. */
+export function grantsScope(held: readonly string[] | null, needed: Scope | null): boolean {
+  return needed === null || held === null || held.includes(needed);
+}

@@ -177,6 +177,19 @@ describe("keys, artifacts, nodes and billing with a session", () => {
     expect(refused.stderr).toContain("auth.invalid_credentials");
   });
 
+  it("a key created with --scopes jobs:read lists jobs but is refused a submit (exit 77, naming the scope)", async () => {
+    const configDir = await loggedIn();
+    const created = await cjs(["keys", "create", "--name", "reader", "--scopes", "jobs:read"], { configDir });
+    expect(created.code, created.stderr).toBe(0);
+    const env = { CJS_API_KEY: created.stdout.trim() };
+
+    expect((await cjs(["jobs", "list"], { configDir: freshConfigDir(), env })).code).toBe(0);
+    const submit = await cjs(["jobs", "submit", "--", "true"], { configDir: freshConfigDir(), env });
+    expect(submit.code).toBe(77);
+    expect(submit.stderr).toContain("auth.scope_missing");
+    expect(submit.stderr).toContain("jobs:write");
+  });
+
   it("artifacts put then get gives back the same bytes, checked", async () => {
     const configDir = await loggedIn();
     const submitted = await cjs(["--json", "jobs", "submit", "--pool", "cli-nobody", "--", "true"], { configDir });

@@ -118,6 +118,8 @@ export class ComputeJobsClient {
     create: (request: RpcRequest<"createApiKey">, options?: CallOptions) => this.call("createApiKey", request, options),
     list: (options?: CallOptions) => this.call("listApiKeys", {}, options),
     revoke: (keyId: string, options?: CallOptions) => this.call("revokeApiKey", { key_id: keyId }, options),
+    /** Renames a key or changes its monthly budget (null removes it). */
+    update: (request: RpcRequest<"updateApiKey">, options?: CallOptions) => this.call("updateApiKey", request, options),
   };
 
   readonly nodes = {

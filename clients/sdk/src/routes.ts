@@ -13,6 +13,7 @@ const IDEMPOTENT: ReadonlySet<RpcName> = new Set<RpcName>([
   "listJobs",
   "listApiKeys",
   "revokeApiKey",
+  "updateApiKey",
   "logStreamUrl",
   "presignUpload",
   "presignDownload",

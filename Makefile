@@ -2,9 +2,9 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup test-tools node-deps nats-server manifest-check promtool dev test build lint bench cluster cluster-stop cluster-clean chaos clean
+.PHONY: setup test-tools node-deps nats-server chromium manifest-check promtool dev test build lint bench cluster cluster-stop cluster-clean chaos clean
 
-setup: node-deps nats-server
+setup: node-deps nats-server chromium
 
 # Tools only the tests need (validators of the deploy files); `make dev` does not wait for them.
 test-tools: manifest-check promtool
@@ -24,6 +24,10 @@ node-deps:
 
 nats-server:
 	@deploy/scripts/ensure-nats-server.sh
+
+# The browser the portal's tests drive (playwright-core, headless): Debian's package when missing.
+chromium:
+	@deploy/scripts/ensure-chromium.sh
 
 # The offline validator of deploy/ that `make test` runs (docs/operations.md, "Deploying with containers").
 manifest-check:

@@ -16,6 +16,7 @@ import { traceRequests } from "./http/request-tracing.js";
 import { toAppError } from "./http/to-app-error.js";
 import { registerLogRoutes } from "./logs/register-log-routes.js";
 import { createApiKey } from "./rpc/create-api-key.js";
+import { deleteNode } from "./rpc/delete-node.js";
 import { forward } from "./rpc/forward.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
 import { login } from "./rpc/login.js";
@@ -117,6 +118,7 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.drainNode, nodePlane.drainNode);
   registerRpc(app, edge, RPC_ROUTES.listNodes, nodePlane.listNodes);
   registerRpc(app, edge, RPC_ROUTES.rotateNodeKey, nodePlane.rotateNodeKey);
+  registerRpc(app, edge, RPC_ROUTES.deleteNode, deleteNode(gw));
 
   registerBillingRoutes(app, edge, gw);
 

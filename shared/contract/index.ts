@@ -124,6 +124,8 @@ export {
 } from "./logs.js";
 export {
   Assignment,
+  DeleteNodeRequest,
+  DeleteNodeResponse,
   DrainNodeRequest,
   DrainNodeResponse,
   HeartbeatRequest,
@@ -149,6 +151,8 @@ export {
   StopOrder,
 } from "./nodes.js";
 export {
+  DeleteNodeCommand,
+  DeleteNodeReply,
   DrainNodeCommand,
   HeartbeatCommand,
   JobRefCommand,

@@ -23,6 +23,8 @@ import { ListLedgerRequest, ListLedgerResponse } from "./credit.js";
 import { JobPayload, JobRef, ListJobsRequest, ListJobsResponse, SubmitJobRequest, SubmitJobResponse } from "./jobs.js";
 import { LogStreamUrlResponse } from "./logs.js";
 import {
+  DeleteNodeRequest,
+  DeleteNodeResponse,
   DrainNodeRequest,
   DrainNodeResponse,
   HeartbeatRequest,
@@ -259,6 +261,14 @@ export const RPC_ROUTES = {
     response: RotateNodeKeyResponse,
     message: "Node key rotated; store it now, it is not shown again",
     summary: "A new key for the node; the old one keeps working for grace_seconds.",
+  }),
+  deleteNode: rpc({
+    path: "/api/compute/nodes/delete",
+    auth: "user",
+    request: DeleteNodeRequest,
+    response: DeleteNodeResponse,
+    message: "Node deleted",
+    summary: "Delete an offline node of the caller's business; its keys stop working at once.",
   }),
   listPlans: rpc({
     path: "/api/compute/billing/plans/list",

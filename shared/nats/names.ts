@@ -136,6 +136,7 @@ export const subjects = {
   nodeDrain: () => `${ROOT}.registry.nodes.drain`,
   nodeList: () => `${ROOT}.registry.nodes.list`,
   nodeGet: () => `${ROOT}.registry.nodes.get`,
+  nodeDelete: () => `${ROOT}.registry.nodes.delete`,
   /** Log batches, answered by one log-relay replica. */
   logsPush: () => `${ROOT}.logrelay.logs.push`,
   /** A job's log totals (dropped lines), answered by one log-relay replica. */

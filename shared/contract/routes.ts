@@ -286,6 +286,14 @@ export const RPC_ROUTES = {
     message: "Subscription",
     summary: "The subscription of the caller's business: plan, status, current period, credit balance and usage this period.",
   }),
+  cancelSubscription: rpc({
+    path: "/api/compute/billing/subscription/cancel",
+    auth: "user",
+    request: EmptyRequest,
+    response: SubscriptionResponse,
+    message: "Subscription cancelled; it ends at the end of the current period",
+    summary: "Cancel the business's subscription at the end of the current period, through the payment provider (business admins only).",
+  }),
   createCheckout: rpc({
     path: "/api/compute/billing/checkout/create",
     auth: "jwt",

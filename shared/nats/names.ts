@@ -144,6 +144,7 @@ export const subjects = {
   /** Billing RPCs, answered by one billing replica. */
   billingPlansList: () => `${ROOT}.billing.plans.list`,
   billingSubscriptionGet: () => `${ROOT}.billing.subscription.get`,
+  billingSubscriptionCancel: () => `${ROOT}.billing.subscription.cancel`,
   billingCheckoutCreate: () => `${ROOT}.billing.checkout.create`,
   billingWebhookReceive: () => `${ROOT}.billing.webhooks.receive`,
   /** The sandbox payment provider's checkout page: read a session, pay or cancel it. */

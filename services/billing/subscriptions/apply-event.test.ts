@@ -63,6 +63,7 @@ describe("applyEvent", () => {
       customer_id: "cus_1",
       subscription_id: "sub_1",
       period: { start_ms: T0 - 5000, end_ms: T0 + 86_400_000 },
+      cancel_at_period_end: null,
     };
     const record = applyEvent(null, created, findPlan, T0)!;
     const after = applyEvent(record, { ...completed("evt_checkout", T0), provider: "stripe" }, findPlan, T0)!;

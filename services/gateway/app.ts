@@ -5,6 +5,7 @@ import { subjects } from "../../shared/nats/index.js";
 import type { ReadinessReport } from "../../shared/runtime/index.js";
 import { registerArtifactRoutes } from "./artifacts/register-artifact-routes.js";
 import { registerBillingRoutes } from "./billing/register-billing-routes.js";
+import { registerExportRoutes } from "./export/register-export-routes.js";
 import type { GatewayContext } from "./gateway-context.js";
 import { clientErrorHandler } from "./http/client-error.js";
 import { serveCors } from "./http/cors.js";
@@ -123,6 +124,7 @@ export function buildApp(
   registerBillingRoutes(app, edge, gw);
 
   registerRpc(app, edge, RPC_ROUTES.listLedger, forward(gw, RPC_ROUTES.listLedger, subjects.creditLedgerList()));
+  registerExportRoutes(app, edge, gw);
 
   app.get("/.well-known/jwks.json", async (_request, reply) => {
     reply.header("cache-control", "public, max-age=300");

@@ -182,3 +182,5 @@ export {
   NatsUploadOpenResponse,
 } from "./node-nats.js";
 export type { NodeNatsOperation } from "./node-nats.js";
+export { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, ExportFormat, ExportJobsRequest, ExportLedgerRequest } from "./exports.js";
+export type { ExportName, ExportRoute } from "./exports.js";

@@ -83,17 +83,23 @@ function parseCsv(text: string): string[][] {
   let quoted = false;
   for (let index = 0; index < text.length; index += 1) {
     const char = text[index]!;
-    if (quoted) {
-      if (char === '"' && text[index + 1] === '"') (cell += '"'), (index += 1);
-      else if (char === '"') quoted = false;
-      else cell += char;
-    } else if (char === '"') quoted = true;
-    else if (char === ",") row.push(cell), (cell = "");
-    else if (char === "\r" && text[index + 1] === "\n") {
+    if (quoted && char === '"' && text[index + 1] === '"') {
+      cell += '"';
+      index += 1;
+    } else if (char === '"') {
+      quoted = !quoted;
+    } else if (!quoted && char === ",") {
+      row.push(cell);
+      cell = "";
+    } else if (!quoted && char === "\r" && text[index + 1] === "\n") {
       row.push(cell);
       rows.push(row);
-      (row = []), (cell = ""), (index += 1);
-    } else cell += char;
+      row = [];
+      cell = "";
+      index += 1;
+    } else {
+      cell += char;
+    }
   }
   return rows;
 }

@@ -41,8 +41,8 @@ function checkStripePrices(catalog: PlanCatalog): void {
  * Builds billing, the owner of plans, subscriptions, checkout with the payment
  * provider (Stripe when CJS_STRIPE_SECRET_KEY is set, else the built-in sandbox) and the
  * compute-credit ledger, which meters finished jobs and audits itself against the job
- * records. A subscription changes only through the provider's verified webhook, applied
- * once.
+ * records. A subscription changes through the provider's verified webhook, applied
+ * once, and is cancelled at period end through the provider.
  */
 export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
   const { nc, logger, clock, config } = deps;

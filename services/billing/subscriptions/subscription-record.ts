@@ -3,7 +3,8 @@ import { z } from "zod";
 /**
  * A business's subscription as stored in the `cjs_subscriptions` bucket under
  * `subscriptionKey(app, business)`. Absent means the default plan, with calendar-month
- * periods. It changes only through a verified payment-provider webhook (or an operator).
+ * periods. It changes through a verified payment-provider webhook, an admin's cancel
+ * (once the provider took it), or an operator.
  */
 export const SubscriptionRecord = z.looseObject({
   app_id: z.string(),

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { z } from "zod";
+import type { Readable } from "node:stream";
+import { z } from "zod";
 import {
   EXPORT_MEDIA_TYPES,
   EXPORT_ROUTES,
@@ -11,9 +12,9 @@ import {
 } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../../shared/nats/index.js";
-import { zodIssues } from "../../../shared/runtime/index.js";
+import type { RequestTrace } from "../../../shared/tracing/index.js";
 import type { GatewayContext } from "../gateway-context.js";
-import { absentAsEmpty, type Edge } from "../http/register-rpc.js";
+import { type Edge, type RpcHandler, runRpc } from "../http/register-rpc.js";
 import { requestHeader } from "../http/request-header.js";
 import { userContext } from "../rpc/forward.js";
 import { openExportBody, type PageReader } from "./export-body.js";
@@ -26,7 +27,7 @@ const PAGE_SIZE = 200;
 interface ExportSource<R extends ExportRoute, T> {
   route: R;
   columns: readonly Column<T>[];
-  pages: (gw: GatewayContext, caller: UserContext, body: z.infer<R["request"]>, request: FastifyRequest) => PageReader<T>;
+  pages: (gw: GatewayContext, caller: UserContext, body: z.infer<R["request"]>, trace: RequestTrace) => PageReader<T>;
 }
 
 function exportSource<R extends ExportRoute, T>(source: ExportSource<R, T>): ExportSource<R, T> {
@@ -36,15 +37,15 @@ function exportSource<R extends ExportRoute, T>(source: ExportSource<R, T>): Exp
 const JOBS = exportSource({
   route: EXPORT_ROUTES.exportJobs,
   columns: JOB_COLUMNS,
-  pages: (gw, caller, { format: _format, ...filters }, request) => (cursor) =>
-    requestRpc(gw.nc, subjects.jobList(), { caller, body: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } }, ListJobsResponse, { trace: request.trace }),
+  pages: (gw, caller, { format: _format, ...filters }, trace) => (cursor) =>
+    requestRpc(gw.nc, subjects.jobList(), { caller, body: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } }, ListJobsResponse, { trace }),
 });
 
 const LEDGER = exportSource({
   route: EXPORT_ROUTES.exportLedger,
   columns: LEDGER_COLUMNS,
-  pages: (gw, caller, _body, request) => (cursor) =>
-    requestRpc(gw.nc, subjects.creditLedgerList(), { caller, body: { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } }, ListLedgerResponse, { trace: request.trace }),
+  pages: (gw, caller, _body, trace) => (cursor) =>
+    requestRpc(gw.nc, subjects.creditLedgerList(), { caller, body: { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } }, ListLedgerResponse, { trace }),
 });
 
 /** `jobs-biz_….csv`, stamped to the second (UTC). */
@@ -53,28 +54,42 @@ function fileName(route: ExportRoute, businessId: string, format: ExportFormat, 
   return `${route.fileName}-${businessId}-${stamp}.${format === "csv" ? "csv" : "ndjson"}`;
 }
 
+/** What an export's handler hands back: the body to stream and how to name it. */
+interface OpenedExport {
+  body: Readable;
+  format: ExportFormat;
+  fileName: string;
+}
+
 /**
- * Serves one export: the same checks as an RPC (NATS up, application, a user's credential,
- * rate limit, body schema), then business admins only. Every refusal comes before the first
- * byte and is the error envelope; then the body streams.
+ * Serves one export through `runRpc`, so it passes the same checks in the same order as
+ * every RPC (NATS up, application, a user's credential, rate limit, body schema); then
+ * business admins only. Every refusal comes before the first byte and is the error
+ * envelope; then the body streams.
  */
 function serveExport<R extends ExportRoute, T>(gw: GatewayContext, edge: Edge, source: ExportSource<R, T>) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!edge.natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
-    const tenant = await edge.authenticator.resolveApp(requestHeader(request, "x-app-id"));
-    const caller = await edge.authenticator.authenticate(tenant, { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") }, "user");
-    if (!caller) throw new AppError("auth.missing_credentials");
-    await edge.rateLimiter.admit(caller, reply);
-    const parsed = source.route.request.safeParse(absentAsEmpty(request.body));
-    if (!parsed.success) throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
+  const route = { method: "POST", path: source.route.path, auth: "user", request: source.route.request, response: z.custom<OpenedExport>(), message: "", summary: source.route.summary } as const;
+  const handler: RpcHandler<typeof route> = async (body, { caller, log, trace }) => {
     if (caller.role !== "admin") throw new AppError("permission.denied", "Only an admin of the business can export its records.");
-    const body = parsed.data as z.infer<R["request"]>;
-    const format = (body as { format: ExportFormat }).format;
-    const stream = await openExportBody(source.pages(gw, userContext(caller), body, request), format, source.columns, request.log);
-    reply.header("content-type", EXPORT_MEDIA_TYPES[format]);
-    reply.header("content-disposition", `attachment; filename="${fileName(source.route, caller.business_id, format, gw.clock.now())}"`);
+    const { format } = body as { format: ExportFormat };
+    const pages = source.pages(gw, userContext(caller), body as z.infer<R["request"]>, trace);
+    return { body: await openExportBody(pages, format, source.columns, log), format, fileName: fileName(source.route, caller.business_id, format, gw.clock.now()) };
+  };
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const opened = await runRpc(edge, route, handler, {
+      appId: requestHeader(request, "x-app-id"),
+      credentials: { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") },
+      body: request.body,
+      responseHeaders: reply,
+      ip: request.ip,
+      origin: `${request.protocol}://${request.host}`,
+      trace: request.trace,
+      log: request.log,
+    });
+    reply.header("content-type", EXPORT_MEDIA_TYPES[opened.format]);
+    reply.header("content-disposition", `attachment; filename="${opened.fileName}"`);
     reply.header("cache-control", "no-store");
-    return reply.send(stream);
+    return reply.send(opened.body);
   };
 }
 

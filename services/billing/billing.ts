@@ -19,6 +19,7 @@ import { StripeProvider } from "./checkout/stripe-provider.js";
 import type { BillingConfig } from "./config.js";
 import { createCheckout } from "./create-checkout.js";
 import { getSubscription } from "./get-subscription.js";
+import { cancelSubscription } from "./subscriptions/cancel-subscription.js";
 import { openCreditLedger } from "./ledger/index.js";
 import { listPlans } from "./list-plans.js";
 import { loadPlanCatalog, type PlanCatalog } from "./plans/plan-catalog.js";
@@ -40,8 +41,8 @@ function checkStripePrices(catalog: PlanCatalog): void {
  * Builds billing, the owner of plans, subscriptions, checkout with the payment
  * provider (Stripe when CJS_STRIPE_SECRET_KEY is set, else the built-in sandbox) and the
  * compute-credit ledger, which meters finished jobs and audits itself against the job
- * records. A subscription changes only through the provider's verified webhook, applied
- * once.
+ * records. A subscription changes through the provider's verified webhook, applied
+ * once, and is cancelled at period end through the provider.
  */
 export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
   const { nc, logger, clock, config } = deps;
@@ -89,6 +90,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
         servePing(nc, { service: SERVICE, instance, logger }),
         serveRpc(nc, { ...rpc, subject: subjects.billingPlansList(), request: BillingCallerCommand, handle: listPlans(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingSubscriptionGet(), request: BillingCallerCommand, handle: getSubscription(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.billingSubscriptionCancel(), request: BillingCallerCommand, handle: cancelSubscription(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingCheckoutCreate(), request: CreateCheckoutCommand, handle: createCheckout(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingWebhookReceive(), request: WebhookCommand, handle: receiveWebhook(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionGet(), request: SandboxSessionCommand, handle: sandboxViewSession(ctx) }),

@@ -5,6 +5,7 @@ import { subjects } from "../../shared/nats/index.js";
 import type { ReadinessReport } from "../../shared/runtime/index.js";
 import { registerArtifactRoutes } from "./artifacts/register-artifact-routes.js";
 import { registerBillingRoutes } from "./billing/register-billing-routes.js";
+import { registerExportRoutes } from "./export/register-export-routes.js";
 import type { GatewayContext } from "./gateway-context.js";
 import { clientErrorHandler } from "./http/client-error.js";
 import { serveCors } from "./http/cors.js";
@@ -16,6 +17,7 @@ import { traceRequests } from "./http/request-tracing.js";
 import { toAppError } from "./http/to-app-error.js";
 import { registerLogRoutes } from "./logs/register-log-routes.js";
 import { createApiKey } from "./rpc/create-api-key.js";
+import { deleteNode } from "./rpc/delete-node.js";
 import { forward } from "./rpc/forward.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
 import { login } from "./rpc/login.js";
@@ -119,10 +121,12 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.drainNode, nodePlane.drainNode);
   registerRpc(app, edge, RPC_ROUTES.listNodes, nodePlane.listNodes);
   registerRpc(app, edge, RPC_ROUTES.rotateNodeKey, nodePlane.rotateNodeKey);
+  registerRpc(app, edge, RPC_ROUTES.deleteNode, deleteNode(gw));
 
   registerBillingRoutes(app, edge, gw);
 
   registerRpc(app, edge, RPC_ROUTES.listLedger, forward(gw, RPC_ROUTES.listLedger, subjects.creditLedgerList()));
+  registerExportRoutes(app, edge, gw);
 
   app.get("/.well-known/jwks.json", async (_request, reply) => {
     reply.header("cache-control", "public, max-age=300");

@@ -11,6 +11,8 @@ export const NodeRegistryConfig = BaseConfig.extend({
   /** A node that missed this many heartbeat intervals in a row is offline. */
   CJS_HEARTBEAT_MISSES_OFFLINE: intSetting(3, { min: 1, max: 1000 }),
   ...PoolSettings.shape,
+  /** `nodes/list` leaves out a node offline for longer than this, unless asked to include it. */
+  CJS_NODES_HIDE_OFFLINE_AFTER_SECONDS: intSetting(86_400, { min: 0, max: 31_536_000 }),
   /** How often each replica scans for nodes that missed their heartbeats. */
   CJS_LIVENESS_SWEEP_MS: intSetting(5000, { min: 100, max: 86_400_000 }),
 }).superRefine(checkSharedPools);

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import { DrainNodeCommand, HeartbeatCommand, ListNodesCommand, NodeRefCommand, RegisterNodeCommand } from "../../shared/contract/index.js";
+import { DeleteNodeCommand, DrainNodeCommand, HeartbeatCommand, ListNodesCommand, NodeRefCommand, RegisterNodeCommand } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { NodeRegistryConfig } from "./config.js";
+import { deleteNode } from "./delete-node.js";
 import { drainNode } from "./drain-node.js";
 import { getNode } from "./get-node.js";
 import { heartbeat } from "./heartbeat.js";
@@ -22,8 +23,8 @@ export interface NodeRegistry extends Service {
 }
 
 /**
- * Builds the node registry, the owner of nodes: registration, heartbeats, liveness and
- * draining. Node records live in the `cjs_nodes` bucket, which the scheduler watches; every
+ * Builds the node registry, the owner of nodes: registration, heartbeats, liveness,
+ * draining and deletion. Node records live in the `cjs_nodes` bucket, which the scheduler watches; every
  * replica sweeps it for nodes that missed their heartbeats and marks them offline, so the
  * scheduler requeues their jobs. The gateway mints node keys.
  */
@@ -52,6 +53,7 @@ export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): NodeRe
         serveRpc(nc, { ...rpc, subject: subjects.nodeDrain(), request: DrainNodeCommand, handle: drainNode(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeList(), request: ListNodesCommand, handle: listNodes(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeGet(), request: NodeRefCommand, handle: getNode(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.nodeDelete(), request: DeleteNodeCommand, handle: deleteNode(ctx) }),
       );
       sweep = startLivenessSweep(ctx);
       // Ready only once the server knows the subscriptions.

@@ -11,7 +11,8 @@ const RESERVATION_GRACE_MS = 10_000;
 
 /**
  * Finds what no message will ever announce: runs past their deadline, attempts on nodes
- * that went offline, and reservations whose job moved on. Every replica runs it; each
+ * that went offline or were deleted, reservations whose job moved on, and the records of
+ * deleted nodes. Every replica runs it; each
  * step is a compare-and-set, so doing it twice is harmless.
  */
 export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
@@ -43,7 +44,18 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
         if (!(error instanceof AppError)) throw error;
       }
     }
+    if (!node && Object.keys(allocation.attempts).length === 0) await forgetDeletedNode(ctx, allocation.node_id);
   }
+}
+
+/**
+ * Removes the empty allocation record of a deleted node. The view may only not know a new
+ * node yet, so the node's absence is read from the store first (a deleted id never returns).
+ */
+async function forgetDeletedNode(ctx: SchedulerContext, nodeId: string): Promise<void> {
+  if (await ctx.store.nodes.get(nodeId)) return;
+  const removed = await ctx.store.allocations.deleteIf(nodeId, (current) => Object.keys(current.attempts).length === 0);
+  if (removed) ctx.logger.info({ node_id: nodeId }, "allocation of a deleted node removed");
 }
 
 /** Requeues the job (its queued revision announces it), or fails it once its attempts are spent. */

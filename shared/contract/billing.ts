@@ -80,6 +80,10 @@ export const SubscriptionResponse = z.object({
   usage_this_period: z.number(),
   /** The payment provider the plan was bought through (`stripe`, `sandbox`), or null for the default plan. */
   provider: z.string().nullable(),
+  /** True once the business cancelled: the subscription is not renewed and ends at `current_period_end`. */
+  cancel_at_period_end: z.boolean(),
+  /** When the subscription ends and the business falls back to the default plan; null while it renews. */
+  ends_at: Timestamp.nullable(),
   /**
    * True for the operator's own business, which is not billed: its jobs on operator pools
    * are never refused for credit or by the plan's limits, and never charged. `plan` is then

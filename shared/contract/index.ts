@@ -133,6 +133,8 @@ export {
 } from "./logs.js";
 export {
   Assignment,
+  DeleteNodeRequest,
+  DeleteNodeResponse,
   DrainNodeRequest,
   DrainNodeResponse,
   HeartbeatRequest,
@@ -158,6 +160,8 @@ export {
   StopOrder,
 } from "./nodes.js";
 export {
+  DeleteNodeCommand,
+  DeleteNodeReply,
   DrainNodeCommand,
   HeartbeatCommand,
   JobRefCommand,
@@ -187,3 +191,5 @@ export {
   NatsUploadOpenResponse,
 } from "./node-nats.js";
 export type { NodeNatsOperation } from "./node-nats.js";
+export { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, ExportFormat, ExportJobsRequest, ExportLedgerRequest } from "./exports.js";
+export type { ExportName, ExportRoute } from "./exports.js";

@@ -4,6 +4,7 @@ import { Role } from "./common.js";
 import { JobRef, JobState, ListJobsRequest, SubmitJobRequest } from "./jobs.js";
 import {
   Assignment,
+  DeleteNodeRequest,
   DrainNodeRequest,
   HeartbeatRequest,
   JobResultRequest,
@@ -61,6 +62,13 @@ export const ListNodesCommand = asUser(ListNodesRequest);
 export const DrainNodeCommand = z.object({ caller: z.union([UserContext, NodeContext]), body: DrainNodeRequest });
 /** Looks up one node of the caller's business (the gateway checks rights before rotating a key). */
 export const NodeRefCommand = z.object({ caller: z.object({ app_id: z.string(), business_id: z.string() }), node_id: z.string() });
+
+/** Deletes an offline node of the caller's business; the gateway then retires the node's keys. */
+export const DeleteNodeCommand = asUser(DeleteNodeRequest);
+
+/** The node-registry's answer to `DeleteNodeCommand`. */
+export const DeleteNodeReply = z.object({ node_id: z.string(), deleted_at: z.string() });
+export type DeleteNodeReply = z.infer<typeof DeleteNodeReply>;
 
 /** The node-registry's answer to `RegisterNodeCommand`; the gateway adds the node's key and answers `RegisterNodeResponse`. */
 export const RegisterNodeReply = z.object({

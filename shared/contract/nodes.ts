@@ -168,6 +168,11 @@ export const DrainNodeResponse = z.object({ node: NodeSummary });
 export const ListNodesRequest = z.strictObject({
   state: NodeStatus.optional(),
   pool_id: PoolId.optional(),
+  /**
+   * Also list nodes offline for longer than the registry's `CJS_NODES_HIDE_OFFLINE_AFTER_SECONDS`
+   * (hidden by default). Asking for `state: "offline"` lists them too.
+   */
+  include_offline: z.boolean().default(false),
 });
 export type ListNodesRequest = z.infer<typeof ListNodesRequest>;
 
@@ -190,3 +195,14 @@ export const RotateNodeKeyResponse = z.object({
 });
 export type RotateNodeKeyResponse = z.infer<typeof RotateNodeKeyResponse>;
 
+
+export const DeleteNodeRequest = z.strictObject({ node_id: NodeId });
+export type DeleteNodeRequest = z.infer<typeof DeleteNodeRequest>;
+
+export const DeleteNodeResponse = z.object({
+  node_id: NodeId,
+  deleted_at: Timestamp,
+  /** How many of the node's own keys this call retired (0 when an earlier call had). */
+  keys_retired: z.number().int().min(0),
+});
+export type DeleteNodeResponse = z.infer<typeof DeleteNodeResponse>;

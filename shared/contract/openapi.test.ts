@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "./openapi.js";
+import { EXPORT_ROUTES } from "./exports.js";
 import { RPC_ROUTES } from "./routes.js";
 
 describe("OpenAPI document", () => {
   const document = buildOpenApiDocument() as { paths: Record<string, { post: Record<string, unknown> }> };
 
-  it("has one POST operation per RPC of the route table, named after it", () => {
-    expect(Object.keys(document.paths).sort()).toEqual(Object.values(RPC_ROUTES).map((route) => route.path).sort());
+  it("has one POST operation per RPC of the route table and per export, named after it", () => {
+    expect(Object.keys(document.paths).sort()).toEqual([...Object.values(RPC_ROUTES), ...Object.values(EXPORT_ROUTES)].map((route) => route.path).sort());
     expect(document.paths["/api/auth/LOGIN_EMAIL"]?.post.operationId).toBe("login");
   });
 
@@ -48,5 +49,11 @@ describe("OpenAPI document", () => {
     expect(unauthorized("/api/compute/nodes/poll")?.description).not.toContain("auth.token_expired");
     expect(unauthorized("/api/compute/nodes/poll")?.headers?.["WWW-Authenticate"]?.description).toContain('ApiKey header="X-API-Key"');
     expect(unauthorized("/api/auth/LOGIN_EMAIL")).toBeUndefined();
+  });
+
+  it("describes an export's answer as a CSV or NDJSON file", () => {
+    const ok = (document.paths["/api/compute/jobs/export"]?.post.responses as Record<string, { content?: Record<string, unknown> }>)["200"];
+    expect(Object.keys(ok?.content ?? {})).toEqual(["text/csv", "application/x-ndjson"]);
+    expect(document.paths["/api/compute/billing/ledger/export"]?.post.operationId).toBe("exportLedger");
   });
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ErrorEnvelope } from "./envelope.js";
+import { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, type ExportRoute } from "./exports.js";
 import { RPC_ROUTES, type RpcName, type RpcRoute } from "./routes.js";
 import { ROUTE_SCOPES } from "./scopes.js";
 
@@ -52,7 +53,28 @@ function successEnvelope(payload: z.ZodType) {
   return z.object({ status: z.literal("SUCCESS"), message: z.string(), payload });
 }
 
-/** The OpenAPI 3.1 document of the JSON RPCs, made from the same schemas the gateway validates with. */
+/** An export: a JSON body in, a streamed file out (docs/api.md, "Export"); refusals before the first byte are the envelope. */
+function exportOperation(name: string, route: ExportRoute) {
+  const file = { schema: { type: "string" } };
+  return {
+    operationId: name,
+    summary: route.summary,
+    security: SECURITY.user.map((requirement) => ("apiKey" in requirement ? { ...requirement, apiKey: [route.scope] } : requirement)),
+    "x-api-key-scope": route.scope,
+    requestBody: { required: true, content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } } },
+    responses: {
+      "200": {
+        description: "The file, streamed (`Content-Disposition: attachment`). NDJSON that fails midway ends with a line `{\"error\":{\"code\",\"message\"}}`; CSV is cut off.",
+        headers: { "Content-Disposition": { schema: { type: "string" } }, ...RATE_LIMIT_HEADERS },
+        content: Object.fromEntries(Object.values(EXPORT_MEDIA_TYPES).map((mediaType) => [mediaType.split(";")[0], file])),
+      },
+      ...unauthorizedResponse("user"),
+      default: { description: "Error envelope; see docs/errors.md for every code.", content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } } },
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document of the JSON RPCs and the exports, made from the same schemas the gateway validates with. */
 export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const [name, route] of Object.entries(RPC_ROUTES) as Array<[RpcName, RpcRoute]>) {
@@ -86,6 +108,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
       },
     };
   }
+  for (const [name, route] of Object.entries(EXPORT_ROUTES) as Array<[string, ExportRoute]>) paths[route.path] = { post: exportOperation(name, route) };
   return {
     openapi: "3.1.0",
     info: { title: "Compute Job Service API", version: "1" },

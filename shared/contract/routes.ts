@@ -25,6 +25,8 @@ import { ListLedgerRequest, ListLedgerResponse } from "./credit.js";
 import { JobPayload, JobRef, ListJobsRequest, ListJobsResponse, SubmitJobRequest, SubmitJobResponse } from "./jobs.js";
 import { LogStreamUrlResponse } from "./logs.js";
 import {
+  DeleteNodeRequest,
+  DeleteNodeResponse,
   DrainNodeRequest,
   DrainNodeResponse,
   HeartbeatRequest,
@@ -270,6 +272,14 @@ export const RPC_ROUTES = {
     message: "Node key rotated; store it now, it is not shown again",
     summary: "A new key for the node; the old one keeps working for grace_seconds.",
   }),
+  deleteNode: rpc({
+    path: "/api/compute/nodes/delete",
+    auth: "user",
+    request: DeleteNodeRequest,
+    response: DeleteNodeResponse,
+    message: "Node deleted",
+    summary: "Delete an offline node of the caller's business; its keys stop working at once.",
+  }),
   listPlans: rpc({
     path: "/api/compute/billing/plans/list",
     auth: "user",
@@ -285,6 +295,14 @@ export const RPC_ROUTES = {
     response: SubscriptionResponse,
     message: "Subscription",
     summary: "The subscription of the caller's business: plan, status, current period, credit balance and usage this period.",
+  }),
+  cancelSubscription: rpc({
+    path: "/api/compute/billing/subscription/cancel",
+    auth: "user",
+    request: EmptyRequest,
+    response: SubscriptionResponse,
+    message: "Subscription cancelled; it ends at the end of the current period",
+    summary: "Cancel the business's subscription at the end of the current period, through the payment provider (business admins only).",
   }),
   createCheckout: rpc({
     path: "/api/compute/billing/checkout/create",

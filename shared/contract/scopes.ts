@@ -39,6 +39,8 @@ export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] exten
   getSubscription: "billing:read",
   createCheckout: null,
   listLedger: "billing:read",
+  deleteNode: "nodes:write",
+  cancelSubscription: "billing:write",
 };
 
 /** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */
@@ -46,9 +48,12 @@ export const LOG_STREAM_SCOPE: Scope = "jobs:read";
 
 const BY_ROUTE = new Map<RpcRoute, Scope | null>((Object.keys(RPC_ROUTES) as RpcName[]).map((name) => [RPC_ROUTES[name], ROUTE_SCOPES[name]]));
 
-/** The scope an RPC needs from a user's API key; null for none (and for a route outside `RPC_ROUTES`). */
-export function scopeOf(route: RpcRoute): Scope | null {
-  return BY_ROUTE.get(route) ?? null;
+/**
+ * The scope an operation needs from a user's API key: its `ROUTE_SCOPES` entry, or the
+ * `scope` a route outside `RPC_ROUTES` carries (an export); null for none.
+ */
+export function scopeOf(route: RpcRoute & { scope?: Scope }): Scope | null {
+  return BY_ROUTE.get(route) ?? route.scope ?? null;
 }
 
 /** Whether a key with `held` scopes (null: every scope) may do what `needed` names. */

@@ -203,6 +203,26 @@ export class JsonBucket<S extends z.ZodType> {
     return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
   }
 
+  /**
+   * Deletes the record by compare-and-set if `allow` accepts it as it is now (it may also
+   * throw to refuse); a write that beat the delete is read again and judged afresh, at most
+   * CAS_RETRIES tries. Returns the record deleted, or null when the key is absent or kept.
+   */
+  async deleteIf(key: string, allow: (current: z.infer<S>) => boolean): Promise<Versioned<z.infer<S>> | null> {
+    const checked = this.checked(key);
+    for (let write = 1; ; write += 1) {
+      const current = await this.get(key);
+      if (!current || !allow(current.value)) return null;
+      try {
+        await this.kv.delete(checked, { previousSeq: current.revision });
+        return current;
+      } catch (error) {
+        if (!isWrongSequence(error)) throw apiFailure("delete", error);
+      }
+      if (write >= CAS_RETRIES) throw new AppError("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+    }
+  }
+
   async delete(key: string): Promise<void> {
     const checked = this.checked(key);
     try {

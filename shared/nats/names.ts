@@ -136,6 +136,7 @@ export const subjects = {
   nodeDrain: () => `${ROOT}.registry.nodes.drain`,
   nodeList: () => `${ROOT}.registry.nodes.list`,
   nodeGet: () => `${ROOT}.registry.nodes.get`,
+  nodeDelete: () => `${ROOT}.registry.nodes.delete`,
   /** Log batches, answered by one log-relay replica. */
   logsPush: () => `${ROOT}.logrelay.logs.push`,
   /** A job's log totals (dropped lines), answered by one log-relay replica. */
@@ -143,6 +144,7 @@ export const subjects = {
   /** Billing RPCs, answered by one billing replica. */
   billingPlansList: () => `${ROOT}.billing.plans.list`,
   billingSubscriptionGet: () => `${ROOT}.billing.subscription.get`,
+  billingSubscriptionCancel: () => `${ROOT}.billing.subscription.cancel`,
   billingCheckoutCreate: () => `${ROOT}.billing.checkout.create`,
   billingWebhookReceive: () => `${ROOT}.billing.webhooks.receive`,
   /** The sandbox payment provider's checkout page: read a session, pay or cancel it. */

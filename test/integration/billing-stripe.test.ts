@@ -1,6 +1,4 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Kvm } from "@nats-io/kv";
@@ -15,12 +13,13 @@ import type { ComputeClient } from "../../shared/client/index.js";
 import { billingWebhookPath } from "../../shared/contract/index.js";
 import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
 import { randomBase62, systemClock } from "../../shared/runtime/index.js";
+import { FakeStripe } from "../harness/fake-stripe.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startBilling, startGateway, type RunningGateway, type RunningService, type Tenant } from "../harness/system.js";
 
 /**
  * The Stripe adapter without the internet: the official client is pointed at a local
- * HTTP server that plays Stripe's Checkout Sessions endpoint, and webhooks are signed with
+ * HTTP server that plays Stripe's Checkout Sessions endpoint (`FakeStripe`), and webhooks are signed with
  * the client's own test helper, as Stripe signs them.
  */
 const WEBHOOK_SECRET = `whsec_${randomBase62(32)}`;
@@ -32,53 +31,6 @@ const PLANS = {
     { id: "scale", name: "Scale", price: 4900, currency: "usd", interval: "year", included_credit: 60000, rates: { cpu_core_hour: 0.6, memory_gb_hour: 0.06, gpu_hour: 12 }, limits: { max_job_timeout_seconds: 604800, max_job_cpu: 64 }, billed: true, stripe_price_id: "price_scale_yearly" },
   ],
 };
-
-interface StripeCall {
-  method: string;
-  path: string;
-  authorization: string | undefined;
-  form: URLSearchParams;
-}
-
-/** Stripe's `POST /v1/checkout/sessions`, answered as Stripe would, recording each call. */
-class FakeStripe {
-  readonly calls: StripeCall[] = [];
-  private server: Server | undefined;
-
-  async start(): Promise<string> {
-    this.server = createServer((request, response) => void this.handle(request).then(({ status, body }) => response.writeHead(status, { "content-type": "application/json", "request-id": `req_${randomBase62(14)}` }).end(JSON.stringify(body))));
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-
-  private async handle(request: IncomingMessage): Promise<{ status: number; body: unknown }> {
-    let text = "";
-    for await (const chunk of request) text += String(chunk);
-    const form = new URLSearchParams(text);
-    const path = request.url ?? "";
-    this.calls.push({ method: request.method ?? "", path, authorization: request.headers.authorization, form });
-    if (request.method !== "POST" || path !== "/v1/checkout/sessions") return { status: 404, body: { error: { type: "invalid_request_error", message: "Unrecognized request URL" } } };
-    const id = `cs_test_${randomBase62(24)}`;
-    return {
-      status: 200,
-      body: {
-        id,
-        object: "checkout.session",
-        mode: form.get("mode"),
-        url: `https://checkout.stripe.test/c/pay/${id}`,
-        expires_at: Math.floor(Date.now() / 1000) + 86_400,
-        metadata: { app_id: form.get("metadata[app_id]"), business_id: form.get("metadata[business_id]"), plan_id: form.get("metadata[plan_id]") },
-        customer: null,
-        subscription: null,
-      },
-    };
-  }
-}
 
 let nats: NatsHarness;
 let gateways: RunningGateway[];
@@ -285,5 +237,66 @@ describe("Stripe settings", () => {
     const parsed = BillingConfig.safeParse({ CJS_STRIPE_SECRET_KEY: "sk_test_x" });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues.map((issue) => issue.path.join("."))).toEqual(["CJS_STRIPE_WEBHOOK_SECRET"]);
+  });
+});
+
+describe("Stripe subscription cancel", () => {
+  /** A business on the team plan through Stripe subscription `subscriptionId`, renewing monthly. */
+  async function subscribed(subscriptionId: string) {
+    const { tenant, client } = await admin();
+    const now = Math.floor(Date.now() / 1000);
+    const subscription = (overrides: Record<string, unknown> = {}) => ({
+      id: subscriptionId,
+      object: "subscription",
+      status: "active",
+      customer: "cus_test_cancel",
+      cancel_at_period_end: false,
+      metadata: metadataOf(tenant, "team"),
+      items: { object: "list", data: [{ id: "si_1", price: { id: "price_team_monthly" }, current_period_start: now - 60, current_period_end: now + 30 * 86_400 }] },
+      ...overrides,
+    });
+    await deliver(stripeEvent("customer.subscription.created", subscription(), now - 10));
+    expect((await client.call("getSubscription", {})).plan.id).toBe("team");
+    return { tenant, client, subscription, now };
+  }
+
+  it("asks Stripe to cancel at period end; the subscription shows it, and an older Stripe event does not undo it", async () => {
+    const { tenant, client, subscription, now } = await subscribed("sub_cancel_1");
+    const cancelled = await client.call("cancelSubscription", {});
+    expect(cancelled).toMatchObject({ plan: { id: "team" }, cancel_at_period_end: true, ends_at: new Date((now + 30 * 86_400) * 1000).toISOString() });
+    const call = stripeApi.calls.find((entry) => entry.path === "/v1/subscriptions/sub_cancel_1");
+    expect(call).toMatchObject({ method: "POST", authorization: "Bearer sk_test_local_fake" });
+    expect(call?.form.get("cancel_at_period_end")).toBe("true");
+
+    // An update Stripe made before the cancel, delivered after it, does not undo it; Stripe's own update then says the same.
+    expect((await deliver(stripeEvent("customer.subscription.updated", subscription(), now - 5))).body.payload).toMatchObject({ outcome: "applied" });
+    expect((await recordOf(tenant))?.value.cancel_at_period_end).toBe(true);
+    expect((await deliver(stripeEvent("customer.subscription.updated", subscription({ cancel_at_period_end: true }), now + 5))).body.payload).toMatchObject({ outcome: "applied" });
+    expect((await recordOf(tenant))?.value.cancel_at_period_end).toBe(true);
+
+    // At the period's end Stripe deletes the subscription: the business is on the default plan.
+    await deliver(stripeEvent("customer.subscription.deleted", { ...subscription({ status: "canceled", cancel_at_period_end: true }), ended_at: Math.floor(Date.now() / 1000) }, now + 6));
+    expect(await client.call("getSubscription", {})).toMatchObject({ plan: { id: "free" }, provider: null, cancel_at_period_end: false, ends_at: null });
+  });
+
+  it("resuming in Stripe (cancel_at_period_end false, after the cancel) renews again", async () => {
+    const { client, subscription } = await subscribed("sub_cancel_2");
+    await client.call("cancelSubscription", {});
+    await deliver(stripeEvent("customer.subscription.updated", subscription(), Math.floor(Date.now() / 1000) + 5));
+    expect(await client.call("getSubscription", {})).toMatchObject({ plan: { id: "team" }, cancel_at_period_end: false, ends_at: null });
+  });
+
+  it("a cancel Stripe refuses answers 503 and leaves the subscription renewing", async () => {
+    const { tenant, client } = await subscribed("sub_cancel_3");
+    const before = await recordOf(tenant);
+    stripeApi.refuseSubscriptionUpdates = true;
+    try {
+      const response = await client.raw("POST", "/api/compute/billing/subscription/cancel", {});
+      expect(response.status).toBe(503);
+      expect((response.body as { code?: string }).code).toBe("service.unavailable");
+    } finally {
+      stripeApi.refuseSubscriptionUpdates = false;
+    }
+    expect((await recordOf(tenant))?.revision).toBe(before?.revision);
   });
 });

@@ -147,6 +147,8 @@ describe("subscription", () => {
       credit_balance: 10,
       usage_this_period: 0,
       provider: null,
+      cancel_at_period_end: false,
+      ends_at: null,
       operator: false,
     });
     expect(await recordOf(tenant)).toBeNull();

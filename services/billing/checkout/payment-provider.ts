@@ -58,6 +58,8 @@ export type ProviderEvent = {
       customer_id: string | null;
       subscription_id: string;
       period: EventPeriod | null;
+      /** Whether the subscription ends at its period's end; null when the event does not say. */
+      cancel_at_period_end: boolean | null;
     }
   | {
       /** The subscription ended. */
@@ -83,6 +85,11 @@ export interface PaymentProvider {
    * `request.invalid` for a signed body it cannot read.
    */
   verifyWebhook(rawBody: Buffer, headers: Readonly<Record<string, string>>): Promise<ProviderEvent>;
+  /**
+   * Tells the provider to end the subscription at the end of its current period (no
+   * renewal). Throws `service.unavailable` when the provider does not take it.
+   */
+  cancelAtPeriodEnd(subscription: { account: Account; subscription_id: string }): Promise<void>;
 }
 
 /** The end of a period of `interval` starting at `startMs` (same day of the next month or year, clamped to its last day). */

@@ -31,6 +31,7 @@ const SandboxEventData = {
     subscription_id: z.string(),
     period_start: Iso,
     period_end: Iso,
+    cancel_at_period_end: z.boolean().nullable().default(null),
   }),
   "subscription.canceled": Account.extend({ subscription_id: z.string(), ended_at: Iso }),
 } as const;
@@ -128,11 +129,19 @@ export class SandboxProvider implements PaymentProvider {
         customer_id: updated.customer_id,
         subscription_id: updated.subscription_id,
         period: period(updated.period_start, updated.period_end),
+        cancel_at_period_end: updated.cancel_at_period_end,
       };
     }
     const canceled = value as z.infer<(typeof SandboxEventData)["subscription.canceled"]>;
     return { ...base, kind: "subscription_canceled", account, subscription_id: canceled.subscription_id, ended_at_ms: Date.parse(canceled.ended_at) };
   }
+
+  /**
+   * The sandbox keeps no subscriptions of its own and has no clock to end one: there is
+   * nothing to tell it. Billing marks the record, and the subscription ends by the rule at
+   * `current_period_end` (see `effectiveSubscription`), as when a provider's event is late.
+   */
+  async cancelAtPeriodEnd(): Promise<void> {}
 
   /** What the checkout page shows. Unknown sessions are not found; used, canceled or expired ones are `state.conflict`. */
   async viewSession(sessionId: string): Promise<SandboxSessionView> {

@@ -39,6 +39,7 @@ const SubscriptionObject = z.object({
   metadata: z.record(z.string(), z.string()).nullish(),
   customer: IdOrObject,
   ended_at: z.number().nullish(),
+  cancel_at_period_end: z.boolean().nullish(),
   canceled_at: z.number().nullish(),
   // Older API versions carry the period on the subscription, newer ones on each item.
   current_period_start: z.number().nullish(),
@@ -103,6 +104,15 @@ export class StripeProvider implements PaymentProvider {
     return { session_id: session.id, checkout_url: session.url, expires_at_ms: session.expires_at * 1000 };
   }
 
+  async cancelAtPeriodEnd({ subscription_id }: { subscription_id: string }): Promise<void> {
+    try {
+      await this.stripe.subscriptions.update(subscription_id, { cancel_at_period_end: true });
+    } catch (error) {
+      this.options.logger.error({ err: error, subscription_id }, "stripe subscription could not be set to cancel at period end");
+      throw new AppError("service.unavailable", "The payment provider did not take the cancellation; try again shortly.", { retryAfterSeconds: 5 });
+    }
+  }
+
   async verifyWebhook(rawBody: Buffer, headers: Readonly<Record<string, string>>): Promise<ProviderEvent> {
     const signature = headers[STRIPE_SIGNATURE_HEADER];
     if (signature === undefined) throw new AppError("webhook.signature_invalid", `The ${STRIPE_SIGNATURE_HEADER} header is missing.`);
@@ -165,6 +175,7 @@ export class StripeProvider implements PaymentProvider {
       customer_id: subscription.data.customer,
       subscription_id: subscription.data.id,
       period: periodOf(subscription.data),
+      cancel_at_period_end: subscription.data.cancel_at_period_end ?? null,
     };
   }
 

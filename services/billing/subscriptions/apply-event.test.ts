@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Plan } from "../../../shared/contract/index.js";
 import { periodEnd } from "../checkout/payment-provider.js";
 import { applyEvent, type SubscriptionEvent } from "./apply-event.js";
+import { effectiveSubscription } from "./subscription-record.js";
 
 const plans = new Map<string, Plan>(
   (["free", "team"] as const).map((id) => [
@@ -63,6 +64,7 @@ describe("applyEvent", () => {
       customer_id: "cus_1",
       subscription_id: "sub_1",
       period: { start_ms: T0 - 5000, end_ms: T0 + 86_400_000 },
+      cancel_at_period_end: null,
     };
     const record = applyEvent(null, created, findPlan, T0)!;
     const after = applyEvent(record, { ...completed("evt_checkout", T0), provider: "stripe" }, findPlan, T0)!;
@@ -71,6 +73,49 @@ describe("applyEvent", () => {
 
   it("an event naming a plan the catalogue lacks changes nothing", () => {
     expect(applyEvent(null, { ...completed("evt_1", T0), plan_id: "gone" }, findPlan, T0)).toBeUndefined();
+  });
+});
+
+describe("applyEvent and a cancel at period end", () => {
+  const cancelledAt = T0 + 60_000;
+  const cancelled = { ...applyEvent(null, completed("evt_1", T0), findPlan, T0)!, cancel_at_period_end: true, cancel_requested_at: new Date(cancelledAt).toISOString() };
+  const update = (eventId: string, createdMs: number, cancelAtPeriodEnd: boolean | null): SubscriptionEvent => ({
+    provider: "sandbox",
+    event_id: eventId,
+    created_at_ms: createdMs,
+    type: "subscription.updated",
+    kind: "subscription_updated",
+    account,
+    plan_id: "team",
+    status: "active",
+    customer_id: null,
+    subscription_id: "sub_1",
+    period: null,
+    cancel_at_period_end: cancelAtPeriodEnd,
+  });
+
+  it("an update made before the cancel does not undo it; one made after it does", () => {
+    expect(applyEvent(cancelled, update("evt_2", cancelledAt - 1000, false), findPlan, cancelledAt)?.cancel_at_period_end).toBe(true);
+    expect(applyEvent(cancelled, update("evt_3", cancelledAt + 1000, false), findPlan, cancelledAt)?.cancel_at_period_end).toBe(false);
+  });
+
+  it("an update that does not say keeps the cancel", () => {
+    expect(applyEvent(cancelled, update("evt_4", cancelledAt + 1000, null), findPlan, cancelledAt)?.cancel_at_period_end).toBe(true);
+  });
+
+  it("a new purchase (another subscription) renews", () => {
+    expect(applyEvent(cancelled, completed("evt_5", cancelledAt + 1000, "sub_2"), findPlan, cancelledAt)).toMatchObject({ cancel_at_period_end: false, cancel_requested_at: null });
+  });
+});
+
+describe("effectiveSubscription", () => {
+  const record = { ...applyEvent(null, completed("evt_1", T0), findPlan, T0)!, cancel_at_period_end: true };
+  const end = Date.parse(record.current_period_end);
+
+  it("a subscription cancelled at period end holds until the period's end, then the default plan applies", () => {
+    expect(effectiveSubscription(record, "free", end - 1)).toMatchObject({ plan_id: "team", cancel_at_period_end: true, stored: true });
+    expect(effectiveSubscription(record, "free", end)).toMatchObject({ plan_id: "free", cancel_at_period_end: false, stored: false });
+    expect(effectiveSubscription({ ...record, cancel_at_period_end: false }, "free", end)).toMatchObject({ plan_id: "team", stored: true });
   });
 });
 

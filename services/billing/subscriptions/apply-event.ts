@@ -43,6 +43,9 @@ export function applyEvent(record: SubscriptionRecord | null, event: Subscriptio
         current_period_end: iso(end),
         provider_customer_id: event.customer_id,
         provider_subscription_id: event.subscription_id,
+        // A new purchase renews.
+        cancel_at_period_end: known ? record.cancel_at_period_end : false,
+        cancel_requested_at: known ? record.cancel_requested_at : null,
       };
     }
     case "subscription_updated": {
@@ -60,6 +63,8 @@ export function applyEvent(record: SubscriptionRecord | null, event: Subscriptio
         current_period_end: iso(end),
         provider_customer_id: event.customer_id ?? record?.provider_customer_id ?? null,
         provider_subscription_id: event.subscription_id,
+        cancel_at_period_end: cancelAtPeriodEnd(record, event),
+        cancel_requested_at: record?.cancel_requested_at ?? null,
       };
     }
     case "subscription_canceled": {
@@ -67,4 +72,15 @@ export function applyEvent(record: SubscriptionRecord | null, event: Subscriptio
       return { ...record, ...stamp, status: "canceled", current_period_end: iso(Math.max(event.ended_at_ms, Date.parse(record.current_period_start))) };
     }
   }
+}
+
+/**
+ * Whether the subscription ends at its period's end after an update: as the event says,
+ * except that an event made before the business cancelled does not undo the cancellation.
+ */
+function cancelAtPeriodEnd(record: SubscriptionRecord | null, event: Extract<SubscriptionEvent, { kind: "subscription_updated" }>): boolean {
+  const kept = record?.cancel_at_period_end ?? false;
+  if (event.cancel_at_period_end === null) return kept;
+  const beforeCancel = record?.cancel_requested_at != null && event.created_at_ms < Date.parse(record.cancel_requested_at);
+  return beforeCancel ? kept : event.cancel_at_period_end;
 }

@@ -21,13 +21,14 @@ function methodNotAllowed(allow: string[]) {
 }
 
 /**
- * Billing at the edge: the three RPCs (forwarded to billing), the payment providers'
+ * Billing at the edge: its RPCs (forwarded to billing), the payment providers'
  * webhook endpoint (raw body, no X-App-ID) and the sandbox provider's checkout page.
  * The last two live in their own fastify context with their own body parsers.
  */
 export function registerBillingRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
   registerRpc(app, edge, RPC_ROUTES.listPlans, forward(gw, RPC_ROUTES.listPlans, subjects.billingPlansList()));
   registerRpc(app, edge, RPC_ROUTES.getSubscription, forward(gw, RPC_ROUTES.getSubscription, subjects.billingSubscriptionGet()));
+  registerRpc(app, edge, RPC_ROUTES.cancelSubscription, forward(gw, RPC_ROUTES.cancelSubscription, subjects.billingSubscriptionCancel()));
   registerRpc(app, edge, RPC_ROUTES.createCheckout, createCheckout(gw));
 
   void app.register(async (scope) => {

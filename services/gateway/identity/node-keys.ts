@@ -53,3 +53,24 @@ export async function mintNodeKey(gw: GatewayContext, owner: NodeKeyOwner, retir
   }
   return { keyId: minted.keyId, key: minted.key };
 }
+
+/**
+ * Revokes every key of a deleted node that belongs to the tenant, drops them from the owner
+ * index and from this replica's cache (the others evict on their watch). Idempotent: keys
+ * revoked before are not counted again. Answers how many keys this call revoked.
+ */
+export async function retireNodeKeys(gw: GatewayContext, tenant: { app_id: string; business_id: string }, nodeId: string): Promise<number> {
+  const revokedAt = new Date(gw.clock.now()).toISOString();
+  const owned = (key: ApiKeyRecord) => key.kind === "node" && key.node_id === nodeId && key.app_id === tenant.app_id && key.business_id === tenant.business_id;
+  let retired = 0;
+  for (const ownerKey of await gw.store.apiKeyOwners.keys(`${nodeId}.*`)) {
+    const keyId = ownerKey.slice(nodeId.length + 1);
+    const stored = await gw.store.apiKeys.mutate(keyId, (key) => (owned(key) && key.revoked_at === null ? { ...key, revoked_at: revokedAt } : undefined));
+    gw.authenticator.forgetKey(keyId);
+    if (!stored || !owned(stored.value)) continue;
+    if (stored.value.revoked_at === revokedAt) retired += 1;
+    // Only after the revocation: a crash in between leaves the index entry for the next call to find.
+    await gw.store.apiKeyOwners.delete(ownerKey);
+  }
+  return retired;
+}

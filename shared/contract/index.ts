@@ -40,7 +40,25 @@ export {
   RevokeApiKeyRequest,
   RevokeApiKeyResponse,
 } from "./api-keys.js";
-export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "./admin.js";
+export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, NewPassword, User, UserStatus } from "./admin.js";
+export {
+  AdminListUsersRequest,
+  AdminListUsersResponse,
+  AdminSetUserRoleRequest,
+  AdminUserRef,
+  ChangePasswordRequest,
+  ChangePasswordResponse,
+  ConfirmPasswordResetRequest,
+  ConfirmPasswordResetResponse,
+  InviteUserRequest,
+  ListUsersRequest,
+  ListUsersResponse,
+  RequestPasswordResetRequest,
+  RequestPasswordResetResponse,
+  SetUserRoleRequest,
+  UserRef,
+  UserSummary,
+} from "./users.js";
 export { RotateKeysRequest, RotateKeysResponse, SigningKeyKind } from "./admin-keys.js";
 export {
   Artifact,

@@ -11,7 +11,15 @@ export type AppRecord = z.infer<typeof AppRecord>;
 export const BusinessRecord = Business;
 export type BusinessRecord = z.infer<typeof BusinessRecord>;
 
-export const UserRecord = User.extend({ password_hash: z.string() });
+export const UserRecord = User.extend({
+  password_hash: z.string(),
+  /** Sessions started at or before this time have ended (a password change or reset, or disabling)… */
+  sessions_ended_at: z.string().nullable().default(null),
+  /** …except this one: the session that changed the password. */
+  session_kept: z.string().nullable().default(null),
+  /** What enabling a disabled user restores. */
+  status_before_disable: z.enum(["active", "invited"]).optional(),
+}).loose();
 export type UserRecord = z.infer<typeof UserRecord>;
 
 /** The index entry that makes an e-mail unique within an app. */
@@ -34,6 +42,9 @@ export const ApiKeyRecord = ApiKeySummary.extend({
   key_hash: z.string(),
 }).loose();
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
+
+/** The business index entry of a user (the KV key says it all). */
+export const BusinessUserRecord = z.object({});
 
 /** The owner index entry of a key (the KV key says it all). */
 export const ApiKeyOwnerRecord = z.object({});

@@ -2,7 +2,7 @@ import { isId } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { JsonBucket } from "../../../shared/nats/index.js";
 import { newId, type Clock } from "../../../shared/runtime/index.js";
-import type { SessionRecord } from "./records.js";
+import type { SessionRecord, UserRecord } from "./records.js";
 import { digestsEqual, newSecret, sha256Hex } from "./secrets.js";
 
 /** How many spent refresh tokens a session remembers, to recognise a reused one. */
@@ -22,6 +22,24 @@ function splitToken(token: string): { sessionId: string; secretHash: string } | 
 export interface SessionOwner {
   app_id: string;
   user_id: string;
+}
+
+/** The user-record fields that end sessions. */
+export type SessionsEnded = Pick<UserRecord, "sessions_ended_at" | "session_kept">;
+
+/**
+ * Ends every session of a user started until `now` but `keep` (none when absent), as the
+ * fields to write into the user record. The user record is read on every bearer request and
+ * refresh (cached, evicted by the watch on every replica), so one write ends them all at
+ * once everywhere, however many there are, with no per-user index of sessions.
+ */
+export function endSessionsOfUser(now: number, keep?: string): SessionsEnded {
+  return { sessions_ended_at: new Date(now).toISOString(), session_kept: keep ?? null };
+}
+
+/** Whether the session was ended by its user's record (see `endSessionsOfUser`). */
+export function endedByUser(session: Pick<SessionRecord, "session_id" | "created_at">, user: SessionsEnded): boolean {
+  return user.sessions_ended_at !== null && session.created_at <= user.sessions_ended_at && session.session_id !== user.session_kept;
 }
 
 /**

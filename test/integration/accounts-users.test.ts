@@ -7,7 +7,7 @@ import { ComputeClient } from "../../shared/client/index.js";
 import { User, type Role } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
-import { errorCodeOf } from "../harness/error-code.js";
+import { errorCodeOf, outcomeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startGateway, type RunningGateway, type Tenant } from "../harness/system.js";
 
@@ -166,6 +166,21 @@ describe("users/disable, users/enable and users/set-role", () => {
     await expect(secondAdmin.call("setUserRole", { user_id: self, role: "admin" })).resolves.toMatchObject({ role: "admin" });
     await expect(secondAdmin.call("disableUser", { user_id: self })).resolves.toMatchObject({ status: "disabled" });
     expect(await errorCodeOf(secondAdmin.call("setUserRole", { user_id: second.user.user_id, role: "member" }))).toBe("user.last_admin");
+  });
+});
+
+describe("two admins demoting each other at the same moment", () => {
+  it("leave at least one active admin: each demotion succeeds or is refused with user.last_admin", async () => {
+    const tenant = await createTenant(gateway.nc);
+    const second = await addUser(tenant, "admin");
+    const [first, other] = await Promise.all([adminOf(tenant), adminOf(second)]);
+    const outcomes = await Promise.all([
+      outcomeOf(first.call("setUserRole", { user_id: second.user.user_id, role: "member" })),
+      outcomeOf(other.call("setUserRole", { user_id: tenant.user.user_id, role: "member" })),
+    ]);
+    for (const outcome of outcomes) expect(["ok", "user.last_admin"]).toContain(outcome);
+    const { items } = await (await adminOf(tenant)).call("listUsers", {}).catch(async () => (await adminOf(second)).call("listUsers", {}));
+    expect(items.filter(({ role, status }) => role === "admin" && status === "active").length).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -69,7 +69,7 @@ export async function usersOf(
   scope: { appId: string; businessId?: string | undefined },
   page: { after?: string | undefined; limit?: number } = {},
 ): Promise<{ users: UserRecord[]; more: boolean }> {
-  const filter = scope.businessId === undefined ? `${scope.appId}.>` : `${kvKey(scope.appId, scope.businessId)}.*`;
+  const filter = scope.businessId === undefined ? `${kvKey(scope.appId)}.>` : `${kvKey(scope.appId, scope.businessId)}.*`;
   const ids = (await store.businessUsers.keys(filter))
     .map((key) => key.slice(key.lastIndexOf(".") + 1))
     .filter((id) => page.after === undefined || id > page.after)

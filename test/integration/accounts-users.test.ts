@@ -2,11 +2,13 @@
  * A business admin's users: list, invite, disable, enable and set-role, on the real
  * gateway over NATS; members refused, other tenants' users not found and left alone.
  */
+import { Kvm } from "@nats-io/kv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { ComputeClient } from "../../shared/client/index.js";
 import { User, type Role } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
-import { randomBase62 } from "../../shared/runtime/index.js";
+import { BUCKETS, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
+import { newId, randomBase62 } from "../../shared/runtime/index.js";
 import { errorCodeOf, outcomeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startGateway, type RunningGateway, type Tenant } from "../harness/system.js";
@@ -68,6 +70,26 @@ describe("users/list", () => {
       last_sign_in_at: expect.any(String),
     });
     expect([...first.items, ...second.items].find(({ user_id }) => user_id === members[0]!.user.user_id)).toMatchObject({ role: "member", last_sign_in_at: null });
+  });
+});
+
+describe("users stored by an older version", () => {
+  it("are listed, as active, once a gateway has started and indexed them", async () => {
+    const tenant = await createTenant(gateway.nc);
+    // As an older version stored a user: no status, no last sign-in, no business index entry.
+    const older = { user_id: newId("usr"), app_id: tenant.app.app_id, business_id: tenant.business.business_id, email: "older@example.test", role: "member", created_at: new Date().toISOString(), password_hash: "scrypt$1$1$1$AA$AA" };
+    await new JsonBucket(await new Kvm(gateway.nc).open(BUCKETS.users), z.record(z.string(), z.unknown())).create(older.user_id, older);
+    const admin = await adminOf(tenant);
+    expect((await admin.call("listUsers", {})).items.map(({ user_id }) => user_id)).not.toContain(older.user_id);
+
+    const restarted = await startGateway(nats.url);
+    try {
+      await expect
+        .poll(async () => (await admin.call("listUsers", {})).items.find(({ user_id }) => user_id === older.user_id), { timeout: 10_000 })
+        .toEqual({ user_id: older.user_id, email: older.email, role: "member", status: "active", created_at: older.created_at, last_sign_in_at: null });
+    } finally {
+      await restarted.stop();
+    }
   });
 });
 

@@ -78,6 +78,17 @@ describe("a disabled user", () => {
     }
   });
 
+  it("cannot use a sign-in or reset code sent before they were disabled", async () => {
+    const member = await addUser("member");
+    const anonymous = new ComputeClient({ baseUrl: gatewayB.baseUrl, appId: tenant.app.app_id });
+    await anonymous.call("requestOtp", { email: member.user.email });
+    await anonymous.call("requestPasswordReset", { email: member.user.email });
+    const [signInCode, resetCode] = gatewayB.outbox.get(member.user.email)!;
+    await adminOnA.call("disableUser", { user_id: member.user.user_id });
+    expect(await errorCodeOf(anonymous.call("verifyOtp", { email: member.user.email, code: signInCode! }))).toBe("auth.otp_invalid");
+    expect(await errorCodeOf(anonymous.call("confirmPasswordReset", { email: member.user.email, code: resetCode!, new_password: "a password set while disabled" }))).toBe("auth.otp_invalid");
+  });
+
   it("keeps the keys of the nodes they registered working, and gets old sessions back ended when enabled", async () => {
     const owner = await addUser("member");
     const onB = await signedInOnB(owner);

@@ -1,6 +1,6 @@
 import type { AdminSetUserRoleRequest, AdminUserRef, User } from "../../../shared/contract/index.js";
 import type { GatewayContext } from "../gateway-context.js";
-import { changeUser, type UserChange } from "../identity/users-changes.js";
+import { changeUser } from "../identity/users-changes.js";
 import { publicUser } from "../identity/users.js";
 
 /**
@@ -12,8 +12,5 @@ export function changeUserOfApp(gw: GatewayContext, kind: "disable" | "enable") 
 }
 
 export function setRoleOfUser(gw: GatewayContext) {
-  return async ({ app_id, user_id, role }: AdminSetUserRoleRequest): Promise<User> => {
-    const change: UserChange = { kind: "set_role", role };
-    return publicUser(await changeUser(gw, { app_id }, user_id, change));
-  };
+  return async ({ app_id, user_id, role }: AdminSetUserRoleRequest): Promise<User> => publicUser(await changeUser(gw, { app_id }, user_id, { kind: "set_role", role }));
 }

@@ -1,6 +1,7 @@
 import type { Role, User, UserSummary } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { kvKey } from "../../../shared/nats/index.js";
+import { newId } from "../../../shared/runtime/index.js";
 import type { IdentityStore } from "./identity-store.js";
 import type { UserRecord } from "./records.js";
 
@@ -40,6 +41,11 @@ export function publicUser(record: UserRecord): User {
 export function userSummary(record: UserRecord): UserSummary {
   const { user_id, email, role, status, created_at, last_sign_in_at } = record;
   return { user_id, email, role, status, created_at, last_sign_in_at };
+}
+
+/** A new user's record: no sign-in yet, no session ended. */
+export function newUserRecord(fields: Pick<UserRecord, "app_id" | "business_id" | "email" | "role" | "status" | "password_hash">, now: number): UserRecord {
+  return { ...fields, user_id: newId("usr"), created_at: new Date(now).toISOString(), last_sign_in_at: null, sessions_ended_at: null, session_kept: null };
 }
 
 /**

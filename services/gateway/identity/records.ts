@@ -13,8 +13,8 @@ export type BusinessRecord = z.infer<typeof BusinessRecord>;
 
 export const UserRecord = User.extend({
   password_hash: z.string(),
-  /** Sessions started at or before this time have ended (a password change or reset, or disabling)… */
-  sessions_ended_at: z.string().nullable().default(null),
+  /** Sessions started under a lower generation have ended (a password change or reset, or disabling)… */
+  session_generation: z.number().int().min(0).default(0),
   /** …except this one: the session that changed the password. */
   session_kept: z.string().nullable().default(null),
   /** What enabling a disabled user restores. */
@@ -55,6 +55,8 @@ export const SessionRecord = z.looseObject({
   app_id: z.string(),
   user_id: z.string(),
   token_hash: z.string(),
+  /** The user's `session_generation` when the session started (records of older versions: 0). */
+  generation: z.number().int().min(0).default(0),
   /** Hashes of refresh tokens already traded in: presenting one again ends the session. */
   spent_hashes: z.array(z.string()),
   created_at: z.string(),

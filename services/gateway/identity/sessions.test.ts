@@ -1,24 +1,27 @@
 import { describe, expect, it } from "vitest";
 import { endedByUser, endSessionsOfUser } from "./sessions.js";
 
-const AT = Date.parse("2026-11-24T01:00:00.000Z");
-const session = (id: string, createdAt: number) => ({ session_id: id, created_at: new Date(createdAt).toISOString() });
+const FRESH_USER = { session_generation: 0, session_kept: null };
+const session = (id: string, generation: number) => ({ session_id: id, generation });
 
 describe("endedByUser", () => {
-  it("ends nothing while the user has ended no sessions", () => {
-    expect(endedByUser(session("ses_a", AT), { sessions_ended_at: null, session_kept: null })).toBe(false);
+  it("ends nothing while the user has ended no sessions (sessions of older versions included)", () => {
+    expect(endedByUser(session("ses_a", 0), FRESH_USER)).toBe(false);
   });
 
-  it("ends the sessions started until the moment, including at it, and none started later", () => {
-    const ended = endSessionsOfUser(AT);
-    expect(endedByUser(session("ses_a", AT - 60_000), ended)).toBe(true);
-    expect(endedByUser(session("ses_b", AT), ended)).toBe(true);
-    expect(endedByUser(session("ses_c", AT + 1), ended)).toBe(false);
+  it("ends the sessions started before, and none started after", () => {
+    const ended = endSessionsOfUser(FRESH_USER);
+    expect(ended).toEqual({ session_generation: 1, session_kept: null });
+    expect(endedByUser(session("ses_before", 0), ended)).toBe(true);
+    expect(endedByUser(session("ses_after", ended.session_generation), ended)).toBe(false);
   });
 
-  it("keeps the one session named, and only it", () => {
-    const ended = endSessionsOfUser(AT, "ses_kept");
-    expect(endedByUser(session("ses_kept", AT - 60_000), ended)).toBe(false);
-    expect(endedByUser(session("ses_other", AT - 60_000), ended)).toBe(true);
+  it("keeps the one session named, and only it, until the next end", () => {
+    const ended = endSessionsOfUser(FRESH_USER, "ses_kept");
+    expect(endedByUser(session("ses_kept", 0), ended)).toBe(false);
+    expect(endedByUser(session("ses_other", 0), ended)).toBe(true);
+    const endedAgain = endSessionsOfUser(ended, "ses_new");
+    expect(endedByUser(session("ses_kept", 0), endedAgain)).toBe(true);
+    expect(endedByUser(session("ses_new", 1), endedAgain)).toBe(false);
   });
 });

@@ -17,10 +17,12 @@ export async function accessTokenFor(gw: GatewayContext, user: UserRecord, sessi
  */
 export async function signIn(gw: GatewayContext, user: UserRecord): Promise<TokenPair> {
   const now = new Date(gw.clock.now()).toISOString();
-  await gw.store.users.mutate(user.user_id, (current) =>
+  const stored = await gw.store.users.mutate(user.user_id, (current) =>
     isDisabled(current) ? undefined : { ...current, status: "active", last_sign_in_at: now },
   );
-  const { sessionId, refreshToken } = await gw.sessions.start({ app_id: user.app_id, user_id: user.user_id });
+  // The generation as written: a change that ended the user's sessions before this write ends none started after it.
+  const generation = (stored?.value ?? user).session_generation;
+  const { sessionId, refreshToken } = await gw.sessions.start({ app_id: user.app_id, user_id: user.user_id, generation });
   return {
     access_token: await accessTokenFor(gw, user, sessionId),
     refresh_token: refreshToken,

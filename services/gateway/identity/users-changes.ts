@@ -24,11 +24,11 @@ function isActiveAdmin(user: Pick<UserRecord, "role" | "status">): boolean {
 }
 
 /** The changed record, or undefined when the change is already in place. */
-function applied(user: UserRecord, change: UserChange, now: number): UserRecord | undefined {
+function applied(user: UserRecord, change: UserChange): UserRecord | undefined {
   switch (change.kind) {
     case "disable":
       // Disabling ends every session, so enabling later does not bring old ones back.
-      return isDisabled(user) ? undefined : { ...user, status: "disabled", status_before_disable: user.status === "invited" ? "invited" : "active", ...endSessionsOfUser(now) };
+      return isDisabled(user) ? undefined : { ...user, status: "disabled", status_before_disable: user.status === "invited" ? "invited" : "active", ...endSessionsOfUser(user) };
     case "enable":
       return isDisabled(user) ? { ...user, status: user.status_before_disable ?? "active" } : undefined;
     case "set_role":
@@ -61,14 +61,13 @@ export async function changeUser(gw: GatewayContext, scope: UserScope, userId: s
   }
   const guarded = actor !== undefined;
   const removesAdmin = (before: UserRecord, after: UserRecord) => isActiveAdmin(before) && !isActiveAdmin(after);
-  const now = gw.clock.now();
 
   let removed: UserRecord | undefined;
   const stored = await gw.store.users.mutate(
     userId,
     async (current) => {
       removed = undefined;
-      const next = applied(current, change, now);
+      const next = applied(current, change);
       if (next === undefined) return undefined;
       if (guarded && removesAdmin(current, next)) {
         if ((await activeAdminsOf(gw, current)).every(({ user_id }) => user_id === userId)) throw lastAdmin();

@@ -45,7 +45,7 @@ export function userSummary(record: UserRecord): UserSummary {
 
 /** A new user's record: no sign-in yet, no session ended. */
 export function newUserRecord(fields: Pick<UserRecord, "app_id" | "business_id" | "email" | "role" | "status" | "password_hash">, now: number): UserRecord {
-  return { ...fields, user_id: newId("usr"), created_at: new Date(now).toISOString(), last_sign_in_at: null, sessions_ended_at: null, session_kept: null };
+  return { ...fields, user_id: newId("usr"), created_at: new Date(now).toISOString(), last_sign_in_at: null, session_generation: 0, session_kept: null };
 }
 
 /**

@@ -25,8 +25,7 @@ export function changePassword(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES
     }
     await gw.guard.clear(keys[0]);
     const passwordHash = await hashPassword(new_password);
-    const now = gw.clock.now();
-    await gw.store.users.mutate(caller.user_id, (current) => ({ ...current, password_hash: passwordHash, ...endSessionsOfUser(now, keptSession) }));
+    await gw.store.users.mutate(caller.user_id, (current) => ({ ...current, password_hash: passwordHash, ...endSessionsOfUser(current, keptSession) }));
     gw.authenticator.forgetUser(caller.user_id);
     return { password_changed: true };
   };

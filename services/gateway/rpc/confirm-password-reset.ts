@@ -26,9 +26,8 @@ export function confirmPasswordReset(gw: GatewayContext): RpcHandler<typeof RPC_
       throw refused();
     }
     const passwordHash = await hashPassword(new_password);
-    const now = gw.clock.now();
     const stored = await gw.store.users.mutate(user.user_id, (current) =>
-      isDisabled(current) ? undefined : { ...current, password_hash: passwordHash, status: "active", ...endSessionsOfUser(now) },
+      isDisabled(current) ? undefined : { ...current, password_hash: passwordHash, status: "active", ...endSessionsOfUser(current) },
     );
     gw.authenticator.forgetUser(user.user_id);
     if (!stored || isDisabled(stored.value)) throw refused();

@@ -15,6 +15,7 @@ import { BaseConfig, formatPath, natsUrlProblem, parseConfig } from "../../share
 import { rotateKeysCommand } from "./keys-commands.js";
 import { PASSWORD_FLAGS, PASSWORD_ON_ARGV, PASSWORD_USAGE, passwordSourceOf, type PasswordSource } from "./password-source.js";
 import { UsageError } from "./usage-error.js";
+import { usersCommands } from "./users-commands.js";
 
 export { UsageError };
 
@@ -100,6 +101,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     describe: (set) => `set the credit of business ${set.business_id} (app ${set.app_id}) to ${set.balance} (was ${set.previous_balance})`,
   }),
   rotateKeysCommand as AdminCommand,
+  ...usersCommands,
 ];
 
 /**

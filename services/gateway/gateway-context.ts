@@ -8,13 +8,13 @@ import type { TokenIssuer } from "./identity/access-tokens.js";
 import type { Authenticator } from "./identity/authenticator.js";
 import type { IdentityStore } from "./identity/identity-store.js";
 import type { LoginGuard } from "./identity/login-guard.js";
-import type { OneTimeCodes } from "./identity/otp.js";
+import type { OneTimeCodes, OtpPurpose } from "./identity/otp.js";
 import type { Sessions } from "./identity/sessions.js";
 import type { RateLimiter } from "./rate-limit/rate-limiter.js";
 import type { SigningKeys } from "./secrets/signing-keys.js";
 
-/** Delivers a one-time code to an e-mail address (SMTP, or the dev outbox). */
-export type OtpSender = (to: string, code: string) => Promise<void>;
+/** Delivers a one-time code to an e-mail address (SMTP, or the dev outbox); `purpose` picks the wording (sign-in when absent). */
+export type OtpSender = (to: string, code: string, purpose?: OtpPurpose) => Promise<void>;
 
 /** Everything the gateway's handlers share; built once by `buildGateway`. */
 export interface GatewayContext {

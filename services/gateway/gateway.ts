@@ -2,12 +2,22 @@ import { setMaxListeners } from "node:events";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { CreateAppRequest, CreateBusinessRequest, CreateUserRequest, RotateKeysRequest } from "../../shared/contract/index.js";
+import {
+  AdminListUsersRequest,
+  AdminSetUserRoleRequest,
+  AdminUserRef,
+  CreateAppRequest,
+  CreateBusinessRequest,
+  CreateUserRequest,
+  RotateKeysRequest,
+} from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, subjects } from "../../shared/nats/index.js";
 import { natsConnected, readiness, type Clock, type ReadinessCheck, type Service } from "../../shared/runtime/index.js";
 import { createApp } from "./admin/create-app.js";
 import { createBusiness } from "./admin/create-business.js";
+import { changeUserOfApp, setRoleOfUser } from "./admin/change-user.js";
 import { createUser } from "./admin/create-user.js";
+import { listUsersOfApp } from "./admin/list-users.js";
 import { rotateKeys } from "./admin/rotate-keys.js";
 import { buildApp } from "./app.js";
 import { ArtifactStore } from "./artifacts/artifact-store.js";
@@ -16,6 +26,7 @@ import type { GatewayContext, OtpSender } from "./gateway-context.js";
 import { createTokenIssuer } from "./identity/access-tokens.js";
 import { Authenticator } from "./identity/authenticator.js";
 import { openIdentityStore } from "./identity/identity-store.js";
+import { indexUsersOfBusinesses } from "./identity/users.js";
 import { LoginGuard } from "./identity/login-guard.js";
 import { OneTimeCodes } from "./identity/otp.js";
 import { Sessions } from "./identity/sessions.js";
@@ -119,7 +130,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
         serveRpc(nc, { ...admin, subject: subjects.adminBusinessCreate(), request: CreateBusinessRequest, handle: createBusiness(gw) }),
         serveRpc(nc, { ...admin, subject: subjects.adminUserCreate(), request: CreateUserRequest, handle: createUser(gw) }),
         serveRpc(nc, { ...admin, subject: subjects.adminKeysRotate(), request: RotateKeysRequest, handle: rotateKeys(gw) }),
+        serveRpc(nc, { ...admin, subject: subjects.adminUserList(), request: AdminListUsersRequest, handle: listUsersOfApp(gw) }),
+        serveRpc(nc, { ...admin, subject: subjects.adminUserDisable(), request: AdminUserRef, handle: changeUserOfApp(gw, "disable") }),
+        serveRpc(nc, { ...admin, subject: subjects.adminUserEnable(), request: AdminUserRef, handle: changeUserOfApp(gw, "enable") }),
+        serveRpc(nc, { ...admin, subject: subjects.adminUserSetRole(), request: AdminSetUserRoleRequest, handle: setRoleOfUser(gw) }),
       );
+      // Users stored before the business index existed are added to it, off the start path.
+      indexUsersOfBusinesses(store)
+        .then((added) => added > 0 && logger.info({ added }, "indexed users by business"))
+        .catch((error: unknown) => logger.warn({ err: error }, "could not index users by business; users/list may miss older users until the next start"));
       nodeNats.start();
       await nc.flush();
       started = true;

@@ -6,18 +6,19 @@ import type { OtpSender } from "./gateway-context.js";
 export function otpSenderFromConfig(config: Readonly<GatewayConfig>): OtpSender | undefined {
   if (config.CJS_SMTP_URL) {
     const transport = createTransport(config.CJS_SMTP_URL);
-    return async (to, code) => {
+    return async (to, code, purpose = "sign_in") => {
+      const what = purpose === "sign_in" ? "sign-in code" : "code to set your password";
       await transport.sendMail({
         from: config.CJS_SMTP_FROM,
         to,
-        subject: `Your sign-in code: ${code}`,
-        text: `Your one-time sign-in code is ${code}. It expires in 10 minutes and works once.\n\nIf you did not ask for it, ignore this message.`,
+        subject: `Your ${what}: ${code}`,
+        text: `Your one-time ${what} is ${code}. It expires in 10 minutes and works once.\n\nIf you did not ask for it, ignore this message.`,
       });
     };
   }
   if (config.CJS_DEV_OUTBOX) {
-    return async (to, code) => {
-      process.stdout.write(`[dev outbox] one-time code for ${to}: ${code}\n`);
+    return async (to, code, purpose = "sign_in") => {
+      process.stdout.write(`[dev outbox] one-time ${purpose === "sign_in" ? "" : "password "}code for ${to}: ${code}\n`);
     };
   }
   return undefined;

@@ -29,14 +29,25 @@ export const Business = z.object({
 });
 export type Business = z.infer<typeof Business>;
 
+/** The rule for every password a user sets: at creation, change, reset or after an invitation. */
+export const NewPassword = z.string().min(12, "at least 12 characters").max(1024);
+
 export const CreateUserRequest = z.strictObject({
   app_id: AppId,
   business_id: BusinessId,
   email: Email,
-  password: z.string().min(12, "at least 12 characters").max(1024),
+  password: NewPassword,
   role: Role.default("member"),
 });
 export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
+
+/**
+ * `active`: may sign in and act. `invited`: made by a business admin, has set no password
+ * yet (becomes `active` at its first sign-in or password reset). `disabled`: refused
+ * everywhere, its sessions ended and its API keys refused, until enabled again.
+ */
+export const UserStatus = z.enum(["active", "invited", "disabled"]);
+export type UserStatus = z.infer<typeof UserStatus>;
 
 export const User = z.object({
   user_id: z.string(),
@@ -44,6 +55,10 @@ export const User = z.object({
   business_id: z.string(),
   email: z.string(),
   role: Role,
+  /** Records made before statuses existed are `active`. */
+  status: UserStatus.default("active"),
   created_at: Timestamp,
+  /** The last successful sign-in (password, one-time code or password reset); null before the first. */
+  last_sign_in_at: Timestamp.nullable().default(null),
 });
 export type User = z.infer<typeof User>;

@@ -47,7 +47,25 @@ export {
   UpdateApiKeyResponse,
 } from "./api-keys.js";
 export { grantsScope, LOG_STREAM_SCOPE, ROUTE_SCOPES, scopeOf } from "./scopes.js";
-export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "./admin.js";
+export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, NewPassword, User, UserStatus } from "./admin.js";
+export {
+  AdminListUsersRequest,
+  AdminListUsersResponse,
+  AdminSetUserRoleRequest,
+  AdminUserRef,
+  ChangePasswordRequest,
+  ChangePasswordResponse,
+  ConfirmPasswordResetRequest,
+  ConfirmPasswordResetResponse,
+  InviteUserRequest,
+  ListUsersRequest,
+  ListUsersResponse,
+  RequestPasswordResetRequest,
+  RequestPasswordResetResponse,
+  SetUserRoleRequest,
+  UserRef,
+  UserSummary,
+} from "./users.js";
 export { RotateKeysRequest, RotateKeysResponse, SigningKeyKind } from "./admin-keys.js";
 export {
   Artifact,

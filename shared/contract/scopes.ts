@@ -41,6 +41,14 @@ export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] exten
   listLedger: "billing:read",
   deleteNode: "nodes:write",
   cancelSubscription: "billing:write",
+  changePassword: null,
+  requestPasswordReset: null,
+  confirmPasswordReset: null,
+  listUsers: "users:read",
+  inviteUser: "users:write",
+  disableUser: "users:write",
+  enableUser: "users:write",
+  setUserRole: "users:write",
 };
 
 /** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */

@@ -17,6 +17,8 @@ export const BUCKETS = {
   businesses: "cjs_businesses",
   /** user id → user record (with the password hash). */
   users: "cjs_users",
+  /** `<app>.<business>.<user id>` → {}: lists a business's users without scanning every user. */
+  businessUsers: "cjs_business_users",
   /** `<app>.<email key>` → user id; the create of this key is what makes e-mails unique per app. */
   userEmails: "cjs_user_emails",
   /** key id → API key record (only the key's hash). */
@@ -25,7 +27,7 @@ export const BUCKETS = {
   apiKeyOwners: "cjs_api_key_owners",
   /** session id → a sign-in session (refresh-token family). */
   sessions: "cjs_sessions",
-  /** `<app>.<email key>` → pending one-time code (hashed), tries left, expiry. */
+  /** `<app>.<email key>` → pending sign-in code; `<app>.reset.<email key>` → pending password-reset code (hashed, tries left, expiry). */
   otpCodes: "cjs_otp_codes",
   /** `acct.<app>.<email key>` or `addr.<ip key>` → failed sign-in counter. */
   loginGuards: "cjs_login_guards",
@@ -119,6 +121,10 @@ export const subjects = {
   adminAppCreate: () => `${ROOT}.admin.app.create`,
   adminBusinessCreate: () => `${ROOT}.admin.business.create`,
   adminUserCreate: () => `${ROOT}.admin.user.create`,
+  adminUserList: () => `${ROOT}.admin.user.list`,
+  adminUserDisable: () => `${ROOT}.admin.user.disable`,
+  adminUserEnable: () => `${ROOT}.admin.user.enable`,
+  adminUserSetRole: () => `${ROOT}.admin.user.set-role`,
   adminKeysRotate: () => `${ROOT}.admin.keys.rotate`,
   /** Operator command answered by one billing replica. */
   adminCreditSet: () => `${ROOT}.admin.credit.set`,
@@ -203,11 +209,12 @@ export const BUCKET_KEYS = {
   [BUCKETS.apps]: ["app"],
   [BUCKETS.businesses]: ["business"],
   [BUCKETS.users]: ["user"],
+  [BUCKETS.businessUsers]: ["app", "business", "user"],
   [BUCKETS.userEmails]: ["app", "part"],
   [BUCKETS.apiKeys]: ["key"],
   [BUCKETS.apiKeyOwners]: [["user", "node"], "key"],
   [BUCKETS.sessions]: ["session"],
-  [BUCKETS.otpCodes]: ["app", "part"],
+  [BUCKETS.otpCodes]: ["app", "part", "..."],
   [BUCKETS.loginGuards]: ["part", "part", "..."],
   [BUCKETS.signingKeys]: ["part"],
   [BUCKETS.jobs]: ["app", "business", "job"],

@@ -14,6 +14,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.apps]: { history: 1 },
   [BUCKETS.businesses]: { history: 1 },
   [BUCKETS.users]: { history: 1 },
+  [BUCKETS.businessUsers]: { history: 1 },
   [BUCKETS.userEmails]: { history: 1 },
   [BUCKETS.apiKeys]: { history: 1 },
   [BUCKETS.apiKeyOwners]: { history: 1 },

@@ -91,6 +91,10 @@ const LOG_LINE = { seq: 1, stream: "stdout", line: "x", ts: "2026-01-01T00:00:00
 const ID_PROBES: Array<{ route: RpcName; as: "user" | "node"; body: (id: string) => Record<string, unknown> }> = [
   { route: "revokeApiKey", as: "user", body: (id) => ({ key_id: id }) },
   { route: "updateApiKey", as: "user", body: (id) => ({ key_id: id, name: "renamed" }) },
+  { route: "listUsers", as: "user", body: (id) => ({ cursor: id }) },
+  { route: "disableUser", as: "user", body: (id) => ({ user_id: id }) },
+  { route: "enableUser", as: "user", body: (id) => ({ user_id: id }) },
+  { route: "setUserRole", as: "user", body: (id) => ({ user_id: id, role: "member" }) },
   { route: "retrieveJob", as: "user", body: (id) => ({ job_id: id }) },
   { route: "cancelJob", as: "user", body: (id) => ({ job_id: id }) },
   { route: "retryJob", as: "user", body: (id) => ({ job_id: id }) },

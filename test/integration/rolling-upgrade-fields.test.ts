@@ -33,7 +33,7 @@ import { createTenant, signedInClient, startSystem, type RunningSystem, type Ten
 const NOT_REWRITTEN = {
   [BUCKETS.apps]: "created once by the operator command, never rewritten",
   [BUCKETS.businesses]: "created once by the operator command, never rewritten",
-  [BUCKETS.users]: "created once by the operator command, never rewritten",
+  [BUCKETS.businessUsers]: "an empty marker written when the user is created, never rewritten",
   [BUCKETS.userEmails]: "created once with the user (the create is the uniqueness check), never rewritten",
   [BUCKETS.apiKeyOwners]: "an empty marker written when the key is minted, never rewritten",
   [BUCKETS.billingSecrets]: "created once by the first billing replica, never rewritten",
@@ -211,6 +211,15 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
       await addNewerFields(BUCKETS.apiKeys, created.key_id);
       await user.call("revokeApiKey", { key_id: created.key_id });
       expect(await stored(BUCKETS.apiKeys, created.key_id)).toMatchObject({ revoked_at: expect.any(String), ...NEWER });
+    },
+  },
+  [BUCKETS.users]: {
+    operation: "a sign-in noting last_sign_in_at",
+    async run() {
+      const other = await createTenant(nc);
+      await addNewerFields(BUCKETS.users, other.user.user_id);
+      await signedInClient(baseUrl, other);
+      expect(await stored(BUCKETS.users, other.user.user_id)).toMatchObject({ last_sign_in_at: expect.any(String), ...NEWER });
     },
   },
   [BUCKETS.sessions]: {

@@ -10,7 +10,9 @@ import { apiKeyMatches, parseApiKey } from "./api-key-format.js";
 import { bearerToken } from "./bearer-token.js";
 import type { IdentityStore } from "./identity-store.js";
 import { InvalidatedCache } from "./invalidated-cache.js";
-import type { ApiKeyRecord, AppRecord, SessionRecord } from "./records.js";
+import type { ApiKeyRecord, AppRecord, SessionRecord, UserRecord } from "./records.js";
+import { endedByUser } from "./sessions.js";
+import { isDisabled, lowerRole } from "./users.js";
 
 /** Who is calling, as every handler sees it. */
 export interface Caller {
@@ -40,7 +42,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 const invalid = (message: string) => new AppError("auth.invalid_credentials", message);
 
 /**
- * Resolves the application and the caller of a request. Apps, keys and sessions are
+ * Resolves the application and the caller of a request. Apps, keys, sessions and users are
  * cached per replica; every replica watches the buckets over NATS and evicts an entry the
  * moment its record changes, so a revoked key or ended session is refused everywhere
  * without waiting for a TTL. While NATS is unreachable nothing is served from the cache.
@@ -49,6 +51,7 @@ export class Authenticator {
   private readonly apps = new InvalidatedCache<AppRecord>();
   private readonly keys = new InvalidatedCache<ApiKeyRecord>();
   private readonly sessions = new InvalidatedCache<SessionRecord>();
+  private readonly users = new InvalidatedCache<UserRecord>();
   private readonly lastUsedWrites = new Map<string, number>();
   private readonly watchers: Array<{ stop(): void }> = [];
   private connected = true;
@@ -63,6 +66,7 @@ export class Authenticator {
       this.watch(store.apps.kv, this.apps),
       this.watch(store.apiKeys.kv, this.keys),
       this.watch(store.sessions.kv, this.sessions),
+      this.watch(store.users.kv, this.users),
     ]);
     void (async () => {
       for await (const status of this.deps.nc.status()) {
@@ -84,6 +88,11 @@ export class Authenticator {
 
   forgetSession(sessionId: string): void {
     this.sessions.evict(sessionId);
+  }
+
+  /** Drops a user's cached record at once (the replica that changed it does not wait for the watch). */
+  forgetUser(userId: string): void {
+    this.users.evict(userId);
   }
 
   /** The application named by `X-App-ID`. */
@@ -128,11 +137,14 @@ export class Authenticator {
     if (!session || session.ended_at !== null || Date.parse(session.expires_at) <= this.deps.clock.now()) {
       throw invalid("The session of this token has ended; sign in again.");
     }
+    // The role and status come from the user's record as it is now, not from the token's claims.
+    const user = await this.userOf(app, claims.sub);
+    if (!user || session.user_id !== user.user_id || endedByUser(session, user)) throw invalid("The session of this token has ended; sign in again.");
     return {
-      app_id: claims.app_id,
-      business_id: claims.business_id,
-      user_id: claims.sub,
-      role: claims.role,
+      app_id: user.app_id,
+      business_id: user.business_id,
+      user_id: user.user_id,
+      role: user.role,
       credential: { kind: "jwt", session_id: claims.sid },
     };
   }
@@ -150,12 +162,23 @@ export class Authenticator {
       if (record.kind === "node") throw invalid("The API key is not valid.");
       throw new AppError("auth.key_expired", "This API key has expired; mint a new one.", { details: { expired_at: record.expires_at } });
     }
-    this.touch(record.key_id, origin.ip);
     const owner = { app_id: record.app_id, business_id: record.business_id, user_id: record.user_id, role: record.role };
+    // A node's key keeps working whatever becomes of the user who registered the node.
     if (record.kind === "node" && record.node_id !== null) {
+      this.touch(record.key_id, origin.ip);
       return { ...owner, credential: { kind: "node_key", key_id: record.key_id, node_id: record.node_id } };
     }
-    return { ...owner, credential: { kind: "api_key", key_id: record.key_id, key: record } };
+    const user = await this.userOf(app, record.user_id);
+    if (!user) throw invalid("The API key is not valid.");
+    this.touch(record.key_id, origin.ip);
+    return { ...owner, role: lowerRole(record.role, user.role), credential: { kind: "api_key", key_id: record.key_id, key: record } };
+  }
+
+  /** The user as it is now, or null when it is gone, of another app or disabled. */
+  private async userOf(app: AppRecord, userId: string): Promise<UserRecord | null> {
+    if (!isId("user", userId)) return null;
+    const user = await this.cached(this.users, userId, () => this.deps.store.users.get(userId));
+    return user && user.app_id === app.app_id && !isDisabled(user) ? user : null;
   }
 
   /** Records `last_used_at` and the address of that use, at most once a minute per key and replica, off the request path. */
@@ -190,5 +213,6 @@ export class Authenticator {
     this.apps.clear();
     this.keys.clear();
     this.sessions.clear();
+    this.users.clear();
   }
 }

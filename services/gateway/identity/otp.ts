@@ -1,11 +1,20 @@
 import { randomInt } from "node:crypto";
-import type { JsonBucket } from "../../../shared/nats/index.js";
+import { kvKey, type JsonBucket } from "../../../shared/nats/index.js";
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { OtpRecord } from "./records.js";
 import { digestsEqual, sha256Hex } from "./secrets.js";
 
 export const OTP_TTL_SECONDS = 600;
 export const OTP_MAX_TRIES = 5;
+
+/** What a code is for: a sign-in code cannot reset a password, nor a reset code sign in. */
+export type OtpPurpose = "sign_in" | "password_reset";
+
+/** The key of a pending code: each purpose keeps its own, so issuing one leaves the other. */
+export function otpKey(purpose: OtpPurpose, appId: string, email: string): string {
+  const address = email.toLowerCase();
+  return purpose === "sign_in" ? kvKey(appId, address) : kvKey(appId, "reset", address);
+}
 
 /**
  * Six-digit one-time codes: stored hashed (keyed to the account so a hash alone is useless),

@@ -11,7 +11,15 @@ export type AppRecord = z.infer<typeof AppRecord>;
 export const BusinessRecord = Business;
 export type BusinessRecord = z.infer<typeof BusinessRecord>;
 
-export const UserRecord = User.extend({ password_hash: z.string() });
+export const UserRecord = User.extend({
+  password_hash: z.string(),
+  /** Sessions started under a lower generation have ended (a password change or reset, or disabling)… */
+  session_generation: z.number().int().min(0).default(0),
+  /** …except this one: the session that changed the password. */
+  session_kept: z.string().nullable().default(null),
+  /** What enabling a disabled user restores. */
+  status_before_disable: z.enum(["active", "invited"]).optional(),
+}).loose();
 export type UserRecord = z.infer<typeof UserRecord>;
 
 /** The index entry that makes an e-mail unique within an app. */
@@ -39,6 +47,9 @@ export const ApiKeyRecord = ApiKeySummary.omit({ spent_credits_this_month: true 
 }).loose();
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 
+/** The business index entry of a user (the KV key says it all). */
+export const BusinessUserRecord = z.object({});
+
 /** The owner index entry of a key (the KV key says it all). */
 export const ApiKeyOwnerRecord = z.object({});
 
@@ -48,6 +59,8 @@ export const SessionRecord = z.looseObject({
   app_id: z.string(),
   user_id: z.string(),
   token_hash: z.string(),
+  /** The user's `session_generation` when the session started (records of older versions: 0). */
+  generation: z.number().int().min(0).default(0),
   /** Hashes of refresh tokens already traded in: presenting one again ends the session. */
   spent_hashes: z.array(z.string()),
   created_at: z.string(),

@@ -2,7 +2,7 @@ import { isId } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { JsonBucket } from "../../../shared/nats/index.js";
 import { newId, type Clock } from "../../../shared/runtime/index.js";
-import type { SessionRecord } from "./records.js";
+import type { SessionRecord, UserRecord } from "./records.js";
 import { digestsEqual, newSecret, sha256Hex } from "./secrets.js";
 
 /** How many spent refresh tokens a session remembers, to recognise a reused one. */
@@ -22,6 +22,27 @@ function splitToken(token: string): { sessionId: string; secretHash: string } | 
 export interface SessionOwner {
   app_id: string;
   user_id: string;
+  /** The user's `session_generation` as stored now. */
+  generation: number;
+}
+
+/** The user-record fields that end sessions. */
+export type SessionsEnded = Pick<UserRecord, "session_generation" | "session_kept">;
+
+/**
+ * Ends every session of the user started so far but `keep` (none when absent), as the
+ * fields to write into the user record: a new generation, which sessions started from
+ * now on carry. The user record is read on every bearer request and refresh (cached,
+ * evicted by the watch on every replica), so one write ends them all at once everywhere,
+ * however many there are, with no per-user index of sessions and no clocks compared.
+ */
+export function endSessionsOfUser(user: SessionsEnded, keep?: string): SessionsEnded {
+  return { session_generation: user.session_generation + 1, session_kept: keep ?? null };
+}
+
+/** Whether the session was ended by its user's record (see `endSessionsOfUser`). */
+export function endedByUser(session: Pick<SessionRecord, "session_id" | "generation">, user: SessionsEnded): boolean {
+  return session.generation < user.session_generation && session.session_id !== user.session_kept;
 }
 
 /**
@@ -45,6 +66,7 @@ export class Sessions {
       app_id: owner.app_id,
       user_id: owner.user_id,
       token_hash: sha256Hex(secret),
+      generation: owner.generation,
       spent_hashes: [],
       created_at: new Date(now).toISOString(),
       expires_at: new Date(now + this.ttlSeconds * 1000).toISOString(),

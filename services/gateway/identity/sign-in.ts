@@ -3,15 +3,26 @@ import type { TokenPair } from "../../../shared/contract/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { GuardKey } from "./login-guard.js";
 import type { UserRecord } from "./records.js";
+import { isDisabled } from "./users.js";
 
 /** Issues the access token of a session for a user. */
 export async function accessTokenFor(gw: GatewayContext, user: UserRecord, sessionId: string): Promise<string> {
   return gw.tokens.issue({ sub: user.user_id, app_id: user.app_id, business_id: user.business_id, role: user.role, sid: sessionId });
 }
 
-/** Starts a session for a user and returns its first token pair. */
+/**
+ * Starts a session for a user and returns its first token pair. The sign-in is noted in
+ * the user's record, and makes an invited user active; a user disabled meanwhile gets a
+ * session that every request refuses.
+ */
 export async function signIn(gw: GatewayContext, user: UserRecord): Promise<TokenPair> {
-  const { sessionId, refreshToken } = await gw.sessions.start({ app_id: user.app_id, user_id: user.user_id });
+  const now = new Date(gw.clock.now()).toISOString();
+  const stored = await gw.store.users.mutate(user.user_id, (current) =>
+    isDisabled(current) ? undefined : { ...current, status: "active", last_sign_in_at: now },
+  );
+  // The generation as written: a change that ended the user's sessions before this write ends none started after it.
+  const generation = (stored?.value ?? user).session_generation;
+  const { sessionId, refreshToken } = await gw.sessions.start({ app_id: user.app_id, user_id: user.user_id, generation });
   return {
     access_token: await accessTokenFor(gw, user, sessionId),
     refresh_token: refreshToken,

@@ -3,16 +3,17 @@ import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { guardKeys, signIn } from "../identity/sign-in.js";
-import { findUserByEmail, userEmailKey } from "../identity/users.js";
+import { otpKey } from "../identity/otp.js";
+import { findUserByEmail, isDisabled } from "../identity/users.js";
 
-/** `POST /api/auth/verify-otp`: a right code signs in once; wrong codes count towards the sign-in lock. */
+/** `POST /api/auth/verify-otp`: a right sign-in code signs in once (never a disabled user); wrong codes count towards the sign-in lock. */
 export function verifyOtp(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.verifyOtp> {
   return async ({ email, code }, { app, ip }) => {
     const keys = guardKeys(gw, app.app_id, email, ip);
     await gw.guard.check(keys);
-    const accepted = await gw.otps.consume(userEmailKey(app.app_id, email), code);
+    const accepted = await gw.otps.consume(otpKey("sign_in", app.app_id, email), code);
     const user = accepted ? await findUserByEmail(gw.store, app.app_id, email) : null;
-    if (!user) {
+    if (!user || isDisabled(user)) {
       await gw.guard.recordFailure(keys);
       throw new AppError("auth.otp_invalid", "The code is wrong, expired or already used; request a new one.");
     }

@@ -1,0 +1,55 @@
+import { AdminListUsersRequest, AdminListUsersResponse, AdminSetUserRoleRequest, AdminUserRef, User } from "../../shared/contract/index.js";
+import { subjects } from "../../shared/nats/index.js";
+import type { AdminCommand } from "./commands.js";
+
+function describeUser(user: User): string {
+  const signedIn = user.last_sign_in_at === null ? "never signed in" : `last signed in ${user.last_sign_in_at}`;
+  return `${user.user_id} <${user.email}> ${user.role} ${user.status} in business ${user.business_id} (${signedIn})`;
+}
+
+const APP = { flag: "app", field: "app_id", value: "ID" } as const;
+const USER = { flag: "user", field: "user_id", value: "UID" } as const;
+
+/**
+ * `users …`: answered by one gateway replica. A change takes effect at once on every
+ * replica (each evicts the user from its cache through its KV watch). Unlike a business
+ * admin, the operator may disable or demote a business's last admin.
+ */
+export const usersCommands: readonly AdminCommand[] = [
+  {
+    name: "users list",
+    summary: "List the users of an application, or of one business of it: id, e-mail, role, status, last sign-in.",
+    flags: [APP, { flag: "business", field: "business_id", value: "BID" }],
+    request: AdminListUsersRequest,
+    subject: subjects.adminUserList,
+    response: AdminListUsersResponse,
+    describe: (listed: AdminListUsersResponse) => (listed.items.length === 0 ? "no users" : listed.items.map(describeUser).join("\n")),
+  } satisfies AdminCommand<typeof AdminListUsersRequest, typeof AdminListUsersResponse>,
+  {
+    name: "users disable",
+    summary: "Refuse a user everywhere at once: their sessions end and their API keys stop working (their nodes' keys keep working).",
+    flags: [APP, USER],
+    request: AdminUserRef,
+    subject: subjects.adminUserDisable,
+    response: User,
+    describe: (user: User) => `disabled ${describeUser(user)}`,
+  } satisfies AdminCommand<typeof AdminUserRef, typeof User>,
+  {
+    name: "users enable",
+    summary: "Let a disabled user sign in again; their API keys work again.",
+    flags: [APP, USER],
+    request: AdminUserRef,
+    subject: subjects.adminUserEnable,
+    response: User,
+    describe: (user: User) => `enabled ${describeUser(user)}`,
+  } satisfies AdminCommand<typeof AdminUserRef, typeof User>,
+  {
+    name: "users set-role",
+    summary: "Make a user an admin or a member of their business, at once everywhere.",
+    flags: [APP, USER, { flag: "role", field: "role", value: "admin|member" }],
+    request: AdminSetUserRoleRequest,
+    subject: subjects.adminUserSetRole,
+    response: User,
+    describe: (user: User) => `set the role of ${describeUser(user)}`,
+  } satisfies AdminCommand<typeof AdminSetUserRoleRequest, typeof User>,
+] as AdminCommand[];

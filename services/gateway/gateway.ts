@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { CreateAppRequest, CreateBusinessRequest, CreateUserRequest, RotateKeysRequest } from "../../shared/contract/index.js";
+import { CreateAppRequest, CreateBusinessRequest, CreateUserRequest, PurgeJobDataCommand, RotateKeysRequest } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, subjects } from "../../shared/nats/index.js";
 import { natsConnected, readiness, type Clock, type ReadinessCheck, type Service } from "../../shared/runtime/index.js";
 import { createApp } from "./admin/create-app.js";
@@ -11,6 +11,7 @@ import { createUser } from "./admin/create-user.js";
 import { rotateKeys } from "./admin/rotate-keys.js";
 import { buildApp } from "./app.js";
 import { ArtifactStore } from "./artifacts/artifact-store.js";
+import { purgeJobArtifacts } from "./artifacts/purge-job-artifacts.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext, OtpSender } from "./gateway-context.js";
 import { createTokenIssuer } from "./identity/access-tokens.js";
@@ -119,6 +120,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
         serveRpc(nc, { ...admin, subject: subjects.adminBusinessCreate(), request: CreateBusinessRequest, handle: createBusiness(gw) }),
         serveRpc(nc, { ...admin, subject: subjects.adminUserCreate(), request: CreateUserRequest, handle: createUser(gw) }),
         serveRpc(nc, { ...admin, subject: subjects.adminKeysRotate(), request: RotateKeysRequest, handle: rotateKeys(gw) }),
+        // The scheduler deletes a job's artifacts through the gateway, their owner.
+        serveRpc(nc, { ...admin, subject: subjects.artifactsPurge(), request: PurgeJobDataCommand, handle: purgeJobArtifacts(gw.artifacts) }),
       );
       nodeNats.start();
       await nc.flush();

@@ -183,6 +183,20 @@ export class JsonBucket<S extends z.ZodType> {
     return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
   }
 
+  /**
+   * Removes the key and its history without leaving a marker, so the bucket's stream
+   * shrinks at once. Only for buckets nobody watches: a watch never learns of an erase.
+   */
+  async erase(key: string): Promise<void> {
+    if (!(this.kv instanceof Bucket)) throw new Error("JsonBucket.erase needs a KV bucket opened by Kvm");
+    const subject = `$KV.${this.kv.bucket}.${this.checked(key)}`;
+    try {
+      await this.kv.jsm.streams.purge(this.kv.stream, { filter: subject });
+    } catch (error) {
+      throw apiFailure("erase", error);
+    }
+  }
+
   async delete(key: string): Promise<void> {
     const checked = this.checked(key);
     try {

@@ -184,6 +184,30 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   /**
+   * Removes the record by compare-and-set on the revision read, when `check` lets it
+   * (`check` throws to refuse; it sees the record afresh after every lost write, at most
+   * CAS_RETRIES writes in all). The purge leaves a marker the bucket's watches see, which
+   * the server removes after `markerTtlSeconds` (the bucket's stream must allow message
+   * TTLs). Returns the record removed, or null when the key was absent.
+   */
+  async removeIf(key: string, check: (current: z.infer<S>) => void, markerTtlSeconds: number, known?: Versioned<z.infer<S>>): Promise<z.infer<S> | null> {
+    const checked = this.checked(key);
+    let current = known ?? (await this.get(key));
+    for (let write = 1; current !== null; write += 1) {
+      check(current.value);
+      try {
+        await this.kv.purge(checked, { previousSeq: current.revision, ttl: `${markerTtlSeconds}s` });
+        return current.value;
+      } catch (error) {
+        if (!isWrongSequence(error)) throw apiFailure("purge", error);
+      }
+      if (write >= CAS_RETRIES) throw new AppError("service.unavailable", "The record is too busy to remove right now; try again.", { retryAfterSeconds: 1 });
+      current = await this.get(key);
+    }
+    return null;
+  }
+
+  /**
    * Removes the key and its history without leaving a marker, so the bucket's stream
    * shrinks at once. Only for buckets nobody watches: a watch never learns of an erase.
    */

@@ -38,8 +38,8 @@ export interface Scheduler extends Service {
   reconcileNow(): Promise<void>;
   /** Runs one repair sweep now. */
   repairNow(): Promise<void>;
-  /** Runs one retention sweep now, if this replica holds the placement lease. */
-  sweepRetentionNow(): Promise<void>;
+  /** Runs one retention sweep now if this replica holds the placement lease; false when it does not (another replica sweeps). */
+  sweepRetentionNow(): Promise<boolean>;
 }
 
 /**
@@ -124,12 +124,14 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   };
 
   // One replica at a time deletes expired jobs: the one that places (the placement lease), so two never race over the same jobs.
-  let sweeping: Promise<void> | undefined;
-  const sweepRetention = (): Promise<void> => {
-    if (!ctx || stopped || !lease?.leading) return Promise.resolve();
+  let sweeping: Promise<boolean> | undefined;
+  const sweepRetention = (): Promise<boolean> => {
+    if (!ctx || stopped || !lease?.leading) return Promise.resolve(false);
     const context = ctx;
     sweeping ??= (async () => {
       try {
+        // Decide on every record written before the pass began, whichever replica wrote it.
+        await context.jobsWatch.caughtUp();
         const pass = await sweepRetentionOnce(context, finished);
         logger.info(
           { deleted_jobs: pass.deletedJobs, deleted_artifacts: pass.artifacts, deleted_log_messages: pass.logMessages, due_left: pass.dueLeft, finished_jobs: finished.size },
@@ -138,6 +140,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       } catch (error) {
         logger.warn({ err: error }, "retention sweep failed; the next one tries again");
       }
+      return true;
     })().finally(() => {
       sweeping = undefined;
     });

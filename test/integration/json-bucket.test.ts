@@ -1,9 +1,9 @@
 /**
- * `JsonBucket.mutate` and `upsert` starting from an entry the caller holds, and `removeIf`
- * and `erase`, against a real
- * nats-server: the first write is a compare-and-set on the held revision with no read, and
- * a held copy that is no longer current loses that write and the change runs again on a
- * fresh read. The KV handle counts its reads; the broker is real.
+ * `JsonBucket` against a real nats-server. `mutate` and `upsert` starting from an entry
+ * the caller holds: the first write is a compare-and-set on the held revision with no
+ * read, and a held copy that is no longer current loses that write and the change runs
+ * again on a fresh read (the KV handle counts its reads). `removeIf` and `erase`: what
+ * they leave in the bucket's stream.
  */
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";

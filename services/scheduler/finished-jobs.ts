@@ -1,4 +1,4 @@
-import { isTerminal, JobState } from "../../shared/contract/index.js";
+import { isTerminal, type JobState } from "../../shared/contract/index.js";
 import type { JobRevision, JobRevisionListener } from "./jobs-watch.js";
 
 /** A finished job the retention sweep may delete: its key, the revision seen, when it finished. */
@@ -13,8 +13,8 @@ export interface FinishedJob {
 /** When a stored record finished, or null when it has not (or cannot be read). */
 function finishedMsOf(record: Record<string, unknown> | null): number | null {
   if (!record) return null;
-  const state = JobState.safeParse(record.state);
-  if (!state.success || !isTerminal(state.data) || typeof record.finished_at !== "string") return null;
+  // Cheap checks, no schema: every replica runs this for every revision of every job.
+  if (typeof record.state !== "string" || !isTerminal(record.state as JobState) || typeof record.finished_at !== "string") return null;
   const finishedMs = Date.parse(record.finished_at);
   return Number.isNaN(finishedMs) ? null : finishedMs;
 }

@@ -33,7 +33,8 @@ export async function sweepRetentionOnce(ctx: SchedulerContext, finished: Finish
   await forEachBounded(jobs, PARALLEL_DELETES, async (due) => {
     const stillDue = (job: JobRecord): void => {
       checkFinished(job);
-      if (Date.parse(job.finished_at ?? "") + (retention.get(due.business) ?? Infinity) > ctx.clock.now()) {
+      // Written so that a missing or unreadable end keeps the job.
+      if (!(Date.parse(job.finished_at ?? "") + (retention.get(due.business) ?? Infinity) <= ctx.clock.now())) {
         throw new AppError("state.conflict", "The job finished again since; not due yet.");
       }
     };

@@ -26,7 +26,7 @@ import { sweepRetentionOnce } from "./retention-sweep.js";
 import { retryJob } from "./retry-job.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { AllocationWriter } from "./reservations.js";
-import { schedulerSnapshots } from "./scheduler-metrics.js";
+import { retentionDue, schedulerSnapshots } from "./scheduler-metrics.js";
 import { takeSnapshot } from "./scheduler-snapshot.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
@@ -126,7 +126,11 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   // One replica at a time deletes expired jobs: the one that places (the placement lease), so two never race over the same jobs.
   let sweeping: Promise<boolean> | undefined;
   const sweepRetention = (): Promise<boolean> => {
-    if (!ctx || stopped || !lease?.leading) return Promise.resolve(false);
+    if (!ctx || stopped || !lease?.leading) {
+      // Only the sweeping replica reports a backlog: one that lost the lease stops reporting its last.
+      retentionDue.set(0);
+      return Promise.resolve(false);
+    }
     const context = ctx;
     sweeping ??= (async () => {
       try {

@@ -7,7 +7,7 @@ import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { finishJobsWithData, storedJobData, uploadArtifact } from "../harness/job-data.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { createTenant, signedInClient, startLogRelay, startSystem, type RunningService, type RunningSystem, type Tenant } from "../harness/system.js";
 
 /** `jobs/delete` against one replica of each service: what goes, what is refused, and tenancy. */
 let nats: NatsHarness;
@@ -15,6 +15,7 @@ let system: RunningSystem;
 let tenant: Tenant;
 let user: ComputeClient;
 let node: FakeNode;
+let restartedLogRelay: RunningService | undefined;
 const POOL = "delete-pool";
 
 beforeAll(async () => {
@@ -26,6 +27,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await restartedLogRelay?.stop();
   await system?.stop();
   await nats?.stop();
 });
@@ -95,5 +97,21 @@ describe("jobs/delete", () => {
     }
     expect(await storedJobData(gateway.nc, refOf(jobId!))).toEqual({ logMessages: 1, artifacts: 1 });
     expect((await user.call("retrieveJob", { job_id: jobId! })).job.state).toBe("succeeded");
+  });
+
+  it("a delete cut off midway leaves the job retrievable without what went, and deleting again finishes it", async () => {
+    const [jobId] = await finishJobsWithData(user, node, POOL, 1);
+    // No log relay: the artifacts go, the lines cannot, so the record must stay.
+    await system.logRelay.stop();
+    expect(await errorCodeOf(user.call("deleteJob", { job_id: jobId! }))).toBe("service.unavailable");
+    const retrieved = await user.call("retrieveJob", { job_id: jobId! });
+    expect(retrieved.job.state).toBe("succeeded");
+    expect(retrieved.artifacts).toEqual([]);
+    expect(await storedJobData(system.gateways[0]!.nc, refOf(jobId!))).toEqual({ logMessages: 1, artifacts: 0 });
+
+    restartedLogRelay = await startLogRelay(nats.url);
+    expect(await user.call("deleteJob", { job_id: jobId! })).toEqual({ job_id: jobId });
+    expect(await storedJobData(system.gateways[0]!.nc, refOf(jobId!))).toEqual({ logMessages: 0, artifacts: 0 });
+    expect(await errorCodeOf(user.call("retrieveJob", { job_id: jobId! }))).toBe("resource.not_found");
   });
 });

@@ -6,7 +6,7 @@ import { metricsRegistry } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { finishJobsWithData } from "../harness/job-data.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startSystem, type RunningSystem } from "../harness/system.js";
+import { createTenant, signedInClient, startScheduler, startSystem, type RunningService, type RunningSystem } from "../harness/system.js";
 
 /**
  * Bounded disk: with a retention of one second, jobs that finish with log lines and an
@@ -24,6 +24,7 @@ let nats: NatsHarness;
 let system: RunningSystem;
 let user: ComputeClient;
 let node: FakeNode;
+let lateScheduler: RunningService | undefined;
 
 beforeAll(async () => {
   nats = await startNats();
@@ -39,6 +40,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await lateScheduler?.stop();
   await system?.stop();
   await nats?.stop();
 });
@@ -77,4 +79,12 @@ describe("bounded disk under retention", () => {
     },
     120_000,
   );
+
+  it("a scheduler started once the last deleted job's marker has expired starts and answers lists", async () => {
+    // The bucket's last sequence is now a marker the server removed: no watch will ever deliver it.
+    await vi.waitFor(async () => expect(await storeUse()).toEqual(EMPTY), { timeout: 30_000, interval: 100 });
+    await system.schedulers[0]!.stop();
+    lateScheduler = await startScheduler(nats.url, { CJS_RETENTION_SECONDS_OVERRIDE: "1" });
+    expect(await user.call("listJobs", {})).toEqual({ items: [], next_cursor: null });
+  });
 });

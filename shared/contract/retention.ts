@@ -3,15 +3,24 @@ import { Artifact } from "./artifacts.js";
 import { AppId, ArtifactId, BusinessId, JobId } from "./ids.js";
 
 /** `jobs/delete`: the job removed, with its log lines and artifacts. */
-export const DeleteJobResponse = z.object({ job_id: JobId });
+export const DeleteJobResponse = z.object({
+  /** The job deleted. */
+  job_id: JobId,
+});
 export type DeleteJobResponse = z.infer<typeof DeleteJobResponse>;
 
 /** `jobs/artifacts/list`: the job's artifacts, by name (as `jobs/retrieve` shows them). */
-export const ListArtifactsResponse = z.object({ job_id: JobId, artifacts: z.array(Artifact) });
+export const ListArtifactsResponse = z.object({
+  job_id: JobId,
+  /** Sorted by `artifact_id`. */
+  artifacts: z.array(Artifact),
+});
 export type ListArtifactsResponse = z.infer<typeof ListArtifactsResponse>;
 
 export const DeleteArtifactRequest = z.strictObject({
+  /** A job of the caller's business, in any state. */
   job_id: JobId,
+  /** The artifact's name within the job. */
   artifact_id: ArtifactId,
 });
 export type DeleteArtifactRequest = z.infer<typeof DeleteArtifactRequest>;

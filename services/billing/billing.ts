@@ -3,6 +3,7 @@ import type { Subscription } from "@nats-io/transport-node";
 import {
   BillingCallerCommand,
   CreateCheckoutCommand,
+  RetentionLookupCommand,
   SandboxActionCommand,
   SandboxSessionCommand,
   WebhookCommand,
@@ -22,6 +23,7 @@ import { getSubscription } from "./get-subscription.js";
 import { cancelSubscription } from "./subscriptions/cancel-subscription.js";
 import { openCreditLedger } from "./ledger/index.js";
 import { listPlans } from "./list-plans.js";
+import { lookupRetention } from "./lookup-retention.js";
 import { loadPlanCatalog, type PlanCatalog } from "./plans/plan-catalog.js";
 import { receiveWebhook } from "./receive-webhook.js";
 import { sandboxAct } from "./sandbox-act.js";
@@ -91,6 +93,7 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
         serveRpc(nc, { ...rpc, subject: subjects.billingPlansList(), request: BillingCallerCommand, handle: listPlans(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingSubscriptionGet(), request: BillingCallerCommand, handle: getSubscription(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingSubscriptionCancel(), request: BillingCallerCommand, handle: cancelSubscription(ctx) }),
+        serveRpc(nc, { ...rpc, subject: subjects.billingRetentionLookup(), request: RetentionLookupCommand, handle: lookupRetention(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingCheckoutCreate(), request: CreateCheckoutCommand, handle: createCheckout(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingWebhookReceive(), request: WebhookCommand, handle: receiveWebhook(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionGet(), request: SandboxSessionCommand, handle: sandboxViewSession(ctx) }),

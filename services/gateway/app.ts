@@ -126,6 +126,7 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.listJobs, forward(gw, RPC_ROUTES.listJobs, subjects.jobList()));
   registerRpc(app, edge, RPC_ROUTES.cancelJob, forward(gw, RPC_ROUTES.cancelJob, subjects.jobCancel()));
   registerRpc(app, edge, RPC_ROUTES.retryJob, forward(gw, RPC_ROUTES.retryJob, subjects.jobRetry()));
+  registerRpc(app, edge, RPC_ROUTES.deleteJob, forward(gw, RPC_ROUTES.deleteJob, subjects.jobDelete()));
   registerArtifactRoutes(app, edge, gw);
   registerLogRoutes(app, edge, gw);
 

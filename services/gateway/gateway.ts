@@ -9,6 +9,7 @@ import {
   CreateAppRequest,
   CreateBusinessRequest,
   CreateUserRequest,
+  PurgeJobDataCommand,
   RotateKeysRequest,
 } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, subjects } from "../../shared/nats/index.js";
@@ -21,6 +22,7 @@ import { listUsersOfApp } from "./admin/list-users.js";
 import { rotateKeys } from "./admin/rotate-keys.js";
 import { buildApp } from "./app.js";
 import { ArtifactStore } from "./artifacts/artifact-store.js";
+import { purgeJobArtifacts } from "./artifacts/purge-job-artifacts.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext, OtpSender } from "./gateway-context.js";
 import { createTokenIssuer } from "./identity/access-tokens.js";
@@ -134,6 +136,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
         serveRpc(nc, { ...admin, subject: subjects.adminUserDisable(), request: AdminUserRef, handle: changeUserOfApp(gw, "disable") }),
         serveRpc(nc, { ...admin, subject: subjects.adminUserEnable(), request: AdminUserRef, handle: changeUserOfApp(gw, "enable") }),
         serveRpc(nc, { ...admin, subject: subjects.adminUserSetRole(), request: AdminSetUserRoleRequest, handle: setRoleOfUser(gw) }),
+        // The scheduler deletes a job's artifacts through the gateway, their owner.
+        serveRpc(nc, { ...admin, subject: subjects.artifactsPurge(), request: PurgeJobDataCommand, handle: purgeJobArtifacts(gw.artifacts) }),
       );
       // Users stored before the business index existed are added to it, off the start path.
       indexUsersOfBusinesses(store)

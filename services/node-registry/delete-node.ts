@@ -16,7 +16,7 @@ export function deleteNode(ctx: RegistryContext) {
   return async ({ caller, body }: z.infer<typeof DeleteNodeCommand>, { log }: ServedRequest): Promise<DeleteNodeReply> => {
     // A malformed id cannot be a KV key: it names no node.
     if (!isId("node", body.node_id)) throw nodeNotFound(body.node_id);
-    const deleted = await ctx.store.nodes.deleteIf(body.node_id, (node) => {
+    const deleted = await ctx.store.nodes.removeIf(body.node_id, (node) => {
       if (!ownsNode(caller, node)) throw nodeNotFound(body.node_id);
       const state = effectiveStatus(node, ctx.clock.now(), ctx.config);
       if (state !== "offline") {

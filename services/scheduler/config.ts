@@ -19,6 +19,14 @@ export const SchedulerConfig = BaseConfig.extend({
   CJS_REPAIR_INTERVAL_MS: intSetting(10_000, { min: 50 }),
   /** A job changed more recently than this is left alone by the repair sweep (it may be between two writes). */
   CJS_REPAIR_GRACE_MS: intSetting(30_000, { min: 100 }),
+  /** How often the replica that places jobs deletes the finished jobs past their plan's retention (the retention sweep). */
+  CJS_RETENTION_SWEEP_INTERVAL_MS: intSetting(60_000, { min: 50 }),
+  /** Most jobs one retention sweep deletes; the rest wait for the next. */
+  CJS_RETENTION_SWEEP_BATCH: intSetting(200, { min: 1, max: 10_000 }),
+  /** When set, every business keeps finished jobs this many seconds, whatever its plan says (tests, small installs); billing is not asked. */
+  CJS_RETENTION_SECONDS_OVERRIDE: z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().min(1).optional()),
+  /** How long the marker a deleted job record leaves in the job bucket is kept, so every replica's watch sees the deletion; then the server removes it. */
+  CJS_RETENTION_MARKER_TTL_SECONDS: intSetting(3600, { min: 1, max: 30 * 86_400 }),
 }).superRefine(checkSharedPools);
 export type SchedulerConfig = z.infer<typeof SchedulerConfig>;
 

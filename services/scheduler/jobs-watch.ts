@@ -1,7 +1,7 @@
 import { KvWatchInclude, type KvWatchEntry } from "@nats-io/kv";
 import { decodeJson } from "../../shared/nats/index.js";
 import type { Logger } from "../../shared/runtime/index.js";
-import { readStillStored } from "./missed-revisions.js";
+import { lastStoredRevision, readStillStored } from "./missed-revisions.js";
 import { jobRepairs } from "./scheduler-metrics.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 
@@ -115,7 +115,10 @@ export class JobsWatch {
    */
   async caughtUp(limitMs = CATCH_UP_LIMIT_MS): Promise<boolean> {
     const status = await this.store.jobs.kv.status();
-    const last = status.streamInfo.state.last_seq;
+    if (status.streamInfo.state.last_seq <= this.#seen) return true;
+    // Behind the stream's last sequence: wait for the last revision still stored, since the
+    // last one may be gone (an expired marker of a deleted job) and never be delivered.
+    const last = await lastStoredRevision(this.store.jobs.kv);
     if (last <= this.#seen) return true;
     return new Promise<boolean>((resolve) => {
       const waiter = { revision: last, resolve: () => finish(true) };

@@ -43,6 +43,18 @@ export async function readStillStored(kv: KV, from: number, to: number): Promise
   return found;
 }
 
+/**
+ * The bucket's last revision still stored, or 0 when it holds none. The stream's last
+ * sequence may be a message gone since: a deleted job's marker that expired.
+ */
+export async function lastStoredRevision(kv: KV): Promise<number> {
+  if (!(kv instanceof Bucket)) throw new Error("lastStoredRevision needs a KV bucket opened by Kvm");
+  // As above: the server's message get takes a wildcard `last_by_subj`; the client's type does not say so.
+  const query = { last_by_subj: `$KV.${kv.bucket}.>` } as unknown as { seq: number };
+  const message = await withRetries(() => kv.jsm.streams.getMessage(kv.stream, query));
+  return message?.seq ?? 0;
+}
+
 async function withRetries<T>(read: () => Promise<T>): Promise<T> {
   for (let tryNumber = 1; ; tryNumber += 1) {
     try {

@@ -54,7 +54,7 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
  */
 async function forgetDeletedNode(ctx: SchedulerContext, nodeId: string): Promise<void> {
   if (await ctx.store.nodes.get(nodeId)) return;
-  const removed = await ctx.store.allocations.deleteIf(nodeId, (current) => Object.keys(current.attempts).length === 0);
+  const removed = await ctx.store.allocations.removeIf(nodeId, (current) => Object.keys(current.attempts).length === 0);
   if (removed) ctx.logger.info({ node_id: nodeId }, "allocation of a deleted node removed");
 }
 

@@ -109,3 +109,16 @@ export const jobRepairs = new Counter({
   labelNames: ["kind"] as const,
   registers: [metricsRegistry],
 });
+
+export const retentionDeleted = new Counter({
+  name: "cjs_retention_deleted_total",
+  help: "What deleting finished jobs removed, by kind (job, artifact, log_message) and reason (retention: the sweep; request: jobs/delete).",
+  labelNames: ["kind", "reason"] as const,
+  registers: [metricsRegistry],
+});
+
+export const retentionDue = new Gauge({
+  name: "cjs_retention_due_jobs",
+  help: "Finished jobs past their retention still stored after the last retention sweep of this replica (0 on replicas that do not sweep).",
+  registers: [metricsRegistry],
+});

@@ -5,6 +5,8 @@ import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/in
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import { cancelJob } from "./cancel-job.js";
+import { deleteJob } from "./delete-job.js";
+import { FinishedJobs } from "./finished-jobs.js";
 import { ActiveJobs } from "./active-jobs.js";
 import { JobListIndex } from "./job-list-index.js";
 import { JobsWatch } from "./jobs-watch.js";
@@ -20,10 +22,11 @@ import { reconcileOnce } from "./reconciler.js";
 import { repairOnce } from "./repair-sweep.js";
 import { recordResult } from "./record-result.js";
 import { retrieveJob } from "./retrieve-job.js";
+import { sweepRetentionOnce } from "./retention-sweep.js";
 import { retryJob } from "./retry-job.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { AllocationWriter } from "./reservations.js";
-import { schedulerSnapshots } from "./scheduler-metrics.js";
+import { retentionDue, schedulerSnapshots } from "./scheduler-metrics.js";
 import { takeSnapshot } from "./scheduler-snapshot.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
@@ -35,12 +38,15 @@ export interface Scheduler extends Service {
   reconcileNow(): Promise<void>;
   /** Runs one repair sweep now. */
   repairNow(): Promise<void>;
+  /** Runs one retention sweep now if this replica holds the placement lease; false when it does not (another replica sweeps). */
+  sweepRetentionNow(): Promise<boolean>;
 }
 
 /**
  * Builds the scheduler, the owner of jobs: it keeps the queue from its watch of the job
  * bucket, places queued jobs on nodes while it holds the placement lease, and answers the
- * job RPCs and the node plane's poll and result. Every replica answers RPCs and runs the
+ * job RPCs and the node plane's poll and result; the lease holder also deletes finished
+ * jobs past their plan's retention. Every replica answers RPCs and runs the
  * reconcile and repair loops; compare-and-set on the records keeps them from ever both
  * winning one job or one slot.
  */
@@ -52,10 +58,12 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let stopReporting = (): void => undefined;
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
+  let retentionTimer: NodeJS.Timeout | undefined;
   const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS);
   // A job joining the queue asks for a round; only the lease holder's rounds place.
   const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS);
   const listIndex = new JobListIndex();
+  const finished = new FinishedJobs();
   let jobsWatch: JobsWatch | undefined;
   let ctx: SchedulerContext | undefined;
   let started = false;
@@ -115,11 +123,39 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     }
   };
 
+  // One replica at a time deletes expired jobs: the one that places (the placement lease), so two never race over the same jobs.
+  let sweeping: Promise<boolean> | undefined;
+  const sweepRetention = (): Promise<boolean> => {
+    if (!ctx || stopped || !lease?.leading) {
+      // Only the sweeping replica reports a backlog: one that lost the lease stops reporting its last.
+      retentionDue.set(0);
+      return Promise.resolve(false);
+    }
+    const context = ctx;
+    sweeping ??= (async () => {
+      try {
+        // Decide on every record written before the pass began, whichever replica wrote it.
+        await context.jobsWatch.caughtUp();
+        const pass = await sweepRetentionOnce(context, finished);
+        logger.info(
+          { deleted_jobs: pass.deletedJobs, deleted_artifacts: pass.artifacts, deleted_log_messages: pass.logMessages, due_left: pass.dueLeft, finished_jobs: finished.size },
+          "retention sweep",
+        );
+      } catch (error) {
+        logger.warn({ err: error }, "retention sweep failed; the next one tries again");
+      }
+      return true;
+    })().finally(() => {
+      sweeping = undefined;
+    });
+    return sweeping;
+  };
+
   return {
     name: SERVICE,
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
-      jobsWatch = new JobsWatch(store, [active, queued, listIndex], logger);
+      jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished], logger);
       const view = new ClusterView(store, requestPlacement, config.CJS_SHARED_OPERATOR_POOLS);
       const context: SchedulerContext = {
         ...deps,
@@ -141,6 +177,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         serveRpc(nc, { ...rpc, subject: subjects.jobList(), request: ListJobsCommand, handle: listJobs(context, listIndex) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.jobDelete(), request: JobRefCommand, handle: deleteJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeResult(), request: JobResultCommand, handle: recordResult(context) }),
       );
@@ -157,6 +194,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       });
       reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
       repairTimer = setInterval(() => void repair(), config.CJS_REPAIR_INTERVAL_MS);
+      retentionTimer = setInterval(() => void sweepRetention(), config.CJS_RETENTION_SWEEP_INTERVAL_MS);
       await nc.flush();
       started = true;
       requestPlacement();
@@ -166,10 +204,12 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       stopped = true;
       clearInterval(reconcileTimer);
       clearInterval(repairTimer);
+      clearInterval(retentionTimer);
       // Give the lease up first, so another replica places within one renewal.
       await lease?.stop();
       stopReporting();
       await placing;
+      await sweeping;
       jobsWatch?.stop();
       ctx?.view.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
@@ -177,5 +217,6 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     ready: () => started && !stopped,
     reconcileNow: reconcile,
     repairNow: repair,
+    sweepRetentionNow: sweepRetention,
   };
 }

@@ -117,6 +117,17 @@ export {
   SetCreditRequest,
   SetCreditResponse,
 } from "./credit.js";
+export {
+  DeleteArtifactRequest,
+  DeleteArtifactResponse,
+  DeleteJobResponse,
+  ListArtifactsResponse,
+  PurgeJobDataCommand,
+  PurgeJobDataReply,
+  RETENTION_LOOKUP_MAX_BUSINESSES,
+  RetentionLookupCommand,
+  RetentionLookupReply,
+} from "./retention.js";
 export { RPC_ROUTES } from "./routes.js";
 export type { RouteAuth, RpcName, RpcRequest, RpcResponse, RpcRoute, RpcRoutes } from "./routes.js";
 export { buildOpenApiDocument } from "./openapi.js";

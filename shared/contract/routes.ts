@@ -38,6 +38,7 @@ import { EmptyRequest } from "./common.js";
 import { ListLedgerRequest, ListLedgerResponse } from "./credit.js";
 import { JobPayload, JobRef, ListJobsRequest, ListJobsResponse, SubmitJobRequest, SubmitJobResponse } from "./jobs.js";
 import { LogStreamUrlResponse } from "./logs.js";
+import { DeleteArtifactRequest, DeleteArtifactResponse, DeleteJobResponse, ListArtifactsResponse } from "./retention.js";
 import {
   DeleteNodeRequest,
   DeleteNodeResponse,
@@ -261,6 +262,30 @@ export const RPC_ROUTES = {
     response: JobPayload,
     message: "Job requeued",
     summary: "Requeue a failed or timed-out job under the same id, as its next attempt.",
+  }),
+  deleteJob: rpc({
+    path: "/api/compute/jobs/delete",
+    auth: "user",
+    request: JobRef,
+    response: DeleteJobResponse,
+    message: "Job deleted",
+    summary: "Delete a finished job with its log lines and artifacts; a job that has not finished answers 409.",
+  }),
+  listArtifacts: rpc({
+    path: "/api/compute/jobs/artifacts/list",
+    auth: "user",
+    request: JobRef,
+    response: ListArtifactsResponse,
+    message: "Artifacts",
+    summary: "The job's artifacts, by name.",
+  }),
+  deleteArtifact: rpc({
+    path: "/api/compute/jobs/artifacts/delete",
+    auth: "user",
+    request: DeleteArtifactRequest,
+    response: DeleteArtifactResponse,
+    message: "Artifact deleted",
+    summary: "Delete one artifact of the job: its bytes and its entry in the job's list.",
   }),
   presignUpload: rpc({
     path: "/api/compute/jobs/artifacts/presign-upload",

@@ -49,6 +49,9 @@ export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] exten
   disableUser: "users:write",
   enableUser: "users:write",
   setUserRole: "users:write",
+  deleteJob: "jobs:write",
+  listArtifacts: "jobs:read",
+  deleteArtifact: "jobs:write",
 };
 
 /** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */

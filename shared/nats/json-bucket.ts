@@ -204,22 +204,50 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   /**
-   * Deletes the record by compare-and-set if `allow` accepts it as it is now (it may also
-   * throw to refuse); a write that beat the delete is read again and judged afresh, at most
-   * CAS_RETRIES tries. Returns the record deleted, or null when the key is absent or kept.
+   * Removes the record by compare-and-set on the revision read, when `allow` lets it go
+   * (false keeps it; `allow` may also throw to refuse). A write that beat the removal is
+   * read again and judged afresh, at most `options.writes` (CAS_RETRIES) tries; then
+   * RecordBusyError. The removal leaves a marker that the bucket's watches see: a delete
+   * marker, or with `markerTtlSeconds` a purge (the key's history goes too) whose marker
+   * the server removes after that time (the bucket's stream must allow message TTLs).
+   * Returns the record removed, or null when the key is absent or kept.
    */
-  async deleteIf(key: string, allow: (current: z.infer<S>) => boolean): Promise<Versioned<z.infer<S>> | null> {
+  async removeIf(
+    key: string,
+    allow: (current: z.infer<S>) => boolean,
+    options: CasOptions & { markerTtlSeconds?: number; known?: Versioned<z.infer<S>> } = {},
+  ): Promise<Versioned<z.infer<S>> | null> {
     const checked = this.checked(key);
-    for (let write = 1; ; write += 1) {
-      const current = await this.get(key);
-      if (!current || !allow(current.value)) return null;
+    const writes = options.writes ?? CAS_RETRIES;
+    let current = options.known ?? (await this.get(key));
+    for (let write = 1; current !== null && allow(current.value); write += 1) {
+      const operation = options.markerTtlSeconds === undefined ? "delete" : "purge";
       try {
-        await this.kv.delete(checked, { previousSeq: current.revision });
+        if (options.markerTtlSeconds === undefined) await this.kv.delete(checked, { previousSeq: current.revision });
+        else await this.kv.purge(checked, { previousSeq: current.revision, ttl: `${options.markerTtlSeconds}s` });
         return current;
       } catch (error) {
-        if (!isWrongSequence(error)) throw apiFailure("delete", error);
+        if (!isWrongSequence(error)) throw apiFailure(operation, error);
       }
-      if (write >= CAS_RETRIES) throw new AppError("service.unavailable", "The record is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+      if (write >= writes) throw new RecordBusyError();
+      const pause = options.pauseMs?.(write) ?? 0;
+      if (pause > 0) await delay(pause);
+      current = await this.get(key);
+    }
+    return null;
+  }
+
+  /**
+   * Removes the key and its history without leaving a marker, so the bucket's stream
+   * shrinks at once. Only for buckets nobody watches: a watch never learns of an erase.
+   */
+  async erase(key: string): Promise<void> {
+    if (!(this.kv instanceof Bucket)) throw new Error("JsonBucket.erase needs a KV bucket opened by Kvm");
+    const subject = `$KV.${this.kv.bucket}.${this.checked(key)}`;
+    try {
+      await this.kv.jsm.streams.purge(this.kv.stream, { filter: subject });
+    } catch (error) {
+      throw apiFailure("erase", error);
     }
   }
 

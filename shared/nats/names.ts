@@ -134,6 +134,7 @@ export const subjects = {
   jobList: () => `${ROOT}.scheduler.jobs.list`,
   jobCancel: () => `${ROOT}.scheduler.jobs.cancel`,
   jobRetry: () => `${ROOT}.scheduler.jobs.retry`,
+  jobDelete: () => `${ROOT}.scheduler.jobs.delete`,
   nodePoll: () => `${ROOT}.scheduler.nodes.poll`,
   nodeResult: () => `${ROOT}.scheduler.nodes.result`,
   /** Node RPCs, answered by one node-registry replica. */
@@ -147,10 +148,16 @@ export const subjects = {
   logsPush: () => `${ROOT}.logrelay.logs.push`,
   /** A job's log totals (dropped lines), answered by one log-relay replica. */
   logsSummary: () => `${ROOT}.logrelay.logs.summary`,
+  /** Removes every stored log line (and drop count) of one job, answered by one log-relay replica. */
+  logsPurge: () => `${ROOT}.logrelay.logs.purge`,
+  /** Removes every artifact of one job (bytes and index entries), answered by one gateway replica. */
+  artifactsPurge: () => `${ROOT}.gateway.artifacts.purge`,
   /** Billing RPCs, answered by one billing replica. */
   billingPlansList: () => `${ROOT}.billing.plans.list`,
   billingSubscriptionGet: () => `${ROOT}.billing.subscription.get`,
   billingSubscriptionCancel: () => `${ROOT}.billing.subscription.cancel`,
+  /** The retention of many businesses' plans at once (the scheduler's retention sweep). */
+  billingRetentionLookup: () => `${ROOT}.billing.retention.lookup`,
   billingCheckoutCreate: () => `${ROOT}.billing.checkout.create`,
   billingWebhookReceive: () => `${ROOT}.billing.webhooks.receive`,
   /** The sandbox payment provider's checkout page: read a session, pay or cancel it. */

@@ -41,6 +41,13 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.creditEntries]: { history: 1 },
 };
 
+/**
+ * Buckets whose delete markers carry their own lifetime (`Nats-TTL`, nats-server 2.11+):
+ * a record removed for good leaves a marker the watches see, and the server then removes
+ * the marker too, so the bucket does not grow with every record ever deleted.
+ */
+const MESSAGE_TTL_BUCKETS: ReadonlySet<BucketName> = new Set([BUCKETS.jobs]);
+
 export interface TopologyOptions {
   /** Stream replicas: 1 for a single server, 3 for a production cluster. */
   replicas: number;
@@ -111,7 +118,17 @@ export async function ensureBuckets<Names extends BucketName>(
 ): Promise<Record<Names, KV>> {
   const kvm = new Kvm(nc);
   const jsm = await jetstreamManager(nc);
+  const allowMessageTtl = async (name: Names): Promise<void> => {
+    const { config } = await jsm.streams.info(`KV_${name}`);
+    // Switched on once (it cannot be switched off); buckets made before it was needed are upgraded here.
+    if (!config.allow_msg_ttl) await jsm.streams.update(config.name, { ...config, allow_msg_ttl: true });
+  };
   const createOrOpen = async (name: Names): Promise<KV> => {
+    const kv = await createOrOpenBucket(name);
+    if (MESSAGE_TTL_BUCKETS.has(name)) await allowMessageTtl(name);
+    return kv;
+  };
+  const createOrOpenBucket = async (name: Names): Promise<KV> => {
     try {
       return await kvm.create(name, { ...BUCKET_OPTIONS[name], replicas, allow_direct: false });
     } catch (error) {

@@ -1,13 +1,16 @@
 /**
- * `JsonBucket.mutate` and `upsert` starting from an entry the caller holds, against a real
- * nats-server: the first write is a compare-and-set on the held revision with no read, and
- * a held copy that is no longer current loses that write and the change runs again on a
- * fresh read. The KV handle counts its reads; the broker is real.
+ * `JsonBucket` against a real nats-server. `mutate` and `upsert` starting from an entry
+ * the caller holds: the first write is a compare-and-set on the held revision with no
+ * read, and a held copy that is no longer current loses that write and the change runs
+ * again on a fresh read (the KV handle counts its reads). `removeIf` and `erase`: what
+ * they leave in the bucket's stream.
  */
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { AppError } from "../../shared/errors/index.js";
 import { JsonBucket, RecordBusyError } from "../../shared/nats/index.js";
 import { countingKv } from "../harness/counting-kv.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -169,5 +172,67 @@ describe("a record too busy to change", () => {
     expect(calls).toBe(3);
     expect(pausesAsked).toEqual([1, 2]);
     expect((await records.get("a"))?.value.count).toBe(300);
+  });
+});
+
+/** A bucket of counters whose stream lets messages carry their own lifetime (as `cjs_jobs`). */
+async function expiringMarkersBucket(name: string): Promise<{ records: JsonBucket<typeof Counter>; kv: KV; messages: () => Promise<number> }> {
+  const kv = await new Kvm(nc).create(name, { history: 1 });
+  const jsm = await jetstreamManager(nc);
+  const { config } = await jsm.streams.info(`KV_${name}`);
+  await jsm.streams.update(config.name, { ...config, allow_msg_ttl: true });
+  return { records: new JsonBucket(kv, Counter), kv, messages: async () => (await jsm.streams.info(`KV_${name}`)).state.messages };
+}
+
+const refuseOdd = (current: Counter): boolean => {
+  if (current.count % 2 === 1) throw new AppError("state.conflict", "odd");
+  return true;
+};
+
+describe("removeIf and erase", () => {
+  it("removeIf removes a record the check lets go; a watch sees the marker, which the server then removes", async () => {
+    const { records, kv, messages } = await expiringMarkersBucket("remove_allowed");
+    await records.create("a", { count: 2 });
+    const watch = await kv.watch({ key: "a" });
+    expect((await records.removeIf("a", refuseOdd, { markerTtlSeconds: 1 }))?.value).toEqual({ count: 2 });
+    const operations: string[] = [];
+    for await (const entry of watch) {
+      operations.push(entry.operation);
+      if (entry.operation !== "PUT") break;
+    }
+    expect(operations).toEqual(["PUT", "PURGE"]);
+    expect(await records.get("a")).toBeNull();
+    await vi.waitFor(async () => expect(await messages()).toBe(0), { timeout: 10_000, interval: 100 });
+  });
+
+  it("removeIf keeps a record the check refuses, and checks afresh a held copy that is behind", async () => {
+    const { records } = await expiringMarkersBucket("remove_refused");
+    const revision = await records.create("a", { count: 2 });
+    await records.put("a", { count: 3 });
+    await expect(records.removeIf("a", refuseOdd, { markerTtlSeconds: 60, known: { value: { count: 2 }, revision } })).rejects.toMatchObject({ code: "state.conflict" });
+    expect((await records.get("a"))?.value).toEqual({ count: 3 });
+    expect(await records.removeIf("missing", refuseOdd, { markerTtlSeconds: 60 })).toBeNull();
+  });
+
+  it("without a marker lifetime, removeIf deletes (a DEL marker) what `allow` lets go and keeps what it does not", async () => {
+    const { records, kv } = await countingBucket("remove_delete");
+    await records.create("kept", { count: 1 });
+    await records.create("gone", { count: 2 });
+
+    expect(await records.removeIf("kept", (current) => current.count % 2 === 0)).toBeNull();
+    expect((await records.removeIf("gone", (current) => current.count % 2 === 0))?.value).toEqual({ count: 2 });
+
+    expect((await records.get("kept"))?.value).toEqual({ count: 1 });
+    expect((await kv.get("gone"))?.operation).toBe("DEL");
+  });
+
+  it("erase leaves nothing of the key in the stream", async () => {
+    const { records, messages } = await expiringMarkersBucket("erase_all");
+    await records.create("a", { count: 1 });
+    await records.create("b", { count: 1 });
+    await records.erase("a");
+    expect(await records.get("a")).toBeNull();
+    expect(await records.keys()).toEqual(["b"]);
+    expect(await messages()).toBe(1);
   });
 });

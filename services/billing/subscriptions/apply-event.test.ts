@@ -17,6 +17,7 @@ const plans = new Map<string, Plan>(
       rates: { cpu_core_hour: 1, memory_gb_hour: 1, gpu_hour: 1 },
       limits: { max_job_timeout_seconds: 60, max_job_cpu: 1 },
       billed: true,
+      retention_days: 30,
     },
   ]),
 );

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import type { ObjectInfo, ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
@@ -56,6 +56,12 @@ function indexKey(ref: ArtifactRef): string {
   return `${jobIndexKey(ref)}.${kvKey(checkId("artifact", ref.artifact_id))}`;
 }
 
+/** The subject of an object's metadata in the object store's stream (how `@nats-io/obj` names it: the name in padded base64url). */
+function metaSubject(name: string): string {
+  const encoded = Buffer.from(name, "utf8").toString("base64").replace(/\+/g, "-").replace(/\//g, "_");
+  return `$O.${OBJECT_STORES.artifacts}.M.${encoded}`;
+}
+
 /** The object store keeps a SHA-256 of every object as `SHA-256=<base64url>`; artifacts show it in hex. */
 function hexDigest(digest: string): string {
   if (!digest.startsWith(DIGEST_PREFIX)) throw new Error(`unexpected object digest ${digest}`);
@@ -83,6 +89,7 @@ export class ArtifactStore {
     private readonly objects: ObjectStore,
     private readonly index: JsonBucket<typeof ArtifactRecord>,
     private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
   ) {}
 
   static async open(nc: NatsConnection, topology: TopologyOptions): Promise<ArtifactStore> {
@@ -90,7 +97,7 @@ export class ArtifactStore {
       ensureObjectStore(nc, OBJECT_STORES.artifacts, topology),
       ensureBuckets(nc, [BUCKETS.artifactIndex], topology),
     ]);
-    return new ArtifactStore(objects, new JsonBucket(kv[BUCKETS.artifactIndex], ArtifactRecord), jetstream(nc));
+    return new ArtifactStore(objects, new JsonBucket(kv[BUCKETS.artifactIndex], ArtifactRecord), jetstream(nc), await jetstreamManager(nc));
   }
 
   /**
@@ -143,6 +150,33 @@ export class ArtifactStore {
       .filter((record): record is ArtifactRecord => record !== undefined)
       .map(({ app_id: _app, business_id: _business, job_id: _job, object_revision: _revision, ...artifact }) => artifact)
       .sort((a, b) => (a.artifact_id < b.artifact_id ? -1 : a.artifact_id > b.artifact_id ? 1 : 0));
+  }
+
+  /**
+   * Removes one artifact; false when the job has no artifact of that name. The index entry
+   * goes first, so a crash midway can leave unlisted bytes but never a listed artifact
+   * whose download fails. Then the bytes, then the object's "deleted" metadata the object
+   * store leaves behind, so nothing of the artifact stays in the store.
+   */
+  async remove(ref: ArtifactRef): Promise<boolean> {
+    const key = indexKey(ref);
+    const name = objectName(ref);
+    const [indexed, info] = await Promise.all([this.index.get(key), this.objects.info(name)]);
+    if (!indexed && (!info || info.deleted)) return false;
+    if (indexed) await this.index.erase(key);
+    if (info && !info.deleted) await this.objects.delete(name);
+    await this.jsm.streams.purge(`OBJ_${OBJECT_STORES.artifacts}`, { filter: metaSubject(name) });
+    return true;
+  }
+
+  /** Removes every artifact of a job (a deleted job's); the number removed. */
+  async removeAll(job: Omit<ArtifactRef, "artifact_id">): Promise<number> {
+    let removed = 0;
+    for (const key of await this.index.keys(`${jobIndexKey(job)}.*`)) {
+      const record = (await this.index.get(key))?.value;
+      if (record && (await this.remove({ ...job, artifact_id: record.artifact_id }))) removed += 1;
+    }
+    return removed;
   }
 
   /** The bytes of `span` (all of them without one), read as the consumer of the stream asks for them. */

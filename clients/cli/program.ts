@@ -6,6 +6,7 @@ import { registerCompletionCommand } from "./commands/completion.js";
 import { registerJobCommands } from "./commands/jobs.js";
 import { registerKeyCommands } from "./commands/keys.js";
 import { registerNodeCommands } from "./commands/nodes.js";
+import { registerAccountCommands, registerUserCommands } from "./commands/users.js";
 import { colorsFor, type CliIo } from "./output.js";
 import { ApiError } from "../sdk/src/index.js";
 import { EXIT, exitCodeOf, UsageError } from "./exit-codes.js";
@@ -28,6 +29,8 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
   registerKeyCommands(program, run);
   registerNodeCommands(program, run);
   registerBillingCommands(program, run);
+  registerAccountCommands(program, run);
+  registerUserCommands(program, run);
   registerCompletionCommand(program);
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
   return program;

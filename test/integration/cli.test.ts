@@ -229,6 +229,76 @@ describe("keys, artifacts, nodes and billing with a session", () => {
   });
 });
 
+describe("accounts, users, deletion and exports", () => {
+  it("account password reads the current and new password from stdin, and the new one signs in", async () => {
+    const own = await createTenant(system.gateways[0]!.nc);
+    const configDir = freshConfigDir();
+    const env = { CJS_APP_ID: own.app.app_id };
+    expect((await cjs(["login", "--email", own.user.email, "--password-stdin"], { configDir, env, input: `${own.password}\n` })).code).toBe(0);
+    const newPassword = `new-${own.password}`;
+
+    const changed = await cjs(["account", "password"], { configDir, env, input: `${own.password}\n${newPassword}\n` });
+    expect(changed.code, changed.stderr).toBe(0);
+    expect((await cjs(["login", "--email", own.user.email, "--password-stdin"], { configDir: freshConfigDir(), env, input: `${own.password}\n` })).code).toBe(77);
+    expect((await cjs(["login", "--email", own.user.email, "--password-stdin"], { configDir: freshConfigDir(), env, input: `${newPassword}\n` })).code).toBe(0);
+  });
+
+  it("users invite, ls, disable and set-role manage the business's users", async () => {
+    const configDir = await loggedIn();
+    const email = `invitee-${Math.random().toString(36).slice(2, 8)}@example.test`;
+    const invited = await cjs(["users", "invite", email, "--json"], { configDir });
+    expect(invited.code, invited.stderr).toBe(0);
+    const { user_id } = JSON.parse(invited.stdout) as { user_id: string };
+
+    expect((await cjs(["users", "set-role", user_id, "admin"], { configDir })).code).toBe(0);
+    expect((await cjs(["users", "disable", user_id], { configDir })).code).toBe(0);
+    const listed = JSON.parse((await cjs(["users", "ls", "--json"], { configDir })).stdout) as { items: Array<{ user_id: string; status: string; role: string }> };
+    expect(listed.items.find((user) => user.user_id === user_id)).toMatchObject({ status: "disabled", role: "admin" });
+  });
+
+  it("jobs rm deletes a finished job and artifacts rm an artifact; an unfinished job is refused with exit 65", async () => {
+    const configDir = await loggedIn();
+    const user = (await signedInClient(baseUrl, tenant)).client;
+    const pool = `cli-rm-${Math.random().toString(36).slice(2, 8)}`;
+    const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
+    const { job_id } = JSON.parse((await cjs(["--json", "jobs", "submit", "--pool", pool, "--", "true"], { configDir })).stdout) as { job_id: string };
+    const work = mkdtempSync(join(tmpdir(), "cjs-cli-rm-"));
+    configDirs.push(work);
+    writeFileSync(join(work, "a.txt"), "a");
+    expect((await cjs(["artifacts", "put", job_id, join(work, "a.txt")], { configDir })).code).toBe(0);
+
+    const early = await cjs(["jobs", "rm", job_id], { configDir });
+    expect(early.code).toBe(65);
+    expect(early.stderr).toContain("state.conflict");
+    expect((await cjs(["artifacts", "rm", job_id, "a.txt"], { configDir })).code).toBe(0);
+    expect(JSON.parse((await cjs(["artifacts", "ls", job_id, "--json"], { configDir })).stdout)).toEqual({ items: [] });
+    await node.poll(10);
+    await node.finish(job_id);
+    expect((await cjs(["jobs", "rm", job_id], { configDir })).code).toBe(0);
+    expect((await cjs(["jobs", "get", job_id], { configDir })).code).toBe(66);
+  });
+
+  it("jobs export and billing export stream files; billing cancel of the default plan is refused with exit 65", async () => {
+    const configDir = await loggedIn();
+    await cjs(["jobs", "submit", "--pool", "cli-export", "--label", "export=yes", "--", "true"], { configDir });
+    const ndjson = await cjs(["jobs", "export", "--format", "ndjson", "--label", "export=yes"], { configDir });
+    expect(ndjson.code, ndjson.stderr).toBe(0);
+    const rows = ndjson.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as { labels: Record<string, string> });
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((row) => row.labels.export === "yes")).toBe(true);
+
+    const work = mkdtempSync(join(tmpdir(), "cjs-cli-export-"));
+    configDirs.push(work);
+    const ledger = await cjs(["billing", "export", "--format", "csv", "-o", join(work, "ledger.csv")], { configDir });
+    expect(ledger.code, ledger.stderr).toBe(0);
+    expect(readFileSync(join(work, "ledger.csv"), "utf8").split("\n")[0]).toContain("entry_id");
+
+    const cancel = await cjs(["billing", "cancel"], { configDir });
+    expect(cancel.code).toBe(65);
+    expect(cancel.stderr).toContain("state.conflict");
+  });
+});
+
 describe("the command tree", () => {
   it("every command answers --help (exit 0) and the bash completion names every command", async () => {
     const program = buildProgram({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} }, () => undefined);

@@ -32,7 +32,7 @@ export function registerArtifactCommands(program: Command, run: Run): void {
     .argument("<job>", "the job id")
     .action(
       run(async (ctx: CliContext, jobId: string) => {
-        const { artifacts: items } = await ctx.client().jobs.retrieve(jobId);
+        const { artifacts: items } = await ctx.client().artifacts.list(jobId);
         ctx.print({ items }, () =>
           items.length === 0
             ? "No artifacts.\n"
@@ -69,6 +69,19 @@ export function registerArtifactCommands(program: Command, run: Run): void {
           progress.done();
         }
         if (output !== "-") ctx.print({ path: output, sha256: download.sha256, size_bytes: download.sizeBytes }, () => `${output} (${bytesText(download.sizeBytes)}, sha256 ${download.sha256.slice(0, 12)}… checked)\n`);
+      }),
+    );
+
+  artifacts
+    .command("rm")
+    .alias("delete")
+    .description("Delete an artifact of a job")
+    .argument("<job>", "the job id")
+    .argument("<name>", "the artifact's name")
+    .action(
+      run(async (ctx: CliContext, jobId: string, name: string) => {
+        const deleted = await ctx.client().artifacts.delete(jobId, name);
+        ctx.print(deleted, () => `${deleted.artifact_id} of ${deleted.job_id} deleted\n`);
       }),
     );
 

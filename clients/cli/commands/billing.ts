@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { CliContext } from "../context.js";
+import { exportFormat, saveExport } from "../export-file.js";
 import { table, timeText } from "../output.js";
 import type { Run } from "../run.js";
 
@@ -36,6 +37,27 @@ export function registerBillingCommands(program: Command, run: Run): void {
             `provider  ${sub.provider ?? "-"}`,
           ].join("\n") + "\n",
         );
+      }),
+    );
+
+  billing
+    .command("cancel")
+    .description("Cancel the subscription at the end of its period (business admins)")
+    .action(
+      run(async (ctx: CliContext) => {
+        const sub = await ctx.client().billing.cancelSubscription();
+        ctx.print(sub, () => `${sub.plan.name} ends at ${timeText(sub.ends_at ?? sub.current_period_end)}; the business then goes back to the default plan.\n`);
+      }),
+    );
+
+  billing
+    .command("export")
+    .description("The whole credit ledger as a CSV or NDJSON file, streamed (business admins)")
+    .option("--format <format>", "csv or ndjson", "csv")
+    .option("-o, --output <path>", "where to write it (default stdout)", "-")
+    .action(
+      run(async (ctx: CliContext, options: { format: string; output: string }) => {
+        await saveExport(ctx, await ctx.client().billing.exportLedger({ format: exportFormat(options.format) }), options.output);
       }),
     );
 

@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import type { RpcRequest } from "../../sdk/src/index.js";
+import type { ExportRequest, RpcRequest } from "../../sdk/src/index.js";
 import type { CliContext } from "../context.js";
 import { exitCodeOfJob, UsageError } from "../exit-codes.js";
+import { exportFormat, saveExport } from "../export-file.js";
 import { printLogs, waitWithProgress } from "../follow.js";
 import { stateText, table, timeText } from "../output.js";
 import type { Run } from "../run.js";
@@ -208,6 +209,38 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
         }),
       );
   }
+
+  jobs
+    .command("rm")
+    .alias("delete")
+    .description("Delete a finished job with its logs and artifacts")
+    .argument("<job>", "the job id")
+    .action(
+      run(async (ctx: CliContext, jobId: string) => {
+        const deleted = await ctx.client().jobs.delete(jobId);
+        ctx.print(deleted, () => `${deleted.job_id} deleted\n`);
+      }),
+    );
+
+  jobs
+    .command("export")
+    .description("The business's jobs as a CSV or NDJSON file, streamed (business admins); filters as for list")
+    .option("--format <format>", "csv or ndjson", "csv")
+    .option("-o, --output <path>", "where to write it (default stdout)", "-")
+    .option("--state <state>", "only jobs in this state (repeatable)", collect, [])
+    .option("--pool <pool>", "only this pool")
+    .option("--label <key=value>", "only jobs with this label (repeatable)", collect, [])
+    .action(
+      run(async (ctx: CliContext, options: { format: string; output: string; state: string[]; pool?: string; label: string[] }) => {
+        const request = {
+          format: exportFormat(options.format),
+          ...(options.state.length > 0 ? { state: options.state } : {}),
+          ...(options.pool ? { pool_id: options.pool } : {}),
+          ...(options.label.length > 0 ? { label: options.label } : {}),
+        } as ExportRequest<"exportJobs">;
+        await saveExport(ctx, await ctx.client().jobs.export(request), options.output);
+      }),
+    );
 
   program
     .command("logs")

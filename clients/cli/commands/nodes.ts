@@ -14,9 +14,11 @@ export function registerNodeCommands(program: Command, run: Run): void {
     .description("Nodes with their state, capacity and use")
     .option("--pool <pool>", "only this pool")
     .option("--state <state>", "only nodes in this state")
+    .option("--all", "also nodes offline for long (hidden by default)")
     .action(
-      run(async (ctx: CliContext, options: { pool?: string; state?: string }) => {
-        const { items } = await ctx.client().nodes.list({ ...(options.pool ? { pool_id: options.pool } : {}), ...(options.state ? { state: options.state } : {}) } as RpcRequest<"listNodes">);
+      run(async (ctx: CliContext, options: { pool?: string; state?: string; all?: boolean }) => {
+        const request = { ...(options.pool ? { pool_id: options.pool } : {}), ...(options.state ? { state: options.state } : {}), ...(options.all ? { include_offline: true } : {}) };
+        const { items } = await ctx.client().nodes.list(request as RpcRequest<"listNodes">);
         ctx.print({ items }, () =>
           items.length === 0
             ? "No nodes.\n"
@@ -47,6 +49,18 @@ export function registerNodeCommands(program: Command, run: Run): void {
       run(async (ctx: CliContext, nodeId: string, options: { undo?: boolean }) => {
         const answer = await ctx.client().nodes.drain({ node_id: nodeId, draining: options.undo !== true });
         ctx.print(answer, () => `${nodeId} ${options.undo ? "resumed" : "draining"}\n`);
+      }),
+    );
+
+  nodes
+    .command("rm")
+    .alias("delete")
+    .description("Delete an offline node; its keys stop working")
+    .argument("<node>", "the node id")
+    .action(
+      run(async (ctx: CliContext, nodeId: string) => {
+        const deleted = await ctx.client().nodes.delete(nodeId);
+        ctx.print(deleted, () => `${deleted.node_id} deleted\n`);
       }),
     );
 

@@ -1,6 +1,7 @@
 import { isTerminal, type JobState } from "../../../shared/contract/index.js";
 import { getArtifact, putArtifact, readAll, type ArtifactBody, type ArtifactDownload } from "./artifacts.js";
 import type { Credentials, Tokens } from "./credentials.js";
+import { EXPORT_ROUTES, openExport, type ExportRequest } from "./exports.js";
 import { followLogs, type FollowLogsOptions, type LogStreamItem } from "./logs.js";
 import { pause } from "./retry-policy.js";
 import { isIdempotent, RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
@@ -85,6 +86,10 @@ export class ComputeJobsClient {
     all: (filter: Omit<RpcRequest<"listJobs">, "cursor"> = {}, options?: CallOptions) => this.paginate("listJobs", filter, options),
     cancel: (jobId: string, options?: CallOptions) => this.call("cancelJob", { job_id: jobId }, options),
     retry: (jobId: string, options?: CallOptions) => this.call("retryJob", { job_id: jobId }, options),
+    /** Deletes a finished job with its logs and artifacts. */
+    delete: (jobId: string, options?: CallOptions) => this.call("deleteJob", { job_id: jobId }, options),
+    /** The business's jobs as a streamed CSV or NDJSON file (business admins), with `list`'s filters. */
+    export: (request: ExportRequest<"exportJobs">, options?: CallOptions) => openExport(this.transport, EXPORT_ROUTES.exportJobs.path, request, options),
     /** Answers the job once it is terminal (succeeded, failed, timed_out or cancelled). */
     wait: async (jobId: string, options: WaitOptions = {}): Promise<Job> => {
       let interval = options.pollIntervalMs ?? 250;
@@ -100,6 +105,8 @@ export class ComputeJobsClient {
   };
 
   readonly artifacts = {
+    list: (jobId: string, options?: CallOptions) => this.call("listArtifacts", { job_id: jobId }, options),
+    delete: (jobId: string, artifactId: string, options?: CallOptions) => this.call("deleteArtifact", { job_id: jobId, artifact_id: artifactId }, options),
     /** Uploads one artifact of a job (needs a signed-in session: presign-upload takes no API key). */
     upload: async (jobId: string, artifactId: string, body: ArtifactBody, options: { contentType?: string } = {}) => {
       const target = await this.call("presignUpload", { job_id: jobId, artifact_id: artifactId, ...(options.contentType ? { content_type: options.contentType } : {}) });
@@ -126,14 +133,41 @@ export class ComputeJobsClient {
     list: (request: RpcRequest<"listNodes"> = {}, options?: CallOptions) => this.call("listNodes", request, options),
     drain: (request: RpcRequest<"drainNode">, options?: CallOptions) => this.call("drainNode", request, options),
     rotateKey: (request: RpcRequest<"rotateNodeKey">, options?: CallOptions) => this.call("rotateNodeKey", request, options),
+    /** Deletes an offline node; its keys stop working. */
+    delete: (nodeId: string, options?: CallOptions) => this.call("deleteNode", { node_id: nodeId }, options),
   };
 
   readonly billing = {
     plans: (options?: CallOptions) => this.call("listPlans", {}, options),
     subscription: (options?: CallOptions) => this.call("getSubscription", {}, options),
+    /** Cancels the subscription at the end of its period (business admins). */
+    cancelSubscription: (options?: CallOptions) => this.call("cancelSubscription", {}, options),
     checkout: (request: RpcRequest<"createCheckout">, options?: CallOptions) => this.call("createCheckout", request, options),
     ledger: (request: RpcRequest<"listLedger"> = {}, options?: CallOptions) => this.call("listLedger", request, options),
     /** Every ledger entry, newest first, across pages. */
     allLedgerEntries: (options?: CallOptions) => this.paginate("listLedger", {}, options),
+    /** The ledger as a streamed CSV or NDJSON file (business admins). */
+    exportLedger: (request: ExportRequest<"exportLedger">, options?: CallOptions) => openExport(this.transport, EXPORT_ROUTES.exportLedger.path, request, options),
+  };
+
+  /** The signed-in user's own account. */
+  readonly account = {
+    /** Needs the current password; ends the user's other sessions. */
+    changePassword: (request: RpcRequest<"changePassword">, options?: CallOptions) => this.call("changePassword", request, options),
+    /** E-mails a reset code (the same answer whether or not the address has an account). */
+    requestPasswordReset: (email: string, options?: CallOptions) => this.call("requestPasswordReset", { email }, options),
+    /** Sets a new password with the e-mailed code; ends every session of the user. */
+    confirmPasswordReset: (request: RpcRequest<"confirmPasswordReset">, options?: CallOptions) => this.call("confirmPasswordReset", request, options),
+  };
+
+  /** The users of the caller's business (business admins). */
+  readonly users = {
+    list: (request: RpcRequest<"listUsers"> = {}, options?: CallOptions) => this.call("listUsers", request, options),
+    /** Every user of the business, across pages. */
+    all: (options?: CallOptions) => this.paginate("listUsers", {}, options),
+    invite: (request: RpcRequest<"inviteUser">, options?: CallOptions) => this.call("inviteUser", request, options),
+    disable: (userId: string, options?: CallOptions) => this.call("disableUser", { user_id: userId }, options),
+    enable: (userId: string, options?: CallOptions) => this.call("enableUser", { user_id: userId }, options),
+    setRole: (userId: string, role: RpcRequest<"setUserRole">["role"], options?: CallOptions) => this.call("setUserRole", { user_id: userId, role }, options),
   };
 }

@@ -7,3 +7,4 @@ export type { FollowLogsOptions, LogStreamItem } from "./logs.js";
 export type { RetryPolicy } from "./retry-policy.js";
 export { RPC_ROUTES } from "./routes.js";
 export type { RpcName, RpcRequest, RpcResponse } from "./routes.js";
+export type { ExportDownload, ExportRequest } from "./exports.js";

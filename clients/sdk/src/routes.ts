@@ -22,6 +22,11 @@ const IDEMPOTENT: ReadonlySet<RpcName> = new Set<RpcName>([
   "listPlans",
   "getSubscription",
   "listLedger",
+  "listArtifacts",
+  "listUsers",
+  "disableUser",
+  "enableUser",
+  "setUserRole",
 ]);
 
 export function isIdempotent(name: RpcName): boolean {

@@ -15,6 +15,7 @@ import { requestIdOf } from "./http/request-id.js";
 import { traceRequests } from "./http/request-tracing.js";
 import { toAppError } from "./http/to-app-error.js";
 import { registerLogRoutes } from "./logs/register-log-routes.js";
+import { registerPortal } from "./portal/register-portal.js";
 import { createApiKey } from "./rpc/create-api-key.js";
 import { forward } from "./rpc/forward.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
@@ -131,6 +132,7 @@ export function buildApp(
   const openApi = buildOpenApiDocument();
   app.get("/openapi.json", async () => openApi);
   app.get("/healthz", async () => ({ status: "ok" }));
+  registerPortal(app, { portalDir: gw.config.CJS_PORTAL_DIR });
   app.get("/readyz", async (_request, reply) => {
     const report = health.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);

@@ -22,12 +22,6 @@ export function ApiKeysPage() {
     <main>
       <h1>API keys</h1>
       {minted ? <SecretOnce label={`New key “${minted.name}”`} secret={minted.key} onDone={() => setMinted(undefined)} /> : null}
-      <CreateKeyForm
-        onCreated={async (key) => {
-          setMinted(key);
-          await keys.reload();
-        }}
-      />
       <h2>Your keys</h2>
       <ErrorNote error={keys.error ?? action.error} />
       <div class="table-wrap">
@@ -75,6 +69,12 @@ export function ApiKeysPage() {
           </tbody>
         </table>
       </div>
+      <CreateKeyForm
+        onCreated={async (key) => {
+          setMinted(key);
+          await keys.reload();
+        }}
+      />
     </main>
   );
 }

@@ -41,7 +41,8 @@ describe("the portal's settings pages", () => {
     await secret.waitFor();
     await page.getByRole("button", { name: "Copy" }).click();
     await page.getByRole("button", { name: "Copied" }).waitFor();
-    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    // A string: the test is typed without the DOM library; the browser runs it.
+    const copied = await page.evaluate<string>("navigator.clipboard.readText()");
     expect(copied).toBe(await secret.textContent());
 
     expect(await listJobsWith(copied)).toEqual({ status: 200 });

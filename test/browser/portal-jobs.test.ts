@@ -57,15 +57,23 @@ describe("the portal's jobs pages", () => {
     await page.locator(".title-row .badge").filter({ hasText: "succeeded" }).waitFor();
   });
 
-  it("shows the job's state change in the jobs list", async () => {
+  it("shows a job's state change in the jobs list as it happens, without a reload", async () => {
     const { page } = stack;
     await openFromNav(page, "Jobs", "Jobs");
-    await page.locator(`tr[data-job-id="${jobId}"]`).getByText("succeeded").waitFor();
+    await page.evaluate("window.sameDocument = true");
+    const { job_id } = await stack.user.call("submitJob", { type: "shell", name: "listed job", command: ["true"], pool_id: POOL });
+    const row = page.locator(`tr[data-job-id="${job_id}"]`);
+    await row.waitFor();
+    expect(["queued", "assigned"]).toContain(await row.locator(".badge").textContent());
+    await node.poll(10);
+    await node.finish(job_id);
+    await row.locator(".badge", { hasText: "succeeded" }).waitFor();
+    expect(await page.evaluate("window.sameDocument")).toBe(true);
   });
 
   it("uploads an artifact from a file and downloads the same bytes", async () => {
     const { page } = stack;
-    await page.getByRole("link", { name: "portal job" }).click();
+    await page.getByRole("link", { name: "portal job", exact: true }).click();
     const bytes = Buffer.from(`result of ${jobId}\n${"x".repeat(3000)}\n`);
     await page.getByLabel("File").setInputFiles({ name: "result.txt", mimeType: "text/plain", buffer: bytes });
     await page.getByRole("button", { name: "Upload" }).click();

@@ -25,7 +25,7 @@ export function ApiKeysPage() {
       <h2>Your keys</h2>
       <ErrorNote error={keys.error ?? action.error} />
       <div class="table-wrap">
-        <table>
+        <table class="cards">
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -42,17 +42,17 @@ export function ApiKeysPage() {
           <tbody>
             {keys.data?.items.map((key) => (
               <tr data-key-id={key.key_id}>
-                <td>{key.name}</td>
-                <td>
+                <td data-label="Name">{key.name}</td>
+                <td data-label="Key">
                   <code>…{key.hint}</code>
                 </td>
-                <td>{key.scopes?.join(", ") ?? "all"}</td>
-                <td>{key.expires_at ? when(key.expires_at) : "never"}</td>
-                <td>
+                <td data-label="Scopes">{key.scopes?.join(", ") ?? "all"}</td>
+                <td data-label="Expires">{key.expires_at ? when(key.expires_at) : "never"}</td>
+                <td data-label="Last used">
                   {when(key.last_used_at)}
                   {key.last_used_ip ? <span class="hint"> from {key.last_used_ip}</span> : null}
                 </td>
-                <td>
+                <td data-label="Spent / budget">
                   {credits(key.spent_credits_this_month)} / {key.budget_credits_per_month === null ? "none" : credits(key.budget_credits_per_month)}
                 </td>
                 <td>

@@ -64,7 +64,7 @@ export function BillingPage(props: { outcome: string | null }) {
       <h2>Credit ledger</h2>
       <ErrorNote error={ledger.error} />
       <div class="table-wrap">
-        <table>
+        <table class="cards">
           <thead>
             <tr>
               <th scope="col">When</th>
@@ -77,11 +77,11 @@ export function BillingPage(props: { outcome: string | null }) {
           <tbody>
             {ledger.data?.items.map((entry) => (
               <tr>
-                <td>{when(entry.created_at)}</td>
-                <td>{entry.kind}</td>
-                <td>{credits(entry.amount)}</td>
-                <td>{credits(entry.balance_after)}</td>
-                <td>{entry.job_id ?? "—"}</td>
+                <td data-label="When">{when(entry.created_at)}</td>
+                <td data-label="Kind">{entry.kind}</td>
+                <td data-label="Amount">{credits(entry.amount)}</td>
+                <td data-label="Balance after">{credits(entry.balance_after)}</td>
+                <td data-label="Job">{entry.job_id ?? "—"}</td>
               </tr>
             ))}
           </tbody>

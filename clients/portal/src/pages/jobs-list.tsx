@@ -44,7 +44,7 @@ export function JobsListPage() {
       </form>
       <ErrorNote error={jobs.error} />
       <div class="table-wrap">
-        <table>
+        <table class="cards">
           <thead>
             <tr>
               <th scope="col">Job</th>
@@ -57,15 +57,15 @@ export function JobsListPage() {
           <tbody>
             {jobs.data?.items.map((job) => (
               <tr data-job-id={job.job_id}>
-                <td>
+                <td data-label="Job">
                   <Link href={`/jobs/${job.job_id}`}>{job.name ?? job.job_id}</Link>
                 </td>
-                <td>
+                <td data-label="State">
                   <StateBadge state={job.state} />
                 </td>
-                <td>{job.type}</td>
-                <td>{job.pool_id}</td>
-                <td>{when(job.created_at)}</td>
+                <td data-label="Type">{job.type}</td>
+                <td data-label="Pool">{job.pool_id}</td>
+                <td data-label="Created">{when(job.created_at)}</td>
               </tr>
             ))}
           </tbody>

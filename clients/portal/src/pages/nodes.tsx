@@ -27,7 +27,7 @@ export function NodesPage() {
       {rotated ? <SecretOnce label={`New key of ${rotated.node_id} (the old one works until ${when(rotated.previous_key_expires_at)})`} secret={rotated.api_key} onDone={() => setRotated(undefined)} /> : null}
       <ErrorNote error={nodes.error ?? action.error} />
       <div class="table-wrap">
-        <table>
+        <table class="cards">
           <thead>
             <tr>
               <th scope="col">Node</th>
@@ -45,23 +45,23 @@ export function NodesPage() {
           <tbody>
             {nodes.data?.items.map((node) => (
               <tr data-node-id={node.node_id}>
-                <td>
+                <td data-label="Node">
                   {node.name} <span class="hint">{node.node_id}</span>
                 </td>
-                <td>
+                <td data-label="State">
                   <StateBadge state={node.state} />
                 </td>
-                <td>{node.pool_id}</td>
-                <td>
+                <td data-label="Pool">{node.pool_id}</td>
+                <td data-label="Slots used">
                   <meter min={0} max={node.capacity.slots} value={node.used.slots} aria-hidden="true" /> {node.used.slots} / {node.capacity.slots}
                 </td>
-                <td>
+                <td data-label="CPU used">
                   {node.used.cpu} / {node.capacity.cpu}
                 </td>
-                <td>
+                <td data-label="Memory (MB)">
                   {node.used.memory_mb} / {node.capacity.memory_mb}
                 </td>
-                <td>{when(node.last_heartbeat_at)}</td>
+                <td data-label="Last heartbeat">{when(node.last_heartbeat_at)}</td>
                 <td class="row-actions">
                   {node.state === "draining" ? (
                     <button type="button" disabled={action.busy} onClick={() => act(async () => void (await api().nodes.drain({ node_id: node.node_id, draining: false })))}>

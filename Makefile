@@ -91,4 +91,4 @@ chaos: setup
 	npx tsx deploy/local-cluster/chaos/main.ts $(CLUSTER_FLAGS) $(if $(CHAOS_SECONDS),--seconds $(CHAOS_SECONDS)) $(CHAOS_ARGS)
 
 clean:
-	rm -rf dist .data
+	rm -rf dist .data clients/portal/dist

@@ -41,8 +41,13 @@ export function App() {
     if (signedIn && url.pathname === "/sign-in") navigate("/jobs");
   }, [signedIn, url.pathname]);
 
-  if (resuming) return <p class="hint page-pad">Loading…</p>;
   const section = NAV.find((item) => url.pathname === item.href || url.pathname.startsWith(`${item.href}/`));
+  // Screen readers announce the title on each page change, as on a full load.
+  useEffect(() => {
+    document.title = `${signedIn ? (section?.label ?? "Jobs") : "Sign in"} · Compute Jobs`;
+  }, [signedIn, section]);
+
+  if (resuming) return <p class="hint page-pad">Loading…</p>;
   return (
     <>
       <a class="skip" href="#content">

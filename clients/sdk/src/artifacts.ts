@@ -11,8 +11,13 @@ function isNodeStream(body: ArtifactBody): body is Readable {
   return typeof (body as { pipe?: unknown }).pipe === "function";
 }
 
+/** `ReadableStream.from` (Node 20.6 and later), which the DOM library's types (the portal's build) do not list. */
+interface WebStreamFrom {
+  from(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array>;
+}
+
 function asRequestBody(body: ArtifactBody): RequestBody {
-  if (isNodeStream(body)) return ReadableStream.from(body) as ReadableStream<Uint8Array>;
+  if (isNodeStream(body)) return (ReadableStream as unknown as WebStreamFrom).from(body);
   return body as RequestBody;
 }
 

@@ -128,10 +128,7 @@ function Artifacts(props: { jobId: string; artifacts: Artifact[]; onUploaded: ()
     if (file === undefined) return;
     const artifactId = name.trim() || file.name;
     void action.run(async () => {
-      const target = await api().call("presignUpload", { job_id: props.jobId, artifact_id: artifactId, ...(file.type ? { content_type: file.type } : {}) });
-      // The signed URL is its own credential: no other header goes with it.
-      const response = await fetch(target.url, { method: "PUT", body: file });
-      if (!response.ok) throw new Error(`The upload was refused (HTTP ${response.status}).`);
+      await api().artifacts.upload(props.jobId, artifactId, file, file.type ? { contentType: file.type } : {});
       setName("");
       setFile(undefined);
       (event.target as HTMLFormElement).reset();

@@ -18,6 +18,7 @@ const NAV = [
   { href: "/billing", label: "Billing" },
 ];
 
+/** Which page a path shows. The gateway answers these paths with index.html (PORTAL_PAGES in services/gateway/portal/serve-portal.ts): keep the two lists alike. */
 function Page(props: { url: URL }) {
   const path = props.url.pathname;
   const job = /^\/jobs\/([^/]+)$/.exec(path);

@@ -2,9 +2,9 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup test-tools node-deps nats-server chromium manifest-check promtool dev test build lint bench cluster cluster-stop cluster-clean chaos clean
+.PHONY: setup test-tools node-deps nats-server chromium portal manifest-check promtool dev test build lint bench cluster cluster-stop cluster-clean chaos clean
 
-setup: node-deps nats-server chromium
+setup: node-deps nats-server chromium portal
 
 # Tools only the tests need (validators of the deploy files); `make dev` does not wait for them.
 test-tools: manifest-check promtool
@@ -29,6 +29,14 @@ nats-server:
 chromium:
 	@deploy/scripts/ensure-chromium.sh
 
+# The web portal (docs/portal.md): `vite build` into clients/portal/dist, which the gateway
+# serves at /. Rebuilt only when a source it bundles (its own, the SDK, the contract) or the
+# lockfile is newer than the build, or the build is missing.
+PORTAL_SOURCES := $(shell find clients/portal/src clients/sdk/src shared/contract -type f) clients/portal/index.html clients/portal/vite.config.ts package-lock.json
+portal: clients/portal/dist/index.html
+clients/portal/dist/index.html: $(PORTAL_SOURCES) | node-deps
+	npm run portal
+
 # The offline validator of deploy/ that `make test` runs (docs/operations.md, "Deploying with containers").
 manifest-check:
 	@deploy/scripts/ensure-manifest-check.sh
@@ -42,7 +50,7 @@ dev: setup
 test: setup test-tools
 	npx vitest run
 
-build: node-deps
+build: node-deps portal
 	npm run build
 
 lint: node-deps
@@ -83,4 +91,4 @@ chaos: setup
 	npx tsx deploy/local-cluster/chaos/main.ts $(CLUSTER_FLAGS) $(if $(CHAOS_SECONDS),--seconds $(CHAOS_SECONDS)) $(CHAOS_ARGS)
 
 clean:
-	rm -rf dist .data
+	rm -rf dist .data clients/portal/dist

@@ -85,7 +85,7 @@ const importBoundaries = {
 };
 
 export default defineConfig([
-  globalIgnores(["node_modules/", "dist/", ".data/", "coverage/"]),
+  globalIgnores(["node_modules/", "dist/", ".data/", "coverage/", "clients/portal/dist/"]),
   js.configs.recommended,
   tseslint.configs.recommended,
   {

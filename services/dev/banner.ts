@@ -20,6 +20,8 @@ export function printBanner(options: {
     "",
     "Compute Job Service is running.",
     "",
+    `  portal     ${url}/   (sign in with the admin below)`,
+    `  api docs   ${url}/docs`,
     `  gateway    ${url}`,
     `  app id     ${login.appId}   (send it as the X-App-ID header)`,
     `  admin      ${login.email}   (business ${login.businessId})`,

@@ -18,6 +18,7 @@ import { toAppError } from "./http/to-app-error.js";
 import { registerLogRoutes } from "./logs/register-log-routes.js";
 import { changePassword } from "./rpc/change-password.js";
 import { confirmPasswordReset } from "./rpc/confirm-password-reset.js";
+import { registerPortal } from "./portal/register-portal.js";
 import { createApiKey } from "./rpc/create-api-key.js";
 import { deleteNode } from "./rpc/delete-node.js";
 import { disableUser } from "./rpc/disable-user.js";
@@ -152,6 +153,7 @@ export function buildApp(
   const openApi = buildOpenApiDocument();
   app.get("/openapi.json", async () => openApi);
   app.get("/healthz", async () => ({ status: "ok" }));
+  registerPortal(app, { portalDir: gw.config.CJS_PORTAL_DIR });
   app.get("/readyz", async (_request, reply) => {
     const report = health.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);

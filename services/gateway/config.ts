@@ -56,6 +56,8 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_CORS_ORIGINS: corsOrigins,
   /** Trust `X-Forwarded-For` from a reverse proxy for the client address (sign-in throttling, logs). */
   CJS_TRUST_PROXY: boolSetting(false),
+  /** The built web portal (`make build` writes it); relative paths are from the working directory. */
+  CJS_PORTAL_DIR: z.string().min(1).default("clients/portal/dist"),
   /** Lifetime of a signed log stream URL (`jobs/logs/stream-url`); a stream opened with it goes on past it. */
   CJS_LOG_STREAM_URL_TTL_SECONDS: intSetting(300, { min: 10, max: 86_400 }),
   /** Seconds between keep-alive comments on an idle log stream; at most 15, as the API promises. */

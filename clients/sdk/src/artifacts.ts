@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import type { Artifact } from "../../../shared/contract/index.js";
 import { IntegrityError } from "./errors.js";
 import type { RequestBody, Transport } from "./transport.js";
@@ -7,8 +6,18 @@ import type { RequestBody, Transport } from "./transport.js";
 /** What an artifact upload takes: bytes, a Blob, a web stream or a Node stream (a file's `createReadStream`). */
 export type ArtifactBody = string | Uint8Array | Blob | ReadableStream<Uint8Array> | Readable;
 
+/** A Node stream (it has `pipe`; a web stream does not), told apart without importing node:stream, so the SDK loads in a browser. */
+function isNodeStream(body: ArtifactBody): body is Readable {
+  return typeof (body as { pipe?: unknown }).pipe === "function";
+}
+
+/** `ReadableStream.from` (Node 20.6 and later), which the DOM library's types (the portal's build) do not list. */
+interface WebStreamFrom {
+  from(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array>;
+}
+
 function asRequestBody(body: ArtifactBody): RequestBody {
-  if (body instanceof Readable) return Readable.toWeb(body) as ReadableStream<Uint8Array>;
+  if (isNodeStream(body)) return (ReadableStream as unknown as WebStreamFrom).from(body);
   return body as RequestBody;
 }
 
@@ -35,6 +44,8 @@ export interface ArtifactDownload {
 /** Opens a signed download URL; the bytes are checked against the `ETag` (the SHA-256) as they pass. */
 export async function getArtifact(transport: Transport, url: string, signal?: AbortSignal): Promise<ArtifactDownload> {
   const response = await transport.request("GET", url, undefined, { idempotent: true, authenticate: false, signal });
+  // Loaded here, not at the top: the SDK's other calls work in a browser, which has no node:crypto.
+  const { createHash } = await import("node:crypto");
   const sha256 = (response.headers.get("etag") ?? "").replaceAll('"', "");
   const sizeBytes = Number(response.headers.get("content-length") ?? "NaN");
   const hash = createHash("sha256");

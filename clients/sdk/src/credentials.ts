@@ -17,12 +17,19 @@ export type Credentials =
 /** Seconds before its `exp` at which an access token is refreshed ahead of use. */
 const REFRESH_AHEAD_SECONDS = 30;
 
+/** Base64url to text with what browsers and Node both have (`atob`), so the SDK runs in the portal too. */
+function decodeBase64Url(text: string): string {
+  const base64 = text.replaceAll("-", "+").replaceAll("_", "/");
+  const binary = atob(base64.padEnd(Math.ceil(base64.length / 4) * 4, "="));
+  return new TextDecoder().decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)));
+}
+
 /** The `exp` claim of a JWT, in epoch seconds; undefined when it cannot be read (the server decides then). */
 export function tokenExpiry(token: string): number | undefined {
   const payload = token.split(".")[1];
   if (payload === undefined) return undefined;
   try {
-    const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { exp?: unknown };
+    const claims = JSON.parse(decodeBase64Url(payload)) as { exp?: unknown };
     return typeof claims.exp === "number" ? claims.exp : undefined;
   } catch {
     return undefined;

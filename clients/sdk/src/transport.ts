@@ -76,7 +76,8 @@ export class Transport {
     this.appId = options.appId;
     this.credentials = new CredentialHolder(options.credentials, refresher);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-    this.send = options.fetch ?? fetch;
+    // Called through a wrapper: a browser's fetch throws "Illegal invocation" when called as another object's method.
+    this.send = options.fetch ?? ((input, init) => fetch(input, init));
     this.userAgent = ["compute-job-sdk", options.userAgent].filter(Boolean).join(" ");
   }
 

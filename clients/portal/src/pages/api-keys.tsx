@@ -1,0 +1,170 @@
+import { useState } from "preact/hooks";
+import { API_KEY_SCOPES, CreateApiKeyRequest, type CreateApiKeyResponse, type Scope } from "../../../../shared/contract/index.js";
+import { ErrorNote } from "../components/error-note.js";
+import { SecretOnce } from "../components/secret-once.js";
+import { credits, optionalNumber, when } from "../format.js";
+import { api } from "../session.js";
+import { useAction, useLoad } from "../use-async.js";
+
+/** API key settings: mint a key with its limits (the secret is shown once), list, revoke. */
+export function ApiKeysPage() {
+  const keys = useLoad(() => api().keys.list(), []);
+  const [minted, setMinted] = useState<CreateApiKeyResponse>();
+  const action = useAction();
+
+  const revoke = (keyId: string) =>
+    void action.run(async () => {
+      await api().keys.revoke(keyId);
+      await keys.reload();
+    });
+
+  return (
+    <main>
+      <h1>API keys</h1>
+      {minted ? <SecretOnce label={`New key “${minted.name}”`} secret={minted.key} onDone={() => setMinted(undefined)} /> : null}
+      <h2>Your keys</h2>
+      <ErrorNote error={keys.error ?? action.error} />
+      <div class="table-wrap">
+        <table class="cards">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Spent / budget this month</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.data?.items.map((key) => (
+              <tr data-key-id={key.key_id}>
+                <td data-label="Name">{key.name}</td>
+                <td data-label="Key">
+                  <code>…{key.hint}</code>
+                </td>
+                <td data-label="Scopes">{key.scopes?.join(", ") ?? "all"}</td>
+                <td data-label="Expires">{key.expires_at ? when(key.expires_at) : "never"}</td>
+                <td data-label="Last used">
+                  {when(key.last_used_at)}
+                  {key.last_used_ip ? <span class="hint"> from {key.last_used_ip}</span> : null}
+                </td>
+                <td data-label="Spent / budget">
+                  {credits(key.spent_credits_this_month)} / {key.budget_credits_per_month === null ? "none" : credits(key.budget_credits_per_month)}
+                </td>
+                <td>
+                  {key.revoked_at ? (
+                    <span class="badge state-cancelled">revoked</span>
+                  ) : (
+                    <button type="button" class="danger" disabled={action.busy} onClick={() => revoke(key.key_id)} aria-label={`Revoke ${key.name}`}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <CreateKeyForm
+        onCreated={async (key) => {
+          setMinted(key);
+          await keys.reload();
+        }}
+      />
+    </main>
+  );
+}
+
+function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promise<void> }) {
+  const [name, setName] = useState("");
+  const [perHour, setPerHour] = useState("");
+  const [concurrent, setConcurrent] = useState("");
+  const [types, setTypes] = useState("");
+  const [scopes, setScopes] = useState<Scope[]>([]);
+  const [expires, setExpires] = useState("");
+  const [budget, setBudget] = useState("");
+  const [problems, setProblems] = useState<string[]>([]);
+  const action = useAction();
+
+  const toggle = (scope: Scope) => setScopes(scopes.includes(scope) ? scopes.filter((held) => held !== scope) : [...scopes, scope]);
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const allowed = types.split(",").map((type) => type.trim()).filter(Boolean);
+    const parsed = CreateApiKeyRequest.safeParse({
+      name,
+      ...(perHour ? { maxJobsPerHour: optionalNumber(perHour) } : {}),
+      ...(concurrent ? { maxConcurrentJobs: optionalNumber(concurrent) } : {}),
+      ...(allowed.length > 0 ? { allowedJobTypes: allowed } : {}),
+      ...(scopes.length > 0 ? { scopes } : {}),
+      ...(expires ? { expires_at: new Date(expires).toISOString() } : {}),
+      ...(budget ? { budget_credits_per_month: optionalNumber(budget) } : {}),
+    });
+    if (!parsed.success) {
+      setProblems(parsed.error.issues.map((issue) => `${issue.path.join(".") || "request"}: ${issue.message}`));
+      return;
+    }
+    setProblems([]);
+    void action.run(async () => {
+      await props.onCreated(await api().keys.create(parsed.data));
+      setName("");
+    });
+  };
+
+  return (
+    <form class="stack card" onSubmit={submit} aria-label="Create an API key">
+      <h2>Create a key</h2>
+      <label>
+        Name
+        <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <div class="grid">
+        <label>
+          Jobs per hour
+          <input name="maxJobsPerHour" inputMode="numeric" placeholder="no limit" value={perHour} onInput={(e) => setPerHour(e.currentTarget.value)} />
+        </label>
+        <label>
+          Concurrent jobs
+          <input name="maxConcurrentJobs" inputMode="numeric" placeholder="no limit" value={concurrent} onInput={(e) => setConcurrent(e.currentTarget.value)} />
+        </label>
+        <label>
+          Job types (comma-separated)
+          <input name="allowedJobTypes" placeholder="any" value={types} onInput={(e) => setTypes(e.currentTarget.value)} />
+        </label>
+        <label>
+          Expires
+          <input name="expires_at" type="datetime-local" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
+        </label>
+        <label>
+          Monthly budget (credits)
+          <input name="budget" inputMode="decimal" placeholder="none" value={budget} onInput={(e) => setBudget(e.currentTarget.value)} />
+        </label>
+      </div>
+      <fieldset>
+        <legend>Scopes (none ticked: every scope)</legend>
+        <div class="checks">
+          {API_KEY_SCOPES.map((scope) => (
+            <label class="check">
+              <input type="checkbox" checked={scopes.includes(scope)} onChange={() => toggle(scope)} /> {scope}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      {problems.length > 0 ? (
+        <ul class="error" role="alert">
+          {problems.map((problem) => (
+            <li>{problem}</li>
+          ))}
+        </ul>
+      ) : null}
+      <button type="submit" disabled={action.busy}>
+        Create key
+      </button>
+      <ErrorNote error={action.error} />
+    </form>
+  );
+}

@@ -1,0 +1,55 @@
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  reload: () => Promise<void>;
+}
+
+/**
+ * Loads `load()` now, again when `deps` change, and every `pollMs` while `poll` says so
+ * (live state without a socket: the API has no push for jobs and nodes).
+ */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], options: { pollMs?: number; poll?: (data: T | undefined) => boolean } = {}): Loaded<T> {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<unknown>();
+  const latest = useRef(load);
+  latest.current = load;
+  const reload = useCallback(async () => {
+    try {
+      setData(await latest.current());
+      setError(undefined);
+    } catch (failure) {
+      setError(failure);
+    }
+  }, []);
+  useEffect(() => {
+    setData(undefined);
+    void reload();
+  }, deps);
+  const keepPolling = options.pollMs !== undefined && (options.poll?.(data) ?? true);
+  useEffect(() => {
+    if (!keepPolling) return;
+    const timer = setInterval(() => void reload(), options.pollMs);
+    return () => clearInterval(timer);
+  }, [keepPolling, options.pollMs, ...deps]);
+  return { data, error, reload };
+}
+
+/** Runs one action of a button at a time, with its error. */
+export function useAction(): { busy: boolean; error: unknown; run: (action: () => Promise<void>) => Promise<void> } {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const run = useCallback(async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run };
+}

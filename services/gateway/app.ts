@@ -13,6 +13,7 @@ import { sendError } from "./http/envelope.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
 import { registerRpc } from "./http/register-rpc.js";
 import { requestIdOf } from "./http/request-id.js";
+import { trackRoutes } from "./http/route-list.js";
 import { traceRequests } from "./http/request-tracing.js";
 import { toAppError } from "./http/to-app-error.js";
 import { registerLogRoutes } from "./logs/register-log-routes.js";
@@ -73,6 +74,7 @@ export function buildApp(
   });
   // Only JSON bodies: anything else is a 415, not a string handed to validation.
   app.removeContentTypeParser(["text/plain"]);
+  trackRoutes(app);
 
   traceRequests(app);
   serveCors(app, gw.config.CJS_CORS_ORIGINS);

@@ -7,7 +7,7 @@ describe("OpenAPI document", () => {
   const document = buildOpenApiDocument() as { paths: Record<string, { post: Record<string, unknown> }> };
 
   it("has one POST operation per RPC of the route table and per export, named after it", () => {
-    expect(Object.keys(document.paths).sort()).toEqual([...Object.values(RPC_ROUTES), ...Object.values(EXPORT_ROUTES)].map((route) => route.path).sort());
+    for (const [name, route] of [...Object.entries(RPC_ROUTES), ...Object.entries(EXPORT_ROUTES)]) expect(document.paths[route.path]?.post.operationId, route.path).toBe(name);
     expect(document.paths["/api/auth/LOGIN_EMAIL"]?.post.operationId).toBe("login");
   });
 
@@ -49,6 +49,14 @@ describe("OpenAPI document", () => {
     expect(unauthorized("/api/compute/nodes/poll")?.description).not.toContain("auth.token_expired");
     expect(unauthorized("/api/compute/nodes/poll")?.headers?.["WWW-Authenticate"]?.description).toContain('ApiKey header="X-API-Key"');
     expect(unauthorized("/api/auth/LOGIN_EMAIL")).toBeUndefined();
+  });
+
+  it("describes the log stream's events with the schemas of their data, and the signed artifact URLs as needing no credential", () => {
+    const stream = (document.paths as Record<string, Record<string, Record<string, unknown>>>)["/api/compute/jobs/{jobId}/logs"]?.get;
+    expect(Object.keys((stream?.["x-events"] ?? {}) as object)).toEqual(["log", "end"]);
+    expect(JSON.stringify(stream?.["x-events"])).toContain('"dropped_lines"');
+    const upload = (document.paths as Record<string, Record<string, Record<string, unknown>>>)["/api/compute/artifacts/upload/{jobId}/{artifactId}"]?.put;
+    expect(upload?.security).toEqual([{}]);
   });
 
   it("describes an export's answer as a CSV or NDJSON file", () => {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ErrorEnvelope } from "./envelope.js";
+import { httpPathItems } from "./openapi-http.js";
 import { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, type ExportRoute } from "./exports.js";
 import { RPC_ROUTES, type RpcName, type RpcRoute } from "./routes.js";
 import { ROUTE_SCOPES } from "./scopes.js";
@@ -74,7 +75,7 @@ function exportOperation(name: string, route: ExportRoute) {
   };
 }
 
-/** The OpenAPI 3.1 document of the JSON RPCs and the exports, made from the same schemas the gateway validates with. */
+/** The OpenAPI 3.1 document of every operation (the JSON RPCs, the exports, the streams, signed URLs and webhooks), made from the same schemas the gateway validates with. */
 export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const [name, route] of Object.entries(RPC_ROUTES) as Array<[RpcName, RpcRoute]>) {
@@ -109,6 +110,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
     };
   }
   for (const [name, route] of Object.entries(EXPORT_ROUTES) as Array<[string, ExportRoute]>) paths[route.path] = { post: exportOperation(name, route) };
+  Object.assign(paths, httpPathItems());
   return {
     openapi: "3.1.0",
     info: { title: "Compute Job Service API", version: "1" },

@@ -35,7 +35,8 @@ describe("OpenAPI document", () => {
     expect(Object.keys(listKeys["429"]?.headers ?? {})).toContain("Retry-After");
     for (const path of ["/api/auth/LOGIN_EMAIL", "/api/compute/nodes/poll"]) {
       expect(responses(path)["200"]?.headers).toBeUndefined();
-      expect(responses(path)["429"]).toBeUndefined();
+      // Sign-in's own 429 (auth.too_many_attempts) is no rate limit: no RateLimit headers.
+      expect(responses(path)["429"]?.headers).toBeUndefined();
     }
   });
 
@@ -48,7 +49,9 @@ describe("OpenAPI document", () => {
     }
     expect(unauthorized("/api/compute/nodes/poll")?.description).not.toContain("auth.token_expired");
     expect(unauthorized("/api/compute/nodes/poll")?.headers?.["WWW-Authenticate"]?.description).toContain('ApiKey header="X-API-Key"');
-    expect(unauthorized("/api/auth/LOGIN_EMAIL")).toBeUndefined();
+    // Sign-in answers 401 auth.login_failed, with no challenge: it takes no credential.
+    expect(unauthorized("/api/auth/LOGIN_EMAIL")?.headers).toBeUndefined();
+    expect(unauthorized("/api/auth/LOGIN_EMAIL")?.description).toContain("auth.login_failed");
   });
 
   it("describes the log stream's events with the schemas of their data, and the signed artifact URLs as needing no credential", () => {
@@ -57,6 +60,15 @@ describe("OpenAPI document", () => {
     expect(JSON.stringify(stream?.["x-events"])).toContain('"dropped_lines"');
     const upload = (document.paths as Record<string, Record<string, Record<string, unknown>>>)["/api/compute/artifacts/upload/{jobId}/{artifactId}"]?.put;
     expect(upload?.security).toEqual([{}]);
+  });
+
+  it("names each operation's error codes under the status that carries them", () => {
+    const submit = document.paths["/api/compute/jobs/submit"]?.post as { "x-error-codes": string[]; responses: Record<string, { description: string }> };
+    expect(submit["x-error-codes"]).toEqual(expect.arrayContaining(["queue.full", "quota.key_budget_exhausted", "auth.scope_missing", "rate.limited"]));
+    expect(submit.responses["402"]?.description).toContain("resource.limit_reached");
+    expect(submit.responses["503"]?.description).toContain("queue.full");
+    const poll = document.paths["/api/compute/nodes/poll"]?.post as { "x-error-codes": string[] };
+    expect(poll["x-error-codes"]).not.toContain("auth.token_expired");
   });
 
   it("describes an export's answer as a CSV or NDJSON file", () => {

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { errorSpec, type ErrorCode } from "../errors/index.js";
 import { ErrorEnvelope } from "./envelope.js";
+import { commonErrors, ROUTE_ERRORS } from "./route-errors.js";
 import { httpPathItems } from "./openapi-http.js";
 import { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, type ExportRoute } from "./exports.js";
 import { RPC_ROUTES, type RpcName, type RpcRoute } from "./routes.js";
@@ -50,6 +52,30 @@ function unauthorizedResponse(auth: RpcRoute["auth"]) {
   };
 }
 
+/**
+ * The error answers of an operation, one per HTTP status, each naming every code it may
+ * carry (`x-error-codes` has them all); merged into what `responses` already says of a
+ * status (the 401's challenge, the 429's headers).
+ */
+function withErrorResponses(responses: Record<string, unknown>, codes: readonly ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<string, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = String(errorSpec(code).http);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const merged: Record<string, unknown> = { ...responses };
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a.localeCompare(b))) {
+    const named = list.map((code) => `\`${code}\``).join(", ");
+    const existing = merged[status] as { description?: string } | undefined;
+    merged[status] = {
+      ...existing,
+      description: existing?.description ? `${named}. ${existing.description}` : `${named}.`,
+      content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+    };
+  }
+  return merged;
+}
+
 function successEnvelope(payload: z.ZodType) {
   return z.object({ status: z.literal("SUCCESS"), message: z.string(), payload });
 }
@@ -63,7 +89,8 @@ function exportOperation(name: string, route: ExportRoute) {
     security: SECURITY.user.map((requirement) => ("apiKey" in requirement ? { ...requirement, apiKey: [route.scope] } : requirement)),
     "x-api-key-scope": route.scope,
     requestBody: { required: true, content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } } },
-    responses: {
+    "x-error-codes": [...commonErrors("user", true)],
+    responses: withErrorResponses({
       "200": {
         description: "The file, streamed (`Content-Disposition: attachment`). NDJSON that fails midway ends with a line `{\"error\":{\"code\",\"message\"}}`; CSV is cut off.",
         headers: { "Content-Disposition": { schema: { type: "string" } }, ...RATE_LIMIT_HEADERS },
@@ -71,7 +98,7 @@ function exportOperation(name: string, route: ExportRoute) {
       },
       ...unauthorizedResponse("user"),
       default: { description: "Error envelope; see docs/errors.md for every code.", content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } } },
-    },
+    }, commonErrors("user", true)),
   };
 }
 
@@ -88,7 +115,8 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
         // The scope a user's API key needs (docs/api.md, "Scopes"); null: no key scope applies.
         "x-api-key-scope": scope,
         requestBody: { required: false, content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } } },
-        responses: {
+        "x-error-codes": [...new Set([...commonErrors(route.auth, scope !== null), ...ROUTE_ERRORS[name]])],
+        responses: withErrorResponses({
           "200": {
             description: route.message,
             ...(COUNTED[route.auth] ? { headers: RATE_LIMIT_HEADERS } : {}),
@@ -105,7 +133,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
               }
             : {}),
           default: { description: "Error envelope; see docs/errors.md for every code.", content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } } },
-        },
+        }, [...commonErrors(route.auth, scope !== null), ...ROUTE_ERRORS[name]]),
       },
     };
   }

@@ -1,6 +1,6 @@
 import { access } from "node:fs/promises";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { launchChromium } from "../harness/browser.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";

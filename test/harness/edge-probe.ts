@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { expect } from "vitest";
-import type { ComputeClient, RawResponse } from "../../shared/client/index.js";
+import type { ComputeClient, RawResponse } from "./client.js";
 import { ErrorEnvelope, SuccessEnvelope } from "../../shared/contract/index.js";
 
 /** POSTs `value` as its JSON text, whatever it is (`null`, a number, a string, an array, an object). */

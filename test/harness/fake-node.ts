@@ -1,4 +1,4 @@
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "./client.js";
 import type { Assignment, RpcRequest } from "../../shared/contract/index.js";
 
 /**
@@ -14,7 +14,7 @@ export class FakeNode {
   ) {}
 
   /** Registers with `user` (a signed-in client) and talks through `baseUrl` (any gateway replica). */
-  static async register(user: ComputeClient, baseUrl: string, appId: string, overrides: Partial<RpcRequest<"registerNode">> = {}): Promise<FakeNode> {
+  static async register(user: Pick<ComputeClient, "call">, baseUrl: string, appId: string, overrides: Partial<RpcRequest<"registerNode">> = {}): Promise<FakeNode> {
     const body: RpcRequest<"registerNode"> = {
       name: "fake",
       hostname: "fake.local",

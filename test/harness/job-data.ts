@@ -1,6 +1,6 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "./client.js";
 import { BUCKETS, kvStreams, STREAMS, subjects } from "../../shared/nats/index.js";
 import type { FakeNode } from "./fake-node.js";
 import { logLines } from "./log-jobs.js";

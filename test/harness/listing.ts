@@ -1,5 +1,5 @@
 /** Whole listings through the public API, page by page, for tests that check every item. */
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "./client.js";
 import type { JobSummary, LedgerEntry } from "../../shared/contract/index.js";
 
 /** Every job of the caller's business in `pool`. */

@@ -1,4 +1,4 @@
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "./client.js";
 import type { LogLine } from "../../shared/contract/index.js";
 import { FakeNode } from "./fake-node.js";
 

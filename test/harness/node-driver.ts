@@ -11,7 +11,8 @@
 import { setMaxListeners } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Assignment } from "../../shared/contract/index.js";
-import { AppError, errorSpec } from "../../shared/errors/index.js";
+import { ApiError, NetworkError } from "../../clients/sdk/src/index.js";
+import { errorSpec, isErrorCode } from "../../shared/errors/index.js";
 import type { FakeNode } from "./fake-node.js";
 
 export interface DriveStats {
@@ -54,14 +55,14 @@ const BACKOFF_MAX_MS = 1_000;
 
 /** What to do with a failed call: try it again later, or report it. */
 function retryCode(error: unknown): string | null {
-  if (error instanceof AppError) return errorSpec(error.code).retryable ? error.code : null;
-  // fetch's connection errors (refused, reset) are TypeErrors with a cause.
-  if (error instanceof TypeError) return "network";
+  // A connection refused or reset never got an answer.
+  if (error instanceof NetworkError || error instanceof TypeError) return "network";
+  if (error instanceof ApiError) return isErrorCode(error.code) && errorSpec(error.code).retryable ? error.code : null;
   return null;
 }
 
 function describe(error: unknown): string {
-  if (error instanceof AppError) return `${error.code}: ${error.message}${error.details ? ` ${JSON.stringify(error.details)}` : ""}`;
+  if (error instanceof ApiError) return `${error.code}: ${error.message}${error.details ? ` ${JSON.stringify(error.details)}` : ""}`;
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 

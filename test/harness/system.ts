@@ -1,6 +1,6 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "./client.js";
 import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";

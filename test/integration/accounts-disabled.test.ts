@@ -5,7 +5,7 @@
  * the eviction, not a cold read.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { User, type Role } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";

@@ -5,7 +5,7 @@
 import { Kvm } from "@nats-io/kv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { User, type Role } from "../../shared/contract/index.js";
 import { BUCKETS, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
 import { newId, randomBase62 } from "../../shared/runtime/index.js";

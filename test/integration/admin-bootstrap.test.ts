@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { Kvm } from "@nats-io/kv";
 import { connect, errors as natsErrors, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { Business } from "../../shared/contract/index.js";
 import { ADMIN_INBOX_PREFIX, BUCKETS, JsonBucket } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";

@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { ADMIN_INBOX_PREFIX } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { errorCodeOf } from "../harness/error-code.js";

@@ -9,7 +9,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Agent, buildAgent, loadConfig as loadAgentConfig, processGroupMembers } from "../../clients/agent/index.js";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { type JobState, LogLine } from "../../shared/contract/index.js";
 import { decodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
 import { LogMessage } from "../../shared/records/index.js";

@@ -8,7 +8,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { API_KEY_SCOPES, logStreamPath, User, type RpcRequest } from "../../shared/contract/index.js";
 import { BUCKETS, requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";

@@ -1,6 +1,6 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { OBJECT_STORES } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { storedJobData, uploadArtifact } from "../harness/job-data.js";

@@ -4,7 +4,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import type { Artifact, PresignedUrl } from "../../shared/contract/index.js";
 import { OBJECT_STORES } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildBilling } from "../../services/billing/billing.js";
 import { BillingConfig } from "../../services/billing/config.js";
 import { SubscriptionRecord, subscriptionKey } from "../../services/billing/subscriptions/subscription-record.js";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { billingWebhookPath } from "../../shared/contract/index.js";
 import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
 import { randomBase62, systemClock } from "../../shared/runtime/index.js";

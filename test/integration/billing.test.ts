@@ -5,7 +5,7 @@ import { calendarMonth, SubscriptionRecord, subscriptionKey } from "../../servic
 import { BillingSecretRecord, SANDBOX_WEBHOOK_SECRET_KEY } from "../../services/billing/checkout/billing-secret.js";
 import { sandboxSessionKey, SandboxSessionRecord } from "../../services/billing/checkout/sandbox-session-record.js";
 import { signSandboxPayload } from "../../services/billing/checkout/sandbox-signature.js";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { billingWebhookPath, SANDBOX_SIGNATURE_HEADER, type CreateCheckoutResponse } from "../../shared/contract/index.js";
 import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";

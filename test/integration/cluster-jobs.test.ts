@@ -7,9 +7,9 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { SetCreditResponse } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
+import { ApiError } from "../../clients/sdk/src/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { listAllJobs, listAllLedgerEntries } from "../harness/listing.js";
@@ -76,7 +76,7 @@ async function submitJobs(users: ComputeClient[], pool: string, count: number, c
           acknowledged.push((await users[index % users.length]!.call("submitJob", { ...JOB, pool_id: pool, name: `cluster-${index}` })).job_id);
           break;
         } catch (error) {
-          if (!(error instanceof AppError && error.code === "service.unavailable")) throw error;
+          if (!(error instanceof ApiError && error.code === "service.unavailable")) throw error;
         }
       }
     }

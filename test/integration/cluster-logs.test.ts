@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import type { LogLine } from "../../shared/contract/index.js";
 import { decodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
 import { LogMessage } from "../../shared/records/index.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { logStreamPath, RPC_ROUTES } from "../../shared/contract/index.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";

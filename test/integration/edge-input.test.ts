@@ -3,7 +3,7 @@ import { Kvm } from "@nats-io/kv";
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { App, Business, NODE_NATS_HEADERS, NODE_NATS_OPERATIONS, RPC_ROUTES, type RpcName, type RpcRoute, User } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { BUCKETS, decodeJson, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { ErrorEnvelope } from "../../shared/contract/index.js";
 import { expectRefusal, openSocket, postJson, readResponse } from "../harness/edge-probe.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";

@@ -2,7 +2,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { RPC_ROUTES, type RpcName, type RpcRoute } from "../../shared/contract/index.js";
 import { expectEnvelopeWithout5xx, expectRefusal, postJson } from "../harness/edge-probe.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";

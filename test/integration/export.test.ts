@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { EXPORT_ROUTES, SetCreditResponse, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";

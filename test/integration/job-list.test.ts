@@ -6,7 +6,7 @@
 import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { BUCKETS, decodeJson, encodeJson } from "../../shared/nats/index.js";
 import { listAllJobs } from "../harness/listing.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";

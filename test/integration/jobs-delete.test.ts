@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { User } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
-import { errorCodeOf } from "../harness/error-code.js";
+import { errorCodeOf, failureOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { finishJobsWithData, storedJobData, uploadArtifact } from "../harness/job-data.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -34,15 +33,6 @@ afterAll(async () => {
 
 const refOf = (jobId: string) => ({ app_id: tenant.app.app_id, business_id: tenant.business.business_id, job_id: jobId });
 
-async function failureOf(call: Promise<unknown>): Promise<AppError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("jobs/delete", () => {
   it("deletes a finished job with its log lines and artifacts; retrieve and a second delete then answer 404", async () => {

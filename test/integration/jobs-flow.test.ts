@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeyQuotaRecord, MISSING_RECORD_GRACE_MS } from "../../services/scheduler/key-quota-rules.js";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import type { JobSummary, RpcRequest } from "../../shared/contract/index.js";
 import { BUCKETS, ensureBuckets, JsonBucket, kvKey } from "../../shared/nats/index.js";
 import { FakeNode } from "../harness/fake-node.js";

@@ -2,7 +2,7 @@ import { get, type IncomingMessage } from "node:http";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { LogEndEventData, LogEventData, logStreamPath, type LogLine } from "../../shared/contract/index.js";
 import { decodeJson, encodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
 import { metricsRegistry } from "../../shared/runtime/index.js";

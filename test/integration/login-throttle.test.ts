@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, startGateway, type RunningGateway } from "../harness/system.js";
 

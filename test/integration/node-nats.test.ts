@@ -6,7 +6,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type NatsLink, natsLink, natsNodePlane, type NodePlane } from "../../clients/agent/index.js";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { NATS_UPLOAD_CHUNK_MAX_BYTES, NODE_NATS_HEADERS, type RpcRequest } from "../../shared/contract/index.js";
 import { decodeJson, encodeJson, OBJECT_STORES, subjects } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";

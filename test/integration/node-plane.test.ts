@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { type Job, type JobState, RPC_ROUTES, type RpcName, type RpcRequest, TERMINAL_STATES } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
+import { ApiError } from "../../clients/sdk/src/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
@@ -180,8 +180,8 @@ describe("races", () => {
 
       expect([cancelled.status, reported.status].filter((status) => status === "fulfilled")).toHaveLength(1);
       const loser = cancelled.status === "rejected" ? cancelled.reason : reported.status === "rejected" ? reported.reason : undefined;
-      expect(loser).toBeInstanceOf(AppError);
-      expect(["state.conflict", "job.stale_attempt"]).toContain((loser as AppError).code);
+      expect(loser).toBeInstanceOf(ApiError);
+      expect(["state.conflict", "job.stale_attempt"]).toContain((loser as ApiError).code);
 
       let winner: JobState;
       if (cancelled.status === "fulfilled") {
@@ -192,7 +192,7 @@ describe("races", () => {
         wins.result += 1;
         winner = outcome;
         expect(reported.status === "fulfilled" && reported.value).toMatchObject({ state: outcome, duplicate: false });
-        expect((loser as AppError).details).toMatchObject({ state: outcome });
+        expect((loser as ApiError).details).toMatchObject({ state: outcome });
       }
 
       const [onFirst, onSecond, listed] = await Promise.all([

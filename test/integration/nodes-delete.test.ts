@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { DeleteNodeReply, RPC_ROUTES, type RpcName, type RpcRequest, type UserContext } from "../../shared/contract/index.js";
 import { BUCKETS, ensureBuckets, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
 import { AllocationRecord } from "../../shared/records/index.js";

@@ -6,7 +6,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { SetCreditResponse } from "../../shared/contract/index.js";
 import { BUCKETS, CONSUMERS, requestRpc, STREAMS, subjects } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";

@@ -7,7 +7,7 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { type Assignment, SetCreditResponse } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { FakeNode } from "../harness/fake-node.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient, type RawResponse } from "../../shared/client/index.js";
+import { ComputeClient, type RawResponse } from "../harness/client.js";
 import { RPC_ROUTES } from "../../shared/contract/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { ManualClock } from "../harness/manual-clock.js";

@@ -1,6 +1,6 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { BUCKETS, kvStreams, OBJECT_STORES, STREAMS } from "../../shared/nats/index.js";
 import { metricsRegistry } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";

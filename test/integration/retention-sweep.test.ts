@@ -2,7 +2,7 @@ import { Kvm } from "@nats-io/kv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { subscriptionKey, SubscriptionRecord } from "../../services/billing/subscriptions/subscription-record.js";
 import type { Scheduler } from "../../services/scheduler/scheduler.js";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";

@@ -19,7 +19,7 @@ import { signSandboxPayload } from "../../services/billing/checkout/sandbox-sign
 import { webhookEventKey } from "../../services/billing/checkout/webhook-event-record.js";
 import { accountKey, entryKey } from "../../services/billing/ledger/credit-records.js";
 import { subscriptionKey } from "../../services/billing/subscriptions/subscription-record.js";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { billingWebhookPath, RotateKeysResponse, SANDBOX_SIGNATURE_HEADER, SetCreditResponse } from "../../shared/contract/index.js";
 import { BUCKETS, type BucketName, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
 import { jobKey } from "../../shared/records/index.js";

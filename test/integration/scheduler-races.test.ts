@@ -8,7 +8,7 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { decodeJson, PingReply, subjects } from "../../shared/nats/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { listAllJobs } from "../harness/listing.js";

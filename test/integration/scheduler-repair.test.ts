@@ -7,7 +7,7 @@
 import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
 import { AllocationRecord } from "../../shared/records/index.js";
 import { metricsRegistry } from "../../shared/runtime/index.js";

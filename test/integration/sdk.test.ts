@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError, ComputeJobsClient, IntegrityError, type LogStreamItem, type Tokens } from "../../clients/sdk/src/index.js";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { ManualClock } from "../harness/manual-clock.js";

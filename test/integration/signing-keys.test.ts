@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient } from "../harness/client.js";
 import { RotateKeysResponse, type Artifact } from "../../shared/contract/index.js";
 import { BUCKETS, ensureBuckets, requestRpc, subjects } from "../../shared/nats/index.js";
 import { generateJwtKey } from "../../services/gateway/secrets/jwt-keys.js";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BillingSecretRecord, SANDBOX_WEBHOOK_SECRET_KEY } from "../../services/billing/checkout/billing-secret.js";
 import { signSandboxPayload } from "../../services/billing/checkout/sandbox-signature.js";
 import { SubscriptionRecord, subscriptionKey } from "../../services/billing/subscriptions/subscription-record.js";
-import type { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../harness/client.js";
 import { billingWebhookPath, RPC_ROUTES, SANDBOX_SIGNATURE_HEADER, User } from "../../shared/contract/index.js";
 import { BUCKETS, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";

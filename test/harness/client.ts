@@ -1,0 +1,63 @@
+import { ComputeJobsClient, type Credentials } from "../../clients/sdk/src/index.js";
+import { RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "../../shared/contract/index.js";
+
+export interface ComputeClientOptions {
+  baseUrl: string;
+  appId: string;
+  accessToken?: string;
+  apiKey?: string;
+}
+
+/** A raw HTTP answer, for tests of what the edge does with any request. */
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/**
+ * The tests' client: the SDK (clients/sdk), with its retries off so that a test sees each
+ * refusal as the service sent it, and every payload checked against the contract's
+ * response schema; plus `raw` for requests no client would send.
+ */
+export class ComputeClient {
+  private readonly sdk: ComputeJobsClient;
+
+  constructor(private readonly options: ComputeClientOptions) {
+    const credentials: Credentials | undefined = options.accessToken ? { accessToken: options.accessToken } : options.apiKey ? { apiKey: options.apiKey } : undefined;
+    this.sdk = new ComputeJobsClient({ baseUrl: options.baseUrl, appId: options.appId, credentials, retry: { maxRetries: 0 }, userAgent: "tests" });
+  }
+
+  /** A client with other credentials against the same gateway and app. */
+  with(credentials: { accessToken?: string; apiKey?: string; appId?: string }): ComputeClient {
+    return new ComputeClient({ baseUrl: this.options.baseUrl, appId: credentials.appId ?? this.options.appId, ...credentials });
+  }
+
+  /** One operation through the SDK; the payload is parsed with the route's schema, so an answer off the contract fails the test. */
+  async call<N extends RpcName>(name: N, body: RpcRequest<N>): Promise<RpcResponse<N>> {
+    return RPC_ROUTES[name].response.parse(await this.sdk.call(name, body)) as RpcResponse<N>;
+  }
+
+  /** Sends any request with this client's headers; the body is JSON unless it is a string. */
+  async raw(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+    const { baseUrl, appId, accessToken, apiKey } = this.options;
+    const response = await fetch(`${baseUrl.replace(/\/+$/, "")}${path}`, {
+      method,
+      headers: {
+        "x-app-id": appId,
+        ...(accessToken ? { authorization: `Bearer ${accessToken}` } : apiKey ? { "x-api-key": apiKey } : {}),
+        ...(body !== undefined && typeof body !== "string" ? { "content-type": "application/json" } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      // Not JSON: the caller gets the text.
+    }
+    return { status: response.status, headers: response.headers, body: parsed };
+  }
+}

@@ -3,7 +3,7 @@
 # scheduler, node-registry, log-relay, billing, agent or admin (the operator CLI).
 # See docs/operations.md, "Deploying with containers".
 
-# Build: every dependency, the TypeScript compiler, then dist/.
+# Build: every dependency, the TypeScript compiler, then dist/ and the portal's build.
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -12,7 +12,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY clients ./clients
 COPY services ./services
 COPY shared ./shared
-RUN npm run build
+RUN npm run build && npm run portal
 
 # Runtime: production dependencies only, the compiled JavaScript, a non-root user.
 FROM node:20-bookworm-slim AS runtime
@@ -25,6 +25,8 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist
+# The portal's build, served by the gateway at / (CJS_PORTAL_DIR, relative to /app).
+COPY --from=build /src/clients/portal/dist ./clients/portal/dist
 COPY deploy/docker/entrypoint.sh deploy/docker/healthcheck.mjs ./deploy/docker/
 # The agent's state file and job workspaces; mount a volume here to keep the node across restarts.
 RUN mkdir -p /var/lib/cjs-agent && chown node:node /var/lib/cjs-agent

@@ -27,7 +27,7 @@ describe("the Dockerfile", () => {
   it("builds in one stage and runs from another, on a slim Node.js 20 image", () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     expect(runtime.from).toMatch(/^node:20[.\d]*-\w+-slim$/);
-    expect(args(stages[0] as Stage, "RUN")).toContain("npm run build");
+    expect(args(stages[0] as Stage, "RUN")).toContain("npm run build && npm run portal");
   });
 
   it("installs production dependencies only in the image it runs", () => {
@@ -35,7 +35,8 @@ describe("the Dockerfile", () => {
     expect(installs).toHaveLength(1);
     expect(installs[0]).toMatch(/\bnpm ci --omit=dev\b/);
     const fromBuild = args(runtime, "COPY").filter((copy) => copy.startsWith("--from="));
-    expect(fromBuild).toEqual([`--from=${stages[0]?.name} /src/dist ./dist`]);
+    // The compiled services, and the portal's build the gateway serves at / (CJS_PORTAL_DIR).
+    expect(fromBuild).toEqual([`--from=${stages[0]?.name} /src/dist ./dist`, `--from=${stages[0]?.name} /src/clients/portal/dist ./clients/portal/dist`]);
   });
 
   it("runs as a user other than root, with a health check and the entrypoint that picks the service", () => {

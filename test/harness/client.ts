@@ -1,4 +1,5 @@
 import { ComputeJobsClient, type Credentials } from "../../clients/sdk/src/index.js";
+import { ComputeClient as RawClient, type RawResponse } from "../../shared/client/index.js";
 import { RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "../../shared/contract/index.js";
 
 export interface ComputeClientOptions {
@@ -8,12 +9,7 @@ export interface ComputeClientOptions {
   apiKey?: string;
 }
 
-/** A raw HTTP answer, for tests of what the edge does with any request. */
-export interface RawResponse {
-  status: number;
-  headers: Headers;
-  body: unknown;
-}
+export type { RawResponse };
 
 /**
  * The tests' client: the SDK (clients/sdk), with its retries off so that a test sees each
@@ -38,26 +34,8 @@ export class ComputeClient {
     return RPC_ROUTES[name].response.parse(await this.sdk.call(name, body)) as RpcResponse<N>;
   }
 
-  /** Sends any request with this client's headers; the body is JSON unless it is a string. */
-  async raw(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
-    const { baseUrl, appId, accessToken, apiKey } = this.options;
-    const response = await fetch(`${baseUrl.replace(/\/+$/, "")}${path}`, {
-      method,
-      headers: {
-        "x-app-id": appId,
-        ...(accessToken ? { authorization: `Bearer ${accessToken}` } : apiKey ? { "x-api-key": apiKey } : {}),
-        ...(body !== undefined && typeof body !== "string" ? { "content-type": "application/json" } : {}),
-        ...headers,
-      },
-      ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === "" ? undefined : JSON.parse(text);
-    } catch {
-      // Not JSON: the caller gets the text.
-    }
-    return { status: response.status, headers: response.headers, body: parsed };
+  /** Sends any request with this client's headers, as it is (the small client the agent uses does the sending). */
+  raw(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+    return new RawClient(this.options).raw(method, path, body, headers);
   }
 }

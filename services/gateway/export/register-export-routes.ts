@@ -14,8 +14,7 @@ import { AppError } from "../../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../../shared/nats/index.js";
 import type { RequestTrace } from "../../../shared/tracing/index.js";
 import type { GatewayContext } from "../gateway-context.js";
-import { type Edge, type RpcHandler, runRpc } from "../http/register-rpc.js";
-import { requestHeader } from "../http/request-header.js";
+import { type Edge, httpCall, type RpcHandler, runRpc } from "../http/register-rpc.js";
 import { userContext } from "../rpc/forward.js";
 import { openExportBody, type PageReader } from "./export-body.js";
 import { type Column, JOB_COLUMNS, LEDGER_COLUMNS } from "./export-columns.js";
@@ -76,16 +75,7 @@ function serveExport<R extends ExportRoute, T>(gw: GatewayContext, edge: Edge, s
     return { body: await openExportBody(pages, format, source.columns, log), format, fileName: fileName(source.route, caller.business_id, format, gw.clock.now()) };
   };
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const opened = await runRpc(edge, route, handler, {
-      appId: requestHeader(request, "x-app-id"),
-      credentials: { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") },
-      body: request.body,
-      responseHeaders: reply,
-      ip: request.ip,
-      origin: `${request.protocol}://${request.host}`,
-      trace: request.trace,
-      log: request.log,
-    });
+    const opened = await runRpc(edge, route, handler, httpCall(request, reply));
     reply.header("content-type", EXPORT_MEDIA_TYPES[opened.format]);
     reply.header("content-disposition", `attachment; filename="${opened.fileName}"`);
     reply.header("cache-control", "no-store");

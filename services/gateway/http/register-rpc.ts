@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { scopeOf, type RouteAuth, type RpcRoute } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
@@ -85,6 +85,20 @@ export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: 
   return route.response.parse(await handler(parsed.data as z.infer<R["request"]>, context)) as z.infer<R["response"]>;
 }
 
+/** One HTTP request as `runRpc` takes it: its headers, body and address; the reply receives the rate-limit headers. */
+export function httpCall(request: FastifyRequest, reply: FastifyReply): RpcCall {
+  return {
+    appId: requestHeader(request, "x-app-id"),
+    credentials: { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") },
+    body: request.body,
+    responseHeaders: reply,
+    ip: request.ip,
+    origin: `${request.protocol}://${request.host}`,
+    trace: request.trace,
+    log: request.log,
+  };
+}
+
 /**
  * Serves one RPC of the contract over HTTP, answering with the envelope.
  * The other methods on the same path answer 405 with `Allow: POST`.
@@ -95,16 +109,7 @@ export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge
     url: route.path,
     config: { auth: route.auth },
     handler: async (request, reply) => {
-      const payload = await runRpc(edge, route, handler, {
-        appId: requestHeader(request, "x-app-id"),
-        credentials: { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") },
-        body: request.body,
-        responseHeaders: reply,
-        ip: request.ip,
-        origin: `${request.protocol}://${request.host}`,
-        trace: request.trace,
-        log: request.log,
-      });
+      const payload = await runRpc(edge, route, handler, httpCall(request, reply));
       return sendSuccess(reply, route.message, payload);
     },
   });

@@ -1,11 +1,19 @@
 import { ApiError } from "../../clients/sdk/src/index.js";
+import { AppError } from "../../shared/errors/index.js";
 
-/** The refusal a call failed with (the SDK's ApiError: code, status, details, request id); fails the test when the call succeeds or fails some other way. */
-export async function failureOf(call: Promise<unknown>): Promise<ApiError> {
+/** A refusal as a test sees it: the SDK's ApiError over HTTP, an AppError over NATS. */
+export type Refusal = ApiError | AppError;
+
+function isRefusal(error: unknown): error is Refusal {
+  return error instanceof ApiError || error instanceof AppError;
+}
+
+/** The refusal a call failed with; fails the test when the call succeeds or fails some other way. */
+export async function failureOf(call: Promise<unknown>): Promise<Refusal> {
   try {
     await call;
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (isRefusal(error)) return error;
     throw error;
   }
   throw new Error("expected the call to fail");
@@ -22,7 +30,7 @@ export async function outcomeOf(call: Promise<unknown>): Promise<string> {
     await call;
     return "ok";
   } catch (error) {
-    if (error instanceof ApiError) return error.code;
+    if (isRefusal(error)) return error.code;
     throw error;
   }
 }

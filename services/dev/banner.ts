@@ -20,7 +20,7 @@ export function printBanner(options: {
     "",
     "Compute Job Service is running.",
     "",
-    `  portal     ${url}/   (sign in with the admin below)`,
+    `  portal     ${url}/?app=${encodeURIComponent(login.appId)}   (sign in with the admin below)`,
     `  api docs   ${url}/docs`,
     `  gateway    ${url}`,
     `  app id     ${login.appId}   (send it as the X-App-ID header)`,

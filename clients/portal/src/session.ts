@@ -22,8 +22,9 @@ export function onSessionChange(listener: () => void): () => void {
 }
 
 /** The app id of the last sign-in in this browser (not a secret: it is sent in every request). */
+/** The app to sign in to: `?app=` in the address (as make dev's banner links it), else the last one used here. */
 export function rememberedAppId(): string {
-  return localStorage.getItem(APP_KEY) ?? "";
+  return new URLSearchParams(location.search).get("app") ?? localStorage.getItem(APP_KEY) ?? "";
 }
 
 function keep(tokens: Tokens): void {

@@ -9,7 +9,8 @@ type Line = LogEventData & { id: string };
  * signed URL may have expired, so a fresh one is asked for and opened from the last line
  * received (`last_event_id`): nothing is missed or shown twice. Ends on `end`.
  */
-export function LogPane(props: { jobId: string }) {
+/** `onEnd`: the job just became terminal (its page reloads the job, so its state shows at once). */
+export function LogPane(props: { jobId: string; onEnd?: () => void }) {
   const [lines, setLines] = useState<Line[]>([]);
   const [end, setEnd] = useState<LogEndEventData>();
   const [status, setStatus] = useState("connecting");
@@ -46,6 +47,7 @@ export function LogPane(props: { jobId: string }) {
           setEnd(LogEndEventData.parse(JSON.parse((event as MessageEvent<string>).data)));
           setStatus("ended");
           source?.close();
+          props.onEnd?.();
         });
         // EventSource would retry the same URL by itself, which may have expired: a fresh one instead.
         source.addEventListener("error", () => reopen());

@@ -91,7 +91,7 @@ export function JobPage(props: { jobId: string }) {
             </button>
           </div>
           <ErrorNote error={action.error} />
-          <LogPane jobId={current.job_id} />
+          <LogPane jobId={current.job_id} onEnd={() => void job.reload()} />
           <Artifacts jobId={current.job_id} artifacts={job.data?.artifacts ?? []} onUploaded={job.reload} />
           <section aria-label="Timeline">
             <h2>Timeline</h2>

@@ -5,7 +5,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import { Artifact, checkId } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { BUCKETS, ensureBuckets, ensureObjectStore, JsonBucket, kvKey, OBJECT_STORES, type TopologyOptions } from "../../../shared/nats/index.js";
+import { BUCKETS, ensureBuckets, ensureObjectStore, JsonBucket, kvKey, OBJECT_STORES, RecordBusyError, type TopologyOptions } from "../../../shared/nats/index.js";
 import { readObject, type ByteSpan } from "./read-object.js";
 
 /** One artifact: tenancy, job and name. */
@@ -38,7 +38,6 @@ export interface StoredArtifact {
   info: ObjectInfo;
 }
 
-const INDEX_WRITE_TRIES = 20;
 const DIGEST_PREFIX = "SHA-256=";
 
 /** The key of a job's artifacts in the index, each id checked by its format. */
@@ -117,22 +116,12 @@ export class ArtifactStore {
 
   /** Keeps the entry of the newest version: two uploads of one name may finish in either order. */
   private async writeIndex(ref: ArtifactRef, record: ArtifactRecord): Promise<void> {
-    const key = indexKey(ref);
-    for (let tryNumber = 0; tryNumber < INDEX_WRITE_TRIES; tryNumber += 1) {
-      const current = await this.index.get(key);
-      if (current && current.value.object_revision >= record.object_revision) return;
-      if (current) {
-        if ((await this.index.update(key, record, current.revision)) !== null) return;
-        continue;
-      }
-      try {
-        await this.index.create(key, record);
-        return;
-      } catch (error) {
-        if (!(error instanceof AppError && error.code === "resource.already_exists")) throw error;
-      }
+    try {
+      await this.index.upsert(indexKey(ref), (current) => (current && current.object_revision >= record.object_revision ? undefined : record));
+    } catch (error) {
+      if (error instanceof RecordBusyError) throw new AppError("service.unavailable", "The artifact index is too busy right now; upload again.", { retryAfterSeconds: 1 });
+      throw error;
     }
-    throw new AppError("service.unavailable", "The artifact index is too busy right now; upload again.", { retryAfterSeconds: 1 });
   }
 
   /** The artifact as stored now, or null. */

@@ -40,16 +40,15 @@ export class OneTimeCodes {
   /** True exactly once for the right code within its lifetime and tries. */
   async consume(key: string, code: string): Promise<boolean> {
     const presented = sha256Hex(`${key}:${code}`);
-    for (;;) {
-      const entry = await this.bucket.get(key);
-      if (!entry) return false;
-      const { value, revision } = entry;
-      if (Date.parse(value.expires_at) <= this.clock.now() || value.tries_left <= 0) return false;
-      const right = digestsEqual(value.code_hash, presented);
-      // Right code: burn it. Wrong code: spend a try. Either way by compare-and-set, so two
-      // concurrent tries cannot both use the same code or the same try.
-      const next: OtpRecord = right ? { ...value, tries_left: 0 } : { ...value, tries_left: value.tries_left - 1 };
-      if ((await this.bucket.update(key, next, revision)) !== null) return right;
-    }
+    let right = false;
+    // Right code: burn it. Wrong code: spend a try. Either way by compare-and-set, so two
+    // concurrent tries cannot both use the same code or the same try.
+    await this.bucket.mutate(key, (value) => {
+      right = false;
+      if (Date.parse(value.expires_at) <= this.clock.now() || value.tries_left <= 0) return undefined;
+      right = digestsEqual(value.code_hash, presented);
+      return right ? { ...value, tries_left: 0 } : { ...value, tries_left: value.tries_left - 1 };
+    });
+    return right;
   }
 }

@@ -1,5 +1,6 @@
 import type { Job } from "../../shared/contract/index.js";
 import { placementPoolKey, publicJob, type JobRecord } from "../../shared/records/index.js";
+import { heldReason } from "./job-holds.js";
 import { pendingReason } from "./plan.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 
@@ -11,6 +12,8 @@ import type { SchedulerContext } from "./scheduler-context.js";
 export function jobAsSeen(ctx: Pick<SchedulerContext, "view" | "clock" | "config">, record: JobRecord): Job {
   const job = publicJob(record);
   if (record.state !== "queued") return job;
+  const held = heldReason(record, ctx.clock.now());
+  if (held !== null) return { ...job, pending_reason: held };
   const pool_key = placementPoolKey(record, ctx.config.CJS_SHARED_OPERATOR_POOLS);
   return { ...job, pending_reason: pendingReason({ ...record, pool_key }, ctx.view.nodeViews(ctx.clock.now())) };
 }

@@ -20,8 +20,10 @@ const PLACEMENT_LANES = 32;
  * is read (`pendingReason`).
  */
 export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Promise<PlacementRound> {
-  if (queued.size === 0) return { placed: 0, again: false, wakeAt: null };
   const now = ctx.clock.now();
+  // Jobs whose run_at or backoff has passed join their pools (the reconcile tick asks for a round when the first is due).
+  queued.releaseDue(now);
+  if (queued.size === 0) return { placed: 0, again: false, wakeAt: null };
   const nodes = ctx.view.nodeViews(now);
   const plan = planPlacements(nodes, queued);
   let placed = 0;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { mayBeQueued, placementPoolKey } from "../../shared/records/index.js";
+import { heldReason } from "./job-holds.js";
 import type { JobRevision, JobRevisionListener } from "./jobs-watch.js";
 import type { PendingJob } from "./plan.js";
 
@@ -16,6 +17,9 @@ const QueuedFace = z.looseObject({
   resources: z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number() }),
   priority: z.number(),
   queued_at: z.string(),
+  next_attempt_at: z.string().nullable().optional(),
+  waiting_on: z.array(z.string()).optional(),
+  pending_reason: z.string().nullable().optional(),
 });
 
 /** A queued job as the index keeps it. */
@@ -47,6 +51,8 @@ export class QueuedJobs implements JobRevisionListener {
   readonly #servedAt = new Map<string, Map<string, number>>();
   #places = 0;
   readonly #shared = new SharedValues();
+  /** Queued jobs whose `run_at` or backoff is still ahead, by the time they may be placed: outside the pools until then. */
+  readonly #later = new Map<string, QueuedJob & { dueMs: number }>();
 
   /**
    * `onQueued` is told of each job that joins the queue (a placement round is due).
@@ -55,19 +61,41 @@ export class QueuedJobs implements JobRevisionListener {
   constructor(
     private readonly onQueued: () => void = () => undefined,
     private readonly sharedPools: readonly string[] = [],
+    private readonly now: () => number = Date.now,
   ) {}
 
+  /** Every queued job this replica knows: those placement may take and those waiting for their time. */
   get size(): number {
-    return this.#byKey.size;
+    return this.#byKey.size + this.#later.size;
   }
 
   get(jobKey: string): QueuedJob | undefined {
     return this.#byKey.get(jobKey);
   }
 
-  /** Every queued job, in no particular order. */
+  /** Every queued job placement may take now, in no particular order. */
   jobs(): IterableIterator<QueuedJob> {
     return this.#byKey.values();
+  }
+
+  /** The earliest time a job waiting for its `run_at` or backoff may be placed; null when none waits. */
+  nextDueAt(): number | null {
+    let earliest: number | null = null;
+    for (const job of this.#later.values()) if (earliest === null || job.dueMs < earliest) earliest = job.dueMs;
+    return earliest;
+  }
+
+  /** Moves the jobs whose time has come into the pools; how many moved. */
+  releaseDue(now: number): number {
+    let moved = 0;
+    for (const [key, job] of this.#later) {
+      if (job.dueMs > now) continue;
+      this.#later.delete(key);
+      const { dueMs: _due, ...placeable } = job;
+      this.add(placeable, undefined);
+      moved += 1;
+    }
+    return moved;
   }
 
   pools(): Iterable<string> {
@@ -76,7 +104,8 @@ export class QueuedJobs implements JobRevisionListener {
 
   apply({ key, revision, record, data }: JobRevision): void {
     const known = this.#byKey.get(key);
-    if (known && known.revision >= revision) return;
+    const seen = known ?? this.#later.get(key);
+    if (seen && seen.revision >= revision) return;
     // Most revisions are of jobs that left the queue: two byte searches instead of a parse.
     const face = record && mayBeQueued(data) ? QueuedFace.safeParse(record) : undefined;
     if (!face?.success || face.data.state !== "queued") {
@@ -84,6 +113,7 @@ export class QueuedJobs implements JobRevisionListener {
       return;
     }
     const { attempt, business_id, type, labels, resources, priority, queued_at } = face.data;
+    const hold = heldReason(face.data, this.now());
     const pool_key = placementPoolKey(face.data, this.sharedPools);
     // Most jobs share their business, pool, type, labels and resources with many others: one copy each.
     const fit = this.#shared.text(fitOf(type, labels, resources));
@@ -100,6 +130,14 @@ export class QueuedJobs implements JobRevisionListener {
       queued_at_ms: Date.parse(queued_at),
       fit,
     };
+    if (hold !== null) {
+      // Dependencies: a later revision (one succeeded) brings it back. Time: kept aside until it is due.
+      this.remove(key, revision);
+      if (hold !== "waiting_for_dependencies") this.#later.set(key, { ...job, dueMs: Date.parse(face.data.next_attempt_at as string) });
+      this.onQueued();
+      return;
+    }
+    this.#later.delete(key);
     this.add(job, known);
     this.onQueued();
   }
@@ -109,6 +147,8 @@ export class QueuedJobs implements JobRevisionListener {
    * it, or the watch brought a later revision). A newer queued revision stays.
    */
   remove(jobKey: string, revision: number = Number.POSITIVE_INFINITY): void {
+    const waiting = this.#later.get(jobKey);
+    if (waiting && waiting.revision <= revision) this.#later.delete(jobKey);
     const known = this.#byKey.get(jobKey);
     if (!known || known.revision > revision) return;
     this.#byKey.delete(jobKey);

@@ -33,6 +33,11 @@ import { submitJob } from "./submit-job.js";
 
 const SERVICE = "scheduler";
 
+function earliest(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  return b === null ? a : Math.min(a, b);
+}
+
 export interface Scheduler extends Service {
   /** Runs one reconcile pass now (tests drive time with an injected clock). */
   reconcileNow(): Promise<void>;
@@ -61,7 +66,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let retentionTimer: NodeJS.Timeout | undefined;
   const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS);
   // A job joining the queue asks for a round; only the lease holder's rounds place.
-  const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS);
+  const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS, () => deps.clock.now());
   const listIndex = new JobListIndex();
   const finished = new FinishedJobs();
   let jobsWatch: JobsWatch | undefined;
@@ -85,7 +90,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       do {
         placeAgain = false;
         const round = await placeOnce(context, queued).catch((error: unknown) => logger.warn({ err: error }, "placement round failed"));
-        wakeAt = round ? round.wakeAt : wakeAt;
+        wakeAt = earliest(round ? round.wakeAt : wakeAt, queued.nextDueAt());
         if (round?.again) placeAgain = true;
       } while (placeAgain && !stopped && lease?.leading);
     })().finally(() => {

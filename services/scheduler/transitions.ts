@@ -34,7 +34,7 @@ function withEvent(
 
 export function assign(job: JobRecord, nodeId: string, now: number): JobRecord {
   if (job.state !== "queued") throw conflict(job, "assign");
-  return withEvent(job, now, { state: "assigned", attempt: job.attempt + 1, node_id: nodeId, pending_reason: null }, "assigned");
+  return withEvent(job, now, { state: "assigned", attempt: job.attempt + 1, node_id: nodeId, pending_reason: null, next_attempt_at: null }, "assigned");
 }
 
 /** The node took the attempt (its poll delivered it): the clock of the timeout starts. */

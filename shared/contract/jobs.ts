@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { JobTypeName } from "./api-keys.js";
 import { Timestamp } from "./common.js";
-import { JobId, NodeId } from "./ids.js";
+import { JobId, NodeId, ScheduleId } from "./ids.js";
 
 /** Every state a job can be in, exactly these strings. `docs/job-states.md` draws the transitions. */
 export const JobState = z.enum(["queued", "assigned", "running", "succeeded", "failed", "timed_out", "cancelled"]);
@@ -32,6 +32,37 @@ export const Resources = z.strictObject({
 });
 export type Resources = z.infer<typeof Resources>;
 
+/**
+ * When a failed attempt is run again by itself: `max_retries` more attempts at most, each
+ * after its backoff (`initial_seconds`, times `factor` per retry, capped at `max_seconds`,
+ * plus up to `jitter` of it at random). Without `on_exit_codes` and `on_codes` every
+ * failure is retried; with them, only a failure that matches one of the lists.
+ */
+export const RetryPolicy = z.strictObject({
+  max_retries: z.number().int().min(0).max(20),
+  backoff: z
+    .strictObject({
+      initial_seconds: z.number().min(0).max(86_400).default(10),
+      factor: z.number().min(1).max(10).default(2),
+      max_seconds: z.number().min(0).max(86_400).default(600),
+      /** A fraction 0–1: up to this share of each delay is added at random, so retries of many jobs spread out. */
+      jitter: z.number().min(0).max(1).default(0.1),
+    })
+    .default({ initial_seconds: 10, factor: 2, max_seconds: 600, jitter: 0.1 }),
+  /** Exit codes that are retried (a failure with another exit code is not). */
+  on_exit_codes: z.array(z.number().int().min(0).max(255)).min(1).max(64).optional(),
+  /** Job error codes that are retried: `job.exit_nonzero`, `job.timed_out`, `node.lost`, or one a node reported. */
+  on_codes: z.array(z.string().min(1).max(64)).min(1).max(16).optional(),
+});
+export type RetryPolicy = z.infer<typeof RetryPolicy>;
+
+/** At most `max_running` jobs of one `key` are assigned or running at once within the business; the others wait their turn. */
+export const ConcurrencyLimit = z.strictObject({
+  key: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, "letters, digits, '.', '_', ':', '/' or '-', at most 128 characters"),
+  max_running: z.number().int().min(1).max(10_000),
+});
+export type ConcurrencyLimit = z.infer<typeof ConcurrencyLimit>;
+
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "a shell variable name");
 
 export const SubmitJobRequest = z.strictObject({
@@ -57,6 +88,17 @@ export const SubmitJobRequest = z.strictObject({
     .default({}),
   /** Runs allowed in all, counting requeues after node loss. */
   max_attempts: z.number().int().min(1).max(20).default(3),
+  /** Run failed attempts again by themselves, after a backoff. */
+  retry: RetryPolicy.optional(),
+  /** A job not started within this many seconds of becoming runnable ends `cancelled` with `job.queue_timeout`. */
+  queue_timeout_seconds: z.number().int().min(1).max(30 * 86_400).optional(),
+  /** Not before this time (in the future, at most a year ahead): the job waits with `pending_reason` `scheduled`. */
+  run_at: Timestamp.optional(),
+  /** Jobs of the same business that must all succeed first; when one fails or is cancelled this job ends `cancelled`. */
+  depends_on: z.array(JobId).min(1).max(20).optional(),
+  concurrency: ConcurrencyLimit.optional(),
+  /** Answer what would happen, creating nothing. */
+  dry_run: z.boolean().default(false),
 });
 export type SubmitJobRequest = z.infer<typeof SubmitJobRequest>;
 
@@ -85,6 +127,14 @@ export const PendingReason = z.enum([
   "all_nodes_busy",
   "all_nodes_draining",
   "all_nodes_at_hourly_quota",
+  /** `run_at` is still in the future (see `next_attempt_at`). */
+  "scheduled",
+  /** A failed attempt waits for its backoff before the next (see `next_attempt_at`). */
+  "retry_backoff",
+  /** A job of `depends_on` has not succeeded yet. */
+  "waiting_for_dependencies",
+  /** Its `concurrency.key` already has `max_running` jobs assigned or running. */
+  "concurrency_limit",
 ]);
 export type PendingReason = z.infer<typeof PendingReason>;
 
@@ -93,12 +143,18 @@ export const JobEvent = z.object({
   at: Timestamp,
   state: JobState,
   attempt: z.number().int(),
-  /** A stable word for the cause: `submitted`, `assigned`, `started`, `exited`, `failed`, `cancelled`, `timed_out`, `retried`, `node_lost`. */
+  /**
+   * A stable word for the cause: `submitted`, `assigned`, `started`, `exited`, `failed`, `cancelled`, `timed_out`,
+   * `retried`, `node_lost`, `retry_scheduled` (a failed attempt will run again after its backoff), `released`
+   * (its `run_at`, backoff or dependencies let it run), `queue_timeout`, `dependency_failed`.
+   */
   reason: z.string(),
   node_id: z.string().nullable(),
   /** The exit code or error that ended an attempt, when one did. */
   exit_code: z.number().int().nullable().optional(),
   error: JobError.nullable().optional(),
+  /** On `retry_scheduled`: when the next attempt may start. */
+  next_attempt_at: Timestamp.nullable().optional(),
 });
 export type JobEvent = z.infer<typeof JobEvent>;
 
@@ -122,6 +178,20 @@ export const Job = z.object({
   priority: z.number().int(),
   metadata: z.record(z.string(), z.string()),
   max_attempts: z.number().int(),
+  // The fields below arrived with job features; a record stored before them reads with their defaults.
+  retry: RetryPolicy.nullable().default(null),
+  /** Automatic retries made so far under `retry`. */
+  retry_count: z.number().int().default(0),
+  queue_timeout_seconds: z.number().int().nullable().default(null),
+  run_at: Timestamp.nullable().default(null),
+  /** When a waiting job may run next: its `run_at`, or the end of a retry's backoff; null otherwise. */
+  next_attempt_at: Timestamp.nullable().default(null),
+  depends_on: z.array(z.string()).default([]),
+  /** Jobs submitted later with this one in their `depends_on`. */
+  dependents: z.array(z.string()).default([]),
+  concurrency: ConcurrencyLimit.nullable().default(null),
+  /** The schedule that made this job, when one did. */
+  schedule_id: z.string().nullable().default(null),
   state: JobState,
   /** How many times the job has been assigned to a node; each assignment is a new attempt. */
   attempt: z.number().int(),
@@ -146,6 +216,7 @@ export const JobPayload = z.object({ job: Job });
 export type JobPayload = z.infer<typeof JobPayload>;
 
 const LabelFilter = z.string().regex(/^[^=]+=[^=]*$/, "`key=value`");
+const MetadataFilter = z.string().regex(/^[^=]{1,64}=[^]{0,1024}$/, "`key=value` (the first `=` separates them)");
 
 export const ListJobsRequest = z.strictObject({
   /** One state or several. */
@@ -155,6 +226,12 @@ export const ListJobsRequest = z.strictObject({
   node_id: NodeId.optional(),
   /** `key=value`; one or several, all must match. */
   label: z.union([LabelFilter, z.array(LabelFilter).min(1).max(16)]).optional(),
+  /** `key=value` of `metadata`; one or several, all must match. */
+  metadata: z.union([MetadataFilter, z.array(MetadataFilter).min(1).max(16)]).optional(),
+  /** Jobs whose `name` starts with this. */
+  name_prefix: z.string().min(1).max(200).optional(),
+  /** Jobs made by this schedule. */
+  schedule_id: ScheduleId.optional(),
   created_after: Timestamp.optional(),
   created_before: Timestamp.optional(),
   limit: z.number().int().min(1).max(200).default(50),

@@ -20,6 +20,8 @@ export const JobRecord = Job.extend({
    * record is read to find out.
    */
   key_slot: z.boolean().optional(),
+  /** The jobs of `depends_on` that have not succeeded yet; the job is held while any is left. */
+  waiting_on: z.array(z.string()).default([]),
 }).loose();
 export type JobRecord = z.infer<typeof JobRecord>;
 

@@ -18,6 +18,7 @@ export function soakJob(runId: string, seq: number): SubmitJobRequest {
     pool_id: "default",
     labels: {},
     priority: 0,
+    dry_run: false,
     name: `chaos ${runId} #${seq}`,
     metadata: { chaos_run: runId, seq: String(seq) },
     max_attempts: 3,

@@ -147,6 +147,7 @@ export {
   PendingReason,
   PoolId,
   Resources,
+  RetryPolicy,
   SubmitJobRequest,
   SubmitJobResponse,
   TERMINAL_STATES,

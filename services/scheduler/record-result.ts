@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { JobResultCommand, JobResultResponse } from "../../shared/contract/index.js";
+import type { JobEvent, JobResultCommand, JobResultResponse } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import type { JobRecord } from "../../shared/records/index.js";
 import { endAttempt } from "./attempt-metering.js";
@@ -31,7 +31,14 @@ function isKnownTo(job: JobRecord, caller: z.infer<typeof JobResultCommand>["cal
 }
 
 function isSameResult(job: JobRecord, nodeId: string, body: z.infer<typeof JobResultCommand>["body"]): boolean {
-  return job.node_id === nodeId && job.attempt === body.attempt && job.state === body.outcome && job.exit_code === body.exit_code;
+  if (job.attempt !== body.attempt) return false;
+  if (job.node_id === nodeId && job.state === body.outcome && job.exit_code === body.exit_code) return true;
+  // An attempt its retry policy sent back to the queue: its end is in the timeline.
+  return job.state === "queued" && job.pending_reason === "retry_backoff" && job.timeline.some((event) => isEndOf(event, nodeId, body));
+}
+
+function isEndOf(event: JobEvent, nodeId: string, body: z.infer<typeof JobResultCommand>["body"]): boolean {
+  return event.attempt === body.attempt && event.node_id === nodeId && event.state === body.outcome && event.exit_code === body.exit_code;
 }
 
 /**

@@ -4,7 +4,7 @@ import { JobState, type JobEvent } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { encodeJson } from "../../shared/nats/index.js";
 import { JobRecord, mayBeQueued } from "../../shared/records/index.js";
-import { assign, cancel, finish, nodeLost, requeueUnreserved, retry, start, timeOut, type RunResult } from "./transitions.js";
+import { assign, cancel, expireInQueue, finish, nodeLost, requeueUnreserved, retry, start, timeOut, type RunResult } from "./transitions.js";
 
 const CREATED = Date.parse("2026-03-01T00:00:00.000Z");
 const NOW = Date.parse("2026-03-01T00:10:00.000Z");
@@ -321,6 +321,7 @@ describe("the pending reason marks a queued record", () => {
       nodeLost(jobIn("running"), NOW),
       nodeLost(jobIn("assigned"), NOW),
       requeueUnreserved(jobIn("assigned"), NOW),
+      finish(jobIn("running", { retry: POLICY }), 1, NODE, { outcome: "failed", exit_code: 2 }, NOW, () => 0),
     ];
     for (const record of intoQueued) {
       expect(record.state).toBe("queued");
@@ -337,6 +338,7 @@ describe("the pending reason marks a queued record", () => {
       cancel(jobIn("running"), NOW),
       timeOut(jobIn("running"), NOW),
       nodeLost(jobIn("running", { attempt: 3, max_attempts: 3 }), NOW),
+      expireInQueue(jobIn("queued", { queue_timeout_seconds: 60 }), NOW),
     ];
     for (const record of outOfQueued) {
       expect(record.state).not.toBe("queued");
@@ -347,5 +349,106 @@ describe("the pending reason marks a queued record", () => {
   it("a user's metadata key named pending_reason only costs a parse, it never hides a queued job", () => {
     const disguised = jobIn("running", { metadata: { pending_reason: "x" } });
     expect(mayBeQueued(encodeJson(disguised))).toBe(true);
+  });
+});
+
+/** Up to 2 retries, 10 s then 20 s apart (no jitter unless a test says). */
+const POLICY = { max_retries: 2, backoff: { initial_seconds: 10, factor: 2, max_seconds: 600, jitter: 0 } };
+
+describe("automatic retry", () => {
+  it("a failed attempt the policy matches ends in the timeline, then the job waits in the queue for its backoff", () => {
+    const before = jobIn("running", { retry: POLICY });
+    const after = finish(before, 1, NODE, { outcome: "failed", exit_code: 2 }, NOW, () => 0);
+    const next = new Date(NOW + 10_000).toISOString();
+    expect(after).toMatchObject({
+      state: "queued",
+      pending_reason: "retry_backoff",
+      next_attempt_at: next,
+      retry_count: 1,
+      attempt: 1,
+      attempt_base: 1,
+      node_id: null,
+      exit_code: null,
+      error: null,
+      started_at: null,
+      finished_at: null,
+      deadline_at: null,
+      queued_at: NOW_ISO,
+    });
+    // The attempt's end stays in the timeline as billing and the user read it, then the retry.
+    expect(after.timeline.slice(-2)).toEqual([
+      expect.objectContaining({ state: "failed", attempt: 1, node_id: NODE, exit_code: 2, error: expect.objectContaining({ code: "job.exit_nonzero" }) }),
+      expect.objectContaining({ state: "queued", attempt: 1, reason: "retry_scheduled", exit_code: 2, error: expect.objectContaining({ code: "job.exit_nonzero" }), next_attempt_at: next }),
+    ]);
+  });
+
+  it("each retry waits longer, by the backoff of the retries made so far", () => {
+    const after = finish(jobIn("running", { retry: POLICY, retry_count: 1 }), 1, NODE, { outcome: "failed", exit_code: 2 }, NOW, () => 0);
+    expect(after).toMatchObject({ retry_count: 2, next_attempt_at: new Date(NOW + 20_000).toISOString() });
+  });
+
+  it("ends the job failed once max_retries are spent", () => {
+    const after = finish(jobIn("running", { retry: POLICY, retry_count: 2 }), 1, NODE, { outcome: "failed", exit_code: 2 }, NOW, () => 0);
+    expect(after).toMatchObject({ state: "failed", exit_code: 2, retry_count: 2, pending_reason: null });
+  });
+
+  it("ends the job failed at once when the exit code is not in on_exit_codes", () => {
+    const retry = { ...POLICY, on_exit_codes: [75] };
+    expect(finish(jobIn("running", { retry }), 1, NODE, { outcome: "failed", exit_code: 2 }, NOW).state).toBe("failed");
+    expect(finish(jobIn("running", { retry }), 1, NODE, { outcome: "failed", exit_code: 75 }, NOW).state).toBe("queued");
+  });
+
+  it("never retries a success or a cancel", () => {
+    expect(finish(jobIn("running", { retry: POLICY }), 1, NODE, { outcome: "succeeded", exit_code: 0 }, NOW).state).toBe("succeeded");
+    expect(cancel(jobIn("running", { retry: POLICY }), NOW).state).toBe("cancelled");
+  });
+
+  it("retries a timeout the policy matches, keeping the timed_out end in the timeline", () => {
+    const after = timeOut(jobIn("running", { retry: { ...POLICY, on_codes: ["job.timed_out"] } }), NOW, () => 0);
+    expect(after).toMatchObject({ state: "queued", pending_reason: "retry_backoff", retry_count: 1 });
+    expect(after.timeline.slice(-2).map((event) => [event.state, event.reason])).toEqual([
+      ["timed_out", "timed_out"],
+      ["queued", "retry_scheduled"],
+    ]);
+  });
+
+  it("node loss: requeued at once while attempts remain (no retry counted), retried by the policy once they are spent", () => {
+    const retry = { ...POLICY, on_codes: ["node.lost"] };
+    expect(nodeLost(jobIn("running", { retry, max_attempts: 2 }), NOW)).toMatchObject({ state: "queued", pending_reason: "waiting_for_scheduler", retry_count: 0 });
+    const spent = nodeLost(jobIn("running", { retry, max_attempts: 1 }), NOW, () => 0);
+    expect(spent).toMatchObject({ state: "queued", pending_reason: "retry_backoff", retry_count: 1, attempt_base: 1 });
+    expect(lastEvent(spent)).toMatchObject({ reason: "retry_scheduled", error: { code: "node.lost" } });
+  });
+
+  it("adds the jitter the random source draws", () => {
+    const retry = { ...POLICY, backoff: { ...POLICY.backoff, jitter: 0.5 } };
+    const after = finish(jobIn("running", { retry }), 1, NODE, { outcome: "failed", exit_code: 2 }, NOW, () => 0.5);
+    expect(after.next_attempt_at).toBe(new Date(NOW + 12_500).toISOString());
+  });
+
+  it("a manual retry keeps the count of automatic retries", () => {
+    expect(retry(jobIn("failed", { retry: POLICY, retry_count: 2 }), NOW).retry_count).toBe(2);
+  });
+});
+
+describe("expireInQueue", () => {
+  it("cancels a queued job past its queue timeout with `job.queue_timeout`", () => {
+    const after = expireInQueue(jobIn("queued", { queue_timeout_seconds: 60 }), NOW);
+    expect(after).toMatchObject({ state: "cancelled", error: { code: "job.queue_timeout" }, pending_reason: null, next_attempt_at: null, finished_at: NOW_ISO });
+    expect(lastEvent(after)).toMatchObject({ state: "cancelled", reason: "queue_timeout", error: { code: "job.queue_timeout" } });
+  });
+
+  it("counts from run_at when the job has one", () => {
+    const runAt = new Date(NOW - 30_000).toISOString();
+    const job = jobIn("queued", { queue_timeout_seconds: 60, run_at: runAt, next_attempt_at: runAt });
+    expect(thrown(() => expireInQueue(job, NOW)).code).toBe("state.conflict");
+    expect(expireInQueue(job, NOW + 30_000).state).toBe("cancelled");
+  });
+
+  it("refuses a job before its deadline, without a queue timeout, once an attempt has started, or not queued", () => {
+    const requeued = nodeLost(jobIn("running", { queue_timeout_seconds: 60 }), NOW);
+    for (const job of [jobIn("queued", { queue_timeout_seconds: 3600 }), jobIn("queued"), requeued, jobIn("assigned", { queue_timeout_seconds: 60 })]) {
+      expect(thrown(() => expireInQueue(job, NOW)).code).toBe("state.conflict");
+    }
   });
 });

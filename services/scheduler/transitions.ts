@@ -1,6 +1,8 @@
 import type { JobError, JobEvent, JobState, JobUsage } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import type { JobRecord } from "../../shared/records/index.js";
+import { queueDeadlineMs } from "./queue-deadline.js";
+import { backoffMs, retryMatches } from "./retry-policy.js";
 
 /**
  * Every change of a job's state, one function each. Each checks its allowed source states
@@ -22,7 +24,7 @@ function withEvent(
   now: number,
   next: Partial<JobRecord> & { state: JobState },
   reason: string,
-  extra: Pick<JobEvent, "exit_code" | "error"> = {},
+  extra: Pick<JobEvent, "exit_code" | "error" | "next_attempt_at"> = {},
 ): JobRecord {
   const updated: JobRecord = { ...job, ...next, updated_at: iso(now) };
   const event: JobEvent = { at: iso(now), state: updated.state, attempt: updated.attempt, reason, node_id: updated.node_id, ...extra };
@@ -50,13 +52,13 @@ export interface RunResult {
   usage?: JobUsage | undefined;
 }
 
-/** The node's terminal result for the current attempt. */
-export function finish(job: JobRecord, attempt: number, nodeId: string, result: RunResult, now: number): JobRecord {
+/** The node's terminal result for the current attempt; a failure the job's retry policy matches is retried after its backoff. */
+export function finish(job: JobRecord, attempt: number, nodeId: string, result: RunResult, now: number, random: () => number = Math.random): JobRecord {
   if ((job.state !== "running" && job.state !== "assigned") || job.attempt !== attempt || job.node_id !== nodeId) throw staleAttempt(job, attempt);
   const error =
     result.error ??
     (result.outcome === "failed" ? { code: "job.exit_nonzero", message: `The command exited with code ${result.exit_code ?? "unknown"}.` } : null);
-  return withEvent(
+  const ended = withEvent(
     job,
     now,
     {
@@ -71,12 +73,21 @@ export function finish(job: JobRecord, attempt: number, nodeId: string, result: 
     result.outcome === "succeeded" ? "exited" : result.error ? "failed" : "exited",
     { exit_code: result.exit_code, error },
   );
+  return result.outcome === "failed" ? retryOrEnd(ended, now, random) : ended;
 }
 
 export function cancel(job: JobRecord, now: number): JobRecord {
   if (job.state !== "queued" && job.state !== "assigned" && job.state !== "running") throw conflict(job, "cancel");
   const error = { code: "job.cancelled", message: "Cancelled by a user." };
-  return withEvent(job, now, { state: "cancelled", error, finished_at: iso(now), deadline_at: null, pending_reason: null }, "cancelled", { error });
+  return withEvent(job, now, { state: "cancelled", error, finished_at: iso(now), deadline_at: null, pending_reason: null, next_attempt_at: null }, "cancelled", { error });
+}
+
+/** A queued job that never started an attempt, past its `queue_timeout_seconds`: cancelled, never charged (it never ran). */
+export function expireInQueue(job: JobRecord, now: number): JobRecord {
+  const deadlineMs = job.state === "queued" ? queueDeadlineMs(job) : null;
+  if (deadlineMs === null || deadlineMs > now) throw conflict(job, "expire in the queue");
+  const error = { code: "job.queue_timeout", message: `Not started within ${job.queue_timeout_seconds} s.` };
+  return withEvent(job, now, { state: "cancelled", error, finished_at: iso(now), pending_reason: null, next_attempt_at: null }, "queue_timeout", { error });
 }
 
 /** Requeues a failed or timed-out job under the same id; its next assignment is the next attempt. */
@@ -103,18 +114,18 @@ export function retry(job: JobRecord, now: number): JobRecord {
   );
 }
 
-export function timeOut(job: JobRecord, now: number): JobRecord {
+export function timeOut(job: JobRecord, now: number, random: () => number = Math.random): JobRecord {
   if (job.state !== "running") throw conflict(job, "time out");
   const error = { code: "job.timed_out", message: `The run took longer than ${job.timeout_seconds} s.` };
-  return withEvent(job, now, { state: "timed_out", error, finished_at: iso(now), deadline_at: null }, "timed_out", { error });
+  return retryOrEnd(withEvent(job, now, { state: "timed_out", error, finished_at: iso(now), deadline_at: null }, "timed_out", { error }), now, random);
 }
 
 /** The node of the current attempt was lost: requeue, or fail once every attempt is spent. */
-export function nodeLost(job: JobRecord, now: number): JobRecord {
+export function nodeLost(job: JobRecord, now: number, random: () => number = Math.random): JobRecord {
   if (job.state !== "assigned" && job.state !== "running") throw conflict(job, "requeue");
   const error = { code: "node.lost", message: `Node ${job.node_id} stopped sending heartbeats during attempt ${job.attempt}.` };
   if (job.attempt - job.attempt_base >= job.max_attempts) {
-    return withEvent(job, now, { state: "failed", error, finished_at: iso(now), deadline_at: null }, "node_lost", { error });
+    return retryOrEnd(withEvent(job, now, { state: "failed", error, finished_at: iso(now), deadline_at: null }, "node_lost", { error }), now, random);
   }
   return withEvent(
     job,
@@ -122,6 +133,40 @@ export function nodeLost(job: JobRecord, now: number): JobRecord {
     { state: "queued", node_id: null, started_at: null, deadline_at: null, queued_at: iso(now), pending_reason: "waiting_for_scheduler" },
     "node_lost",
     { error },
+  );
+}
+
+/**
+ * The one rule for automatic retries, applied to an attempt that has just ended `failed` or
+ * `timed_out` (`ended`, its end already in the timeline, where billing reads it): when the
+ * job's retry policy matches the failure and retries are left, the job goes back to the
+ * queue held until its backoff ends, with a fresh `max_attempts` budget; otherwise it stays ended.
+ */
+function retryOrEnd(ended: JobRecord, now: number, random: () => number): JobRecord {
+  const policy = ended.retry;
+  const failure = { exit_code: ended.exit_code, error: ended.error };
+  if (!policy || ended.retry_count >= policy.max_retries || !retryMatches(policy, failure)) return ended;
+  const nextAttemptAt = iso(now + backoffMs(policy.backoff, ended.retry_count, random));
+  return withEvent(
+    ended,
+    now,
+    {
+      state: "queued",
+      node_id: null,
+      exit_code: null,
+      error: null,
+      usage: null,
+      started_at: null,
+      finished_at: null,
+      deadline_at: null,
+      queued_at: iso(now),
+      pending_reason: "retry_backoff",
+      next_attempt_at: nextAttemptAt,
+      retry_count: ended.retry_count + 1,
+      attempt_base: ended.attempt,
+    },
+    "retry_scheduled",
+    { ...failure, next_attempt_at: nextAttemptAt },
   );
 }
 

@@ -18,6 +18,7 @@ import { PlacementLease } from "./placement-lease.js";
 import { placeOnce } from "./placer.js";
 import { poll } from "./poll.js";
 import { QueuedJobs } from "./queued-jobs.js";
+import { expireQueuedOnce, QueueDeadlines } from "./queue-timeout.js";
 import { reconcileOnce } from "./reconciler.js";
 import { repairOnce } from "./repair-sweep.js";
 import { recordResult } from "./record-result.js";
@@ -69,6 +70,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS, () => deps.clock.now());
   const listIndex = new JobListIndex();
   const finished = new FinishedJobs();
+  const queueDeadlines = new QueueDeadlines();
   let jobsWatch: JobsWatch | undefined;
   let ctx: SchedulerContext | undefined;
   let started = false;
@@ -108,6 +110,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     reconciling = true;
     try {
       await reconcileOnce(ctx);
+      // The placing replica knows the whole queue; one replica expiring saves the others a refused write each.
+      if (lease?.leading) await expireQueuedOnce(ctx, queueDeadlines);
     } catch (error) {
       logger.warn({ err: error }, "reconcile pass failed");
     } finally {
@@ -160,7 +164,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     name: SERVICE,
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
-      jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished], logger);
+      jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished, queueDeadlines], logger);
       const view = new ClusterView(store, requestPlacement, config.CJS_SHARED_OPERATOR_POOLS);
       const context: SchedulerContext = {
         ...deps,

@@ -16,6 +16,18 @@ export function newJobId(now: number): string {
   return `job_${toBase62(now, 8)}${randomBase62(12)}`;
 }
 
+/** A `run_at` this little in the past is taken as now: the caller's clock may be a little behind ours. */
+const RUN_AT_SKEW_MS = 5000;
+const RUN_AT_MAX_AHEAD_MS = 365 * 86_400_000;
+
+/** `run_at`, when given, is in the future (give or take the skew) and at most a year ahead. */
+function checkRunAt(runAt: string | undefined, now: number): void {
+  if (runAt === undefined) return;
+  const at = Date.parse(runAt);
+  const message = at <= now - RUN_AT_SKEW_MS ? "must be in the future" : at > now + RUN_AT_MAX_AHEAD_MS ? "at most 365 days ahead" : null;
+  if (message) throw new AppError("request.invalid", `run_at ${message}.`, { details: { issues: [{ path: "run_at", message }] } });
+}
+
 /** How a job is made besides its request: by whom (a schedule) and under which id (one chosen before, so a repeat finds it). */
 export interface NewJobOptions {
   /** The id to create the job under; a new one when absent. A job already there is `resource.already_exists`. */
@@ -45,6 +57,7 @@ export async function createJob(
       details: { issues: [{ path: "timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
     });
   }
+  checkRunAt(body.run_at, ctx.clock.now());
   checkJobType(caller.quotas, body.type);
   await checkCredit(ctx, caller, body, trace);
   const now = ctx.clock.now();
@@ -84,7 +97,7 @@ export async function createJob(
     exit_code: null,
     error: null,
     usage: null,
-    pending_reason: "waiting_for_scheduler",
+    pending_reason: body.run_at ? "scheduled" : "waiting_for_scheduler",
     created_at: at,
     queued_at: at,
     started_at: null,

@@ -8,9 +8,10 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
 import { SetCreditResponse } from "../../shared/contract/index.js";
-import { BUCKETS, CONSUMERS, requestRpc, STREAMS, subjects } from "../../shared/nats/index.js";
+import { requestRpc, STREAMS, subjects } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
+import { waitUntilAudited } from "../harness/ledger-audit.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 
@@ -64,16 +65,6 @@ async function waitUntilMetered(jobId: string): Promise<void> {
   await expect.poll(async () => jsm.streams.getMessage(STREAMS.metering, { last_by_subj: subjects.metering(jobId) }), { timeout: 30_000, interval: 100 }).toBeNull();
 }
 
-/** Every job record revision so far has been through the ledger audit, which charges what metering missed. */
-async function waitUntilAudited(): Promise<void> {
-  const jsm = await jetstreamManager(nc);
-  await expect
-    .poll(async () => {
-      const info = await jsm.consumers.info(`KV_${BUCKETS.jobs}`, CONSUMERS.billingLedgerAudit);
-      return info.num_pending + info.num_ack_pending;
-    }, { timeout: 30_000, interval: 50 })
-    .toBe(0);
-}
 
 describe("the operator's own business", () => {
   it("runs jobs on an operator pool with no credit and over the plan's limits, and neither metering nor the ledger audit charges them", async () => {
@@ -82,7 +73,7 @@ describe("the operator's own business", () => {
     expect(big.state).toBe("queued");
     await runToEnd(big.job_id);
     await waitUntilMetered(big.job_id);
-    await waitUntilAudited();
+    await waitUntilAudited(nc);
 
     const ledger = await operator.call("listLedger", { limit: 200 });
     expect(ledger.items.filter((entry) => entry.kind === "debit")).toEqual([]);

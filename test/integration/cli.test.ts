@@ -160,6 +160,27 @@ describe("jobs with an API key from the environment", () => {
     expect(missing.code).toBe(66);
     expect(missing.stderr).toContain("resource.not_found");
   });
+
+  it("jobs submit takes --run-at, --queue-timeout and --retries with its companions", async () => {
+    const user = (await signedInClient(baseUrl, tenant)).client;
+    const { key } = await user.call("createApiKey", { name: "cli-timing" });
+    const env = { CJS_API_KEY: key };
+    const configDir = freshConfigDir();
+    const runAt = new Date(Date.now() + 86_400_000).toISOString();
+
+    const args = ["--run-at", runAt, "--queue-timeout", "600", "--retries", "2", "--retry-on-exit-codes", "75,76", "--retry-backoff", "5"];
+    const submitted = await cjs(["--json", "jobs", "submit", "--pool", "cli-nobody", ...args, "--", "true"], { configDir, env });
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const { job_id } = JSON.parse(submitted.stdout) as { job_id: string };
+    const got = await cjs(["jobs", "get", job_id, "--json"], { configDir, env });
+    expect(JSON.parse(got.stdout)).toMatchObject({
+      job: { run_at: runAt, pending_reason: "scheduled", queue_timeout_seconds: 600, retry: { max_retries: 2, on_exit_codes: [75, 76], backoff: { initial_seconds: 5 } } },
+    });
+
+    const refused = await cjs(["jobs", "submit", "--retry-backoff", "5", "--", "true"], { configDir, env });
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toContain("--retries");
+  });
 });
 
 describe("keys, artifacts, nodes and billing with a session", () => {

@@ -22,6 +22,11 @@ interface SubmitOptions {
   timeout?: string;
   priority?: string;
   maxAttempts?: string;
+  runAt?: string;
+  queueTimeout?: string;
+  retries?: string;
+  retryOnExitCodes?: string;
+  retryBackoff?: string;
   label: string[];
   env: string[];
   meta: string[];
@@ -47,6 +52,18 @@ function pairs(flag: string, values: string[]): Record<string, string> | undefin
     return [pair.slice(0, at), pair.slice(at + 1)] as const;
   });
   return Object.fromEntries(entries);
+}
+
+/** `--retries` and its companions over the file's `retry`; a companion without a policy to apply to is a usage error. */
+function retryPolicy(options: SubmitOptions, base: SubmitRequest["retry"]): SubmitRequest["retry"] {
+  const maxRetries = number("--retries", options.retries);
+  const initialSeconds = number("--retry-backoff", options.retryBackoff);
+  const onExitCodes = options.retryOnExitCodes?.split(",").map((code) => number("--retry-on-exit-codes", code.trim()) as number);
+  if (maxRetries === undefined && initialSeconds === undefined && onExitCodes === undefined) return base;
+  const max_retries = maxRetries ?? base?.max_retries;
+  if (max_retries === undefined) throw new UsageError("--retry-backoff and --retry-on-exit-codes need --retries <n>.");
+  const backoff = initialSeconds === undefined ? base?.backoff : { ...base?.backoff, initial_seconds: initialSeconds };
+  return { ...base, ...definedOnly({ backoff, on_exit_codes: onExitCodes }), max_retries } as SubmitRequest["retry"];
 }
 
 function readJobFile(path: string): Partial<SubmitRequest> {
@@ -76,6 +93,9 @@ export function submitRequest(options: SubmitOptions, command: string[]): Submit
       timeout_seconds: number("--timeout", options.timeout),
       priority: number("--priority", options.priority),
       max_attempts: number("--max-attempts", options.maxAttempts),
+      run_at: options.runAt,
+      queue_timeout_seconds: number("--queue-timeout", options.queueTimeout),
+      retry: retryPolicy(options, base.retry),
       labels: pairs("--label", options.label),
       env: pairs("--env", options.env),
       metadata: pairs("--meta", options.meta),
@@ -117,6 +137,11 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .option("--timeout <seconds>", "how long a run may take")
     .option("--priority <n>", "higher runs first within a pool (-1000 to 1000)")
     .option("--max-attempts <n>", "runs allowed in all")
+    .option("--run-at <time>", "not before this ISO-8601 UTC time (e.g. 2026-11-23T02:00:00Z)")
+    .option("--queue-timeout <seconds>", "cancel the job if no node has started it this long after its submit (or --run-at)")
+    .option("--retries <n>", "run a failed or timed-out attempt again, up to n times, after a backoff")
+    .option("--retry-on-exit-codes <codes>", "with --retries: retry only these exit codes (comma-separated)")
+    .option("--retry-backoff <seconds>", "with --retries: the first backoff (doubling each retry, at most 600 s)")
     .option("--label <key=value>", "a label the node must carry (repeatable)", collect, [])
     .option("--env <NAME=value>", "an environment variable of the run (repeatable)", collect, [])
     .option("--meta <key=value>", "metadata kept with the job (repeatable)", collect, [])

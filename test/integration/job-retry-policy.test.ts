@@ -3,11 +3,15 @@
  * failed or timed-out attempt the policy matches goes back to the queue for its backoff,
  * the timeline shows each retry, and one it does not match ends the job at once.
  */
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Job, RpcRequest } from "../../shared/contract/index.js";
+import { SetCreditResponse, type Job, type RpcRequest } from "../../shared/contract/index.js";
+import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { failureOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
+import { waitUntilAudited } from "../harness/ledger-audit.js";
+import { listAllLedgerEntries } from "../harness/listing.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 
@@ -15,15 +19,19 @@ let nats: NatsHarness;
 let system: RunningSystem;
 let tenant: Tenant;
 let user: ComputeClient;
+let nc: NatsConnection;
+const OPERATOR_POOL = "retry-operator";
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url);
-  tenant = await createTenant(system.gateways[0]!.nc);
+  system = await startSystem(nats.url, undefined, { CJS_OPERATOR_POOLS: OPERATOR_POOL, CJS_LEDGER_AUDIT_GRACE_MS: "100" });
+  nc = await connect({ servers: nats.url, name: "test-retry-policy" });
+  tenant = await createTenant(nc);
   ({ client: user } = await signedInClient(system.gateways[0]!.baseUrl, tenant));
 });
 
 afterAll(async () => {
+  await nc?.close();
   await system?.stop();
   await nats?.stop();
 });
@@ -138,5 +146,27 @@ describe("a job with a retry policy", () => {
     const refused = await failureOf(user.call("retryJob", { job_id: jobId }));
     expect(refused).toMatchObject({ status: 409, code: "state.conflict" });
     expect((await user.call("cancelJob", { job_id: jobId })).job).toMatchObject({ state: "cancelled", next_attempt_at: null, retry_count: 1 });
+  });
+});
+
+describe("a retried job on an operator pool", () => {
+  it("is charged once for each attempt that ran: the failed one and the retry", async () => {
+    const operatorTenant = await createTenant(nc, { operator: true });
+    const operator = (await signedInClient(system.gateways[0]!.baseUrl, operatorTenant)).client;
+    const customerTenant = await createTenant(nc, { appId: operatorTenant.app.app_id });
+    const customer = (await signedInClient(system.gateways[0]!.baseUrl, customerTenant)).client;
+    await requestRpc(nc, subjects.adminCreditSet(), { business_id: customerTenant.business.business_id, amount: 1_000_000 }, SetCreditResponse);
+    const node = await FakeNode.register(operator, system.gateways[1]!.baseUrl, operatorTenant.app.app_id, { pool_id: OPERATOR_POOL });
+
+    const { job_id: jobId } = await customer.call("submitJob", { type: "shell", command: ["flaky"], pool_id: OPERATOR_POOL, retry: { max_retries: 1, backoff: fixedBackoff(0) } });
+    await pollFor(node, jobId, 1);
+    await report(node, jobId, 1, 1);
+    await pollFor(node, jobId, 2);
+    await report(node, jobId, 2, 0);
+
+    const debitsOf = async () => (await listAllLedgerEntries(customer)).items.filter((entry) => entry.kind === "debit" && entry.job_id === jobId).map((entry) => entry.entry_id);
+    await expect.poll(async () => (await debitsOf()).sort(), { timeout: 30_000 }).toEqual([`job.${jobId}.1`, `job.${jobId}.2`]);
+    await waitUntilAudited(nc);
+    expect((await debitsOf()).sort()).toEqual([`job.${jobId}.1`, `job.${jobId}.2`]);
   });
 });

@@ -1,12 +1,12 @@
-import type { SubmitJobResponse } from "../../shared/contract/index.js";
+import type { DryRunPlan, SubmitJobResponse } from "../../shared/contract/index.js";
 import { SubmitJobCommand } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
 import { assertFitsMessage, encodeJson, type ServedRequest } from "../../shared/nats/index.js";
-import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../../shared/records/index.js";
+import { jobKey, type JobRecord } from "../../shared/records/index.js";
 import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
 import type { z } from "zod";
 import { checkCredit } from "./credit-gate.js";
-import { checkJobType } from "./key-quota-rules.js";
+import { dryRun } from "./dry-run.js";
+import { checkSubmission, jobPoolKey } from "./submission.js";
 import { admitToKeyQuota } from "./key-quotas.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { jobsSubmitted } from "./scheduler-metrics.js";
@@ -23,9 +23,10 @@ export interface NewJobOptions {
   scheduleId?: string | null | undefined;
 }
 
-/** Submit: `createJob` for the caller. */
+/** Submit: `createJob` for the caller, or with `dry_run` what it would do (`dryRun`). */
 export function submitJob(ctx: SchedulerContext) {
-  return ({ caller, body }: z.infer<typeof SubmitJobCommand>, served: ServedRequest): Promise<SubmitJobResponse> => createJob(ctx, caller, body, served);
+  return ({ caller, body }: z.infer<typeof SubmitJobCommand>, served: ServedRequest): Promise<SubmitJobResponse | DryRunPlan> =>
+    body.dry_run ? dryRun(ctx, caller, body, served) : createJob(ctx, caller, body, served);
 }
 
 /**
@@ -40,12 +41,7 @@ export async function createJob(
   { log, trace }: Pick<ServedRequest, "log" | "trace">,
   options: NewJobOptions = {},
 ): Promise<SubmitJobResponse> {
-  if (body.timeout_seconds > ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) {
-    throw new AppError("request.invalid", "timeout_seconds is above the service's maximum.", {
-      details: { issues: [{ path: "timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
-    });
-  }
-  checkJobType(caller.quotas, body.type);
+  checkSubmission(ctx, caller, body);
   await checkCredit(ctx, caller, body, trace);
   const now = ctx.clock.now();
   const at = new Date(now).toISOString();
@@ -63,7 +59,7 @@ export async function createJob(
     resources: body.resources,
     timeout_seconds: body.timeout_seconds,
     pool_id: body.pool_id,
-    pool_key: operatorPool ? operatorPoolKey(caller.app_id, body.pool_id, ctx.config.CJS_SHARED_OPERATOR_POOLS) : selfHostedPoolKey(caller.business_id, body.pool_id),
+    pool_key: jobPoolKey(ctx, caller, body.pool_id),
     labels: body.labels,
     priority: body.priority,
     metadata: body.metadata,

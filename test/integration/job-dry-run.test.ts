@@ -134,10 +134,11 @@ describe("a dry run of a submit", () => {
   it("counts as one call against the rate limit, and shows the room left after it", async () => {
     const first = await user.raw("POST", "/api/compute/jobs/submit", { ...job("own-rate"), dry_run: true });
     const second = await user.raw("POST", "/api/compute/jobs/submit", { ...job("own-rate"), dry_run: true });
-    const [a, b] = [first, second].map((response) => DryRunResponse.parse((response.body as { payload: unknown }).payload).rate_limit!);
-    expect(a).toMatchObject({ window: "minute", limit: 1000 });
-    expect(b.remaining).toBe(a!.remaining - 1);
-    expect(second.headers.get("ratelimit-remaining")).toBe(String(b.remaining));
+    const roomOf = (response: typeof first) => DryRunResponse.parse((response.body as { payload: unknown }).payload).rate_limit!;
+    const [before, after] = [roomOf(first), roomOf(second)];
+    expect(before).toMatchObject({ window: "minute", limit: 1000 });
+    expect(after.remaining).toBe(before.remaining - 1);
+    expect(second.headers.get("ratelimit-remaining")).toBe(String(after.remaining));
   });
 
   it("refuses a body or credential exactly as a submit does", async () => {

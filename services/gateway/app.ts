@@ -35,6 +35,7 @@ import { refresh } from "./rpc/refresh.js";
 import { requestOtp } from "./rpc/request-otp.js";
 import { requestPasswordReset } from "./rpc/request-password-reset.js";
 import { retrieveJob } from "./rpc/retrieve-job.js";
+import { submitJob } from "./rpc/submit-job.js";
 import { revokeApiKey } from "./rpc/revoke-api-key.js";
 import { updateApiKey } from "./rpc/update-api-key.js";
 import { setUserRole } from "./rpc/set-user-role.js";
@@ -124,7 +125,7 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.revokeApiKey, revokeApiKey(gw));
   registerRpc(app, edge, RPC_ROUTES.updateApiKey, updateApiKey(gw));
 
-  registerRpc(app, edge, RPC_ROUTES.submitJob, forward(gw, RPC_ROUTES.submitJob, subjects.jobSubmit()));
+  registerRpc(app, edge, RPC_ROUTES.submitJob, submitJob(gw));
   registerRpc(app, edge, RPC_ROUTES.retrieveJob, retrieveJob(gw));
   registerRpc(app, edge, RPC_ROUTES.listJobs, forward(gw, RPC_ROUTES.listJobs, subjects.jobList()));
   registerRpc(app, edge, RPC_ROUTES.cancelJob, forward(gw, RPC_ROUTES.cancelJob, subjects.jobCancel()));

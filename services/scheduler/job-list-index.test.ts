@@ -72,6 +72,21 @@ describe("the job list index", () => {
     expect(listed.more).toBe(false);
   });
 
+  it("filters by metadata pairs (all must match, a value may hold `=`), name prefix and schedule", () => {
+    const bucket = new Bucket();
+    bucket.put(1, { metadata: { team: "a", url: "x=1" }, name: "nightly-1", schedule_id: "sch_AAAAAAAAAAAAAAAAAAAA" });
+    bucket.put(2, { metadata: { team: "a" }, name: "nightly-2" });
+    bucket.put(3, { metadata: { team: "b", url: "x=1" }, name: null, schedule_id: "sch_AAAAAAAAAAAAAAAAAAAA" });
+    bucket.put(4, { metadata: { team: "a", url: "x=1" }, name: "adhoc" });
+
+    expect(list(bucket.index, { metadata: "team=a" }).ids).toEqual(ids(4, 2, 1));
+    expect(list(bucket.index, { metadata: ["team=a", "url=x=1"] }).ids).toEqual(ids(4, 1));
+    expect(list(bucket.index, { name_prefix: "nightly-" }).ids).toEqual(ids(2, 1));
+    expect(list(bucket.index, { schedule_id: "sch_AAAAAAAAAAAAAAAAAAAA" }).ids).toEqual(ids(3, 1));
+    expect(list(bucket.index, { schedule_id: "sch_AAAAAAAAAAAAAAAAAAAA", metadata: "team=a", name_prefix: "night" }).ids).toEqual(ids(1));
+    expect(list(bucket.index, { schedule_id: "sch_BBBBBBBBBBBBBBBBBBBB" }).ids).toEqual([]);
+  });
+
   it("pages with a cursor: only jobs older than it, at most `count`, and says whether more follow", () => {
     const bucket = new Bucket();
     for (let n = 1; n <= 5; n += 1) bucket.put(n);

@@ -1,5 +1,5 @@
 import { JobState } from "../../shared/contract/index.js";
-import { carriesLabels, createdWithin, jobListFaceOf, type JobListFace, type JobListFilter } from "./job-list-filter.js";
+import { carriesLabels, carriesMetadata, createdWithin, jobListFaceOf, namedWithin, type JobListFace, type JobListFilter } from "./job-list-filter.js";
 import type { JobRevision, JobRevisionListener } from "./jobs-watch.js";
 
 const STATES = JobState.options;
@@ -12,10 +12,10 @@ const NONE = 0;
  * near the end; only a watch replaying old records inserts far back, many times over.
  */
 const FAR_INSERT = 4096;
-const EMPTY_LABELS: Readonly<Record<string, string>> = Object.freeze({});
+const EMPTY_PAIRS: Readonly<Record<string, string>> = Object.freeze({});
 const same = (name: string): string => name;
 
-/** Values shared by many jobs (pools, types, nodes, label sets), each kept once under a small number while a job uses it. */
+/** Values shared by many jobs (pools, types, nodes, schedules, label and metadata sets), each kept once under a small number while a job uses it. */
 class Interned<T> {
   readonly #codes = new Map<string, number>();
   readonly #values: Array<T | undefined> = [undefined];
@@ -68,17 +68,24 @@ function ownCopy(text: string): string {
   return JSON.parse(JSON.stringify(text)) as string;
 }
 
-/** The same labels always give the same name, whatever their order. */
-function labelSetName(labels: Readonly<Record<string, string>>): string {
-  const keys = Object.keys(labels);
+/** The same pairs (labels or metadata) always give the same name, whatever their order. */
+function pairSetName(pairs: Readonly<Record<string, string>>): string {
+  const keys = Object.keys(pairs);
   if (keys.length === 0) return "";
   keys.sort();
-  return JSON.stringify(keys.map((key) => [key, labels[key]]));
+  return JSON.stringify(keys.map((key) => [key, pairs[key]]));
+}
+
+/** The code of a set of pairs, NONE for an empty one. */
+function acquirePairs(pairSets: Interned<Readonly<Record<string, string>>>, pairs: Readonly<Record<string, string>>): number {
+  const name = pairSetName(pairs);
+  return name === "" ? NONE : pairSets.acquire(name, () => Object.freeze({ ...pairs }));
 }
 
 interface Shared {
   names: Interned<string>;
-  labelSets: Interned<Readonly<Record<string, string>>>;
+  /** Label sets and metadata sets: one kind of value, so equal sets share a code. */
+  pairSets: Interned<Readonly<Record<string, string>>>;
 }
 
 /** A filter in the index's terms: a bit per state, the codes of the names, and whether each label set passes. */
@@ -88,7 +95,9 @@ interface CodedFilter {
   pool: number | undefined;
   type: number | undefined;
   node: number | undefined;
+  schedule: number | undefined;
   labelSet(code: number): boolean;
+  metadataSet(code: number): boolean;
 }
 
 /**
@@ -110,6 +119,10 @@ class BusinessJobs {
   #type = new Uint32Array(16);
   #node = new Uint32Array(16);
   #labels = new Uint32Array(16);
+  #metadata = new Uint32Array(16);
+  #schedule = new Uint32Array(16);
+  /** Names are mostly each job's own: kept as strings, not interned. */
+  #names: Array<string | null> = [];
 
   constructor(private readonly shared: Shared) {}
 
@@ -125,15 +138,17 @@ class BusinessJobs {
     } else {
       row = this.#append(ownCopy(id));
     }
-    const { names, labelSets } = this.shared;
+    const { names, pairSets } = this.shared;
     this.#revision[row] = revision;
     this.#created[row] = job.created_ms;
     this.#state[row] = STATE_CODES.get(job.state)!;
     this.#pool[row] = names.acquire(job.pool_id, same);
     this.#type[row] = names.acquire(job.type, same);
     this.#node[row] = job.node_id === null ? NONE : names.acquire(job.node_id, same);
-    const labels = labelSetName(job.labels);
-    this.#labels[row] = labels === "" ? NONE : labelSets.acquire(labels, () => Object.freeze({ ...job.labels }));
+    this.#schedule[row] = job.schedule_id === null ? NONE : names.acquire(job.schedule_id, same);
+    this.#labels[row] = acquirePairs(pairSets, job.labels);
+    this.#metadata[row] = acquirePairs(pairSets, job.metadata);
+    this.#names[row] = job.name === null ? null : ownCopy(job.name);
   }
 
   remove(id: string, revision: number): void {
@@ -149,6 +164,7 @@ class BusinessJobs {
     if (row !== last) this.#moveRow(last, row);
     this.#rowOf.delete(id);
     this.#ids.length = last;
+    this.#names.length = last;
     this.#count = last;
   }
 
@@ -174,8 +190,11 @@ class BusinessJobs {
       (filter.pool === undefined || this.#pool[row] === filter.pool) &&
       (filter.type === undefined || this.#type[row] === filter.type) &&
       (filter.node === undefined || this.#node[row] === filter.node) &&
+      (filter.schedule === undefined || this.#schedule[row] === filter.schedule) &&
       createdWithin(filter.filter, this.#created[row]!) &&
-      (filter.filter.labels.length === 0 || filter.labelSet(this.#labels[row]!))
+      (filter.filter.labels.length === 0 || filter.labelSet(this.#labels[row]!)) &&
+      (filter.filter.metadata.length === 0 || filter.metadataSet(this.#metadata[row]!)) &&
+      namedWithin(filter.filter, this.#names[row]!)
     );
   }
 
@@ -184,6 +203,7 @@ class BusinessJobs {
     if (row === this.#order.length) this.#grow();
     this.#count += 1;
     this.#ids.push(id);
+    this.#names.push(null);
     this.#rowOf.set(id, row);
     if (this.#sorted && row > 0 && id < this.#ids[this.#order[row - 1]!]!) {
       const at = this.#position(id, row);
@@ -220,11 +240,13 @@ class BusinessJobs {
   }
 
   #release(row: number): void {
-    const { names, labelSets } = this.shared;
+    const { names, pairSets } = this.shared;
     names.release(this.#pool[row]!);
     names.release(this.#type[row]!);
     names.release(this.#node[row]!);
-    labelSets.release(this.#labels[row]!);
+    names.release(this.#schedule[row]!);
+    pairSets.release(this.#labels[row]!);
+    pairSets.release(this.#metadata[row]!);
   }
 
   #moveRow(from: number, to: number): void {
@@ -238,6 +260,9 @@ class BusinessJobs {
     this.#type[to] = this.#type[from]!;
     this.#node[to] = this.#node[from]!;
     this.#labels[to] = this.#labels[from]!;
+    this.#metadata[to] = this.#metadata[from]!;
+    this.#schedule[to] = this.#schedule[from]!;
+    this.#names[to] = this.#names[from]!;
   }
 
   #grow(): void {
@@ -255,18 +280,21 @@ class BusinessJobs {
     this.#type = grown(this.#type, Uint32Array);
     this.#node = grown(this.#node, Uint32Array);
     this.#labels = grown(this.#labels, Uint32Array);
+    this.#metadata = grown(this.#metadata, Uint32Array);
+    this.#schedule = grown(this.#schedule, Uint32Array);
   }
 }
 
 /**
  * Every business's jobs, ordered by id, with just what the list filters read: this
  * replica's picture from its watch of the job bucket. `jobs/list` filters, pages and
- * orders here, then reads only the page's records. About 130 bytes a job; nothing of a
- * record's command, env, metadata or timeline is kept.
+ * orders here, then reads only the page's records. About 140 bytes a job, plus its name
+ * and its metadata set (shared by jobs with equal metadata); nothing of a record's
+ * command, env or timeline is kept.
  */
 export class JobListIndex implements JobRevisionListener {
   readonly #businesses = new Map<string, BusinessJobs>();
-  readonly #shared: Shared = { names: new Interned(), labelSets: new Interned() };
+  readonly #shared: Shared = { names: new Interned(), pairSets: new Interned() };
 
   apply({ key, revision, record }: JobRevision): void {
     const dot = key.lastIndexOf(".");
@@ -306,16 +334,19 @@ export class JobListIndex implements JobRevisionListener {
 
   /** The filter as codes; undefined when it names a pool, type or node no job has, so nothing can match. */
   #coded(filter: JobListFilter): CodedFilter | undefined {
-    const { names, labelSets } = this.#shared;
+    const { names, pairSets } = this.#shared;
     const codeOf = (name: string | undefined) => (name === undefined ? undefined : (names.codeOf(name) ?? -1));
-    const [pool, type, node] = [codeOf(filter.pool_id), codeOf(filter.type), codeOf(filter.node_id)];
-    if (pool === -1 || type === -1 || node === -1) return undefined;
+    const [pool, type, node, schedule] = [codeOf(filter.pool_id), codeOf(filter.type), codeOf(filter.node_id), codeOf(filter.schedule_id)];
+    if (pool === -1 || type === -1 || node === -1 || schedule === -1) return undefined;
     let states = 0;
     STATES.forEach((state, code) => {
       if (!filter.states || filter.states.has(state)) states |= 1 << code;
     });
-    const passes: Array<boolean | undefined> = [];
-    const labelSet = (code: number): boolean => (passes[code] ??= carriesLabels(filter, code === NONE ? EMPTY_LABELS : labelSets.value(code)));
-    return { filter, states, pool, type, node, labelSet };
+    const pairsOf = (code: number) => (code === NONE ? EMPTY_PAIRS : pairSets.value(code));
+    const labelPasses: Array<boolean | undefined> = [];
+    const metadataPasses: Array<boolean | undefined> = [];
+    const labelSet = (code: number): boolean => (labelPasses[code] ??= carriesLabels(filter, pairsOf(code)));
+    const metadataSet = (code: number): boolean => (metadataPasses[code] ??= carriesMetadata(filter, pairsOf(code)));
+    return { filter, states, pool, type, node, schedule, labelSet, metadataSet };
   }
 }

@@ -16,14 +16,19 @@ export class QueueDepthGuard {
     private readonly limit: number,
   ) {}
 
+  /** `queue.full` when one more waiting job would pass the limit; null while there is room. */
+  refusal(): AppError | null {
+    if (this.queued.size + this.#admitting + 1 <= this.limit) return null;
+    return new AppError("queue.full", "The job queue is full; nothing was queued. Try again later.", { retryAfterSeconds: 30 });
+  }
+
   /**
    * Runs `write` (the record's create) when one more waiting job stays within the limit;
    * throws `queue.full` otherwise, and nothing is written.
    */
   async admit<T>(write: () => Promise<T>): Promise<T> {
-    if (this.queued.size + this.#admitting + 1 > this.limit) {
-      throw new AppError("queue.full", "The job queue is full; nothing was queued. Try again later.", { retryAfterSeconds: 30 });
-    }
+    const full = this.refusal();
+    if (full) throw full;
     this.#admitting += 1;
     try {
       return await write();

@@ -1,7 +1,7 @@
-import type { QuotaLimits, UserContext } from "../../shared/contract/index.js";
+import type { DryRunKeyQuota, QuotaLimits, UserContext } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { kvKey, RecordBusyError } from "../../shared/nats/index.js";
-import { jobKey, type JobRecord } from "../../shared/records/index.js";
+import { jobKey, windowCount, type JobRecord } from "../../shared/records/index.js";
 import {
   decideAdmission,
   emptyQuotaRecord,
@@ -115,6 +115,31 @@ async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: strin
         .catch((error: unknown) => ctx.logger.warn({ err: error, key_id: keyId, job_id: jobId }, "could not release an unused quota admission"));
     },
   };
+}
+
+/** The id a dry run's admission is decided under: no job has it, and nothing is written. */
+const DRY_RUN_JOB = "dry_run";
+
+/**
+ * What the caller's key has left in its quotas, read without admitting anything (a dry
+ * run), and the refusal an admission would give now. A key at its concurrency limit has
+ * its listed jobs read, as an admission would, so jobs that ended do not count. Null when
+ * the call is made without a key or with a key that has no quotas.
+ */
+export async function keyQuotaHeadroom(ctx: SchedulerContext, caller: UserContext, nowMs: number): Promise<{ headroom: DryRunKeyQuota; refusal: AppError | null } | null> {
+  const limits = caller.quotas;
+  if (caller.key_id === null || !limits) return null;
+  const headroom: DryRunKeyQuota = { jobs_per_hour_left: null, concurrent_jobs_left: null, job_type_allowed: true };
+  if (!tracksAdmissions(limits)) return { headroom, refusal: null };
+  const stored = (await ctx.store.keyQuotas.get(kvKey(caller.key_id)))?.value ?? emptyQuotaRecord(caller.key_id, caller.app_id, caller.business_id);
+  let record = stored;
+  if (limits.maxConcurrentJobs !== null && Object.keys(record.active).length >= limits.maxConcurrentJobs) {
+    record = withoutJobs(record, endedJobs(record.active, await readListedJobs(ctx, record), nowMs)) ?? record;
+  }
+  const decision = decideAdmission(record, limits, DRY_RUN_JOB, nowMs);
+  if (limits.maxJobsPerHour !== null) headroom.jobs_per_hour_left = Math.max(0, limits.maxJobsPerHour - windowCount(record.admitted, nowMs));
+  if (limits.maxConcurrentJobs !== null) headroom.concurrent_jobs_left = Math.max(0, limits.maxConcurrentJobs - Object.keys(record.active).length);
+  return { headroom, refusal: decision.admit ? null : decision.error };
 }
 
 /**

@@ -96,6 +96,8 @@ class Fixture {
   }
 }
 
+/** The job id a `next_cursor` names (the cursor is that id bound to the listing). */
+const positionOf = (cursor: string | null) => (cursor === null ? null : Buffer.from(cursor, "base64url").toString("utf8").split(".")[0]);
 const idsOf = (page: { items: Array<{ job_id: string }> }) => page.items.map((item) => item.job_id);
 
 describe("jobs/list", () => {
@@ -104,7 +106,7 @@ describe("jobs/list", () => {
     for (let n = 1; n <= 3; n += 1) fixture.write(n, "queued");
     const page = await fixture.list({ limit: 2 });
     expect(idsOf(page)).toEqual([idOf(3), idOf(2)]);
-    expect(page.next_cursor).toBe(idOf(2));
+    expect(positionOf(page.next_cursor)).toBe(idOf(2));
     expect(page.items[0]).toMatchObject({ job_id: idOf(3), command: ["true"], state: "queued" });
     expect(page.items[0]).not.toHaveProperty("env");
     expect(page.items[0]).not.toHaveProperty("timeline");
@@ -148,7 +150,7 @@ describe("jobs/list", () => {
     fixture.changeBehindIndex(4, "cancelled");
     const filtered = await fixture.list({ state: "queued", limit: 2 });
     expect(idsOf(filtered)).toEqual([idOf(3), idOf(2)]);
-    expect(filtered.next_cursor).toBe(idOf(2));
+    expect(positionOf(filtered.next_cursor)).toBe(idOf(2));
     // Unfiltered, a changed job is listed as it is now.
     const all = await fixture.list({ limit: 2 });
     expect(all.items.map((item) => [item.job_id, item.state])).toEqual([
@@ -163,7 +165,7 @@ describe("jobs/list", () => {
     for (let n = 1; n <= 20; n += 1) fixture.changeBehindIndex(n, "running");
     const page = await fixture.list({ state: "queued", limit: 2 });
     expect(page.items).toEqual([]);
-    expect(page.next_cursor).toBe(idOf(13));
+    expect(positionOf(page.next_cursor)).toBe(idOf(13));
     expect(fixture.reads).toBe(8);
   });
 });

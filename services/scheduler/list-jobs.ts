@@ -3,6 +3,7 @@ import { AppError } from "../../shared/errors/index.js";
 import type { JobSummary, ListJobsCommand, ListJobsResponse } from "../../shared/contract/index.js";
 import { jobKey } from "../../shared/records/index.js";
 import { jobAsSeen } from "./job-as-seen.js";
+import { decodeListCursor, encodeListCursor } from "./job-list-cursor.js";
 import { jobListFaceOf, jobListFilterOf, matchesJobListFilter } from "./job-list-filter.js";
 import type { JobListIndex } from "./job-list-index.js";
 import type { SchedulerContext } from "./scheduler-context.js";
@@ -16,8 +17,9 @@ import type { SchedulerContext } from "./scheduler-context.js";
 const READ_ROUNDS = 4;
 
 /**
- * The business's jobs, newest first. Ids sort by creation time, so the cursor is the last
- * id the page examined and a page never shifts when newer jobs arrive.
+ * The business's jobs, newest first. Ids sort by creation time, so the cursor names the
+ * last id the page examined and a page never shifts when newer jobs arrive; it is bound to
+ * the listing (business and filters), so one from elsewhere is 400, not some other page.
  *
  * The index (kept from this replica's watch, caught up with every write made before the
  * request) filters, orders and pages; then the page's records are read side by side, and
@@ -28,15 +30,18 @@ const READ_ROUNDS = 4;
 export function listJobs(ctx: SchedulerContext, index: JobListIndex) {
   return async ({ caller, body }: z.infer<typeof ListJobsCommand>): Promise<ListJobsResponse> => {
     const { app_id, business_id } = caller;
+    const { limit, cursor, ...listing } = body;
     const filter = jobListFilterOf(body);
+    const after = cursor === undefined ? undefined : decodeListCursor(app_id, business_id, listing, cursor);
     // A page from a picture still missing earlier writes would look complete and not be.
     if (!(await ctx.jobsWatch.caughtUp())) {
       throw new AppError("service.unavailable", "The scheduler is still reading the job records; try again in a moment.", { retryAfterSeconds: 1 });
     }
     const items: JobSummary[] = [];
-    let examined = body.cursor;
+    let examined = after;
+    const next = () => (examined === undefined ? null : encodeListCursor(app_id, business_id, listing, examined));
     for (let round = 1; round <= READ_ROUNDS; round += 1) {
-      const { ids, more } = index.find(app_id, business_id, filter, examined, body.limit - items.length);
+      const { ids, more } = index.find(app_id, business_id, filter, examined, limit - items.length);
       const records = await Promise.all(ids.map((id) => ctx.store.jobs.get(jobKey(app_id, business_id, id))));
       for (const stored of records) {
         const face = stored && jobListFaceOf(stored.value);
@@ -46,8 +51,8 @@ export function listJobs(ctx: SchedulerContext, index: JobListIndex) {
       }
       examined = ids.at(-1) ?? examined;
       if (!more) return { items, next_cursor: null };
-      if (items.length === body.limit) return { items, next_cursor: examined ?? null };
+      if (items.length === limit) return { items, next_cursor: next() };
     }
-    return { items, next_cursor: examined ?? null };
+    return { items, next_cursor: next() };
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pendingReason, planPlacements, type NodeView, type PendingJob } from "./plan.js";
+import { nodesTakingNow, pendingReason, planPlacements, type NodeView, type PendingJob } from "./plan.js";
 import { fairOrder, QueuedJobs } from "./queued-jobs.js";
 
 function node(id: string, overrides: Partial<NodeView> = {}): NodeView {
@@ -123,6 +123,24 @@ describe("planPlacements with a node's hourly cap", () => {
     const capped = node("n1", { per_hour: { limit: 5, used: 0 } });
     planPlacements([capped], [job("j1")]);
     expect(capped.per_hour).toEqual({ limit: 5, used: 0 });
+  });
+});
+
+describe("nodesTakingNow", () => {
+  it("lists the pool's nodes that placement could pick now, the one it would pick first first", () => {
+    const nodes = [
+      node("one-free", { used: { cpu: 1, memory_mb: 512, gpu: 0, slots: 1 } }),
+      node("two-free"),
+      node("other-pool", { pool_key: "op.other" }),
+      node("full", { used: { cpu: 2, memory_mb: 1024, gpu: 0, slots: 2 } }),
+      node("draining", { draining: true }),
+      node("offline", { online: false }),
+      node("no-type", { job_types: ["python"] }),
+      node("capped", { per_hour: { limit: 1, used: 1 } }),
+    ];
+    expect(nodesTakingNow(job("j"), nodes).map((taking) => taking.node_id)).toEqual(["two-free", "one-free"]);
+    expect(planPlacements(nodes, [job("j")]).placements).toEqual([{ job_key: "j", node_id: "two-free" }]);
+    expect(nodesTakingNow(job("j", { labels: { zone: "eu" } }), nodes)).toEqual([]);
   });
 });
 

@@ -70,6 +70,20 @@ function hasRoom(node: NodeView, job: Pick<PendingJob, "resources">): boolean {
   return underHourlyCap(node) && hasRoomFor(node.capacity, node.used, job.resources);
 }
 
+/** Whether a node of the job's pool would take it now: live, open, running its type, carrying its labels, with room. */
+function takesNow(node: NodeView, job: Pick<PendingJob, "type" | "labels" | "resources">): boolean {
+  return node.online && !node.draining && node.job_types.includes(job.type) && carriesLabels(node, job.labels) && hasRoom(node, job);
+}
+
+/** The nodes that would take the job now, the one placement would choose first (most free slots) first. */
+export function nodesTakingNow(job: Pick<PendingJob, "pool_key" | "type" | "labels" | "resources">, nodes: readonly NodeView[]): NodeView[] {
+  return bySlotsFree(nodes.filter((node) => node.pool_key === job.pool_key && takesNow(node, job)));
+}
+
+function bySlotsFree(nodes: NodeView[]): NodeView[] {
+  return nodes.sort((a, b) => b.capacity.slots - b.used.slots - (a.capacity.slots - a.used.slots));
+}
+
 function fitsEver(node: NodeView, job: Pick<PendingJob, "resources">): boolean {
   const { capacity } = node;
   return job.resources.cpu <= capacity.cpu + 1e-9 && job.resources.memory_mb <= capacity.memory_mb && job.resources.gpu <= capacity.gpu;
@@ -130,10 +144,7 @@ export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | r
         waiting = true;
         continue;
       }
-      const candidates = pool.filter(
-        (node) => node.online && !node.draining && node.job_types.includes(job.type) && carriesLabels(node, job.labels) && hasRoom(node, job),
-      );
-      const best = candidates.sort((a, b) => b.capacity.slots - b.used.slots - (a.capacity.slots - a.used.slots))[0];
+      const best = bySlotsFree(pool.filter((node) => takesNow(node, job)))[0];
       if (!best) {
         unplaceable.add(job.fit);
         waiting = true;

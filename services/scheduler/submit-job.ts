@@ -1,12 +1,12 @@
-import type { SubmitJobResponse } from "../../shared/contract/index.js";
+import type { DryRunPlan, SubmitJobResponse } from "../../shared/contract/index.js";
 import { SubmitJobCommand } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
 import { assertFitsMessage, encodeJson, type ServedRequest } from "../../shared/nats/index.js";
-import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../../shared/records/index.js";
+import { jobKey, type JobRecord } from "../../shared/records/index.js";
 import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
 import type { z } from "zod";
 import { checkCredit } from "./credit-gate.js";
-import { checkJobType } from "./key-quota-rules.js";
+import { dryRun } from "./dry-run.js";
+import { checkSubmission, jobPoolKey } from "./submission.js";
 import { admitToKeyQuota } from "./key-quotas.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { jobsSubmitted } from "./scheduler-metrics.js";
@@ -16,18 +16,6 @@ export function newJobId(now: number): string {
   return `job_${toBase62(now, 8)}${randomBase62(12)}`;
 }
 
-/** A `run_at` this little in the past is taken as now: the caller's clock may be a little behind ours. */
-const RUN_AT_SKEW_MS = 5000;
-const RUN_AT_MAX_AHEAD_MS = 365 * 86_400_000;
-
-/** `run_at`, when given, is in the future (give or take the skew) and at most a year ahead. */
-function checkRunAt(runAt: string | undefined, now: number): void {
-  if (runAt === undefined) return;
-  const at = Date.parse(runAt);
-  const message = at <= now - RUN_AT_SKEW_MS ? "must be in the future" : at > now + RUN_AT_MAX_AHEAD_MS ? "at most 365 days ahead" : null;
-  if (message) throw new AppError("request.invalid", `run_at ${message}.`, { details: { issues: [{ path: "run_at", message }] } });
-}
-
 /** How a job is made besides its request: by whom (a schedule) and under which id (one chosen before, so a repeat finds it). */
 export interface NewJobOptions {
   /** The id to create the job under; a new one when absent. A job already there is `resource.already_exists`. */
@@ -35,9 +23,10 @@ export interface NewJobOptions {
   scheduleId?: string | null | undefined;
 }
 
-/** Submit: `createJob` for the caller. */
+/** Submit: `createJob` for the caller, or with `dry_run` what it would do (`dryRun`). */
 export function submitJob(ctx: SchedulerContext) {
-  return ({ caller, body }: z.infer<typeof SubmitJobCommand>, served: ServedRequest): Promise<SubmitJobResponse> => createJob(ctx, caller, body, served);
+  return ({ caller, body }: z.infer<typeof SubmitJobCommand>, served: ServedRequest): Promise<SubmitJobResponse | DryRunPlan> =>
+    body.dry_run ? dryRun(ctx, caller, body, served) : createJob(ctx, caller, body, served);
 }
 
 /**
@@ -52,13 +41,7 @@ export async function createJob(
   { log, trace }: Pick<ServedRequest, "log" | "trace">,
   options: NewJobOptions = {},
 ): Promise<SubmitJobResponse> {
-  if (body.timeout_seconds > ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) {
-    throw new AppError("request.invalid", "timeout_seconds is above the service's maximum.", {
-      details: { issues: [{ path: "timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
-    });
-  }
-  checkRunAt(body.run_at, ctx.clock.now());
-  checkJobType(caller.quotas, body.type);
+  checkSubmission(ctx, caller, body);
   await checkCredit(ctx, caller, body, trace);
   const now = ctx.clock.now();
   const at = new Date(now).toISOString();
@@ -76,7 +59,7 @@ export async function createJob(
     resources: body.resources,
     timeout_seconds: body.timeout_seconds,
     pool_id: body.pool_id,
-    pool_key: operatorPool ? operatorPoolKey(caller.app_id, body.pool_id, ctx.config.CJS_SHARED_OPERATOR_POOLS) : selfHostedPoolKey(caller.business_id, body.pool_id),
+    pool_key: jobPoolKey(ctx, caller, body.pool_id),
     labels: body.labels,
     priority: body.priority,
     metadata: body.metadata,

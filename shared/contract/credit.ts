@@ -98,7 +98,14 @@ export const CreditCheckCommand = z.object({
 export type CreditCheckCommand = z.infer<typeof CreditCheckCommand>;
 
 /** Billing's answer when the job may go ahead; a refusal is an error (`resource.limit_reached`, `plan.limit_exceeded`). */
-export const CreditCheckReply = z.object({ plan_id: z.string(), billed: z.boolean(), balance: CreditAmount });
+export const CreditCheckReply = z.object({
+  plan_id: z.string(),
+  billed: z.boolean(),
+  balance: CreditAmount,
+  /** The plan's rates, and what an hour of the job's resources costs at them (a dry run shows both). */
+  rates: PlanRates.optional(),
+  estimated_per_hour: CreditAmount.optional(),
+});
 export type CreditCheckReply = z.infer<typeof CreditCheckReply>;
 
 export const ListLedgerCommand = z.object({ caller: UserContext, body: ListLedgerRequest });

@@ -102,6 +102,17 @@ export {
   WebhookReply,
 } from "./billing.js";
 export {
+  DryRunCost,
+  DryRunCredit,
+  DryRunKeyQuota,
+  DryRunNode,
+  DryRunPlacement,
+  DryRunPlan,
+  DryRunRateLimit,
+  DryRunRefusal,
+  DryRunResponse,
+} from "./dry-run.js";
+export {
   CreditCheckCommand,
   CreditCheckReply,
   DebitUsage,

@@ -235,8 +235,8 @@ export const ListJobsRequest = z.strictObject({
   created_after: Timestamp.optional(),
   created_before: Timestamp.optional(),
   limit: z.number().int().min(1).max(200).default(50),
-  /** `next_cursor` of the previous page: a job id. */
-  cursor: JobId.optional(),
+  /** `next_cursor` of the previous page, with the same filters (opaque; another listing's cursor is 400 `request.invalid`). */
+  cursor: z.string().min(1).max(200).optional(),
 });
 export type ListJobsRequest = z.infer<typeof ListJobsRequest>;
 

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import {
   CreateApiKeyRequest,
   CreateApiKeyResponse,
@@ -33,6 +33,7 @@ import {
   UserSummary,
 } from "./users.js";
 import { PresignDownloadRequest, PresignedUrl, PresignUploadRequest, RetrieveJobResponse } from "./artifacts.js";
+import { DryRunResponse } from "./dry-run.js";
 import { CreateCheckoutRequest, CreateCheckoutResponse, ListPlansResponse, SubscriptionResponse } from "./billing.js";
 import { EmptyRequest } from "./common.js";
 import { ListLedgerRequest, ListLedgerResponse } from "./credit.js";
@@ -227,7 +228,8 @@ export const RPC_ROUTES = {
     path: "/api/compute/jobs/submit",
     auth: "user",
     request: SubmitJobRequest,
-    response: SubmitJobResponse,
+    // The dry run's answer for a body with `dry_run: true` (`RpcResponse` leaves it out; the SDK's `jobs.dryRun` types it).
+    response: z.xor([SubmitJobResponse, DryRunResponse]),
     message: "Job queued",
     summary: "Enqueue a new job. Submitting the same body again creates another job.",
   }),
@@ -428,4 +430,5 @@ export const RPC_ROUTES = {
 export type RpcRoutes = typeof RPC_ROUTES;
 export type RpcName = keyof RpcRoutes;
 export type RpcRequest<N extends RpcName> = z.input<RpcRoutes[N]["request"]>;
-export type RpcResponse<N extends RpcName> = z.infer<RpcRoutes[N]["response"]>;
+/** A call's answer. A dry run's is only for a body that asks for one, so it is left out here (`jobs.dryRun` in the SDK answers it). */
+export type RpcResponse<N extends RpcName> = Exclude<z.infer<RpcRoutes[N]["response"]>, DryRunResponse>;

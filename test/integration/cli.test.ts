@@ -183,6 +183,33 @@ describe("jobs with an API key from the environment", () => {
   });
 });
 
+describe("dry run and search", () => {
+  it("submit --dry-run says what would happen and creates nothing; ls finds jobs by metadata and name prefix", async () => {
+    const user = (await signedInClient(baseUrl, tenant)).client;
+    const { key } = await user.call("createApiKey", { name: "cli-dry", maxJobsPerHour: 10 });
+    const env = { CJS_API_KEY: key };
+    const configDir = freshConfigDir();
+    const pool = `cli-${Math.random().toString(36).slice(2, 8)}`;
+
+    const dry = await cjs(["jobs", "submit", "--dry-run", "--pool", pool, "--", "echo", "hi"], { configDir, env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("would queue");
+    expect(dry.stdout).toContain("would wait   no_nodes_in_pool");
+    expect(dry.stdout).toContain("key quota    10 jobs this hour");
+    const dryJson = await cjs(["--json", "jobs", "submit", "--dry-run", "--pool", pool, "--", "echo", "hi"], { configDir, env });
+    expect(JSON.parse(dryJson.stdout)).toMatchObject({ dry_run: true, would_queue: true, placement: { nodes: [], pending_reason: "no_nodes_in_pool" } });
+    const none = await cjs(["--json", "jobs", "ls", "--pool", pool], { configDir, env });
+    expect(JSON.parse(none.stdout)).toEqual({ items: [] });
+
+    const submitted = await cjs(["--json", "jobs", "submit", "--pool", pool, "--name", "report-1", "--meta", "team=ml", "--meta", "url=a=b", "--", "true"], { configDir, env });
+    const { job_id } = JSON.parse(submitted.stdout) as { job_id: string };
+    await cjs(["jobs", "submit", "--pool", pool, "--name", "other", "--meta", "team=ml", "--", "true"], { configDir, env });
+    const found = await cjs(["--json", "jobs", "ls", "--pool", pool, "--metadata", "team=ml", "--metadata", "url=a=b", "--name-prefix", "report"], { configDir, env });
+    expect(found.code, found.stderr).toBe(0);
+    expect((JSON.parse(found.stdout) as { items: Array<{ job_id: string }> }).items.map((item) => item.job_id)).toEqual([job_id]);
+  });
+});
+
 describe("keys, artifacts, nodes and billing with a session", () => {
   it("a key made with keys create works until keys revoke, then it is refused (exit 77)", async () => {
     const configDir = await loggedIn();

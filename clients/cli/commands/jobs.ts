@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import type { ExportRequest, RpcRequest } from "../../sdk/src/index.js";
 import type { CliContext } from "../context.js";
+import { dryRunText } from "../dry-run-text.js";
 import { exitCodeOfJob, UsageError } from "../exit-codes.js";
 import { exportFormat, saveExport } from "../export-file.js";
 import { printLogs, waitWithProgress } from "../follow.js";
@@ -32,6 +33,20 @@ interface SubmitOptions {
   meta: string[];
   wait?: boolean;
   follow?: boolean;
+  dryRun?: boolean;
+}
+
+interface ListOptions {
+  state: string[];
+  pool?: string;
+  type?: string;
+  label: string[];
+  metadata: string[];
+  namePrefix?: string;
+  schedule?: string;
+  limit: string;
+  all?: boolean;
+  watch?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -147,9 +162,15 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .option("--meta <key=value>", "metadata kept with the job (repeatable)", collect, [])
     .option("--wait", "wait for the job's end; exit with its outcome")
     .option("--follow", "stream its log until it ends; exit with its outcome")
+    .option("--dry-run", "say what a submit would do (nodes that fit, cost, credit, quota and rate-limit room), creating nothing")
     .action(
       run(async (ctx: CliContext, command: string[], options: SubmitOptions) => {
         const client = ctx.client();
+        if (options.dryRun) {
+          const answer = await client.jobs.dryRun(submitRequest(options, command));
+          ctx.print(answer, () => dryRunText(ctx, answer));
+          return;
+        }
         const queued = await client.jobs.submit(submitRequest(options, command));
         if (options.follow) {
           ctx.note(ctx.colors.dim(`job ${queued.job_id} queued; following its log`));
@@ -174,17 +195,23 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .option("--pool <pool>", "only this pool")
     .option("--type <type>", "only this type")
     .option("--label <key=value>", "only jobs with this label (repeatable)", collect, [])
+    .option("--metadata <key=value>", "only jobs with this metadata entry (repeatable; split at the first =)", collect, [])
+    .option("--name-prefix <prefix>", "only jobs whose name starts with this")
+    .option("--schedule <schedule>", "only jobs made by this schedule")
     .option("--limit <n>", "at most this many", "50")
     .option("--all", "every page, not only the first")
     .option("--watch", "keep listing; print each change of state as it is seen")
     .action(
-      run(async (ctx: CliContext, options: { state: string[]; pool?: string; type?: string; label: string[]; limit: string; all?: boolean; watch?: boolean }) => {
+      run(async (ctx: CliContext, options: ListOptions) => {
         const client = ctx.client();
         const filter = {
           ...(options.state.length > 0 ? { state: options.state } : {}),
           ...(options.pool ? { pool_id: options.pool } : {}),
           ...(options.type ? { type: options.type } : {}),
           ...(options.label.length > 0 ? { label: options.label } : {}),
+          ...(options.metadata.length > 0 ? { metadata: options.metadata } : {}),
+          ...(options.namePrefix ? { name_prefix: options.namePrefix } : {}),
+          ...(options.schedule ? { schedule_id: options.schedule } : {}),
           limit: Math.min(200, number("--limit", options.limit) ?? 50),
         } as RpcRequest<"listJobs">;
         if (options.watch) return watchJobs(ctx, filter);

@@ -4,7 +4,7 @@ import type { Credentials, Tokens } from "./credentials.js";
 import { EXPORT_ROUTES, openExport, type ExportRequest } from "./exports.js";
 import { followLogs, type FollowLogsOptions, type LogStreamItem } from "./logs.js";
 import { pause } from "./retry-policy.js";
-import { isIdempotent, RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
+import { isIdempotent, RPC_ROUTES, type DryRunResponse, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
 import { Transport, type TransportOptions } from "./transport.js";
 
 export type ClientOptions = TransportOptions;
@@ -80,6 +80,9 @@ export class ComputeJobsClient {
       const queued = await this.call("submitJob", request, options);
       return options.wait ? this.jobs.wait(queued.job_id, options) : queued;
     }) as SubmitJob,
+    /** What a submit of this body would do now (nodes that fit, cost, credit, quota and rate-limit room), creating nothing. */
+    dryRun: async (request: Omit<RpcRequest<"submitJob">, "dry_run">, options?: CallOptions): Promise<DryRunResponse> =>
+      (await this.call("submitJob", { ...request, dry_run: true }, options)) as unknown as DryRunResponse,
     retrieve: (jobId: string, options?: CallOptions) => this.call("retrieveJob", { job_id: jobId }, options),
     list: (filter: RpcRequest<"listJobs"> = {}, options?: CallOptions) => this.call("listJobs", filter, options),
     /** Every job the filter matches, newest first, across pages. */

@@ -6,5 +6,5 @@ export type { ArtifactBody, ArtifactDownload } from "./artifacts.js";
 export type { FollowLogsOptions, LogStreamItem } from "./logs.js";
 export type { RetryPolicy } from "./retry-policy.js";
 export { RPC_ROUTES } from "./routes.js";
-export type { RpcName, RpcRequest, RpcResponse } from "./routes.js";
+export type { DryRunResponse, RpcName, RpcRequest, RpcResponse } from "./routes.js";
 export type { ExportDownload, ExportRequest } from "./exports.js";

@@ -1,7 +1,7 @@
-import { RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "../../../shared/contract/index.js";
+import { RPC_ROUTES, type DryRunResponse, type RpcName, type RpcRequest, type RpcResponse } from "../../../shared/contract/index.js";
 
 export { RPC_ROUTES };
-export type { RpcName, RpcRequest, RpcResponse };
+export type { DryRunResponse, RpcName, RpcRequest, RpcResponse };
 
 /**
  * Operations that may be sent twice with no harm: retried after a lost connection or a

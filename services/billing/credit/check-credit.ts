@@ -1,5 +1,7 @@
-import type { CreditCheckCommand, CreditCheckReply } from "../../../shared/contract/index.js";
+import type { CreditCheckCommand, CreditCheckReply, PlanRates, Resources } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
+import { toCredits } from "../ledger/index.js";
+import { chargeMicros } from "../metering/charge.js";
 import type { CreditContext } from "./credit-context.js";
 import { creditChecks } from "./credit-metrics.js";
 import { budgetOf, keyBudgetRefusal } from "./key-budget.js";
@@ -13,13 +15,20 @@ import { budgetOf, keyBudgetRefusal } from "./key-budget.js";
  * without either: it is not billed. The scheduler never asks for a job on the business's
  * own pools.
  */
+const HOUR_MS = 3_600_000;
+
+/** The plan's rates and an hour of these resources at them, by the rule metering charges with. */
+function pricing(rates: PlanRates, resources: Resources): Pick<CreditCheckReply, "rates" | "estimated_per_hour"> {
+  return { rates, estimated_per_hour: toCredits(chargeMicros(HOUR_MS, resources, rates)) };
+}
+
 export function checkCredit(ctx: CreditContext) {
   return async ({ caller, body }: CreditCheckCommand): Promise<CreditCheckReply> => {
     const account = { app_id: caller.app_id, business_id: caller.business_id };
     const { plan, period } = await ctx.planOf(account);
     if (await ctx.isOperatorAccount(account)) {
       creditChecks.inc({ result: "allowed" });
-      return { plan_id: plan.id, billed: false, balance: (await ctx.ledger.summary(account, period)).balance };
+      return { plan_id: plan.id, billed: false, balance: (await ctx.ledger.summary(account, period)).balance, ...pricing(plan.rates, body.resources) };
     }
     const { max_job_cpu, max_job_timeout_seconds } = plan.limits;
     if (body.resources.cpu > max_job_cpu) {
@@ -52,6 +61,6 @@ export function checkCredit(ctx: CreditContext) {
       }
     }
     creditChecks.inc({ result: "allowed" });
-    return { plan_id: plan.id, billed: plan.billed, balance };
+    return { plan_id: plan.id, billed: plan.billed, balance, ...pricing(plan.rates, body.resources) };
   };
 }

@@ -7,7 +7,7 @@ import { BUCKETS, ensureBuckets, JsonBucket, kvKey, RecordBusyError } from "../.
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { Caller } from "../identity/authenticator.js";
 import { rateLimited, rateLimitFailOpen } from "./rate-limit-metrics.js";
-import { decideMany, rateLimitHeaders, RateLimitRecord, type RateDecision, type RateLimitPolicy } from "./windows.js";
+import { decideMany, headroomOf, rateLimitHeaders, RateLimitRecord, type RateDecision, type RateLimitPolicy, type WindowStatus } from "./windows.js";
 
 /**
  * Compare-and-set tries per batch. Each replica writes one batch of a user at a time, so a
@@ -103,6 +103,20 @@ export class RateLimiter {
       `Rate limit reached: ${limit} requests ${PER[window]} for this user; retry in ${decision.retryAfterSeconds} s.`,
       { retryAfterSeconds: decision.retryAfterSeconds, details: { window, limit } },
     );
+  }
+
+  /**
+   * The caller's window closest to exhaustion, read and not counted (a dry run shows it).
+   * Null when the caller's requests are not counted or the counters cannot be read now.
+   */
+  async headroom(caller: Caller): Promise<WindowStatus | null> {
+    if (!RateLimiter.counts(caller) || this.deps.clock.now() < this.bypassUntilMs) return null;
+    try {
+      const stored = await this.deps.bucket.get(kvKey(caller.app_id, caller.user_id));
+      return headroomOf(stored?.value ?? null, this.deps.clock.now(), this.deps.policy);
+    } catch {
+      return null;
+    }
   }
 
   /** The decision for one request, counted in the user's next batch; null when the batch lost every compare-and-set. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide, decideMany, rateLimitHeaders, type RateLimitPolicy, type RateLimitRecord } from "./windows.js";
+import { decide, decideMany, headroomOf, rateLimitHeaders, type RateLimitPolicy, type RateLimitRecord } from "./windows.js";
 
 const policy: RateLimitPolicy = { minute: 3, hour: 5 };
 const T0 = Date.parse("2026-06-01T10:00:00.250Z");
@@ -96,6 +96,21 @@ describe("rate-limit windows", () => {
   it("a lowered limit below a stored count reports nothing remaining, never a negative number", () => {
     const { state } = run(null, T0, 3);
     expect(decide(state, T0, { minute: 2, hour: 5 })).toMatchObject({ admitted: false, binding: { remaining: 0 } });
+  });
+});
+
+describe("headroom, read without counting", () => {
+  it("is the binding window as the last counted request left it, and the same when read again", () => {
+    const { state } = run(null, T0, 2);
+    const room = headroomOf(state, T0 + 1000, policy);
+    expect(room).toEqual({ window: "minute", limit: 3, remaining: 1, resetMs: 59_000 });
+    expect(headroomOf(state, T0 + 1000, policy)).toEqual(room);
+  });
+
+  it("is the whole budget for a user never counted or whose windows ended", () => {
+    expect(headroomOf(null, T0, policy)).toMatchObject({ window: "minute", remaining: 3 });
+    const { state } = run(null, T0, 2);
+    expect(headroomOf(state, T0 + 3_600_000, policy)).toMatchObject({ remaining: 3 });
   });
 });
 

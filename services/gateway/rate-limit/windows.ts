@@ -58,6 +58,11 @@ function closestToExhaustion(statuses: WindowStatus[]): WindowStatus {
   );
 }
 
+/** The window closest to exhaustion as the record stands at `nowMs`, counting nothing. */
+export function headroomOf(record: RateLimitRecord | null, nowMs: number, policy: RateLimitPolicy): WindowStatus {
+  return closestToExhaustion(WINDOW_NAMES.map((name) => statusOf(name, current(record?.[name], name, nowMs), policy[name], nowMs)));
+}
+
 /**
  * Counts one request against fixed windows that open at a user's first request in them.
  * A request is admitted only if every window has room, and then counts in every window;

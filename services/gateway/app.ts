@@ -10,6 +10,8 @@ import type { GatewayContext } from "./gateway-context.js";
 import { clientErrorHandler } from "./http/client-error.js";
 import { serveCors } from "./http/cors.js";
 import { sendError } from "./http/envelope.js";
+import { idempotentRetry } from "./idempotency/idempotent-retry.js";
+import { idempotentSubmit } from "./idempotency/idempotent-submit.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
 import { registerRpc } from "./http/register-rpc.js";
 import { requestIdOf } from "./http/request-id.js";
@@ -124,11 +126,11 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.revokeApiKey, revokeApiKey(gw));
   registerRpc(app, edge, RPC_ROUTES.updateApiKey, updateApiKey(gw));
 
-  registerRpc(app, edge, RPC_ROUTES.submitJob, forward(gw, RPC_ROUTES.submitJob, subjects.jobSubmit()));
+  registerRpc(app, edge, RPC_ROUTES.submitJob, idempotentSubmit(gw));
   registerRpc(app, edge, RPC_ROUTES.retrieveJob, retrieveJob(gw));
   registerRpc(app, edge, RPC_ROUTES.listJobs, forward(gw, RPC_ROUTES.listJobs, subjects.jobList()));
   registerRpc(app, edge, RPC_ROUTES.cancelJob, forward(gw, RPC_ROUTES.cancelJob, subjects.jobCancel()));
-  registerRpc(app, edge, RPC_ROUTES.retryJob, forward(gw, RPC_ROUTES.retryJob, subjects.jobRetry()));
+  registerRpc(app, edge, RPC_ROUTES.retryJob, idempotentRetry(gw));
   registerRpc(app, edge, RPC_ROUTES.deleteJob, forward(gw, RPC_ROUTES.deleteJob, subjects.jobDelete()));
   registerArtifactRoutes(app, edge, gw);
   registerLogRoutes(app, edge, gw);

@@ -4,13 +4,20 @@ import type { Credentials, Tokens } from "./credentials.js";
 import { EXPORT_ROUTES, openExport, type ExportRequest } from "./exports.js";
 import { followLogs, type FollowLogsOptions, type LogStreamItem } from "./logs.js";
 import { pause } from "./retry-policy.js";
-import { isIdempotent, RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
-import { Transport, type TransportOptions } from "./transport.js";
+import { isIdempotent, RPC_ROUTES, takesIdempotencyKey, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
+import { IDEMPOTENCY_KEY_HEADER, Transport, type TransportOptions } from "./transport.js";
 
 export type ClientOptions = TransportOptions;
 
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+  /**
+   * The `Idempotency-Key` of a submit or retry (1 to 255 printable ASCII characters): a
+   * repeat of the call with the same key, within 24 h, answers as the first did. Default:
+   * a random UUID per call, sent again on each of the call's own retries. Other operations
+   * ignore it.
+   */
+  idempotencyKey?: string | undefined;
 }
 
 export interface WaitOptions extends CallOptions {
@@ -59,7 +66,8 @@ export class ComputeJobsClient {
   /** One operation of the API by its contract name; answers the envelope's payload or throws an ApiError. */
   async call<N extends RpcName>(name: N, body: RpcRequest<N>, options: CallOptions = {}): Promise<RpcResponse<N>> {
     const route = RPC_ROUTES[name];
-    const response = await this.transport.request(route.method, route.path, JSON.stringify(body ?? {}), { idempotent: isIdempotent(name), signal: options.signal });
+    const headers: Record<string, string> = takesIdempotencyKey(name) ? { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey ?? globalThis.crypto.randomUUID() } : {};
+    const response = await this.transport.request(route.method, route.path, JSON.stringify(body ?? {}), { idempotent: isIdempotent(name), signal: options.signal, headers });
     const envelope = (await response.json()) as { payload: RpcResponse<N> };
     return envelope.payload;
   }

@@ -32,3 +32,14 @@ const IDEMPOTENT: ReadonlySet<RpcName> = new Set<RpcName>([
 export function isIdempotent(name: RpcName): boolean {
   return IDEMPOTENT.has(name);
 }
+
+/**
+ * Operations the service makes safe to repeat with an `Idempotency-Key`: the client sends
+ * one with each call (the same on each of that call's retries), so they are retried like
+ * the idempotent ones.
+ */
+const KEYED: ReadonlySet<RpcName> = new Set<RpcName>(["submitJob", "retryJob"]);
+
+export function takesIdempotencyKey(name: RpcName): boolean {
+  return KEYED.has(name);
+}

@@ -1,0 +1,179 @@
+/**
+ * `Idempotency-Key` on jobs/submit and jobs/retry against a real nats-server, two gateways
+ * and two scheduler replicas: a repeat answers as the first did, a key reused for another
+ * request is refused, and 50 requests at once with one key, through both gateways, make
+ * one job.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ComputeClient, RawResponse } from "../harness/client.js";
+import { RPC_ROUTES, type RpcRequest } from "../../shared/contract/index.js";
+import { randomBase62 } from "../../shared/runtime/index.js";
+import { FakeNode } from "../harness/fake-node.js";
+import { listAllJobs } from "../harness/listing.js";
+import { startNats, type NatsHarness } from "../harness/nats-server.js";
+import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+
+const MAX_TIMEOUT_SECONDS = 3600;
+const ENV = { CJS_RATE_LIMIT_PER_MINUTE: "100000", CJS_RATE_LIMIT_PER_HOUR: "1000000", CJS_MAX_JOB_TIMEOUT_SECONDS: String(MAX_TIMEOUT_SECONDS) };
+
+let nats: NatsHarness;
+let system: RunningSystem;
+
+beforeAll(async () => {
+  nats = await startNats();
+  system = await startSystem(nats.url, { gateways: 2, schedulers: 2, registries: 1 }, ENV);
+});
+
+afterAll(async () => {
+  await system?.stop();
+  await nats?.stop();
+});
+
+interface Envelope {
+  status: string;
+  code?: string;
+  payload?: Record<string, unknown>;
+}
+
+async function tenantClient(gateway = 0): Promise<{ tenant: Tenant; client: ComputeClient }> {
+  const tenant = await createTenant(system.gateways[0]!.nc);
+  return { tenant, client: (await signedInClient(system.gateways[gateway]!.baseUrl, tenant)).client };
+}
+
+function job(pool: string, overrides: Partial<RpcRequest<"submitJob">> = {}): RpcRequest<"submitJob"> {
+  return { type: "shell", command: ["echo", "once"], pool_id: pool, ...overrides };
+}
+
+function submitWithKey(client: ComputeClient, key: string, body: unknown): Promise<RawResponse> {
+  return client.raw("POST", RPC_ROUTES.submitJob.path, body, { "idempotency-key": key });
+}
+
+function retryWithKey(client: ComputeClient, key: string, jobId: string): Promise<RawResponse> {
+  return client.raw("POST", RPC_ROUTES.retryJob.path, { job_id: jobId }, { "idempotency-key": key });
+}
+
+function envelopeOf(response: RawResponse): Envelope {
+  return response.body as Envelope;
+}
+
+function newKey(): string {
+  return `key-${randomBase62(16)}`;
+}
+
+describe("idempotent submit", () => {
+  it("a repeat with the same key and body answers the first answer, with Idempotent-Replayed: true, and makes no second job", async () => {
+    const { client } = await tenantClient();
+    const key = newKey();
+    const first = await submitWithKey(client, key, job("replay"));
+    expect(first.status).toBe(200);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const again = await submitWithKey(client, key, job("replay"));
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(envelopeOf(again)).toEqual(envelopeOf(first));
+    expect((await listAllJobs(client, "replay")).map((item) => item.job_id)).toEqual([envelopeOf(first).payload!.job_id]);
+  });
+
+  it("the same key with another body is 422 idempotency.key_reused and makes nothing", async () => {
+    const { client } = await tenantClient();
+    const key = newKey();
+    const first = await submitWithKey(client, key, job("reused"));
+    const other = await submitWithKey(client, key, job("reused", { command: ["echo", "another"] }));
+    expect(other.status).toBe(422);
+    expect(envelopeOf(other).code).toBe("idempotency.key_reused");
+    const retried = await retryWithKey(client, key, envelopeOf(first).payload!.job_id as string);
+    expect(envelopeOf(retried).code).toBe("idempotency.key_reused");
+    expect(await listAllJobs(client, "reused")).toHaveLength(1);
+  });
+
+  it("50 requests at once with one key, through two gateways, make exactly one job and all answer its id", async () => {
+    const tenant = await createTenant(system.gateways[0]!.nc);
+    const clients = [(await signedInClient(system.gateways[0]!.baseUrl, tenant)).client, (await signedInClient(system.gateways[1]!.baseUrl, tenant)).client];
+    const key = newKey();
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, index) => submitWithKey(clients[index % 2]!, key, job("together"))));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(200));
+    const ids = new Set(answers.map((answer) => envelopeOf(answer).payload!.job_id));
+    expect(ids.size).toBe(1);
+    expect(answers.filter((answer) => answer.headers.get("idempotent-replayed") === null)).toHaveLength(1);
+    expect((await listAllJobs(clients[0]!, "together")).map((item) => item.job_id)).toEqual([...ids]);
+  });
+
+  it.each([
+    ["empty", ""],
+    ["longer than 255 characters", "k".repeat(256)],
+    ["a character outside printable ASCII", "clé"],
+    ["a tab", "a\tb"],
+  ])("a key that is %s is 400 request.invalid naming the header, and makes nothing", async (_name, key) => {
+    const { client } = await tenantClient();
+    const answer = await submitWithKey(client, key, job("bad-key"));
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: "request.invalid", details: { issues: [{ path: "Idempotency-Key" }] } });
+    expect(await listAllJobs(client, "bad-key")).toHaveLength(0);
+  });
+
+  it("a key of 255 printable characters, spaces included, is taken", async () => {
+    const { client } = await tenantClient();
+    const key = `${" ~".repeat(127)}!`;
+    expect((await submitWithKey(client, key, job("long-key"))).status).toBe(200);
+    expect((await submitWithKey(client, key, job("long-key"))).headers.get("idempotent-replayed")).toBe("true");
+    expect(await listAllJobs(client, "long-key")).toHaveLength(1);
+  });
+
+  it("another business with the same key gets a job of its own", async () => {
+    const [one, two] = [await tenantClient(), await tenantClient(1)];
+    const key = newKey();
+    const first = await submitWithKey(one.client, key, job("scoped"));
+    const second = await submitWithKey(two.client, key, job("scoped"));
+    expect(second.status).toBe(200);
+    expect(second.headers.get("idempotent-replayed")).toBeNull();
+    expect(envelopeOf(second).payload!.job_id).not.toBe(envelopeOf(first).payload!.job_id);
+    expect(await listAllJobs(two.client, "scoped")).toHaveLength(1);
+  });
+
+  it("a first request the service refused gives the key back: the next request with it is served afresh", async () => {
+    const { client } = await tenantClient();
+    const key = newKey();
+    const refused = await submitWithKey(client, key, job("released", { timeout_seconds: MAX_TIMEOUT_SECONDS + 1 }));
+    expect(refused.status).toBe(400);
+    const fixed = await submitWithKey(client, key, job("released"));
+    expect(fixed.status).toBe(200);
+    expect(fixed.headers.get("idempotent-replayed")).toBeNull();
+    expect(await listAllJobs(client, "released")).toHaveLength(1);
+  });
+});
+
+describe("idempotent retry", () => {
+  async function failedJob(pool: string) {
+    const { tenant, client } = await tenantClient();
+    const node = await FakeNode.register(client, system.gateways[0]!.baseUrl, tenant.app.app_id, { pool_id: pool });
+    const { job_id } = await client.call("submitJob", job(pool));
+    await expect.poll(async () => (await node.poll(), node.running.size), { timeout: 10_000 }).toBe(1);
+    await node.finish(job_id, "failed");
+    return { tenant, client, jobId: job_id };
+  }
+
+  it("a repeat of a retry with the same key answers the first answer and requeues the job once", async () => {
+    const { client, jobId } = await failedJob("retry-replay");
+    const key = newKey();
+    const first = await retryWithKey(client, key, jobId);
+    expect(first.status).toBe(200);
+    const again = await retryWithKey(client, key, jobId);
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(envelopeOf(again)).toEqual(envelopeOf(first));
+    const { job } = await client.call("retrieveJob", { job_id: jobId });
+    expect(job.timeline.filter((event) => event.reason === "retried")).toHaveLength(1);
+  });
+
+  it("retries at once with one key, through two gateways, requeue the job once and all answer the first answer", async () => {
+    const { tenant, client, jobId } = await failedJob("retry-together");
+    const clients = [client, (await signedInClient(system.gateways[1]!.baseUrl, tenant)).client];
+    const key = newKey();
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, index) => retryWithKey(clients[index % 2]!, key, jobId)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    expect(answers.filter((answer) => answer.headers.get("idempotent-replayed") === null)).toHaveLength(1);
+    for (const answer of answers) expect(envelopeOf(answer)).toEqual(envelopeOf(answers[0]!));
+    const { job } = await client.call("retrieveJob", { job_id: jobId });
+    expect(job.timeline.filter((event) => event.reason === "retried")).toHaveLength(1);
+  });
+});

@@ -39,8 +39,8 @@ export function submitJob(ctx: SchedulerContext) {
     try {
       return await createJob(ctx, caller, body, served, { jobId: job_id });
     } catch (error) {
-      // A repeat that raced the first to the create: the first's job is the answer.
-      const winner = isAlreadyExists(error) ? await made() : null;
+      // A repeat that raced the first (lost the create, or was refused a quota the first had just taken): the first's job is the answer.
+      const winner = await made().catch(() => null);
       if (winner) return submitAnswer(winner);
       throw error;
     }

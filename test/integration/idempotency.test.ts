@@ -5,9 +5,13 @@
  * one job.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComputeClient, RawResponse } from "../harness/client.js";
+import { ComputeClient, type RawResponse } from "../harness/client.js";
 import { RPC_ROUTES, type RpcRequest } from "../../shared/contract/index.js";
-import { randomBase62 } from "../../shared/runtime/index.js";
+import { Kvm } from "@nats-io/kv";
+import { IdempotencyRecord } from "../../services/gateway/idempotency/idempotency-store.js";
+import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
+import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
+import { newJobId, randomBase62 } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { listAllJobs } from "../harness/listing.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -96,6 +100,41 @@ describe("idempotent submit", () => {
     expect(ids.size).toBe(1);
     expect(answers.filter((answer) => answer.headers.get("idempotent-replayed") === null)).toHaveLength(1);
     expect((await listAllJobs(clients[0]!, "together")).map((item) => item.job_id)).toEqual([...ids]);
+  });
+
+  it("repeats take the API key's quotas once: the burst's job counts one submit of the hour and holds one place", async () => {
+    const { tenant, client } = await tenantClient();
+    for (const [quota, code, pool] of [
+      [{ maxJobsPerHour: 2 }, "quota.jobs_per_hour_exceeded", "quota-hour"],
+      [{ maxConcurrentJobs: 2 }, "quota.concurrent_jobs_exceeded", "quota-running"],
+    ] as const) {
+      const created = await client.call("createApiKey", { name: pool, ...quota });
+      const withKey = system.gateways.map((gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: created.key }));
+      const key = newKey();
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, index) => submitWithKey(withKey[index % 2]!, key, job(pool))));
+      expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+      expect(new Set(answers.map((answer) => envelopeOf(answer).payload!.job_id)).size).toBe(1);
+      expect((await withKey[0]!.raw("POST", RPC_ROUTES.submitJob.path, job(pool))).status).toBe(200);
+      expect(envelopeOf(await withKey[0]!.raw("POST", RPC_ROUTES.submitJob.path, job(pool))).code).toBe(code);
+    }
+  });
+
+  it("a repeat of a submit whose gateway stopped before the job was made makes the job under the key's job id", async () => {
+    const { tenant, client } = await tenantClient();
+    const key = newKey();
+    const body = job("abandoned");
+    const jobId = newJobId(Date.now());
+    // The record a gateway leaves when it stops after claiming the key: no answer, its claim given up.
+    const parsed = RPC_ROUTES.submitJob.request.parse(body);
+    const path = RPC_ROUTES.submitJob.path;
+    const records = new JsonBucket(await new Kvm(system.gateways[0]!.nc).open(BUCKETS.idempotency), IdempotencyRecord);
+    const scope = { app_id: tenant.app.app_id, business_id: tenant.business.business_id };
+    await records.create(idempotencyRecordKey(scope, key), { route: path, fingerprint: requestFingerprint(path, parsed), holder: "idem_stopped", claimed_at: 0, job_id: jobId, answer: null });
+    const repeat = await submitWithKey(client, key, body);
+    expect(repeat.status).toBe(200);
+    expect(repeat.headers.get("idempotent-replayed")).toBe("true");
+    expect(envelopeOf(repeat).payload!.job_id).toBe(jobId);
+    expect((await listAllJobs(client, "abandoned")).map((item) => item.job_id)).toEqual([jobId]);
   });
 
   it.each([

@@ -81,6 +81,14 @@ export class IdempotencyStore {
     await this.bucket.mutate(key, (record) => (record.holder === holder ? { ...record, answer } : undefined));
   }
 
+  /**
+   * Marks the holder's claim as given up with its outcome unknown (a 5xx): the record stays,
+   * and a repeat acts on it at once instead of waiting for an answer that will not come.
+   */
+  async abandon(key: string, holder: string): Promise<void> {
+    await this.bucket.mutate(key, (record) => (record.holder === holder && record.answer === null ? { ...record, claimed_at: 0 } : undefined));
+  }
+
   /** Gives the key back (the holder's request failed), so the next request with it starts afresh. */
   async release(key: string, holder: string): Promise<void> {
     await this.bucket.removeIf(key, (record) => record.holder === holder && record.answer === null);

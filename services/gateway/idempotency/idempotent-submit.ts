@@ -1,11 +1,12 @@
 import { RPC_ROUTES, SubmitJobResponse } from "../../../shared/contract/index.js";
 import { AppError, errorSpec } from "../../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../../shared/nats/index.js";
-import { newId, newJobId } from "../../../shared/runtime/index.js";
+import { newJobId } from "../../../shared/runtime/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { forward, userContext } from "../rpc/forward.js";
 import { idempotencyRecordKey, readIdempotencyKey, REPLAYED_HEADER, requestFingerprint } from "./idempotency-key.js";
+import { settleKey } from "./settle-key.js";
 
 const route = RPC_ROUTES.submitJob;
 
@@ -16,32 +17,42 @@ function refusedBeforeCreate(error: unknown): boolean {
 
 /**
  * `POST /api/compute/jobs/submit`. Without an Idempotency-Key: one request to the
- * scheduler, nothing else. With one: the key's record names the job id to make; every
- * request with the key (concurrent ones too, through any gateway) asks the scheduler to
- * make the job under that id, and the scheduler answers with the job already there, so
- * one job is made. Requests other than the first answer with `Idempotent-Replayed: true`.
- * A first request the scheduler refused gives the key back.
+ * scheduler, nothing else. With one: the first request claims the key with a job id chosen
+ * now, submits the job under that id and stores the answer; repeats replay the stored
+ * answer (waiting for it while the first is at work). A repeat that finds no answer to wait
+ * for (the first stopped, or took too long) submits under the same id itself: the scheduler
+ * answers with the job already made under it, so the key still makes one job. A first
+ * request the scheduler refused (4xx) gives the key back; one that ended in a 5xx leaves it,
+ * marked for the next repeat to submit at once.
  */
 export function idempotentSubmit(gw: GatewayContext): RpcHandler<typeof route> {
   const plain = forward(gw, route, subjects.jobSubmit());
   return async (body, context) => {
     const key = readIdempotencyKey(context.requestHeader);
     if (key === undefined) return plain(body, context);
-    const { caller, trace, responseHeaders } = context;
-    const now = gw.clock.now();
+    const { caller, trace, log, responseHeaders } = context;
     const recordKey = idempotencyRecordKey(caller, key);
-    const holder = newId("idem");
-    const fresh = { route: route.path, fingerprint: requestFingerprint(route.path, body), holder, claimed_at: now, job_id: newJobId(now), answer: null };
-    const { record, first } = await gw.idempotency.claim(recordKey, fresh);
-    const command = { caller: userContext(caller), body, job_id: record.value.job_id ?? undefined };
+    const request = { route: route.path, fingerprint: requestFingerprint(route.path, body), job_id: newJobId(gw.clock.now()) };
+    const standing = await settleKey(gw, recordKey, request, { takeOver: false });
+    if (standing.kind === "answered") {
+      responseHeaders.header(REPLAYED_HEADER, "true");
+      return SubmitJobResponse.parse(standing.answer);
+    }
+    const command = { caller: userContext(caller), body, job_id: standing.record.job_id ?? request.job_id };
+    const submit = () => requestRpc(gw.nc, subjects.jobSubmit(), command, SubmitJobResponse, { trace });
+    if (standing.kind === "unsettled") {
+      const answer = await submit();
+      responseHeaders.header(REPLAYED_HEADER, "true");
+      return answer;
+    }
+    const warn = (message: string) => (error: unknown) => log.warn({ err: error }, message);
     try {
-      const answer = await requestRpc(gw.nc, subjects.jobSubmit(), command, SubmitJobResponse, { trace });
-      if (!first) responseHeaders.header(REPLAYED_HEADER, "true");
+      const answer = await submit();
+      await gw.idempotency.complete(recordKey, standing.holder, answer).catch(warn("could not store an idempotent answer"));
       return answer;
     } catch (error) {
-      if (first && refusedBeforeCreate(error)) {
-        await gw.idempotency.release(recordKey, holder).catch((releaseError: unknown) => context.log.warn({ err: releaseError }, "could not give an Idempotency-Key back"));
-      }
+      if (refusedBeforeCreate(error)) await gw.idempotency.release(recordKey, standing.holder).catch(warn("could not give an Idempotency-Key back"));
+      else await gw.idempotency.abandon(recordKey, standing.holder).catch(warn("could not mark an Idempotency-Key unsettled"));
       throw error;
     }
   };

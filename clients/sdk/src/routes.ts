@@ -1,4 +1,4 @@
-import { RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "../../../shared/contract/index.js";
+import { IDEMPOTENCY_KEY_ROUTES, RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "../../../shared/contract/index.js";
 
 export { RPC_ROUTES };
 export type { RpcName, RpcRequest, RpcResponse };
@@ -38,8 +38,6 @@ export function isIdempotent(name: RpcName): boolean {
  * one with each call (the same on each of that call's retries), so they are retried like
  * the idempotent ones.
  */
-const KEYED: ReadonlySet<RpcName> = new Set<RpcName>(["submitJob", "retryJob"]);
-
 export function takesIdempotencyKey(name: RpcName): boolean {
-  return KEYED.has(name);
+  return IDEMPOTENCY_KEY_ROUTES.has(name);
 }

@@ -1,5 +1,6 @@
 import { CredentialHolder, type Credentials, type Tokens } from "./credentials.js";
 import { ApiError, NetworkError } from "./errors.js";
+import { IDEMPOTENCY_KEY_HEADER } from "../../../shared/contract/index.js";
 import { DEFAULT_RETRY_POLICY, pause, retryDelayMs, type RetryPolicy } from "./retry-policy.js";
 
 /** What a request may carry. */
@@ -37,12 +38,9 @@ export interface SendOptions {
 /** Codes whose answer says nothing was done, so a retry cannot do it twice. */
 const REFUSED_BEFORE_ANY_CHANGE = new Set(["rate.limited", "queue.full", "quota.jobs_per_hour_exceeded", "quota.concurrent_jobs_exceeded", "idempotency.in_progress"]);
 
-/** The request header that makes a submit or retry safe to send again. */
-export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
-
 /** Whether sending the request again can do nothing twice: by its nature, or by its Idempotency-Key. */
 function safeToRepeat(options: SendOptions): boolean {
-  return options.idempotent || Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === IDEMPOTENCY_KEY_HEADER);
+  return options.idempotent || Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === IDEMPOTENCY_KEY_HEADER.toLowerCase());
 }
 
 function retryAfterOf(response: Response): number | undefined {

@@ -1,22 +1,15 @@
 import { createHash } from "node:crypto";
+import { IDEMPOTENCY_KEY_FORMAT, IDEMPOTENCY_KEY_HEADER } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { kvKey } from "../../../shared/nats/index.js";
 
-/** The request header that makes a submit or retry idempotent. */
-export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
-/** The answer header that says the answer is the first request's, replayed. */
-export const REPLAYED_HEADER = "Idempotent-Replayed";
-
-/** 1 to 255 printable ASCII characters (space to tilde). */
-const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
-
 /** The request's Idempotency-Key; `undefined` when none was sent. A value of another form is 400 `request.invalid` naming the header. */
 export function readIdempotencyKey(requestHeader: (name: string) => string | undefined): string | undefined {
-  const value = requestHeader(IDEMPOTENCY_KEY_HEADER);
+  const value = requestHeader(IDEMPOTENCY_KEY_HEADER.toLowerCase());
   if (value === undefined) return undefined;
-  if (!KEY_FORMAT.test(value)) {
+  if (!IDEMPOTENCY_KEY_FORMAT.test(value)) {
     throw new AppError("request.invalid", "The Idempotency-Key header must be 1 to 255 printable ASCII characters.", {
-      details: { issues: [{ path: "Idempotency-Key", message: "1 to 255 printable ASCII characters (0x20 to 0x7E)" }] },
+      details: { issues: [{ path: IDEMPOTENCY_KEY_HEADER, message: "1 to 255 printable ASCII characters (0x20 to 0x7E)" }] },
     });
   }
   return value;

@@ -1,10 +1,10 @@
-import { JobPayload, RPC_ROUTES } from "../../../shared/contract/index.js";
+import { IDEMPOTENT_REPLAYED_HEADER, JobPayload, RPC_ROUTES } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { forward } from "../rpc/forward.js";
-import { idempotencyRecordKey, readIdempotencyKey, REPLAYED_HEADER, requestFingerprint } from "./idempotency-key.js";
+import { idempotencyRecordKey, readIdempotencyKey, requestFingerprint } from "./idempotency-key.js";
 import { settleKey } from "./settle-key.js";
 
 const route = RPC_ROUTES.retryJob;
@@ -26,7 +26,7 @@ export function idempotentRetry(gw: GatewayContext): RpcHandler<typeof route> {
     const recordKey = idempotencyRecordKey(context.caller, key);
     const standing = await settleKey(gw, recordKey, { route: route.path, fingerprint: requestFingerprint(route.path, body), job_id: null }, { takeOver: true });
     if (standing.kind === "answered") {
-      responseHeaders.header(REPLAYED_HEADER, "true");
+      responseHeaders.header(IDEMPOTENT_REPLAYED_HEADER, "true");
       return JobPayload.parse(standing.answer);
     }
     if (standing.kind === "unsettled") {

@@ -1,11 +1,11 @@
-import { RPC_ROUTES, SubmitJobResponse } from "../../../shared/contract/index.js";
+import { IDEMPOTENT_REPLAYED_HEADER, RPC_ROUTES, SubmitJobResponse } from "../../../shared/contract/index.js";
 import { AppError, errorSpec } from "../../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../../shared/nats/index.js";
 import { newJobId } from "../../../shared/runtime/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { forward, userContext } from "../rpc/forward.js";
-import { idempotencyRecordKey, readIdempotencyKey, REPLAYED_HEADER, requestFingerprint } from "./idempotency-key.js";
+import { idempotencyRecordKey, readIdempotencyKey, requestFingerprint } from "./idempotency-key.js";
 import { settleKey } from "./settle-key.js";
 
 const route = RPC_ROUTES.submitJob;
@@ -35,14 +35,14 @@ export function idempotentSubmit(gw: GatewayContext): RpcHandler<typeof route> {
     const request = { route: route.path, fingerprint: requestFingerprint(route.path, body), job_id: newJobId(gw.clock.now()) };
     const standing = await settleKey(gw, recordKey, request, { takeOver: false });
     if (standing.kind === "answered") {
-      responseHeaders.header(REPLAYED_HEADER, "true");
+      responseHeaders.header(IDEMPOTENT_REPLAYED_HEADER, "true");
       return SubmitJobResponse.parse(standing.answer);
     }
     const command = { caller: userContext(caller), body, job_id: standing.record.job_id ?? request.job_id };
     const submit = () => requestRpc(gw.nc, subjects.jobSubmit(), command, SubmitJobResponse, { trace });
     if (standing.kind === "unsettled") {
       const answer = await submit();
-      responseHeaders.header(REPLAYED_HEADER, "true");
+      responseHeaders.header(IDEMPOTENT_REPLAYED_HEADER, "true");
       return answer;
     }
     const warn = (message: string) => (error: unknown) => log.warn({ err: error }, message);

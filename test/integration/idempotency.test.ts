@@ -65,6 +65,14 @@ function newKey(): string {
 }
 
 describe("idempotent submit", () => {
+  it("a submit without the header is served as before: every one makes a job, and nothing is written for it", async () => {
+    const { tenant, client } = await tenantClient();
+    for (let index = 0; index < 2; index += 1) expect((await client.raw("POST", RPC_ROUTES.submitJob.path, job("plain"))).headers.get("idempotent-replayed")).toBeNull();
+    expect(await listAllJobs(client, "plain")).toHaveLength(2);
+    const records = new JsonBucket(await new Kvm(system.gateways[0]!.nc).open(BUCKETS.idempotency), IdempotencyRecord);
+    expect(await records.keys(`${tenant.app.app_id}.>`)).toEqual([]);
+  });
+
   it("a repeat with the same key and body answers the first answer, with Idempotent-Replayed: true, and makes no second job", async () => {
     const { client } = await tenantClient();
     const key = newKey();

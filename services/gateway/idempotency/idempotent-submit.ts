@@ -23,13 +23,15 @@ function refusedBeforeCreate(error: unknown): boolean {
  * for (the first stopped, or took too long) submits under the same id itself: the scheduler
  * answers with the job already made under it, so the key still makes one job. A first
  * request the scheduler refused (4xx) gives the key back; one that ended in a 5xx leaves it,
- * marked for the next repeat to submit at once.
+ * marked for the next repeat to submit at once. A dry run (`dry_run: true`) checks the key's
+ * form but does not use it.
  */
 export function idempotentSubmit(gw: GatewayContext): RpcHandler<typeof route> {
   const plain = forward(gw, route, subjects.jobSubmit());
   return async (body, context) => {
     const key = readIdempotencyKey(context.requestHeader);
-    if (key === undefined) return plain(body, context);
+    // A dry run makes nothing, so there is nothing to make once.
+    if (key === undefined || body.dry_run) return plain(body, context);
     const { caller, trace, log, responseHeaders } = context;
     const recordKey = idempotencyRecordKey(caller, key);
     const request = { route: route.path, fingerprint: requestFingerprint(route.path, body), job_id: newJobId(gw.clock.now()) };

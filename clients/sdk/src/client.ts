@@ -2,6 +2,7 @@ import { IDEMPOTENCY_KEY_HEADER, isTerminal, type JobState } from "../../../shar
 import { getArtifact, putArtifact, readAll, type ArtifactBody, type ArtifactDownload } from "./artifacts.js";
 import type { Credentials, Tokens } from "./credentials.js";
 import { EXPORT_ROUTES, openExport, type ExportRequest } from "./exports.js";
+import { newIdempotencyKey } from "./idempotency-key.js";
 import { followLogs, type FollowLogsOptions, type LogStreamItem } from "./logs.js";
 import { pause } from "./retry-policy.js";
 import { isIdempotent, RPC_ROUTES, takesIdempotencyKey, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
@@ -66,7 +67,7 @@ export class ComputeJobsClient {
   /** One operation of the API by its contract name; answers the envelope's payload or throws an ApiError. */
   async call<N extends RpcName>(name: N, body: RpcRequest<N>, options: CallOptions = {}): Promise<RpcResponse<N>> {
     const route = RPC_ROUTES[name];
-    const headers: Record<string, string> = takesIdempotencyKey(name) ? { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: options.idempotencyKey ?? globalThis.crypto.randomUUID() } : {};
+    const headers: Record<string, string> = takesIdempotencyKey(name) ? { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: options.idempotencyKey ?? newIdempotencyKey() } : {};
     const response = await this.transport.request(route.method, route.path, JSON.stringify(body ?? {}), { idempotent: isIdempotent(name), signal: options.signal, headers });
     const envelope = (await response.json()) as { payload: RpcResponse<N> };
     return envelope.payload;

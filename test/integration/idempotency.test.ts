@@ -199,6 +199,41 @@ describe("idempotent retry", () => {
     return { tenant, client, jobId: job_id };
   }
 
+  /** Plays a gateway serving the first retry with `key` right now: its claim, no answer yet. */
+  async function claimedRetry(tenant: Tenant, key: string, jobId: string) {
+    const path = RPC_ROUTES.retryJob.path;
+    const records = new JsonBucket(await new Kvm(system.gateways[0]!.nc).open(BUCKETS.idempotency), IdempotencyRecord);
+    const recordKey = idempotencyRecordKey({ app_id: tenant.app.app_id, business_id: tenant.business.business_id }, key);
+    await records.create(recordKey, { route: path, fingerprint: requestFingerprint(path, { job_id: jobId }), holder: "idem_busy", claimed_at: Date.now(), job_id: null, answer: null });
+    return { records, recordKey };
+  }
+
+  it("a repeat that finds the first retry still at work answers its answer once stored", async () => {
+    const { tenant, client } = await tenantClient();
+    const { job_id } = await client.call("submitJob", job("retry-wait"));
+    const { job: stored } = await client.call("retrieveJob", { job_id });
+    const key = newKey();
+    const { records, recordKey } = await claimedRetry(tenant, key, job_id);
+    const repeat = retryWithKey(client, key, job_id);
+    await records.mutate(recordKey, (record) => ({ ...record, answer: { job: stored } }));
+    const answer = await repeat;
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("idempotent-replayed")).toBe("true");
+    expect(envelopeOf(answer).payload).toEqual({ job: stored });
+  });
+
+  it("a repeat whose first retry is still at work after the wait is 409 idempotency.in_progress with Retry-After, and changes nothing", async () => {
+    const { tenant, client } = await tenantClient();
+    const { job_id } = await client.call("submitJob", job("retry-busy"));
+    const key = newKey();
+    await claimedRetry(tenant, key, job_id);
+    const answer = await retryWithKey(client, key, job_id);
+    expect(answer.status).toBe(409);
+    expect(envelopeOf(answer).code).toBe("idempotency.in_progress");
+    expect(answer.headers.get("retry-after")).toBe("1");
+    expect((await client.call("retrieveJob", { job_id })).job.state).toBe("queued");
+  });
+
   it("a repeat of a retry with the same key answers the first answer and requeues the job once", async () => {
     const { client, jobId } = await failedJob("retry-replay");
     const key = newKey();

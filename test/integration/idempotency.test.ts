@@ -6,12 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient, type RawResponse } from "../harness/client.js";
-import { RPC_ROUTES, type RpcRequest } from "../../shared/contract/index.js";
+import { RPC_ROUTES, SubmitJobResponse, type RpcRequest } from "../../shared/contract/index.js";
 import { Kvm } from "@nats-io/kv";
 import { IdempotencyRecord } from "../../services/gateway/idempotency/idempotency-store.js";
 import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
-import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
-import { newJobId, randomBase62 } from "../../shared/runtime/index.js";
+import { KeyQuotaRecord } from "../../services/scheduler/key-quota-rules.js";
+import { BUCKETS, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
+import { windowCount } from "../../shared/records/index.js";
+import { newId, newJobId, randomBase62 } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { listAllJobs } from "../harness/listing.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -259,3 +261,29 @@ describe("idempotent retry", () => {
     expect(job.timeline.filter((event) => event.reason === "retried")).toHaveLength(1);
   });
 });
+
+describe("the scheduler's side of a keyed submit", () => {
+  it("submits under one job id at once make one job and take the API key's quotas once", async () => {
+    const tenant = await createTenant(system.gateways[0]!.nc);
+    const nc = system.gateways[0]!.nc;
+    const keyId = newId("key");
+    const caller = {
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      user_id: tenant.user.user_id,
+      role: "admin" as const,
+      key_id: keyId,
+      quotas: { maxJobsPerHour: 50, maxConcurrentJobs: 50, allowedJobTypes: null },
+      operator: false,
+    };
+    const jobId = newJobId(Date.now());
+    const command = { caller, body: RPC_ROUTES.submitJob.request.parse(job("direct")), job_id: jobId };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => requestRpc(nc, subjects.jobSubmit(), command, SubmitJobResponse)));
+    expect(new Set(answers.map((answer) => answer.job_id))).toEqual(new Set([jobId]));
+    const quotas = new JsonBucket(await new Kvm(nc).open(BUCKETS.keyQuotas), KeyQuotaRecord);
+    const record = (await quotas.get(kvKey(keyId)))!.value;
+    expect(Object.keys(record.active)).toEqual([jobId]);
+    expect(windowCount(record.admitted, Date.now())).toBe(1);
+  });
+});
+

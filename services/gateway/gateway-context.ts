@@ -6,6 +6,7 @@ import type { GatewayConfig } from "./config.js";
 import type { UrlSigner } from "./http/signed-url.js";
 import type { TokenIssuer } from "./identity/access-tokens.js";
 import type { Authenticator } from "./identity/authenticator.js";
+import type { IdempotencyStore } from "./idempotency/idempotency-store.js";
 import type { IdentityStore } from "./identity/identity-store.js";
 import type { LoginGuard } from "./identity/login-guard.js";
 import type { OneTimeCodes, OtpPurpose } from "./identity/otp.js";
@@ -36,6 +37,8 @@ export interface GatewayContext {
   artifacts: ArtifactStore;
   /** Per-user request limits, shared by every replica through NATS KV. */
   rateLimiter: RateLimiter;
+  /** The Idempotency-Key records of submits and retries, shared by every replica. */
+  idempotency: IdempotencyStore;
   /** Absent when neither SMTP nor the dev outbox is configured. */
   sendOtp: OtpSender | undefined;
 }

@@ -35,6 +35,7 @@ import { Sessions } from "./identity/sessions.js";
 import { urlSigner } from "./http/signed-url.js";
 import { buildNodeNats } from "./node-nats/node-nats.js";
 import { otpSenderFromConfig } from "./otp-sender.js";
+import { IdempotencyStore } from "./idempotency/idempotency-store.js";
 import { RateLimiter } from "./rate-limit/rate-limiter.js";
 import { configuredKeySets, type ConfiguredKeySets } from "./secrets/key-sources.js";
 import { openSigningKeys } from "./secrets/signing-keys.js";
@@ -105,6 +106,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       clock,
       logger,
     }),
+    idempotency: await IdempotencyStore.open(nc, topology),
     sendOtp: deps.sendOtp ?? otpSenderFromConfig(config),
   };
 

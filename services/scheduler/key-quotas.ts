@@ -25,7 +25,12 @@ const HEAL_READS_AT_ONCE = 32;
 export interface KeyAdmission {
   /** Whether the job took one of the key's `maxConcurrentJobs` places, to be freed when it ends (the record's `key_slot`). */
   holdsSlot: boolean;
-  release(): Promise<void>;
+  /**
+   * Gives the admission back. `keepSlot`: the job's place stays taken (another admission
+   * of the same job id holds it: an idempotent repeat that lost the create); only the
+   * hourly count goes back.
+   */
+  release(options?: { keepSlot?: boolean }): Promise<void>;
 }
 
 const lastHeal = new WeakMap<SchedulerContext["store"], Map<string, number>>();
@@ -109,9 +114,12 @@ async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: strin
   const countedInHour = limits.maxJobsPerHour !== null;
   return {
     holdsSlot: limits.maxConcurrentJobs !== null,
-    release: async () => {
+    release: async ({ keepSlot = false } = {}) => {
       await bucket
-        .mutate(key, (value) => withoutAdmission(value, jobId, nowMs, countedInHour))
+        .mutate(key, (value) => {
+          const released = withoutAdmission(value, jobId, nowMs, countedInHour);
+          return keepSlot ? { ...released, active: value.active } : released;
+        })
         .catch((error: unknown) => ctx.logger.warn({ err: error, key_id: keyId, job_id: jobId }, "could not release an unused quota admission"));
     },
   };

@@ -1,8 +1,9 @@
 import type { DryRunPlan, SubmitJobResponse } from "../../shared/contract/index.js";
 import { SubmitJobCommand } from "../../shared/contract/index.js";
+import { AppError } from "../../shared/errors/index.js";
 import { assertFitsMessage, encodeJson, type ServedRequest } from "../../shared/nats/index.js";
 import { jobKey, type JobRecord } from "../../shared/records/index.js";
-import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
+import { newJobId } from "../../shared/runtime/index.js";
 import type { z } from "zod";
 import { checkCredit } from "./credit-gate.js";
 import { dryRun } from "./dry-run.js";
@@ -11,10 +12,7 @@ import { admitToKeyQuota } from "./key-quotas.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { jobsSubmitted } from "./scheduler-metrics.js";
 
-/** A job id that sorts by creation time: 8 base62 characters of milliseconds, then 12 random. */
-export function newJobId(now: number): string {
-  return `job_${toBase62(now, 8)}${randomBase62(12)}`;
-}
+export { newJobId };
 
 /** How a job is made besides its request: by whom (a schedule) and under which id (one chosen before, so a repeat finds it). */
 export interface NewJobOptions {
@@ -23,10 +21,36 @@ export interface NewJobOptions {
   scheduleId?: string | null | undefined;
 }
 
-/** Submit: `createJob` for the caller, or with `dry_run` what it would do (`dryRun`). */
+/** What a submit answered: the job as it was made (a submit always makes a queued job). */
+function submitAnswer(record: Pick<JobRecord, "job_id" | "created_at">): SubmitJobResponse {
+  return { job_id: record.job_id, state: "queued", created_at: record.created_at };
+}
+
+/**
+ * Submit: `createJob` for the caller, or with `dry_run` what it would do (`dryRun`). With a `job_id` (an idempotent request), a job
+ * already made under it is the answer, as its first submit gave it: read before any
+ * admission so a repeat takes no quota or credit check.
+ */
 export function submitJob(ctx: SchedulerContext) {
-  return ({ caller, body }: z.infer<typeof SubmitJobCommand>, served: ServedRequest): Promise<SubmitJobResponse | DryRunPlan> =>
-    body.dry_run ? dryRun(ctx, caller, body, served) : createJob(ctx, caller, body, served);
+  return async ({ caller, body, job_id }: z.infer<typeof SubmitJobCommand>, served: ServedRequest): Promise<SubmitJobResponse | DryRunPlan> => {
+    if (body.dry_run) return dryRun(ctx, caller, body, served);
+    if (job_id === undefined) return createJob(ctx, caller, body, served);
+    const made = async () => (await ctx.store.jobs.get(jobKey(caller.app_id, caller.business_id, job_id)))?.value ?? null;
+    const existing = await made();
+    if (existing) return submitAnswer(existing);
+    try {
+      return await createJob(ctx, caller, body, served, { jobId: job_id });
+    } catch (error) {
+      // A repeat that raced the first (lost the create, or was refused a quota the first had just taken): the first's job is the answer.
+      const winner = await made().catch(() => null);
+      if (winner) return submitAnswer(winner);
+      throw error;
+    }
+  };
+}
+
+function isAlreadyExists(error: unknown): boolean {
+  return error instanceof AppError && error.code === "resource.already_exists";
 }
 
 /**
@@ -99,12 +123,13 @@ export async function createJob(
       await ctx.store.jobs.create(key, { ...record, key_slot: admission?.holdsSlot ?? false });
     } catch (error) {
       // A record write whose answer was lost may have landed: then the admission is used.
-      if (admission && !(await ctx.store.jobs.get(key).catch(() => null))) await admission.release();
+      // A record already there is another request's (an idempotent repeat): this admission is not.
+      if (admission && (isAlreadyExists(error) || !(await ctx.store.jobs.get(key).catch(() => null)))) await admission.release({ keepSlot: isAlreadyExists(error) });
       throw error;
     }
   });
   jobsSubmitted.inc({ pool_kind: operatorPool ? "operator" : "self_hosted" });
   // The line that ties the job to the request: the job's later lines name its job_id.
   log.info({ job_id: record.job_id, pool_id: body.pool_id, type: body.type }, "job submitted");
-  return { job_id: record.job_id, state: record.state, created_at: record.created_at };
+  return submitAnswer(record);
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { QuotaLimits } from "./api-keys.js";
 import { Role } from "./common.js";
+import { JobId } from "./ids.js";
 import { JobRef, JobState, ListJobsRequest, SubmitJobRequest } from "./jobs.js";
 import {
   Assignment,
@@ -49,7 +50,11 @@ function asNode<S extends z.ZodType>(body: S) {
   return z.object({ caller: NodeContext, body });
 }
 
-export const SubmitJobCommand = asUser(SubmitJobRequest);
+/**
+ * A submit. `job_id`, set by the gateway for a request with an `Idempotency-Key`, is the
+ * id the job is made under: a repeat of the request finds the job made by the first.
+ */
+export const SubmitJobCommand = asUser(SubmitJobRequest).extend({ job_id: JobId.optional() });
 export const JobRefCommand = asUser(JobRef);
 export const ListJobsCommand = asUser(ListJobsRequest);
 export const PollCommand = asNode(PollRequest);

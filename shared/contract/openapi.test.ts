@@ -62,6 +62,16 @@ describe("OpenAPI document", () => {
     expect(upload?.security).toEqual([{}]);
   });
 
+  it("documents the Idempotency-Key header and the Idempotent-Replayed answer header on submit and retry only", () => {
+    const operation = (path: string) => document.paths[path]!.post as { parameters?: Array<{ name: string; in: string }>; responses: Record<string, { headers?: Record<string, unknown> }> };
+    for (const route of [RPC_ROUTES.submitJob, RPC_ROUTES.retryJob]) {
+      expect(operation(route.path).parameters).toEqual([expect.objectContaining({ name: "Idempotency-Key", in: "header" })]);
+      expect(operation(route.path).responses["200"]!.headers).toHaveProperty("Idempotent-Replayed");
+    }
+    expect(operation(RPC_ROUTES.cancelJob.path).parameters).toBeUndefined();
+    expect(operation(RPC_ROUTES.cancelJob.path).responses["200"]!.headers).not.toHaveProperty("Idempotent-Replayed");
+  });
+
   it("names each operation's error codes under the status that carries them", () => {
     const submit = document.paths["/api/compute/jobs/submit"]?.post as { "x-error-codes": string[]; responses: Record<string, { description: string }> };
     expect(submit["x-error-codes"]).toEqual(expect.arrayContaining(["queue.full", "quota.key_budget_exhausted", "auth.scope_missing", "rate.limited"]));

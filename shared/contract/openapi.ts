@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { errorSpec, type ErrorCode } from "../errors/index.js";
 import { ErrorEnvelope } from "./envelope.js";
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_ROUTES, IDEMPOTENT_REPLAYED_HEADER } from "./idempotency.js";
 import { commonErrors, ROUTE_ERRORS } from "./route-errors.js";
 import { httpPathItems } from "./openapi-http.js";
 import { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, type ExportRoute } from "./exports.js";
@@ -30,6 +31,15 @@ const RATE_LIMIT_HEADERS = {
   "RateLimit-Reset": { description: "Whole seconds until that window resets.", schema: { type: "integer" } },
   "RateLimit-Policy": { description: "Both limits with their windows in seconds, e.g. `1000;w=60, 30000;w=3600`.", schema: { type: "string" } },
 };
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: "header",
+  required: false,
+  description: "1 to 255 printable ASCII characters. A repeat with the same key and body within 24 h answers as the first did; with another body, 422 `idempotency.key_reused` (docs/api.md, \"Idempotent requests\").",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+};
+const REPLAYED_HEADERS = { [IDEMPOTENT_REPLAYED_HEADER]: { description: "`true` when the answer is the first answer of a request with the same Idempotency-Key, replayed.", schema: { type: "string", enum: ["true"] } } };
 
 /** The 401 of an operation that takes a credential, with the challenge its `WWW-Authenticate` carries (docs/api.md, "Authentication errors"). */
 function unauthorizedResponse(auth: RpcRoute["auth"]) {
@@ -114,12 +124,13 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
         security: securityOf(route, scope),
         // The scope a user's API key needs (docs/api.md, "Scopes"); null: no key scope applies.
         "x-api-key-scope": scope,
+        ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? { parameters: [IDEMPOTENCY_KEY_PARAMETER] } : {}),
         requestBody: { required: false, content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } } },
         "x-error-codes": [...new Set([...commonErrors(route.auth, scope !== null), ...ROUTE_ERRORS[name]])],
         responses: withErrorResponses({
           "200": {
             description: route.message,
-            ...(COUNTED[route.auth] ? { headers: RATE_LIMIT_HEADERS } : {}),
+            ...(COUNTED[route.auth] ? { headers: { ...RATE_LIMIT_HEADERS, ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? REPLAYED_HEADERS : {}) } } : {}),
             content: { "application/json": { schema: z.toJSONSchema(successEnvelope(route.response)) } },
           },
           ...unauthorizedResponse(route.auth),

@@ -231,7 +231,7 @@ export const RPC_ROUTES = {
     // The dry run's answer for a body with `dry_run: true` (`RpcResponse` leaves it out; the SDK's `jobs.dryRun` types it).
     response: z.xor([SubmitJobResponse, DryRunResponse]),
     message: "Job queued",
-    summary: "Enqueue a new job. Submitting the same body again creates another job.",
+    summary: "Enqueue a new job. Submitting the same body again creates another job, unless both carry the same `Idempotency-Key`.",
   }),
   retrieveJob: rpc({
     path: "/api/compute/jobs/retrieve",
@@ -263,7 +263,7 @@ export const RPC_ROUTES = {
     request: JobRef,
     response: JobPayload,
     message: "Job requeued",
-    summary: "Requeue a failed or timed-out job under the same id, as its next attempt.",
+    summary: "Requeue a failed or timed-out job under the same id, as its next attempt; with an `Idempotency-Key`, a repeat answers as the first did.",
   }),
   deleteJob: rpc({
     path: "/api/compute/jobs/delete",

@@ -40,6 +40,8 @@ export const ERROR_CATALOGUE = {
   "resource.already_exists": { http: 409, retryable: false, summary: "A record with this identity already exists." },
   "user.last_admin": { http: 409, retryable: false, summary: "The change would leave the business without an active admin; make another user admin first. Nothing changed." },
   "user.cannot_disable_self": { http: 409, retryable: false, summary: "A business admin cannot disable their own account; another admin must. Nothing changed." },
+  "idempotency.key_reused": { http: 422, retryable: false, summary: "The `Idempotency-Key` was used in the last 24 h for another request (another body or operation); nothing was done. Use a new key for a new request." },
+  "idempotency.in_progress": { http: 409, retryable: true, summary: "A request with this `Idempotency-Key` is still being served; retry after `Retry-After` seconds for its answer." },
   "state.conflict": { http: 409, retryable: false, summary: "The record is not in a state that allows this operation; `details.state` is its current state." },
   "job.stale_attempt": { http: 409, retryable: false, summary: "The result or log batch is for an attempt this node does not hold (an older attempt, another node's, or one already ended otherwise); it changed nothing." },
   "queue.full": { http: 503, retryable: true, summary: "The job queue is at its limit; nothing was queued. Retry after `Retry-After` seconds." },

@@ -59,6 +59,8 @@ export const BUCKETS = {
   creditAccounts: "cjs_credit_accounts",
   /** `<app>.<business>.n.<seq>` → a ledger entry; `<app>.<business>.i.<entry id>` → its seq, the proof it was applied (billing). */
   creditEntries: "cjs_credit_entries",
+  /** `<app>.<business>.<SHA-256 of an Idempotency-Key>` → what the first request with that key asked and answered (gateway); kept 24 h. */
+  idempotency: "cjs_idempotency",
 } as const;
 
 /** JetStream object stores. */
@@ -237,6 +239,7 @@ export const BUCKET_KEYS = {
   [BUCKETS.rateLimits]: ["app", "user"],
   [BUCKETS.creditAccounts]: ["app", "business"],
   [BUCKETS.creditEntries]: ["app", "business", "part", "part", "..."],
+  [BUCKETS.idempotency]: ["app", "business", "part"],
 } as const satisfies Record<BucketName, readonly (KeyLevel | "...")[]>;
 
 /** What `kvKey` writes for one part: KV key characters without a dot or a wildcard. */

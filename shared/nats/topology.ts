@@ -39,6 +39,8 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.rateLimits]: { history: 1, ttl: 2 * 60 * MINUTE_MS },
   [BUCKETS.creditAccounts]: { history: 1 },
   [BUCKETS.creditEntries]: { history: 1 },
+  // An Idempotency-Key is honoured for 24 h; the bucket's age limit is that promise.
+  [BUCKETS.idempotency]: { history: 1, ttl: 24 * 60 * MINUTE_MS },
 };
 
 /**

@@ -24,3 +24,8 @@ export function toBase62(value: number, width: number): string {
 export function newId(prefix: string): string {
   return `${prefix}_${randomBase62(20)}`;
 }
+
+/** A job id that sorts by creation time: `job_`, 8 base62 characters of milliseconds, then 12 random. */
+export function newJobId(nowMs: number): string {
+  return `job_${toBase62(nowMs, 8)}${randomBase62(12)}`;
+}

@@ -208,6 +208,31 @@ describe("dry run and search", () => {
     expect(found.code, found.stderr).toBe(0);
     expect((JSON.parse(found.stdout) as { items: Array<{ job_id: string }> }).items.map((item) => item.job_id)).toEqual([job_id]);
   });
+
+  it("submit and retry with --idempotency-key run once: the same command again answers the first's job", async () => {
+    const user = (await signedInClient(baseUrl, tenant)).client;
+    const { key } = await user.call("createApiKey", { name: "cli-idempotent" });
+    const env = { CJS_API_KEY: key };
+    const configDir = freshConfigDir();
+    const pool = `cli-${Math.random().toString(36).slice(2, 8)}`;
+    const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
+
+    const submit = () => cjs(["jobs", "submit", "--pool", pool, "--idempotency-key", `submit ${pool}`, "--", "false"], { configDir, env });
+    const first = await submit();
+    expect(first.code, first.stderr).toBe(0);
+    expect((await submit()).stdout).toBe(first.stdout);
+    const jobId = first.stdout.trim();
+    expect((await user.call("listJobs", { pool_id: pool })).items.map((item) => item.job_id)).toEqual([jobId]);
+
+    await expect.poll(async () => (await node.poll(), node.running.size), { timeout: 10_000 }).toBe(1);
+    await node.finish(jobId, "failed");
+    const retry = () => cjs(["--json", "jobs", "retry", jobId, "--idempotency-key", `retry ${pool}`], { configDir, env });
+    const retried = await retry();
+    expect(retried.code, retried.stderr).toBe(0);
+    expect((await retry()).stdout).toBe(retried.stdout);
+    const { job } = await user.call("retrieveJob", { job_id: jobId });
+    expect(job.timeline.filter((event) => event.reason === "retried")).toHaveLength(1);
+  });
 });
 
 describe("keys, artifacts, nodes and billing with a session", () => {

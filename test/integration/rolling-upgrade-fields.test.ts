@@ -19,8 +19,9 @@ import { signSandboxPayload } from "../../services/billing/checkout/sandbox-sign
 import { webhookEventKey } from "../../services/billing/checkout/webhook-event-record.js";
 import { accountKey, entryKey } from "../../services/billing/ledger/credit-records.js";
 import { subscriptionKey } from "../../services/billing/subscriptions/subscription-record.js";
+import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
 import { ComputeClient } from "../harness/client.js";
-import { billingWebhookPath, RotateKeysResponse, SANDBOX_SIGNATURE_HEADER, SetCreditResponse } from "../../shared/contract/index.js";
+import { billingWebhookPath, RotateKeysResponse, RPC_ROUTES, SANDBOX_SIGNATURE_HEADER, SetCreditResponse } from "../../shared/contract/index.js";
 import { BUCKETS, type BucketName, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
 import { jobKey } from "../../shared/records/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
@@ -325,6 +326,25 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
       await (await rawBucket(BUCKETS.webhookEvents)).create(key, { provider: "sandbox", event_id: eventId, type: "checkout.completed", status: "received", received_at: now, updated_at: now, ...NEWER });
       expect(await postCheckoutEvent(eventId)).toMatchObject({ duplicate: true, outcome: "applied" });
       expect(await stored(BUCKETS.webhookEvents, key)).toMatchObject({ status: "applied", ...NEWER });
+    },
+  },
+  [BUCKETS.idempotency]: {
+    operation: "the takeover and answer of a retry a newer replica claimed and never finished",
+    async run() {
+      const pool = "upgrade-idempotency";
+      const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
+      const { job_id } = await user.call("submitJob", { type: "shell", command: ["false"], pool_id: pool });
+      await expect.poll(async () => (await node.poll(), node.running.size), { timeout: 10_000 }).toBe(1);
+      await node.finish(job_id, "failed");
+      const idempotencyKey = `upgrade-${randomBase62(12)}`;
+      const key = idempotencyRecordKey({ app_id: tenant.app.app_id, business_id: tenant.business.business_id }, idempotencyKey);
+      const path = RPC_ROUTES.retryJob.path;
+      // Claimed long ago by a replica that stopped: the next request with the key takes it over.
+      const claim = { route: path, fingerprint: requestFingerprint(path, { job_id }), holder: "idem_newer", claimed_at: 0, job_id: null, answer: null, ...NEWER };
+      await (await rawBucket(BUCKETS.idempotency)).create(key, claim);
+      const retried = await user.raw("POST", path, { job_id }, { "idempotency-key": idempotencyKey });
+      expect(retried.status).toBe(200);
+      expect(await stored(BUCKETS.idempotency, key)).toMatchObject({ answer: { job: { job_id, state: "queued" } }, ...NEWER });
     },
   },
   [BUCKETS.checkoutSessions]: {

@@ -34,6 +34,7 @@ interface SubmitOptions {
   wait?: boolean;
   follow?: boolean;
   dryRun?: boolean;
+  idempotencyKey?: string;
 }
 
 interface ListOptions {
@@ -48,6 +49,9 @@ interface ListOptions {
   all?: boolean;
   watch?: boolean;
 }
+
+/** Without the flag, the SDK sends a key of its own (the same on each of its retries). */
+const IDEMPOTENCY_KEY_HELP = "a key (1 to 255 printable ASCII characters) that makes running the same command again within 24 h answer as the first did";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -162,6 +166,7 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .option("--meta <key=value>", "metadata kept with the job (repeatable)", collect, [])
     .option("--wait", "wait for the job's end; exit with its outcome")
     .option("--follow", "stream its log until it ends; exit with its outcome")
+    .option("--idempotency-key <key>", IDEMPOTENCY_KEY_HELP)
     .option("--dry-run", "say what a submit would do (nodes that fit, cost, credit, quota and rate-limit room), creating nothing")
     .action(
       run(async (ctx: CliContext, command: string[], options: SubmitOptions) => {
@@ -171,7 +176,7 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
           ctx.print(answer, () => dryRunText(ctx, answer));
           return;
         }
-        const queued = await client.jobs.submit(submitRequest(options, command));
+        const queued = await client.jobs.submit(submitRequest(options, command), { idempotencyKey: options.idempotencyKey });
         if (options.follow) {
           ctx.note(ctx.colors.dim(`job ${queued.job_id} queued; following its log`));
           setExit(await printLogs(ctx, client, queued.job_id, true));
@@ -250,13 +255,12 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     ["cancel", "cancel", "Cancel a queued, assigned or running job"],
     ["retry", "retry", "Requeue a failed or timed-out job as its next attempt"],
   ] as const) {
-    jobs
-      .command(name)
-      .description(description)
-      .argument("<job>", "the job id")
+    const command = jobs.command(name).description(description).argument("<job>", "the job id");
+    if (verb === "retry") command.option("--idempotency-key <key>", IDEMPOTENCY_KEY_HELP);
+    command
       .action(
-        run(async (ctx: CliContext, jobId: string) => {
-          const answer = await ctx.client().jobs[verb](jobId);
+        run(async (ctx: CliContext, jobId: string, options: { idempotencyKey?: string }) => {
+          const answer = await ctx.client().jobs[verb](jobId, { idempotencyKey: options.idempotencyKey });
           ctx.print(answer, () => `${answer.job.job_id} ${stateText(ctx.colors, answer.job.state)}\n`);
         }),
       );

@@ -1,16 +1,24 @@
-import { isTerminal, type JobState } from "../../../shared/contract/index.js";
+import { IDEMPOTENCY_KEY_HEADER, isTerminal, type JobState } from "../../../shared/contract/index.js";
 import { getArtifact, putArtifact, readAll, type ArtifactBody, type ArtifactDownload } from "./artifacts.js";
 import type { Credentials, Tokens } from "./credentials.js";
 import { EXPORT_ROUTES, openExport, type ExportRequest } from "./exports.js";
+import { newIdempotencyKey } from "./idempotency-key.js";
 import { followLogs, type FollowLogsOptions, type LogStreamItem } from "./logs.js";
 import { pause } from "./retry-policy.js";
-import { isIdempotent, RPC_ROUTES, type DryRunResponse, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
+import { isIdempotent, RPC_ROUTES, takesIdempotencyKey, type DryRunResponse, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
 import { Transport, type TransportOptions } from "./transport.js";
 
 export type ClientOptions = TransportOptions;
 
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+  /**
+   * The `Idempotency-Key` of a submit or retry (1 to 255 printable ASCII characters): a
+   * repeat of the call with the same key, within 24 h, answers as the first did. Default:
+   * a random UUID per call, sent again on each of the call's own retries. Other operations
+   * ignore it.
+   */
+  idempotencyKey?: string | undefined;
 }
 
 export interface WaitOptions extends CallOptions {
@@ -59,7 +67,8 @@ export class ComputeJobsClient {
   /** One operation of the API by its contract name; answers the envelope's payload or throws an ApiError. */
   async call<N extends RpcName>(name: N, body: RpcRequest<N>, options: CallOptions = {}): Promise<RpcResponse<N>> {
     const route = RPC_ROUTES[name];
-    const response = await this.transport.request(route.method, route.path, JSON.stringify(body ?? {}), { idempotent: isIdempotent(name), signal: options.signal });
+    const headers: Record<string, string> = takesIdempotencyKey(name) ? { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: options.idempotencyKey ?? newIdempotencyKey() } : {};
+    const response = await this.transport.request(route.method, route.path, JSON.stringify(body ?? {}), { idempotent: isIdempotent(name), signal: options.signal, headers });
     const envelope = (await response.json()) as { payload: RpcResponse<N> };
     return envelope.payload;
   }

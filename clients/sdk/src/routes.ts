@@ -1,4 +1,4 @@
-import { RPC_ROUTES, type DryRunResponse, type RpcName, type RpcRequest, type RpcResponse } from "../../../shared/contract/index.js";
+import { IDEMPOTENCY_KEY_ROUTES, RPC_ROUTES, type DryRunResponse, type RpcName, type RpcRequest, type RpcResponse } from "../../../shared/contract/index.js";
 
 export { RPC_ROUTES };
 export type { DryRunResponse, RpcName, RpcRequest, RpcResponse };
@@ -31,4 +31,13 @@ const IDEMPOTENT: ReadonlySet<RpcName> = new Set<RpcName>([
 
 export function isIdempotent(name: RpcName): boolean {
   return IDEMPOTENT.has(name);
+}
+
+/**
+ * Operations the service makes safe to repeat with an `Idempotency-Key`: the client sends
+ * one with each call (the same on each of that call's retries), so they are retried like
+ * the idempotent ones.
+ */
+export function takesIdempotencyKey(name: RpcName): boolean {
+  return IDEMPOTENCY_KEY_ROUTES.has(name);
 }

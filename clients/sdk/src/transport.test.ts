@@ -41,7 +41,7 @@ describe("retries", () => {
     expect(calls[0]!.headers).toMatchObject({ "x-app-id": "app", "x-api-key": "k" });
   });
 
-  it("a 503 of a request that must not run twice (a submit) is not retried: it may have been done", async () => {
+  it("a 503 of a request that must not run twice and carries no Idempotency-Key is not retried: it may have been done", async () => {
     const { send, calls } = scriptedFetch([{ status: 503, code: "service.unavailable", retryAfter: "0" }, { status: 200 }]);
     await expect(transport(send).request("POST", "/x", "{}", { idempotent: false })).rejects.toMatchObject({ code: "service.unavailable", status: 503, requestId: "req-1", retryAfterSeconds: 0 });
     expect(calls).toHaveLength(1);
@@ -73,6 +73,19 @@ describe("retries", () => {
     const notRetried = scriptedFetch(["network-failure", { status: 200 }]);
     await expect(transport(notRetried.send).request("POST", "/x", "{}", { idempotent: false })).rejects.toBeInstanceOf(NetworkError);
     expect(notRetried.calls).toHaveLength(1);
+  });
+
+  it("a request that carries an Idempotency-Key is retried after a 503 and a lost connection, with the same key each time", async () => {
+    const { send, calls } = scriptedFetch([{ status: 503, code: "service.unavailable", retryAfter: "0" }, "network-failure", { status: 200 }]);
+    const response = await transport(send).request("POST", "/x", "{}", { idempotent: false, headers: { "Idempotency-Key": "k-1" } });
+    expect(response.status).toBe(200);
+    expect(calls.map((call) => call.headers["Idempotency-Key"])).toEqual(["k-1", "k-1", "k-1"]);
+  });
+
+  it("idempotency.in_progress refuses before any change, so it is retried", async () => {
+    const { send, calls } = scriptedFetch([{ status: 409, code: "idempotency.in_progress", retryAfter: "0" }, { status: 200 }]);
+    expect((await transport(send).request("POST", "/x", "{}", { idempotent: false, headers: { "idempotency-key": "k-2" } })).status).toBe(200);
+    expect(calls).toHaveLength(2);
   });
 
   it("an error code this SDK does not know is passed through as it is", async () => {

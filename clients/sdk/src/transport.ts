@@ -1,5 +1,6 @@
 import { CredentialHolder, type Credentials, type Tokens } from "./credentials.js";
 import { ApiError, NetworkError } from "./errors.js";
+import { IDEMPOTENCY_KEY_HEADER } from "../../../shared/contract/index.js";
 import { DEFAULT_RETRY_POLICY, pause, retryDelayMs, type RetryPolicy } from "./retry-policy.js";
 
 /** What a request may carry. */
@@ -21,19 +22,26 @@ export interface TransportOptions {
 export interface SendOptions {
   signal?: AbortSignal | undefined;
   /**
-   * Whether sending the request twice does no harm. Only such requests are retried after
-   * a lost connection or a 503 that may have come after the change; every request is
-   * retried on 429 and on `queue.full`, which refuse before anything changes.
+   * Whether sending the request twice does no harm. Only such requests, and requests that
+   * carry an `Idempotency-Key` header (the service answers a repeat as the first), are
+   * retried after a lost connection or a 503 that may have come after the change; every
+   * request is retried on 429, on `queue.full` and on `idempotency.in_progress`, which
+   * refuse before anything changes.
    */
   idempotent: boolean;
-  /** Extra headers (`Last-Event-ID`, `Range`). */
+  /** Extra headers (`Last-Event-ID`, `Range`, `Idempotency-Key`). */
   headers?: Record<string, string>;
   /** Send the client's credential (false for signed URLs, which are their own credential). */
   authenticate?: boolean;
 }
 
 /** Codes whose answer says nothing was done, so a retry cannot do it twice. */
-const REFUSED_BEFORE_ANY_CHANGE = new Set(["rate.limited", "queue.full", "quota.jobs_per_hour_exceeded", "quota.concurrent_jobs_exceeded"]);
+const REFUSED_BEFORE_ANY_CHANGE = new Set(["rate.limited", "queue.full", "quota.jobs_per_hour_exceeded", "quota.concurrent_jobs_exceeded", "idempotency.in_progress"]);
+
+/** Whether sending the request again can do nothing twice: by its nature, or by its Idempotency-Key. */
+function safeToRepeat(options: SendOptions): boolean {
+  return options.idempotent || Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === IDEMPOTENCY_KEY_HEADER.toLowerCase());
+}
 
 function retryAfterOf(response: Response): number | undefined {
   const value = Number(response.headers.get("retry-after"));
@@ -92,6 +100,7 @@ export class Transport {
    */
   async request(method: string, path: string, body: RequestBody | undefined, options: SendOptions): Promise<Response> {
     let refreshed = false;
+    const repeatable = safeToRepeat(options);
     for (let retry = 0; ; retry += 1) {
       let response: Response;
       try {
@@ -104,7 +113,7 @@ export class Transport {
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
         const failure = new NetworkError(error);
-        if (!options.idempotent || retry >= this.policy.maxRetries || !replayable(body)) throw failure;
+        if (!repeatable || retry >= this.policy.maxRetries || !replayable(body)) throw failure;
         await pause(retryDelayMs(this.policy, retry + 1, undefined), options.signal);
         continue;
       }
@@ -116,7 +125,7 @@ export class Transport {
         retry -= 1;
         continue;
       }
-      const retryable = error.status === 429 || REFUSED_BEFORE_ANY_CHANGE.has(error.code) || (error.status === 503 && options.idempotent);
+      const retryable = error.status === 429 || REFUSED_BEFORE_ANY_CHANGE.has(error.code) || (error.status === 503 && repeatable);
       // A wait longer than the cap (an hourly quota) is the caller's to decide on.
       const waitsTooLong = (error.retryAfterSeconds ?? 0) * 1000 > this.policy.maxDelayMs;
       if (!retryable || waitsTooLong || retry >= this.policy.maxRetries || !replayable(body)) throw error;

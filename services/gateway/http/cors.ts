@@ -34,6 +34,7 @@ const EXPOSE_HEADERS = [
   "Content-Range",
   "Content-Disposition",
   "ETag",
+  "Idempotent-Replayed",
 ].join(", ");
 
 /** How long a browser may reuse a preflight's answer. */

@@ -26,6 +26,10 @@ export interface RpcContext<A extends RouteAuth = RouteAuth> {
   /** The request's id and trace context: pass it as `requestRpc`'s `trace` so the services' log lines and spans join the request. */
   trace: RequestTrace;
   log: FastifyBaseLogger;
+  /** A header of the request (the first, when sent twice); always `undefined` over NATS, which carries none of a handler's headers. */
+  requestHeader(name: string): string | undefined;
+  /** Where a handler sets headers of its answer. */
+  responseHeaders: HeaderSink;
 }
 
 export type RpcHandler<R extends RpcRoute> = (
@@ -56,6 +60,8 @@ export interface RpcCall {
   origin: string;
   trace: RequestTrace;
   log: FastifyBaseLogger;
+  /** The request's headers, where the transport has them (HTTP). */
+  requestHeader?: (name: string) => string | undefined;
 }
 
 /** The body to check: none sent is `{}`; anything sent, `null` included, is checked as it is. */
@@ -81,7 +87,16 @@ export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: 
   if (!parsed.success) {
     throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
   }
-  const context = { app: tenant, caller, ip: call.ip, origin: call.origin, trace: call.trace, log: call.log } as RpcContext<R["auth"]>;
+  const context = {
+    app: tenant,
+    caller,
+    ip: call.ip,
+    origin: call.origin,
+    trace: call.trace,
+    log: call.log,
+    requestHeader: call.requestHeader ?? (() => undefined),
+    responseHeaders: call.responseHeaders,
+  } as RpcContext<R["auth"]>;
   return route.response.parse(await handler(parsed.data as z.infer<R["request"]>, context)) as z.infer<R["response"]>;
 }
 
@@ -96,6 +111,7 @@ export function httpCall(request: FastifyRequest, reply: FastifyReply): RpcCall 
     origin: `${request.protocol}://${request.host}`,
     trace: request.trace,
     log: request.log,
+    requestHeader: (name) => requestHeader(request, name),
   };
 }
 

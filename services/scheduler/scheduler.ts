@@ -6,6 +6,7 @@ import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import { cancelJob } from "./cancel-job.js";
 import { deleteJob } from "./delete-job.js";
+import { recheckWaitingJobs, settleChildrenOf } from "./dependency-resolution.js";
 import { FinishedJobs } from "./finished-jobs.js";
 import { ActiveJobs } from "./active-jobs.js";
 import { JobListIndex } from "./job-list-index.js";
@@ -28,6 +29,7 @@ import type { SchedulerContext } from "./scheduler-context.js";
 import { AllocationWriter } from "./reservations.js";
 import { retentionDue, schedulerSnapshots } from "./scheduler-metrics.js";
 import { takeSnapshot } from "./scheduler-snapshot.js";
+import { WaitingJobs } from "./waiting-jobs.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
 
@@ -64,7 +66,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
   let retentionTimer: NodeJS.Timeout | undefined;
-  const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS);
+  // A job with a concurrency key that ended frees a place of its key: the next of the key starts at once.
+  const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS, () => requestPlacement());
+  // The placing replica settles the jobs waiting for one that ended; each step is a compare-and-set, and the repair pass covers a lost one.
+  const waiting = new WaitingJobs((parentKey, end) => {
+    if (stopped || !ctx || !lease?.leading) return;
+    void settleChildrenOf(ctx, waiting, parentKey, end).catch((error: unknown) => logger.warn({ err: error, job_key: parentKey }, "settling the jobs waiting for a job failed; the repair pass tries again"));
+  });
   // A job joining the queue asks for a round; only the lease holder's rounds place.
   const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS, () => deps.clock.now());
   const listIndex = new JobListIndex();
@@ -121,6 +129,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     repairing = true;
     try {
       await repairOnce(ctx, active);
+      if (lease?.leading && waiting.size > 0) await recheckWaitingJobs(ctx, waiting);
     } catch (error) {
       logger.warn({ err: error }, "repair sweep failed");
     } finally {
@@ -160,7 +169,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     name: SERVICE,
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
-      jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished], logger);
+      jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished, waiting], logger);
       const view = new ClusterView(store, requestPlacement, config.CJS_SHARED_OPERATOR_POOLS);
       const context: SchedulerContext = {
         ...deps,
@@ -169,6 +178,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         view,
         allocations: new AllocationWriter(store, view),
         jobsWatch,
+        concurrency: active,
         requestPlacement,
       };
       ctx = context;

@@ -6,6 +6,7 @@ import { jobKey, operatorPoolKey, selfHostedPoolKey, type JobRecord } from "../.
 import { randomBase62, toBase62 } from "../../shared/runtime/index.js";
 import type { z } from "zod";
 import { checkCredit } from "./credit-gate.js";
+import { checkDependencies, linkDependents } from "./dependencies.js";
 import { checkJobType } from "./key-quota-rules.js";
 import { admitToKeyQuota } from "./key-quotas.js";
 import type { SchedulerContext } from "./scheduler-context.js";
@@ -47,6 +48,7 @@ export async function createJob(
   }
   checkJobType(caller.quotas, body.type);
   await checkCredit(ctx, caller, body, trace);
+  const dependencies = await checkDependencies(ctx, caller, body.depends_on);
   const now = ctx.clock.now();
   const at = new Date(now).toISOString();
   const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
@@ -77,7 +79,7 @@ export async function createJob(
     dependents: [],
     concurrency: body.concurrency ?? null,
     schedule_id: options.scheduleId ?? null,
-    waiting_on: body.depends_on ?? [],
+    waiting_on: dependencies.waitingOn,
     state: "queued",
     attempt: 0,
     node_id: null,
@@ -107,8 +109,10 @@ export async function createJob(
       throw error;
     }
   });
+  // The record first, held by waiting_on, then its parents told: a stop in between leaves nothing the resolver cannot see.
+  const settled = await linkDependents(ctx, key, record.job_id, dependencies);
   jobsSubmitted.inc({ pool_kind: operatorPool ? "operator" : "self_hosted" });
   // The line that ties the job to the request: the job's later lines name its job_id.
   log.info({ job_id: record.job_id, pool_id: body.pool_id, type: body.type }, "job submitted");
-  return { job_id: record.job_id, state: record.state, created_at: record.created_at };
+  return { job_id: record.job_id, state: settled ?? record.state, created_at: record.created_at };
 }

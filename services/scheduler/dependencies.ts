@@ -50,7 +50,7 @@ export async function checkDependencies(ctx: SchedulerContext, caller: Pick<User
  * parent's `dependents`. A parent found ended by then (it ended between the check and
  * now, or had failed already) settles the job at once: so a parent's end is seen either
  * here or, once the job's record is in the bucket before it, by the resolver. Returns the
- * job's state when that changed it. A parent too busy to change now is left to the
+ * job's state then, or null when no parent had ended. A parent too busy to change now is left to the
  * periodic pass (`recheckWaitingJobs`), never failing a submit whose job exists.
  */
 export async function linkDependents(ctx: SchedulerContext, childKey: string, childId: string, dependencies: Dependencies): Promise<JobState | null> {
@@ -68,6 +68,6 @@ export async function linkDependents(ctx: SchedulerContext, childKey: string, ch
     }),
   );
   let state: JobState | null = null;
-  for (const { id, end } of ended) state = (await settleDependency(ctx, childKey, id, end)) ?? state;
+  for (const { id, end } of ended) state = (await settleDependency(ctx, childKey, id, end)).state ?? state;
   return state;
 }

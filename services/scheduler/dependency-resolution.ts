@@ -25,18 +25,21 @@ export function appendDependent(ctx: SchedulerContext, parentKey: string, childI
  * that succeeded is no longer waited for (the last one releases the job to placement);
  * one that failed, timed out, was cancelled or is gone cancels the job with
  * `job.dependency_failed` (whose own dependents then follow the same way). Returns the
- * job's state after, or null when there was nothing to do (settled already, or gone):
+ * job's state as last seen (null when it is gone) and whether this call changed it:
  * doing it twice, on two replicas or after a crash, is harmless.
  */
-export async function settleDependency(ctx: SchedulerContext, childKey: string, parentId: string, end: ParentEnd): Promise<JobState | null> {
+export async function settleDependency(ctx: SchedulerContext, childKey: string, parentId: string, end: ParentEnd): Promise<{ state: JobState | null; changed: boolean }> {
+  let seen: JobState | null = null;
   try {
-    const { after } = await changeJob(ctx, childKey, (job) =>
-      end === "succeeded" ? releaseDependency(job, parentId, ctx.clock.now()) : failDependency(job, parentId, end, ctx.clock.now()),
-    );
+    const { after } = await changeJob(ctx, childKey, (job) => {
+      seen = job.state;
+      return end === "succeeded" ? releaseDependency(job, parentId, ctx.clock.now()) : failDependency(job, parentId, end, ctx.clock.now());
+    });
     if (after.state === "cancelled") ctx.logger.info({ job_id: after.job_id, parent_id: parentId, parent_state: end }, "job cancelled: a job it depends on did not succeed");
-    return after.state;
+    return { state: after.state, changed: true };
   } catch (error) {
-    if (error instanceof AppError) return null;
+    // Settled already (by another replica, or by the watch while the submit told the parent), or gone.
+    if (error instanceof AppError) return { state: seen, changed: false };
     throw error;
   }
 }
@@ -66,7 +69,7 @@ export async function recheckWaitingJobs(ctx: SchedulerContext, waiting: Waiting
     const end: ParentEnd | undefined = !parent ? null : isTerminal(parent.value.state) ? parent.value.state : undefined;
     for (const childKey of children) {
       if (end !== undefined) {
-        if ((await settleDependency(ctx, childKey, jobIdOf(parentKey), end)) !== null) {
+        if ((await settleDependency(ctx, childKey, jobIdOf(parentKey), end)).changed) {
           jobRepairs.inc({ kind: "dependency_unsettled" });
           ctx.logger.warn({ job_key: childKey, parent_key: parentKey, parent_state: end }, "repair: a job still waited for a job that had ended; settled");
         }

@@ -201,12 +201,8 @@ export class QueuedJobs implements JobRevisionListener {
     if (!servedAt) this.#servedAt.set(job.pool_key, (servedAt = new Map()));
     this.#places += 1;
     servedAt.set(job.business_id, this.#places);
-    // A business with jobs of one group only (most: none has a key) has no turns among keys to keep.
-    const queue = this.#pools.get(job.pool_key)?.get(job.priority)?.get(job.business_id);
-    if (queue && queue.size > 1) {
-      const keyQueue = queue.get(groupOf(job));
-      if (keyQueue) keyQueue.servedAt = this.#places;
-    }
+    const keyQueue = this.#pools.get(job.pool_key)?.get(job.priority)?.get(job.business_id)?.get(groupOf(job));
+    if (keyQueue) keyQueue.servedAt = this.#places;
   }
 
   /** An index of a plain list of jobs (tests, and `fairOrder`), queued in `queued_at_ms` order. */

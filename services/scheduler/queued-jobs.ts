@@ -284,8 +284,8 @@ function keyTurn(queue: KeyQueue): Turn<QueuedJob> {
 
 /** A business's jobs in order: its one group's as they are (most businesses), else its concurrency keys taking turns. */
 function businessTurns(queue: BusinessQueue): Pick<Turn<QueuedJob>, "oldest" | "jobs"> {
+  if (queue.size === 1) return keyTurn(queue.values().next().value as KeyQueue);
   const groups = [...queue.values()].map(keyTurn);
-  if (groups.length === 1) return groups[0] as Turn<QueuedJob>;
   return { oldest: Math.min(...groups.map((group) => group.oldest)), jobs: takeTurns(groups) };
 }
 

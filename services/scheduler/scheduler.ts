@@ -199,7 +199,11 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       // Place only from a whole picture of the queue: the watch has brought every record the bucket held.
       while (!(await jobsWatch.caughtUp())) logger.info({ revisions_read: jobsWatch.seen }, "still reading the job records before placing");
       lease = new PlacementLease(store.leases, instance, config.CJS_PLACEMENT_LEASE_MS, logger, (leading) => {
-        if (leading) requestPlacement();
+        if (leading) {
+          requestPlacement();
+          // Parents that ended while no replica held the lease: their waiting jobs are settled now, not at the next sweep.
+          if (ctx && waiting.size > 0) void recheckWaitingJobs(ctx, waiting).catch((error: unknown) => logger.warn({ err: error }, "re-checking the waiting jobs failed; the repair pass tries again"));
+        }
       });
       lease.start();
       // Every replica reports the same values from the records; counted at scrape time, never on the job path.

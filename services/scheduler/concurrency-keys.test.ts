@@ -86,10 +86,25 @@ describe("planPlacements with concurrency keys", () => {
     expect(placed([job("x1", "same", 1, "biz_x"), job("y1", "same", 1, "biz_y"), job("x2", "same", 1, "biz_x")])).toEqual(["x1", "y1"]);
   });
 
-  it("applies each job's own max_running", () => {
-    // Two of the key are in use: the job allowing one waits, the one allowing three goes.
+  it("applies the oldest waiting job's own max_running, and keeps the key's younger jobs behind it", () => {
+    // Two of the key are in use: a job allowing three goes; one allowing one waits, and the key's jobs after it too.
     const use: ConcurrencyUse = { inUse: () => 2 };
-    expect(placed([job("strict", "k", 1), job("loose", "k", 3)], use)).toEqual(["loose"]);
+    expect(placed([job("loose", "k", 3), job("strict", "k", 1), job("after", "k", 3)], use)).toEqual(["loose"]);
+    expect(placed([job("strict", "k", 1), job("loose", "k", 3)], use)).toEqual([]);
+  });
+
+  it("reads no further into a key's backlog once the key is at its limit", () => {
+    const queue = QueuedJobs.fromList([...Array.from({ length: 1000 }, (_, index) => job(`k${index}`, "deploy")), job("plain")]);
+    const inOrder = queue.inOrder.bind(queue);
+    let read = 0;
+    queue.inOrder = function* (poolKey: string, closedKeys?: ReadonlySet<string>) {
+      for (const each of inOrder(poolKey, closedKeys)) {
+        read += 1;
+        yield each;
+      }
+    };
+    expect(planPlacements([node("n1")], queue).placements.map((placement) => placement.job_key)).toEqual(["app1.biz_a.k0", "app1.biz_a.plain"]);
+    expect(read).toBeLessThan(5);
   });
 });
 

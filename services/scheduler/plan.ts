@@ -115,7 +115,8 @@ const NO_KEYS_IN_USE: ConcurrencyUse = { inUse: () => 0 };
  * and a fit that found no node is not tried again in the round, so a round costs what it
  * places, not the length of the backlog. A node's key caps arrive already applied to
  * `job_types` and `capacity.slots`. A job whose concurrency key is at its limit (`use`,
- * plus the jobs of the key placed earlier in the round) waits.
+ * plus the jobs of the key placed earlier in the round) waits, and the key's younger jobs
+ * with it, unread: a round costs the keys it meets, not their backlogs.
  */
 export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | readonly PendingJob[], use: ConcurrencyUse = NO_KEYS_IN_USE): Plan {
   const queued = queue instanceof QueuedJobs ? queue : QueuedJobs.fromList(queue);
@@ -125,11 +126,13 @@ export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | r
   const placements: Plan["placements"] = [];
   /** Jobs of each concurrency key placed in this round. */
   const placedOfKey = new Map<string, number>();
+  /** Keys whose oldest job considered had to wait: their younger jobs wait behind it, unread. */
+  const closedKeys = new Set<string>();
   let waiting = false;
   for (const poolKey of queued.pools()) {
     const pool = byPool.get(poolKey) ?? [];
     const unplaceable = new Set<string>();
-    for (const job of queued.inOrder(poolKey)) {
+    for (const job of queued.inOrder(poolKey, closedKeys)) {
       if (!hasAnyRoom(pool)) {
         waiting = true;
         break;
@@ -139,7 +142,8 @@ export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | r
         continue;
       }
       const gate = job.concurrency;
-      if (gate && atConcurrencyLimit(gate, use.inUse(gate.scope) + (placedOfKey.get(gate.scope) ?? 0))) {
+      if (gate && (closedKeys.has(gate.scope) || atConcurrencyLimit(gate, use.inUse(gate.scope) + (placedOfKey.get(gate.scope) ?? 0)))) {
+        closedKeys.add(gate.scope);
         waiting = true;
         continue;
       }

@@ -36,6 +36,8 @@ export interface QueuedJob extends PendingJob {
 
 /** Queued jobs of one concurrency key (or of none), in the order they were queued (a Map keeps insertion order). */
 interface KeyQueue {
+  /** The key's scope (`ConcurrencyGate.scope`), "" for the jobs without a key. */
+  scope: string;
   jobs: Map<string, QueuedJob>;
   /** When a job of this key was last given a place (a count of places given): the keys of a business take turns. */
   servedAt: number;
@@ -185,13 +187,15 @@ export class QueuedJobs implements JobRevisionListener {
    * turns the same way. The turns carry over from one round to the next, so when one slot frees at a
    * time a business with one job is next after one with 50,000, not after all of them.
    * Lazy: a round that fills the pool after ten jobs reads ten, however long the backlog.
+   * A key the caller puts in `closedKeys` yields no more jobs from then on (its waiting
+   * jobs are not read one by one when the key is at its limit).
    */
-  *inOrder(poolKey: string): Generator<QueuedJob> {
+  *inOrder(poolKey: string, closedKeys: ReadonlySet<string> = NO_KEYS): Generator<QueuedJob> {
     const pool = this.#pools.get(poolKey);
     if (!pool) return;
     const servedAt = this.#servedAt.get(poolKey);
     for (const priority of [...pool.keys()].sort((a, b) => b - a)) {
-      yield* takeTurns([...(pool.get(priority)?.entries() ?? [])].map(([business, queue]) => ({ ...businessTurns(queue), servedAt: servedAt?.get(business) ?? 0 })));
+      yield* takeTurns([...(pool.get(priority)?.entries() ?? [])].map(([business, queue]) => ({ ...businessTurns(queue, closedKeys), servedAt: servedAt?.get(business) ?? 0 })));
     }
   }
 
@@ -226,7 +230,7 @@ export class QueuedJobs implements JobRevisionListener {
     if (!queue) byBusiness.set(job.business_id, (queue = new Map()));
     const group = groupOf(job);
     let keyQueue = queue.get(group);
-    if (!keyQueue) queue.set(group, (keyQueue = { jobs: new Map(), servedAt: 0 }));
+    if (!keyQueue) queue.set(group, (keyQueue = { scope: group, jobs: new Map(), servedAt: 0 }));
     // Setting a key already present keeps its place in the queue.
     keyQueue.jobs.set(job.job_key, job);
   }
@@ -278,14 +282,24 @@ interface Turn<T> {
   jobs: Iterator<T>;
 }
 
-function keyTurn(queue: KeyQueue): Turn<QueuedJob> {
-  return { servedAt: queue.servedAt, oldest: queue.jobs.values().next().value?.queued_at_ms ?? Infinity, jobs: queue.jobs.values() };
+function keyTurn(queue: KeyQueue, closedKeys: ReadonlySet<string>): Turn<QueuedJob> {
+  return { servedAt: queue.servedAt, oldest: queue.jobs.values().next().value?.queued_at_ms ?? Infinity, jobs: queue.scope === "" ? queue.jobs.values() : whileOpen(queue, closedKeys) };
 }
 
+/** A key's jobs in order, until the key is closed. */
+function* whileOpen(queue: KeyQueue, closedKeys: ReadonlySet<string>): Generator<QueuedJob> {
+  for (const job of queue.jobs.values()) {
+    if (closedKeys.has(queue.scope)) return;
+    yield job;
+  }
+}
+
+const NO_KEYS: ReadonlySet<string> = new Set();
+
 /** A business's jobs in order: its one group's as they are (most businesses), else its concurrency keys taking turns. */
-function businessTurns(queue: BusinessQueue): Pick<Turn<QueuedJob>, "oldest" | "jobs"> {
-  if (queue.size === 1) return keyTurn(queue.values().next().value as KeyQueue);
-  const groups = [...queue.values()].map(keyTurn);
+function businessTurns(queue: BusinessQueue, closedKeys: ReadonlySet<string>): Pick<Turn<QueuedJob>, "oldest" | "jobs"> {
+  if (queue.size === 1) return keyTurn(queue.values().next().value as KeyQueue, closedKeys);
+  const groups = [...queue.values()].map((group) => keyTurn(group, closedKeys));
   return { oldest: Math.min(...groups.map((group) => group.oldest)), jobs: takeTurns(groups) };
 }
 

@@ -52,8 +52,9 @@ type PoolQueue = Map<number, Map<string, BusinessQueue>>;
 /**
  * Every queued job, kept by every replica from its watch of the job bucket, ordered for
  * placement without a sort per round: per pool, per priority, per business, per
- * concurrency key, in the order the jobs were queued (the order of the bucket's stream). The whole backlog is here, so
- * priority and the businesses' turns apply across all of it, not across a window.
+ * concurrency key, in the order the jobs were queued (the order of the bucket's stream).
+ * The whole backlog is here, so priority and the businesses' turns apply across all of
+ * it, not across a window.
  */
 export class QueuedJobs implements JobRevisionListener {
   readonly #byKey = new Map<string, QueuedJob>();
@@ -184,8 +185,9 @@ export class QueuedJobs implements JobRevisionListener {
    * within a priority, businesses take turns, the one given a place least recently first
    * (then the one with the oldest waiting job), each business's jobs first come, first
    * served; within a business, its concurrency keys (jobs without one as one more) take
-   * turns the same way. The turns carry over from one round to the next, so when one slot frees at a
-   * time a business with one job is next after one with 50,000, not after all of them.
+   * turns the same way. The turns carry over from one round to the next, so when one slot
+   * frees at a time a business with one job is next after one with 50,000, not after all
+   * of them.
    * Lazy: a round that fills the pool after ten jobs reads ten, however long the backlog.
    * A key the caller puts in `closedKeys` yields no more jobs from then on (its waiting
    * jobs are not read one by one when the key is at its limit).

@@ -25,7 +25,7 @@ export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Prom
   queued.releaseDue(now);
   if (queued.size === 0) return { placed: 0, again: false, wakeAt: null };
   const nodes = ctx.view.nodeViews(now);
-  const plan = planPlacements(nodes, queued);
+  const plan = planPlacements(nodes, queued, ctx.concurrency);
   let placed = 0;
   // All side by side: the allocation writer puts one node's reserves of the round in one write.
   await forEachBounded(plan.placements, PLACEMENT_LANES, async ({ job_key: jobKey, node_id: nodeId }) => {
@@ -84,12 +84,13 @@ async function applyPlacement(ctx: SchedulerContext, queued: QueuedJobs, jobKey:
     return false;
   }
   try {
-    const { after } = await changeJob(ctx, jobKey, (job) => {
+    const { after, revision } = await changeJob(ctx, jobKey, (job) => {
       // Cancelled, or placed by another replica meanwhile: nothing left to do.
       if (job.state !== "queued" || job.attempt !== held.attempt) throw new AppError("state.conflict", "The job moved on.");
       return assign(job, nodeId, ctx.clock.now());
     });
-    // Out of the queue now, before the watch brings the assigned revision, so no round plans it again.
+    // Counted against its key, then out of the queue, before the watch brings the assigned revision: no round plans it again or over-places its key.
+    if (held.concurrency) ctx.concurrency.noteAssigned(jobKey, revision, after);
     queued.remove(jobKey, held.revision);
     assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(after.queued_at)) / 1000);
     ctx.nc.publish(subjects.nodeAssigned(nodeId), encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }));

@@ -1,4 +1,5 @@
 import type { Labels, PendingReason } from "../../shared/contract/index.js";
+import { atConcurrencyLimit, type ConcurrencyGate, type ConcurrencyUse } from "./concurrency-keys.js";
 import { QueuedJobs } from "./queued-jobs.js";
 
 /** A node as placement sees it: what it offers and what is already committed. */
@@ -25,6 +26,8 @@ export interface PendingJob {
   resources: { cpu: number; memory_mb: number; gpu: number };
   priority: number;
   queued_at_ms: number;
+  /** Its concurrency key, when it has one. */
+  concurrency?: ConcurrencyGate | null | undefined;
 }
 
 export interface Plan {
@@ -115,6 +118,8 @@ function hasAnyRoom(pool: readonly NodeView[]): boolean {
   return pool.some((node) => node.online && !node.draining && underHourlyCap(node) && node.used.slots < node.capacity.slots);
 }
 
+const NO_KEYS_IN_USE: ConcurrencyUse = { inUse: () => 0 };
+
 /**
  * Places queued jobs on nodes: a pure function of the snapshot. Each pool's jobs are
  * considered in the queue's fair order (`QueuedJobs.inOrder`); a job goes to a live,
@@ -123,24 +128,36 @@ function hasAnyRoom(pool: readonly NodeView[]): boolean {
  * slots, so load spreads. A pool is left as soon as none of its nodes has a free slot,
  * and a fit that found no node is not tried again in the round, so a round costs what it
  * places, not the length of the backlog. A node's key caps arrive already applied to
- * `job_types` and `capacity.slots`.
+ * `job_types` and `capacity.slots`. A job whose concurrency key is at its limit (`use`,
+ * plus the jobs of the key placed earlier in the round) waits, and the key's younger jobs
+ * with it, unread: a round costs the keys it meets, not their backlogs.
  */
-export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | readonly PendingJob[]): Plan {
+export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | readonly PendingJob[], use: ConcurrencyUse = NO_KEYS_IN_USE): Plan {
   const queued = queue instanceof QueuedJobs ? queue : QueuedJobs.fromList(queue);
   const working = nodes.map((node) => ({ ...node, used: { ...node.used }, per_hour: node.per_hour && { ...node.per_hour } }));
   const byPool = groupBy(working, (node) => node.pool_key);
 
   const placements: Plan["placements"] = [];
+  /** Jobs of each concurrency key placed in this round. */
+  const placedOfKey = new Map<string, number>();
+  /** Keys whose oldest job considered had to wait: their younger jobs wait behind it, unread. */
+  const closedKeys = new Set<string>();
   let waiting = false;
   for (const poolKey of queued.pools()) {
     const pool = byPool.get(poolKey) ?? [];
     const unplaceable = new Set<string>();
-    for (const job of queued.inOrder(poolKey)) {
+    for (const job of queued.inOrder(poolKey, closedKeys)) {
       if (!hasAnyRoom(pool)) {
         waiting = true;
         break;
       }
       if (unplaceable.has(job.fit)) {
+        waiting = true;
+        continue;
+      }
+      const gate = job.concurrency;
+      if (gate && (closedKeys.has(gate.scope) || atConcurrencyLimit(gate, use.inUse(gate.scope) + (placedOfKey.get(gate.scope) ?? 0)))) {
+        closedKeys.add(gate.scope);
         waiting = true;
         continue;
       }
@@ -155,6 +172,7 @@ export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | r
       best.used.memory_mb += job.resources.memory_mb;
       best.used.gpu += job.resources.gpu;
       if (best.per_hour) best.per_hour.used += 1;
+      if (gate) placedOfKey.set(gate.scope, (placedOfKey.get(gate.scope) ?? 0) + 1);
       queued.markServed(job);
       placements.push({ job_key: job.job_key, node_id: best.node_id });
     }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { mayBeQueued, placementPoolKey } from "../../shared/records/index.js";
+import { concurrencyGate } from "./concurrency-keys.js";
 import { heldReason } from "./job-holds.js";
 import type { JobRevision, JobRevisionListener } from "./jobs-watch.js";
 import type { PendingJob } from "./plan.js";
@@ -20,6 +21,7 @@ const QueuedFace = z.looseObject({
   next_attempt_at: z.string().nullable().optional(),
   waiting_on: z.array(z.string()).optional(),
   pending_reason: z.string().nullable().optional(),
+  concurrency: z.object({ key: z.string(), max_running: z.number() }).nullable().optional(),
 });
 
 /** A queued job as the index keeps it. */
@@ -32,17 +34,27 @@ export interface QueuedJob extends PendingJob {
   fit: string;
 }
 
-/** One business's queued jobs of one pool and priority, in the order they were queued (a Map keeps insertion order). */
-type BusinessQueue = Map<string, QueuedJob>;
+/** Queued jobs of one concurrency key (or of none), in the order they were queued (a Map keeps insertion order). */
+interface KeyQueue {
+  /** The key's scope (`ConcurrencyGate.scope`), "" for the jobs without a key. */
+  scope: string;
+  jobs: Map<string, QueuedJob>;
+  /** When a job of this key was last given a place (a count of places given): the keys of a business take turns. */
+  servedAt: number;
+}
+
+/** One business's queued jobs of one pool and priority: per concurrency key, jobs without one forming their own group (""). */
+type BusinessQueue = Map<string, KeyQueue>;
 
 /** priority → business → its queue. */
 type PoolQueue = Map<number, Map<string, BusinessQueue>>;
 
 /**
  * Every queued job, kept by every replica from its watch of the job bucket, ordered for
- * placement without a sort per round: per pool, per priority, per business, in the order
- * the jobs were queued (the order of the bucket's stream). The whole backlog is here, so
- * priority and the businesses' turns apply across all of it, not across a window.
+ * placement without a sort per round: per pool, per priority, per business, per
+ * concurrency key, in the order the jobs were queued (the order of the bucket's stream).
+ * The whole backlog is here, so priority and the businesses' turns apply across all of
+ * it, not across a window.
  */
 export class QueuedJobs implements JobRevisionListener {
   readonly #byKey = new Map<string, QueuedJob>();
@@ -129,6 +141,7 @@ export class QueuedJobs implements JobRevisionListener {
       priority,
       queued_at_ms: Date.parse(queued_at),
       fit,
+      concurrency: concurrencyGate(face.data),
     };
     if (hold !== null) {
       // Dependencies: a later revision (one succeeded) brings it back. Time: kept aside until it is due.
@@ -154,7 +167,10 @@ export class QueuedJobs implements JobRevisionListener {
     this.#byKey.delete(jobKey);
     const byBusiness = this.#pools.get(known.pool_key)?.get(known.priority);
     const queue = byBusiness?.get(known.business_id);
-    queue?.delete(jobKey);
+    const group = groupOf(known);
+    const keyQueue = queue?.get(group);
+    keyQueue?.jobs.delete(jobKey);
+    if (keyQueue?.jobs.size === 0) queue?.delete(group);
     if (queue?.size === 0) {
       byBusiness?.delete(known.business_id);
       // A business with nothing left waiting in the pool starts afresh when it queues again.
@@ -168,25 +184,31 @@ export class QueuedJobs implements JobRevisionListener {
    * A pool's queued jobs in the order placement considers them: higher priority first;
    * within a priority, businesses take turns, the one given a place least recently first
    * (then the one with the oldest waiting job), each business's jobs first come, first
-   * served. The turns carry over from one round to the next, so when one slot frees at a
-   * time a business with one job is next after one with 50,000, not after all of them.
+   * served; within a business, its concurrency keys (jobs without one as one more) take
+   * turns the same way. The turns carry over from one round to the next, so when one slot
+   * frees at a time a business with one job is next after one with 50,000, not after all
+   * of them.
    * Lazy: a round that fills the pool after ten jobs reads ten, however long the backlog.
+   * A key the caller puts in `closedKeys` yields no more jobs from then on (its waiting
+   * jobs are not read one by one when the key is at its limit).
    */
-  *inOrder(poolKey: string): Generator<QueuedJob> {
+  *inOrder(poolKey: string, closedKeys: ReadonlySet<string> = NO_KEYS): Generator<QueuedJob> {
     const pool = this.#pools.get(poolKey);
     if (!pool) return;
     const servedAt = this.#servedAt.get(poolKey);
     for (const priority of [...pool.keys()].sort((a, b) => b - a)) {
-      yield* takeTurns([...(pool.get(priority)?.entries() ?? [])].map(([business, jobs]) => ({ servedAt: servedAt?.get(business) ?? 0, jobs })));
+      yield* takeTurns([...(pool.get(priority)?.entries() ?? [])].map(([business, queue]) => ({ ...businessTurns(queue, closedKeys), servedAt: servedAt?.get(business) ?? 0 })));
     }
   }
 
   /** The plan gave this job a place: its business's next turn comes after the others'. */
-  markServed(job: Pick<PendingJob, "pool_key" | "business_id">): void {
+  markServed(job: Pick<PendingJob, "pool_key" | "business_id" | "priority" | "concurrency">): void {
     let servedAt = this.#servedAt.get(job.pool_key);
     if (!servedAt) this.#servedAt.set(job.pool_key, (servedAt = new Map()));
     this.#places += 1;
     servedAt.set(job.business_id, this.#places);
+    const keyQueue = this.#pools.get(job.pool_key)?.get(job.priority)?.get(job.business_id)?.get(groupOf(job));
+    if (keyQueue) keyQueue.servedAt = this.#places;
   }
 
   /** An index of a plain list of jobs (tests, and `fairOrder`), queued in `queued_at_ms` order. */
@@ -208,8 +230,11 @@ export class QueuedJobs implements JobRevisionListener {
     if (!byBusiness) pool.set(job.priority, (byBusiness = new Map()));
     let queue = byBusiness.get(job.business_id);
     if (!queue) byBusiness.set(job.business_id, (queue = new Map()));
+    const group = groupOf(job);
+    let keyQueue = queue.get(group);
+    if (!keyQueue) queue.set(group, (keyQueue = { scope: group, jobs: new Map(), servedAt: 0 }));
     // Setting a key already present keeps its place in the queue.
-    queue.set(job.job_key, job);
+    keyQueue.jobs.set(job.job_key, job);
   }
 }
 
@@ -247,10 +272,42 @@ class SharedValues {
   }
 }
 
-/** Round-robin over business queues: the business given a place least recently first, then the one with the oldest waiting job. */
-function* takeTurns<T extends { queued_at_ms: number }>(queues: Array<{ servedAt: number; jobs: Map<string, T> }>): Generator<T> {
-  const heads = queues.map(({ servedAt, jobs }) => ({ servedAt, oldest: jobs.values().next().value?.queued_at_ms ?? Infinity, jobs: jobs.values() }));
-  heads.sort((a, b) => a.servedAt - b.servedAt || a.oldest - b.oldest);
+/** The group of a job in its business's queue: its concurrency key's scope, or "" without one. */
+function groupOf(job: Pick<PendingJob, "concurrency">): string {
+  return job.concurrency?.scope ?? "";
+}
+
+/** A queue taking its turn: when it was last served, its oldest job's time, and its jobs in order. */
+interface Turn<T> {
+  servedAt: number;
+  oldest: number;
+  jobs: Iterator<T>;
+}
+
+function keyTurn(queue: KeyQueue, closedKeys: ReadonlySet<string>): Turn<QueuedJob> {
+  return { servedAt: queue.servedAt, oldest: queue.jobs.values().next().value?.queued_at_ms ?? Infinity, jobs: queue.scope === "" ? queue.jobs.values() : whileOpen(queue, closedKeys) };
+}
+
+/** A key's jobs in order, until the key is closed. */
+function* whileOpen(queue: KeyQueue, closedKeys: ReadonlySet<string>): Generator<QueuedJob> {
+  for (const job of queue.jobs.values()) {
+    if (closedKeys.has(queue.scope)) return;
+    yield job;
+  }
+}
+
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/** A business's jobs in order: its one group's as they are (most businesses), else its concurrency keys taking turns. */
+function businessTurns(queue: BusinessQueue, closedKeys: ReadonlySet<string>): Pick<Turn<QueuedJob>, "oldest" | "jobs"> {
+  if (queue.size === 1) return keyTurn(queue.values().next().value as KeyQueue, closedKeys);
+  const groups = [...queue.values()].map((group) => keyTurn(group, closedKeys));
+  return { oldest: Math.min(...groups.map((group) => group.oldest)), jobs: takeTurns(groups) };
+}
+
+/** Round-robin over queues: the one given a place least recently first, then the one with the oldest waiting job. */
+function* takeTurns<T>(queues: Array<Turn<T>>): Generator<T> {
+  const heads = [...queues].sort((a, b) => a.servedAt - b.servedAt || a.oldest - b.oldest);
   let turns = heads.map((head) => head.jobs);
   while (turns.length > 0) {
     const next: typeof turns = [];

@@ -6,6 +6,7 @@ import { encodeJson, subjects, type Versioned } from "../../shared/nats/index.js
 import type { JobRecord } from "../../shared/records/index.js";
 import type { Clock } from "../../shared/runtime/index.js";
 import type { ClusterView } from "./cluster-view.js";
+import type { ConcurrencyCounts } from "./concurrency-keys.js";
 import type { SchedulerConfig } from "./config.js";
 import type { QueueDepthGuard } from "./job-queue.js";
 import type { JobsWatch } from "./jobs-watch.js";
@@ -28,6 +29,8 @@ export interface SchedulerContext {
   jobsWatch: JobsWatch;
   /** The bound on waiting jobs, checked by submit and retry. */
   queueDepth: QueueDepthGuard;
+  /** Jobs assigned or running per concurrency key (the active jobs' index). */
+  concurrency: ConcurrencyCounts;
   /** Asks for a placement round soon (coalesced; never a busy loop). */
   requestPlacement(): void;
 }
@@ -43,7 +46,7 @@ export async function changeJob(
   jobKey: string,
   transition: (job: JobRecord) => JobRecord | Promise<JobRecord>,
   known?: Versioned<JobRecord>,
-): Promise<{ before: JobRecord; after: JobRecord }> {
+): Promise<{ before: JobRecord; after: JobRecord; revision: number }> {
   let before: JobRecord | undefined;
   const stored = await ctx.store.jobs.mutate(
     jobKey,
@@ -65,7 +68,7 @@ export async function changeJob(
       encodeJson({ app_id: after.app_id, business_id: after.business_id, job_id: after.job_id, state: after.state, attempt: after.attempt }),
     );
   }
-  return { before, after };
+  return { before, after, revision: stored.revision };
 }
 
 /** The job's submit→start and run times, observed by the replica that recorded the change. */

@@ -6,6 +6,7 @@ import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import { cancelJob } from "./cancel-job.js";
 import { deleteJob } from "./delete-job.js";
+import { recheckWaitingJobs, settleChildrenOf } from "./dependency-resolution.js";
 import { FinishedJobs } from "./finished-jobs.js";
 import { ActiveJobs } from "./active-jobs.js";
 import { JobListIndex } from "./job-list-index.js";
@@ -29,6 +30,7 @@ import type { SchedulerContext } from "./scheduler-context.js";
 import { AllocationWriter } from "./reservations.js";
 import { retentionDue, schedulerSnapshots } from "./scheduler-metrics.js";
 import { takeSnapshot } from "./scheduler-snapshot.js";
+import { WaitingJobs } from "./waiting-jobs.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
 
@@ -65,7 +67,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
   let retentionTimer: NodeJS.Timeout | undefined;
-  const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS);
+  // A job with a concurrency key that ended frees a place of its key: the next of the key starts at once.
+  const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS, () => requestPlacement());
+  // The placing replica settles the jobs waiting for one that ended; each step is a compare-and-set, and the repair pass covers a lost one.
+  const waiting = new WaitingJobs((parentKey, end) => {
+    if (stopped || !ctx || !lease?.leading) return;
+    void settleChildrenOf(ctx, waiting, parentKey, end).catch((error: unknown) => logger.warn({ err: error, job_key: parentKey }, "settling the jobs waiting for a job failed; the repair pass tries again"));
+  });
   // A job joining the queue asks for a round; only the lease holder's rounds place.
   const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS, () => deps.clock.now());
   const listIndex = new JobListIndex();
@@ -125,6 +133,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     repairing = true;
     try {
       await repairOnce(ctx, active);
+      if (lease?.leading && waiting.size > 0) await recheckWaitingJobs(ctx, waiting);
     } catch (error) {
       logger.warn({ err: error }, "repair sweep failed");
     } finally {
@@ -164,7 +173,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     name: SERVICE,
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
-      jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished, queueDeadlines], logger);
+      jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished, queueDeadlines, waiting], logger);
       const view = new ClusterView(store, requestPlacement, config.CJS_SHARED_OPERATOR_POOLS);
       const context: SchedulerContext = {
         ...deps,
@@ -173,6 +182,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         view,
         allocations: new AllocationWriter(store, view),
         jobsWatch,
+        concurrency: active,
         requestPlacement,
       };
       ctx = context;
@@ -193,7 +203,11 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       // Place only from a whole picture of the queue: the watch has brought every record the bucket held.
       while (!(await jobsWatch.caughtUp())) logger.info({ revisions_read: jobsWatch.seen }, "still reading the job records before placing");
       lease = new PlacementLease(store.leases, instance, config.CJS_PLACEMENT_LEASE_MS, logger, (leading) => {
-        if (leading) requestPlacement();
+        if (leading) {
+          requestPlacement();
+          // Parents that ended while no replica held the lease: their waiting jobs are settled now, not at the next sweep.
+          if (ctx && waiting.size > 0) void recheckWaitingJobs(ctx, waiting).catch((error: unknown) => logger.warn({ err: error }, "re-checking the waiting jobs failed; the repair pass tries again"));
+        }
       });
       lease.start();
       // Every replica reports the same values from the records; counted at scrape time, never on the job path.

@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { checkCredit } from "./credit-gate.js";
 import { dryRun } from "./dry-run.js";
 import { checkSubmission, jobPoolKey } from "./submission.js";
+import { checkDependencies, linkDependents } from "./dependencies.js";
 import { admitToKeyQuota } from "./key-quotas.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { jobsSubmitted } from "./scheduler-metrics.js";
@@ -67,6 +68,7 @@ export async function createJob(
 ): Promise<SubmitJobResponse> {
   checkSubmission(ctx, caller, body);
   await checkCredit(ctx, caller, body, trace);
+  const dependencies = await checkDependencies(ctx, caller, body.depends_on);
   const now = ctx.clock.now();
   const at = new Date(now).toISOString();
   const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
@@ -97,7 +99,7 @@ export async function createJob(
     dependents: [],
     concurrency: body.concurrency ?? null,
     schedule_id: options.scheduleId ?? null,
-    waiting_on: body.depends_on ?? [],
+    waiting_on: dependencies.waitingOn,
     state: "queued",
     attempt: 0,
     node_id: null,
@@ -128,8 +130,10 @@ export async function createJob(
       throw error;
     }
   });
+  // The record first, held by waiting_on, then its parents told: a stop in between leaves nothing the resolver cannot see.
+  const settled = await linkDependents(ctx, key, record.job_id, dependencies);
   jobsSubmitted.inc({ pool_kind: operatorPool ? "operator" : "self_hosted" });
   // The line that ties the job to the request: the job's later lines name its job_id.
   log.info({ job_id: record.job_id, pool_id: body.pool_id, type: body.type }, "job submitted");
-  return submitAnswer(record);
+  return { job_id: record.job_id, state: settled ?? record.state, created_at: record.created_at };
 }

@@ -190,3 +190,22 @@ export function requeueUnreserved(job: JobRecord, now: number): JobRecord {
     "reservation_missing",
   );
 }
+
+/**
+ * A job of its `depends_on` succeeded: it is no longer waited for. The last one releases
+ * the job to placement (timeline `released`); one of several only shortens the wait.
+ */
+export function releaseDependency(job: JobRecord, parentId: string, now: number): JobRecord {
+  if (job.state !== "queued" || !job.waiting_on.includes(parentId)) throw conflict(job, "release");
+  const waiting_on = job.waiting_on.filter((id) => id !== parentId);
+  if (waiting_on.length > 0) return { ...job, waiting_on, updated_at: iso(now) };
+  return withEvent(job, now, { state: "queued", waiting_on, pending_reason: "waiting_for_scheduler" }, "released");
+}
+
+/** A job of its `depends_on` failed, timed out, was cancelled or is gone: the job cannot run and ends `cancelled` (never charged). */
+export function failDependency(job: JobRecord, parentId: string, parentState: string | null, now: number): JobRecord {
+  if (job.state !== "queued" || !job.waiting_on.includes(parentId)) throw conflict(job, "cancel");
+  const why = parentState === null ? "no longer exists" : `ended ${parentState}`;
+  const error = { code: "job.dependency_failed", message: `Job ${parentId}, which this job depends on, ${why}.` };
+  return withEvent(job, now, { state: "cancelled", error, finished_at: iso(now), deadline_at: null, pending_reason: null }, "dependency_failed", { error });
+}

@@ -24,7 +24,7 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
   listApiKeys: [],
   revokeApiKey: ["resource.not_found"],
   updateApiKey: ["resource.not_found", "state.conflict"],
-  submitJob: ["idempotency.key_reused", "plan.limit_exceeded", "queue.full", "quota.concurrent_jobs_exceeded", "quota.job_type_not_allowed", "quota.jobs_per_hour_exceeded", "quota.key_budget_exhausted", "resource.limit_reached"],
+  submitJob: ["idempotency.key_reused", "plan.limit_exceeded", "queue.full", "quota.concurrent_jobs_exceeded", "quota.job_type_not_allowed", "quota.jobs_per_hour_exceeded", "quota.key_budget_exhausted", "resource.limit_reached", "resource.not_found", "state.conflict"],
   retrieveJob: ["resource.not_found"],
   listJobs: [],
   cancelJob: ["resource.not_found", "state.conflict"],

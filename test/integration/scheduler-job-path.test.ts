@@ -9,6 +9,7 @@ import { connect, type NatsConnection, type Subscription } from "@nats-io/transp
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { endAttempt } from "../../services/scheduler/attempt-metering.js";
+import { ActiveJobs } from "../../services/scheduler/active-jobs.js";
 import { ClusterView } from "../../services/scheduler/cluster-view.js";
 import { loadConfig } from "../../services/scheduler/config.js";
 import { JobsWatch } from "../../services/scheduler/jobs-watch.js";
@@ -67,7 +68,7 @@ beforeAll(async () => {
   };
   reads = { jobs: jobs.reads, allocations: allocations.reads, keyQuotas: keyQuotas.reads };
   const view = new ClusterView(store, () => undefined);
-  ctx = { nc, logger, clock, config, store, view, allocations: new AllocationWriter(store, view), queueDepth: new QueueDepthGuard({ size: 0 }, 1000), jobsWatch: new JobsWatch(store, []), requestPlacement: () => undefined };
+  ctx = { nc, logger, clock, config, store, view, allocations: new AllocationWriter(store, view), queueDepth: new QueueDepthGuard({ size: 0 }, 1000), jobsWatch: new JobsWatch(store, []), concurrency: new ActiveJobs(), requestPlacement: () => undefined };
 });
 
 afterAll(async () => {

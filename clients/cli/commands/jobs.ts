@@ -31,6 +31,9 @@ interface SubmitOptions {
   label: string[];
   env: string[];
   meta: string[];
+  dependsOn: string[];
+  concurrencyKey?: string;
+  maxRunning?: string;
   wait?: boolean;
   follow?: boolean;
   dryRun?: boolean;
@@ -118,6 +121,8 @@ export function submitRequest(options: SubmitOptions, command: string[]): Submit
       labels: pairs("--label", options.label),
       env: pairs("--env", options.env),
       metadata: pairs("--meta", options.meta),
+      depends_on: options.dependsOn.length > 0 ? options.dependsOn : undefined,
+      concurrency: concurrencyOf(options),
     }),
     ...(Object.keys(resources).length > 0 ? { resources } : {}),
     ...(command.length > 0 ? { command } : {}),
@@ -125,6 +130,15 @@ export function submitRequest(options: SubmitOptions, command: string[]): Submit
   body.type ??= "shell";
   if (!body.command || body.command.length === 0) throw new UsageError("Give the command after `--` (cjs jobs submit -- echo hello), or in --file.");
   return body as SubmitRequest;
+}
+
+/** `--concurrency-key` with `--max-running` (default 1) as the body's `concurrency`. */
+function concurrencyOf(options: Pick<SubmitOptions, "concurrencyKey" | "maxRunning">): SubmitRequest["concurrency"] {
+  if (options.concurrencyKey === undefined) {
+    if (options.maxRunning !== undefined) throw new UsageError("--max-running needs --concurrency-key.");
+    return undefined;
+  }
+  return { key: options.concurrencyKey, max_running: number("--max-running", options.maxRunning) ?? 1 };
 }
 
 function definedOnly<T extends Record<string, unknown>>(object: T): Partial<T> {
@@ -164,6 +178,9 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .option("--label <key=value>", "a label the node must carry (repeatable)", collect, [])
     .option("--env <NAME=value>", "an environment variable of the run (repeatable)", collect, [])
     .option("--meta <key=value>", "metadata kept with the job (repeatable)", collect, [])
+    .option("--depends-on <job_id>", "a job that must succeed first (repeatable)", collect, [])
+    .option("--concurrency-key <key>", "at most --max-running jobs of the business with this key run at once")
+    .option("--max-running <n>", "with --concurrency-key: how many of its jobs may run at once (default 1)")
     .option("--wait", "wait for the job's end; exit with its outcome")
     .option("--follow", "stream its log until it ends; exit with its outcome")
     .option("--idempotency-key <key>", IDEMPOTENCY_KEY_HELP)

@@ -90,28 +90,31 @@ export function expireInQueue(job: JobRecord, now: number): JobRecord {
   return withEvent(job, now, { state: "cancelled", error, finished_at: iso(now), pending_reason: null, next_attempt_at: null }, "queue_timeout", { error });
 }
 
+/**
+ * An ended job back in the queue for another run under the same id, with a fresh budget of
+ * `max_attempts` (its next assignment is the next attempt): what a retry, by hand or by
+ * the retry policy, writes.
+ */
+function rerun(job: JobRecord, now: number, pendingReason: "waiting_for_scheduler" | "retry_backoff"): Partial<JobRecord> & { state: "queued" } {
+  return {
+    state: "queued",
+    node_id: null,
+    exit_code: null,
+    error: null,
+    usage: null,
+    started_at: null,
+    finished_at: null,
+    deadline_at: null,
+    queued_at: iso(now),
+    pending_reason: pendingReason,
+    attempt_base: job.attempt,
+  };
+}
+
 /** Requeues a failed or timed-out job under the same id; its next assignment is the next attempt. */
 export function retry(job: JobRecord, now: number): JobRecord {
   if (job.state !== "failed" && job.state !== "timed_out") throw conflict(job, "retry");
-  return withEvent(
-    job,
-    now,
-    {
-      state: "queued",
-      node_id: null,
-      exit_code: null,
-      error: null,
-      usage: null,
-      started_at: null,
-      finished_at: null,
-      deadline_at: null,
-      queued_at: iso(now),
-      pending_reason: "waiting_for_scheduler",
-      // A retry grants a fresh budget of max_attempts.
-      attempt_base: job.attempt,
-    },
-    "retried",
-  );
+  return withEvent(job, now, rerun(job, now, "waiting_for_scheduler"), "retried");
 }
 
 export function timeOut(job: JobRecord, now: number, random: () => number = Math.random): JobRecord {
@@ -150,21 +153,7 @@ function retryOrEnd(ended: JobRecord, now: number, random: () => number): JobRec
   return withEvent(
     ended,
     now,
-    {
-      state: "queued",
-      node_id: null,
-      exit_code: null,
-      error: null,
-      usage: null,
-      started_at: null,
-      finished_at: null,
-      deadline_at: null,
-      queued_at: iso(now),
-      pending_reason: "retry_backoff",
-      next_attempt_at: nextAttemptAt,
-      retry_count: ended.retry_count + 1,
-      attempt_base: ended.attempt,
-    },
+    { ...rerun(ended, now, "retry_backoff"), next_attempt_at: nextAttemptAt, retry_count: ended.retry_count + 1 },
     "retry_scheduled",
     { ...failure, next_attempt_at: nextAttemptAt },
   );

@@ -14,6 +14,7 @@ import {
   PushLogsRequest,
   RegisterNodeRequest,
 } from "./nodes.js";
+import { CreateWebhookRequest, ListDeliveriesRequest, ListWebhooksRequest, WebhookRef } from "./webhooks.js";
 
 /**
  * Messages between the gateway and the services behind it. The gateway authenticates;
@@ -50,6 +51,11 @@ function asNode<S extends z.ZodType>(body: S) {
 }
 
 export const SubmitJobCommand = asUser(SubmitJobRequest);
+/** Webhook RPCs, answered by one webhooks replica. */
+export const CreateWebhookCommand = asUser(CreateWebhookRequest);
+export const ListWebhooksCommand = asUser(ListWebhooksRequest);
+export const WebhookRefCommand = asUser(WebhookRef);
+export const ListDeliveriesCommand = asUser(ListDeliveriesRequest);
 export const JobRefCommand = asUser(JobRef);
 export const ListJobsCommand = asUser(ListJobsRequest);
 export const PollCommand = asNode(PollRequest);

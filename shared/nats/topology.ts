@@ -39,6 +39,10 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.rateLimits]: { history: 1, ttl: 2 * 60 * MINUTE_MS },
   [BUCKETS.creditAccounts]: { history: 1 },
   [BUCKETS.creditEntries]: { history: 1 },
+  [BUCKETS.webhooks]: { history: 1 },
+  // Past the 24 h retry window, so the log answers for a week after the last attempt.
+  [BUCKETS.webhookDeliveries]: { history: 1, ttl: 7 * 24 * 60 * MINUTE_MS },
+  [BUCKETS.webhookKeys]: { history: 1 },
 };
 
 /**

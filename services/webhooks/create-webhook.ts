@@ -18,7 +18,7 @@ export function createWebhook(ctx: WebhooksContext) {
     // Counted before the create: two creates at once may both pass at the cap, a bounded overshoot.
     const existing = await businessWebhooks(ctx, caller.app_id, caller.business_id);
     if (existing.length >= MAX_WEBHOOKS_PER_BUSINESS) {
-      throw new AppError("resource.limit_reached", `A business may have at most ${MAX_WEBHOOKS_PER_BUSINESS} webhooks; delete one first.`, {
+      throw new AppError("webhook.limit_reached", `A business may have at most ${MAX_WEBHOOKS_PER_BUSINESS} webhooks; delete one first.`, {
         details: { limit: MAX_WEBHOOKS_PER_BUSINESS },
       });
     }

@@ -2,6 +2,7 @@ import { AckPolicy, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import { CONSUMERS, decodeJson, STREAMS } from "../../shared/nats/index.js";
 import { attemptDelivery } from "./attempt-delivery.js";
+import { ensureConsumer } from "./ensure-consumer.js";
 import { DeliveryDue } from "./records.js";
 import { deliveriesInFlight } from "./webhook-metrics.js";
 import type { WebhooksContext } from "./webhooks-context.js";
@@ -25,8 +26,9 @@ export interface DeliveryWorker {
  * slots the others need.
  */
 export async function startDeliveryWorker(ctx: WebhooksContext): Promise<DeliveryWorker> {
-  const ackWaitMs = ctx.config.CJS_WEBHOOK_TIMEOUT_MS + 30_000;
-  await ctx.jsm.consumers.add(STREAMS.webhookDeliveries, {
+  // Room for the POST and the write of its try; a delivery a dead replica held comes back after this.
+  const ackWaitMs = 2 * ctx.config.CJS_WEBHOOK_TIMEOUT_MS + 5_000;
+  await ensureConsumer(ctx.jsm, STREAMS.webhookDeliveries, {
     durable_name: CONSUMERS.webhookDeliveries,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,

@@ -4,12 +4,14 @@ import { webhookWants } from "../../shared/contract/index.js";
 import { BUCKETS, CONSUMERS, decodeJson, kvStreams } from "../../shared/nats/index.js";
 import { JobRecord } from "../../shared/records/index.js";
 import { enqueueDelivery } from "./enqueue-delivery.js";
+import { ensureConsumer } from "./ensure-consumer.js";
 import { eventFilterSubjects, sameSubjects } from "./event-filter.js";
 import { eventOfRecord } from "./job-event.js";
 import { businessWebhooks, type WebhooksContext } from "./webhooks-context.js";
 
 const JOBS_STREAM = kvStreams.name(BUCKETS.jobs);
-const ACK_WAIT_MS = 60_000;
+/** Queuing a revision's deliveries takes a few KV calls; one a dead replica held comes back after this. */
+const ACK_WAIT_MS = 15_000;
 const RETRY_AFTER_ERROR_MS = 5_000;
 /** How often each replica sets the filter from the bucket anyway: heals a change another replica applied from an older listing. */
 const FILTER_REFRESH_MS = 30_000;
@@ -44,8 +46,7 @@ export async function startEventFeed(ctx: WebhooksContext): Promise<EventFeed> {
     const filters = await eventFilterSubjects(ctx);
     const existing = await ctx.jsm.consumers.info(JOBS_STREAM, CONSUMERS.webhookEvents).catch(() => null);
     if (existing && sameSubjects(existing.config.filter_subjects ?? (existing.config.filter_subject ? [existing.config.filter_subject] : []), filters)) return;
-    if (existing) await ctx.jsm.consumers.update(JOBS_STREAM, CONSUMERS.webhookEvents, { filter_subjects: filters });
-    else await ctx.jsm.consumers.add(JOBS_STREAM, { ...base, filter_subjects: filters });
+    await ensureConsumer(ctx.jsm, JOBS_STREAM, { ...base, filter_subjects: filters }, existing);
   };
   // One change at a time in a replica, each from a fresh listing.
   const refresh = () => {

@@ -49,7 +49,7 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
   cancelSubscription: ["permission.denied", "state.conflict"],
   createCheckout: ["permission.denied", "resource.not_found", "state.conflict"],
   listLedger: [],
-  createWebhook: ["resource.limit_reached"],
+  createWebhook: ["webhook.limit_reached"],
   listWebhooks: [],
   deleteWebhook: ["resource.not_found"],
   testWebhook: ["resource.not_found"],

@@ -11,6 +11,5 @@ export function documentedVerifier(): VerifyWebhook {
   const text = readFileSync(DOC, "utf8");
   const code = /## Verifying a delivery[\s\S]*?```js\n([\s\S]*?)```/.exec(text)?.[1];
   if (code === undefined) throw new Error("docs/webhooks.md has no ```js snippet under \"Verifying a delivery\"");
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the point is to run the documented snippet itself.
   return new Function("require", `${code}\nreturn verifyWebhook;`)(createRequire(import.meta.url)) as VerifyWebhook;
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WebhookEvent } from "../../shared/contract/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { errorCodeOf } from "../harness/error-code.js";
-import { FakeNode } from "../harness/fake-node.js";
+import { runJobToEnd } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 import { documentedVerifier } from "../harness/webhook-verifier.js";
@@ -46,14 +46,9 @@ async function business() {
   return { tenant: own, client };
 }
 
-/** Submits a job to a pool of its own and runs it to `outcome` on a fake node. */
-async function runJob(client: ComputeClient, owner: Tenant, pool: string, outcome: "succeeded" | "failed" = "succeeded"): Promise<string> {
-  const node = await FakeNode.register(client, baseUrl, owner.app.app_id, { pool_id: pool });
-  const { job_id } = await client.call("submitJob", { type: "shell", command: ["true"], pool_id: pool });
-  await expect.poll(async () => (await node.poll(), node.running.has(job_id)), { timeout: 10_000 }).toBe(true);
-  await node.finish(job_id, outcome);
-  return job_id;
-}
+/** Runs a job to `outcome` on a pool of its own. */
+const runJob = (client: ComputeClient, owner: Tenant, pool: string, outcome: "succeeded" | "failed" = "succeeded") =>
+  runJobToEnd(client, baseUrl, owner.app.app_id, pool, outcome);
 
 const events = (target: WebhookReceiver): WebhookEvent[] => target.received.map((received) => JSON.parse(received.body) as WebhookEvent);
 

@@ -18,7 +18,7 @@ export const WebhooksConfig = BaseConfig.extend({
    * The key every webhook's signing secret is derived from (at least 32 characters). Unset:
    * one is generated and kept in the `cjs_webhook_keys` bucket. Changing it changes every secret.
    */
-  CJS_WEBHOOK_SECRET_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  CJS_WEBHOOK_SECRET_KEY: z.preprocess((value) => (value === "" ? undefined : value), z.string().min(32, "must be at least 32 characters").optional()),
   /** How long one POST may take before it counts as failed. */
   CJS_WEBHOOK_TIMEOUT_MS: intSetting(10_000, { min: 100, max: 120_000 }),
   /** Pauses between tries of a delivery, in seconds; the last repeats. */

@@ -17,13 +17,13 @@ export function registerWebhookCommands(program: Command, run: Run): void {
   webhooks
     .command("create")
     .description("Subscribe a URL to job events; prints the signing secret once")
-    .requiredOption("--url <url>", "where events are POSTed (http or https)")
+    .argument("<url>", "where events are POSTed (http or https)")
     .option("--events <events>", "comma-separated: job.started, job.succeeded, job.failed, job.timed_out, job.cancelled, or job.*", "job.*")
     .option("--description <text>", "a note for yourself")
     .action(
-      run(async (ctx: CliContext, options: { url: string; events: string; description?: string }) => {
+      run(async (ctx: CliContext, url: string, options: { events: string; description?: string }) => {
         const request = {
-          url: options.url,
+          url,
           events: options.events.split(",").map((event) => event.trim()).filter((event) => event !== ""),
           ...(options.description !== undefined ? { description: options.description } : {}),
         } as RpcRequest<"createWebhook">;

@@ -14,7 +14,8 @@ import { startFakeAgent, type FakeAgent } from "./fake-agent.js";
 import { startMonitoredNats } from "./monitored-nats.js";
 
 /** The services, one process each, in the order they start. */
-export const SERVICES = ["scheduler", "node-registry", "log-relay", "billing", "gateway"] as const;
+/** The webhooks service runs too, with no webhook: the cost of having it beside the job path. */
+export const SERVICES = ["scheduler", "node-registry", "log-relay", "billing", "webhooks", "gateway"] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /**

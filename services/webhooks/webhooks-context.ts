@@ -60,6 +60,9 @@ export async function openWebhooksContext(
     },
     { logger },
   );
+  if (config.CJS_WEBHOOK_SECRET_KEY === undefined) {
+    logger.info("CJS_WEBHOOK_SECRET_KEY is not set: webhook secrets are derived from the key kept in the cjs_webhook_keys bucket; set it in production");
+  }
   return {
     ...deps,
     js: jetstream(nc),

@@ -1,5 +1,7 @@
+import { jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WebhookEvent } from "../../shared/contract/index.js";
+import { BUCKETS, CONSUMERS, kvStreams } from "../../shared/nats/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { runJobToEnd } from "../harness/fake-node.js";
@@ -94,6 +96,22 @@ describe("webhook subscriptions", () => {
     expect(first.items).toHaveLength(15);
     expect(second).toMatchObject({ next_cursor: null });
     expect(second.items).toHaveLength(5);
+  });
+});
+
+describe("the cost rule", () => {
+  it("the job-event consumer reads only the job records of businesses that have a webhook", async () => {
+    const jsm = await jetstreamManager(system.gateways[0]!.nc);
+    const filters = async () => (await jsm.consumers.info(kvStreams.name(BUCKETS.jobs), CONSUMERS.webhookEvents)).config.filter_subjects ?? [];
+    const own = await business();
+    const subject = `$KV.${BUCKETS.jobs}.${own.tenant.app.app_id}.${own.tenant.business.business_id}.*`;
+    expect(await filters()).not.toContain(subject);
+
+    const { webhook } = await own.client.call("createWebhook", { url: "http://127.0.0.1:9/hook", events: ["job.*"] });
+    expect(await filters()).toContain(subject);
+    expect((await filters()).every((filter) => filter.startsWith(`$KV.${BUCKETS.jobs}.`) && !filter.endsWith(".>"))).toBe(true);
+    await own.client.call("deleteWebhook", { webhook_id: webhook.webhook_id });
+    expect(await filters()).not.toContain(subject);
   });
 });
 

@@ -92,7 +92,15 @@ async function handleRevision(ctx: WebhooksContext, msg: JsMsg): Promise<void> {
     msg.term();
     return;
   }
-  const event = eventOfRecord(parsed.data);
+  let event: ReturnType<typeof eventOfRecord>;
+  try {
+    event = eventOfRecord(parsed.data);
+  } catch (error) {
+    // A record the public job schema refuses would fail the same way on every redelivery.
+    ctx.logger.error({ err: error, seq: msg.seq, subject: msg.subject }, "skipping a job record that cannot be shown in a webhook event");
+    msg.term();
+    return;
+  }
   if (event) {
     const webhooks = await businessWebhooks(ctx, parsed.data.app_id, parsed.data.business_id);
     for (const webhook of webhooks) {

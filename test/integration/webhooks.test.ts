@@ -136,16 +136,36 @@ describe("deliveries", () => {
     expect(items[0]).toMatchObject({ event_id: event.id, event_type: "job.succeeded", next_attempt_at: null, attempts: [{ status_code: 200, error: null }] });
   });
 
-  it("job.* receives every event of the business's jobs: started and succeeded, started and failed", async () => {
+  it("job.* receives every event of the business's jobs: started and succeeded, started and failed, cancelled", async () => {
     const own = await business();
     const target = await receiver();
     await own.client.call("createWebhook", { url: target.url, events: ["job.*"] });
     const succeeded = await runJob(own.client, own.tenant, "hooks-all-ok");
     const failed = await runJob(own.client, own.tenant, "hooks-all-fail", "failed");
+    const { job_id: cancelled } = await own.client.call("submitJob", { type: "shell", command: ["true"], pool_id: "hooks-all-nobody" });
+    await own.client.call("cancelJob", { job_id: cancelled });
     const typesOf = (jobId: string) => events(target).filter((event) => event.data.job?.job_id === jobId).map((event) => event.type).sort();
 
     await expect.poll(() => typesOf(succeeded), { timeout: 15_000 }).toEqual(["job.started", "job.succeeded"]);
     await expect.poll(() => typesOf(failed), { timeout: 15_000 }).toEqual(["job.failed", "job.started"]);
+    await expect.poll(() => typesOf(cancelled), { timeout: 15_000 }).toEqual(["job.cancelled"]);
+  });
+
+  it("a webhook gets only the events it names", async () => {
+    const own = await business();
+    const onlyFailed = await receiver();
+    const everything = await receiver();
+    const { webhook } = await own.client.call("createWebhook", { url: onlyFailed.url, events: ["job.failed"] });
+    await own.client.call("createWebhook", { url: everything.url, events: ["job.*"] });
+    await runJob(own.client, own.tenant, "hooks-only-ok");
+    const bad = await runJob(own.client, own.tenant, "hooks-only-bad", "failed");
+
+    // Each job change is queued for every webhook of the business at once: once the job.*
+    // receiver has all four events, the other webhook's deliveries are all recorded.
+    await expect.poll(() => events(everything).length, { timeout: 15_000 }).toBe(4);
+    const { items } = await own.client.call("listWebhookDeliveries", { webhook_id: webhook.webhook_id });
+    expect(items.map((delivery) => delivery.event_type)).toEqual(["job.failed"]);
+    await expect.poll(() => events(onlyFailed).map((event) => [event.type, event.data.job?.job_id]), { timeout: 15_000 }).toEqual([["job.failed", bad]]);
   });
 
   it("a receiver answering 500 then 200 is tried again and the log shows both status codes", async () => {

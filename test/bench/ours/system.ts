@@ -116,7 +116,7 @@ async function waitUntilReady(service: ServiceProcess, url: string): Promise<voi
   throw new Error(`${service.name} was not ready (${url}) within ${READY_TIMEOUT_MS} ms; its output:\n${service.output()}`);
 }
 
-/** Starts nats-server and the five services, waits until each answers /readyz, and signs a tenant in. */
+/** Starts nats-server and the six services, waits until each answers /readyz, and signs a tenant in. */
 export async function startOurSystem(cleanup: Cleanup, progress: Progress, options: OurSystemOptions): Promise<OurSystem> {
   progress.update("starting nats-server");
   const nats: Pick<NatsHarness, "url" | "storeDir" | "stop"> & { monitorUrl?: string } = options.monitor ? await startMonitoredNats() : await startNats();

@@ -4,7 +4,7 @@ import type { WebhookEvent } from "../../shared/contract/index.js";
 import { BUCKETS, CONSUMERS, kvStreams } from "../../shared/nats/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { errorCodeOf } from "../harness/error-code.js";
-import { runJobToEnd } from "../harness/fake-node.js";
+import { FakeNode, runJobToEnd } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 import { documentedVerifier } from "../harness/webhook-verifier.js";
@@ -149,6 +149,17 @@ describe("deliveries", () => {
     await expect.poll(() => typesOf(succeeded), { timeout: 15_000 }).toEqual(["job.started", "job.succeeded"]);
     await expect.poll(() => typesOf(failed), { timeout: 15_000 }).toEqual(["job.failed", "job.started"]);
     await expect.poll(() => typesOf(cancelled), { timeout: 15_000 }).toEqual(["job.cancelled"]);
+  });
+
+  it("a run past its timeout makes job.timed_out", async () => {
+    const own = await business();
+    const target = await receiver();
+    await own.client.call("createWebhook", { url: target.url, events: ["job.timed_out"] });
+    const node = await FakeNode.register(own.client, baseUrl, own.tenant.app.app_id, { pool_id: "hooks-timeout" });
+    const { job_id } = await own.client.call("submitJob", { type: "shell", command: ["sleep", "60"], pool_id: "hooks-timeout", timeout_seconds: 1 });
+    await expect.poll(async () => (await node.poll(1), node.running.has(job_id)), { timeout: 10_000 }).toBe(true);
+
+    await expect.poll(() => events(target).map((event) => [event.type, event.data.job?.job_id, event.data.job?.state]), { timeout: 15_000 }).toEqual([["job.timed_out", job_id, "timed_out"]]);
   });
 
   it("a webhook gets only the events it names", async () => {

@@ -1,33 +1,18 @@
-import { once } from "node:events";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { startWebhookReceiver, type WebhookReceiver } from "../../test/harness/webhook-receiver.js";
 import { postEvent } from "./post-event.js";
 import { guardedLookup } from "./url-policy.js";
 
-const servers: Server[] = [];
+const receivers: WebhookReceiver[] = [];
 afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
 });
 
-/** A receiver on loopback that answers `status`, or never when null; it keeps what it got. */
+/** A receiver on loopback that answers `status`, or never when null; `literal` is its URL by address, `url` by the name `localhost`. */
 async function receiver(status: number | null) {
-  const got: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
-    req.on("end", () => {
-      got.push({ headers: req.headers, body });
-      if (status !== null) res.writeHead(status).end("a body nobody keeps");
-    });
-  });
-  servers.push(server);
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return { url: `http://localhost:${(server.address() as AddressInfo).port}/hook`, literal: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got };
+  const started = await startWebhookReceiver(() => (status === null ? new Promise<number>(() => undefined) : status));
+  receivers.push(started);
+  return { url: started.url.replace("127.0.0.1", "localhost"), literal: started.url, got: started.received };
 }
 
 const post = (url: string, allowPrivate: boolean, timeoutMs = 5_000) => postEvent({ url, body: '{"id":"evt_1"}', headers: { "cjs-event-id": "evt_1" }, timeoutMs, allowPrivate }, Date.now);

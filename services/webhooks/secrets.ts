@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import { z } from "zod";
 import { JsonBucket } from "../../shared/nats/index.js";
+import { toBase62 } from "../../shared/runtime/index.js";
 import type { WebhooksConfig } from "./config.js";
 
 const KEY_RECORD = "current";
@@ -25,16 +26,16 @@ export function newSecretSalt(): string {
   return randomBytes(16).toString("base64url");
 }
 
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/** Bytes per base62 group: 6 bytes (48 bits) are a safe integer, 9 base62 digits wide. */
+const GROUP_BYTES = 6;
 
 function base62(bytes: Buffer): string {
-  let value = BigInt(`0x${bytes.toString("hex")}`);
   let text = "";
-  while (value > 0n) {
-    text = BASE62[Number(value % 62n)] + text;
-    value /= 62n;
+  for (let start = 0; start < bytes.length; start += GROUP_BYTES) {
+    const group = bytes.subarray(start, start + GROUP_BYTES);
+    text += toBase62(group.readUIntBE(0, group.length), Math.ceil((group.length * 8) / Math.log2(62)));
   }
-  return text.padStart(43, "0");
+  return text;
 }
 
 /**

@@ -35,8 +35,10 @@ export function buildWebhooks(deps: ServiceDeps<WebhooksConfig>): Service {
     name: SERVICE,
     async start() {
       const ctx = await openWebhooksContext(deps);
-      feed = await startEventFeed(ctx);
-      ctx.refreshEventFilter = feed.refresh;
+      const events = await startEventFeed(ctx);
+      feed = events;
+      // A change already stored stands even when the filter update fails: the feed's periodic refresh applies it.
+      ctx.refreshEventFilter = () => events.refresh().catch((error: unknown) => logger.warn({ err: error }, "could not update the webhook event filter; the next refresh will"));
       worker = await startDeliveryWorker(ctx);
       const rpc = { queue: queueGroups.webhooks, logger };
       subscriptions.push(

@@ -1,6 +1,6 @@
 # One image for every process of the service. SERVICE picks the program at build time
 # (`--build-arg SERVICE=scheduler`) or at run time (`-e SERVICE=scheduler`): gateway,
-# scheduler, node-registry, log-relay, billing, agent or admin (the operator CLI).
+# scheduler, node-registry, log-relay, billing, webhooks, agent or admin (the operator CLI).
 # See docs/operations.md, "Deploying with containers".
 
 # Build: every dependency, the TypeScript compiler, then dist/ and the portal's build.

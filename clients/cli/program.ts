@@ -7,6 +7,7 @@ import { registerJobCommands } from "./commands/jobs.js";
 import { registerKeyCommands } from "./commands/keys.js";
 import { registerNodeCommands } from "./commands/nodes.js";
 import { registerAccountCommands, registerUserCommands } from "./commands/users.js";
+import { registerWebhookCommands } from "./commands/webhooks.js";
 import { colorsFor, type CliIo } from "./output.js";
 import { ApiError } from "../sdk/src/index.js";
 import { EXIT, exitCodeOf, UsageError } from "./exit-codes.js";
@@ -31,6 +32,7 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
   registerBillingCommands(program, run);
   registerAccountCommands(program, run);
   registerUserCommands(program, run);
+  registerWebhookCommands(program, run);
   registerCompletionCommand(program);
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
   return program;

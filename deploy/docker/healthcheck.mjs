@@ -9,6 +9,7 @@ export const DEFAULT_OPS_PORTS = {
   "node-registry": 9102,
   "log-relay": 9103,
   billing: 9104,
+  webhooks: 9105,
 };
 
 async function main() {

@@ -32,6 +32,8 @@ describe("the local cluster's layout", () => {
       "log-relay-2",
       "billing-1",
       "billing-2",
+      "webhooks-1",
+      "webhooks-2",
       "lb",
       "agent-1",
       "agent-2",

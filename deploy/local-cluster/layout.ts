@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { serverConfig } from "../../shared/nats-server/index.js";
 import { haproxyConfig } from "./haproxy-config.js";
 
-export const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing"] as const;
+export const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing", "webhooks"] as const;
 export type ServiceName = (typeof SERVICES)[number];
 export const REPLICAS = 2;
 export const NATS_NODES = 3;
@@ -30,9 +30,10 @@ const OFFSET = {
   "node-registry": 60,
   "log-relay": 70,
   billing: 80,
+  webhooks: 90,
 } as const;
 /** The highest offset in use, plus one: a base port must leave this many ports above it. */
-export const PORT_SPAN = 90;
+export const PORT_SPAN = 100;
 
 export type ProcessKind = "nats" | "service" | "lb" | "agent";
 

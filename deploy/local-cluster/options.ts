@@ -11,8 +11,8 @@ export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const ClusterFlags = z.object({
   /** The state directory: stores, logs, pids, the login. */
   dir: z.string().min(1).default(".data/cluster"),
-  /** The load balancer's port; every other port is above it (base to base+89). */
-  "base-port": z.coerce.number().int().min(1024).max(65_445).default(18_000),
+  /** The load balancer's port; every other port is above it (base to base+99). */
+  "base-port": z.coerce.number().int().min(1024).max(65_435).default(18_000),
 });
 export type ClusterFlags = z.infer<typeof ClusterFlags>;
 

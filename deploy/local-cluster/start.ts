@@ -52,7 +52,7 @@ async function assertPortsFree(layout: ClusterLayout): Promise<void> {
   for (const spec of allProcesses(layout)) {
     for (const port of spec.ports) {
       if (!(await portIsFree("127.0.0.1", port))) {
-        throw new Error(`port ${port} (${spec.name}) is taken; choose another base port with CLUSTER_BASE_PORT (ports base to base+89 are used)`);
+        throw new Error(`port ${port} (${spec.name}) is taken; choose another base port with CLUSTER_BASE_PORT (ports base to base+99 are used)`);
       }
     }
   }

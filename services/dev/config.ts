@@ -15,7 +15,7 @@ export const DevConfig = z.object({
   CJS_NATS_PORT: intSetting(4222, { min: 1, max: 65535 }),
   CJS_HOST: z.string().default("127.0.0.1"),
   CJS_PORT: intSetting(8080, { min: 0, max: 65535 }),
-  /** Where the process serves /metrics, /healthz and /readyz for all five services. */
+  /** Where the process serves /metrics, /healthz and /readyz for all six services. */
   CJS_OPS_HOST: z.string().default("127.0.0.1"),
   CJS_OPS_PORT: intSetting(9100, { min: 0, max: 65535 }),
   CJS_APP_ID: AppId.default("local"),

@@ -25,6 +25,8 @@ import { loadConfig as loadNodeRegistryConfig } from "../node-registry/config.js
 import { buildNodeRegistry } from "../node-registry/node-registry.js";
 import { loadConfig as loadSchedulerConfig } from "../scheduler/config.js";
 import { buildScheduler } from "../scheduler/scheduler.js";
+import { loadConfig as loadWebhooksConfig } from "../webhooks/config.js";
+import { buildWebhooks } from "../webhooks/webhooks.js";
 import { bootstrapDev } from "./bootstrap.js";
 import { type AgentLine, printBanner } from "./banner.js";
 import { loadConfig } from "./config.js";
@@ -33,7 +35,7 @@ import { type LocalAgent, startLocalAgent } from "./local-agent.js";
 
 /**
  * `make dev`: the whole system in one process — nats-server (unless NATS_URL is set),
- * the five services, each on its own NATS connection as in production — plus the
+ * the six services, each on its own NATS connection as in production — plus the
  * bootstrap of a local app and admin login, and one local agent so jobs really run.
  */
 function fail(message: string, exitCode = 1): never {
@@ -77,6 +79,8 @@ try {
     buildNodeRegistry({ ...(await depsFor("node-registry")), config: loadNodeRegistryConfig(env) }),
     buildLogRelay({ ...(await depsFor("log-relay")), config: loadLogRelayConfig(env) }),
     buildBilling({ ...(await depsFor("billing")), config: billingConfig }),
+    // Receivers on this machine are allowed here (a local test server), unless the operator says otherwise.
+    buildWebhooks({ ...(await depsFor("webhooks")), config: loadWebhooksConfig({ CJS_WEBHOOKS_ALLOW_PRIVATE_URLS: "true", ...env }) }),
   );
   for (const service of services) await service.start();
   gatewayAddress = await gateway.app.listen({ host: config.CJS_HOST, port: config.CJS_PORT });

@@ -132,6 +132,11 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.cancelJob, forward(gw, RPC_ROUTES.cancelJob, subjects.jobCancel()));
   registerRpc(app, edge, RPC_ROUTES.retryJob, idempotentRetry(gw));
   registerRpc(app, edge, RPC_ROUTES.deleteJob, forward(gw, RPC_ROUTES.deleteJob, subjects.jobDelete()));
+  registerRpc(app, edge, RPC_ROUTES.createWebhook, forward(gw, RPC_ROUTES.createWebhook, subjects.webhookCreate()));
+  registerRpc(app, edge, RPC_ROUTES.listWebhooks, forward(gw, RPC_ROUTES.listWebhooks, subjects.webhookList()));
+  registerRpc(app, edge, RPC_ROUTES.deleteWebhook, forward(gw, RPC_ROUTES.deleteWebhook, subjects.webhookDelete()));
+  registerRpc(app, edge, RPC_ROUTES.testWebhook, forward(gw, RPC_ROUTES.testWebhook, subjects.webhookTest()));
+  registerRpc(app, edge, RPC_ROUTES.listWebhookDeliveries, forward(gw, RPC_ROUTES.listWebhookDeliveries, subjects.webhookDeliveriesList()));
   registerArtifactRoutes(app, edge, gw);
   registerLogRoutes(app, edge, gw);
 

@@ -46,6 +46,8 @@ export const API_KEY_SCOPES = [
   "keys:write",
   "users:read",
   "users:write",
+  "webhooks:read",
+  "webhooks:write",
 ] as const;
 export const Scope = z.enum(API_KEY_SCOPES);
 export type Scope = z.infer<typeof Scope>;

@@ -40,7 +40,7 @@ export const ID_FORMATS = {
   },
   /** Reserved for schedules: no operation makes or takes one yet. */
   schedule: { pattern: madeId("sch"), message: "a schedule id such as `sch_…`" },
-  /** Reserved for outgoing webhooks: no operation makes or takes one yet. */
+  /** An outgoing webhook of a business. */
   webhook: { pattern: madeId("whk"), message: "a webhook id such as `whk_…`" },
 } as const satisfies Record<string, { pattern: RegExp; message: string }>;
 

@@ -235,3 +235,26 @@ export {
 export type { NodeNatsOperation } from "./node-nats.js";
 export { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, ExportFormat, ExportJobsRequest, ExportLedgerRequest } from "./exports.js";
 export type { ExportName, ExportRoute } from "./exports.js";
+export {
+  CreateWebhookRequest,
+  CreateWebhookResponse,
+  DeleteWebhookResponse,
+  Delivery,
+  DeliveryAttempt,
+  DeliveryId,
+  DeliveryState,
+  ListDeliveriesRequest,
+  ListDeliveriesResponse,
+  ListWebhooksRequest,
+  ListWebhooksResponse,
+  MAX_WEBHOOKS_PER_BUSINESS,
+  TestWebhookResponse,
+  Webhook,
+  WEBHOOK_JOB_EVENTS,
+  WebhookEvent,
+  WebhookEventFilter,
+  WebhookEventType,
+  WebhookRef,
+  webhookWants,
+} from "./webhooks.js";
+export { CreateWebhookCommand, ListDeliveriesCommand, ListWebhooksCommand, WebhookRefCommand } from "./internal.js";

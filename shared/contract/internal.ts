@@ -15,6 +15,7 @@ import {
   PushLogsRequest,
   RegisterNodeRequest,
 } from "./nodes.js";
+import { CreateWebhookRequest, ListDeliveriesRequest, ListWebhooksRequest, WebhookRef } from "./webhooks.js";
 
 /**
  * Messages between the gateway and the services behind it. The gateway authenticates;
@@ -55,6 +56,11 @@ function asNode<S extends z.ZodType>(body: S) {
  * id the job is made under: a repeat of the request finds the job made by the first.
  */
 export const SubmitJobCommand = asUser(SubmitJobRequest).extend({ job_id: JobId.optional() });
+/** Webhook RPCs, answered by one webhooks replica. */
+export const CreateWebhookCommand = asUser(CreateWebhookRequest);
+export const ListWebhooksCommand = asUser(ListWebhooksRequest);
+export const WebhookRefCommand = asUser(WebhookRef);
+export const ListDeliveriesCommand = asUser(ListDeliveriesRequest);
 export const JobRefCommand = asUser(JobRef);
 export const ListJobsCommand = asUser(ListJobsRequest);
 export const PollCommand = asNode(PollRequest);

@@ -49,6 +49,11 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
   cancelSubscription: ["permission.denied", "state.conflict"],
   createCheckout: ["permission.denied", "resource.not_found", "state.conflict"],
   listLedger: [],
+  createWebhook: ["webhook.limit_reached"],
+  listWebhooks: [],
+  deleteWebhook: ["resource.not_found"],
+  testWebhook: ["resource.not_found"],
+  listWebhookDeliveries: ["resource.not_found"],
 };
 
 /** The codes any operation with this credential may answer with: the edge's checks (body, app, credential, rate limit) and the failures of any call. */

@@ -60,6 +60,17 @@ import {
   RotateNodeKeyRequest,
   RotateNodeKeyResponse,
 } from "./nodes.js";
+import {
+  CreateWebhookRequest,
+  CreateWebhookResponse,
+  DeleteWebhookResponse,
+  ListDeliveriesRequest,
+  ListDeliveriesResponse,
+  ListWebhooksRequest,
+  ListWebhooksResponse,
+  TestWebhookResponse,
+  WebhookRef,
+} from "./webhooks.js";
 
 /**
  * Who may call an operation. Every `/api/...` call also carries `X-App-ID`.
@@ -424,6 +435,46 @@ export const RPC_ROUTES = {
     response: ListLedgerResponse,
     message: "Ledger entries",
     summary: "The business's compute-credit balance and ledger entries (grants, job debits, operator adjustments), newest first, paginated by cursor.",
+  }),
+  createWebhook: rpc({
+    path: "/api/compute/webhooks/create",
+    auth: "user",
+    request: CreateWebhookRequest,
+    response: CreateWebhookResponse,
+    message: "Webhook created; keep the secret, it is not shown again",
+    summary: "Subscribe a URL to job events; returns the webhook with its signing secret, shown this once.",
+  }),
+  listWebhooks: rpc({
+    path: "/api/compute/webhooks/list",
+    auth: "user",
+    request: ListWebhooksRequest,
+    response: ListWebhooksResponse,
+    message: "Webhooks",
+    summary: "The business's webhooks, oldest first, paginated by cursor; never their secrets.",
+  }),
+  deleteWebhook: rpc({
+    path: "/api/compute/webhooks/delete",
+    auth: "user",
+    request: WebhookRef,
+    response: DeleteWebhookResponse,
+    message: "Webhook deleted",
+    summary: "Delete a webhook; its pending deliveries are not sent.",
+  }),
+  testWebhook: rpc({
+    path: "/api/compute/webhooks/test",
+    auth: "user",
+    request: WebhookRef,
+    response: TestWebhookResponse,
+    message: "Test event queued",
+    summary: "Send a `webhook.test` event to the webhook through the normal delivery path; answers the delivery's id.",
+  }),
+  listWebhookDeliveries: rpc({
+    path: "/api/compute/webhooks/deliveries",
+    auth: "user",
+    request: ListDeliveriesRequest,
+    response: ListDeliveriesResponse,
+    message: "Deliveries",
+    summary: "The webhook's deliveries of the last 7 days, newest first, with each attempt's status code or error.",
   }),
 } as const;
 

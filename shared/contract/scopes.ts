@@ -52,6 +52,11 @@ export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] exten
   deleteJob: "jobs:write",
   listArtifacts: "jobs:read",
   deleteArtifact: "jobs:write",
+  createWebhook: "webhooks:write",
+  listWebhooks: "webhooks:read",
+  deleteWebhook: "webhooks:write",
+  testWebhook: "webhooks:write",
+  listWebhookDeliveries: "webhooks:read",
 };
 
 /** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */

@@ -54,6 +54,7 @@ export const ERROR_CATALOGUE = {
   "quota.concurrent_jobs_exceeded": { http: 429, retryable: true, summary: "The API key has `maxConcurrentJobs` jobs that have not ended; nothing was queued. Retry after `Retry-After` seconds, or once a job ends." },
   "quota.key_budget_exhausted": { http: 402, retryable: false, summary: "The API key's jobs reached its `budget_credits_per_month` this calendar month (UTC); nothing was queued. Other keys and sessions of the business are not affected (`details.budget`, `details.spent`, `details.resets_at`)." },
   "plan.limit_exceeded": { http: 403, retryable: false, summary: "The job asks for more than the business's plan allows on an operator pool (`details.limit`, `details.max`)." },
+  "webhook.limit_reached": { http: 409, retryable: false, summary: "The business has as many webhooks as it may (`details.limit`); delete one before creating another." },
   "rate.limited": { http: 429, retryable: true, summary: "Too many requests; wait `Retry-After` seconds." },
   "service.unavailable": { http: 503, retryable: true, summary: "A dependency (NATS or a backing service) is unreachable; retry after `Retry-After` seconds." },
   "internal.error": { http: 500, retryable: true, summary: "An unexpected fault. Nothing internal is disclosed; quote the request id when reporting it." },

@@ -61,6 +61,12 @@ export const BUCKETS = {
   creditEntries: "cjs_credit_entries",
   /** `<app>.<business>.<SHA-256 of an Idempotency-Key>` → what the first request with that key asked and answered (gateway); kept 24 h. */
   idempotency: "cjs_idempotency",
+  /** `<app>.<business>.<webhook id>` → an outgoing webhook: its URL, events and secret salt (webhooks). */
+  webhooks: "cjs_webhooks",
+  /** `<app>.<business>.<webhook id>.<delivery id>` → one delivery of an event: its payload and attempts, kept 7 days (webhooks). */
+  webhookDeliveries: "cjs_webhook_deliveries",
+  /** `current` → the key webhook secrets are derived from, when no setting gives one (webhooks). */
+  webhookKeys: "cjs_webhook_keys",
 } as const;
 
 /** JetStream object stores. */
@@ -75,6 +81,8 @@ export const STREAMS = {
   logs: "CJS_LOGS",
   /** Ends of started attempts on operator pools, published by the scheduler before the change; billing charges them. */
   metering: "CJS_METERING",
+  /** Deliveries due, one message per delivery (work queue, webhooks). */
+  webhookDeliveries: "CJS_WEBHOOK_DELIVERIES",
 } as const;
 
 /** Durable consumers. */
@@ -87,6 +95,10 @@ export const CONSUMERS = {
   /** Shared by every billing replica: each metering message is charged by one. */
   billingMetering: "billing-metering",
   billingLedgerAudit: "billing-ledger-audit", // on KV_cjs_jobs, shared by every billing replica: each job record revision is audited by one
+  /** On `KV_cjs_jobs`, filtered to the businesses that have webhooks; shared by every webhooks replica. */
+  webhookEvents: "webhook-events",
+  /** On `CJS_WEBHOOK_DELIVERIES`, shared by every webhooks replica: each delivery is POSTed by one. */
+  webhookDeliveries: "webhook-deliveries",
 } as const;
 /** The stream behind a KV bucket, and the subjects of all its keys (for consumers that read records as messages). */
 export const kvStreams = {
@@ -193,6 +205,15 @@ export const subjects = {
   /** The metering message of one job's attempt ends (`cjs.metering.>` for all). */
   metering: (jobId: string) => `${ROOT}.metering.${checkId("job", jobId)}`,
   meteringAll: () => `${ROOT}.metering.>`,
+  /** Webhook RPCs, answered by one webhooks replica. */
+  webhookCreate: () => `${ROOT}.webhooks.create`,
+  webhookList: () => `${ROOT}.webhooks.list`,
+  webhookDelete: () => `${ROOT}.webhooks.delete`,
+  webhookTest: () => `${ROOT}.webhooks.test`,
+  webhookDeliveriesList: () => `${ROOT}.webhooks.deliveries`,
+  /** A delivery due (the work queue's subjects: `cjs.webhook-deliveries.>` for all). */
+  webhookDelivery: (webhookId: string) => `${ROOT}.webhook-deliveries.${checkId("webhook", webhookId)}`,
+  webhookDeliveriesAll: () => `${ROOT}.webhook-deliveries.>`,
   /** Health ping of a service, answered by every replica. */
   servicePing: (service: string) => `${ROOT}.ping.${checkedToken(service)}`,
 } as const;
@@ -204,6 +225,7 @@ export const queueGroups = {
   nodeRegistry: "cjs-node-registry",
   logRelay: "cjs-log-relay",
   billing: "cjs-billing",
+  webhooks: "cjs-webhooks",
 } as const;
 
 /** One level of a KV key: an id of one of these kinds (checked by its format), or a `part` as `kvKey` makes it. */
@@ -240,6 +262,9 @@ export const BUCKET_KEYS = {
   [BUCKETS.creditAccounts]: ["app", "business"],
   [BUCKETS.creditEntries]: ["app", "business", "part", "part", "..."],
   [BUCKETS.idempotency]: ["app", "business", "part"],
+  [BUCKETS.webhooks]: ["app", "business", "webhook"],
+  [BUCKETS.webhookDeliveries]: ["app", "business", "webhook", "part"],
+  [BUCKETS.webhookKeys]: ["part"],
 } as const satisfies Record<BucketName, readonly (KeyLevel | "...")[]>;
 
 /** What `kvKey` writes for one part: KV key characters without a dot or a wildcard. */

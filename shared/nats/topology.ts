@@ -41,6 +41,10 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.creditEntries]: { history: 1 },
   // An Idempotency-Key is honoured for 24 h; the bucket's age limit is that promise.
   [BUCKETS.idempotency]: { history: 1, ttl: 24 * 60 * MINUTE_MS },
+  [BUCKETS.webhooks]: { history: 1 },
+  // Past the 24 h retry window, so the log answers for a week after the last attempt.
+  [BUCKETS.webhookDeliveries]: { history: 1, ttl: 7 * 24 * 60 * MINUTE_MS },
+  [BUCKETS.webhookKeys]: { history: 1 },
 };
 
 /**

@@ -78,12 +78,19 @@ export function outcomeOf(error: string): string {
 }
 
 /** Durable consumers by name, and the service that consumes each. */
-const DURABLE_OWNERS: Record<string, string> = { scheduler: "scheduler", "billing-ledger-audit": "billing", "billing-metering": "billing" };
+const DURABLE_OWNERS: Record<string, string> = {
+  scheduler: "scheduler",
+  "billing-ledger-audit": "billing",
+  "billing-metering": "billing",
+  "webhook-events": "webhooks",
+  "webhook-deliveries": "webhooks",
+};
 /** Streams that are not KV buckets, by the start of their subjects. */
 const STREAM_SUBJECTS: Array<[prefix: string, stream: string]> = [
   ["cjs.metering.", "CJS_METERING"],
   ["cjs.logs.", "CJS_LOGS"],
   ["cjs.logdrops.", "CJS_LOGS"],
+  ["cjs.webhook-deliveries.", "CJS_WEBHOOK_DELIVERIES"],
 ];
 export const SERVER = "nats-server";
 const ID_TOKEN = /^(job|nod)_[0-9A-Za-z]{20}$/;
@@ -208,6 +215,7 @@ const ANSWERED_BY: Record<string, string> = {
   registry: "node-registry",
   logrelay: "log-relay",
   billing: "billing",
+  webhooks: "webhooks",
   nodeplane: "gateway",
 };
 

@@ -9,7 +9,7 @@ const COMPOSE = join(DEPLOY, "compose.yaml");
 const PASSWORDS = { NATS_SERVICES_PASSWORD: "s", NATS_OPERATOR_PASSWORD: "o", NATS_AGENT_PASSWORD: "a", GRAFANA_ADMIN_PASSWORD: "g" };
 // Every profile, so the agent is checked too.
 const ENV = { ...PASSWORDS, COMPOSE_PROFILES: "agent" };
-const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing"] as const;
+const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing", "webhooks"] as const;
 const NATS_URL = "nats://nats-1:4222,nats://nats-2:4222,nats://nats-3:4222";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -9,6 +9,7 @@ import { DEFAULT_OPS_PORTS } from "../../deploy/docker/healthcheck.mjs";
 import { loadConfig as billingConfig } from "../../services/billing/config.js";
 import { loadConfig as gatewayConfig } from "../../services/gateway/config.js";
 import { loadConfig as logRelayConfig } from "../../services/log-relay/config.js";
+import { loadConfig as webhooksConfig } from "../../services/webhooks/config.js";
 import { loadConfig as nodeRegistryConfig } from "../../services/node-registry/config.js";
 import { loadConfig as schedulerConfig } from "../../services/scheduler/config.js";
 import { parseDockerfile, type Stage } from "./dockerfile.js";
@@ -76,7 +77,7 @@ describe("the entrypoint", () => {
     for (const service of ["gatway", ""]) {
       const result = spawnSync("sh", [ENTRYPOINT], { env: { PATH: process.env.PATH ?? "", SERVICE: service }, encoding: "utf8" });
       expect(result.status).toBe(2);
-      expect(result.stderr).toContain(`SERVICE must be one of gateway, scheduler, node-registry, log-relay, billing, agent, admin (got '${service}')`);
+      expect(result.stderr).toContain(`SERVICE must be one of gateway, scheduler, node-registry, log-relay, billing, webhooks, agent, admin (got '${service}')`);
     }
   });
 });
@@ -128,6 +129,7 @@ describe("the health check", () => {
       "node-registry": nodeRegistryConfig({}).CJS_OPS_PORT,
       "log-relay": logRelayConfig({}).CJS_OPS_PORT,
       billing: billingConfig({}).CJS_OPS_PORT,
+      webhooks: webhooksConfig({}).CJS_OPS_PORT,
     });
   });
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildKustomization, DEPLOY, runManifestCheck, type KubeObject } from "./manifest-check.js";
 
 const KUBERNETES = join(DEPLOY, "kubernetes");
-const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing"] as const;
+const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing", "webhooks"] as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Container = any;
@@ -122,7 +122,7 @@ describe("the Kubernetes manifests", () => {
     expect(objects("Secret")).toEqual([]);
   });
 
-  it("admit to the NATS client port only the pods labelled as its clients, which are the five services, and routes only between NATS pods", () => {
+  it("admit to the NATS client port only the pods labelled as its clients, which are the six services, and routes only between NATS pods", () => {
     const policy = named("NetworkPolicy", "nats");
     expect(policy.spec.ingress).toEqual([
       { from: [{ podSelector: { matchLabels: { "cjs/nats-client": "true" } } }], ports: [{ port: "client" }] },

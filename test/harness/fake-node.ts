@@ -44,3 +44,15 @@ export class FakeNode {
     return result;
   }
 }
+
+/** Submits a shell job to `pool` (a pool of the test's own), runs it on a fresh fake node there, and reports `outcome`; answers the job id. */
+export async function runJobToEnd(client: ComputeClient, baseUrl: string, appId: string, pool: string, outcome: "succeeded" | "failed" = "succeeded"): Promise<string> {
+  const node = await FakeNode.register(client, baseUrl, appId, { pool_id: pool });
+  const { job_id } = await client.call("submitJob", { type: "shell", command: ["true"], pool_id: pool });
+  for (let polls = 0; !node.running.has(job_id); polls += 1) {
+    if (polls >= 20) throw new Error(`job ${job_id} was not placed on its pool's node`);
+    await node.poll(1);
+  }
+  await node.finish(job_id, outcome);
+  return job_id;
+}

@@ -20,6 +20,7 @@ const WATCHED: Partial<Record<BucketName, readonly string[]>> = {
   [BUCKETS.jobs]: ["state", "attempt"],
   [BUCKETS.nodes]: ["draining"],
   [BUCKETS.artifactIndex]: ["object_revision"],
+  [BUCKETS.webhooks]: ["url", "events"],
 };
 
 /** Every watched record as a line `<bucket> <key> <fields>`, sorted: equal snapshots mean no request changed anything. */

@@ -15,6 +15,8 @@ import { SchedulerConfig } from "../../services/scheduler/config.js";
 import { buildScheduler } from "../../services/scheduler/scheduler.js";
 import { GatewayConfig } from "../../services/gateway/config.js";
 import { buildGateway, type Gateway } from "../../services/gateway/gateway.js";
+import { WebhooksConfig } from "../../services/webhooks/config.js";
+import { buildWebhooks } from "../../services/webhooks/webhooks.js";
 
 /** A gateway replica listening on a free port, on its own NATS connection. */
 export interface RunningGateway {
@@ -146,6 +148,12 @@ export function startBilling(natsUrl: string, env: Record<string, string> = {}, 
   return runService(natsUrl, "billing", buildBilling, BillingConfig.parse({ NATS_URL: natsUrl, ...env }), systemClock, loggerFor);
 }
 
+/** Receivers are on loopback in tests: allowed unless the test's env says otherwise. */
+export function startWebhooks(natsUrl: string, env: Record<string, string> = {}, loggerFor?: LoggerFor) {
+  const config = WebhooksConfig.parse({ NATS_URL: natsUrl, CJS_WEBHOOKS_ALLOW_PRIVATE_URLS: "true", ...env });
+  return runService(natsUrl, "webhooks", buildWebhooks, config, systemClock, loggerFor);
+}
+
 /** Gateways, schedulers and node registries side by side on one NATS, plus a log relay and billing. */
 export interface RunningSystem {
   gateways: RunningGateway[];
@@ -153,6 +161,7 @@ export interface RunningSystem {
   registries: RunningService[];
   logRelay: RunningService;
   billing: RunningService;
+  webhooks: RunningService;
   stop(): Promise<void>;
 }
 
@@ -168,6 +177,7 @@ export async function startSystem(
   const registries = await times(replicas.registries, () => startNodeRegistry(natsUrl, env, loggerFor));
   const logRelay = await startLogRelay(natsUrl, env, loggerFor);
   const billing = await startBilling(natsUrl, env, loggerFor);
+  const webhooks = await startWebhooks(natsUrl, env, loggerFor);
   const gateways = await times(replicas.gateways, () => startGateway(natsUrl, env, loggerFor ? { logger: loggerFor("gateway") } : {}));
   return {
     gateways,
@@ -175,9 +185,10 @@ export async function startSystem(
     registries,
     logRelay,
     billing,
+    webhooks,
     async stop() {
       await Promise.all(gateways.map((gateway) => gateway.stop()));
-      await Promise.all([...schedulers, ...registries, logRelay, billing].map((running) => running.stop().catch(() => undefined)));
+      await Promise.all([...schedulers, ...registries, logRelay, billing, webhooks].map((running) => running.stop().catch(() => undefined)));
     },
   };
 }

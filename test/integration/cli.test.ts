@@ -11,6 +11,7 @@ import { FakeNode } from "../harness/fake-node.js";
 import { logLines } from "../harness/log-jobs.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { startWebhookReceiver } from "../harness/webhook-receiver.js";
 
 /**
  * `cjs`, the real binary (clients/cli/main.ts run by node), against the real stack: a
@@ -369,6 +370,35 @@ describe("accounts, users, deletion and exports", () => {
     const cancel = await cjs(["billing", "cancel"], { configDir });
     expect(cancel.code).toBe(65);
     expect(cancel.stderr).toContain("state.conflict");
+  });
+});
+
+describe("webhooks", () => {
+  it("create prints the secret once, ls never; test delivers a webhook.test that deliveries shows; rm removes it", async () => {
+    const configDir = await loggedIn();
+    const receiver = await startWebhookReceiver();
+    try {
+      const created = await cjs(["webhooks", "create", receiver.url, "--events", "job.succeeded,job.failed"], { configDir });
+      expect(created.code, created.stderr).toBe(0);
+      const secret = created.stdout.trim();
+      expect(secret).toMatch(/^whsec_/);
+      const listed = await cjs(["--json", "webhooks", "ls"], { configDir });
+      expect(listed.stdout).not.toContain(secret);
+      const webhook = (JSON.parse(listed.stdout) as { items: Array<{ webhook_id: string; url: string; events: string[] }> }).items.find((item) => item.url === receiver.url);
+      expect(webhook?.events).toEqual(["job.succeeded", "job.failed"]);
+
+      const tested = await cjs(["--json", "webhooks", "test", webhook!.webhook_id], { configDir });
+      const { delivery_id } = JSON.parse(tested.stdout) as { delivery_id: string };
+      await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(1);
+      await expect
+        .poll(async () => (await cjs(["webhooks", "deliveries", webhook!.webhook_id], { configDir })).stdout, { timeout: 15_000 })
+        .toMatch(new RegExp(`${delivery_id}\\s+webhook\\.test\\s+succeeded\\s.*\\s200\\s`));
+
+      expect((await cjs(["webhooks", "rm", webhook!.webhook_id], { configDir })).code).toBe(0);
+      expect((await cjs(["webhooks", "ls"], { configDir })).stdout).not.toContain(webhook!.webhook_id);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

@@ -9,13 +9,13 @@ import { startNatsCluster } from "../harness/nats-cluster.js";
 import { healthUrlOf, serviceProcessEnv, untilReadyz } from "../harness/readiness.js";
 import { startServiceProcess } from "../harness/service-process.js";
 
-const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing"] as const;
+const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing", "webhooks"] as const;
 const REPLICAS_EACH = 2;
-/** Ten Node.js processes starting on a small machine, then provisioning: a bound, not an expected time. */
+/** Twelve Node.js processes starting on a small machine, then provisioning: a bound, not an expected time. */
 const READY_WAIT_MS = 120_000;
 
 describe("services started together on a fresh three-node cluster", () => {
-  it("two replicas of each of the five services, started at once, all turn ready and none exits", async () => {
+  it("two replicas of each of the six services, started at once, all turn ready and none exits", async () => {
     await using cluster = await startNatsCluster();
     const children = SERVICES.flatMap((service) => Array.from({ length: REPLICAS_EACH }, () => service)).map((service) =>
       startServiceProcess({ service, env: serviceProcessEnv(service, cluster.url, cluster.replicas) }),

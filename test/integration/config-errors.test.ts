@@ -23,6 +23,7 @@ const PROGRAMS = [
   { name: "node-registry", script: "services/node-registry/main.ts", args: [], variable: "NATS_URL" },
   { name: "log-relay", script: "services/log-relay/main.ts", args: [], variable: "NATS_URL" },
   { name: "billing", script: "services/billing/main.ts", args: [], variable: "NATS_URL" },
+  { name: "webhooks", script: "services/webhooks/main.ts", args: [], variable: "NATS_URL" },
   { name: "dev", script: "services/dev/main.ts", args: [], variable: "NATS_URL" },
   { name: "admin", script: "services/admin/main.ts", args: ["business", "create", "--app", "local", "--name", "x"], variable: "NATS_URL" },
   { name: "agent", script: "clients/agent/main.ts", args: [], variable: "CJS_AGENT_NATS_URL" },
@@ -96,4 +97,21 @@ describe("CORS origins the gateway cannot use", () => {
     expect(output).not.toMatch(STACK_FRAME);
     expect(code, output).toBe(2);
   });
+});
+
+describe("webhook settings the webhooks service cannot use", () => {
+  for (const [variable, value, problem] of [
+    ["CJS_WEBHOOK_RETRY_SCHEDULE_SECONDS", "10,soon", "CJS_WEBHOOK_RETRY_SCHEDULE_SECONDS: must be whole seconds separated by commas"],
+    ["CJS_WEBHOOK_SECRET_KEY", "too-short", "CJS_WEBHOOK_SECRET_KEY: must be at least 32 characters"],
+    ["CJS_WEBHOOKS_ALLOW_PRIVATE_URLS", "maybe", "CJS_WEBHOOKS_ALLOW_PRIVATE_URLS"],
+  ] as const) {
+    it(`stop it with exit 2 naming ${variable}`, async () => {
+      const { code, output } = await run("services/webhooks/main.ts", [], { [variable]: value, NATS_URL: "nats://127.0.0.1:9", CJS_OPS_PORT: "0" });
+      expect(output).toContain(problem);
+      // A secret's text is never echoed.
+      if (variable === "CJS_WEBHOOK_SECRET_KEY") expect(output).not.toContain(value);
+      expect(output).not.toMatch(STACK_FRAME);
+      expect(code, output).toBe(2);
+    });
+  }
 });

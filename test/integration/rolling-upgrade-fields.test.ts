@@ -29,6 +29,7 @@ import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { startWebhookReceiver } from "../harness/webhook-receiver.js";
 
 /** Buckets whose values no service rewrites, and why: nothing of a newer replica's can be lost there. */
 const NOT_REWRITTEN = {
@@ -40,6 +41,8 @@ const NOT_REWRITTEN = {
   [BUCKETS.billingSecrets]: "created once by the first billing replica, never rewritten",
   [BUCKETS.leases]: "replaced whole: each value is its holder's own renewal, and a takeover writes the new holder's",
   [BUCKETS.artifactIndex]: "replaced whole: a newer upload's entry describes another object version",
+  [BUCKETS.webhooks]: "created once by the create RPC, never rewritten (a delete erases it)",
+  [BUCKETS.webhookKeys]: "created once by the first webhooks replica, never rewritten",
 } as const satisfies Partial<Record<BucketName, string>>;
 
 const NEWER = { newer_field: "written by a newer replica" } as const;
@@ -190,6 +193,26 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
       await addNewerFields(BUCKETS.jobs, key);
       await node.finish(job_id);
       expect(await stored(BUCKETS.jobs, key)).toMatchObject({ state: "succeeded", ...NEWER });
+    },
+  },
+  [BUCKETS.webhookDeliveries]: {
+    operation: "a delivery's try recorded",
+    async run() {
+      let answer: (status: number) => void = () => undefined;
+      const receiver = await startWebhookReceiver(() => new Promise<number>((resolve) => (answer = resolve)));
+      try {
+        const { webhook } = await user.call("createWebhook", { url: receiver.url, events: ["job.*"] });
+        const { delivery_id } = await user.call("testWebhook", { webhook_id: webhook.webhook_id });
+        // The POST is held open while the newer fields are added, so the try's write comes after them.
+        await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(1);
+        const key = `${tenant.app.app_id}.${tenant.business.business_id}.${webhook.webhook_id}.${delivery_id}`;
+        await addNewerFields(BUCKETS.webhookDeliveries, key);
+        answer(200);
+        await expect.poll(async () => (await stored(BUCKETS.webhookDeliveries, key)).state, { timeout: 10_000 }).toBe("succeeded");
+        expect(await stored(BUCKETS.webhookDeliveries, key)).toMatchObject(NEWER);
+      } finally {
+        await receiver.close();
+      }
     },
   },
   [BUCKETS.keyQuotas]: {

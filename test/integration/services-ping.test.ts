@@ -8,6 +8,8 @@ import { loadConfig as loadNodeRegistryConfig } from "../../services/node-regist
 import { buildNodeRegistry } from "../../services/node-registry/node-registry.js";
 import { loadConfig as loadSchedulerConfig } from "../../services/scheduler/config.js";
 import { buildScheduler } from "../../services/scheduler/scheduler.js";
+import { loadConfig as loadWebhooksConfig } from "../../services/webhooks/config.js";
+import { buildWebhooks } from "../../services/webhooks/webhooks.js";
 import { decodeJson, PingReply, subjects } from "../../shared/nats/index.js";
 import { createLogger, type Service, systemClock } from "../../shared/runtime/index.js";
 import { type NatsHarness, startNats } from "../harness/nats-server.js";
@@ -24,6 +26,7 @@ const SERVICES: { name: string; build: (nc: NatsConnection) => Service }[] = [
   { name: "node-registry", build: (nc) => buildNodeRegistry({ nc, logger, clock: systemClock, config: loadNodeRegistryConfig({}) }) },
   { name: "log-relay", build: (nc) => buildLogRelay({ nc, logger, clock: systemClock, config: loadLogRelayConfig({}) }) },
   { name: "billing", build: (nc) => buildBilling({ nc, logger, clock: systemClock, config: loadBillingConfig({}) }) },
+  { name: "webhooks", build: (nc) => buildWebhooks({ nc, logger, clock: systemClock, config: loadWebhooksConfig({}) }) },
 ];
 
 let nats: NatsHarness;

@@ -6,11 +6,12 @@ import { GatewayConfig } from "../../services/gateway/config.js";
 import { LogRelayConfig } from "../../services/log-relay/config.js";
 import { NodeRegistryConfig } from "../../services/node-registry/config.js";
 import { SchedulerConfig } from "../../services/scheduler/config.js";
+import { WebhooksConfig } from "../../services/webhooks/config.js";
 import { KNOWN_SETTINGS, settingNames } from "../../shared/runtime/index.js";
 
 describe("KNOWN_SETTINGS", () => {
   it("is exactly the CJS_* keys of every process's config schema", () => {
-    const fromSchemas = [...settingNames([SchedulerConfig, GatewayConfig, NodeRegistryConfig, LogRelayConfig, BillingConfig, DevConfig, AgentConfig])]
+    const fromSchemas = [...settingNames([SchedulerConfig, GatewayConfig, NodeRegistryConfig, LogRelayConfig, BillingConfig, DevConfig, AgentConfig, WebhooksConfig])]
       .filter((name) => name.startsWith("CJS_"))
       .sort();
     const listed = [...KNOWN_SETTINGS].sort();

@@ -7,6 +7,7 @@ import "../../services/gateway/gateway.js";
 import "../../services/log-relay/log-relay.js";
 import "../../services/node-registry/node-registry.js";
 import "../../services/scheduler/scheduler.js";
+import "../../services/webhooks/webhooks.js";
 import "../../shared/nats/index.js";
 import { collectProcessMetrics, metricsRegistry } from "../../shared/runtime/index.js";
 

@@ -172,6 +172,17 @@ export class ComputeJobsClient {
     confirmPasswordReset: (request: RpcRequest<"confirmPasswordReset">, options?: CallOptions) => this.call("confirmPasswordReset", request, options),
   };
 
+  /** The business's webhooks (docs/webhooks.md); a create's answer holds the signing secret, shown that once. */
+  readonly webhooks = {
+    create: (request: RpcRequest<"createWebhook">, options?: CallOptions) => this.call("createWebhook", request, options),
+    list: (request: RpcRequest<"listWebhooks"> = {}, options?: CallOptions) => this.call("listWebhooks", request, options),
+    delete: (webhookId: string, options?: CallOptions) => this.call("deleteWebhook", { webhook_id: webhookId }, options),
+    /** Queues a `webhook.test` event through the normal delivery path; answers its delivery id. */
+    test: (webhookId: string, options?: CallOptions) => this.call("testWebhook", { webhook_id: webhookId }, options),
+    /** One page of the webhook's deliveries of the last 7 days, newest first, each with its tries. */
+    deliveries: (request: RpcRequest<"listWebhookDeliveries">, options?: CallOptions) => this.call("listWebhookDeliveries", request, options),
+  };
+
   /** The users of the caller's business (business admins). */
   readonly users = {
     list: (request: RpcRequest<"listUsers"> = {}, options?: CallOptions) => this.call("listUsers", request, options),

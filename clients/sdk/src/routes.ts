@@ -27,6 +27,8 @@ const IDEMPOTENT: ReadonlySet<RpcName> = new Set<RpcName>([
   "disableUser",
   "enableUser",
   "setUserRole",
+  "listWebhooks",
+  "listWebhookDeliveries",
 ]);
 
 export function isIdempotent(name: RpcName): boolean {

@@ -28,6 +28,8 @@ export const ALL_FAULTS = [
   "log-relay-2",
   "billing-1",
   "billing-2",
+  "webhooks-1",
+  "webhooks-2",
   "agent-1",
 ] as const;
 /** `--quick`: one of each kind of process that matters most. */

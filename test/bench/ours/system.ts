@@ -14,7 +14,8 @@ import { startFakeAgent, type FakeAgent } from "./fake-agent.js";
 import { startMonitoredNats } from "./monitored-nats.js";
 
 /** The services, one process each, in the order they start. */
-export const SERVICES = ["scheduler", "node-registry", "log-relay", "billing", "gateway"] as const;
+/** The webhooks service runs too, with no webhook: the cost of having it beside the job path. */
+export const SERVICES = ["scheduler", "node-registry", "log-relay", "billing", "webhooks", "gateway"] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /**
@@ -115,7 +116,7 @@ async function waitUntilReady(service: ServiceProcess, url: string): Promise<voi
   throw new Error(`${service.name} was not ready (${url}) within ${READY_TIMEOUT_MS} ms; its output:\n${service.output()}`);
 }
 
-/** Starts nats-server and the five services, waits until each answers /readyz, and signs a tenant in. */
+/** Starts nats-server and the six services, waits until each answers /readyz, and signs a tenant in. */
 export async function startOurSystem(cleanup: Cleanup, progress: Progress, options: OurSystemOptions): Promise<OurSystem> {
   progress.update("starting nats-server");
   const nats: Pick<NatsHarness, "url" | "storeDir" | "stop"> & { monitorUrl?: string } = options.monitor ? await startMonitoredNats() : await startNats();

@@ -130,6 +130,12 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.cancelJob, forward(gw, RPC_ROUTES.cancelJob, subjects.jobCancel()));
   registerRpc(app, edge, RPC_ROUTES.retryJob, forward(gw, RPC_ROUTES.retryJob, subjects.jobRetry()));
   registerRpc(app, edge, RPC_ROUTES.deleteJob, forward(gw, RPC_ROUTES.deleteJob, subjects.jobDelete()));
+  registerRpc(app, edge, RPC_ROUTES.createSchedule, forward(gw, RPC_ROUTES.createSchedule, subjects.scheduleCreate()));
+  registerRpc(app, edge, RPC_ROUTES.listSchedules, forward(gw, RPC_ROUTES.listSchedules, subjects.scheduleList()));
+  registerRpc(app, edge, RPC_ROUTES.retrieveSchedule, forward(gw, RPC_ROUTES.retrieveSchedule, subjects.scheduleRetrieve()));
+  registerRpc(app, edge, RPC_ROUTES.pauseSchedule, forward(gw, RPC_ROUTES.pauseSchedule, subjects.schedulePause()));
+  registerRpc(app, edge, RPC_ROUTES.resumeSchedule, forward(gw, RPC_ROUTES.resumeSchedule, subjects.scheduleResume()));
+  registerRpc(app, edge, RPC_ROUTES.deleteSchedule, forward(gw, RPC_ROUTES.deleteSchedule, subjects.scheduleDelete()));
   registerArtifactRoutes(app, edge, gw);
   registerLogRoutes(app, edge, gw);
 

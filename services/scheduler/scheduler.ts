@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
 import { JobRefCommand, JobResultCommand, ListJobsCommand, PollCommand, SubmitJobCommand } from "../../shared/contract/index.js";
+import { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
@@ -30,6 +31,13 @@ import { retentionDue, schedulerSnapshots } from "./scheduler-metrics.js";
 import { takeSnapshot } from "./scheduler-snapshot.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
+import { createSchedule } from "./schedules/create-schedule.js";
+import { deleteSchedule } from "./schedules/delete-schedule.js";
+import { fireDueSchedules } from "./schedules/fire-schedules.js";
+import { listSchedules } from "./schedules/list-schedules.js";
+import { setScheduleState } from "./schedules/pause-schedule.js";
+import { retrieveSchedule } from "./schedules/retrieve-schedule.js";
+import { openSchedules, type Schedules } from "./schedules/schedule-store.js";
 
 const SERVICE = "scheduler";
 
@@ -64,6 +72,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
   let retentionTimer: NodeJS.Timeout | undefined;
+  let scheduleTimer: NodeJS.Timeout | undefined;
+  let schedules: Schedules | undefined;
   const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS);
   // A job joining the queue asks for a round; only the lease holder's rounds place.
   const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS, () => deps.clock.now());
@@ -156,6 +166,22 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     return sweeping;
   };
 
+  // Like the retention sweep, only the lease holder makes the jobs of schedules; a tick's job id makes a second maker harmless.
+  let firing: Promise<void> | undefined;
+  const fireSchedules = (): Promise<void> => {
+    if (!ctx || !schedules || stopped || !lease?.leading) return Promise.resolve();
+    const [context, bucket] = [ctx, schedules];
+    firing ??= fireDueSchedules(context, bucket, logger)
+      .then((pass) => {
+        if (pass.made + pass.skipped + pass.refused > 0) logger.info(pass, "schedules fired");
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, "schedule pass failed; the next one tries again"))
+      .finally(() => {
+        firing = undefined;
+      });
+    return firing;
+  };
+
   return {
     name: SERVICE,
     async start() {
@@ -172,6 +198,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         requestPlacement,
       };
       ctx = context;
+      const scheduleBucket = await openSchedules(nc, config, logger);
+      schedules = scheduleBucket;
       await context.view.start();
       await jobsWatch.start();
       const rpc = { queue: queueGroups.scheduler, logger };
@@ -183,6 +211,12 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobDelete(), request: JobRefCommand, handle: deleteJob(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleCreate(), request: CreateScheduleCommand, handle: createSchedule(context, scheduleBucket) }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleList(), request: ListSchedulesCommand, handle: listSchedules(scheduleBucket) }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleRetrieve(), request: ScheduleRefCommand, handle: retrieveSchedule(scheduleBucket) }),
+        serveRpc(nc, { ...rpc, subject: subjects.schedulePause(), request: ScheduleRefCommand, handle: setScheduleState(context, scheduleBucket, "paused") }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleResume(), request: ScheduleRefCommand, handle: setScheduleState(context, scheduleBucket, "active") }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleDelete(), request: ScheduleRefCommand, handle: deleteSchedule(scheduleBucket) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeResult(), request: JobResultCommand, handle: recordResult(context) }),
       );
@@ -200,6 +234,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
       repairTimer = setInterval(() => void repair(), config.CJS_REPAIR_INTERVAL_MS);
       retentionTimer = setInterval(() => void sweepRetention(), config.CJS_RETENTION_SWEEP_INTERVAL_MS);
+      scheduleTimer = setInterval(() => void fireSchedules(), config.CJS_SCHEDULE_CHECK_INTERVAL_MS);
       await nc.flush();
       started = true;
       requestPlacement();
@@ -210,11 +245,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       clearInterval(reconcileTimer);
       clearInterval(repairTimer);
       clearInterval(retentionTimer);
+      clearInterval(scheduleTimer);
       // Give the lease up first, so another replica places within one renewal.
       await lease?.stop();
       stopReporting();
       await placing;
       await sweeping;
+      await firing;
       jobsWatch?.stop();
       ctx?.view.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));

@@ -46,6 +46,8 @@ export const API_KEY_SCOPES = [
   "keys:write",
   "users:read",
   "users:write",
+  "schedules:read",
+  "schedules:write",
 ] as const;
 export const Scope = z.enum(API_KEY_SCOPES);
 export type Scope = z.infer<typeof Scope>;

@@ -222,3 +222,16 @@ export {
 export type { NodeNatsOperation } from "./node-nats.js";
 export { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, ExportFormat, ExportJobsRequest, ExportLedgerRequest } from "./exports.js";
 export type { ExportName, ExportRoute } from "./exports.js";
+export {
+  CreateScheduleRequest,
+  DeleteScheduleResponse,
+  ListSchedulesRequest,
+  ListSchedulesResponse,
+  OverlapPolicy,
+  Schedule,
+  ScheduleJobTemplate,
+  SchedulePayload,
+  ScheduleRef,
+  ScheduleState,
+} from "./schedules.js";
+export { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "./internal.js";

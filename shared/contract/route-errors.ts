@@ -49,6 +49,12 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
   cancelSubscription: ["permission.denied", "state.conflict"],
   createCheckout: ["permission.denied", "resource.not_found", "state.conflict"],
   listLedger: [],
+  createSchedule: [],
+  listSchedules: [],
+  retrieveSchedule: ["resource.not_found"],
+  pauseSchedule: ["resource.not_found"],
+  resumeSchedule: ["resource.not_found"],
+  deleteSchedule: ["resource.not_found"],
 };
 
 /** The codes any operation with this credential may answer with: the edge's checks (body, app, credential, rate limit) and the failures of any call. */

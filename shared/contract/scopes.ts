@@ -52,6 +52,12 @@ export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] exten
   deleteJob: "jobs:write",
   listArtifacts: "jobs:read",
   deleteArtifact: "jobs:write",
+  createSchedule: "schedules:write",
+  listSchedules: "schedules:read",
+  retrieveSchedule: "schedules:read",
+  pauseSchedule: "schedules:write",
+  resumeSchedule: "schedules:write",
+  deleteSchedule: "schedules:write",
 };
 
 /** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */

@@ -59,6 +59,8 @@ export const BUCKETS = {
   creditAccounts: "cjs_credit_accounts",
   /** `<app>.<business>.n.<seq>` → a ledger entry; `<app>.<business>.i.<entry id>` → its seq, the proof it was applied (billing). */
   creditEntries: "cjs_credit_entries",
+  /** `<app>.<business>.<schedule id>` → a schedule: its cron, job template and next tick (scheduler). */
+  schedules: "cjs_schedules",
 } as const;
 
 /** JetStream object stores. */
@@ -135,6 +137,13 @@ export const subjects = {
   jobCancel: () => `${ROOT}.scheduler.jobs.cancel`,
   jobRetry: () => `${ROOT}.scheduler.jobs.retry`,
   jobDelete: () => `${ROOT}.scheduler.jobs.delete`,
+  /** Schedule RPCs, answered by one scheduler replica. */
+  scheduleCreate: () => `${ROOT}.scheduler.schedules.create`,
+  scheduleList: () => `${ROOT}.scheduler.schedules.list`,
+  scheduleRetrieve: () => `${ROOT}.scheduler.schedules.retrieve`,
+  schedulePause: () => `${ROOT}.scheduler.schedules.pause`,
+  scheduleResume: () => `${ROOT}.scheduler.schedules.resume`,
+  scheduleDelete: () => `${ROOT}.scheduler.schedules.delete`,
   nodePoll: () => `${ROOT}.scheduler.nodes.poll`,
   nodeResult: () => `${ROOT}.scheduler.nodes.result`,
   /** Node RPCs, answered by one node-registry replica. */
@@ -237,6 +246,7 @@ export const BUCKET_KEYS = {
   [BUCKETS.rateLimits]: ["app", "user"],
   [BUCKETS.creditAccounts]: ["app", "business"],
   [BUCKETS.creditEntries]: ["app", "business", "part", "part", "..."],
+  [BUCKETS.schedules]: ["app", "business", "schedule"],
 } as const satisfies Record<BucketName, readonly (KeyLevel | "...")[]>;
 
 /** What `kvKey` writes for one part: KV key characters without a dot or a wildcard. */

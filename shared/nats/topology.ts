@@ -39,6 +39,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   [BUCKETS.rateLimits]: { history: 1, ttl: 2 * 60 * MINUTE_MS },
   [BUCKETS.creditAccounts]: { history: 1 },
   [BUCKETS.creditEntries]: { history: 1 },
+  [BUCKETS.schedules]: { history: 1 },
 };
 
 /**

@@ -6,6 +6,7 @@ import { registerCompletionCommand } from "./commands/completion.js";
 import { registerJobCommands } from "./commands/jobs.js";
 import { registerKeyCommands } from "./commands/keys.js";
 import { registerNodeCommands } from "./commands/nodes.js";
+import { registerScheduleCommands } from "./commands/schedules.js";
 import { registerAccountCommands, registerUserCommands } from "./commands/users.js";
 import { colorsFor, type CliIo } from "./output.js";
 import { ApiError } from "../sdk/src/index.js";
@@ -31,6 +32,7 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
   registerBillingCommands(program, run);
   registerAccountCommands(program, run);
   registerUserCommands(program, run);
+  registerScheduleCommands(program, run);
   registerCompletionCommand(program);
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
   return program;

@@ -27,6 +27,10 @@ const IDEMPOTENT: ReadonlySet<RpcName> = new Set<RpcName>([
   "disableUser",
   "enableUser",
   "setUserRole",
+  "listSchedules",
+  "retrieveSchedule",
+  "pauseSchedule",
+  "resumeSchedule",
 ]);
 
 export function isIdempotent(name: RpcName): boolean {

@@ -33,6 +33,7 @@ import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
 import { createSchedule } from "./schedules/create-schedule.js";
 import { deleteSchedule } from "./schedules/delete-schedule.js";
+import { DueSchedules } from "./schedules/due-schedules.js";
 import { fireDueSchedules } from "./schedules/fire-schedules.js";
 import { listSchedules } from "./schedules/list-schedules.js";
 import { setScheduleState } from "./schedules/pause-schedule.js";
@@ -74,6 +75,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let retentionTimer: NodeJS.Timeout | undefined;
   let scheduleTimer: NodeJS.Timeout | undefined;
   let schedules: Schedules | undefined;
+  let dueSchedules: DueSchedules | undefined;
   const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS);
   // A job joining the queue asks for a round; only the lease holder's rounds place.
   const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS, () => deps.clock.now());
@@ -169,9 +171,9 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   // Like the retention sweep, only the lease holder makes the jobs of schedules; a tick's job id makes a second maker harmless.
   let firing: Promise<void> | undefined;
   const fireSchedules = (): Promise<void> => {
-    if (!ctx || !schedules || stopped || !lease?.leading) return Promise.resolve();
-    const [context, bucket] = [ctx, schedules];
-    firing ??= fireDueSchedules(context, bucket, logger)
+    if (!ctx || !schedules || !dueSchedules || stopped || !lease?.leading) return Promise.resolve();
+    const [context, bucket, due] = [ctx, schedules, dueSchedules];
+    firing ??= fireDueSchedules(context, bucket, due, logger)
       .then((pass) => {
         if (pass.made + pass.skipped + pass.refused > 0) logger.info(pass, "schedules fired");
       })
@@ -200,6 +202,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       ctx = context;
       const scheduleBucket = await openSchedules(nc, config, logger);
       schedules = scheduleBucket;
+      dueSchedules = new DueSchedules(scheduleBucket);
+      await dueSchedules.start();
       await context.view.start();
       await jobsWatch.start();
       const rpc = { queue: queueGroups.scheduler, logger };
@@ -253,6 +257,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       await sweeping;
       await firing;
       jobsWatch?.stop();
+      dueSchedules?.stop();
       ctx?.view.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },

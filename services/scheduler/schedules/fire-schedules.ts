@@ -7,6 +7,7 @@ import { cancelJobAt } from "../cancel-job.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { createJob } from "../submit-job.js";
 import { lastTickBy, nextTick } from "./cron.js";
+import { dueAt, type DueSchedules } from "./due-schedules.js";
 import { tickJobId } from "./schedule-ids.js";
 import { scheduleCaller, type ScheduleRecord } from "./schedule-record.js";
 import type { Schedules } from "./schedule-store.js";
@@ -31,7 +32,8 @@ export interface FirePass {
 }
 
 function isDue(schedule: ScheduleRecord, nowMs: number): boolean {
-  return schedule.state === "active" && schedule.next_run_at !== null && Date.parse(schedule.next_run_at) <= nowMs;
+  const at = dueAt(schedule);
+  return at !== null && at <= nowMs;
 }
 
 /** Errors that say nothing about the job (the broker or a service was away): the tick is tried again on the next pass. */
@@ -41,15 +43,15 @@ function isPassing(error: unknown): boolean {
 
 /**
  * One pass of the replica that holds the placement lease: every active schedule whose
- * tick has come makes that tick's job, then records it and its next tick by
+ * tick has come (read afresh) makes that tick's job, then records it and its next tick by
  * compare-and-set. The job id is derived from the schedule and the tick (`tickJobId`), so
  * a tick made again (by a replica that took over, or after a restart) finds its job and
  * makes no other: exactly one job per tick.
  */
-export async function fireDueSchedules(ctx: SchedulerContext, schedules: Schedules, logger: Logger): Promise<FirePass> {
+export async function fireDueSchedules(ctx: SchedulerContext, schedules: Schedules, due: DueSchedules, logger: Logger): Promise<FirePass> {
   const nowMs = ctx.clock.now();
   const pass: FirePass = { made: 0, skipped: 0, refused: 0 };
-  await forEachBounded(await schedules.keys(), PARALLEL_SCHEDULES, async (key) => {
+  await forEachBounded(await due.dueKeys(nowMs), PARALLEL_SCHEDULES, async (key) => {
     let stored = await schedules.get(key);
     while (stored && isDue(stored.value, nowMs)) {
       const schedule = stored.value;
@@ -67,6 +69,7 @@ export async function fireDueSchedules(ctx: SchedulerContext, schedules: Schedul
       pass[outcome.kind] += 1;
       stored = await recordTick(ctx, schedules, key, stored, tick, outcome);
     }
+    due.note(key, stored);
   });
   return pass;
 }

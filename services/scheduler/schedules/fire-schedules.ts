@@ -5,6 +5,7 @@ import { jobKey } from "../../../shared/records/index.js";
 import { forEachBounded, type Logger } from "../../../shared/runtime/index.js";
 import { cancelJobAt } from "../cancel-job.js";
 import type { SchedulerContext } from "../scheduler-context.js";
+import { scheduleTicks } from "../scheduler-metrics.js";
 import { createJob } from "../submit-job.js";
 import { lastTickBy, nextTick } from "./cron.js";
 import { dueAt, type DueSchedules } from "./due-schedules.js";
@@ -67,6 +68,7 @@ export async function fireDueSchedules(ctx: SchedulerContext, schedules: Schedul
         return;
       }
       pass[outcome.kind] += 1;
+      scheduleTicks.inc({ outcome: outcome.kind });
       stored = await recordTick(ctx, schedules, key, stored, tick, outcome);
     }
     due.note(key, stored);

@@ -47,7 +47,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
  * a record removed for good leaves a marker the watches see, and the server then removes
  * the marker too, so the bucket does not grow with every record ever deleted.
  */
-const MESSAGE_TTL_BUCKETS: ReadonlySet<BucketName> = new Set([BUCKETS.jobs]);
+const MESSAGE_TTL_BUCKETS: ReadonlySet<BucketName> = new Set([BUCKETS.jobs, BUCKETS.schedules]);
 
 export interface TopologyOptions {
   /** Stream replicas: 1 for a single server, 3 for a production cluster. */

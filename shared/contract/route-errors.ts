@@ -49,7 +49,7 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
   cancelSubscription: ["permission.denied", "state.conflict"],
   createCheckout: ["permission.denied", "resource.not_found", "state.conflict"],
   listLedger: [],
-  createSchedule: [],
+  createSchedule: ["quota.job_type_not_allowed"],
   listSchedules: [],
   retrieveSchedule: ["resource.not_found"],
   pauseSchedule: ["resource.not_found"],

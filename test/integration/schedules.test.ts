@@ -143,6 +143,21 @@ describe("schedules: validation", () => {
   });
 });
 
+describe("schedules: API keys", () => {
+  it("a key needs schedules:write to create and schedules:read to list; its allowedJobTypes apply to the template", async () => {
+    const reader = await user.call("createApiKey", { name: "schedules reader", scopes: ["schedules:read"] });
+    const readerClient = user.with({ apiKey: reader.key });
+    expect(await errorCodeOf(readerClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] } }))).toBe("auth.scope_missing");
+    expect((await readerClient.call("listSchedules", {})).items.length).toBeGreaterThan(0);
+
+    const limited = await user.call("createApiKey", { name: "schedules shell only", allowedJobTypes: ["shell"] });
+    const limitedClient = user.with({ apiKey: limited.key });
+    expect(await errorCodeOf(limitedClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "gpu-train", command: ["true"] } }))).toBe("quota.job_type_not_allowed");
+    const { schedule } = await limitedClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] } });
+    expect(schedule.user_id).toBe(tenant.user.user_id);
+  });
+});
+
 describe("schedules: tenancy", () => {
   it("another business of the app gets 404 for each operation on the schedule and changes nothing", async () => {
     const { schedule } = await create();

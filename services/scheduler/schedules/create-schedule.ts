@@ -1,17 +1,22 @@
 import type { z } from "zod";
 import type { CreateScheduleCommand, SchedulePayload } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
+import { checkJobType } from "../key-quota-rules.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { checkCron } from "./cron.js";
 import { newScheduleId } from "./schedule-ids.js";
 import { publicSchedule, scheduleKey, type ScheduleRecord } from "./schedule-record.js";
 import type { Schedules } from "./schedule-store.js";
 
-/** Creates a schedule of the caller's business; its first tick is the first after now. */
+/**
+ * Creates a schedule of the caller's business; its first tick is the first after now. A
+ * key limited to some job types may schedule only those: the jobs of ticks carry no key.
+ */
 export function createSchedule(ctx: SchedulerContext, schedules: Schedules) {
   return async ({ caller, body }: z.infer<typeof CreateScheduleCommand>): Promise<SchedulePayload> => {
     const nowMs = ctx.clock.now();
     const firstTick = checkCron(body.cron, body.timezone, ctx.config.CJS_SCHEDULE_MIN_INTERVAL_SECONDS, nowMs);
+    checkJobType(caller.quotas, body.job.type);
     if (body.job.timeout_seconds > ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) {
       throw new AppError("request.invalid", "job.timeout_seconds is above the service's maximum.", {
         details: { issues: [{ path: "job.timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },

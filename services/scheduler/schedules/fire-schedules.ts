@@ -47,33 +47,35 @@ function isPassing(error: unknown): boolean {
  * tick has come (read afresh) makes that tick's job, then records it and its next tick by
  * compare-and-set. The job id is derived from the schedule and the tick (`tickJobId`), so
  * a tick made again (by a replica that took over, or after a restart) finds its job and
- * makes no other: exactly one job per tick.
+ * makes no other: exactly one job per tick. A schedule that fails is left for the next
+ * pass without holding up the others.
  */
 export async function fireDueSchedules(ctx: SchedulerContext, schedules: Schedules, due: DueSchedules, logger: Logger): Promise<FirePass> {
   const nowMs = ctx.clock.now();
   const pass: FirePass = { made: 0, skipped: 0, refused: 0 };
   await forEachBounded(await due.dueKeys(nowMs), PARALLEL_SCHEDULES, async (key) => {
-    let stored = await schedules.get(key);
-    while (stored && isDue(stored.value, nowMs)) {
-      const schedule = stored.value;
-      const due = Date.parse(schedule.next_run_at!);
-      const tick = nowMs - due > LATE_TICK_LIMIT_MS ? (lastTickBy(schedule.cron, schedule.timezone, nowMs) ?? due) : due;
-      const log = logger.child({ schedule_id: schedule.schedule_id });
-      let outcome: TickOutcome;
-      try {
-        outcome = await runTick(ctx, schedule, tick, log);
-      } catch (error) {
-        if (!isPassing(error)) throw error;
-        log.warn({ err: error, tick: new Date(tick).toISOString() }, "a schedule's tick made no job; the next pass tries again");
-        return;
-      }
-      pass[outcome.kind] += 1;
-      scheduleTicks.inc({ outcome: outcome.kind });
-      stored = await recordTick(ctx, schedules, key, stored, tick, outcome);
+    try {
+      due.note(key, await fireSchedule(ctx, schedules, key, nowMs, pass, logger));
+    } catch (error) {
+      logger.warn({ err: error, schedule_key: key }, "a schedule's due ticks were not all handled; the next pass tries again");
     }
-    due.note(key, stored);
   });
   return pass;
+}
+
+/** Handles each due tick of one schedule in order; answers the schedule as stored after them (null: gone). */
+async function fireSchedule(ctx: SchedulerContext, schedules: Schedules, key: string, nowMs: number, pass: FirePass, logger: Logger): Promise<Versioned<ScheduleRecord> | null> {
+  let stored = await schedules.get(key);
+  while (stored && isDue(stored.value, nowMs)) {
+    const schedule = stored.value;
+    const dueMs = Date.parse(schedule.next_run_at!);
+    const tick = nowMs - dueMs > LATE_TICK_LIMIT_MS ? (lastTickBy(schedule.cron, schedule.timezone, nowMs) ?? dueMs) : dueMs;
+    const outcome = await runTick(ctx, schedule, tick, logger.child({ schedule_id: schedule.schedule_id }));
+    pass[outcome.kind] += 1;
+    scheduleTicks.inc({ outcome: outcome.kind });
+    stored = await recordTick(ctx, schedules, key, stored, tick, outcome);
+  }
+  return stored;
 }
 
 /** Makes the tick's job, after the overlap policy has had its say on the previous one. */

@@ -239,6 +239,18 @@ describe("schedules: the jobs of ticks", () => {
     expect(second!.schedule_id).toBe(schedule.schedule_id);
   });
 
+  it("a tick whose job is refused records why on the schedule, makes nothing, and is not tried again", async () => {
+    // More cores than any plan allows on an operator pool: billing refuses every tick's job.
+    const { schedule } = await create({ cron: EVERY_2_S, job: { type: "shell", command: ["true"], pool_id: "default", resources: { cpu: 1000, memory_mb: 512, gpu: 0 } } });
+    await expect.poll(async () => (await retrieve(schedule.schedule_id)).last_error?.code, WAIT).toBe("plan.limit_exceeded");
+    const refused = await retrieve(schedule.schedule_id);
+    await user.call("deleteSchedule", { schedule_id: schedule.schedule_id });
+    expect(refused).toMatchObject({ last_job_id: null, last_run_at: null });
+    // The refused tick was passed: the next one is later than the first.
+    expect(Date.parse(refused.next_run_at!)).toBeGreaterThan(Date.parse(schedule.next_run_at!));
+    expect(await jobsOf(schedule.schedule_id)).toEqual([]);
+  });
+
   it("cancel_previous: a tick cancels the previous job that has not ended, then makes its own", async () => {
     const { schedule } = await create({ cron: EVERY_2_S, overlap: "cancel_previous" });
     const [first] = await madeJobs(schedule.schedule_id, 2);

@@ -36,7 +36,7 @@ import { deleteSchedule } from "./schedules/delete-schedule.js";
 import { DueSchedules } from "./schedules/due-schedules.js";
 import { fireDueSchedules } from "./schedules/fire-schedules.js";
 import { listSchedules } from "./schedules/list-schedules.js";
-import { setScheduleState } from "./schedules/pause-schedule.js";
+import { setScheduleState } from "./schedules/set-schedule-state.js";
 import { retrieveSchedule } from "./schedules/retrieve-schedule.js";
 import { openSchedules, type Schedules } from "./schedules/schedule-store.js";
 

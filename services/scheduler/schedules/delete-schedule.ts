@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { DeleteScheduleResponse, ScheduleRefCommand } from "../../../shared/contract/index.js";
+import { callerScheduleKey, scheduleNotFound } from "./schedule-record.js";
 import type { Schedules } from "./schedule-store.js";
-import { callerScheduleKey, scheduleNotFound } from "./retrieve-schedule.js";
 
 /**
  * How long a deleted schedule's marker stays, so every replica's watch sees the deletion;

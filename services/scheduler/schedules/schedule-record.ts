@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { checkId, Schedule, ScheduleJobTemplate, type UserContext } from "../../../shared/contract/index.js";
+import { checkId, Schedule, ScheduleJobTemplate, type ScheduleRefCommand, type UserContext } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
 
 /**
  * A schedule as stored in `cjs_schedules`. Unknown fields, here and in the job template,
@@ -11,6 +12,15 @@ export type ScheduleRecord = z.infer<typeof ScheduleRecord>;
 
 export function scheduleKey(appId: string, businessId: string, scheduleId: string): string {
   return `${checkId("app", appId)}.${checkId("business", businessId)}.${checkId("schedule", scheduleId)}`;
+}
+
+/** The key of the caller's schedule: another business's is simply not under the caller's prefix. */
+export function callerScheduleKey({ caller, body }: z.infer<typeof ScheduleRefCommand>): string {
+  return scheduleKey(caller.app_id, caller.business_id, body.schedule_id);
+}
+
+export function scheduleNotFound(scheduleId: string): AppError {
+  return new AppError("resource.not_found", `No schedule ${scheduleId}.`);
 }
 
 /** The schedule as callers see it: the public fields only. */

@@ -2,9 +2,8 @@ import type { z } from "zod";
 import type { SchedulePayload, ScheduleRefCommand, ScheduleState } from "../../../shared/contract/index.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { nextTick } from "./cron.js";
-import { publicSchedule } from "./schedule-record.js";
+import { callerScheduleKey, publicSchedule, scheduleNotFound } from "./schedule-record.js";
 import type { Schedules } from "./schedule-store.js";
-import { callerScheduleKey, scheduleNotFound } from "./retrieve-schedule.js";
 
 /**
  * Pause (no tick until resumed) or resume (from the first tick after now: ticks that came

@@ -33,12 +33,11 @@ import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
 import { createSchedule } from "./schedules/create-schedule.js";
 import { deleteSchedule } from "./schedules/delete-schedule.js";
-import { DueSchedules } from "./schedules/due-schedules.js";
-import { fireDueSchedules } from "./schedules/fire-schedules.js";
 import { listSchedules } from "./schedules/list-schedules.js";
 import { setScheduleState } from "./schedules/set-schedule-state.js";
 import { retrieveSchedule } from "./schedules/retrieve-schedule.js";
-import { openSchedules, type Schedules } from "./schedules/schedule-store.js";
+import { ScheduleFiring } from "./schedules/schedule-firing.js";
+import { openSchedules } from "./schedules/schedule-store.js";
 
 const SERVICE = "scheduler";
 
@@ -73,9 +72,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
   let retentionTimer: NodeJS.Timeout | undefined;
-  let scheduleTimer: NodeJS.Timeout | undefined;
-  let schedules: Schedules | undefined;
-  let dueSchedules: DueSchedules | undefined;
+  let scheduleFiring: ScheduleFiring | undefined;
   const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS);
   // A job joining the queue asks for a round; only the lease holder's rounds place.
   const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS, () => deps.clock.now());
@@ -168,22 +165,6 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     return sweeping;
   };
 
-  // Like the retention sweep, only the lease holder makes the jobs of schedules; a tick's job id makes a second maker harmless.
-  let firing: Promise<void> | undefined;
-  const fireSchedules = (): Promise<void> => {
-    if (!ctx || !schedules || !dueSchedules || stopped || !lease?.leading) return Promise.resolve();
-    const [context, bucket, due] = [ctx, schedules, dueSchedules];
-    firing ??= fireDueSchedules(context, bucket, due, logger)
-      .then((pass) => {
-        if (pass.made + pass.skipped + pass.refused > 0) logger.info(pass, "schedules fired");
-      })
-      .catch((error: unknown) => logger.warn({ err: error }, "schedule pass failed; the next one tries again"))
-      .finally(() => {
-        firing = undefined;
-      });
-    return firing;
-  };
-
   return {
     name: SERVICE,
     async start() {
@@ -201,9 +182,6 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       };
       ctx = context;
       const scheduleBucket = await openSchedules(nc, config, logger);
-      schedules = scheduleBucket;
-      dueSchedules = new DueSchedules(scheduleBucket);
-      await dueSchedules.start();
       await context.view.start();
       await jobsWatch.start();
       const rpc = { queue: queueGroups.scheduler, logger };
@@ -238,7 +216,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
       repairTimer = setInterval(() => void repair(), config.CJS_REPAIR_INTERVAL_MS);
       retentionTimer = setInterval(() => void sweepRetention(), config.CJS_RETENTION_SWEEP_INTERVAL_MS);
-      scheduleTimer = setInterval(() => void fireSchedules(), config.CJS_SCHEDULE_CHECK_INTERVAL_MS);
+      scheduleFiring = new ScheduleFiring(context, scheduleBucket, logger, () => lease?.leading ?? false);
+      await scheduleFiring.start();
       await nc.flush();
       started = true;
       requestPlacement();
@@ -249,15 +228,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       clearInterval(reconcileTimer);
       clearInterval(repairTimer);
       clearInterval(retentionTimer);
-      clearInterval(scheduleTimer);
       // Give the lease up first, so another replica places within one renewal.
       await lease?.stop();
       stopReporting();
       await placing;
       await sweeping;
-      await firing;
+      await scheduleFiring?.stop();
       jobsWatch?.stop();
-      dueSchedules?.stop();
       ctx?.view.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },

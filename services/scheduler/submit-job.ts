@@ -23,6 +23,14 @@ export interface NewJobOptions {
   scheduleId?: string | null | undefined;
 }
 
+/** A job's `timeout_seconds` within the service's maximum; `path` names the field in the refusal. */
+export function checkTimeout(ctx: SchedulerContext, timeoutSeconds: number, path = "timeout_seconds"): void {
+  if (timeoutSeconds <= ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) return;
+  throw new AppError("request.invalid", `${path} is above the service's maximum.`, {
+    details: { issues: [{ path, message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
+  });
+}
+
 /** Submit: `createJob` for the caller. */
 export function submitJob(ctx: SchedulerContext) {
   return ({ caller, body }: z.infer<typeof SubmitJobCommand>, served: ServedRequest): Promise<SubmitJobResponse> => createJob(ctx, caller, body, served);
@@ -40,11 +48,7 @@ export async function createJob(
   { log, trace }: Pick<ServedRequest, "log" | "trace">,
   options: NewJobOptions = {},
 ): Promise<SubmitJobResponse> {
-  if (body.timeout_seconds > ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) {
-    throw new AppError("request.invalid", "timeout_seconds is above the service's maximum.", {
-      details: { issues: [{ path: "timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
-    });
-  }
+  checkTimeout(ctx, body.timeout_seconds);
   checkJobType(caller.quotas, body.type);
   await checkCredit(ctx, caller, body, trace);
   const now = ctx.clock.now();

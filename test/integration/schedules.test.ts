@@ -131,6 +131,12 @@ describe("schedules: validation", () => {
     expect(JSON.stringify(failure.details)).toContain(`"path":"${path}"`);
   });
 
+  it("a template's timeout above the service's maximum is 400 request.invalid naming job.timeout_seconds", async () => {
+    const failure = await failureOf(create({ job: { type: "shell", command: ["true"], timeout_seconds: 30 * 86_400 } }));
+    expect(failure.code).toBe("request.invalid");
+    expect(JSON.stringify(failure.details)).toContain('"path":"job.timeout_seconds"');
+  });
+
   it("a job template that is no valid submit is 400 request.invalid", async () => {
     expect(await errorCodeOf(user.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: [] } }))).toBe("request.invalid");
     const withRunAt = { cron: "0 3 * * *", job: { type: "shell", command: ["true"], run_at: new Date().toISOString() } } as unknown as RpcRequest<"createSchedule">;

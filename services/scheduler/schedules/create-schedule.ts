@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { CreateScheduleCommand, SchedulePayload } from "../../../shared/contract/index.js";
-import { AppError } from "../../../shared/errors/index.js";
 import { checkJobType } from "../key-quota-rules.js";
 import type { SchedulerContext } from "../scheduler-context.js";
+import { checkTimeout } from "../submit-job.js";
 import { checkCron } from "./cron.js";
 import { newScheduleId } from "./schedule-ids.js";
 import { publicSchedule, scheduleKey, type ScheduleRecord } from "./schedule-record.js";
@@ -17,11 +17,7 @@ export function createSchedule(ctx: SchedulerContext, schedules: Schedules) {
     const nowMs = ctx.clock.now();
     const firstTick = checkCron(body.cron, body.timezone, ctx.config.CJS_SCHEDULE_MIN_INTERVAL_SECONDS, nowMs);
     checkJobType(caller.quotas, body.job.type);
-    if (body.job.timeout_seconds > ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) {
-      throw new AppError("request.invalid", "job.timeout_seconds is above the service's maximum.", {
-        details: { issues: [{ path: "job.timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
-      });
-    }
+    checkTimeout(ctx, body.job.timeout_seconds, "job.timeout_seconds");
     const at = new Date(nowMs).toISOString();
     const record: ScheduleRecord = {
       schedule_id: newScheduleId(nowMs),

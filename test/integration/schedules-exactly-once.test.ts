@@ -9,7 +9,7 @@
  * collapsed into one).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tickJobId } from "../../services/scheduler/schedules/schedule-ids.js";
+import { tickJobId, timeOfJobId } from "../../services/scheduler/schedules/schedule-ids.js";
 import type { ComputeClient } from "../harness/client.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { healthUrlOf, serviceProcessEnv, untilReadyz } from "../harness/readiness.js";
@@ -80,13 +80,6 @@ afterAll(async () => {
   await gateway?.stop();
   await nats?.stop();
 });
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-/** The time a job id begins with (its first 8 base62 characters, in ms). */
-function timeOfJobId(jobId: string): number {
-  return [...jobId.slice(4, 12)].reduce((value, char) => value * 62 + BASE62.indexOf(char), 0);
-}
 
 async function jobIdsOf(scheduleId: string): Promise<string[]> {
   const { items } = await user.call("listJobs", { limit: 200 });

@@ -5,7 +5,7 @@
  * wait is on a condition of the stored state.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tickJobId } from "../../services/scheduler/schedules/schedule-ids.js";
+import { tickJobId, timeOfJobId } from "../../services/scheduler/schedules/schedule-ids.js";
 import type { ComputeClient } from "../harness/client.js";
 import { errorCodeOf, failureOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
@@ -45,13 +45,6 @@ function create(overrides: Partial<RpcRequest<"createSchedule">> = {}, pool = ID
 
 async function retrieve(scheduleId: string): Promise<Schedule> {
   return (await user.call("retrieveSchedule", { schedule_id: scheduleId })).schedule;
-}
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-/** The time a job id begins with (its first 8 base62 characters, in ms). */
-function timeOfJobId(jobId: string): number {
-  return [...jobId.slice(4, 12)].reduce((value, char) => value * 62 + BASE62.indexOf(char), 0);
 }
 
 /** The jobs of the business that the schedule made, oldest first. */

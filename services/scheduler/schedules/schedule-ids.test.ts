@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isId } from "../../../shared/contract/index.js";
 import { newJobId } from "../submit-job.js";
-import { newScheduleId, tickJobId } from "./schedule-ids.js";
+import { newScheduleId, tickJobId, timeOfJobId } from "./schedule-ids.js";
 
 describe("schedule ids", () => {
   it("a new schedule id has the schedule format", () => {
@@ -21,5 +21,6 @@ describe("schedule ids", () => {
   it("a tick's job id sorts by the tick's time, like a job id made then", () => {
     const tick = Date.parse("2026-01-01T00:00:00Z");
     expect(tickJobId("sch_00000000000000000000", tick).slice(0, 12)).toBe(newJobId(tick).slice(0, 12));
+    expect(timeOfJobId(tickJobId("sch_00000000000000000000", tick))).toBe(tick);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { randomBase62, toBase62 } from "../../../shared/runtime/index.js";
+import { fromBase62, randomBase62, toBase62 } from "../../../shared/runtime/index.js";
 
 /** 62^6: six base62 characters, well within a safe integer. */
 const SIX_BASE62 = 62 ** 6;
@@ -19,4 +19,9 @@ export function tickJobId(scheduleId: string, tickMs: number): string {
   const digest = createHash("sha256").update(`${scheduleId}:${tickMs}`).digest();
   const part = (offset: number) => toBase62(digest.readUIntBE(offset, 6) % SIX_BASE62, 6);
   return `job_${toBase62(tickMs, 8)}${part(0)}${part(6)}`;
+}
+
+/** The time (ms) a job id begins with: for a tick's job, its tick. */
+export function timeOfJobId(jobId: string): number {
+  return fromBase62(jobId.slice("job_".length, "job_".length + 8));
 }

@@ -1,8 +1,7 @@
 import type { z } from "zod";
 import type { ListSchedulesCommand, ListSchedulesResponse, Schedule } from "../../../shared/contract/index.js";
-import { checkId } from "../../../shared/contract/index.js";
 import { forEachBounded } from "../../../shared/runtime/index.js";
-import { publicSchedule } from "./schedule-record.js";
+import { businessSchedulesPrefix, publicSchedule } from "./schedule-record.js";
 import type { Schedules } from "./schedule-store.js";
 
 const PARALLEL_READS = 8;
@@ -13,7 +12,7 @@ const PARALLEL_READS = 8;
  */
 export function listSchedules(schedules: Schedules) {
   return async ({ caller, body }: z.infer<typeof ListSchedulesCommand>): Promise<ListSchedulesResponse> => {
-    const prefix = `${checkId("app", caller.app_id)}.${checkId("business", caller.business_id)}.`;
+    const prefix = businessSchedulesPrefix(caller.app_id, caller.business_id);
     const ids = (await schedules.keys(`${prefix}*`))
       .map((key) => key.slice(prefix.length))
       .filter((id) => body.cursor === undefined || id < body.cursor)

@@ -10,8 +10,13 @@ import { AppError } from "../../../shared/errors/index.js";
 export const ScheduleRecord = Schedule.extend({ job: ScheduleJobTemplate.loose() }).loose();
 export type ScheduleRecord = z.infer<typeof ScheduleRecord>;
 
+/** The start of every key of one business's schedules: `<app>.<business>.`. */
+export function businessSchedulesPrefix(appId: string, businessId: string): string {
+  return `${checkId("app", appId)}.${checkId("business", businessId)}.`;
+}
+
 export function scheduleKey(appId: string, businessId: string, scheduleId: string): string {
-  return `${checkId("app", appId)}.${checkId("business", businessId)}.${checkId("schedule", scheduleId)}`;
+  return `${businessSchedulesPrefix(appId, businessId)}${checkId("schedule", scheduleId)}`;
 }
 
 /** The key of the caller's schedule: another business's is simply not under the caller's prefix. */

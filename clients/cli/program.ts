@@ -6,6 +6,7 @@ import { registerCompletionCommand } from "./commands/completion.js";
 import { registerJobCommands } from "./commands/jobs.js";
 import { registerKeyCommands } from "./commands/keys.js";
 import { registerNodeCommands } from "./commands/nodes.js";
+import { registerScheduleCommands } from "./commands/schedules.js";
 import { registerAccountCommands, registerUserCommands } from "./commands/users.js";
 import { registerWebhookCommands } from "./commands/webhooks.js";
 import { colorsFor, type CliIo } from "./output.js";
@@ -33,6 +34,7 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
   registerAccountCommands(program, run);
   registerUserCommands(program, run);
   registerWebhookCommands(program, run);
+  registerScheduleCommands(program, run);
   registerCompletionCommand(program);
   for (const command of allCommands(program)) command.exitOverride().configureOutput(program.configureOutput());
   return program;

@@ -137,6 +137,12 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.deleteWebhook, forward(gw, RPC_ROUTES.deleteWebhook, subjects.webhookDelete()));
   registerRpc(app, edge, RPC_ROUTES.testWebhook, forward(gw, RPC_ROUTES.testWebhook, subjects.webhookTest()));
   registerRpc(app, edge, RPC_ROUTES.listWebhookDeliveries, forward(gw, RPC_ROUTES.listWebhookDeliveries, subjects.webhookDeliveriesList()));
+  registerRpc(app, edge, RPC_ROUTES.createSchedule, forward(gw, RPC_ROUTES.createSchedule, subjects.scheduleCreate()));
+  registerRpc(app, edge, RPC_ROUTES.listSchedules, forward(gw, RPC_ROUTES.listSchedules, subjects.scheduleList()));
+  registerRpc(app, edge, RPC_ROUTES.retrieveSchedule, forward(gw, RPC_ROUTES.retrieveSchedule, subjects.scheduleRetrieve()));
+  registerRpc(app, edge, RPC_ROUTES.pauseSchedule, forward(gw, RPC_ROUTES.pauseSchedule, subjects.schedulePause()));
+  registerRpc(app, edge, RPC_ROUTES.resumeSchedule, forward(gw, RPC_ROUTES.resumeSchedule, subjects.scheduleResume()));
+  registerRpc(app, edge, RPC_ROUTES.deleteSchedule, forward(gw, RPC_ROUTES.deleteSchedule, subjects.scheduleDelete()));
   registerArtifactRoutes(app, edge, gw);
   registerLogRoutes(app, edge, gw);
 

@@ -27,6 +27,10 @@ export const SchedulerConfig = BaseConfig.extend({
   CJS_RETENTION_SECONDS_OVERRIDE: z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().min(1).optional()),
   /** How long the marker a deleted job record leaves in the job bucket is kept, so every replica's watch sees the deletion; then the server removes it. */
   CJS_RETENTION_MARKER_TTL_SECONDS: intSetting(3600, { min: 1, max: 30 * 86_400 }),
+  /** The shortest time between two ticks of a schedule's cron expression; a closer one is refused at create, so no schedule floods the queue. */
+  CJS_SCHEDULE_MIN_INTERVAL_SECONDS: intSetting(10, { min: 1, max: 86_400 }),
+  /** How often the replica that places jobs looks for schedules whose tick has come. */
+  CJS_SCHEDULE_CHECK_INTERVAL_MS: intSetting(1000, { min: 50, max: 60_000 }),
 }).superRefine(checkSharedPools);
 export type SchedulerConfig = z.infer<typeof SchedulerConfig>;
 

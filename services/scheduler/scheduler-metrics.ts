@@ -117,6 +117,13 @@ export const retentionDeleted = new Counter({
   registers: [metricsRegistry],
 });
 
+export const scheduleTicks = new Counter({
+  name: "cjs_schedule_ticks_total",
+  help: "Ticks of schedules handled by the replica that fires them, by outcome (made: a job; skipped: the previous job had not ended; refused: the job was refused).",
+  labelNames: ["outcome"] as const,
+  registers: [metricsRegistry],
+});
+
 export const retentionDue = new Gauge({
   name: "cjs_retention_due_jobs",
   help: "Finished jobs past their retention still stored after the last retention sweep of this replica (0 on replicas that do not sweep).",

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
 import { JobRefCommand, JobResultCommand, ListJobsCommand, PollCommand, SubmitJobCommand } from "../../shared/contract/index.js";
+import { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
@@ -33,6 +34,13 @@ import { takeSnapshot } from "./scheduler-snapshot.js";
 import { WaitingJobs } from "./waiting-jobs.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { submitJob } from "./submit-job.js";
+import { createSchedule } from "./schedules/create-schedule.js";
+import { deleteSchedule } from "./schedules/delete-schedule.js";
+import { listSchedules } from "./schedules/list-schedules.js";
+import { setScheduleState } from "./schedules/set-schedule-state.js";
+import { retrieveSchedule } from "./schedules/retrieve-schedule.js";
+import { ScheduleFiring } from "./schedules/schedule-firing.js";
+import { openSchedules } from "./schedules/schedule-store.js";
 
 const SERVICE = "scheduler";
 
@@ -67,6 +75,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let reconcileTimer: NodeJS.Timeout | undefined;
   let repairTimer: NodeJS.Timeout | undefined;
   let retentionTimer: NodeJS.Timeout | undefined;
+  let scheduleFiring: ScheduleFiring | undefined;
   // A job with a concurrency key that ended frees a place of its key: the next of the key starts at once.
   const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS, () => requestPlacement());
   // The placing replica settles the jobs waiting for one that ended; each step is a compare-and-set, and the repair pass covers a lost one.
@@ -186,6 +195,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         requestPlacement,
       };
       ctx = context;
+      const scheduleBucket = await openSchedules(nc, config, logger);
       await context.view.start();
       await jobsWatch.start();
       const rpc = { queue: queueGroups.scheduler, logger };
@@ -197,6 +207,12 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobDelete(), request: JobRefCommand, handle: deleteJob(context) }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleCreate(), request: CreateScheduleCommand, handle: createSchedule(context, scheduleBucket) }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleList(), request: ListSchedulesCommand, handle: listSchedules(scheduleBucket) }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleRetrieve(), request: ScheduleRefCommand, handle: retrieveSchedule(scheduleBucket) }),
+        serveRpc(nc, { ...rpc, subject: subjects.schedulePause(), request: ScheduleRefCommand, handle: setScheduleState(context, scheduleBucket, "paused") }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleResume(), request: ScheduleRefCommand, handle: setScheduleState(context, scheduleBucket, "active") }),
+        serveRpc(nc, { ...rpc, subject: subjects.scheduleDelete(), request: ScheduleRefCommand, handle: deleteSchedule(scheduleBucket) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeResult(), request: JobResultCommand, handle: recordResult(context) }),
       );
@@ -218,6 +234,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
       repairTimer = setInterval(() => void repair(), config.CJS_REPAIR_INTERVAL_MS);
       retentionTimer = setInterval(() => void sweepRetention(), config.CJS_RETENTION_SWEEP_INTERVAL_MS);
+      scheduleFiring = new ScheduleFiring(context, scheduleBucket, logger, () => lease?.leading ?? false);
+      await scheduleFiring.start();
       await nc.flush();
       started = true;
       requestPlacement();
@@ -233,6 +251,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       stopReporting();
       await placing;
       await sweeping;
+      await scheduleFiring?.stop();
       jobsWatch?.stop();
       ctx?.view.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));

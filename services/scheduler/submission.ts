@@ -17,17 +17,21 @@ function checkRunAt(runAt: string | undefined, now: number): void {
   if (message) throw new AppError("request.invalid", `run_at ${message}.`, { details: { issues: [{ path: "run_at", message }] } });
 }
 
+/** A job's `timeout_seconds` within the service's maximum; `path` names the field in the refusal (a schedule's template). */
+export function checkTimeout(ctx: Pick<SchedulerContext, "config">, timeoutSeconds: number, path = "timeout_seconds"): void {
+  if (timeoutSeconds <= ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) return;
+  throw new AppError("request.invalid", `${path} is above the service's maximum.`, {
+    details: { issues: [{ path, message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
+  });
+}
+
 /**
  * The checks of a submit's body and credential that need no I/O, refused as errors: the
  * timeout within the service's maximum, a `run_at` ahead, a type the caller's key may submit. A dry run
  * runs these same checks.
  */
 export function checkSubmission(ctx: SchedulerContext, caller: Pick<UserContext, "quotas">, body: z.infer<typeof SubmitJobCommand>["body"]): void {
-  if (body.timeout_seconds > ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) {
-    throw new AppError("request.invalid", "timeout_seconds is above the service's maximum.", {
-      details: { issues: [{ path: "timeout_seconds", message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
-    });
-  }
+  checkTimeout(ctx, body.timeout_seconds);
   checkRunAt(body.run_at, ctx.clock.now());
   checkJobType(caller.quotas, body.type);
 }

@@ -48,6 +48,8 @@ export const API_KEY_SCOPES = [
   "users:write",
   "webhooks:read",
   "webhooks:write",
+  "schedules:read",
+  "schedules:write",
 ] as const;
 export const Scope = z.enum(API_KEY_SCOPES);
 export type Scope = z.infer<typeof Scope>;

@@ -38,7 +38,7 @@ export const ID_FORMATS = {
     pattern: new RegExp(`^(?!\\.{1,2}$)[A-Za-z0-9._-]{1,${ARTIFACT_ID_MAX_LENGTH}}$`),
     message: `1 to ${ARTIFACT_ID_MAX_LENGTH} letters, digits, '.', '_' or '-', not '.' or '..'`,
   },
-  /** Reserved for schedules: no operation makes or takes one yet. */
+  /** `sch_`, 8 base62 characters of the creation time in ms (so ids sort by age), 12 random. */
   schedule: { pattern: madeId("sch"), message: "a schedule id such as `sch_…`" },
   /** An outgoing webhook of a business. */
   webhook: { pattern: madeId("whk"), message: "a webhook id such as `whk_…`" },

@@ -258,3 +258,16 @@ export {
   webhookWants,
 } from "./webhooks.js";
 export { CreateWebhookCommand, ListDeliveriesCommand, ListWebhooksCommand, WebhookRefCommand } from "./internal.js";
+export {
+  CreateScheduleRequest,
+  DeleteScheduleResponse,
+  ListSchedulesRequest,
+  ListSchedulesResponse,
+  OverlapPolicy,
+  Schedule,
+  ScheduleJobTemplate,
+  SchedulePayload,
+  ScheduleRef,
+  ScheduleState,
+} from "./schedules.js";
+export { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "./internal.js";

@@ -3,6 +3,7 @@ import { QuotaLimits } from "./api-keys.js";
 import { Role } from "./common.js";
 import { JobId } from "./ids.js";
 import { JobRef, JobState, ListJobsRequest, SubmitJobRequest } from "./jobs.js";
+import { CreateScheduleRequest, ListSchedulesRequest, ScheduleRef } from "./schedules.js";
 import {
   Assignment,
   DeleteNodeRequest,
@@ -69,6 +70,9 @@ export const PushLogsCommand = asNode(PushLogsRequest);
 export const HeartbeatCommand = asNode(HeartbeatRequest);
 export const RegisterNodeCommand = asUser(RegisterNodeRequest);
 export const ListNodesCommand = asUser(ListNodesRequest);
+export const CreateScheduleCommand = asUser(CreateScheduleRequest);
+export const ScheduleRefCommand = asUser(ScheduleRef);
+export const ListSchedulesCommand = asUser(ListSchedulesRequest);
 /** Drain by a user (node id in the body) or by the node itself (node id from its key). */
 export const DrainNodeCommand = z.object({ caller: z.union([UserContext, NodeContext]), body: DrainNodeRequest });
 /** Looks up one node of the caller's business (the gateway checks rights before rotating a key). */

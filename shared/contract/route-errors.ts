@@ -54,6 +54,12 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
   deleteWebhook: ["resource.not_found"],
   testWebhook: ["resource.not_found"],
   listWebhookDeliveries: ["resource.not_found"],
+  createSchedule: ["quota.job_type_not_allowed"],
+  listSchedules: [],
+  retrieveSchedule: ["resource.not_found"],
+  pauseSchedule: ["resource.not_found"],
+  resumeSchedule: ["resource.not_found"],
+  deleteSchedule: ["resource.not_found"],
 };
 
 /** The codes any operation with this credential may answer with: the edge's checks (body, app, credential, rate limit) and the failures of any call. */

@@ -71,6 +71,7 @@ import {
   TestWebhookResponse,
   WebhookRef,
 } from "./webhooks.js";
+import { CreateScheduleRequest, DeleteScheduleResponse, ListSchedulesRequest, ListSchedulesResponse, SchedulePayload, ScheduleRef } from "./schedules.js";
 
 /**
  * Who may call an operation. Every `/api/...` call also carries `X-App-ID`.
@@ -475,6 +476,54 @@ export const RPC_ROUTES = {
     response: ListDeliveriesResponse,
     message: "Deliveries",
     summary: "The webhook's deliveries of the last 7 days, newest first, with each attempt's status code or error.",
+  }),
+  createSchedule: rpc({
+    path: "/api/compute/schedules/create",
+    auth: "user",
+    request: CreateScheduleRequest,
+    response: SchedulePayload,
+    message: "Schedule created",
+    summary: "A schedule that submits a job from its template on each tick of a cron expression in a time zone.",
+  }),
+  listSchedules: rpc({
+    path: "/api/compute/schedules/list",
+    auth: "user",
+    request: ListSchedulesRequest,
+    response: ListSchedulesResponse,
+    message: "Schedules",
+    summary: "The business's schedules, newest first, paginated by cursor.",
+  }),
+  retrieveSchedule: rpc({
+    path: "/api/compute/schedules/retrieve",
+    auth: "user",
+    request: ScheduleRef,
+    response: SchedulePayload,
+    message: "Schedule",
+    summary: "One schedule with its next tick and its last run.",
+  }),
+  pauseSchedule: rpc({
+    path: "/api/compute/schedules/pause",
+    auth: "user",
+    request: ScheduleRef,
+    response: SchedulePayload,
+    message: "Schedule paused",
+    summary: "Stop a schedule making jobs until it is resumed; its jobs already made are untouched.",
+  }),
+  resumeSchedule: rpc({
+    path: "/api/compute/schedules/resume",
+    auth: "user",
+    request: ScheduleRef,
+    response: SchedulePayload,
+    message: "Schedule resumed",
+    summary: "Make jobs again from the next tick after now (ticks missed while paused are not made).",
+  }),
+  deleteSchedule: rpc({
+    path: "/api/compute/schedules/delete",
+    auth: "user",
+    request: ScheduleRef,
+    response: DeleteScheduleResponse,
+    message: "Schedule deleted",
+    summary: "Delete a schedule; the jobs it made are kept.",
   }),
 } as const;
 

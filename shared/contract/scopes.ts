@@ -57,6 +57,12 @@ export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] exten
   deleteWebhook: "webhooks:write",
   testWebhook: "webhooks:write",
   listWebhookDeliveries: "webhooks:read",
+  createSchedule: "schedules:write",
+  listSchedules: "schedules:read",
+  retrieveSchedule: "schedules:read",
+  pauseSchedule: "schedules:write",
+  resumeSchedule: "schedules:write",
+  deleteSchedule: "schedules:write",
 };
 
 /** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */

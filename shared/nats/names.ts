@@ -67,6 +67,8 @@ export const BUCKETS = {
   webhookDeliveries: "cjs_webhook_deliveries",
   /** `current` → the key webhook secrets are derived from, when no setting gives one (webhooks). */
   webhookKeys: "cjs_webhook_keys",
+  /** `<app>.<business>.<schedule id>` → a schedule: its cron, job template and next tick (scheduler). */
+  schedules: "cjs_schedules",
 } as const;
 
 /** JetStream object stores. */
@@ -149,6 +151,13 @@ export const subjects = {
   jobCancel: () => `${ROOT}.scheduler.jobs.cancel`,
   jobRetry: () => `${ROOT}.scheduler.jobs.retry`,
   jobDelete: () => `${ROOT}.scheduler.jobs.delete`,
+  /** Schedule RPCs, answered by one scheduler replica. */
+  scheduleCreate: () => `${ROOT}.scheduler.schedules.create`,
+  scheduleList: () => `${ROOT}.scheduler.schedules.list`,
+  scheduleRetrieve: () => `${ROOT}.scheduler.schedules.retrieve`,
+  schedulePause: () => `${ROOT}.scheduler.schedules.pause`,
+  scheduleResume: () => `${ROOT}.scheduler.schedules.resume`,
+  scheduleDelete: () => `${ROOT}.scheduler.schedules.delete`,
   nodePoll: () => `${ROOT}.scheduler.nodes.poll`,
   nodeResult: () => `${ROOT}.scheduler.nodes.result`,
   /** Node RPCs, answered by one node-registry replica. */
@@ -265,6 +274,7 @@ export const BUCKET_KEYS = {
   [BUCKETS.webhooks]: ["app", "business", "webhook"],
   [BUCKETS.webhookDeliveries]: ["app", "business", "webhook", "part"],
   [BUCKETS.webhookKeys]: ["part"],
+  [BUCKETS.schedules]: ["app", "business", "schedule"],
 } as const satisfies Record<BucketName, readonly (KeyLevel | "...")[]>;
 
 /** What `kvKey` writes for one part: KV key characters without a dot or a wildcard. */

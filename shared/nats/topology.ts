@@ -45,6 +45,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
   // Past the 24 h retry window, so the log answers for a week after the last attempt.
   [BUCKETS.webhookDeliveries]: { history: 1, ttl: 7 * 24 * 60 * MINUTE_MS },
   [BUCKETS.webhookKeys]: { history: 1 },
+  [BUCKETS.schedules]: { history: 1 },
 };
 
 /**
@@ -52,7 +53,7 @@ const BUCKET_OPTIONS: Record<BucketName, Partial<KvOptions>> = {
  * a record removed for good leaves a marker the watches see, and the server then removes
  * the marker too, so the bucket does not grow with every record ever deleted.
  */
-const MESSAGE_TTL_BUCKETS: ReadonlySet<BucketName> = new Set([BUCKETS.jobs]);
+const MESSAGE_TTL_BUCKETS: ReadonlySet<BucketName> = new Set([BUCKETS.jobs, BUCKETS.schedules]);
 
 export interface TopologyOptions {
   /** Stream replicas: 1 for a single server, 3 for a production cluster. */

@@ -20,6 +20,17 @@ export function toBase62(value: number, width: number): string {
   return text.padStart(width, "0");
 }
 
+/** The integer a base62 text stands for (`toBase62`'s inverse); NaN when a character is not base62. */
+export function fromBase62(text: string): number {
+  let value = 0;
+  for (const char of text) {
+    const digit = BASE62.indexOf(char);
+    if (digit < 0) return Number.NaN;
+    value = value * 62 + digit;
+  }
+  return value;
+}
+
 /** A record id: `<prefix>_` and 20 random base62 characters (119 bits), e.g. `biz_…`, `usr_…`. */
 export function newId(prefix: string): string {
   return `${prefix}_${randomBase62(20)}`;

@@ -402,6 +402,29 @@ describe("webhooks", () => {
   });
 });
 
+describe("schedules", () => {
+  it("schedules create, ls, get, pause, resume and rm manage a schedule; a bad expression is refused naming the field", async () => {
+    const configDir = await loggedIn();
+    const created = await cjs(["schedules", "create", "--cron", "0 4 * * *", "--timezone", "Europe/Berlin", "--overlap", "queue", "--name", "cli-nightly", "--pool", "cli-schedules", "--json", "--", "echo", "hi"], { configDir });
+    expect(created.code, created.stderr).toBe(0);
+    const { schedule } = JSON.parse(created.stdout) as { schedule: { schedule_id: string } };
+    expect(schedule).toMatchObject({ cron: "0 4 * * *", timezone: "Europe/Berlin", overlap: "queue", name: "cli-nightly", state: "active", job: { command: ["echo", "hi"], pool_id: "cli-schedules", type: "shell" } });
+
+    expect((await cjs(["schedules", "ls"], { configDir })).stdout).toContain(schedule.schedule_id);
+    expect((await cjs(["schedules", "pause", schedule.schedule_id], { configDir })).stdout).toContain(`${schedule.schedule_id} paused`);
+    const got = await cjs(["schedules", "get", schedule.schedule_id, "--json"], { configDir });
+    expect(JSON.parse(got.stdout)).toMatchObject({ schedule: { state: "paused", next_run_at: null } });
+    expect((await cjs(["schedules", "resume", schedule.schedule_id], { configDir })).stdout).toContain(`${schedule.schedule_id} active`);
+    expect((await cjs(["schedules", "rm", schedule.schedule_id], { configDir })).code).toBe(0);
+    expect((await cjs(["schedules", "get", schedule.schedule_id], { configDir })).code).toBe(66);
+
+    const refused = await cjs(["schedules", "create", "--cron", "whenever", "--", "true"], { configDir });
+    expect(refused.code).toBe(65);
+    expect(refused.stderr).toContain("request.invalid");
+    expect(refused.stderr).toContain("cron:");
+  });
+});
+
 describe("the command tree", () => {
   it("every command answers --help (exit 0) and the bash completion names every command", async () => {
     const program = buildProgram({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} }, () => undefined);

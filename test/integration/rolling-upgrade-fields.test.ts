@@ -20,6 +20,7 @@ import { webhookEventKey } from "../../services/billing/checkout/webhook-event-r
 import { accountKey, entryKey } from "../../services/billing/ledger/credit-records.js";
 import { subscriptionKey } from "../../services/billing/subscriptions/subscription-record.js";
 import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
+import { scheduleKey } from "../../services/scheduler/schedules/schedule-record.js";
 import { ComputeClient } from "../harness/client.js";
 import { billingWebhookPath, RotateKeysResponse, RPC_ROUTES, SANDBOX_SIGNATURE_HEADER, SetCreditResponse } from "../../shared/contract/index.js";
 import { BUCKETS, type BucketName, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
@@ -398,6 +399,18 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
         expect(rotated, kind).not.toEqual(before);
         expect(rotated, kind).toMatchObject(NEWER);
       }
+    },
+  },
+  [BUCKETS.schedules]: {
+    operation: "a pause",
+    async run() {
+      const { schedule } = await user.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"], pool_id: "upgrade-schedules" } });
+      const key = scheduleKey(tenant.app.app_id, tenant.business.business_id, schedule.schedule_id);
+      await addNewerFields(BUCKETS.schedules, key, nestedIn("job"));
+      await user.call("pauseSchedule", { schedule_id: schedule.schedule_id });
+      const paused = await stored(BUCKETS.schedules, key);
+      expect(paused).toMatchObject({ state: "paused", ...NEWER });
+      expect(nestedOf(paused, "job")).toMatchObject(NEWER_NESTED);
     },
   },
 };

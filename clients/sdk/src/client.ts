@@ -193,4 +193,17 @@ export class ComputeJobsClient {
     enable: (userId: string, options?: CallOptions) => this.call("enableUser", { user_id: userId }, options),
     setRole: (userId: string, role: RpcRequest<"setUserRole">["role"], options?: CallOptions) => this.call("setUserRole", { user_id: userId, role }, options),
   };
+
+  /** Jobs made on the ticks of a cron expression. */
+  readonly schedules = {
+    create: (request: RpcRequest<"createSchedule">, options?: CallOptions) => this.call("createSchedule", request, options),
+    list: (request: RpcRequest<"listSchedules"> = {}, options?: CallOptions) => this.call("listSchedules", request, options),
+    /** Every schedule of the business, newest first, across pages. */
+    all: (options?: CallOptions) => this.paginate("listSchedules", {}, options),
+    retrieve: (scheduleId: string, options?: CallOptions) => this.call("retrieveSchedule", { schedule_id: scheduleId }, options),
+    pause: (scheduleId: string, options?: CallOptions) => this.call("pauseSchedule", { schedule_id: scheduleId }, options),
+    resume: (scheduleId: string, options?: CallOptions) => this.call("resumeSchedule", { schedule_id: scheduleId }, options),
+    /** Deletes the schedule; the jobs it made are kept. */
+    delete: (scheduleId: string, options?: CallOptions) => this.call("deleteSchedule", { schedule_id: scheduleId }, options),
+  };
 }

@@ -29,6 +29,10 @@ const IDEMPOTENT: ReadonlySet<RpcName> = new Set<RpcName>([
   "setUserRole",
   "listWebhooks",
   "listWebhookDeliveries",
+  "listSchedules",
+  "retrieveSchedule",
+  "pauseSchedule",
+  "resumeSchedule",
 ]);
 
 export function isIdempotent(name: RpcName): boolean {

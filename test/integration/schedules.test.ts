@@ -238,6 +238,24 @@ describe("schedules: the jobs of ticks", () => {
     expect(second!.schedule_id).toBe(schedule.schedule_id);
   });
 
+  it("queue: ticks keep making jobs, which wait their turn (concurrency_limit) and run one at a time", async () => {
+    const pool = "schedules-queue";
+    const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
+    const { schedule } = await create({ cron: EVERY_2_S, overlap: "queue" }, pool);
+    const [first] = await madeJobs(schedule.schedule_id, 1);
+    await expect.poll(async () => (await node.poll(), node.running.has(first!.job_id)), WAIT).toBe(true);
+    const [, second] = await madeJobs(schedule.schedule_id, 2);
+    // The node has room, but the schedule's key allows one running job: the second waits for the first.
+    await expect.poll(async () => (await user.call("retrieveJob", { job_id: second!.job_id })).job.pending_reason, WAIT).toBe("concurrency_limit");
+    await node.poll();
+    expect(node.running.has(second!.job_id)).toBe(false);
+
+    await node.finish(first!.job_id);
+    await expect.poll(async () => (await node.poll(), node.running.has(second!.job_id)), WAIT).toBe(true);
+    await user.call("deleteSchedule", { schedule_id: schedule.schedule_id });
+    expect((await user.call("retrieveJob", { job_id: second!.job_id })).job.concurrency).toEqual({ key: `schedule:${schedule.schedule_id}`, max_running: 1 });
+  });
+
   it("a tick whose job is refused records why on the schedule, makes nothing, and is not tried again", async () => {
     // More cores than any plan allows on an operator pool: billing refuses every tick's job.
     const { schedule } = await create({ cron: EVERY_2_S, job: { type: "shell", command: ["true"], pool_id: "default", resources: { cpu: 1000, memory_mb: 512, gpu: 0 } } });

@@ -65,7 +65,7 @@ bench: node-deps nats-server
 	npx tsx test/bench/main.ts $(BENCH_ARGS)
 
 # A production-shaped cluster on this machine, in the background (docs/operations.md): 3
-# nats-servers, 5 services × 2 replicas, haproxy in front of the gateways, 2 agents.
+# nats-servers, 6 services × 2 replicas, haproxy in front of the gateways, 2 agents.
 # State and logs in CLUSTER_DIR; ports CLUSTER_BASE_PORT to +89. haproxy is installed from
 # Debian's packages when missing.
 CLUSTER_DIR ?= .data/cluster

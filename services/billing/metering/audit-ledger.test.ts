@@ -4,6 +4,7 @@ import { describe, expect, it, vi, type Mock } from "vitest";
 import type { JobEvent } from "../../../shared/contract/index.js";
 import { encodeJson } from "../../../shared/nats/index.js";
 import type { JobRecord } from "../../../shared/records/index.js";
+import { queuedJobRecord } from "../../../test/harness/job-records.js";
 import { createLogger, metricsRegistry } from "../../../shared/runtime/index.js";
 import type { AccountPlan } from "../credit/account-plan.js";
 import type { CreditContext } from "../credit/credit-context.js";
@@ -21,40 +22,20 @@ function event(at: string, state: JobEvent["state"], attempt: number, reason: st
 
 const SUCCEEDED: JobEvent[] = [event("00:00", "queued", 0, "submitted"), event("00:01", "assigned", 1, "assigned"), event("00:02", "running", 1, "started"), event("01:32", "succeeded", 1, "exited")];
 
+/** A job that succeeded on its first attempt on the operator pool `default`, 90 s of run. */
 function record(overrides: Partial<JobRecord> = {}): JobRecord {
-  return {
+  return queuedJobRecord({
     job_id: "job_000000000000000000A1",
     app_id: "app",
     business_id: "biz_1",
     user_id: "usr_1",
-    key_id: null,
-    name: null,
-    type: "shell",
-    command: ["true"],
-    env: {},
     resources: { cpu: 1, memory_mb: 1024, gpu: 0 },
     timeout_seconds: 600,
-    pool_id: "default",
-    labels: {},
-    priority: 0,
-    metadata: {},
-    retry: null,
-    retry_count: 0,
-    queue_timeout_seconds: null,
-    run_at: null,
-    next_attempt_at: null,
-    depends_on: [],
-    dependents: [],
-    concurrency: null,
-    schedule_id: null,
-    waiting_on: [],
     max_attempts: 1,
     state: "succeeded",
     attempt: 1,
     node_id: "nod_1",
     exit_code: 0,
-    error: null,
-    usage: null,
     pending_reason: null,
     created_at: "2026-11-22T10:00:00.000Z",
     queued_at: "2026-11-22T10:00:00.000Z",
@@ -63,10 +44,8 @@ function record(overrides: Partial<JobRecord> = {}): JobRecord {
     updated_at: "2026-11-22T10:01:32.000Z",
     timeline: SUCCEEDED,
     pool_key: "op.default",
-    deadline_at: null,
-    attempt_base: 0,
     ...overrides,
-  };
+  });
 }
 
 type FakeMsg = JsMsg & { ack: Mock; nak: Mock };

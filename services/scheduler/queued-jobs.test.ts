@@ -106,3 +106,46 @@ describe("QueuedJobs", () => {
     expect([...shared.pools()]).toEqual(["op.*.default"]);
   });
 });
+
+describe("QueuedJobs: jobs held until a time (run_at, retry backoff)", () => {
+  const at = (ms: number) => new Date(ms).toISOString();
+
+  it("keeps a job out of its pool until its time, then releases it; nextDueAt names the earliest", () => {
+    let now = 10_000;
+    const queue = new QueuedJobs(undefined, [], () => now);
+    queue.apply(revision("a.b.late", 1, { next_attempt_at: at(30_000), pending_reason: "scheduled" }));
+    queue.apply(revision("a.b.soon", 2, { next_attempt_at: at(20_000), pending_reason: "retry_backoff" }));
+    queue.apply(revision("a.b.now", 3, {}));
+    expect(order(queue)).toEqual(["a.b.now"]);
+    expect(queue.size).toBe(3);
+    expect(queue.nextDueAt()).toBe(20_000);
+
+    expect(queue.releaseDue(19_999)).toBe(0);
+    now = 20_000;
+    expect(queue.releaseDue(now)).toBe(1);
+    expect(order(queue)).toEqual(["a.b.now", "a.b.soon"]);
+    expect(queue.nextDueAt()).toBe(30_000);
+  });
+
+  it("a held job that leaves the queue is never released, and the next due time moves on past it", () => {
+    const queue = new QueuedJobs(undefined, [], () => 0);
+    queue.apply(revision("a.b.cancelled", 1, { next_attempt_at: at(5_000), pending_reason: "scheduled" }));
+    queue.apply(revision("a.b.later", 2, { next_attempt_at: at(9_000), pending_reason: "scheduled" }));
+    queue.apply(revision("a.b.cancelled", 3, { state: "cancelled", pending_reason: null }));
+    expect(queue.size).toBe(1);
+
+    expect(queue.releaseDue(6_000)).toBe(0);
+    expect(queue.nextDueAt()).toBe(9_000);
+    expect(queue.releaseDue(9_000)).toBe(1);
+    expect(order(queue)).toEqual(["a.b.later"]);
+    expect(queue.nextDueAt()).toBeNull();
+  });
+
+  it("a job waiting for dependencies stays out of the queue until a revision without them", () => {
+    const queue = new QueuedJobs(undefined, [], () => 0);
+    queue.apply(revision("a.b.child", 1, { waiting_on: ["job_x"], pending_reason: "waiting_for_dependencies" }));
+    expect(queue.size).toBe(0);
+    queue.apply(revision("a.b.child", 2, { waiting_on: [] }));
+    expect(order(queue)).toEqual(["a.b.child"]);
+  });
+});

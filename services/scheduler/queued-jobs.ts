@@ -65,6 +65,11 @@ export class QueuedJobs implements JobRevisionListener {
   readonly #shared = new SharedValues();
   /** Queued jobs whose `run_at` or backoff is still ahead, by the time they may be placed: outside the pools until then. */
   readonly #later = new Map<string, QueuedJob & { dueMs: number }>();
+  /**
+   * No job of `#later` is due before this (it may be earlier than the earliest still there,
+   * after one left the queue): a placement round looks through `#later` only once it passes.
+   */
+  #laterFrom = Number.POSITIVE_INFINITY;
 
   /**
    * `onQueued` is told of each job that joins the queue (a placement round is due).
@@ -92,21 +97,25 @@ export class QueuedJobs implements JobRevisionListener {
 
   /** The earliest time a job waiting for its `run_at` or backoff may be placed; null when none waits. */
   nextDueAt(): number | null {
-    let earliest: number | null = null;
-    for (const job of this.#later.values()) if (earliest === null || job.dueMs < earliest) earliest = job.dueMs;
-    return earliest;
+    return this.#later.size === 0 ? null : this.#laterFrom;
   }
 
-  /** Moves the jobs whose time has come into the pools; how many moved. */
+  /** Moves the jobs whose time has come into the pools; how many moved. Reads the waiting jobs only when one may be due. */
   releaseDue(now: number): number {
+    if (now < this.#laterFrom) return 0;
     let moved = 0;
+    let next = Number.POSITIVE_INFINITY;
     for (const [key, job] of this.#later) {
-      if (job.dueMs > now) continue;
+      if (job.dueMs > now) {
+        next = Math.min(next, job.dueMs);
+        continue;
+      }
       this.#later.delete(key);
       const { dueMs: _due, ...placeable } = job;
       this.add(placeable, undefined);
       moved += 1;
     }
+    this.#laterFrom = next;
     return moved;
   }
 
@@ -146,7 +155,11 @@ export class QueuedJobs implements JobRevisionListener {
     if (hold !== null) {
       // Dependencies: a later revision (one succeeded) brings it back. Time: kept aside until it is due.
       this.remove(key, revision);
-      if (hold !== "waiting_for_dependencies") this.#later.set(key, { ...job, dueMs: Date.parse(face.data.next_attempt_at as string) });
+      if (hold !== "waiting_for_dependencies") {
+        const dueMs = Date.parse(face.data.next_attempt_at as string);
+        this.#later.set(key, { ...job, dueMs });
+        this.#laterFrom = Math.min(this.#laterFrom, dueMs);
+      }
       this.onQueued();
       return;
     }

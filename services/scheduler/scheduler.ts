@@ -17,7 +17,7 @@ import { QueueDepthGuard } from "./job-queue.js";
 import type { SchedulerConfig } from "./config.js";
 import { listJobs } from "./list-jobs.js";
 import { PlacementLease } from "./placement-lease.js";
-import { placeOnce } from "./placer.js";
+import { placeOnce, type PlacementRound } from "./placer.js";
 import { poll } from "./poll.js";
 import { QueuedJobs } from "./queued-jobs.js";
 import { expireQueuedOnce, QueueDeadlines } from "./queue-timeout.js";
@@ -108,9 +108,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     placing = (async () => {
       do {
         placeAgain = false;
-        const round = await placeOnce(context, queued).catch((error: unknown) => logger.warn({ err: error }, "placement round failed"));
-        wakeAt = earliest(round ? round.wakeAt : wakeAt, queued.nextDueAt());
-        if (round?.again) placeAgain = true;
+        const round = await placeOnce(context, queued).catch((error: unknown): PlacementRound => {
+          logger.warn({ err: error }, "placement round failed; the next tick plans again");
+          // Nothing announces that the broker is back (the lease may never have lapsed): the next tick tries again.
+          return { placed: 0, again: false, wakeAt: context.clock.now() };
+        });
+        wakeAt = earliest(round.wakeAt, queued.nextDueAt());
+        if (round.again) placeAgain = true;
       } while (placeAgain && !stopped && lease?.leading);
     })().finally(() => {
       placing = undefined;

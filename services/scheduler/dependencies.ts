@@ -10,7 +10,8 @@ export const MAX_DEPENDENTS = 1000;
 
 /** The jobs a new job depends on, as submit found them. */
 export interface Dependencies {
-  parents: Array<{ id: string; key: string }>;
+  /** Each parent as submit read it, with its state then. */
+  parents: Array<{ id: string; key: string; state: JobState }>;
   /** The new job's `waiting_on`: its parents that have not succeeded yet. */
   waitingOn: string[];
 }
@@ -42,7 +43,7 @@ export async function checkDependencies(ctx: SchedulerContext, caller: Pick<User
       return { id, key, state: stored.value.state };
     }),
   );
-  return { parents: parents.map(({ id, key }) => ({ id, key })), waitingOn: parents.filter((parent) => parent.state !== "succeeded").map((parent) => parent.id) };
+  return { parents, waitingOn: parents.filter((parent) => parent.state !== "succeeded").map((parent) => parent.id) };
 }
 
 /**

@@ -139,7 +139,7 @@ export {
   RetentionLookupCommand,
   RetentionLookupReply,
 } from "./retention.js";
-export { RPC_ROUTES } from "./routes.js";
+export { DRY_RUN_MESSAGE, RPC_ROUTES, successMessage } from "./routes.js";
 export { IDEMPOTENCY_KEY_FORMAT, IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_ROUTES, IDEMPOTENT_REPLAYED_HEADER } from "./idempotency.js";
 export type { RouteAuth, RpcName, RpcRequest, RpcResponse, RpcRoute, RpcRoutes } from "./routes.js";
 export { buildOpenApiDocument } from "./openapi.js";

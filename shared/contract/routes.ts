@@ -91,8 +91,18 @@ export interface RpcRoute<Req extends z.ZodType = z.ZodType, Res extends z.ZodTy
   response: Res;
   /** The envelope's `message` on success. */
   message: string;
+  /** Another `message` for a payload that answers something else (a submit's dry run); undefined keeps `message`. */
+  messageFor?: (payload: unknown) => string | undefined;
   summary: string;
 }
+
+/** The envelope's `message` for a successful answer of `route` with `payload`. */
+export function successMessage(route: Pick<RpcRoute, "message" | "messageFor">, payload: unknown): string {
+  return route.messageFor?.(payload) ?? route.message;
+}
+
+/** The `message` of a submit answered with a dry run's plan. */
+export const DRY_RUN_MESSAGE = "Dry run: nothing was created";
 
 function rpc<Req extends z.ZodType, Res extends z.ZodType, A extends RouteAuth>(route: Omit<RpcRoute<Req, Res, A>, "method">): RpcRoute<Req, Res, A> {
   return { method: "POST", ...route };
@@ -243,6 +253,7 @@ export const RPC_ROUTES = {
     // The dry run's answer for a body with `dry_run: true` (`RpcResponse` leaves it out; the SDK's `jobs.dryRun` types it).
     response: z.xor([SubmitJobResponse, DryRunResponse]),
     message: "Job queued",
+    messageFor: (payload) => (typeof payload === "object" && payload !== null && "dry_run" in payload ? DRY_RUN_MESSAGE : undefined),
     summary: "Enqueue a new job. Submitting the same body again creates another job, unless both carry the same `Idempotency-Key`.",
   }),
   retrieveJob: rpc({

@@ -89,6 +89,38 @@ describe("a dry run of a submit", () => {
     expect(await jobsIn(user, "own-labels")).toEqual([]);
   });
 
+  it("reads depends_on and a concurrency key as a submit would: a missing job, parents done or not, a parent that failed, a full key", async () => {
+    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, customer.app.app_id, { pool_id: "own-deps" });
+    await expect.poll(async () => (await dryRun(user, job("own-deps"))).placement.nodes.length, { timeout: 10_000 }).toBe(1);
+    const started = async (overrides: Partial<RpcRequest<"submitJob">> = {}) => {
+      const { job_id } = await user.call("submitJob", job("own-deps", overrides));
+      await expect.poll(async () => (await node.poll(1)).some((assigned) => assigned.job_id === job_id), { timeout: 10_000, interval: 1 }).toBe(true);
+      return job_id;
+    };
+    const succeeded = await started();
+    await node.finish(succeeded, "succeeded");
+    const running = await started({ concurrency: { key: "deploy", max_running: 1 } });
+
+    const missing = await user.raw("POST", "/api/compute/jobs/submit", { ...job("own-deps", { depends_on: ["job_00000000000000000000"] }), dry_run: true });
+    expect({ status: missing.status, code: (missing.body as { code: string }).code }).toEqual({ status: 404, code: "resource.not_found" });
+    expect((await dryRun(user, job("own-deps", { depends_on: [succeeded] }))).placement.pending_reason).toBeNull();
+    expect((await dryRun(user, job("own-deps", { depends_on: [succeeded, running] }))).placement.pending_reason).toBe("waiting_for_dependencies");
+    // The key "deploy" has its one place taken: a second job of it would wait; one of another key would not.
+    expect(await dryRun(user, job("own-deps", { concurrency: { key: "deploy", max_running: 1 } }))).toMatchObject({ would_queue: true, placement: { pending_reason: "concurrency_limit" } });
+    expect((await dryRun(user, job("own-deps", { concurrency: { key: "other", max_running: 1 } }))).placement.pending_reason).toBeNull();
+
+    await node.finish(running, "failed");
+    const afterFailure = await dryRun(user, job("own-deps", { depends_on: [succeeded, running] }));
+    expect(afterFailure).toMatchObject({ would_queue: false, refusal: { code: "job.dependency_failed" } });
+    expect(afterFailure.refusal!.message).toContain(running);
+    expect(await jobsIn(user, "own-deps")).toHaveLength(2);
+  });
+
+  it("answers with its own message, not a submit's", async () => {
+    const answer = await user.raw("POST", "/api/compute/jobs/submit", { ...job("own-message"), dry_run: true });
+    expect(answer.body).toMatchObject({ status: "SUCCESS", message: "Dry run: nothing was created" });
+  });
+
   it("shows the key's quota room without taking any, and the refusal a submit at the limit would get", async () => {
     const created = await user.call("createApiKey", { name: "dry quota", maxJobsPerHour: 3, maxConcurrentJobs: 1 });
     const keyClient = new ComputeClient({ baseUrl: system.gateways[0]!.baseUrl, appId: customer.app.app_id, apiKey: created.key });

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { scopeOf, type RouteAuth, type RpcRoute } from "../../../shared/contract/index.js";
+import { scopeOf, successMessage, type RouteAuth, type RpcRoute } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { zodIssues } from "../../../shared/runtime/index.js";
 import type { RequestTrace } from "../../../shared/tracing/index.js";
@@ -126,7 +126,7 @@ export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge
     config: { auth: route.auth },
     handler: async (request, reply) => {
       const payload = await runRpc(edge, route, handler, httpCall(request, reply));
-      return sendSuccess(reply, route.message, payload);
+      return sendSuccess(reply, successMessage(route, payload), payload);
     },
   });
   app.route({

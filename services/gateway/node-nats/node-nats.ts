@@ -1,6 +1,6 @@
 import { Match, type Msg, type Subscription } from "@nats-io/transport-node";
 import type { FastifyBaseLogger } from "fastify";
-import { NODE_NATS_HEADERS, NODE_NATS_OPERATIONS, RPC_ROUTES, type RpcRoute } from "../../../shared/contract/index.js";
+import { NODE_NATS_HEADERS, NODE_NATS_OPERATIONS, RPC_ROUTES, successMessage, type RpcRoute } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { queueGroups, subjects } from "../../../shared/nats/index.js";
 import { randomBase62 } from "../../../shared/runtime/index.js";
@@ -101,7 +101,7 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
             trace,
             log: log.child({ ...bindings, operation }) as FastifyBaseLogger,
           });
-          return { message: route.message, payload };
+          return { message: successMessage(route, payload), payload };
         });
       }
       serve(subjects.nodePlaneUploadOpen(), "artifact.open", async (msg) => uploads.start(msg));

@@ -53,8 +53,8 @@ export interface NodeDriver {
 const BACKOFF_FIRST_MS = 50;
 const BACKOFF_MAX_MS = 1_000;
 
-/** What to do with a failed call: try it again later, or report it. */
-function retryCode(error: unknown): string | null {
+/** What to do with a failed call: try it again later (the code it failed with, `network` for no answer), or report it (null). */
+export function retryCode(error: unknown): string | null {
   // A connection refused or reset never got an answer.
   if (error instanceof NetworkError || error instanceof TypeError) return "network";
   if (error instanceof ApiError) return isErrorCode(error.code) && errorSpec(error.code).retryable ? error.code : null;

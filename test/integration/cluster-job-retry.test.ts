@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
 import { FakeNode } from "../harness/fake-node.js";
+import { retryCode } from "../harness/node-driver.js";
 import { startNatsCluster, type NatsClusterHarness } from "../harness/nats-cluster.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem } from "../harness/system.js";
 
@@ -39,6 +40,21 @@ async function pollFor(jobId: string, attempt: number) {
     .toBe(attempt);
 }
 
+/** `call`'s answer, asked again while the healing cluster refuses with a retryable error, as an agent or an SDK user would (a repeated result is answered as the recorded one). */
+async function throughRefusals<T>(call: () => Promise<T>): Promise<T> {
+  let answer: { value: T } | undefined;
+  const answered = () =>
+    call().then(
+      (value) => {
+        answer = { value };
+        return true;
+      },
+      (error: unknown) => (retryCode(error) === null ? Promise.reject(error as Error) : false),
+    );
+  await expect.poll(answered, { timeout: 60_000, interval: 100 }).toBe(true);
+  return answer!.value;
+}
+
 describe("retry backoff on a cluster", () => {
   it("a job waiting out its backoff runs its next attempt after a NATS node and a scheduler replica are lost", async () => {
     const { job_id: jobId } = await user.call("submitJob", {
@@ -48,7 +64,7 @@ describe("retry backoff on a cluster", () => {
       retry: { max_retries: 1, backoff: { initial_seconds: 3, factor: 1, max_seconds: 3, jitter: 0 } },
     });
     await pollFor(jobId, 1);
-    await node.finish(jobId, "failed", 1);
+    await throughRefusals(() => node.finish(jobId, "failed", 1));
     expect((await user.call("retrieveJob", { job_id: jobId })).job).toMatchObject({ state: "queued", pending_reason: "retry_backoff" });
 
     await cluster.kill(1);
@@ -56,13 +72,13 @@ describe("retry backoff on a cluster", () => {
     await cluster.restart(1);
 
     await pollFor(jobId, 2);
-    await node.finish(jobId, "succeeded", 2);
-    const { job } = await user.call("retrieveJob", { job_id: jobId });
+    await throughRefusals(() => node.finish(jobId, "succeeded", 2));
+    const { job } = await throughRefusals(() => user.call("retrieveJob", { job_id: jobId }));
     expect(job).toMatchObject({ state: "succeeded", attempt: 2, retry_count: 1 });
     expect(job.timeline.filter((event) => event.state === "assigned").map((event) => event.attempt)).toEqual([1, 2]);
     const retry = job.timeline.find((event) => event.reason === "retry_scheduled")!;
     const assigned = job.timeline.find((event) => event.state === "assigned" && event.attempt === 2)!;
     expect(Date.parse(assigned.at)).toBeGreaterThanOrEqual(Date.parse(retry.next_attempt_at!));
-    // Two polls of up to a minute each while the cluster heals and the lease moves: bounded by those, not by the default.
-  }, 180_000);
+    // Polls and results of up to a minute each while the cluster heals and the lease moves: bounded by those, not by the default.
+  }, 240_000);
 });

@@ -31,7 +31,7 @@ export function hasLimits(limits: QuotaLimits | null): limits is QuotaLimits {
 }
 
 /**
- * What an API key may do. Each operation needs at most one (`ROUTE_SCOPES`); a key lists
+ * What an API key may do. Each operation needs at most one (`ROUTE_SCOPES`), a few one more (`ALSO_NEEDED_SCOPES`); a key lists
  * those it holds. A signed-in session holds every scope.
  */
 export const API_KEY_SCOPES = [

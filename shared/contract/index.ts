@@ -46,7 +46,7 @@ export {
   UpdateApiKeyRequest,
   UpdateApiKeyResponse,
 } from "./api-keys.js";
-export { grantsScope, LOG_STREAM_SCOPE, ROUTE_SCOPES, scopeOf } from "./scopes.js";
+export { ALSO_NEEDED_SCOPES, grantsScope, LOG_STREAM_SCOPE, ROUTE_SCOPES, scopeOf, scopesOf } from "./scopes.js";
 export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, NewPassword, User, UserStatus } from "./admin.js";
 export {
   AdminListUsersRequest,

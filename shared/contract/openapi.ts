@@ -6,7 +6,7 @@ import { commonErrors, ROUTE_ERRORS } from "./route-errors.js";
 import { httpPathItems } from "./openapi-http.js";
 import { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, type ExportRoute } from "./exports.js";
 import { RPC_ROUTES, type RpcName, type RpcRoute } from "./routes.js";
-import { ROUTE_SCOPES } from "./scopes.js";
+import { ROUTE_SCOPES, scopesOf } from "./scopes.js";
 
 const SECURITY: Record<RpcRoute["auth"], Array<Record<string, string[]>>> = {
   public: [{ appId: [] }],
@@ -17,9 +17,9 @@ const SECURITY: Record<RpcRoute["auth"], Array<Record<string, string[]>>> = {
 };
 
 /** The security requirements of a route; a user's API key must hold the route's scope, named as the requirement's scope. */
-function securityOf(route: RpcRoute, scope: string | null): Array<Record<string, string[]>> {
-  if (scope === null) return SECURITY[route.auth];
-  return SECURITY[route.auth].map((requirement) => ("apiKey" in requirement ? { ...requirement, apiKey: [scope] } : requirement));
+function securityOf(route: RpcRoute, scopes: readonly string[]): Array<Record<string, string[]>> {
+  if (scopes.length === 0) return SECURITY[route.auth];
+  return SECURITY[route.auth].map((requirement) => ("apiKey" in requirement ? { ...requirement, apiKey: [...scopes] } : requirement));
 }
 
 /** Routes that a user's credential (JWT or user API key) may call: their answers count against the user's rate limit. */
@@ -121,8 +121,8 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
       post: {
         operationId: name,
         summary: route.summary,
-        security: securityOf(route, scope),
-        // The scope a user's API key needs (docs/api.md, "Scopes"); null: no key scope applies.
+        security: securityOf(route, scopesOf(route)),
+        // The scope a user's API key needs (docs/api.md, "Scopes"); null: no key scope applies. The security requirement lists any it also needs.
         "x-api-key-scope": scope,
         ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? { parameters: [IDEMPOTENCY_KEY_PARAMETER] } : {}),
         requestBody: { required: false, content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } } },

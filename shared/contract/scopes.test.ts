@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RPC_ROUTES } from "./routes.js";
-import { grantsScope, ROUTE_SCOPES, scopeOf } from "./scopes.js";
+import { grantsScope, ROUTE_SCOPES, scopeOf, scopesOf } from "./scopes.js";
 
 describe("route scopes", () => {
   it("name a scope for every route a user's API key may call, and none for the others", () => {
@@ -10,6 +10,14 @@ describe("route scopes", () => {
       else expect(scope, name).toBeNull();
       expect(scopeOf(route)).toBe(scope);
     }
+  });
+
+  it("ask jobs:write besides schedules:write of the operations that let a schedule make jobs, and nothing more of the others", () => {
+    expect(scopesOf(RPC_ROUTES.createSchedule)).toEqual(["schedules:write", "jobs:write"]);
+    expect(scopesOf(RPC_ROUTES.resumeSchedule)).toEqual(["schedules:write", "jobs:write"]);
+    expect(scopesOf(RPC_ROUTES.pauseSchedule)).toEqual(["schedules:write"]);
+    expect(scopesOf(RPC_ROUTES.submitJob)).toEqual(["jobs:write"]);
+    expect(scopesOf(RPC_ROUTES.login)).toEqual([]);
   });
 
   it("grant everything to a key without scopes, and only what it lists to one with them", () => {

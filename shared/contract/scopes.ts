@@ -65,10 +65,21 @@ export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] exten
   deleteSchedule: "schedules:write",
 };
 
+/**
+ * Scopes a user's API key needs besides its `ROUTE_SCOPES` one. A schedule makes jobs, so
+ * creating or resuming one also needs `jobs:write`: a key cannot have a schedule submit
+ * what it may not submit itself.
+ */
+export const ALSO_NEEDED_SCOPES: { readonly [N in RpcName]?: readonly Scope[] } = {
+  createSchedule: ["jobs:write"],
+  resumeSchedule: ["jobs:write"],
+};
+
 /** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */
 export const LOG_STREAM_SCOPE: Scope = "jobs:read";
 
 const BY_ROUTE = new Map<RpcRoute, Scope | null>((Object.keys(RPC_ROUTES) as RpcName[]).map((name) => [RPC_ROUTES[name], ROUTE_SCOPES[name]]));
+const ALSO_BY_ROUTE = new Map<RpcRoute, readonly Scope[]>((Object.keys(ALSO_NEEDED_SCOPES) as RpcName[]).map((name) => [RPC_ROUTES[name], ALSO_NEEDED_SCOPES[name] ?? []]));
 
 /**
  * The scope an operation needs from a user's API key: its `ROUTE_SCOPES` entry, or the
@@ -76,6 +87,12 @@ const BY_ROUTE = new Map<RpcRoute, Scope | null>((Object.keys(RPC_ROUTES) as Rpc
  */
 export function scopeOf(route: RpcRoute & { scope?: Scope }): Scope | null {
   return BY_ROUTE.get(route) ?? route.scope ?? null;
+}
+
+/** Every scope an operation needs from a user's API key: `scopeOf`'s, then `ALSO_NEEDED_SCOPES`; empty for none. */
+export function scopesOf(route: RpcRoute & { scope?: Scope }): Scope[] {
+  const scope = scopeOf(route);
+  return scope === null ? [] : [scope, ...(ALSO_BY_ROUTE.get(route) ?? [])];
 }
 
 /** Whether a key with `held` scopes (null: every scope) may do what `needed` names. */

@@ -155,6 +155,23 @@ describe("schedules: API keys", () => {
     const { schedule } = await limitedClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] } });
     expect(schedule.user_id).toBe(tenant.user.user_id);
   });
+
+  it("a schedule makes jobs, so creating or resuming one with a key also needs jobs:write; pausing does not", async () => {
+    const scheduler = await user.call("createApiKey", { name: "schedules only", scopes: ["schedules:read", "schedules:write"] });
+    const schedulerClient = user.with({ apiKey: scheduler.key });
+    const refused = await failureOf(schedulerClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] }, name: "no-jobs-write" }));
+    expect(refused).toMatchObject({ status: 403, code: "auth.scope_missing", details: { scope: "jobs:write" } });
+    expect((await user.call("listSchedules", {})).items.map((listed) => listed.name)).not.toContain("no-jobs-write");
+
+    const { schedule } = await user.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] }, paused: true });
+    expect(await errorCodeOf(schedulerClient.call("resumeSchedule", { schedule_id: schedule.schedule_id }))).toBe("auth.scope_missing");
+    expect((await user.call("retrieveSchedule", { schedule_id: schedule.schedule_id })).schedule.state).toBe("paused");
+    await user.call("resumeSchedule", { schedule_id: schedule.schedule_id });
+    expect((await schedulerClient.call("pauseSchedule", { schedule_id: schedule.schedule_id })).schedule.state).toBe("paused");
+
+    const both = await user.call("createApiKey", { name: "schedules and jobs", scopes: ["schedules:write", "jobs:write"] });
+    expect((await user.with({ apiKey: both.key }).call("resumeSchedule", { schedule_id: schedule.schedule_id })).schedule.state).toBe("active");
+  });
 });
 
 describe("schedules: tenancy", () => {

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { scopeOf, successMessage, type RouteAuth, type RpcRoute } from "../../../shared/contract/index.js";
+import { scopesOf, successMessage, type RouteAuth, type RpcRoute } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { zodIssues } from "../../../shared/runtime/index.js";
 import type { RequestTrace } from "../../../shared/tracing/index.js";
@@ -82,7 +82,7 @@ export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: 
   const caller = await authenticator.authenticate(tenant, call.credentials, route.auth, { ip: call.ip });
   if (caller) await rateLimiter.admit(caller, call.responseHeaders);
   // After the rate limit: a key probing for what it may do still counts.
-  requireScope(caller, scopeOf(route));
+  for (const scope of scopesOf(route)) requireScope(caller, scope);
   const parsed = route.request.safeParse(absentAsEmpty(call.body));
   if (!parsed.success) {
     throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });

@@ -79,7 +79,13 @@ export const ALSO_NEEDED_SCOPES: { readonly [N in RpcName]?: readonly Scope[] } 
 export const LOG_STREAM_SCOPE: Scope = "jobs:read";
 
 const BY_ROUTE = new Map<RpcRoute, Scope | null>((Object.keys(RPC_ROUTES) as RpcName[]).map((name) => [RPC_ROUTES[name], ROUTE_SCOPES[name]]));
-const ALSO_BY_ROUTE = new Map<RpcRoute, readonly Scope[]>((Object.keys(ALSO_NEEDED_SCOPES) as RpcName[]).map((name) => [RPC_ROUTES[name], ALSO_NEEDED_SCOPES[name] ?? []]));
+/** Every scope of each RPC, worked out once: the check runs on every request. */
+const ALL_BY_ROUTE = new Map<RpcRoute, readonly Scope[]>(
+  (Object.keys(RPC_ROUTES) as RpcName[]).map((name) => {
+    const scope = ROUTE_SCOPES[name];
+    return [RPC_ROUTES[name], scope === null ? [] : [scope, ...(ALSO_NEEDED_SCOPES[name] ?? [])]];
+  }),
+);
 
 /**
  * The scope an operation needs from a user's API key: its `ROUTE_SCOPES` entry, or the
@@ -90,9 +96,8 @@ export function scopeOf(route: RpcRoute & { scope?: Scope }): Scope | null {
 }
 
 /** Every scope an operation needs from a user's API key: `scopeOf`'s, then `ALSO_NEEDED_SCOPES`; empty for none. */
-export function scopesOf(route: RpcRoute & { scope?: Scope }): Scope[] {
-  const scope = scopeOf(route);
-  return scope === null ? [] : [scope, ...(ALSO_BY_ROUTE.get(route) ?? [])];
+export function scopesOf(route: RpcRoute & { scope?: Scope }): readonly Scope[] {
+  return ALL_BY_ROUTE.get(route) ?? (route.scope === undefined ? [] : [route.scope]);
 }
 
 /** Whether a key with `held` scopes (null: every scope) may do what `needed` names. */

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient, type RawResponse } from "../harness/client.js";
 import { RPC_ROUTES, SubmitJobResponse, type RpcRequest } from "../../shared/contract/index.js";
 import { Kvm } from "@nats-io/kv";
-import { IdempotencyRecord } from "../../services/gateway/idempotency/idempotency-store.js";
+import { IdempotencyRecord, IdempotencyStore } from "../../services/gateway/idempotency/idempotency-store.js";
 import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
 import { KeyQuotaRecord } from "../../services/scheduler/key-quota-rules.js";
 import { BUCKETS, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
@@ -188,6 +188,29 @@ describe("idempotent submit", () => {
     expect(fixed.status).toBe(200);
     expect(fixed.headers.get("idempotent-replayed")).toBeNull();
     expect(await listAllJobs(client, "released")).toHaveLength(1);
+  });
+
+  it("a key given back after a refusal keeps its job id: a job a waiting repeat made meanwhile is the one the next request finds", async () => {
+    const { tenant, client } = await tenantClient();
+    const key = newKey();
+    const body = job("given-back");
+    const path = RPC_ROUTES.submitJob.path;
+    const recordKey = idempotencyRecordKey({ app_id: tenant.app.app_id, business_id: tenant.business.business_id }, key);
+    const store = new IdempotencyStore(new JsonBucket(await new Kvm(system.gateways[0]!.nc).open(BUCKETS.idempotency), IdempotencyRecord));
+    // A first request holds the key, still at work on job J.
+    const jobId = newJobId(Date.now());
+    await store.claim(recordKey, { route: path, fingerprint: requestFingerprint(path, RPC_ROUTES.submitJob.request.parse(body)), holder: "idem_first", claimed_at: Date.now(), job_id: jobId, answer: null });
+    // A repeat waits for its answer, stops waiting, and makes J itself.
+    const repeat = await submitWithKey(client, key, body);
+    expect(envelopeOf(repeat).payload!.job_id).toBe(jobId);
+    // Then the first is refused and gives the key back; the next request with the key must find J, not make another job.
+    await store.release(recordKey, "idem_first");
+    const next = await submitWithKey(client, key, body);
+    expect(next.status).toBe(200);
+    expect(envelopeOf(next).payload!.job_id).toBe(jobId);
+    expect((await listAllJobs(client, "given-back")).map((item) => item.job_id)).toEqual([jobId]);
+    // And that request's answer is kept for the repeats after it.
+    expect((await submitWithKey(client, key, body)).headers.get("idempotent-replayed")).toBe("true");
   });
 });
 

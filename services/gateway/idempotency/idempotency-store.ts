@@ -19,6 +19,12 @@ export const IdempotencyRecord = z.looseObject({
   job_id: z.string().nullable(),
   /** Retry: the first answer's payload, once given; null while the holder is at work. */
   answer: z.unknown().nullable(),
+  /**
+   * The holder's request was refused (4xx) and gave the key back. The record stays, with its
+   * `job_id`: a repeat that stopped waiting may have made that job meanwhile, and the next
+   * request with the same body must find it, not make a second. Another body starts afresh.
+   */
+  released: z.boolean().optional(),
 });
 export type IdempotencyRecord = z.infer<typeof IdempotencyRecord>;
 
@@ -60,6 +66,8 @@ export class IdempotencyStore {
       }
       const found = await this.bucket.get(key);
       if (found) {
+        // A key given back is the next request's to reclaim, whatever its body.
+        if (found.value.released === true) return { record: found, first: false };
         if (found.value.route !== fresh.route || found.value.fingerprint !== fresh.fingerprint) {
           throw new AppError("idempotency.key_reused", "This Idempotency-Key was used for another request in the last 24 h; use a new key for a new request.");
         }
@@ -89,8 +97,25 @@ export class IdempotencyStore {
     await this.bucket.mutate(key, (record) => (record.holder === holder && record.answer === null ? { ...record, claimed_at: 0 } : undefined));
   }
 
-  /** Gives the key back (the holder's request failed), so the next request with it starts afresh. */
+  /**
+   * Gives the key back (the holder's request was refused): the next request with it
+   * reclaims it (`reclaim`). `claimed_at` 0 lets a gateway of an older version, which
+   * knows no `released`, treat it as a claim given up and submit under its `job_id`.
+   */
   async release(key: string, holder: string): Promise<void> {
-    await this.bucket.removeIf(key, (record) => record.holder === holder && record.answer === null);
+    await this.bucket.mutate(key, (record) => (record.holder === holder && record.answer === null ? { ...record, released: true, claimed_at: 0 } : undefined));
+  }
+
+  /**
+   * Makes a request the holder of a key given back, by compare-and-set: with the same
+   * operation and body it keeps the record's `job_id` (a repeat may have made that job);
+   * with another it starts afresh. Null when another request changed the record first.
+   */
+  async reclaim(key: string, released: Versioned<IdempotencyRecord>, fresh: IdempotencyRecord): Promise<Versioned<IdempotencyRecord> | null> {
+    const same = released.value.route === fresh.route && released.value.fingerprint === fresh.fingerprint;
+    const { released: _given, ...kept } = released.value;
+    const value: IdempotencyRecord = { ...kept, ...fresh, job_id: same ? released.value.job_id : fresh.job_id, answer: null };
+    const revision = await this.bucket.update(key, value, released.revision);
+    return revision === null ? null : { value, revision };
   }
 }

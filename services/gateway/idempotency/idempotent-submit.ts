@@ -23,8 +23,9 @@ function refusedBeforeCreate(error: unknown): boolean {
  * answer (waiting for it while the first is at work). A repeat that finds no answer to wait
  * for (the first stopped, or took too long) submits under the same id itself: the scheduler
  * answers with the job already made under it, so the key still makes one job. A first
- * request the scheduler refused (4xx) gives the key back; one that ended in a 5xx leaves it,
- * marked for the next repeat to submit at once. A dry run (`dry_run: true`) checks the key's
+ * request the scheduler refused (4xx) gives the key back, keeping its job id for a repeat of
+ * the same body (one that stopped waiting may have made the job meanwhile); one that ended
+ * in a 5xx leaves it, marked for the next repeat to submit at once. A dry run (`dry_run: true`) checks the key's
  * form but does not use it.
  */
 export function idempotentSubmit(gw: GatewayContext): RpcHandler<typeof route> {

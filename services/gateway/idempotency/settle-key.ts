@@ -27,7 +27,8 @@ export type KeyStanding =
  * Claims the key, or waits (polling, at most WAIT_FOR_ANSWER_MS) for the answer of the
  * request that holds it. With `takeOver`, a stale claim is taken over by compare-and-set
  * and this request becomes the holder; without, a stale claim is answered at once.
- * A key given back meanwhile (the holder failed) is claimed afresh.
+ * A key given back (its holder was refused) is reclaimed: with the same body, under the
+ * record's job id.
  */
 export async function settleKey(
   gw: GatewayContext,
@@ -39,8 +40,14 @@ export async function settleKey(
   const waitUntil = performance.now() + WAIT_FOR_ANSWER_MS;
   for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
     const now = gw.clock.now();
-    const { record, first } = await gw.idempotency.claim(recordKey, { ...request, holder, claimed_at: now, answer: null });
+    const fresh = { ...request, holder, claimed_at: now, answer: null };
+    const { record, first } = await gw.idempotency.claim(recordKey, fresh);
     if (first) return { kind: "holder", holder, record: record.value };
+    if (record.value.released === true) {
+      const reclaimed = await gw.idempotency.reclaim(recordKey, record, fresh);
+      if (reclaimed) return { kind: "holder", holder, record: reclaimed.value };
+      continue;
+    }
     if (record.value.answer !== null) return { kind: "answered", answer: record.value.answer };
     const stale = now - record.value.claimed_at >= CLAIM_TAKEOVER_MS;
     if (stale && !takeOver) return { kind: "unsettled", record: record.value, stale };

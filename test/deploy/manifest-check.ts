@@ -34,8 +34,14 @@ export function runManifestCheck(command: "kustomize" | "compose", path: string,
 }
 
 /** A Kubernetes object as the build prints it; fields are read loosely and asserted by the tests. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string> };
+export type KubeObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  spec?: any;
+  data?: Record<string, string>;
+};
 
 /** The objects of a kustomization, built and validated; throws with manifest-check's problems. */
 export function buildKustomization(dir: string): KubeObject[] {

@@ -31,12 +31,16 @@ const importBoundaries = {
     docs: { description: "Keep the one-way dependencies between services/ and shared/ areas" },
     schema: [],
     messages: {
-      crossService: "services/{{from}} must not import services/{{to}}: services talk over NATS (only services/dev hosts them all).",
+      crossService:
+        "services/{{from}} must not import services/{{to}}: services talk over NATS (only services/dev hosts them all).",
       sharedToService: "shared/ must not import services/{{to}}: libraries never depend on processes.",
-      deepShared: "Import shared/{{area}}/index.js, not shared/{{area}}/{{file}}: each area exports its public names from its index.",
+      deepShared:
+        "Import shared/{{area}}/index.js, not shared/{{area}}/{{file}}: each area exports its public names from its index.",
       clientToService: "clients/{{from}} must not import services/{{to}}: clients talk to the service over its API.",
-      crossClient: "clients/{{from}} must not import clients/{{to}}: each client stands alone (the SDK only through clients/sdk/src/index.js).",
-      serviceToClient: "services/{{from}} must not import clients/{{to}}: only services/dev runs a client (the agent) in-process.",
+      crossClient:
+        "clients/{{from}} must not import clients/{{to}}: each client stands alone (the SDK only through clients/sdk/src/index.js).",
+      serviceToClient:
+        "services/{{from}} must not import clients/{{to}}: only services/dev runs a client (the agent) in-process.",
       sharedToClient: "shared/ must not import clients/{{to}}: libraries never depend on programs.",
     },
   },

@@ -2,7 +2,13 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["shared/**/*.test.ts", "services/**/*.test.ts", "clients/**/*.test.ts", "deploy/**/*.test.ts", "test/**/*.test.ts"],
+    include: [
+      "shared/**/*.test.ts",
+      "services/**/*.test.ts",
+      "clients/**/*.test.ts",
+      "deploy/**/*.test.ts",
+      "test/**/*.test.ts",
+    ],
     // Integration tests start a real nats-server per file (see test/harness/nats-server.ts).
     testTimeout: 30_000,
     hookTimeout: 60_000,

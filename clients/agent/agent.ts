@@ -65,7 +65,12 @@ export interface Agent {
 }
 
 /** The refusals that no retry can fix: the credential or the app is not (or no longer) accepted. */
-const REFUSED_CREDENTIAL = new Set(["auth.invalid_credentials", "auth.missing_credentials", "permission.denied", "app.unknown"]);
+const REFUSED_CREDENTIAL = new Set([
+  "auth.invalid_credentials",
+  "auth.missing_credentials",
+  "permission.denied",
+  "app.unknown",
+]);
 
 export function buildAgent(deps: AgentDeps): Agent {
   const { config, logger, clock } = deps;
@@ -134,12 +139,18 @@ export function buildAgent(deps: AgentDeps): Agent {
         );
       }
       if (saved.gateway_url !== config.CJS_GATEWAY_URL) {
-        logger.info({ was: saved.gateway_url, now: config.CJS_GATEWAY_URL }, "the gateway URL changed since the last run; using the new one");
+        logger.info(
+          { was: saved.gateway_url, now: config.CJS_GATEWAY_URL },
+          "the gateway URL changed since the last run; using the new one",
+        );
         saved.gateway_url = config.CJS_GATEWAY_URL;
       }
       if (saved.pool_id !== config.CJS_POOL || saved.slots !== config.CJS_SLOTS) {
         logger.warn(
-          { registered: { pool: saved.pool_id, slots: saved.slots }, configured: { pool: config.CJS_POOL, slots: config.CJS_SLOTS } },
+          {
+            registered: { pool: saved.pool_id, slots: saved.slots },
+            configured: { pool: config.CJS_POOL, slots: config.CJS_SLOTS },
+          },
           "the node was registered with other settings, which still apply; move the state file away to register a new node",
         );
       }
@@ -167,10 +178,16 @@ export function buildAgent(deps: AgentDeps): Agent {
     };
     let registered;
     try {
-      registered = await retrying(() => userPlane.register(request, apiKey, halt.signal), { what: "registration", logger, signal: halt.signal });
+      registered = await retrying(() => userPlane.register(request, apiKey, halt.signal), {
+        what: "registration",
+        logger,
+        signal: halt.signal,
+      });
     } catch (error) {
       if (halt.signal.aborted) throw error;
-      throw new AgentError("agent.registration_refused", `registration refused: ${describeError(error)}`, { cause: error });
+      throw new AgentError("agent.registration_refused", `registration refused: ${describeError(error)}`, {
+        cause: error,
+      });
     }
     plane = userPlane.withNodeKey(registered.api_key);
     heartbeatIntervalMs = registered.heartbeat_interval_seconds * 1000;
@@ -193,12 +210,18 @@ export function buildAgent(deps: AgentDeps): Agent {
   }
 
   function runningAttempts() {
-    return [...attempts.values()].filter((attempt) => attempt.listed).map(({ job_id, attempt }) => ({ job_id, attempt }));
+    return [...attempts.values()]
+      .filter((attempt) => attempt.listed)
+      .map(({ job_id, attempt }) => ({ job_id, attempt }));
   }
 
   function applyHeartbeat(reply: HeartbeatResponse): void {
     heartbeatIntervalMs = reply.heartbeat_interval_seconds * 1000;
-    if (reply.draining !== serverDraining) logger.info({ draining: reply.draining }, reply.draining ? "the node is draining" : "the node is no longer draining");
+    if (reply.draining !== serverDraining)
+      logger.info(
+        { draining: reply.draining },
+        reply.draining ? "the node is draining" : "the node is no longer draining",
+      );
     serverDraining = reply.draining;
     for (const order of reply.stop) attempts.get(attemptKey(order))?.stop(order.reason);
   }
@@ -230,7 +253,8 @@ export function buildAgent(deps: AgentDeps): Agent {
         if (!isRetryable(error)) return fail(REFUSED_CREDENTIAL.has(errorCode(error) ?? "") ? refused(error) : error);
         failures += 1;
         delayMs = backoff.next(error);
-        if (failures === 1 || failures % 10 === 0) logger.warn({ error: describeError(error), failures }, "heartbeat failed; trying again");
+        if (failures === 1 || failures % 10 === 0)
+          logger.warn({ error: describeError(error), failures }, "heartbeat failed; trying again");
       }
     }
   }
@@ -260,14 +284,16 @@ export function buildAgent(deps: AgentDeps): Agent {
         }
         // An attempt it runs that the service no longer lists has ended there (cancelled, timed out, reassigned): hear why now.
         const listed = new Set(jobs.map(attemptKey));
-        if ([...attempts.values()].some((attempt) => attempt.commandRunning && !listed.has(attempt.key))) heartbeatAlarm.ring();
+        if ([...attempts.values()].some((attempt) => attempt.commandRunning && !listed.has(attempt.key)))
+          heartbeatAlarm.ring();
         if (busy && started === 0) await slotAlarm.wait(POLL_BUSY_INTERVAL_MS, signal);
       } catch (error) {
         if (signal.aborted) return;
         if (!isRetryable(error)) return fail(REFUSED_CREDENTIAL.has(errorCode(error) ?? "") ? refused(error) : error);
         failures += 1;
         const delayMs = backoff.next(error);
-        if (failures === 1 || failures % 10 === 0) logger.warn({ error: describeError(error), failures }, "poll failed; trying again");
+        if (failures === 1 || failures % 10 === 0)
+          logger.warn({ error: describeError(error), failures }, "poll failed; trying again");
         await sleep(delayMs, undefined, { signal }).catch(() => undefined);
       }
     }
@@ -280,7 +306,12 @@ export function buildAgent(deps: AgentDeps): Agent {
    */
   async function setDrain(draining: boolean): Promise<void> {
     if (draining) await state!.update((saved) => void (saved.drained_by_agent = true));
-    await retrying(() => plane!.drain({ draining }, halt.signal), { what: draining ? "drain" : "lifting the drain", logger, signal: halt.signal, giveUpAfterMs: 30_000 });
+    await retrying(() => plane!.drain({ draining }, halt.signal), {
+      what: draining ? "drain" : "lifting the drain",
+      logger,
+      signal: halt.signal,
+      giveUpAfterMs: 30_000,
+    });
     if (!draining) await state!.update((saved) => void (saved.drained_by_agent = false));
   }
 
@@ -317,20 +348,35 @@ export function buildAgent(deps: AgentDeps): Agent {
 
     // The first heartbeat checks the node key before any work is taken.
     try {
-      applyHeartbeat(await retrying(() => plane!.heartbeat({ running: [] }, halt.signal), { what: "heartbeat", logger, signal: halt.signal }));
+      applyHeartbeat(
+        await retrying(() => plane!.heartbeat({ running: [] }, halt.signal), {
+          what: "heartbeat",
+          logger,
+          signal: halt.signal,
+        }),
+      );
     } catch (error) {
       if (!halt.signal.aborted && REFUSED_CREDENTIAL.has(errorCode(error) ?? "")) throw refused(error);
       throw error;
     }
     if (current.drained_by_agent) {
-      await setDrain(false).catch((error: unknown) => logger.warn({ error: describeError(error) }, "could not lift the drain set at the last stop"));
+      await setDrain(false).catch((error: unknown) =>
+        logger.warn({ error: describeError(error) }, "could not lift the drain set at the last stop"),
+      );
     }
     for (const entry of current.attempts) track(new RecoveredAttempt(context(), entry));
     if (halt.signal.aborted) throw new Error("the agent was stopped while starting");
     phase = "running";
     loops = [heartbeatLoop(), pollLoop()];
     logger.info(
-      { node_id: current.node_id, pool: current.pool_id, slots: current.slots, resumed_attempts: resumed, work_dir: config.CJS_WORK_DIR, transport: transport.kind },
+      {
+        node_id: current.node_id,
+        pool: current.pool_id,
+        slots: current.slots,
+        resumed_attempts: resumed,
+        work_dir: config.CJS_WORK_DIR,
+        transport: transport.kind,
+      },
       "agent running",
     );
     return { nodeId: current.node_id, poolId: current.pool_id, slots: current.slots, registered: opened.registered };
@@ -342,7 +388,11 @@ export function buildAgent(deps: AgentDeps): Agent {
       phase = "draining";
       pollStop.abort();
       logger.info({ running: attempts.size }, "draining: no new jobs; waiting for the running ones to finish");
-      const told = serverDraining ? Promise.resolve() : setDrain(true).catch((error: unknown) => logger.warn({ error: describeError(error) }, "could not mark the node draining"));
+      const told = serverDraining
+        ? Promise.resolve()
+        : setDrain(true).catch((error: unknown) =>
+            logger.warn({ error: describeError(error) }, "could not mark the node draining"),
+          );
       await waitForAttempts();
       await told;
       if (phase !== "draining") return;
@@ -366,7 +416,9 @@ export function buildAgent(deps: AgentDeps): Agent {
       pollStop.abort();
       loopsStop.abort();
       if (running > 0) logger.warn({ running }, "stopping now: killing running jobs; the next start reports them");
-      await Promise.all([...attempts.values()].map((attempt) => attempt.halt(Math.min(config.CJS_KILL_GRACE_MS, STOP_GRACE_MS))));
+      await Promise.all(
+        [...attempts.values()].map((attempt) => attempt.halt(Math.min(config.CJS_KILL_GRACE_MS, STOP_GRACE_MS))),
+      );
       await Promise.all(loops);
       await state?.flush();
       await unlock?.();

@@ -44,8 +44,13 @@ export async function listArtifacts(dir: string, logger: Logger): Promise<Artifa
   }
   const files: ArtifactFile[] = [];
   for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    if (entry.isFile()) files.push({ name: entry.name, path: join(dir, entry.name), contentType: contentTypeOf(entry.name) });
-    else logger.warn({ name: entry.name }, `artifact skipped: only regular files directly in $CJS_ARTIFACTS_DIR are uploaded`);
+    if (entry.isFile())
+      files.push({ name: entry.name, path: join(dir, entry.name), contentType: contentTypeOf(entry.name) });
+    else
+      logger.warn(
+        { name: entry.name },
+        `artifact skipped: only regular files directly in $CJS_ARTIFACTS_DIR are uploaded`,
+      );
   }
   return files;
 }
@@ -69,7 +74,12 @@ export async function uploadArtifacts(options: {
   for (const file of files) {
     if (!options.stillWanted()) break;
     try {
-      await retrying(() => plane.upload(urlTemplate, file, halt), { what: `upload of artifact ${file.name}`, logger, signal: halt, giveUpAfterMs: UPLOAD_GIVE_UP_MS });
+      await retrying(() => plane.upload(urlTemplate, file, halt), {
+        what: `upload of artifact ${file.name}`,
+        logger,
+        signal: halt,
+        giveUpAfterMs: UPLOAD_GIVE_UP_MS,
+      });
       uploaded.push(file.name);
     } catch (error) {
       if (halt.aborted) throw error;

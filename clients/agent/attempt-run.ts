@@ -49,7 +49,10 @@ export class AttemptRun implements TrackedAttempt {
     this.attempt = job.attempt;
     this.logger = ctx.logger.child({ job_id: job.job_id, attempt: job.attempt });
     this.done = this.run().catch((error: unknown) => {
-      this.logger.error({ error: describeError(error) }, "the attempt could not be finished; the next start of the agent retries it");
+      this.logger.error(
+        { error: describeError(error) },
+        "the attempt could not be finished; the next start of the agent retries it",
+      );
     });
   }
 
@@ -95,7 +98,13 @@ export class AttemptRun implements TrackedAttempt {
       // Nothing ran and nothing is on disk to finish later: say so now rather than leave the job running.
       this.logger.error({ error: describeError(error) }, "cannot prepare the attempt's workspace");
       const message = `The agent could not prepare the job's workspace: ${describeError(error)}`.slice(0, 2000);
-      await reportResult(ctx, { job_id: job.job_id, attempt: job.attempt, outcome: "failed", exit_code: null, error: { code: "agent.setup_failed", message } });
+      await reportResult(ctx, {
+        job_id: job.job_id,
+        attempt: job.attempt,
+        outcome: "failed",
+        exit_code: null,
+        error: { code: "agent.setup_failed", message },
+      });
       return;
     }
     const spool = LogSpool.open(workspace.spoolPath);
@@ -105,7 +114,10 @@ export class AttemptRun implements TrackedAttempt {
       plane: ctx.plane,
       logger: this.logger,
       halt: ctx.halt,
-      onAcknowledged: (seq) => void ctx.state.updateAttempt(key, (entry) => void (entry.acked_seq = Math.max(entry.acked_seq, seq))).catch(() => undefined),
+      onAcknowledged: (seq) =>
+        void ctx.state
+          .updateAttempt(key, (entry) => void (entry.acked_seq = Math.max(entry.acked_seq, seq)))
+          .catch(() => undefined),
       onStale: () => this.stop("stale_attempt"),
     });
     let seq = 0;
@@ -140,7 +152,10 @@ export class AttemptRun implements TrackedAttempt {
   }
 
   /** Runs the command to its end and returns the result to report. */
-  private async execute(workspace: Workspace, record: (stream: LogLine["stream"], texts: readonly string[]) => void): Promise<JobResultRequest> {
+  private async execute(
+    workspace: Workspace,
+    record: (stream: LogLine["stream"], texts: readonly string[]) => void,
+  ): Promise<JobResultRequest> {
     const { ctx, job, key } = this;
     const startedMs = ctx.clock.now();
     const wall = () => ({ wall_seconds: round3((ctx.clock.now() - startedMs) / 1000) });
@@ -159,7 +174,10 @@ export class AttemptRun implements TrackedAttempt {
         attempt: job.attempt,
         outcome: "failed",
         exit_code: null,
-        error: { code: "agent.spawn_failed", message: `Cannot start ${JSON.stringify(job.command[0])}: ${(error as Error).message}`.slice(0, 2000) },
+        error: {
+          code: "agent.spawn_failed",
+          message: `Cannot start ${JSON.stringify(job.command[0])}: ${(error as Error).message}`.slice(0, 2000),
+        },
         usage: wall(),
       };
     }
@@ -175,11 +193,14 @@ export class AttemptRun implements TrackedAttempt {
 
     const sampler = procAvailable() ? new UsageSampler(child.pgid) : null;
     sampler?.start();
-    const deadline = setTimeout(() => {
-      this.timedOut = true;
-      this.logger.warn({ timeout_seconds: job.timeout_seconds }, "the command ran past its timeout; stopping it");
-      void child.kill(ctx.killGraceMs);
-    }, job.timeout_seconds * 1000 + LOCAL_TIMEOUT_SLACK_MS);
+    const deadline = setTimeout(
+      () => {
+        this.timedOut = true;
+        this.logger.warn({ timeout_seconds: job.timeout_seconds }, "the command ran past its timeout; stopping it");
+        void child.kill(ctx.killGraceMs);
+      },
+      job.timeout_seconds * 1000 + LOCAL_TIMEOUT_SLACK_MS,
+    );
 
     const { status, leftovers } = await child.finish(ctx.killGraceMs);
     clearTimeout(deadline);
@@ -199,7 +220,10 @@ export class AttemptRun implements TrackedAttempt {
         attempt,
         outcome: "failed",
         exit_code: status.code,
-        error: { code: "agent.timed_out", message: `The command ran longer than its timeout of ${this.job.timeout_seconds} s and was stopped.` },
+        error: {
+          code: "agent.timed_out",
+          message: `The command ran longer than its timeout of ${this.job.timeout_seconds} s and was stopped.`,
+        },
         usage,
       };
     }

@@ -23,8 +23,10 @@ describe("Backoff", () => {
 
 describe("isRetryable", () => {
   it("retries what the catalogue calls retryable and anything without an envelope, nothing else", () => {
-    for (const code of ["service.unavailable", "rate.limited", "internal.error"] as const) expect(isRetryable(new AppError(code))).toBe(true);
-    for (const code of ["job.stale_attempt", "auth.invalid_credentials", "request.invalid"] as const) expect(isRetryable(new AppError(code))).toBe(false);
+    for (const code of ["service.unavailable", "rate.limited", "internal.error"] as const)
+      expect(isRetryable(new AppError(code))).toBe(true);
+    for (const code of ["job.stale_attempt", "auth.invalid_credentials", "request.invalid"] as const)
+      expect(isRetryable(new AppError(code))).toBe(false);
     expect(isRetryable(new TypeError("fetch failed"))).toBe(true);
   });
 });
@@ -51,13 +53,19 @@ describe("retrying", () => {
       calls += 1;
       throw new AppError("job.stale_attempt");
     };
-    await expect(retrying(call, { what: "test", logger, signal: new AbortController().signal })).rejects.toMatchObject({ code: "job.stale_attempt" });
+    await expect(retrying(call, { what: "test", logger, signal: new AbortController().signal })).rejects.toMatchObject({
+      code: "job.stale_attempt",
+    });
     expect(calls).toBe(1);
   });
 
   it("stops waiting when its signal aborts", async () => {
     const stop = new AbortController();
-    const pending = retrying(() => Promise.reject(new TypeError("fetch failed")), { what: "test", logger, signal: stop.signal });
+    const pending = retrying(() => Promise.reject(new TypeError("fetch failed")), {
+      what: "test",
+      logger,
+      signal: stop.signal,
+    });
     stop.abort();
     await expect(pending).rejects.toThrow();
   });

@@ -20,7 +20,10 @@ export class Backoff {
   next(error?: unknown): number {
     const delayMs = this.stepMs / 2 + (this.random() * this.stepMs) / 2;
     this.stepMs = Math.min(this.stepMs * 2, BACKOFF_MAX_MS);
-    const retryAfterMs = error instanceof AppError && error.retryAfterSeconds ? Math.min(error.retryAfterSeconds * 1000, RETRY_AFTER_MAX_MS) : 0;
+    const retryAfterMs =
+      error instanceof AppError && error.retryAfterSeconds
+        ? Math.min(error.retryAfterSeconds * 1000, RETRY_AFTER_MAX_MS)
+        : 0;
     return Math.max(delayMs, retryAfterMs);
   }
 
@@ -49,7 +52,8 @@ export function describeError(error: unknown): string {
   if (error instanceof AppError) return `${error.code}: ${error.message}`;
   if (error instanceof Error) {
     const cause = (error.cause as { code?: unknown; message?: unknown } | undefined) ?? undefined;
-    const detail = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : undefined;
+    const detail =
+      typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : undefined;
     return detail ? `${error.message} (${detail})` : error.message;
   }
   return String(error);
@@ -80,7 +84,10 @@ export async function retrying<T>(call: () => Promise<T>, options: RetryOptions)
       const delayMs = backoff.next(error);
       // The first failure and then every tenth: a gateway down for minutes does not flood the log.
       if (failures === 1 || failures % 10 === 0) {
-        options.logger.warn({ error: describeError(error), failures, retry_in_ms: Math.round(delayMs) }, `${options.what} failed; trying again`);
+        options.logger.warn(
+          { error: describeError(error), failures, retry_in_ms: Math.round(delayMs) },
+          `${options.what} failed; trying again`,
+        );
       }
       await sleep(delayMs, undefined, { signal: options.signal });
     }

@@ -7,10 +7,17 @@
  * by `AbortSignal.any` from an `AbortSignal.timeout` may stop firing once garbage
  * collection has run, which left a call to a server that never answers waiting forever.
  */
-export async function withDeadline<T>(timeoutMs: number, signal: AbortSignal | undefined, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   signal?.throwIfAborted();
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException(`The call did not answer within ${timeoutMs} ms.`, "TimeoutError")), timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`The call did not answer within ${timeoutMs} ms.`, "TimeoutError")),
+    timeoutMs,
+  );
   const onAbort = () => controller.abort(signal?.reason);
   signal?.addEventListener("abort", onAbort, { once: true });
   try {

@@ -35,7 +35,11 @@ describe("agent settings", () => {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems.map((problem) => problem.split(":")[0])).toEqual(["CJS_GATEWAY_URL", "CJS_LABELS", "CJS_SLOTS"]);
+    expect((error as ConfigError).problems.map((problem) => problem.split(":")[0])).toEqual([
+      "CJS_GATEWAY_URL",
+      "CJS_LABELS",
+      "CJS_SLOTS",
+    ]);
   });
 
   it("maps flags onto the same names, and refuses an unknown flag", () => {
@@ -49,11 +53,24 @@ describe("agent settings", () => {
 
   it("talks HTTP unless a NATS URL is set, and reads NATS credentials under the services' names", () => {
     expect(loadConfig({}).CJS_AGENT_NATS_URL).toBeUndefined();
-    const config = loadConfig({ CJS_AGENT_NATS_URL: "nats://a:4222,nats://b:4222", NATS_USER: "agent-eu1", NATS_PASSWORD: "pw", CJS_AGENT_NATS_INBOX_PREFIX: "_INBOX_eu1" });
-    expect(config).toMatchObject({ CJS_AGENT_NATS_URL: "nats://a:4222,nats://b:4222", NATS_USER: "agent-eu1", NATS_PASSWORD: "pw", CJS_AGENT_NATS_INBOX_PREFIX: "_INBOX_eu1" });
+    const config = loadConfig({
+      CJS_AGENT_NATS_URL: "nats://a:4222,nats://b:4222",
+      NATS_USER: "agent-eu1",
+      NATS_PASSWORD: "pw",
+      CJS_AGENT_NATS_INBOX_PREFIX: "_INBOX_eu1",
+    });
+    expect(config).toMatchObject({
+      CJS_AGENT_NATS_URL: "nats://a:4222,nats://b:4222",
+      NATS_USER: "agent-eu1",
+      NATS_PASSWORD: "pw",
+      CJS_AGENT_NATS_INBOX_PREFIX: "_INBOX_eu1",
+    });
     expect(loadConfig({}).CJS_AGENT_NATS_INBOX_PREFIX).toBe("_INBOX");
     expect(() => loadConfig({ CJS_AGENT_NATS_INBOX_PREFIX: "_INBOX.>" })).toThrow(ConfigError);
     const flags = parseFlags(["--nats-url", "nats://n:4222", "--nats-creds-file", "/etc/agent.creds"]);
-    expect(flags).toEqual({ help: false, env: { CJS_AGENT_NATS_URL: "nats://n:4222", NATS_CREDS_FILE: "/etc/agent.creds" } });
+    expect(flags).toEqual({
+      help: false,
+      env: { CJS_AGENT_NATS_URL: "nats://n:4222", NATS_CREDS_FILE: "/etc/agent.creds" },
+    });
   });
 });

@@ -12,7 +12,10 @@ const LabelsSetting = z
   .preprocess(unsetIfEmpty, z.string().default(""))
   .transform((text, ctx) => {
     const labels: Record<string, string> = {};
-    for (const pair of text.split(",").map((part) => part.trim()).filter(Boolean)) {
+    for (const pair of text
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean)) {
       const equals = pair.indexOf("=");
       if (equals <= 0) {
         ctx.addIssue({ code: "custom", message: `"${pair}" is not key=value` });
@@ -27,7 +30,12 @@ const LabelsSetting = z
 /** `shell,python` → `["shell", "python"]`. */
 const JobTypesSetting = z
   .preprocess(unsetIfEmpty, z.string().default("shell"))
-  .transform((text) => text.split(",").map((part) => part.trim()).filter(Boolean))
+  .transform((text) =>
+    text
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(JobTypeName).min(1).max(64));
 
 /**
@@ -64,7 +72,14 @@ export const AgentConfig = z.object({
   /** How many jobs run at once. */
   CJS_SLOTS: intSetting(1, { min: 1, max: 1024 }),
   /** Cores offered; the machine's by default. */
-  CJS_CPU: z.preprocess(unsetIfEmpty, z.coerce.number().positive().max(4096).default(() => availableParallelism())),
+  CJS_CPU: z.preprocess(
+    unsetIfEmpty,
+    z.coerce
+      .number()
+      .positive()
+      .max(4096)
+      .default(() => availableParallelism()),
+  ),
   /** Memory offered; the machine's by default. */
   CJS_MEMORY_MB: z.preprocess(
     unsetIfEmpty,
@@ -84,7 +99,15 @@ export const AgentConfig = z.object({
       .default(".cjs-agent")
       .transform((path) => resolve(path)),
   ),
-  CJS_NODE_NAME: z.preprocess(unsetIfEmpty, z.string().trim().min(1).max(200).default(() => hostname())),
+  CJS_NODE_NAME: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .default(() => hostname()),
+  ),
   /** Between SIGTERM and SIGKILL when a job's process tree is stopped. */
   CJS_KILL_GRACE_MS: intSetting(10_000, { min: 0, max: 600_000 }),
   /** Keep each job's workspace after its result is reported (for debugging). */

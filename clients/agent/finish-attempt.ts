@@ -50,14 +50,20 @@ export async function finishAttempt(ctx: FinishContext, options: FinishOptions):
   }
   if (halt.aborted) return;
   await ctx.state.removeAttempt(key);
-  if (!ctx.keepWorkspaces) await removeWorkspace(workspace).catch((error: Error) => logger.warn({ error: error.message, dir: workspace.dir }, "workspace not removed"));
+  if (!ctx.keepWorkspaces)
+    await removeWorkspace(workspace).catch((error: Error) =>
+      logger.warn({ error: error.message, dir: workspace.dir }, "workspace not removed"),
+    );
 }
 
 async function sendArtifacts(ctx: FinishContext, options: FinishOptions): Promise<void> {
   const files = await listArtifacts(options.workspace.artifactsDir, ctx.logger);
   if (files.length === 0) return;
   if (!options.artifactUploadUrl) {
-    ctx.logger.warn({ attempt_key: options.key, files: files.length }, "the assignment has no artifact_upload_url (this gateway takes no artifacts): files not uploaded");
+    ctx.logger.warn(
+      { attempt_key: options.key, files: files.length },
+      "the assignment has no artifact_upload_url (this gateway takes no artifacts): files not uploaded",
+    );
     return;
   }
   const uploaded = await uploadArtifacts({
@@ -75,13 +81,29 @@ async function sendArtifacts(ctx: FinishContext, options: FinishOptions): Promis
 export async function reportResult(ctx: FinishContext, result: JobResultRequest): Promise<void> {
   const what = `result of ${result.job_id}#${result.attempt}`;
   try {
-    const answer = await retrying(() => ctx.plane.result(result, ctx.halt), { what, logger: ctx.logger, signal: ctx.halt });
-    ctx.logger.info({ job_id: result.job_id, attempt: result.attempt, outcome: result.outcome, exit_code: result.exit_code, state: answer.state }, "result reported");
+    const answer = await retrying(() => ctx.plane.result(result, ctx.halt), {
+      what,
+      logger: ctx.logger,
+      signal: ctx.halt,
+    });
+    ctx.logger.info(
+      {
+        job_id: result.job_id,
+        attempt: result.attempt,
+        outcome: result.outcome,
+        exit_code: result.exit_code,
+        state: answer.state,
+      },
+      "result reported",
+    );
   } catch (error) {
     if (ctx.halt.aborted) throw error;
     const code = errorCode(error);
     if (code === "job.stale_attempt" || code === "resource.not_found") {
-      ctx.logger.info({ job_id: result.job_id, attempt: result.attempt, error: describeError(error) }, "result not recorded: the attempt had already ended otherwise");
+      ctx.logger.info(
+        { job_id: result.job_id, attempt: result.attempt, error: describeError(error) },
+        "result not recorded: the attempt had already ended otherwise",
+      );
       return;
     }
     ctx.logger.error({ job_id: result.job_id, attempt: result.attempt, error: describeError(error) }, "result refused");

@@ -55,7 +55,12 @@ export type FlagsResult = { help: true } | { help: false; env: Record<string, st
 /** Reads the command line into the environment names; throws on an unknown flag or a missing value. */
 export function parseFlags(argv: readonly string[]): FlagsResult {
   const options = Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, { type: "string" as const }]));
-  const { values } = parseArgs({ args: [...argv], options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { ...options, help: { type: "boolean", short: "h" } },
+    strict: true,
+    allowPositionals: false,
+  });
   if (values.help === true) return { help: true };
   const given = values as Record<string, string | boolean | undefined>;
   const env: Record<string, string> = {};

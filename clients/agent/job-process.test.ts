@@ -7,7 +7,11 @@ const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
 async function run(command: string[]) {
   const output: Array<[string, string]> = [];
-  const child = await JobProcess.start(command, { cwd: tmpdir(), env, onOutput: (stream, chunk) => output.push([stream, chunk.toString()]) });
+  const child = await JobProcess.start(command, {
+    cwd: tmpdir(),
+    env,
+    onOutput: (stream, chunk) => output.push([stream, chunk.toString()]),
+  });
   return { child, output };
 }
 

@@ -44,7 +44,11 @@ export class JobProcess {
   readonly exited: Promise<ExitStatus>;
   private killing: Promise<void> | undefined;
 
-  private constructor(child: ChildProcessByStdio<null, Readable, Readable>, exited: Promise<ExitStatus>, startTicks: number | null) {
+  private constructor(
+    child: ChildProcessByStdio<null, Readable, Readable>,
+    exited: Promise<ExitStatus>,
+    startTicks: number | null,
+  ) {
     this.pgid = child.pid as number;
     this.startTicks = startTicks;
     this.stdout = child.stdout;
@@ -60,17 +64,29 @@ export class JobProcess {
    */
   static async start(
     command: readonly string[],
-    options: { cwd: string; env: Record<string, string>; onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void },
+    options: {
+      cwd: string;
+      env: Record<string, string>;
+      onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void;
+    },
   ): Promise<JobProcess> {
     const [file, ...args] = command;
     if (file === undefined) throw new Error("empty command");
     // `detached` makes the child a session and process-group leader: `kill(-pgid)` reaches its whole tree.
-    const child = spawn(file, args, { cwd: options.cwd, env: options.env, detached: true, shell: false, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      shell: false,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     // Listen at once, before any await: a short command can exit meanwhile, and Node
     // discards the output of an exited child's streams that nobody reads yet.
     child.stdout.on("data", (chunk: Buffer) => options.onOutput("stdout", chunk));
     child.stderr.on("data", (chunk: Buffer) => options.onOutput("stderr", chunk));
-    const exited = new Promise<ExitStatus>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<ExitStatus>((resolve) =>
+      child.once("exit", (code, signal) => resolve({ code, signal })),
+    );
     await Promise.race([once(child, "spawn"), once(child, "error").then(([error]) => Promise.reject(error as Error))]);
     const stat = await readStat(child.pid as number);
     return new JobProcess(child, exited, stat?.startTicks ?? null);
@@ -90,7 +106,11 @@ export class JobProcess {
     const status = await this.exited;
     const leftovers = await groupAlive(this.pgid);
     if (leftovers) await this.kill(graceMs);
-    const closed = Promise.all([this.stdout, this.stderr].map((stream) => (stream.closed ? Promise.resolve() : once(stream, "close").catch(() => undefined))));
+    const closed = Promise.all(
+      [this.stdout, this.stderr].map((stream) =>
+        stream.closed ? Promise.resolve() : once(stream, "close").catch(() => undefined),
+      ),
+    );
     const giveUp = new AbortController();
     const timer = sleep(STREAMS_CLOSE_MS, "timeout" as const, { signal: giveUp.signal }).catch(() => "closed" as const);
     const outcome = await Promise.race([closed.then(() => "closed" as const), timer]);

@@ -8,7 +8,12 @@ import type { NodePlane } from "./node-plane.js";
 const logger = pino({ level: "silent" });
 
 function lines(from: number, count: number): LogLine[] {
-  return Array.from({ length: count }, (_, index) => ({ seq: from + index, stream: "stdout" as const, line: `line ${from + index}`, ts: "2026-01-01T00:00:00.000Z" }));
+  return Array.from({ length: count }, (_, index) => ({
+    seq: from + index,
+    stream: "stdout" as const,
+    line: `line ${from + index}`,
+    ts: "2026-01-01T00:00:00.000Z",
+  }));
 }
 
 /** A node plane whose log pushes fail while `failing` is set, recording every push it sees. */

@@ -84,10 +84,18 @@ export class LogShipper {
   /** Pushes the first batch, then more: all of them when `everything`, else while a full batch waits. */
   private async pump(everything: boolean): Promise<void> {
     const { jobId, attempt, plane, logger, halt } = this.options;
-    for (let first = true; this.pending.length > 0 && !this.ended && (everything || first || this.full()); first = false) {
+    for (
+      let first = true;
+      this.pending.length > 0 && !this.ended && (everything || first || this.full());
+      first = false
+    ) {
       const batch = this.nextBatch();
       try {
-        await retrying(() => plane.pushLogs({ job_id: jobId, attempt, lines: batch }, halt), { what: `log push of ${jobId}#${attempt}`, logger, signal: halt });
+        await retrying(() => plane.pushLogs({ job_id: jobId, attempt, lines: batch }, halt), {
+          what: `log push of ${jobId}#${attempt}`,
+          logger,
+          signal: halt,
+        });
       } catch (error) {
         if (halt.aborted) return;
         const code = errorCode(error);
@@ -96,11 +104,17 @@ export class LogShipper {
         this.pendingBytes = 0;
         if (code === "job.stale_attempt" || code === "resource.not_found") {
           this.ended = "stale";
-          logger.info({ job_id: jobId, attempt, dropped }, "the attempt is no longer this node's; its unsent log lines are dropped");
+          logger.info(
+            { job_id: jobId, attempt, dropped },
+            "the attempt is no longer this node's; its unsent log lines are dropped",
+          );
           this.options.onStale();
         } else {
           this.ended = "refused";
-          logger.error({ job_id: jobId, attempt, dropped, error: describeError(error) }, "log lines refused; the rest of this attempt's lines are dropped");
+          logger.error(
+            { job_id: jobId, attempt, dropped, error: describeError(error) },
+            "log lines refused; the rest of this attempt's lines are dropped",
+          );
         }
         return;
       }

@@ -1,5 +1,11 @@
 #!/usr/bin/env node
-import { ConfigError, createLogger, KNOWN_SETTINGS, systemClock, warnUnknownSettings } from "../../shared/runtime/index.js";
+import {
+  ConfigError,
+  createLogger,
+  KNOWN_SETTINGS,
+  systemClock,
+  warnUnknownSettings,
+} from "../../shared/runtime/index.js";
 import { buildAgent } from "./agent.js";
 import { AgentError } from "./agent-error.js";
 import { loadConfig } from "./config.js";
@@ -54,7 +60,10 @@ const onSignal = (signal: NodeJS.Signals) => {
   lastSignalMs = now;
   signals += 1;
   if (signals === 1) {
-    logger.info({ signal }, "draining: running jobs finish, no new ones start (send the signal again to stop them now)");
+    logger.info(
+      { signal },
+      "draining: running jobs finish, no new ones start (send the signal again to stop them now)",
+    );
     void agent.drain();
   } else if (signals === 2) {
     logger.warn({ signal }, "stopping now: killing running jobs");

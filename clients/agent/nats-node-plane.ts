@@ -137,13 +137,20 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
     subject: string,
     body: Uint8Array,
     schema: S,
-    { timeoutMs = CALL_TIMEOUT_MS, headers, signal }: { timeoutMs?: number; headers?: MsgHdrs; signal?: AbortSignal | undefined } = {},
+    {
+      timeoutMs = CALL_TIMEOUT_MS,
+      headers,
+      signal,
+    }: { timeoutMs?: number; headers?: MsgHdrs; signal?: AbortSignal | undefined } = {},
   ): Promise<z.infer<S>> {
     signal?.throwIfAborted();
     const { nc, lost } = await abortable(link.connection(), signal);
     const maxPayload = nc.info?.max_payload;
     if (maxPayload !== undefined && body.length > maxPayload) {
-      throw new AppError("request.too_large", `The message is larger than the NATS server accepts (${maxPayload} bytes).`);
+      throw new AppError(
+        "request.too_large",
+        `The message is larger than the NATS server accepts (${maxPayload} bytes).`,
+      );
     }
     const sent = nc.request(subject, body, { timeout: timeoutMs, ...(headers ? { headers } : {}) });
     const reply = await abortable(sent, signal, lost);
@@ -172,14 +179,19 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
     headers.set(NODE_NATS_HEADERS.appId, appId);
     headers.set(NODE_NATS_HEADERS.apiKey, apiKey);
     const route = RPC_ROUTES[NODE_NATS_OPERATIONS[operation]];
-    return request(subjects.nodePlane(operation), encodeJson(body), route.response, { timeoutMs, headers, signal }) as Promise<RpcResponse<(typeof NODE_NATS_OPERATIONS)[O]>>;
+    return request(subjects.nodePlane(operation), encodeJson(body), route.response, {
+      timeoutMs,
+      headers,
+      signal,
+    }) as Promise<RpcResponse<(typeof NODE_NATS_OPERATIONS)[O]>>;
   }
 
   return {
     register: (body, userApiKey, signal) => call("register", body, userApiKey, signal),
     withNodeKey: (nodeKey) => natsNodePlane({ ...options, nodeKey }),
     heartbeat: (body, signal) => call("heartbeat", body, options.nodeKey, signal),
-    poll: (body, signal) => call("poll", body, options.nodeKey, signal, (body.wait_seconds ?? 0) * 1000 + POLL_MARGIN_MS),
+    poll: (body, signal) =>
+      call("poll", body, options.nodeKey, signal, (body.wait_seconds ?? 0) * 1000 + POLL_MARGIN_MS),
     result: (body, signal) => call("result", body, options.nodeKey, signal),
     pushLogs: (body, signal) => call("logs", body, options.nodeKey, signal),
     drain: (body, signal) => call("drain", body, options.nodeKey, signal),
@@ -198,7 +210,11 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
         if (!stat.isFile()) throw new Error(`${file.name} is not a regular file`);
         const opened = await request(
           subjects.nodePlaneUploadOpen(),
-          encodeJson({ url: uploadUrlOf(urlTemplate, file.name), size_bytes: stat.size, content_type: file.contentType }),
+          encodeJson({
+            url: uploadUrlOf(urlTemplate, file.name),
+            size_bytes: stat.size,
+            content_type: file.contentType,
+          }),
           NatsUploadOpenResponse,
           { signal },
         );
@@ -216,12 +232,21 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
           await request(`${subject}.chunk`, chunk, NatsUploadChunkResponse, { headers, signal });
           sent += bytesRead;
         }
-        await request(`${subject}.commit`, encodeJson({ size_bytes: sent, sha256: hash.digest("hex") }), Artifact, { signal });
+        await request(`${subject}.commit`, encodeJson({ size_bytes: sent, sha256: hash.digest("hex") }), Artifact, {
+          signal,
+        });
         subject = undefined;
       } catch (error) {
         // Tell the gateway at once rather than letting the upload idle out; it may already be gone.
         const abandoned = subject;
-        if (abandoned !== undefined) void link.connection().then(({ nc }) => nc.publish(`${abandoned}.abort`), () => undefined).catch(() => undefined);
+        if (abandoned !== undefined)
+          void link
+            .connection()
+            .then(
+              ({ nc }) => nc.publish(`${abandoned}.abort`),
+              () => undefined,
+            )
+            .catch(() => undefined);
         throw error;
       } finally {
         await handle.close();

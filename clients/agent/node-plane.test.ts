@@ -10,7 +10,11 @@ import { pooledFetch } from "./pooled-fetch.js";
 import type { StateFile } from "./state-file.js";
 
 /** A server that accepts every connection and never answers; `connected(n)` resolves once n have arrived. */
-async function silentServer(): Promise<{ url: string; connected(count: number): Promise<void>; close(): Promise<void> }> {
+async function silentServer(): Promise<{
+  url: string;
+  connected(count: number): Promise<void>;
+  close(): Promise<void>;
+}> {
   const sockets: Socket[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   const server: Server = createServer((socket) => {
@@ -22,7 +26,8 @@ async function silentServer(): Promise<{ url: string; connected(count: number): 
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
-    connected: (count) => (sockets.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
+    connected: (count) =>
+      sockets.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve })),
     close: () => {
       for (const socket of sockets) socket.destroy();
       return new Promise((resolve) => server.close(() => resolve()));
@@ -49,7 +54,13 @@ describe("httpNodePlane call timeout", () => {
     cleanups.push(() => server.close());
     const pool = pooledFetch();
     cleanups.push(() => pool.close());
-    const plane = httpNodePlane({ gatewayUrl: server.url, appId: "app_1", nodeKey: "nk_1", fetch: pool.fetch, callTimeoutMs: 200 });
+    const plane = httpNodePlane({
+      gatewayUrl: server.url,
+      appId: "app_1",
+      nodeKey: "nk_1",
+      fetch: pool.fetch,
+      callTimeoutMs: 200,
+    });
 
     const call = plane.result(result);
     const settled = call.catch((error: unknown) => error);
@@ -81,7 +92,13 @@ describe("httpNodePlane call timeout", () => {
     cleanups.push(() => server.close());
     const pool = pooledFetch();
     cleanups.push(() => pool.close());
-    const plane = httpNodePlane({ gatewayUrl: server.url, appId: "app_1", nodeKey: "nk_1", fetch: pool.fetch, callTimeoutMs: 100 });
+    const plane = httpNodePlane({
+      gatewayUrl: server.url,
+      appId: "app_1",
+      nodeKey: "nk_1",
+      fetch: pool.fetch,
+      callTimeoutMs: 100,
+    });
     const halt = new AbortController();
 
     const delivery = reportResult(

@@ -28,7 +28,11 @@ export interface ArtifactFile {
  */
 export interface NodePlane {
   /** First contact, with a user's API key; every other call uses the node key. */
-  register(request: RpcRequest<"registerNode">, userApiKey: string, signal?: AbortSignal): Promise<RpcResponse<"registerNode">>;
+  register(
+    request: RpcRequest<"registerNode">,
+    userApiKey: string,
+    signal?: AbortSignal,
+  ): Promise<RpcResponse<"registerNode">>;
   /** The same transport acting as a registered node. */
   withNodeKey(nodeKey: string): NodePlane;
   heartbeat(request: RpcRequest<"heartbeat">, signal?: AbortSignal): Promise<RpcResponse<"heartbeat">>;
@@ -67,11 +71,20 @@ export function httpNodePlane(options: HttpNodePlaneOptions): NodePlane {
   const callTimeoutMs = options.callTimeoutMs ?? CALL_TIMEOUT_MS;
 
   /** One call, its answer read in full, ended by its deadline or by `signal`. */
-  const send = <N extends RpcName>(name: N, request: RpcRequest<N>, apiKey: string | undefined, timeoutMs: number, signal?: AbortSignal) => {
+  const send = <N extends RpcName>(
+    name: N,
+    request: RpcRequest<N>,
+    apiKey: string | undefined,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ) => {
     if (apiKey === undefined) throw new Error("the node is not registered yet");
     return withDeadline(timeoutMs, signal, (limit) => {
       const limited: typeof fetch = (input, init) => baseFetch(input, { ...init, signal: limit });
-      return new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.appId, apiKey, fetch: limited }).call(name, request);
+      return new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.appId, apiKey, fetch: limited }).call(
+        name,
+        request,
+      );
     });
   };
 
@@ -79,7 +92,8 @@ export function httpNodePlane(options: HttpNodePlaneOptions): NodePlane {
     register: (request, userApiKey, signal) => send("registerNode", request, userApiKey, callTimeoutMs, signal),
     withNodeKey: (nodeKey) => httpNodePlane({ ...options, nodeKey }),
     heartbeat: (request, signal) => send("heartbeat", request, options.nodeKey, callTimeoutMs, signal),
-    poll: (request, signal) => send("poll", request, options.nodeKey, (request.wait_seconds ?? 0) * 1000 + POLL_MARGIN_MS, signal),
+    poll: (request, signal) =>
+      send("poll", request, options.nodeKey, (request.wait_seconds ?? 0) * 1000 + POLL_MARGIN_MS, signal),
     result: (request, signal) => send("result", request, options.nodeKey, callTimeoutMs, signal),
     pushLogs: (request, signal) => send("pushLogs", request, options.nodeKey, callTimeoutMs, signal),
     drain: (request, signal) => send("drainNode", request, options.nodeKey, callTimeoutMs, signal),

@@ -15,7 +15,13 @@ beforeEach(async () => {
     request.on("end", () => {
       if (request.url === "/slow") return void setTimeout(() => response.end("late"), 5_000).unref();
       response.writeHead(201, { "content-type": "application/json", "x-echo": request.headers["x-test"] ?? "" });
-      response.end(JSON.stringify({ method: request.method, body: Buffer.concat(chunks).toString(), length: request.headers["content-length"] ?? null }));
+      response.end(
+        JSON.stringify({
+          method: request.method,
+          body: Buffer.concat(chunks).toString(),
+          length: request.headers["content-length"] ?? null,
+        }),
+      );
     });
   });
   server.on("connection", (socket) => {
@@ -34,7 +40,11 @@ afterEach(async () => {
 describe("pooledFetch", () => {
   it("sends a string body with its headers and returns status, headers and body", async () => {
     const pool = pooledFetch();
-    const response = await pool.fetch(`${base}/x`, { method: "POST", headers: { "x-test": "yes", "content-type": "application/json" }, body: '{"a":1}' });
+    const response = await pool.fetch(`${base}/x`, {
+      method: "POST",
+      headers: { "x-test": "yes", "content-type": "application/json" },
+      body: '{"a":1}',
+    });
     expect(response.status).toBe(201);
     expect(response.headers.get("x-echo")).toBe("yes");
     expect(await response.json()).toEqual({ method: "POST", body: '{"a":1}', length: "7" });
@@ -44,7 +54,12 @@ describe("pooledFetch", () => {
   it("streams a body", async () => {
     const pool = pooledFetch();
     const body = Readable.toWeb(Readable.from([Buffer.from("ab"), Buffer.from("cd")])) as ReadableStream<Uint8Array>;
-    const response = await pool.fetch(`${base}/upload`, { method: "PUT", headers: { "content-length": "4" }, body, duplex: "half" } as RequestInit);
+    const response = await pool.fetch(`${base}/upload`, {
+      method: "PUT",
+      headers: { "content-length": "4" },
+      body,
+      duplex: "half",
+    } as RequestInit);
     expect(await response.json()).toEqual({ method: "PUT", body: "abcd", length: "4" });
     pool.close();
   });

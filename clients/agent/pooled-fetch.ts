@@ -23,9 +23,15 @@ export function pooledFetch(): PooledFetch {
   const send = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> =>
     new Promise((resolve, reject) => {
       const url = new URL(input instanceof Request ? input.url : input);
-      if (url.protocol !== "http:" && url.protocol !== "https:") return reject(new TypeError(`unsupported protocol ${url.protocol}`));
+      if (url.protocol !== "http:" && url.protocol !== "https:")
+        return reject(new TypeError(`unsupported protocol ${url.protocol}`));
       const headers = Object.fromEntries(new Headers(init.headers).entries());
-      const options = { method: init.method ?? "GET", headers, agent: pools[url.protocol], ...(init.signal ? { signal: init.signal } : {}) };
+      const options = {
+        method: init.method ?? "GET",
+        headers,
+        agent: pools[url.protocol],
+        ...(init.signal ? { signal: init.signal } : {}),
+      };
       const onResponse = (response: IncomingMessage) => {
         const chunks: Buffer[] = [];
         response.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -41,7 +47,8 @@ export function pooledFetch(): PooledFetch {
           resolve(new Response(empty ? null : Buffer.concat(chunks), { status, headers: answerHeaders }));
         });
       };
-      const request = url.protocol === "https:" ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
+      const request =
+        url.protocol === "https:" ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
       request.on("error", reject);
       const body = init.body;
       if (body === undefined || body === null) request.end();

@@ -28,10 +28,20 @@ export function parseStat(text: string): ProcStat | null {
   const close = text.lastIndexOf(")");
   if (open < 0 || close < open) return null;
   // Fields from 3 (state) on; field n is rest[n - 3].
-  const rest = text.slice(close + 2).trim().split(/\s+/);
+  const rest = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   const field = (n: number) => Number(rest[n - 3]);
   const pid = Number(text.slice(0, open).trim());
-  const stat = { pid, state: rest[0] ?? "?", pgrp: field(5), utimeTicks: field(14), stimeTicks: field(15), startTicks: field(22) };
+  const stat = {
+    pid,
+    state: rest[0] ?? "?",
+    pgrp: field(5),
+    utimeTicks: field(14),
+    stimeTicks: field(15),
+    startTicks: field(22),
+  };
   return [stat.pid, stat.pgrp, stat.utimeTicks, stat.stimeTicks, stat.startTicks].every(Number.isFinite) ? stat : null;
 }
 
@@ -55,7 +65,9 @@ export async function processGroupMembers(pgid: number): Promise<ProcStat[] | nu
     return null;
   }
   const stats = await Promise.all(entries.filter((name) => /^\d+$/.test(name)).map((name) => readStat(Number(name))));
-  return stats.filter((stat): stat is ProcStat => stat !== null && stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X");
+  return stats.filter(
+    (stat): stat is ProcStat => stat !== null && stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X",
+  );
 }
 
 /** `VmRSS` and `VmHWM` (peak resident set) of a process, in kB; null once it is gone. */

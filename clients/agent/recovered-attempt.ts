@@ -55,14 +55,20 @@ export class RecoveredAttempt implements TrackedAttempt {
     const workspace = workspaceOf(entry.workspace);
     const spooled = await LogSpool.read(workspace.spoolPath);
     const unsent = unsentLines(spooled, entry.acked_seq);
-    this.logger.info({ unsent: unsent.length, acked_seq: entry.acked_seq, had_result: entry.result !== null }, "finishing an attempt left by the previous run");
+    this.logger.info(
+      { unsent: unsent.length, acked_seq: entry.acked_seq, had_result: entry.result !== null },
+      "finishing an attempt left by the previous run",
+    );
     const shipper = new LogShipper({
       jobId: entry.job_id,
       attempt: entry.attempt,
       plane: ctx.plane,
       logger: this.logger,
       halt: ctx.halt,
-      onAcknowledged: (seq) => void ctx.state.updateAttempt(this.key, (saved) => void (saved.acked_seq = Math.max(saved.acked_seq, seq))).catch(() => undefined),
+      onAcknowledged: (seq) =>
+        void ctx.state
+          .updateAttempt(this.key, (saved) => void (saved.acked_seq = Math.max(saved.acked_seq, seq)))
+          .catch(() => undefined),
       onStale: () => this.stop("stale_attempt"),
     });
     shipper.enqueue(unsent);
@@ -100,6 +106,9 @@ function restartedResult(entry: AttemptEntry): JobResultRequest {
     attempt: entry.attempt,
     outcome: "failed",
     exit_code: null,
-    error: { code: "agent.restarted", message: "The agent stopped while the command ran, and the command was stopped with it." },
+    error: {
+      code: "agent.restarted",
+      message: "The agent stopped while the command ran, and the command was stopped with it.",
+    },
   };
 }

@@ -70,7 +70,11 @@ export class StateFile {
       text = await readFile(path, "utf8");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-      throw new AgentError("agent.state_unreadable", `cannot read the state file ${path}: ${(error as Error).message}`, { cause: error });
+      throw new AgentError(
+        "agent.state_unreadable",
+        `cannot read the state file ${path}: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
     try {
       return AgentState.parse(JSON.parse(text));

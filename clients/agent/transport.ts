@@ -19,7 +19,12 @@ export interface Transport {
 export function openTransport(config: Readonly<AgentConfig>, fetch?: typeof globalThis.fetch): Transport {
   const natsUrl = config.CJS_AGENT_NATS_URL;
   if (natsUrl !== undefined) {
-    const link = natsLink({ url: natsUrl, credentials: config, inboxPrefix: config.CJS_AGENT_NATS_INBOX_PREFIX, name: `cjs-agent ${config.CJS_NODE_NAME}` });
+    const link = natsLink({
+      url: natsUrl,
+      credentials: config,
+      inboxPrefix: config.CJS_AGENT_NATS_INBOX_PREFIX,
+      name: `cjs-agent ${config.CJS_NODE_NAME}`,
+    });
     return { kind: "nats", plane: (appId) => natsNodePlane({ link, appId }), close: () => link.close() };
   }
   const pool = fetch ? undefined : pooledFetch();

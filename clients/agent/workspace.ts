@@ -34,7 +34,11 @@ export async function removeWorkspace(workspace: Workspace): Promise<void> {
  * The job's environment: the agent's PATH and HOME (so `sh`, `python`, … are found),
  * the job's own variables over them, and the agent's `CJS_*` variables over those.
  */
-export function jobEnvironment(job: AgentAssignment, workspace: Workspace, agentEnv: Record<string, string | undefined>): Record<string, string> {
+export function jobEnvironment(
+  job: AgentAssignment,
+  workspace: Workspace,
+  agentEnv: Record<string, string | undefined>,
+): Record<string, string> {
   const inherited: Record<string, string> = {};
   for (const name of ["PATH", "HOME"] as const) {
     const value = agentEnv[name];

@@ -33,7 +33,10 @@ export function resolveTarget(io: CliIo, options: GlobalOptions): Target {
   if (env.CJS_TOKEN) return { url, appId, credentials: { accessToken: env.CJS_TOKEN }, source: "CJS_TOKEN", session };
   // A session is used only where it was made: another URL or app would refuse its tokens anyway.
   if (session && session.url === url && session.app_id === appId) {
-    const credentials: Credentials = { tokens: session.tokens, onTokens: (tokens) => writeSession(env, { ...session, tokens }) };
+    const credentials: Credentials = {
+      tokens: session.tokens,
+      onTokens: (tokens) => writeSession(env, { ...session, tokens }),
+    };
     return { url, appId, credentials, source: "session", session };
   }
   return { url, appId, credentials: undefined, source: "none", session };
@@ -62,9 +65,16 @@ export class CliContext {
   client(): ComputeJobsClient {
     const target = this.target();
     if (target.credentials === undefined) {
-      throw new UsageError(`Not signed in to ${target.url} (app ${target.appId}). Run \`cjs login\`, or set CJS_API_KEY (or CJS_TOKEN).`);
+      throw new UsageError(
+        `Not signed in to ${target.url} (app ${target.appId}). Run \`cjs login\`, or set CJS_API_KEY (or CJS_TOKEN).`,
+      );
     }
-    return new ComputeJobsClient({ baseUrl: target.url, appId: target.appId, credentials: target.credentials, userAgent: "cjs-cli" });
+    return new ComputeJobsClient({
+      baseUrl: target.url,
+      appId: target.appId,
+      credentials: target.credentials,
+      userAgent: "cjs-cli",
+    });
   }
 
   /** A client without a credential (sign-in operations). */

@@ -37,7 +37,13 @@ export function exitCodeOf(error: unknown): number {
   if (error instanceof UsageError) return EXIT.usage;
   if (error instanceof NetworkError) return EXIT.tryLater;
   if (!(error instanceof ApiError)) return EXIT.internal;
-  if (error.status === 401 || error.code.startsWith("auth.") || error.code === "permission.denied" || error.code.startsWith("app.")) return EXIT.auth;
+  if (
+    error.status === 401 ||
+    error.code.startsWith("auth.") ||
+    error.code === "permission.denied" ||
+    error.code.startsWith("app.")
+  )
+    return EXIT.auth;
   if (error.status === 404) return EXIT.notFound;
   if (error.status === 429 || error.status === 503) return EXIT.tryLater;
   if (error.status >= 500) return EXIT.internal;

@@ -11,7 +11,8 @@ import { bytesText, ProgressLine } from "./progress.js";
 export const EXPORT_FORMATS = ["csv", "ndjson"] as const;
 
 export function exportFormat(text: string): (typeof EXPORT_FORMATS)[number] {
-  if (!(EXPORT_FORMATS as readonly string[]).includes(text)) throw new UsageError(`--format is csv or ndjson, not "${text}".`);
+  if (!(EXPORT_FORMATS as readonly string[]).includes(text))
+    throw new UsageError(`--format is csv or ndjson, not "${text}".`);
   return text as (typeof EXPORT_FORMATS)[number];
 }
 

@@ -12,7 +12,12 @@ const CAUGHT_UP_MS = 1500;
  * job ends; answers the exit code the job stands for. Without `follow`, stops once no line
  * came for a moment while the job still runs, and says so.
  */
-export async function printLogs(ctx: CliContext, client: ComputeJobsClient, jobId: string, follow: boolean): Promise<number> {
+export async function printLogs(
+  ctx: CliContext,
+  client: ComputeJobsClient,
+  jobId: string,
+  follow: boolean,
+): Promise<number> {
   const stop = new AbortController();
   let idle: NodeJS.Timeout | undefined;
   const armIdle = () => {
@@ -30,7 +35,10 @@ export async function printLogs(ctx: CliContext, client: ComputeJobsClient, jobI
         continue;
       }
       if (ctx.json) ctx.io.stdout.write(`${JSON.stringify({ end: item.end })}\n`);
-      else ctx.note(`${ctx.colors.dim("job")} ${jobId} ${stateText(ctx.colors, item.end.state)}${item.end.exit_code !== null ? ` (exit code ${item.end.exit_code})` : ""}${item.end.error ? `: ${item.end.error.message}` : ""}`);
+      else
+        ctx.note(
+          `${ctx.colors.dim("job")} ${jobId} ${stateText(ctx.colors, item.end.state)}${item.end.exit_code !== null ? ` (exit code ${item.end.exit_code})` : ""}${item.end.error ? `: ${item.end.error.message}` : ""}`,
+        );
       return exitCodeOfJob(item.end);
     }
     return 0;
@@ -49,7 +57,10 @@ export async function waitWithProgress(ctx: CliContext, client: ComputeJobsClien
   const started = Date.now();
   const timer = setInterval(async () => {
     const job = await client.jobs.retrieve(jobId).catch(() => null);
-    if (job) progress.update(`${jobId} ${job.job.state}${job.job.pending_reason ? ` (${job.job.pending_reason})` : ""} · ${Math.round((Date.now() - started) / 1000)} s`);
+    if (job)
+      progress.update(
+        `${jobId} ${job.job.state}${job.job.pending_reason ? ` (${job.job.pending_reason})` : ""} · ${Math.round((Date.now() - started) / 1000)} s`,
+      );
   }, 1000);
   try {
     return await client.jobs.wait(jobId);

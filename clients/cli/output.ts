@@ -35,7 +35,9 @@ export function table(header: string[], rows: string[][], colors: Colors): strin
   const widths = header.map((title, column) => Math.max(width(title), ...rows.map((row) => width(row[column] ?? ""))));
   const line = (cells: string[]) =>
     cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell + " ".repeat((widths[column] ?? 0) - width(cell))))
+      .map((cell, column) =>
+        column === cells.length - 1 ? cell : cell + " ".repeat((widths[column] ?? 0) - width(cell)),
+      )
       .join("  ")
       .trimEnd();
   return [colors.bold(line(header)), ...rows.map(line)].join("\n") + "\n";
@@ -43,7 +45,12 @@ export function table(header: string[], rows: string[][], colors: Colors): strin
 
 /** `2026-11-24T01:02:03.456Z` → `2026-11-24 01:02:03`; `-` for none. */
 export function timeText(iso: string | null | undefined): string {
-  return iso ? iso.replace("T", " ").replace(/\.\d+Z$/, "").replace(/Z$/, "") : "-";
+  return iso
+    ? iso
+        .replace("T", " ")
+        .replace(/\.\d+Z$/, "")
+        .replace(/Z$/, "")
+    : "-";
 }
 
 /** Prints a payload as JSON for scripts: one document, two-space indented. */

@@ -64,9 +64,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 function report(io: CliIo, error: unknown): void {
   const colors = colorsFor({ ...io, stdout: io.stderr });
   if (error instanceof ApiError) {
-    io.stderr.write(`${colors.red("error")} ${error.code}: ${error.message}${error.requestId ? colors.dim(` (request ${error.requestId})`) : ""}\n`);
+    io.stderr.write(
+      `${colors.red("error")} ${error.code}: ${error.message}${error.requestId ? colors.dim(` (request ${error.requestId})`) : ""}\n`,
+    );
     const issues = error.details?.issues;
-    if (Array.isArray(issues)) for (const issue of issues as Array<{ path?: string; message?: string }>) io.stderr.write(`  ${issue.path || "(body)"}: ${issue.message}\n`);
+    if (Array.isArray(issues))
+      for (const issue of issues as Array<{ path?: string; message?: string }>)
+        io.stderr.write(`  ${issue.path || "(body)"}: ${issue.message}\n`);
     return;
   }
   if (error instanceof UsageError) {

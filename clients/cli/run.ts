@@ -3,7 +3,9 @@ import { CliContext, type GlobalOptions } from "./context.js";
 import type { CliIo } from "./output.js";
 
 /** Turns a command's action into commander's handler: commander passes the arguments, the options, then the command. */
-export type Run = <A extends unknown[]>(action: (ctx: CliContext, ...args: A) => Promise<void>) => (...args: unknown[]) => Promise<void>;
+export type Run = <A extends unknown[]>(
+  action: (ctx: CliContext, ...args: A) => Promise<void>,
+) => (...args: unknown[]) => Promise<void>;
 
 export function runnerFor(io: CliIo): Run {
   return <A extends unknown[]>(action: (ctx: CliContext, ...args: A) => Promise<void>) =>

@@ -21,7 +21,11 @@ export function spawnDetached(spec: ProcessSpec, baseEnv: Record<string, string 
   mkdirSync(dirname(spec.log), { recursive: true });
   const out = openSync(spec.log, "a");
   try {
-    const child = spawn(spec.command, spec.args, { detached: true, stdio: ["ignore", out, out], env: { ...baseEnv, ...spec.env } });
+    const child = spawn(spec.command, spec.args, {
+      detached: true,
+      stdio: ["ignore", out, out],
+      env: { ...baseEnv, ...spec.env },
+    });
     if (child.pid === undefined) throw new Error(`could not start ${spec.name} (${spec.command})`);
     child.unref();
     return child.pid;
@@ -52,7 +56,10 @@ export function kill(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** Waits until none of `victims` runs, for at most `timeoutMs`; returns those still running. */
-export async function waitForExit<T extends { pid: number; identity: string }>(victims: readonly T[], timeoutMs: number): Promise<T[]> {
+export async function waitForExit<T extends { pid: number; identity: string }>(
+  victims: readonly T[],
+  timeoutMs: number,
+): Promise<T[]> {
   const deadline = Date.now() + timeoutMs;
   let running = victims.filter((victim) => isOurs(victim.pid, victim.identity));
   while (running.length > 0 && Date.now() < deadline) {
@@ -63,7 +70,10 @@ export async function waitForExit<T extends { pid: number; identity: string }>(v
 }
 
 /** SIGTERM, then SIGKILL for those still running after `graceMs`. Returns the names that needed the SIGKILL. */
-export async function terminate<T extends { pid: number; identity: string }>(victims: readonly T[], graceMs: number): Promise<T[]> {
+export async function terminate<T extends { pid: number; identity: string }>(
+  victims: readonly T[],
+  graceMs: number,
+): Promise<T[]> {
   for (const victim of victims) if (isOurs(victim.pid, victim.identity)) kill(victim.pid, "SIGTERM");
   const stubborn = await waitForExit(victims, graceMs);
   for (const victim of stubborn) kill(victim.pid, "SIGKILL");

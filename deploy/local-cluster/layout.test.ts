@@ -68,7 +68,9 @@ describe("the local cluster's layout", () => {
   });
 
   it("puts the gateways behind the load balancer, and the agents behind the load balancer on the operator pool", () => {
-    const gatewayPorts = layout.services.filter((spec) => spec.name.startsWith("gateway-")).map((spec) => Number(spec.env.CJS_PORT));
+    const gatewayPorts = layout.services
+      .filter((spec) => spec.name.startsWith("gateway-"))
+      .map((spec) => Number(spec.env.CJS_PORT));
     const lbConfig = layout.lb.files[0]!.text;
     for (const port of gatewayPorts) expect(lbConfig).toContain(`127.0.0.1:${port} check`);
     expect(layout.lbUrl).toBe("http://127.0.0.1:18000");

@@ -38,7 +38,10 @@ export const PORT_SPAN = 100;
 export type ProcessKind = "nats" | "service" | "lb" | "agent";
 
 /** How to tell a started process is ready: an HTTP 200, JetStream answering, or a log line (the agent has no port). */
-export type ReadyProbe = { kind: "http"; url: string } | { kind: "jetstream"; url: string } | { kind: "log"; message: string };
+export type ReadyProbe =
+  | { kind: "http"; url: string }
+  | { kind: "jetstream"; url: string }
+  | { kind: "log"; message: string };
 
 export interface ProcessSpec {
   /** Unique in the cluster: `nats-1`, `gateway-2`, `agent-1`, `lb`. */
@@ -126,7 +129,8 @@ function natsSpec(settings: ClusterSettings, index: number): ProcessSpec {
 }
 
 function servicePorts(settings: ClusterSettings, service: ServiceName, index: number): { api?: number; ops: number } {
-  if (service === "gateway") return { api: settings.basePort + OFFSET.gatewayApi + index, ops: settings.basePort + OFFSET.gatewayOps + index };
+  if (service === "gateway")
+    return { api: settings.basePort + OFFSET.gatewayApi + index, ops: settings.basePort + OFFSET.gatewayOps + index };
   return { ops: settings.basePort + OFFSET[service] + index };
 }
 
@@ -180,7 +184,12 @@ function lbSpec(settings: ClusterSettings, gateways: readonly ProcessSpec[]): Pr
   };
 }
 
-function agentSpec(settings: ClusterSettings, lbUrl: string, index: number, credentials: AgentCredentials | undefined): ProcessSpec {
+function agentSpec(
+  settings: ClusterSettings,
+  lbUrl: string,
+  index: number,
+  credentials: AgentCredentials | undefined,
+): ProcessSpec {
   const name = `agent-${index + 1}`;
   return {
     name,
@@ -212,7 +221,9 @@ export function clusterLayout(settings: ClusterSettings, credentials?: readonly 
   const nats = range(NATS_NODES).map((index) => natsSpec(settings, index));
   const natsUrls = nats.map((spec) => (spec.ready as { url: string }).url);
   const natsUrl = natsUrls.join(",");
-  const services = SERVICES.flatMap((service) => range(REPLICAS).map((index) => serviceSpec(settings, natsUrl, service, index)));
+  const services = SERVICES.flatMap((service) =>
+    range(REPLICAS).map((index) => serviceSpec(settings, natsUrl, service, index)),
+  );
   const lb = lbSpec(
     settings,
     services.filter((spec) => spec.name.startsWith("gateway-")),

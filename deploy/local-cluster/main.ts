@@ -16,7 +16,8 @@ import { startCluster } from "./start.js";
 import { readState } from "./state.js";
 import { running, STOP_GRACE_MS, stopCluster } from "./stop.js";
 
-const USAGE = "usage: tsx deploy/local-cluster/main.ts start|stop|status|clean [--dir .data/cluster] [--base-port 18000]\n";
+const USAGE =
+  "usage: tsx deploy/local-cluster/main.ts start|stop|status|clean [--dir .data/cluster] [--base-port 18000]\n";
 const say = (line: string) => process.stdout.write(`cluster: ${line}\n`);
 
 function fail(message: string, code = 1): never {
@@ -27,10 +28,19 @@ function fail(message: string, code = 1): never {
 let command: string | undefined;
 let flags: ClusterFlags;
 try {
-  const parsed = parseArgs({ options: { dir: { type: "string" }, "base-port": { type: "string" } }, allowPositionals: true });
+  const parsed = parseArgs({
+    options: { dir: { type: "string" }, "base-port": { type: "string" } },
+    allowPositionals: true,
+  });
   command = parsed.positionals[0];
   const result = ClusterFlags.safeParse(parsed.values);
-  if (!result.success) fail(`${zodIssues(result.error).map((issue) => `--${issue.path} ${issue.message}`).join("; ")}\n${USAGE}`, 2);
+  if (!result.success)
+    fail(
+      `${zodIssues(result.error)
+        .map((issue) => `--${issue.path} ${issue.message}`)
+        .join("; ")}\n${USAGE}`,
+      2,
+    );
   flags = result.data;
 } catch (error) {
   fail(`${(error as Error).message}\n${USAGE}`, 2);
@@ -44,7 +54,8 @@ switch (command) {
     if (state && alive.length > 0) {
       const down = state.processes.filter((record) => !alive.includes(record)).map((record) => record.name);
       say(`already running in ${dir} (${alive.length} of ${state.processes.length} processes)`);
-      if (down.length > 0) say(`not running: ${down.join(", ")}; \`make cluster-stop\` then \`make cluster\` starts them all again`);
+      if (down.length > 0)
+        say(`not running: ${down.join(", ")}; \`make cluster-stop\` then \`make cluster\` starts them all again`);
       if (state.started_at) process.stdout.write(clusterBanner(state, dir));
       break;
     }
@@ -70,7 +81,9 @@ switch (command) {
       break;
     }
     const outcome = await stopCluster(state, say);
-    say(`stopped ${outcome.stopped.length} processes${outcome.killed.length > 0 ? ` (SIGKILL after ${STOP_GRACE_MS / 1000} s: ${outcome.killed.join(", ")})` : ""}; data kept in ${dir}`);
+    say(
+      `stopped ${outcome.stopped.length} processes${outcome.killed.length > 0 ? ` (SIGKILL after ${STOP_GRACE_MS / 1000} s: ${outcome.killed.join(", ")})` : ""}; data kept in ${dir}`,
+    );
     break;
   }
   case "status": {
@@ -78,7 +91,10 @@ switch (command) {
       say(`no cluster in ${dir}`);
       break;
     }
-    for (const record of state.processes) say(`  ${alive.includes(record) ? "running" : "stopped"}  ${record.name.padEnd(16)} pid ${record.pid}  ${record.log}`);
+    for (const record of state.processes)
+      say(
+        `  ${alive.includes(record) ? "running" : "stopped"}  ${record.name.padEnd(16)} pid ${record.pid}  ${record.log}`,
+      );
     break;
   }
   case "clean": {

@@ -33,7 +33,8 @@ export function findHaproxy(env: Record<string, string | undefined>): string {
   }
   const dirs = [...(env.PATH ?? "").split(delimiter).filter(Boolean), "/usr/sbin", "/usr/local/sbin"];
   const found = dirs.map((dir) => join(dir, "haproxy")).find(executable);
-  if (!found) throw new Error("no haproxy found: run `make cluster` (it installs Debian's haproxy package) or set HAPROXY_BIN");
+  if (!found)
+    throw new Error("no haproxy found: run `make cluster` (it installs Debian's haproxy package) or set HAPROXY_BIN");
   return found;
 }
 

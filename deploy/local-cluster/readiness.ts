@@ -90,9 +90,13 @@ export async function waitReady(target: ReadyTarget, timeoutMs: number): Promise
   while (Date.now() < deadline) {
     if (await probeOnce(target.ready, target.log, target.logOffset)) return;
     if (!isOurs(target.pid, target.identity)) {
-      throw new Error(`${target.name} (pid ${target.pid}) exited before it was ready; the end of ${target.log}:\n${logTail(target.log)}`);
+      throw new Error(
+        `${target.name} (pid ${target.pid}) exited before it was ready; the end of ${target.log}:\n${logTail(target.log)}`,
+      );
     }
     await delay(POLL_MS);
   }
-  throw new Error(`${target.name} (pid ${target.pid}) was not ready within ${timeoutMs / 1000} s; the end of ${target.log}:\n${logTail(target.log)}`);
+  throw new Error(
+    `${target.name} (pid ${target.pid}) was not ready within ${timeoutMs / 1000} s; the end of ${target.log}:\n${logTail(target.log)}`,
+  );
 }

@@ -11,7 +11,18 @@ import { bootstrapDev, type DevLogin } from "../../services/dev/bootstrap.js";
 import { portIsFree } from "../../services/dev/embedded-nats.js";
 import { mintAgentKey, readAgentKeyFile } from "../../services/dev/local-agent.js";
 import { identityOf, spawnDetached, terminate } from "./daemon.js";
-import { AGENTS, allProcesses, type AgentCredentials, type ClusterLayout, clusterLayout, type ClusterSettings, NATS_NODES, type ProcessSpec, REPLICAS, SERVICES } from "./layout.js";
+import {
+  AGENTS,
+  allProcesses,
+  type AgentCredentials,
+  type ClusterLayout,
+  clusterLayout,
+  type ClusterSettings,
+  NATS_NODES,
+  type ProcessSpec,
+  REPLICAS,
+  SERVICES,
+} from "./layout.js";
 import { logSize, waitReady } from "./readiness.js";
 import { type ClusterState, type ProcessRecord, writeState } from "./state.js";
 
@@ -43,7 +54,9 @@ async function launch(
   });
   persist();
   await Promise.all(
-    launched.map(({ record, logOffset }) => waitReady({ ...record, identity: identityOf(record), logOffset }, timeoutMs)),
+    launched.map(({ record, logOffset }) =>
+      waitReady({ ...record, identity: identityOf(record), logOffset }, timeoutMs),
+    ),
   );
   say(`  ready: ${specs.map((spec) => spec.name).join(", ")}`);
 }
@@ -52,13 +65,18 @@ async function assertPortsFree(layout: ClusterLayout): Promise<void> {
   for (const spec of allProcesses(layout)) {
     for (const port of spec.ports) {
       if (!(await portIsFree("127.0.0.1", port))) {
-        throw new Error(`port ${port} (${spec.name}) is taken; choose another base port with CLUSTER_BASE_PORT (ports base to base+99 are used)`);
+        throw new Error(
+          `port ${port} (${spec.name}) is taken; choose another base port with CLUSTER_BASE_PORT (ports base to base+99 are used)`,
+        );
       }
     }
   }
 }
 
-async function bootstrap(layout: ClusterLayout, dir: string): Promise<{ login: DevLogin; credentials: AgentCredentials[] }> {
+async function bootstrap(
+  layout: ClusterLayout,
+  dir: string,
+): Promise<{ login: DevLogin; credentials: AgentCredentials[] }> {
   const logger = createLogger({ service: "local-cluster", level: "warn" });
   const nc = await connectNats({ url: layout.natsUrls.join(","), name: "cjs-local-cluster", logger });
   try {
@@ -68,7 +86,9 @@ async function bootstrap(layout: ClusterLayout, dir: string): Promise<{ login: D
       const keyPath = join(dir, "agents", `${agent.name}.key.json`);
       mkdirSync(join(dir, "agents"), { recursive: true });
       const saved = await readAgentKeyFile(keyPath);
-      const apiKey = saved?.key ?? (await mintAgentKey({ gatewayUrl: layout.lbUrl, nc, login }, keyPath, `local cluster ${agent.name}`));
+      const apiKey =
+        saved?.key ??
+        (await mintAgentKey({ gatewayUrl: layout.lbUrl, nc, login }, keyPath, `local cluster ${agent.name}`));
       credentials.push({ appId: login.appId, apiKey });
     }
     return { login, credentials };
@@ -78,18 +98,34 @@ async function bootstrap(layout: ClusterLayout, dir: string): Promise<{ login: D
 }
 
 /** Starts everything and records it in the state dir; on failure stops what it started and rethrows. */
-export async function startCluster(settings: ClusterSettings, env: Env, say: (line: string) => void): Promise<ClusterState> {
+export async function startCluster(
+  settings: ClusterSettings,
+  env: Env,
+  say: (line: string) => void,
+): Promise<ClusterState> {
   mkdirSync(settings.dir, { recursive: true });
   const bare = clusterLayout(settings);
   await assertPortsFree(bare);
   const started: ProcessRecord[] = [];
   // Recorded as soon as spawned, so `make cluster-stop` finds what an interrupted start left running.
-  const pending: ClusterState = { started_at: "", lb_url: bare.lbUrl, nats_urls: bare.natsUrls, app_id: "", business_id: "", email: "", password: "", processes: started };
-  const step = (specs: readonly ProcessSpec[], timeoutMs: number) => launch(specs, env, timeoutMs, started, () => writeState(settings.dir, pending), say);
+  const pending: ClusterState = {
+    started_at: "",
+    lb_url: bare.lbUrl,
+    nats_urls: bare.natsUrls,
+    app_id: "",
+    business_id: "",
+    email: "",
+    password: "",
+    processes: started,
+  };
+  const step = (specs: readonly ProcessSpec[], timeoutMs: number) =>
+    launch(specs, env, timeoutMs, started, () => writeState(settings.dir, pending), say);
   try {
     say(`starting ${NATS_NODES} nats-servers (sync_interval: always) on ${bare.natsUrls.join(", ")}`);
     await step(bare.nats, NATS_READY_MS);
-    say(`starting ${bare.services.length} service processes (${SERVICES.length} services × ${REPLICAS} replicas); the first start compiles TypeScript and may take a minute`);
+    say(
+      `starting ${bare.services.length} service processes (${SERVICES.length} services × ${REPLICAS} replicas); the first start compiles TypeScript and may take a minute`,
+    );
     await step(bare.services, SERVICES_READY_MS);
     say(`starting the load balancer (haproxy) on ${bare.lbUrl}`);
     await step([bare.lb], LB_READY_MS);

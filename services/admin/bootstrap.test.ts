@@ -12,7 +12,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const SETTINGS = { app_id: "acme", app_name: "Acme Corp", operator_business_name: "Acme Operations", admin_email: "Ops@Acme.example" };
+const SETTINGS = {
+  app_id: "acme",
+  app_name: "Acme Corp",
+  operator_business_name: "Acme Operations",
+  admin_email: "Ops@Acme.example",
+};
 
 async function fileWith(content: unknown): Promise<string> {
   const path = join(dir, `bootstrap-${Math.random().toString(36).slice(2)}.json`);
@@ -31,11 +36,19 @@ describe("loadBootstrapFile", () => {
   });
 
   it("refuses a password in the file, saying what to use instead", async () => {
-    await expect(loadBootstrapFile(await fileWith({ ...SETTINGS, password: "correct horse battery" }))).rejects.toThrow(/"password" is refused.*"password_file".*--password-stdin/);
+    await expect(loadBootstrapFile(await fileWith({ ...SETTINGS, password: "correct horse battery" }))).rejects.toThrow(
+      /"password" is refused.*"password_file".*--password-stdin/,
+    );
   });
 
   it("lists every invalid or unknown field, and names a file that is not JSON", async () => {
-    const path = await fileWith({ app_id: "Acme!", app_name: "", operator_business_name: "Ops", admin_email: "nope", colour: "red" });
+    const path = await fileWith({
+      app_id: "Acme!",
+      app_name: "",
+      operator_business_name: "Ops",
+      admin_email: "nope",
+      colour: "red",
+    });
     const message = await loadBootstrapFile(path).then(
       () => "accepted",
       (caught: Error) => caught.message,

@@ -2,7 +2,14 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
-import { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, User } from "../../shared/contract/index.js";
+import {
+  App,
+  Business,
+  CreateAppRequest,
+  CreateBusinessRequest,
+  CreateUserRequest,
+  User,
+} from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { formatPath } from "../../shared/runtime/index.js";
@@ -36,7 +43,9 @@ function problemsOf(error: z.ZodError): string {
 }
 
 /** Reads and checks a bootstrap file; every problem is a `UsageError` naming the file. */
-export async function loadBootstrapFile(path: string): Promise<{ plan: BootstrapPlan; password: PasswordSource | undefined }> {
+export async function loadBootstrapFile(
+  path: string,
+): Promise<{ plan: BootstrapPlan; password: PasswordSource | undefined }> {
   let raw: unknown;
   try {
     raw = JSON.parse(await readFile(path, "utf8"));
@@ -45,12 +54,17 @@ export async function loadBootstrapFile(path: string): Promise<{ plan: Bootstrap
     throw new UsageError(`--file: cannot read ${path} as JSON (${reason})`);
   }
   if (raw !== null && typeof raw === "object" && Object.hasOwn(raw, "password")) {
-    throw new UsageError(`${path}: "password" is refused: a password is not kept in a file of settings. Name a file holding it with "password_file", or use --password-stdin or the prompt`);
+    throw new UsageError(
+      `${path}: "password" is refused: a password is not kept in a file of settings. Name a file holding it with "password_file", or use --password-stdin or the prompt`,
+    );
   }
   const parsed = BootstrapFile.safeParse(raw);
   if (!parsed.success) throw new UsageError(`${path} is not a valid bootstrap file:\n${problemsOf(parsed.error)}`);
   const { password_file: passwordFile, ...plan } = parsed.data;
-  const password = passwordFile === undefined ? undefined : { from: "file" as const, path: resolve(dirname(path), passwordFile), setting: `${path}: password_file` };
+  const password =
+    passwordFile === undefined
+      ? undefined
+      : { from: "file" as const, path: resolve(dirname(path), passwordFile), setting: `${path}: password_file` };
   return { plan, password };
 }
 
@@ -112,7 +126,12 @@ export async function runBootstrap(nc: NatsConnection, plan: BootstrapPlan, pass
   }
   let business: Business;
   try {
-    business = await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: app.app_id, name: plan.operator_business_name, operator: true }, Business);
+    business = await requestRpc(
+      nc,
+      subjects.adminBusinessCreate(),
+      { app_id: app.app_id, name: plan.operator_business_name, operator: true },
+      Business,
+    );
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     throw new BootstrapIncomplete(

@@ -31,7 +31,18 @@ describe("parseInvocation", () => {
   });
 
   it("lists every invalid field with the schema's reason", () => {
-    const message = usageErrorOf(["user", "create", "--app", "local", "--business", "acme", "--email", "nope", "--role", "boss"]);
+    const message = usageErrorOf([
+      "user",
+      "create",
+      "--app",
+      "local",
+      "--business",
+      "acme",
+      "--email",
+      "nope",
+      "--role",
+      "boss",
+    ]);
     expect(message).toContain("--business: a business id such as `biz_…`");
     expect(message).toContain("--email:");
     expect(message).toContain("--role:");
@@ -49,10 +60,30 @@ describe("parseInvocation", () => {
   });
 
   it("builds the request body of user create without the password, with the schema's default role and lowercased e-mail", () => {
-    const invocation = parseInvocation(["user", "create", "--app", "local", "--business", BUSINESS_ID, "--email", "Ada@Example.com"]);
-    expect(invocation).toMatchObject({ kind: "run", json: false, natsUrl: undefined, command: { name: "user create" }, password: { from: "prompt" } });
+    const invocation = parseInvocation([
+      "user",
+      "create",
+      "--app",
+      "local",
+      "--business",
+      BUSINESS_ID,
+      "--email",
+      "Ada@Example.com",
+    ]);
+    expect(invocation).toMatchObject({
+      kind: "run",
+      json: false,
+      natsUrl: undefined,
+      command: { name: "user create" },
+      password: { from: "prompt" },
+    });
     expect(invocation.kind === "run" && invocation.command.subject()).toBe("cjs.admin.user.create");
-    expect(invocation.kind === "run" && invocation.body).toEqual({ app_id: "local", business_id: BUSINESS_ID, email: "ada@example.com", role: "member" });
+    expect(invocation.kind === "run" && invocation.body).toEqual({
+      app_id: "local",
+      business_id: BUSINESS_ID,
+      email: "ada@example.com",
+      role: "member",
+    });
     if (invocation.kind !== "run") throw new Error("expected a command to run");
     expect(withPassword(invocation.command, invocation.body, "correct horse battery")).toEqual({
       app_id: "local",
@@ -64,7 +95,17 @@ describe("parseInvocation", () => {
   });
 
   it("maps --app to app_id for business create and reads the global flags anywhere", () => {
-    const invocation = parseInvocation(["--json", "business", "create", "--app", "local", "--name", "Acme", "--nats", "nats://10.0.0.1:4222"]);
+    const invocation = parseInvocation([
+      "--json",
+      "business",
+      "create",
+      "--app",
+      "local",
+      "--name",
+      "Acme",
+      "--nats",
+      "nats://10.0.0.1:4222",
+    ]);
     expect(invocation).toMatchObject({
       kind: "run",
       body: { app_id: "local", name: "Acme" },
@@ -76,10 +117,17 @@ describe("parseInvocation", () => {
   it("answers --help with the usage of the command named, or of all commands", () => {
     expect(parseInvocation(["user", "create", "--help"])).toEqual({
       kind: "help",
-      text: expect.stringContaining("user create --app ID --business BID --email EMAIL [--role admin|member] [--password-stdin | --password-file PATH]"),
+      text: expect.stringContaining(
+        "user create --app ID --business BID --email EMAIL [--role admin|member] [--password-stdin | --password-file PATH]",
+      ),
     });
-    expect(parseInvocation(["user", "create", "--help"])).toMatchObject({ text: expect.not.stringContaining("business create") });
-    expect(parseInvocation(["--help"])).toMatchObject({ kind: "help", text: expect.stringContaining("business create --app ID --name NAME") });
+    expect(parseInvocation(["user", "create", "--help"])).toMatchObject({
+      text: expect.not.stringContaining("business create"),
+    });
+    expect(parseInvocation(["--help"])).toMatchObject({
+      kind: "help",
+      text: expect.stringContaining("business create --app ID --name NAME"),
+    });
   });
 });
 
@@ -98,19 +146,28 @@ describe("passwords never on the command line", () => {
 
   it("takes the password from stdin, from a file, or else from the terminal prompt", () => {
     expect(parseInvocation([...USER, "--password-stdin"])).toMatchObject({ kind: "run", password: { from: "stdin" } });
-    expect(parseInvocation([...USER, "--password-file", "/run/secrets/pw"])).toMatchObject({ kind: "run", password: { from: "file", path: "/run/secrets/pw" } });
+    expect(parseInvocation([...USER, "--password-file", "/run/secrets/pw"])).toMatchObject({
+      kind: "run",
+      password: { from: "file", path: "/run/secrets/pw" },
+    });
     expect(parseInvocation(USER)).toMatchObject({ kind: "run", password: { from: "prompt" } });
   });
 
   it("refuses two password sources at once, and a password source on a command that takes none", () => {
-    expect(usageErrorOf([...USER, "--password-stdin", "--password-file", "/tmp/pw"])).toContain("--password-stdin and --password-file exclude each other");
-    expect(usageErrorOf(["app", "create", "--id", "local", "--name", "Local", "--password-stdin"])).toContain('--password-stdin is not an option of "app create"');
+    expect(usageErrorOf([...USER, "--password-stdin", "--password-file", "/tmp/pw"])).toContain(
+      "--password-stdin and --password-file exclude each other",
+    );
+    expect(usageErrorOf(["app", "create", "--id", "local", "--name", "Local", "--password-stdin"])).toContain(
+      '--password-stdin is not an option of "app create"',
+    );
   });
 
   it("checks the password read from its source against the schema", () => {
     const invocation = parseInvocation([...USER, "--password-stdin"]);
     if (invocation.kind !== "run") throw new Error("expected a command to run");
-    expect(() => withPassword(invocation.command, invocation.body, "short")).toThrow(/password: at least 12 characters/);
+    expect(() => withPassword(invocation.command, invocation.body, "short")).toThrow(
+      /password: at least 12 characters/,
+    );
   });
 });
 
@@ -128,32 +185,48 @@ describe("bootstrap", () => {
 
   it("refuses the flags of other commands and is listed in the usage text", () => {
     expect(usageErrorOf(["bootstrap", "--app", "acme"])).toContain('--app is not an option of "bootstrap"');
-    expect(parseInvocation(["--help"])).toMatchObject({ text: expect.stringContaining("bootstrap [--file FILE] [--password-stdin | --password-file PATH]") });
+    expect(parseInvocation(["--help"])).toMatchObject({
+      text: expect.stringContaining("bootstrap [--file FILE] [--password-stdin | --password-file PATH]"),
+    });
   });
 });
 
 describe("credit set", () => {
   it("builds the request of credit set with the amount as a number", () => {
     const invocation = parseInvocation(["credit", "set", "--business", BUSINESS_ID, "--amount", "12.5"]);
-    expect(invocation).toMatchObject({ kind: "run", command: { name: "credit set" }, body: { business_id: BUSINESS_ID, amount: 12.5 } });
+    expect(invocation).toMatchObject({
+      kind: "run",
+      command: { name: "credit set" },
+      body: { business_id: BUSINESS_ID, amount: 12.5 },
+    });
     expect(invocation.kind === "run" && invocation.command.subject()).toBe("cjs.admin.credit.set");
-    expect(parseInvocation(["credit", "set", "--business", BUSINESS_ID, "--amount", "0"])).toMatchObject({ body: { amount: 0 } });
+    expect(parseInvocation(["credit", "set", "--business", BUSINESS_ID, "--amount", "0"])).toMatchObject({
+      body: { amount: 0 },
+    });
   });
 
   it("refuses an amount that is not a plain decimal, is negative or has more than six decimals", () => {
-    expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount", "lots"])).toContain("--amount: a decimal number such as 100 or 2.5");
+    expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount", "lots"])).toContain(
+      "--amount: a decimal number such as 100 or 2.5",
+    );
     expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount=-5"])).toContain("--amount: at least 0");
-    expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount", "1.1234567"])).toContain("--amount: at most six decimal places");
+    expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount", "1.1234567"])).toContain(
+      "--amount: at most six decimal places",
+    );
     expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID, "--amount", "1e3"])).toContain("--amount:");
   });
 
   it("names the missing flags and a malformed business id", () => {
     expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID])).toContain("--amount is required");
-    expect(usageErrorOf(["credit", "set", "--business", "acme", "--amount", "5"])).toContain("--business: a business id such as `biz_…`");
+    expect(usageErrorOf(["credit", "set", "--business", "acme", "--amount", "5"])).toContain(
+      "--business: a business id such as `biz_…`",
+    );
   });
 
   it("is listed in the usage text", () => {
-    expect(parseInvocation(["--help"])).toMatchObject({ text: expect.stringContaining("credit set --business BID --amount AMOUNT") });
+    expect(parseInvocation(["--help"])).toMatchObject({
+      text: expect.stringContaining("credit set --business BID --amount AMOUNT"),
+    });
   });
 });
 
@@ -166,6 +239,8 @@ describe("resolveNatsUrl", () => {
 
   it("refuses a --nats or NATS_URL that is not a NATS server list, naming which", () => {
     expect(() => resolveNatsUrl("not a url", {})).toThrow(/--nats: "not a url" is not a NATS server URL/);
-    expect(() => resolveNatsUrl(undefined, { NATS_URL: "nats://:99999" })).toThrow(/NATS_URL: "nats:\/\/:99999" is not a NATS server URL/);
+    expect(() => resolveNatsUrl(undefined, { NATS_URL: "nats://:99999" })).toThrow(
+      /NATS_URL: "nats:\/\/:99999" is not a NATS server URL/,
+    );
   });
 });

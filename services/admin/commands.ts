@@ -13,7 +13,13 @@ import {
 import { subjects } from "../../shared/nats/index.js";
 import { BaseConfig, formatPath, natsUrlProblem, parseConfig } from "../../shared/runtime/index.js";
 import { rotateKeysCommand } from "./keys-commands.js";
-import { PASSWORD_FLAGS, PASSWORD_ON_ARGV, PASSWORD_USAGE, passwordSourceOf, type PasswordSource } from "./password-source.js";
+import {
+  PASSWORD_FLAGS,
+  PASSWORD_ON_ARGV,
+  PASSWORD_USAGE,
+  passwordSourceOf,
+  type PasswordSource,
+} from "./password-source.js";
 import { UsageError } from "./usage-error.js";
 import { usersCommands } from "./users-commands.js";
 
@@ -43,7 +49,9 @@ export interface AdminCommand<Req extends z.ZodObject = z.ZodObject, Res extends
   describe(created: z.infer<Res>): string;
 }
 
-function defineCommand<Req extends z.ZodObject, Res extends z.ZodType>(command: AdminCommand<Req, Res>): AdminCommand<Req, Res> {
+function defineCommand<Req extends z.ZodObject, Res extends z.ZodType>(
+  command: AdminCommand<Req, Res>,
+): AdminCommand<Req, Res> {
   return command;
 }
 
@@ -71,7 +79,8 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     request: CreateBusinessRequest,
     subject: subjects.adminBusinessCreate,
     response: Business,
-    describe: (business) => `created ${business.operator ? "operator " : ""}business ${business.business_id} (${business.name}) in app ${business.app_id}`,
+    describe: (business) =>
+      `created ${business.operator ? "operator " : ""}business ${business.business_id} (${business.name}) in app ${business.app_id}`,
   }),
   defineCommand({
     name: "user create",
@@ -86,7 +95,8 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     request: CreateUserRequest,
     subject: subjects.adminUserCreate,
     response: User,
-    describe: (user) => `created user ${user.user_id} <${user.email}> (${user.role}) in business ${user.business_id} of app ${user.app_id}`,
+    describe: (user) =>
+      `created user ${user.user_id} <${user.email}> (${user.role}) in business ${user.business_id} of app ${user.app_id}`,
   }),
   defineCommand({
     name: "credit set",
@@ -98,7 +108,8 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     request: SetCreditRequest,
     subject: subjects.adminCreditSet,
     response: SetCreditResponse,
-    describe: (set) => `set the credit of business ${set.business_id} (app ${set.app_id}) to ${set.balance} (was ${set.previous_balance})`,
+    describe: (set) =>
+      `set the credit of business ${set.business_id} (app ${set.app_id}) to ${set.balance} (was ${set.previous_balance})`,
   }),
   rotateKeysCommand as AdminCommand,
   ...usersCommands,
@@ -111,12 +122,26 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
  */
 export type Invocation =
   | { kind: "help"; text: string }
-  | { kind: "run"; command: AdminCommand; body: Record<string, unknown>; password: PasswordSource | undefined; json: boolean; natsUrl: string | undefined }
-  | { kind: "bootstrap"; file: string | undefined; password: PasswordSource | undefined; json: boolean; natsUrl: string | undefined };
+  | {
+      kind: "run";
+      command: AdminCommand;
+      body: Record<string, unknown>;
+      password: PasswordSource | undefined;
+      json: boolean;
+      natsUrl: string | undefined;
+    }
+  | {
+      kind: "bootstrap";
+      file: string | undefined;
+      password: PasswordSource | undefined;
+      json: boolean;
+      natsUrl: string | undefined;
+    };
 
 export const BOOTSTRAP = {
   name: "bootstrap",
-  summary: "Create the first application, its operator business (not billed) and an admin of it, from FILE or by asking on the terminal.",
+  summary:
+    "Create the first application, its operator business (not billed) and an admin of it, from FILE or by asking on the terminal.",
   flags: ["[--file FILE]", PASSWORD_USAGE],
 } as const;
 
@@ -135,7 +160,9 @@ const BOOTSTRAP_OPTIONS = { file: { type: "string" }, ...PASSWORD_FLAGS } as con
 // Every command's flags are known to the first parse, so a value is never mistaken for a
 // command word; flags that belong to another command are refused afterwards.
 const ALL_OPTIONS = {
-  ...Object.fromEntries(ADMIN_COMMANDS.flatMap((command) => command.flags.map(({ flag }) => [flag, { type: "string" } as const]))),
+  ...Object.fromEntries(
+    ADMIN_COMMANDS.flatMap((command) => command.flags.map(({ flag }) => [flag, { type: "string" } as const])),
+  ),
   ...BOOTSTRAP_OPTIONS,
   ...GLOBAL_OPTIONS,
 } as const;
@@ -175,10 +202,13 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   }
 
   const globals = { json: values.json === true, natsUrl: values.nats };
-  if (isBootstrap(command)) return { kind: "bootstrap", file: values.file, password: passwordSourceOf(values, undefined), ...globals };
+  if (isBootstrap(command))
+    return { kind: "bootstrap", file: values.file, password: passwordSourceOf(values, undefined), ...globals };
 
   const given = values as Record<string, string | boolean | undefined>;
-  const body = Object.fromEntries(command.flags.filter(({ flag }) => given[flag] !== undefined).map(({ flag, field }) => [field, given[flag]]));
+  const body = Object.fromEntries(
+    command.flags.filter(({ flag }) => given[flag] !== undefined).map(({ flag, field }) => [field, given[flag]]),
+  );
   const result = requestWithoutPassword(command).safeParse(body);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => {
@@ -187,7 +217,9 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       if (!flag) return `${formatPath(issue.path) || "(request)"}: ${issue.message}`;
       return body[flag.field] === undefined ? `--${flag.flag} is required` : `--${flag.flag}: ${issue.message}`;
     });
-    throw new UsageError(`invalid input for "${command.name}":\n${problems.map((problem) => `  ${problem}`).join("\n")}\n\n${usage(command)}`);
+    throw new UsageError(
+      `invalid input for "${command.name}":\n${problems.map((problem) => `  ${problem}`).join("\n")}\n\n${usage(command)}`,
+    );
   }
 
   const password = command.takesPassword ? passwordSourceOf(values, { from: "prompt" }) : undefined;
@@ -200,7 +232,11 @@ function requestWithoutPassword(command: AdminCommand): z.ZodObject {
 }
 
 /** The complete request once the password is read: a password the schema refuses is a usage error. */
-export function withPassword(command: AdminCommand, body: Record<string, unknown>, password: string): Record<string, unknown> {
+export function withPassword(
+  command: AdminCommand,
+  body: Record<string, unknown>,
+  password: string,
+): Record<string, unknown> {
   const result = command.request.safeParse({ ...body, password });
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => `  ${formatPath(issue.path) || "(request)"}: ${issue.message}`);
@@ -218,7 +254,8 @@ export function resolveNatsUrl(flag: string | undefined, env: Record<string, str
 /** The usage of one command, or of the whole CLI. */
 export function usage(command?: AdminCommand | typeof BOOTSTRAP): string {
   const lines = ["Usage: npm run admin -- <command> [options]", "", command ? "Command:" : "Commands:"];
-  if (command === undefined || isBootstrap(command)) lines.push(`  ${[BOOTSTRAP.name, ...BOOTSTRAP.flags].join(" ")}`, `      ${BOOTSTRAP.summary}`);
+  if (command === undefined || isBootstrap(command))
+    lines.push(`  ${[BOOTSTRAP.name, ...BOOTSTRAP.flags].join(" ")}`, `      ${BOOTSTRAP.summary}`);
   const commands = command === undefined ? ADMIN_COMMANDS : isBootstrap(command) ? [] : [command];
   for (const each of commands) {
     const flags = each.flags.map(({ flag, field, value }) => {

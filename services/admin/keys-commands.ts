@@ -5,7 +5,8 @@ import type { AdminCommand } from "./commands.js";
 /** `keys rotate`: answered by one gateway replica; every replica follows the change through its KV watch. */
 export const rotateKeysCommand: AdminCommand<typeof RotateKeysRequest, typeof RotateKeysResponse> = {
   name: "keys rotate",
-  summary: "Make a new signing key (jwt: access tokens, url: signed URLs); the old one verifies until its last token or URL has expired, or --keep-seconds.",
+  summary:
+    "Make a new signing key (jwt: access tokens, url: signed URLs); the old one verifies until its last token or URL has expired, or --keep-seconds.",
   flags: [
     { flag: "kind", field: "kind", value: "jwt|url" },
     { flag: "keep-seconds", field: "keep_seconds", value: "SECONDS" },
@@ -14,5 +15,8 @@ export const rotateKeysCommand: AdminCommand<typeof RotateKeysRequest, typeof Ro
   subject: subjects.adminKeysRotate,
   response: RotateKeysResponse,
   describe: (rotation) =>
-    [`${rotation.kind} signing key is now ${rotation.kid}`, ...rotation.retired.map(({ kid, not_after }) => `  ${kid} verifies until ${not_after}`)].join("\n"),
+    [
+      `${rotation.kind} signing key is now ${rotation.kid}`,
+      ...rotation.retired.map(({ kid, not_after }) => `  ${kid} verifies until ${not_after}`),
+    ].join("\n"),
 };

@@ -2,9 +2,21 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { isAppError } from "../../shared/errors/index.js";
 import { ADMIN_INBOX_PREFIX, natsAuthOptions, requestRpc } from "../../shared/nats/index.js";
 import { ConfigError } from "../../shared/runtime/index.js";
-import { askBootstrapPlan, BootstrapIncomplete, checkAdminPassword, describeBootstrap, loadBootstrapFile, runBootstrap } from "./bootstrap.js";
+import {
+  askBootstrapPlan,
+  BootstrapIncomplete,
+  checkAdminPassword,
+  describeBootstrap,
+  loadBootstrapFile,
+  runBootstrap,
+} from "./bootstrap.js";
 import { type Invocation, parseInvocation, resolveNatsUrl, UsageError, withPassword } from "./commands.js";
-import { describeConnectFailure, describePermissionFailure, permissionViolationOf, watchPermissionViolations } from "./nats-failure.js";
+import {
+  describeConnectFailure,
+  describePermissionFailure,
+  permissionViolationOf,
+  watchPermissionViolations,
+} from "./nats-failure.js";
 import { type PasswordIo, readPassword } from "./password-source.js";
 import { PromptCancelled, TerminalPrompt } from "../../shared/terminal/index.js";
 
@@ -19,16 +31,23 @@ type Prepared = (nc: NatsConnection) => Promise<{ made: unknown; text: string }>
 async function prepare(invocation: Exclude<Invocation, { kind: "help" }>, io: PasswordIo): Promise<Prepared> {
   if (invocation.kind === "run") {
     const { command } = invocation;
-    const body = invocation.password ? withPassword(command, invocation.body, await readPassword(invocation.password, io)) : invocation.body;
+    const body = invocation.password
+      ? withPassword(command, invocation.body, await readPassword(invocation.password, io))
+      : invocation.body;
     return async (nc) => {
       const made = await requestRpc(nc, command.subject(), body, command.response);
       return { made, text: command.describe(made) };
     };
   }
   const fromFile = invocation.file === undefined ? undefined : await loadBootstrapFile(invocation.file);
-  if (fromFile && invocation.password && fromFile.password) throw new UsageError(`${invocation.file} names a password_file: give no --password-stdin or --password-file as well`);
-  if (!fromFile && !io.stdin.isTTY) throw new UsageError("bootstrap: give --file FILE, or run it on a terminal to be asked");
-  if (!fromFile && invocation.password?.from === "stdin") throw new UsageError("bootstrap: --password-stdin needs --file FILE (stdin is then the password alone)");
+  if (fromFile && invocation.password && fromFile.password)
+    throw new UsageError(
+      `${invocation.file} names a password_file: give no --password-stdin or --password-file as well`,
+    );
+  if (!fromFile && !io.stdin.isTTY)
+    throw new UsageError("bootstrap: give --file FILE, or run it on a terminal to be asked");
+  if (!fromFile && invocation.password?.from === "stdin")
+    throw new UsageError("bootstrap: --password-stdin needs --file FILE (stdin is then the password alone)");
   const plan = fromFile?.plan ?? (await askBootstrapPlan(io.prompt()));
   const password = await readPassword(invocation.password ?? fromFile?.password ?? { from: "prompt" }, io);
   checkAdminPassword(password);
@@ -41,7 +60,10 @@ async function prepare(invocation: Exclude<Invocation, { kind: "help" }>, io: Pa
 /** The operator CLI (`npm run admin -- <command>`). Exit codes: 0 done, 1 failed, 2 bad input, 130 cancelled at a prompt. */
 async function runAdmin(argv: readonly string[], env: Env): Promise<number> {
   let terminal: TerminalPrompt | undefined;
-  const io: PasswordIo = { stdin: process.stdin, prompt: () => (terminal ??= new TerminalPrompt(process.stdin, process.stderr)) };
+  const io: PasswordIo = {
+    stdin: process.stdin,
+    prompt: () => (terminal ??= new TerminalPrompt(process.stdin, process.stderr)),
+  };
   let invocation;
   let url;
   let prepared: Prepared;

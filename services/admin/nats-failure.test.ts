@@ -4,31 +4,46 @@ import { describeConnectFailure, describePermissionFailure } from "./nats-failur
 
 const LOCAL = "nats://127.0.0.1:4222";
 const PRODUCTION = "nats://n1.internal:4222,nats://n2.internal:4222";
-const refused = new natsErrors.ConnectionError("connection refused", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+const refused = new natsErrors.ConnectionError("connection refused", {
+  cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+});
 
 describe("describeConnectFailure", () => {
   it("names the URL, the reason and the settings, and `make dev` only for the local default", () => {
     const local = describeConnectFailure(refused, LOCAL, {}, 3000);
-    expect(local).toBe(`cannot reach NATS at ${LOCAL}: connection refused (ECONNREFUSED). The server is --nats, else NATS_URL. This is the local default: is \`make dev\` running?`);
+    expect(local).toBe(
+      `cannot reach NATS at ${LOCAL}: connection refused (ECONNREFUSED). The server is --nats, else NATS_URL. This is the local default: is \`make dev\` running?`,
+    );
     const production = describeConnectFailure(refused, PRODUCTION, {}, 3000);
     expect(production).toContain(`cannot reach NATS at ${PRODUCTION}: connection refused (ECONNREFUSED)`);
     expect(production).not.toContain("make dev");
   });
 
   it("says a timeout is one", () => {
-    expect(describeConnectFailure(new natsErrors.TimeoutError(), PRODUCTION, {}, 3000)).toContain(": no answer within 3 s.");
+    expect(describeConnectFailure(new natsErrors.TimeoutError(), PRODUCTION, {}, 3000)).toContain(
+      ": no answer within 3 s.",
+    );
   });
 
   it("says an authorization failure is one and names the credential presented, never a secret", () => {
     const refusedAuth = new natsErrors.AuthorizationError("Authorization Violation");
-    const asUser = describeConnectFailure(refusedAuth, PRODUCTION, { NATS_USER: "operator", NATS_PASSWORD: "s3cret-password" }, 3000);
-    expect(asUser).toContain(`NATS at ${PRODUCTION} refused the connection: authorization violation with user operator (NATS_USER and NATS_PASSWORD)`);
+    const asUser = describeConnectFailure(
+      refusedAuth,
+      PRODUCTION,
+      { NATS_USER: "operator", NATS_PASSWORD: "s3cret-password" },
+      3000,
+    );
+    expect(asUser).toContain(
+      `NATS at ${PRODUCTION} refused the connection: authorization violation with user operator (NATS_USER and NATS_PASSWORD)`,
+    );
     expect(asUser).not.toContain("s3cret-password");
     const withToken = describeConnectFailure(refusedAuth, LOCAL, { NATS_TOKEN: "t0ken" }, 3000);
     expect(withToken).toContain("authorization violation with the token in NATS_TOKEN.");
     expect(withToken).not.toContain("t0ken");
     expect(withToken).not.toContain("make dev");
-    expect(describeConnectFailure(refusedAuth, LOCAL, {}, 3000)).toContain("no credentials (none of NATS_CREDS_FILE, NATS_TOKEN, NATS_USER is set)");
+    expect(describeConnectFailure(refusedAuth, LOCAL, {}, 3000)).toContain(
+      "no credentials (none of NATS_CREDS_FILE, NATS_TOKEN, NATS_USER is set)",
+    );
   });
 });
 
@@ -36,7 +51,11 @@ describe("describePermissionFailure", () => {
   const asServices = { NATS_USER: "services", NATS_PASSWORD: "s3cret-password" };
 
   it("says a refused publish sent nothing, and names the rights the CLI needs", () => {
-    const refusedPublish = new natsErrors.PermissionViolationError("Permissions Violation", "publish", "cjs.admin.app.create");
+    const refusedPublish = new natsErrors.PermissionViolationError(
+      "Permissions Violation",
+      "publish",
+      "cjs.admin.app.create",
+    );
     const text = describePermissionFailure(refusedPublish, asServices);
     expect(text).toBe(
       "NATS refused user services (NATS_USER and NATS_PASSWORD) the right to publish to cjs.admin.app.create: the command was not sent. " +
@@ -46,7 +65,11 @@ describe("describePermissionFailure", () => {
   });
 
   it("says a refused inbox may have let the command through without its answer", () => {
-    const refusedInbox = new natsErrors.PermissionViolationError("Permissions Violation", "subscription", "_INBOX_admin.abc.*");
+    const refusedInbox = new natsErrors.PermissionViolationError(
+      "Permissions Violation",
+      "subscription",
+      "_INBOX_admin.abc.*",
+    );
     expect(describePermissionFailure(refusedInbox, asServices)).toContain(
       "the right to subscribe to _INBOX_admin.abc.*: the command may have been carried out, but its answer cannot reach the CLI.",
     );

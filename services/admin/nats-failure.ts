@@ -45,7 +45,9 @@ type PermissionViolation = InstanceType<typeof natsErrors.PermissionViolationErr
  */
 export function describePermissionFailure(violation: PermissionViolation, env: NatsCredentials): string {
   const outcome =
-    violation.operation === "publish" ? "the command was not sent" : "the command may have been carried out, but its answer cannot reach the CLI";
+    violation.operation === "publish"
+      ? "the command was not sent"
+      : "the command may have been carried out, but its answer cannot reach the CLI";
   return (
     `NATS refused ${credentialInUse(env)} the right to ${violation.operation === "publish" ? "publish to" : "subscribe to"} ${violation.subject}: ${outcome}. ` +
     'The CLI\'s NATS user needs publish on cjs.admin.> and subscribe on _INBOX_admin.> (docs/operations.md, "Protecting NATS").'
@@ -57,14 +59,18 @@ export function watchPermissionViolations(nc: NatsConnection): { first(): Permis
   const seen: PermissionViolation[] = [];
   void (async () => {
     for await (const status of nc.status()) {
-      if (status.type === "error" && status.error instanceof natsErrors.PermissionViolationError) seen.push(status.error);
+      if (status.type === "error" && status.error instanceof natsErrors.PermissionViolationError)
+        seen.push(status.error);
     }
   })();
   return { first: () => seen[0] };
 }
 
 /** The permission violation behind a failed command: the request's own (a refused publish), else one the connection reported. */
-export function permissionViolationOf(error: unknown, watched: { first(): PermissionViolation | undefined }): PermissionViolation | undefined {
+export function permissionViolationOf(
+  error: unknown,
+  watched: { first(): PermissionViolation | undefined },
+): PermissionViolation | undefined {
   const cause = (error as { cause?: unknown } | null)?.cause;
   return cause instanceof natsErrors.PermissionViolationError ? cause : watched.first();
 }

@@ -19,10 +19,14 @@ export const PASSWORD_ON_ARGV =
   "Use --password-stdin (the first line of stdin), --password-file PATH (its first line), or neither to be asked on the terminal.";
 
 /** The source the flags name; `fallback` when neither is given. Both at once is a usage error. */
-export function passwordSourceOf(values: { "password-stdin"?: boolean | undefined; "password-file"?: string | undefined }, fallback: PasswordSource | undefined) {
+export function passwordSourceOf(
+  values: { "password-stdin"?: boolean | undefined; "password-file"?: string | undefined },
+  fallback: PasswordSource | undefined,
+) {
   const stdin = values["password-stdin"] === true;
   const path = values["password-file"];
-  if (stdin && path !== undefined) throw new UsageError("--password-stdin and --password-file exclude each other: give one");
+  if (stdin && path !== undefined)
+    throw new UsageError("--password-stdin and --password-file exclude each other: give one");
   if (stdin) return { from: "stdin" } as const;
   if (path !== undefined) return { from: "file", path } as const;
   return fallback;
@@ -33,7 +37,9 @@ function firstLine(text: string): string {
 }
 
 /** The first line, then stdin is let go: a writer that keeps the pipe open must not hold the CLI. */
-async function readFirstLineOfStdin(stdin: NodeJS.ReadableStream & { destroy?: () => void }): Promise<string | undefined> {
+async function readFirstLineOfStdin(
+  stdin: NodeJS.ReadableStream & { destroy?: () => void },
+): Promise<string | undefined> {
   const lines = createInterface({ input: stdin, crlfDelay: Infinity });
   try {
     for await (const line of lines) return line;
@@ -61,17 +67,23 @@ export async function readPassword(source: PasswordSource, io: PasswordIo): Prom
       try {
         password = firstLine(await readFile(source.path, "utf8"));
       } catch (error) {
-        throw new UsageError(`${source.setting ?? "--password-file"}: cannot read ${source.path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+        throw new UsageError(
+          `${source.setting ?? "--password-file"}: cannot read ${source.path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+        );
       }
-      if (!password) throw new UsageError(`${source.setting ?? "--password-file"}: the first line of ${source.path} is empty`);
+      if (!password)
+        throw new UsageError(`${source.setting ?? "--password-file"}: the first line of ${source.path} is empty`);
       return password;
     case "prompt": {
       if (!io.stdin.isTTY) {
-        throw new UsageError("no password given, and stdin is not a terminal to ask on: use --password-stdin or --password-file PATH");
+        throw new UsageError(
+          "no password given, and stdin is not a terminal to ask on: use --password-stdin or --password-file PATH",
+        );
       }
       const prompt = io.prompt();
       password = await prompt.askSecret("Password: ");
-      if ((await prompt.askSecret("Password again: ")) !== password) throw new UsageError("the two passwords differ; nothing was sent");
+      if ((await prompt.askSecret("Password again: ")) !== password)
+        throw new UsageError("the two passwords differ; nothing was sent");
       return password;
     }
   }

@@ -9,13 +9,20 @@ describe("users commands", () => {
     const invocation = parseInvocation(["users", "list", "--app", "local", "--business", BUSINESS_ID, "--json"]);
     expect(invocation).toMatchObject({ kind: "run", json: true, body: { app_id: "local", business_id: BUSINESS_ID } });
     expect(invocation.kind === "run" && invocation.command.subject()).toBe("cjs.admin.user.list");
-    expect(parseInvocation(["users", "list", "--app", "local"])).toMatchObject({ kind: "run", body: { app_id: "local" } });
+    expect(parseInvocation(["users", "list", "--app", "local"])).toMatchObject({
+      kind: "run",
+      body: { app_id: "local" },
+    });
   });
 
   it("disable, enable and set-role name the user and take no password", () => {
     for (const verb of ["disable", "enable"]) {
       const invocation = parseInvocation(["users", verb, "--app", "local", "--user", USER_ID]);
-      expect(invocation).toMatchObject({ kind: "run", body: { app_id: "local", user_id: USER_ID }, password: undefined });
+      expect(invocation).toMatchObject({
+        kind: "run",
+        body: { app_id: "local", user_id: USER_ID },
+        password: undefined,
+      });
       expect(invocation.kind === "run" && invocation.command.subject()).toBe(`cjs.admin.user.${verb}`);
     }
     const setRole = parseInvocation(["users", "set-role", "--app", "local", "--user", USER_ID, "--role", "admin"]);
@@ -24,16 +31,27 @@ describe("users commands", () => {
   });
 
   it("refuses a malformed user id, a missing role and a role that is not admin or member, naming the flag", () => {
-    expect(() => parseInvocation(["users", "disable", "--app", "local", "--user", "ada"])).toThrow(/--user: a user id such as `usr_…`/);
-    expect(() => parseInvocation(["users", "set-role", "--app", "local", "--user", USER_ID])).toThrow(/--role is required/);
-    expect(() => parseInvocation(["users", "set-role", "--app", "local", "--user", USER_ID, "--role", "owner"])).toThrow(UsageError);
-    expect(() => parseInvocation(["users", "enable", "--app", "local", "--user", USER_ID, "--role", "admin"])).toThrow(/--role is not an option of "users enable"/);
+    expect(() => parseInvocation(["users", "disable", "--app", "local", "--user", "ada"])).toThrow(
+      /--user: a user id such as `usr_…`/,
+    );
+    expect(() => parseInvocation(["users", "set-role", "--app", "local", "--user", USER_ID])).toThrow(
+      /--role is required/,
+    );
+    expect(() =>
+      parseInvocation(["users", "set-role", "--app", "local", "--user", USER_ID, "--role", "owner"]),
+    ).toThrow(UsageError);
+    expect(() => parseInvocation(["users", "enable", "--app", "local", "--user", USER_ID, "--role", "admin"])).toThrow(
+      /--role is not an option of "users enable"/,
+    );
   });
 
   it("are listed in the usage text with their flags", () => {
     const text = usage();
     expect(text).toContain("users list --app ID [--business BID]");
     expect(text).toContain("users set-role --app ID --user UID --role admin|member");
-    expect(parseInvocation(["users", "disable", "--help"])).toMatchObject({ kind: "help", text: expect.stringContaining("users disable --app ID --user UID") });
+    expect(parseInvocation(["users", "disable", "--help"])).toMatchObject({
+      kind: "help",
+      text: expect.stringContaining("users disable --app ID --user UID"),
+    });
   });
 });

@@ -1,4 +1,10 @@
-import { AdminListUsersRequest, AdminListUsersResponse, AdminSetUserRoleRequest, AdminUserRef, User } from "../../shared/contract/index.js";
+import {
+  AdminListUsersRequest,
+  AdminListUsersResponse,
+  AdminSetUserRoleRequest,
+  AdminUserRef,
+  User,
+} from "../../shared/contract/index.js";
 import { subjects } from "../../shared/nats/index.js";
 import type { AdminCommand } from "./commands.js";
 
@@ -23,11 +29,13 @@ export const usersCommands: readonly AdminCommand[] = [
     request: AdminListUsersRequest,
     subject: subjects.adminUserList,
     response: AdminListUsersResponse,
-    describe: (listed: AdminListUsersResponse) => (listed.items.length === 0 ? "no users" : listed.items.map(describeUser).join("\n")),
+    describe: (listed: AdminListUsersResponse) =>
+      listed.items.length === 0 ? "no users" : listed.items.map(describeUser).join("\n"),
   } satisfies AdminCommand<typeof AdminListUsersRequest, typeof AdminListUsersResponse>,
   {
     name: "users disable",
-    summary: "Refuse a user everywhere at once: their sessions end and their API keys stop working (their nodes' keys keep working).",
+    summary:
+      "Refuse a user everywhere at once: their sessions end and their API keys stop working (their nodes' keys keep working).",
     flags: [APP, USER],
     request: AdminUserRef,
     subject: subjects.adminUserDisable,

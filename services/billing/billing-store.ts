@@ -7,7 +7,11 @@ import { SubscriptionRecord } from "./subscriptions/subscription-record.js";
 
 /** Provisions billing's buckets: subscriptions, received provider events, sandbox sessions, its own secrets. */
 export async function openBillingStore(nc: NatsConnection, topology: TopologyOptions) {
-  const kv = await ensureBuckets(nc, [BUCKETS.subscriptions, BUCKETS.webhookEvents, BUCKETS.checkoutSessions, BUCKETS.billingSecrets], topology);
+  const kv = await ensureBuckets(
+    nc,
+    [BUCKETS.subscriptions, BUCKETS.webhookEvents, BUCKETS.checkoutSessions, BUCKETS.billingSecrets],
+    topology,
+  );
   return {
     subscriptions: new JsonBucket(kv[BUCKETS.subscriptions], SubscriptionRecord),
     webhookEvents: new JsonBucket(kv[BUCKETS.webhookEvents], WebhookEventRecord),

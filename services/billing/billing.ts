@@ -8,7 +8,16 @@ import {
   SandboxSessionCommand,
   WebhookCommand,
 } from "../../shared/contract/index.js";
-import { BUCKETS, CONSUMERS, queueGroups, serveRpc, servePing, STREAMS, subjects, watchConsumers } from "../../shared/nats/index.js";
+import {
+  BUCKETS,
+  CONSUMERS,
+  queueGroups,
+  serveRpc,
+  servePing,
+  STREAMS,
+  subjects,
+  watchConsumers,
+} from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { BillingContext } from "./billing-context.js";
@@ -36,7 +45,10 @@ const SERVICE = "billing";
 /** Stripe sells a plan through its price id: every paid plan needs one before Stripe can be on. */
 function checkStripePrices(catalog: PlanCatalog): void {
   const missing = catalog.plans.filter((plan) => plan.price > 0 && !plan.stripe_price_id).map((plan) => plan.id);
-  if (missing.length > 0) throw new Error(`Stripe is configured but these paid plans have no stripe_price_id in the plans file: ${missing.join(", ")}`);
+  if (missing.length > 0)
+    throw new Error(
+      `Stripe is configured but these paid plans have no stripe_price_id in the plans file: ${missing.join(", ")}`,
+    );
 }
 
 /**
@@ -86,18 +98,69 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
         provider = sandbox;
       }
       credit = await startCredit(deps, { catalog, ledger, subscriptions: store.subscriptions });
-      const ctx: BillingContext = { nc, logger, clock, config, store, catalog, ledger, provider, sandbox, isOperatorAccount: credit.ctx.isOperatorAccount };
+      const ctx: BillingContext = {
+        nc,
+        logger,
+        clock,
+        config,
+        store,
+        catalog,
+        ledger,
+        provider,
+        sandbox,
+        isOperatorAccount: credit.ctx.isOperatorAccount,
+      };
       const rpc = { queue: queueGroups.billing, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, { ...rpc, subject: subjects.billingPlansList(), request: BillingCallerCommand, handle: listPlans(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.billingSubscriptionGet(), request: BillingCallerCommand, handle: getSubscription(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.billingSubscriptionCancel(), request: BillingCallerCommand, handle: cancelSubscription(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.billingRetentionLookup(), request: RetentionLookupCommand, handle: lookupRetention(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.billingCheckoutCreate(), request: CreateCheckoutCommand, handle: createCheckout(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.billingWebhookReceive(), request: WebhookCommand, handle: receiveWebhook(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionGet(), request: SandboxSessionCommand, handle: sandboxViewSession(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.billingSandboxSessionAct(), request: SandboxActionCommand, handle: sandboxAct(ctx) }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.billingPlansList(),
+          request: BillingCallerCommand,
+          handle: listPlans(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.billingSubscriptionGet(),
+          request: BillingCallerCommand,
+          handle: getSubscription(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.billingSubscriptionCancel(),
+          request: BillingCallerCommand,
+          handle: cancelSubscription(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.billingRetentionLookup(),
+          request: RetentionLookupCommand,
+          handle: lookupRetention(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.billingCheckoutCreate(),
+          request: CreateCheckoutCommand,
+          handle: createCheckout(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.billingWebhookReceive(),
+          request: WebhookCommand,
+          handle: receiveWebhook(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.billingSandboxSessionGet(),
+          request: SandboxSessionCommand,
+          handle: sandboxViewSession(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.billingSandboxSessionAct(),
+          request: SandboxActionCommand,
+          handle: sandboxAct(ctx),
+        }),
       );
       audit = await startLedgerAudit(credit.ctx, { graceMs: config.CJS_LEDGER_AUDIT_GRACE_MS });
       // The metering backlog (charges not yet made) and the audit's, for /metrics.
@@ -112,7 +175,10 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
       // Ready only once the server knows the subscriptions.
       await nc.flush();
       started = true;
-      logger.info({ plans: catalog.plans.map((plan) => plan.id), default_plan: catalog.defaultPlan.id, provider: provider.name }, "billing plans loaded");
+      logger.info(
+        { plans: catalog.plans.map((plan) => plan.id), default_plan: catalog.defaultPlan.id, provider: provider.name },
+        "billing plans loaded",
+      );
     },
     async stop() {
       if (stopped) return;

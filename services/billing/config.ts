@@ -14,7 +14,10 @@ export const BillingConfig = BaseConfig.extend({
   /** The signing secret (`whsec_…`) of the Stripe webhook endpoint; required with CJS_STRIPE_SECRET_KEY. */
   CJS_STRIPE_WEBHOOK_SECRET: optionalSecret,
   /** Stripe's API base URL; only to point the client at a stand-in (tests, stripe-mock). */
-  CJS_STRIPE_API_URL: z.preprocess((value) => (value === "" ? undefined : value), z.url({ protocol: /^https?$/ }).optional()),
+  CJS_STRIPE_API_URL: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.url({ protocol: /^https?$/ }).optional(),
+  ),
   /** How long a sandbox checkout page takes a payment. */
   CJS_CHECKOUT_SESSION_TTL_SECONDS: intSetting(1800, { min: 60, max: 86_400 }),
   /** How far a webhook signature's timestamp may be from now, either way. */
@@ -27,7 +30,11 @@ export const BillingConfig = BaseConfig.extend({
   CJS_LEDGER_AUDIT_GRACE_MS: intSetting(60_000, { min: 100, max: 86_400_000 }),
 }).superRefine((config, ctx) => {
   if (config.CJS_STRIPE_SECRET_KEY !== undefined && config.CJS_STRIPE_WEBHOOK_SECRET === undefined) {
-    ctx.addIssue({ code: "custom", path: ["CJS_STRIPE_WEBHOOK_SECRET"], message: "required when CJS_STRIPE_SECRET_KEY is set (the webhook signing secret, whsec_…)" });
+    ctx.addIssue({
+      code: "custom",
+      path: ["CJS_STRIPE_WEBHOOK_SECRET"],
+      message: "required when CJS_STRIPE_SECRET_KEY is set (the webhook signing secret, whsec_…)",
+    });
   }
 });
 export type BillingConfig = z.infer<typeof BillingConfig>;

@@ -10,18 +10,28 @@ import { effectiveSubscription, subscriptionKey } from "./subscriptions/subscrip
  * business may; nothing changes until the provider's signed webhook says it was paid.
  */
 export function createCheckout(ctx: BillingContext) {
-  return async ({ caller, body, origin }: z.infer<typeof CreateCheckoutCommand>, { log }: ServedRequest): Promise<CreateCheckoutResponse> => {
-    if (caller.role !== "admin") throw new AppError("permission.denied", "Only an admin of the business can buy a plan.");
+  return async (
+    { caller, body, origin }: z.infer<typeof CreateCheckoutCommand>,
+    { log }: ServedRequest,
+  ): Promise<CreateCheckoutResponse> => {
+    if (caller.role !== "admin")
+      throw new AppError("permission.denied", "Only an admin of the business can buy a plan.");
     const plan = ctx.catalog.find(body.plan_id);
-    if (!plan) throw new AppError("resource.not_found", `No plan ${body.plan_id}.`, { details: { plan_id: body.plan_id } });
+    if (!plan)
+      throw new AppError("resource.not_found", `No plan ${body.plan_id}.`, { details: { plan_id: body.plan_id } });
     if (plan.price === 0) {
-      throw new AppError("request.invalid", "A free plan needs no checkout.", { details: { issues: [{ path: "plan_id", message: "a free plan needs no checkout" }] } });
+      throw new AppError("request.invalid", "A free plan needs no checkout.", {
+        details: { issues: [{ path: "plan_id", message: "a free plan needs no checkout" }] },
+      });
     }
     const account = { app_id: caller.app_id, business_id: caller.business_id };
-    const record = (await ctx.store.subscriptions.get(subscriptionKey(account.app_id, account.business_id)))?.value ?? null;
+    const record =
+      (await ctx.store.subscriptions.get(subscriptionKey(account.app_id, account.business_id)))?.value ?? null;
     const current = effectiveSubscription(record, ctx.catalog.defaultPlan.id, ctx.clock.now());
     if (current.plan_id === plan.id && current.status === "active") {
-      throw new AppError("state.conflict", `The business is already on the ${plan.name} plan.`, { details: { state: current.status, plan_id: plan.id } });
+      throw new AppError("state.conflict", `The business is already on the ${plan.name} plan.`, {
+        details: { state: current.status, plan_id: plan.id },
+      });
     }
     const session = await ctx.provider.createCheckout({
       account,

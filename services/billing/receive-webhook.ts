@@ -15,21 +15,33 @@ import { subscriptionKey } from "./subscriptions/subscription-record.js";
  * the id and time of the event that wrote it, so the same or an older event is a no-op.
  */
 export function receiveWebhook(ctx: BillingContext) {
-  return async ({ provider: providerName, body_base64, headers }: z.infer<typeof WebhookCommand>, { log }: ServedRequest): Promise<WebhookReply> => {
+  return async (
+    { provider: providerName, body_base64, headers }: z.infer<typeof WebhookCommand>,
+    { log }: ServedRequest,
+  ): Promise<WebhookReply> => {
     const provider = ctx.provider;
-    if (providerName !== provider.name) throw new AppError("resource.not_found", `No payment provider "${providerName}" is enabled.`);
+    if (providerName !== provider.name)
+      throw new AppError("resource.not_found", `No payment provider "${providerName}" is enabled.`);
     const event = await provider.verifyWebhook(Buffer.from(body_base64, "base64"), headers);
     const now = () => new Date(ctx.clock.now()).toISOString();
     const key = webhookEventKey(provider.name, event.event_id);
 
     let duplicate = false;
     try {
-      await ctx.store.webhookEvents.create(key, { provider: provider.name, event_id: event.event_id, type: event.type, status: "received", received_at: now(), updated_at: now() });
+      await ctx.store.webhookEvents.create(key, {
+        provider: provider.name,
+        event_id: event.event_id,
+        type: event.type,
+        status: "received",
+        received_at: now(),
+        updated_at: now(),
+      });
     } catch (error) {
       if (!(error instanceof AppError && error.code === "resource.already_exists")) throw error;
       duplicate = true;
       const earlier = await ctx.store.webhookEvents.get(key);
-      if (earlier && earlier.value.status !== "received") return { event_id: event.event_id, duplicate, outcome: earlier.value.status };
+      if (earlier && earlier.value.status !== "received")
+        return { event_id: event.event_id, duplicate, outcome: earlier.value.status };
     }
 
     let outcome: WebhookReply["outcome"] = "ignored";
@@ -59,10 +71,16 @@ export function receiveWebhook(ctx: BillingContext) {
           }
         }
       }
-      if (event.kind === "checkout_completed" && event.session_ref && ctx.sandbox) await ctx.sandbox.completeSession(event.session_ref);
+      if (event.kind === "checkout_completed" && event.session_ref && ctx.sandbox)
+        await ctx.sandbox.completeSession(event.session_ref);
     }
-    await ctx.store.webhookEvents.mutate(key, (record) => (record.status === "received" ? { ...record, status: outcome, updated_at: now() } : undefined));
-    log.info({ provider: provider.name, event_id: event.event_id, type: event.type, outcome, duplicate }, "payment provider event received");
+    await ctx.store.webhookEvents.mutate(key, (record) =>
+      record.status === "received" ? { ...record, status: outcome, updated_at: now() } : undefined,
+    );
+    log.info(
+      { provider: provider.name, event_id: event.event_id, type: event.type, outcome, duplicate },
+      "payment provider event received",
+    );
     return { event_id: event.event_id, duplicate, outcome };
   };
 }

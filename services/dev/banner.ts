@@ -29,8 +29,14 @@ export function printBanner(options: {
     ...(login.warning ? [`  warning    ${login.warning}`] : []),
     `  metrics    ${opsUrl.replace("://127.0.0.1", "://localhost")}/metrics   (every service of this process; /healthz, /readyz too)`,
     `  nats       ${natsUrl}${storeDir ? `   (store: ${storeDir})` : ""}`,
-    "error" in agent ? `  agent      not running: ${agent.error}` : `  agent      node ${agent.nodeId} (pool ${agent.pool}, ${agent.slots} slot${agent.slots === 1 ? "" : "s"})`,
-    ...(paymentProvider ? [`  billing    ${paymentProvider === "sandbox" ? "sandbox payment provider (checkouts run locally; no money moves)" : `${paymentProvider} payment provider`}`] : []),
+    "error" in agent
+      ? `  agent      not running: ${agent.error}`
+      : `  agent      node ${agent.nodeId} (pool ${agent.pool}, ${agent.slots} slot${agent.slots === 1 ? "" : "s"})`,
+    ...(paymentProvider
+      ? [
+          `  billing    ${paymentProvider === "sandbox" ? "sandbox payment provider (checkouts run locally; no money moves)" : `${paymentProvider} payment provider`}`,
+        ]
+      : []),
     "",
     "Sign in:",
     `  curl -s -X POST ${url}/api/auth/LOGIN_EMAIL -H 'X-App-ID: ${login.appId}' -H 'Content-Type: application/json' -d '${body}'`,

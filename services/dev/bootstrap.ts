@@ -30,7 +30,9 @@ async function readAdminFile(path: string): Promise<DevAdminFile | null> {
     return DevAdminFile.parse(JSON.parse(await readFile(path, "utf8")));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new Error(`${path} is unreadable (${(error as Error).message}); delete the data dir to start over`, { cause: error });
+    throw new Error(`${path} is unreadable (${(error as Error).message}); delete the data dir to start over`, {
+      cause: error,
+    });
   }
 }
 
@@ -48,7 +50,9 @@ export async function bootstrapDev(
   options: { dataDir: string; appId: string; email: string; password: string | undefined },
 ): Promise<DevLogin> {
   const path = join(options.dataDir, "dev-admin.json");
-  await requestRpc(nc, subjects.adminAppCreate(), { id: options.appId, name: "Local development" }, App).catch(ignoreExisting);
+  await requestRpc(nc, subjects.adminAppCreate(), { id: options.appId, name: "Local development" }, App).catch(
+    ignoreExisting,
+  );
 
   const saved = await readAdminFile(path);
   if (saved && saved.email === options.email) {
@@ -56,20 +60,54 @@ export async function bootstrapDev(
       options.password !== undefined && options.password !== saved.password
         ? "CJS_ADMIN_PASSWORD differs from the admin password set on first start, which still applies (delete the data dir to start over)"
         : undefined;
-    return { appId: options.appId, businessId: saved.business_id, email: saved.email, password: saved.password, generated: false, warning };
+    return {
+      appId: options.appId,
+      businessId: saved.business_id,
+      email: saved.email,
+      password: saved.password,
+      generated: false,
+      warning,
+    };
   }
 
   const businessId =
-    saved?.business_id ?? (await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: options.appId, name: "Local business", operator: true }, Business)).business_id;
+    saved?.business_id ??
+    (
+      await requestRpc(
+        nc,
+        subjects.adminBusinessCreate(),
+        { app_id: options.appId, name: "Local business", operator: true },
+        Business,
+      )
+    ).business_id;
   const password = options.password ?? randomBase62(20);
   try {
-    await requestRpc(nc, subjects.adminUserCreate(), { app_id: options.appId, business_id: businessId, email: options.email, password, role: "admin" }, User);
+    await requestRpc(
+      nc,
+      subjects.adminUserCreate(),
+      { app_id: options.appId, business_id: businessId, email: options.email, password, role: "admin" },
+      User,
+    );
   } catch (error) {
     if (error instanceof AppError && error.code === "resource.already_exists") {
-      throw new Error(`the admin ${options.email} exists but ${path} with its password is gone; delete the data dir to start over`, { cause: error });
+      throw new Error(
+        `the admin ${options.email} exists but ${path} with its password is gone; delete the data dir to start over`,
+        { cause: error },
+      );
     }
     throw error;
   }
-  await writeFile(path, `${JSON.stringify({ business_id: businessId, email: options.email, password } satisfies DevAdminFile, null, 2)}\n`, { mode: 0o600 });
-  return { appId: options.appId, businessId, email: options.email, password, generated: options.password === undefined, warning: undefined };
+  await writeFile(
+    path,
+    `${JSON.stringify({ business_id: businessId, email: options.email, password } satisfies DevAdminFile, null, 2)}\n`,
+    { mode: 0o600 },
+  );
+  return {
+    appId: options.appId,
+    businessId,
+    email: options.email,
+    password,
+    generated: options.password === undefined,
+    warning: undefined,
+  };
 }

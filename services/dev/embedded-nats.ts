@@ -1,7 +1,12 @@
 import { mkdir } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
-import { findNatsServerBinary, NATS_SERVER_NOT_FOUND, NatsServerProcess, waitForJetStream } from "../../shared/nats-server/index.js";
+import {
+  findNatsServerBinary,
+  NATS_SERVER_NOT_FOUND,
+  NatsServerProcess,
+  waitForJetStream,
+} from "../../shared/nats-server/index.js";
 
 export interface NatsForDev {
   url: string;
@@ -20,7 +25,12 @@ export function portIsFree(host: string, port: number): Promise<boolean> {
 }
 
 /** Uses `NATS_URL` when set; else starts nats-server with its store under the data dir, so a restart keeps all data. */
-export async function natsForDev(options: { natsUrl: string | undefined; dataDir: string; port: number; env: Record<string, string | undefined> }): Promise<NatsForDev> {
+export async function natsForDev(options: {
+  natsUrl: string | undefined;
+  dataDir: string;
+  port: number;
+  env: Record<string, string | undefined>;
+}): Promise<NatsForDev> {
   if (options.natsUrl) {
     await waitForJetStream(options.natsUrl);
     return { url: options.natsUrl, storeDir: undefined, stop: async () => {} };

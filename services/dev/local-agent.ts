@@ -2,7 +2,13 @@ import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
-import { type Agent, AgentError, buildAgent, loadConfig as loadAgentConfig, stateFilePath } from "../../clients/agent/index.js";
+import {
+  type Agent,
+  AgentError,
+  buildAgent,
+  loadConfig as loadAgentConfig,
+  stateFilePath,
+} from "../../clients/agent/index.js";
 import { ComputeClient } from "../../shared/client/index.js";
 import { User } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
@@ -53,7 +59,11 @@ export async function readAgentKeyFile(path: string): Promise<DevAgentKeyFile | 
  * business made for it. Not the admin, so the admin's rate-limit budget is all theirs.
  * The key is kept at `path` (mode 0600).
  */
-export async function mintAgentKey(options: Pick<LocalAgentOptions, "gatewayUrl" | "nc" | "login">, path: string, keyName = "local agent (make dev)"): Promise<string> {
+export async function mintAgentKey(
+  options: Pick<LocalAgentOptions, "gatewayUrl" | "nc" | "login">,
+  path: string,
+  keyName = "local agent (make dev)",
+): Promise<string> {
   const email = `local-agent-${randomBase62(8).toLowerCase()}@${options.login.email.split("@")[1]}`;
   const password = randomBase62(24);
   await requestRpc(
@@ -65,12 +75,21 @@ export async function mintAgentKey(options: Pick<LocalAgentOptions, "gatewayUrl"
   const anonymous = new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.login.appId });
   const tokens = await anonymous.call("login", { email, password });
   const minted = await anonymous.with({ accessToken: tokens.access_token }).call("createApiKey", { name: keyName });
-  await writeFile(path, `${JSON.stringify({ key_id: minted.key_id, key: minted.key } satisfies DevAgentKeyFile, null, 2)}\n`, { mode: 0o600 });
+  await writeFile(
+    path,
+    `${JSON.stringify({ key_id: minted.key_id, key: minted.key } satisfies DevAgentKeyFile, null, 2)}\n`,
+    { mode: 0o600 },
+  );
   return minted.key;
 }
 
 function refusedKey(error: unknown): boolean {
-  return error instanceof AgentError && error.code === "agent.registration_refused" && error.cause instanceof AppError && error.cause.code === "auth.invalid_credentials";
+  return (
+    error instanceof AgentError &&
+    error.code === "agent.registration_refused" &&
+    error.cause instanceof AppError &&
+    error.cause.code === "auth.invalid_credentials"
+  );
 }
 
 /**
@@ -98,7 +117,10 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
     const agent = buildAgent({ config, logger: options.logger, clock: systemClock, env: options.env });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the agent did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`the agent did not start within ${START_TIMEOUT_MS / 1000} s`)),
+        START_TIMEOUT_MS,
+      );
     });
     try {
       const identity = await Promise.race([agent.start(), timeout]);
@@ -121,7 +143,10 @@ export async function startLocalAgent(options: LocalAgentOptions): Promise<Local
     }
     if (error instanceof AgentError && error.code === "agent.node_key_refused") {
       const aside = `${stateFilePath(workDir)}.refused-${Date.now()}`;
-      options.logger.warn({ moved_to: aside }, "the local agent's node is unknown to this store; registering a new one");
+      options.logger.warn(
+        { moved_to: aside },
+        "the local agent's node is unknown to this store; registering a new one",
+      );
       await rename(stateFilePath(workDir), aside);
       return attempt();
     }

@@ -51,18 +51,32 @@ try {
   throw error;
 }
 await mkdir(config.CJS_DATA_DIR, { recursive: true });
-process.stdout.write(config.NATS_URL ? `Using NATS at ${config.NATS_URL}\n` : `Starting nats-server (store in ${config.CJS_DATA_DIR}/nats)…\n`);
-const nats = await natsForDev({ natsUrl: config.NATS_URL, dataDir: config.CJS_DATA_DIR, port: config.CJS_NATS_PORT, env: process.env }).catch((error: Error) =>
-  fail(error.message),
+process.stdout.write(
+  config.NATS_URL
+    ? `Using NATS at ${config.NATS_URL}\n`
+    : `Starting nats-server (store in ${config.CJS_DATA_DIR}/nats)…\n`,
 );
+const nats = await natsForDev({
+  natsUrl: config.NATS_URL,
+  dataDir: config.CJS_DATA_DIR,
+  port: config.CJS_NATS_PORT,
+  env: process.env,
+}).catch((error: Error) => fail(error.message));
 
-const env = { ...process.env, NATS_URL: nats.url, CJS_HOST: config.CJS_HOST, CJS_PORT: String(config.CJS_PORT), CJS_DEV_OUTBOX: process.env.CJS_DEV_OUTBOX ?? "true" };
+const env = {
+  ...process.env,
+  NATS_URL: nats.url,
+  CJS_HOST: config.CJS_HOST,
+  CJS_PORT: String(config.CJS_PORT),
+  CJS_DEV_OUTBOX: process.env.CJS_DEV_OUTBOX ?? "true",
+};
 const loggerFor = (service: string) => createLogger({ service, level: config.LOG_LEVEL, pretty: process.stdout.isTTY });
 const logger = loggerFor("dev");
 warnUnknownSettings(logger, process.env, KNOWN_SETTINGS);
 collectProcessMetrics();
 
-const connect = (name: string) => connectNats({ url: nats.url, credentials: process.env, name: `cjs-${name}`, logger: loggerFor(name) });
+const connect = (name: string) =>
+  connectNats({ url: nats.url, credentials: process.env, name: `cjs-${name}`, logger: loggerFor(name) });
 /** What every service gets: its own connection and logger, and the system clock. */
 const depsFor = async (name: string) => ({ nc: await connect(name), logger: loggerFor(name), clock: systemClock });
 const services: Service[] = [];
@@ -80,16 +94,26 @@ try {
     buildLogRelay({ ...(await depsFor("log-relay")), config: loadLogRelayConfig(env) }),
     buildBilling({ ...(await depsFor("billing")), config: billingConfig }),
     // Receivers on this machine are allowed here (a local test server), unless the operator says otherwise.
-    buildWebhooks({ ...(await depsFor("webhooks")), config: loadWebhooksConfig({ CJS_WEBHOOKS_ALLOW_PRIVATE_URLS: "true", ...env }) }),
+    buildWebhooks({
+      ...(await depsFor("webhooks")),
+      config: loadWebhooksConfig({ CJS_WEBHOOKS_ALLOW_PRIVATE_URLS: "true", ...env }),
+    }),
   );
   for (const service of services) await service.start();
   gatewayAddress = await gateway.app.listen({ host: config.CJS_HOST, port: config.CJS_PORT });
   // One ops server for the whole process: its /metrics has every service's series, its /readyz each service.
-  ops = await startOpsServer({ host: config.CJS_OPS_HOST, port: config.CJS_OPS_PORT, checks: Object.fromEntries(services.map((service) => [service.name, service.ready])) });
+  ops = await startOpsServer({
+    host: config.CJS_OPS_HOST,
+    port: config.CJS_OPS_PORT,
+    checks: Object.fromEntries(services.map((service) => [service.name, service.ready])),
+  });
 } catch (error) {
   await nats.stop();
   if (error instanceof ConfigError || error instanceof UnsupportedServerError) fail(error.message);
-  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") fail(`port ${(error as { port?: number }).port ?? config.CJS_PORT} is taken; set CJS_PORT or CJS_OPS_PORT to another port`);
+  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
+    fail(
+      `port ${(error as { port?: number }).port ?? config.CJS_PORT} is taken; set CJS_PORT or CJS_OPS_PORT to another port`,
+    );
   throw error;
 }
 
@@ -108,18 +132,36 @@ const agentGatewayUrl = gatewayAddress.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:)/, "
 let localAgent: LocalAgent | undefined;
 let agentLine: AgentLine;
 try {
-  localAgent = await startLocalAgent({ gatewayUrl: agentGatewayUrl, nc: adminConnection, login, dataDir: config.CJS_DATA_DIR, logger: loggerFor("agent"), logLevel: config.LOG_LEVEL, env: process.env });
+  localAgent = await startLocalAgent({
+    gatewayUrl: agentGatewayUrl,
+    nc: adminConnection,
+    login,
+    dataDir: config.CJS_DATA_DIR,
+    logger: loggerFor("agent"),
+    logLevel: config.LOG_LEVEL,
+    env: process.env,
+  });
   agentLine = { nodeId: localAgent.nodeId, pool: localAgent.pool, slots: localAgent.slots };
   const running = localAgent.agent;
   process.once("exit", () => running.killNow());
-  running.done.catch((error: Error) => logger.error({ error: error.message }, "the local agent stopped; jobs will wait for a node"));
+  running.done.catch((error: Error) =>
+    logger.error({ error: error.message }, "the local agent stopped; jobs will wait for a node"),
+  );
 } catch (error) {
   agentLine = { error: (error as Error).message };
   logger.warn({ error: (error as Error).message }, "the local agent did not start; jobs will wait for a node");
 }
 await adminConnection.close();
 
-printBanner({ gatewayUrl: gatewayAddress, opsUrl: serverUrl(ops), natsUrl: nats.url, storeDir: nats.storeDir, login, agent: agentLine, paymentProvider });
+printBanner({
+  gatewayUrl: gatewayAddress,
+  opsUrl: serverUrl(ops),
+  natsUrl: nats.url,
+  storeDir: nats.storeDir,
+  login,
+  agent: agentLine,
+  paymentProvider,
+});
 
 installShutdown(logger, async () => {
   // The agent first, while the gateway still answers; jobs it kills are reported at the next start.

@@ -92,9 +92,15 @@ export function buildApp(
   });
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";
-    httpRequestSeconds.observe({ route, method: request.method, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    httpRequestSeconds.observe(
+      { route, method: request.method, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
     // The route's pattern, never the URL: a query string may hold a signature.
-    request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, "request completed");
+    request.log.info(
+      { method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      "request completed",
+    );
   });
 
   app.setErrorHandler(async (error, request, reply) => {
@@ -104,7 +110,10 @@ export function buildApp(
     return sendError(reply, appError);
   });
   app.setNotFoundHandler(async (request, reply) =>
-    sendError(reply, new AppError("route.not_found", `No operation at ${request.method} ${request.url.split("?")[0]}.`)),
+    sendError(
+      reply,
+      new AppError("route.not_found", `No operation at ${request.method} ${request.url.split("?")[0]}.`),
+    ),
   );
 
   const edge = { authenticator: gw.authenticator, natsUp: health.natsUp, rateLimiter: gw.rateLimiter };
@@ -136,10 +145,20 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.listWebhooks, forward(gw, RPC_ROUTES.listWebhooks, subjects.webhookList()));
   registerRpc(app, edge, RPC_ROUTES.deleteWebhook, forward(gw, RPC_ROUTES.deleteWebhook, subjects.webhookDelete()));
   registerRpc(app, edge, RPC_ROUTES.testWebhook, forward(gw, RPC_ROUTES.testWebhook, subjects.webhookTest()));
-  registerRpc(app, edge, RPC_ROUTES.listWebhookDeliveries, forward(gw, RPC_ROUTES.listWebhookDeliveries, subjects.webhookDeliveriesList()));
+  registerRpc(
+    app,
+    edge,
+    RPC_ROUTES.listWebhookDeliveries,
+    forward(gw, RPC_ROUTES.listWebhookDeliveries, subjects.webhookDeliveriesList()),
+  );
   registerRpc(app, edge, RPC_ROUTES.createSchedule, forward(gw, RPC_ROUTES.createSchedule, subjects.scheduleCreate()));
   registerRpc(app, edge, RPC_ROUTES.listSchedules, forward(gw, RPC_ROUTES.listSchedules, subjects.scheduleList()));
-  registerRpc(app, edge, RPC_ROUTES.retrieveSchedule, forward(gw, RPC_ROUTES.retrieveSchedule, subjects.scheduleRetrieve()));
+  registerRpc(
+    app,
+    edge,
+    RPC_ROUTES.retrieveSchedule,
+    forward(gw, RPC_ROUTES.retrieveSchedule, subjects.scheduleRetrieve()),
+  );
   registerRpc(app, edge, RPC_ROUTES.pauseSchedule, forward(gw, RPC_ROUTES.pauseSchedule, subjects.schedulePause()));
   registerRpc(app, edge, RPC_ROUTES.resumeSchedule, forward(gw, RPC_ROUTES.resumeSchedule, subjects.scheduleResume()));
   registerRpc(app, edge, RPC_ROUTES.deleteSchedule, forward(gw, RPC_ROUTES.deleteSchedule, subjects.scheduleDelete()));

@@ -27,7 +27,10 @@ describe("gateway rate-limit settings", () => {
   it("refuse zero, negative and non-integer limits, naming each setting", () => {
     for (const bad of ["0", "-5", "2.5", "many"]) {
       const problems = problemsOf({ CJS_RATE_LIMIT_PER_MINUTE: bad, CJS_RATE_LIMIT_PER_HOUR: bad });
-      expect(problems.map((problem) => problem.split(":")[0])).toEqual(["CJS_RATE_LIMIT_PER_MINUTE", "CJS_RATE_LIMIT_PER_HOUR"]);
+      expect(problems.map((problem) => problem.split(":")[0])).toEqual([
+        "CJS_RATE_LIMIT_PER_MINUTE",
+        "CJS_RATE_LIMIT_PER_HOUR",
+      ]);
     }
   });
 });
@@ -39,10 +42,9 @@ describe("CJS_CORS_ORIGINS", () => {
   });
 
   it("reads a comma-separated list of origins, spaces around entries ignored", () => {
-    expect(loadConfig({ CJS_CORS_ORIGINS: "https://app.example.com, http://localhost:5173" }).CJS_CORS_ORIGINS).toEqual([
-      "https://app.example.com",
-      "http://localhost:5173",
-    ]);
+    expect(loadConfig({ CJS_CORS_ORIGINS: "https://app.example.com, http://localhost:5173" }).CJS_CORS_ORIGINS).toEqual(
+      ["https://app.example.com", "http://localhost:5173"],
+    );
   });
 
   it.each([
@@ -71,7 +73,9 @@ describe("CJS_API_KEY_MAX_TTL_DAYS", () => {
 
   it("refuses zero, negative, fractional and non-numeric values, naming the setting", () => {
     for (const bad of ["0", "-1", "1.5", "forever"]) {
-      expect(problemsOf({ CJS_API_KEY_MAX_TTL_DAYS: bad }).map((problem) => problem.split(":")[0])).toEqual(["CJS_API_KEY_MAX_TTL_DAYS"]);
+      expect(problemsOf({ CJS_API_KEY_MAX_TTL_DAYS: bad }).map((problem) => problem.split(":")[0])).toEqual([
+        "CJS_API_KEY_MAX_TTL_DAYS",
+      ]);
     }
   });
 });

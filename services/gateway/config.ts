@@ -7,7 +7,10 @@ const corsOrigins = z
   .string()
   .default("")
   .transform((list, context) => {
-    const origins = list.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+    const origins = list
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== "");
     for (const origin of origins) {
       const problem = corsOriginProblem(origin);
       if (problem !== undefined) context.addIssue({ code: "custom", message: problem });
@@ -73,7 +76,10 @@ export const GatewayConfig = BaseConfig.extend({
   /** Largest artifact accepted, in bytes (5 GiB). */
   CJS_MAX_ARTIFACT_BYTES: intSetting(5 * 1024 ** 3, { min: 1 }),
   /** The longest life of a user's API key, in days; unset: keys may live for ever. */
-  CJS_API_KEY_MAX_TTL_DAYS: z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().min(1).max(36_500).optional()),
+  CJS_API_KEY_MAX_TTL_DAYS: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.coerce.number().int().min(1).max(36_500).optional(),
+  ),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -121,7 +121,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const nodePlane = nodePlaneHandlers(gw, stopping.signal);
   const checks = { nats: connected, ...deps.readinessChecks, gateway: isReady };
   const app = buildApp(gw, { natsUp: connected, readiness: () => readiness(checks) }, nodePlane);
-  const nodeNats = buildNodeNats({ gw, edge: { authenticator: gw.authenticator, natsUp: connected, rateLimiter: gw.rateLimiter }, handlers: nodePlane });
+  const nodeNats = buildNodeNats({
+    gw,
+    edge: { authenticator: gw.authenticator, natsUp: connected, rateLimiter: gw.rateLimiter },
+    handlers: nodePlane,
+  });
 
   return {
     name: "gateway",
@@ -130,21 +134,71 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       await gw.authenticator.start();
       const admin = { queue: queueGroups.gateway, logger };
       subscriptions.push(
-        serveRpc(nc, { ...admin, subject: subjects.adminAppCreate(), request: CreateAppRequest, handle: createApp(gw) }),
-        serveRpc(nc, { ...admin, subject: subjects.adminBusinessCreate(), request: CreateBusinessRequest, handle: createBusiness(gw) }),
-        serveRpc(nc, { ...admin, subject: subjects.adminUserCreate(), request: CreateUserRequest, handle: createUser(gw) }),
-        serveRpc(nc, { ...admin, subject: subjects.adminKeysRotate(), request: RotateKeysRequest, handle: rotateKeys(gw) }),
-        serveRpc(nc, { ...admin, subject: subjects.adminUserList(), request: AdminListUsersRequest, handle: listUsersOfApp(gw) }),
-        serveRpc(nc, { ...admin, subject: subjects.adminUserDisable(), request: AdminUserRef, handle: changeUserOfApp(gw, "disable") }),
-        serveRpc(nc, { ...admin, subject: subjects.adminUserEnable(), request: AdminUserRef, handle: changeUserOfApp(gw, "enable") }),
-        serveRpc(nc, { ...admin, subject: subjects.adminUserSetRole(), request: AdminSetUserRoleRequest, handle: setRoleOfUser(gw) }),
+        serveRpc(nc, {
+          ...admin,
+          subject: subjects.adminAppCreate(),
+          request: CreateAppRequest,
+          handle: createApp(gw),
+        }),
+        serveRpc(nc, {
+          ...admin,
+          subject: subjects.adminBusinessCreate(),
+          request: CreateBusinessRequest,
+          handle: createBusiness(gw),
+        }),
+        serveRpc(nc, {
+          ...admin,
+          subject: subjects.adminUserCreate(),
+          request: CreateUserRequest,
+          handle: createUser(gw),
+        }),
+        serveRpc(nc, {
+          ...admin,
+          subject: subjects.adminKeysRotate(),
+          request: RotateKeysRequest,
+          handle: rotateKeys(gw),
+        }),
+        serveRpc(nc, {
+          ...admin,
+          subject: subjects.adminUserList(),
+          request: AdminListUsersRequest,
+          handle: listUsersOfApp(gw),
+        }),
+        serveRpc(nc, {
+          ...admin,
+          subject: subjects.adminUserDisable(),
+          request: AdminUserRef,
+          handle: changeUserOfApp(gw, "disable"),
+        }),
+        serveRpc(nc, {
+          ...admin,
+          subject: subjects.adminUserEnable(),
+          request: AdminUserRef,
+          handle: changeUserOfApp(gw, "enable"),
+        }),
+        serveRpc(nc, {
+          ...admin,
+          subject: subjects.adminUserSetRole(),
+          request: AdminSetUserRoleRequest,
+          handle: setRoleOfUser(gw),
+        }),
         // The scheduler deletes a job's artifacts through the gateway, their owner.
-        serveRpc(nc, { ...admin, subject: subjects.artifactsPurge(), request: PurgeJobDataCommand, handle: purgeJobArtifacts(gw.artifacts) }),
+        serveRpc(nc, {
+          ...admin,
+          subject: subjects.artifactsPurge(),
+          request: PurgeJobDataCommand,
+          handle: purgeJobArtifacts(gw.artifacts),
+        }),
       );
       // Users stored before the business index existed are added to it, off the start path.
       indexUsersOfBusinesses(store)
         .then((added) => added > 0 && logger.info({ added }, "indexed users by business"))
-        .catch((error: unknown) => logger.warn({ err: error }, "could not index users by business; users/list may miss older users until the next start"));
+        .catch((error: unknown) =>
+          logger.warn(
+            { err: error },
+            "could not index users by business; users/list may miss older users until the next start",
+          ),
+        );
       nodeNats.start();
       await nc.flush();
       started = true;

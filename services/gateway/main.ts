@@ -2,7 +2,12 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jetStreamHealth, type JetStreamHealth, provisionedStreams } from "../../shared/nats/index.js";
-import { connectWhenReachable, reportStartFailure, startWithRetries, untilJetStreamReady } from "../../shared/process/index.js";
+import {
+  connectWhenReachable,
+  reportStartFailure,
+  startWithRetries,
+  untilJetStreamReady,
+} from "../../shared/process/index.js";
 import {
   closeOpsServer,
   collectProcessMetrics,
@@ -55,21 +60,43 @@ installShutdown(logger, async () => {
 });
 
 try {
-  const checks = { nats: () => natsUp(), jetstream: () => jetStream?.ready() ?? false, gateway: () => gateway?.ready() ?? false };
+  const checks = {
+    nats: () => natsUp(),
+    jetstream: () => jetStream?.ready() ?? false,
+    gateway: () => gateway?.ready() ?? false,
+  };
   ops = await startOpsServer({ host: config.CJS_OPS_HOST, port: config.CJS_OPS_PORT, checks });
   waiting = await startOpsServer({ host: config.CJS_HOST, port: config.CJS_PORT, checks, metrics: false });
   const { port } = waiting.address() as AddressInfo;
   const opsUrl = serverUrl(ops);
   const apiUrl = serverUrl(waiting);
-  logger.info({ ops: opsUrl, api: apiUrl }, `gateway serves /healthz and /readyz on ${opsUrl}, with /metrics, and on ${apiUrl} while it starts`);
+  logger.info(
+    { ops: opsUrl, api: apiUrl },
+    `gateway serves /healthz and /readyz on ${opsUrl}, with /metrics, and on ${apiUrl} while it starts`,
+  );
 
-  const connection = await connectWhenReachable({ url: config.NATS_URL, credentials: config, name: "cjs-gateway", logger });
+  const connection = await connectWhenReachable({
+    url: config.NATS_URL,
+    credentials: config,
+    name: "cjs-gateway",
+    logger,
+  });
   nc = connection;
   natsUp = natsConnected(connection);
-  const health = jetStreamHealth(connection, () => provisionedStreams(connection), { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS, service: "gateway" });
+  const health = jetStreamHealth(connection, () => provisionedStreams(connection), {
+    intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS,
+    service: "gateway",
+  });
   jetStream = health;
   await untilJetStreamReady(health, config.NATS_URL, logger);
-  const deps = { nc: connection, logger, clock: systemClock, config, keySets, readinessChecks: { jetstream: health.ready } };
+  const deps = {
+    nc: connection,
+    logger,
+    clock: systemClock,
+    config,
+    keySets,
+    readinessChecks: { jetstream: health.ready },
+  };
   gateway = await startWithRetries(() => buildGateway(deps), { name: "gateway", logger, jetStream: health });
   // The API takes over the port (the same one when CJS_PORT is 0).
   await closeOpsServer(waiting);

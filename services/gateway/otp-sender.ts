@@ -18,7 +18,9 @@ export function otpSenderFromConfig(config: Readonly<GatewayConfig>): OtpSender 
   }
   if (config.CJS_DEV_OUTBOX) {
     return async (to, code, purpose = "sign_in") => {
-      process.stdout.write(`[dev outbox] one-time ${purpose === "sign_in" ? "" : "password "}code for ${to}: ${code}\n`);
+      process.stdout.write(
+        `[dev outbox] one-time ${purpose === "sign_in" ? "" : "password "}code for ${to}: ${code}\n`,
+      );
     };
   }
   return undefined;

@@ -27,13 +27,20 @@ async function lastMessage(store: LogStore, subject: string): Promise<{ seq: num
  * attempt's first message, which records it for the rest.
  */
 async function attemptBudget(store: LogStore, cap: number, jobId: string, attempt: number): Promise<number> {
-  const earlier = Array.from({ length: attempt - 1 }, (_, index) => lastMessage(store, subjects.jobLogs(jobId, index + 1)));
+  const earlier = Array.from({ length: attempt - 1 }, (_, index) =>
+    lastMessage(store, subjects.jobLogs(jobId, index + 1)),
+  );
   const used = (await Promise.all(earlier)).reduce((sum, last) => sum + (last?.stored.lines.at(-1)?.seq ?? 0), 0);
   return Math.max(0, cap - used);
 }
 
 /** Reads where an attempt's log stands from the stream: one read, more only before its first message. */
-export async function readAttemptLog(store: LogStore, cap: number, jobId: string, attempt: number): Promise<AttemptLog> {
+export async function readAttemptLog(
+  store: LogStore,
+  cap: number,
+  jobId: string,
+  attempt: number,
+): Promise<AttemptLog> {
   const last = await lastMessage(store, subjects.jobLogs(jobId, attempt));
   return {
     // A message stored before messages carried the budget holds one bare line.

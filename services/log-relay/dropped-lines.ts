@@ -13,7 +13,9 @@ const CAS_RETRIES = 20;
 /** The job's drop counts and the stream sequence they were read at (0: none stored). */
 async function readDropped(store: LogStore, jobId: string): Promise<{ value: DroppedLines; seq: number }> {
   const last = await store.jsm.streams.getMessage(STREAMS.logs, { last_by_subj: subjects.jobLogDrops(jobId) });
-  return last ? { value: DroppedLines.parse(decodeJson(last.data)), seq: last.seq } : { value: { attempts: {} }, seq: 0 };
+  return last
+    ? { value: DroppedLines.parse(decodeJson(last.data)), seq: last.seq }
+    : { value: { attempts: {} }, seq: 0 };
 }
 
 /** Lines dropped past the cap over every attempt of the job. */
@@ -37,8 +39,11 @@ export async function recordDropped(store: LogStore, jobId: string, attempt: num
       await store.js.publish(subjects.jobLogDrops(jobId), encodeJson(next), { expect: { lastSubjectSequence: seq } });
       return;
     } catch (error) {
-      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence)) throw error;
+      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence))
+        throw error;
     }
   }
-  throw new AppError("service.unavailable", "The log counters are too busy to change right now; try again.", { retryAfterSeconds: 1 });
+  throw new AppError("service.unavailable", "The log counters are too busy to change right now; try again.", {
+    retryAfterSeconds: 1,
+  });
 }

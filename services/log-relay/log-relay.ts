@@ -30,9 +30,27 @@ export function buildLogRelay(deps: ServiceDeps<LogRelayConfig>): Service {
       const store = await openLogStore(nc, config, logger);
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, { subject: subjects.logsPush(), queue: queueGroups.logRelay, request: PushLogsCommand, logger, handle: measuredPush(pushLogs(store, config)) }),
-        serveRpc(nc, { subject: subjects.logsSummary(), queue: queueGroups.logRelay, request: JobLogSummaryCommand, logger, handle: jobLogSummary(store) }),
-        serveRpc(nc, { subject: subjects.logsPurge(), queue: queueGroups.logRelay, request: PurgeJobDataCommand, logger, handle: purgeJobLogs(store) }),
+        serveRpc(nc, {
+          subject: subjects.logsPush(),
+          queue: queueGroups.logRelay,
+          request: PushLogsCommand,
+          logger,
+          handle: measuredPush(pushLogs(store, config)),
+        }),
+        serveRpc(nc, {
+          subject: subjects.logsSummary(),
+          queue: queueGroups.logRelay,
+          request: JobLogSummaryCommand,
+          logger,
+          handle: jobLogSummary(store),
+        }),
+        serveRpc(nc, {
+          subject: subjects.logsPurge(),
+          queue: queueGroups.logRelay,
+          request: PurgeJobDataCommand,
+          logger,
+          handle: purgeJobLogs(store),
+        }),
       );
       // Ready only once the server knows the subscriptions.
       await nc.flush();

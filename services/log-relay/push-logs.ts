@@ -29,7 +29,12 @@ async function holdsAttempt(store: LogStore, nodeId: string, jobId: string, atte
 
 /** The one line stored in place of everything past the cap, under the first `seq` past it. */
 function truncationMarker(cap: number, seq: number, ts: string): LogLine {
-  return { seq, stream: "stderr", line: `[log truncated: this job reached its limit of ${cap} lines; later lines are not stored]`, ts };
+  return {
+    seq,
+    stream: "stderr",
+    line: `[log truncated: this job reached its limit of ${cap} lines; later lines are not stored]`,
+    ts,
+  };
 }
 
 /** One message to store: its payload, and the last `seq` and the number of lines within the budget it holds. */
@@ -59,7 +64,8 @@ function messagesOf(budget: number, lines: LogLine[]): Message[] {
 function isWrongLastSequence(error: unknown): boolean {
   return (
     error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
 }
 
@@ -79,10 +85,14 @@ export function pushLogs(store: LogStore, config: Pick<LogRelayConfig, "CJS_LOG_
   const known = new AttemptLogCache(ATTEMPTS_REMEMBERED);
   return async ({ caller, body }: z.infer<typeof PushLogsCommand>): Promise<PushLogsResponse> => {
     if (!(await holdsAttempt(store, caller.node_id, body.job_id, body.attempt))) {
-      throw new AppError("job.stale_attempt", `Attempt ${body.attempt} of ${body.job_id} is not this node's.`, { details: { job_id: body.job_id, attempt: body.attempt } });
+      throw new AppError("job.stale_attempt", `Attempt ${body.attempt} of ${body.job_id} is not this node's.`, {
+        details: { job_id: body.job_id, attempt: body.attempt },
+      });
     }
     const subject = subjects.jobLogs(body.job_id, body.attempt);
-    const ordered = [...body.lines].sort((a, b) => a.seq - b.seq).filter((line, index, lines) => line.seq !== lines[index - 1]?.seq);
+    const ordered = [...body.lines]
+      .sort((a, b) => a.seq - b.seq)
+      .filter((line, index, lines) => line.seq !== lines[index - 1]?.seq);
 
     let accepted = 0;
     let log: AttemptLog;
@@ -97,7 +107,9 @@ export function pushLogs(store: LogStore, config: Pick<LogRelayConfig, "CJS_LOG_
       if (firstOver && lastSeq <= budget) toStore.push(truncationMarker(cap, budget + 1, firstOver.ts));
       try {
         for (const message of messagesOf(budget, toStore)) {
-          const ack = await store.js.publish(subject, message.payload, { expect: { lastSubjectSequence: log.streamSeq } });
+          const ack = await store.js.publish(subject, message.payload, {
+            expect: { lastSubjectSequence: log.streamSeq },
+          });
           log = { budget, lastSeq: message.lastSeq, streamSeq: ack.seq };
           known.set(subject, log);
           accepted += message.lines;
@@ -107,7 +119,10 @@ export function pushLogs(store: LogStore, config: Pick<LogRelayConfig, "CJS_LOG_
         // Stored or not, this replica no longer knows where the attempt stands.
         known.delete(subject);
         if (!isWrongLastSequence(error)) throw error;
-        if (tryNumber >= CAS_TRIES) throw new AppError("service.unavailable", "This job's log is too busy to write right now; try again.", { retryAfterSeconds: 1 });
+        if (tryNumber >= CAS_TRIES)
+          throw new AppError("service.unavailable", "This job's log is too busy to write right now; try again.", {
+            retryAfterSeconds: 1,
+          });
       }
     }
     const over = body.lines.filter((line) => line.seq > log.budget);

@@ -7,6 +7,12 @@ describe("the pool settings", () => {
   });
 
   it("does not start with a shared pool that is not an operator pool, and names the variable", () => {
-    expect(() => loadConfig({ NATS_URL: "nats://127.0.0.1:4222", CJS_OPERATOR_POOLS: "default", CJS_SHARED_OPERATOR_POOLS: "default,gpu" })).toThrow(/CJS_SHARED_OPERATOR_POOLS: gpu is not in CJS_OPERATOR_POOLS/);
+    expect(() =>
+      loadConfig({
+        NATS_URL: "nats://127.0.0.1:4222",
+        CJS_OPERATOR_POOLS: "default",
+        CJS_SHARED_OPERATOR_POOLS: "default,gpu",
+      }),
+    ).toThrow(/CJS_SHARED_OPERATOR_POOLS: gpu is not in CJS_OPERATOR_POOLS/);
   });
 });

@@ -13,14 +13,19 @@ import type { RegistryContext } from "./registry-context.js";
  * node (and requeues anything still allocated to it); the gateway retires its keys.
  */
 export function deleteNode(ctx: RegistryContext) {
-  return async ({ caller, body }: z.infer<typeof DeleteNodeCommand>, { log }: ServedRequest): Promise<DeleteNodeReply> => {
+  return async (
+    { caller, body }: z.infer<typeof DeleteNodeCommand>,
+    { log }: ServedRequest,
+  ): Promise<DeleteNodeReply> => {
     // A malformed id cannot be a KV key: it names no node.
     if (!isId("node", body.node_id)) throw nodeNotFound(body.node_id);
     const deleted = await ctx.store.nodes.removeIf(body.node_id, (node) => {
       if (!ownsNode(caller, node)) throw nodeNotFound(body.node_id);
       const state = effectiveStatus(node, ctx.clock.now(), ctx.config);
       if (state !== "offline") {
-        throw new AppError("state.conflict", `Node ${node.node_id} is ${state}; only an offline node can be deleted.`, { details: { state } });
+        throw new AppError("state.conflict", `Node ${node.node_id} is ${state}; only an offline node can be deleted.`, {
+          details: { state },
+        });
       }
       return true;
     });

@@ -1,5 +1,11 @@
 import type { z } from "zod";
-import { type HeartbeatCommand, type HeartbeatResponse, isTerminal, type RunningAttempt, type StopOrder } from "../../shared/contract/index.js";
+import {
+  type HeartbeatCommand,
+  type HeartbeatResponse,
+  isTerminal,
+  type RunningAttempt,
+  type StopOrder,
+} from "../../shared/contract/index.js";
 import { type AllocationRecord, jobKey, type NodeRecord } from "../../shared/records/index.js";
 import { mutateOwnedNode } from "./owned-node.js";
 import type { RegistryContext } from "./registry-context.js";
@@ -19,7 +25,9 @@ export function heartbeat(ctx: RegistryContext) {
       updated_at: now,
     }));
     const allocation = await ctx.store.allocations.get(node.node_id);
-    const orders = await Promise.all(body.running.map((running) => stopOrder(ctx, node, allocation?.value ?? null, running)));
+    const orders = await Promise.all(
+      body.running.map((running) => stopOrder(ctx, node, allocation?.value ?? null, running)),
+    );
     return {
       stop: orders.filter((order): order is StopOrder => order !== null),
       draining: node.draining,
@@ -29,7 +37,12 @@ export function heartbeat(ctx: RegistryContext) {
 }
 
 /** Why the node must stop this attempt, or null when the job record says it is still the node's to run. */
-async function stopOrder(ctx: RegistryContext, node: NodeRecord, allocation: AllocationRecord | null, running: RunningAttempt): Promise<StopOrder | null> {
+async function stopOrder(
+  ctx: RegistryContext,
+  node: NodeRecord,
+  allocation: AllocationRecord | null,
+  running: RunningAttempt,
+): Promise<StopOrder | null> {
   // An operator node runs other businesses' jobs: the scheduler's allocation names their keys.
   // A job it no longer lists is looked up in the node's own business.
   const key = allocation?.attempts[running.job_id]?.job_key ?? jobKey(node.app_id, node.business_id, running.job_id);

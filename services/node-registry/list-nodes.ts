@@ -21,7 +21,9 @@ export function listNodes(ctx: RegistryContext) {
     const summaries = await Promise.all(owned.sort(newestFirst).map((node) => summarizeNode(ctx, node)));
     return {
       items: summaries.filter(
-        (node) => (body.state === undefined || node.state === body.state) && (body.pool_id === undefined || node.pool_id === body.pool_id),
+        (node) =>
+          (body.state === undefined || node.state === body.state) &&
+          (body.pool_id === undefined || node.pool_id === body.pool_id),
       ),
     };
   };

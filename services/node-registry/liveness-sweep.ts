@@ -55,7 +55,9 @@ async function sweepOnce(ctx: RegistryContext): Promise<number> {
   const counts: Record<NodeStatus, number> = { online: 0, draining: 0, offline: 0 };
   let marked = 0;
   // Nobody is marked offline for heartbeats this replica could not have heard (a NATS outage).
-  const heardLongEnough = nowMs - ctx.listeningSinceMs() > ctx.config.CJS_HEARTBEAT_MISSES_OFFLINE * ctx.config.CJS_HEARTBEAT_INTERVAL_SECONDS * 1000;
+  const heardLongEnough =
+    nowMs - ctx.listeningSinceMs() >
+    ctx.config.CJS_HEARTBEAT_MISSES_OFFLINE * ctx.config.CJS_HEARTBEAT_INTERVAL_SECONDS * 1000;
   for (const { value: seen } of await readAllNodes(ctx)) {
     let node = seen;
     if (heardLongEnough && seen.offline_at === null && heartbeatOverdue(seen, nowMs, ctx.config)) {

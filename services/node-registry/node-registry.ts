@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import { DeleteNodeCommand, DrainNodeCommand, HeartbeatCommand, ListNodesCommand, NodeRefCommand, RegisterNodeCommand } from "../../shared/contract/index.js";
+import {
+  DeleteNodeCommand,
+  DrainNodeCommand,
+  HeartbeatCommand,
+  ListNodesCommand,
+  NodeRefCommand,
+  RegisterNodeCommand,
+} from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
@@ -48,7 +55,12 @@ export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): NodeRe
       const rpc = { queue: queueGroups.nodeRegistry, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeRegister(), request: RegisterNodeCommand, handle: registerNode(ctx) }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.nodeRegister(),
+          request: RegisterNodeCommand,
+          handle: registerNode(ctx),
+        }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeHeartbeat(), request: HeartbeatCommand, handle: heartbeat(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeDrain(), request: DrainNodeCommand, handle: drainNode(ctx) }),
         serveRpc(nc, { ...rpc, subject: subjects.nodeList(), request: ListNodesCommand, handle: listNodes(ctx) }),

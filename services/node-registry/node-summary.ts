@@ -4,7 +4,11 @@ import { effectiveStatus } from "./liveness.js";
 import type { RegistryContext } from "./registry-context.js";
 
 /** A node as callers see it, from its record and its allocation (null when nothing is allocated). */
-export function toNodeSummary(ctx: RegistryContext, node: NodeRecord, allocation: AllocationRecord | null): NodeSummary {
+export function toNodeSummary(
+  ctx: RegistryContext,
+  node: NodeRecord,
+  allocation: AllocationRecord | null,
+): NodeSummary {
   return {
     node_id: node.node_id,
     name: node.name,

@@ -21,7 +21,11 @@ export function nodeNotFound(nodeId: string): AppError {
 }
 
 /** The node, when it exists and is the tenant's; otherwise `resource.not_found`. */
-export async function readOwnedNode(ctx: RegistryContext, tenant: Tenant, nodeId: string): Promise<Versioned<NodeRecord>> {
+export async function readOwnedNode(
+  ctx: RegistryContext,
+  tenant: Tenant,
+  nodeId: string,
+): Promise<Versioned<NodeRecord>> {
   // A malformed id cannot be a KV key: it names no node.
   const stored = isId("node", nodeId) ? await ctx.store.nodes.get(nodeId) : null;
   if (!stored || !ownsNode(tenant, stored.value)) throw nodeNotFound(nodeId);

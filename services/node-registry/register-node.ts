@@ -13,11 +13,17 @@ import type { RegistryContext } from "./registry-context.js";
  * The gateway mints the node's key and adds it to the answer.
  */
 export function registerNode(ctx: RegistryContext) {
-  return async ({ caller, body }: z.infer<typeof RegisterNodeCommand>, { log }: ServedRequest): Promise<RegisterNodeReply> => {
+  return async (
+    { caller, body }: z.infer<typeof RegisterNodeCommand>,
+    { log }: ServedRequest,
+  ): Promise<RegisterNodeReply> => {
     const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
     // Operator pools serve every business of the application (of every application when shared): only an admin of an operator business adds to them.
     if (operatorPool && !(caller.operator && caller.role === "admin")) {
-      throw new AppError("permission.denied", `Only an operator admin may add nodes to the operator pool ${body.pool_id}.`);
+      throw new AppError(
+        "permission.denied",
+        `Only an operator admin may add nodes to the operator pool ${body.pool_id}.`,
+      );
     }
     const now = new Date(ctx.clock.now()).toISOString();
     const node: NodeRecord = {
@@ -28,7 +34,9 @@ export function registerNode(ctx: RegistryContext) {
       name: body.name,
       hostname: body.hostname,
       pool_id: body.pool_id,
-      pool_key: operatorPool ? operatorPoolKey(caller.app_id, body.pool_id, ctx.config.CJS_SHARED_OPERATOR_POOLS) : selfHostedPoolKey(caller.business_id, body.pool_id),
+      pool_key: operatorPool
+        ? operatorPoolKey(caller.app_id, body.pool_id, ctx.config.CJS_SHARED_OPERATOR_POOLS)
+        : selfHostedPoolKey(caller.business_id, body.pool_id),
       labels: body.labels,
       capacity: body.capacity,
       job_types: body.job_types,
@@ -45,6 +53,9 @@ export function registerNode(ctx: RegistryContext) {
     await ctx.store.nodes.create(node.node_id, node);
     log.info({ node_id: node.node_id, pool_key: node.pool_key, business_id: node.business_id }, "node registered");
     // A new node holds no allocation yet.
-    return { node: toNodeSummary(ctx, node, null), heartbeat_interval_seconds: ctx.config.CJS_HEARTBEAT_INTERVAL_SECONDS };
+    return {
+      node: toNodeSummary(ctx, node, null),
+      heartbeat_interval_seconds: ctx.config.CJS_HEARTBEAT_INTERVAL_SECONDS,
+    };
   };
 }

@@ -18,7 +18,12 @@ function isMetered(job: JobRecord): boolean {
  * attempt and reason keep one message id, so a repeat within the stream's duplicate window
  * is stored once.
  */
-async function publishMetering(ctx: SchedulerContext, jobKey: string, job: JobRecord, reason: MeteringReason): Promise<void> {
+async function publishMetering(
+  ctx: SchedulerContext,
+  jobKey: string,
+  job: JobRecord,
+  reason: MeteringReason,
+): Promise<void> {
   const message: MeteringMessage = { job_key: jobKey, job_id: job.job_id, attempt: job.attempt, reason };
   const msgID = `${job.job_id}.${job.attempt}.${reason}`;
   let lastError: unknown;
@@ -30,7 +35,10 @@ async function publishMetering(ctx: SchedulerContext, jobKey: string, job: JobRe
       lastError = error;
     }
   }
-  throw new AppError("service.unavailable", "The job could not be changed right now; nothing changed, try again.", { retryAfterSeconds: 1, cause: lastError });
+  throw new AppError("service.unavailable", "The job could not be changed right now; nothing changed, try again.", {
+    retryAfterSeconds: 1,
+    cause: lastError,
+  });
 }
 
 /**

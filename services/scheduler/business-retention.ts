@@ -9,7 +9,10 @@ const DAY_MS = 86_400_000;
  * operator's override when set, else its plan's `retention_days` as billing, the owner of
  * plans and subscriptions, tells it: one request per page of businesses, never one per job.
  */
-export async function businessRetentionMs(ctx: SchedulerContext, businesses: Iterable<string>): Promise<Map<string, number>> {
+export async function businessRetentionMs(
+  ctx: SchedulerContext,
+  businesses: Iterable<string>,
+): Promise<Map<string, number>> {
   const retention = new Map<string, number>();
   const override = ctx.config.CJS_RETENTION_SECONDS_OVERRIDE;
   const all = [...businesses];
@@ -22,8 +25,14 @@ export async function businessRetentionMs(ctx: SchedulerContext, businesses: Ite
       const [app_id = "", business_id = ""] = business.split(".");
       return { app_id, business_id };
     });
-    const reply = await requestRpc(ctx.nc, subjects.billingRetentionLookup(), { businesses: page }, RetentionLookupReply);
-    for (const each of reply.businesses) retention.set(`${each.app_id}.${each.business_id}`, each.retention_days * DAY_MS);
+    const reply = await requestRpc(
+      ctx.nc,
+      subjects.billingRetentionLookup(),
+      { businesses: page },
+      RetentionLookupReply,
+    );
+    for (const each of reply.businesses)
+      retention.set(`${each.app_id}.${each.business_id}`, each.retention_days * DAY_MS);
   }
   return retention;
 }

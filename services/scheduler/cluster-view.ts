@@ -1,7 +1,13 @@
 import { KvWatchInclude } from "@nats-io/kv";
 import type { z } from "zod";
 import { decodeJson, type JsonBucket } from "../../shared/nats/index.js";
-import { allocationUse, type AllocationRecord, type NodeRecord, placementPoolKey, windowCount } from "../../shared/records/index.js";
+import {
+  allocationUse,
+  type AllocationRecord,
+  type NodeRecord,
+  placementPoolKey,
+  windowCount,
+} from "../../shared/records/index.js";
 import { nodeCaps } from "./node-caps.js";
 import type { NodeView } from "./plan.js";
 import type { SchedulerStore } from "./scheduler-store.js";
@@ -43,7 +49,11 @@ export class ClusterView {
 
   async start(): Promise<void> {
     // A heartbeat rewrites a node record every interval; only what placement reads should wake it.
-    await this.follow(this.store.nodes, this.nodes, (before, after) => before === null || after === null || placementFace(before) !== placementFace(after));
+    await this.follow(
+      this.store.nodes,
+      this.nodes,
+      (before, after) => before === null || after === null || placementFace(before) !== placementFace(after),
+    );
     await this.follow(this.store.allocations, this.allocations, freesRoom);
   }
 
@@ -76,13 +86,20 @@ export class ClusterView {
         used: allocationUse(allocation),
         draining: node.draining,
         online: node.offline_at === null,
-        per_hour: caps.perHour === null ? undefined : { limit: caps.perHour, used: windowCount(allocation?.assigned_last_hour ?? [], nowMs) },
+        per_hour:
+          caps.perHour === null
+            ? undefined
+            : { limit: caps.perHour, used: windowCount(allocation?.assigned_last_hour ?? [], nowMs) },
       };
     });
   }
 
   /** Watch first (updates only), then read everything: an update during the read is applied by revision, never lost. */
-  private async follow<T>(bucket: JsonBucket<z.ZodType<T>>, into: Map<string, Versioned<T>>, matters: (before: T | null, after: T | null) => boolean): Promise<void> {
+  private async follow<T>(
+    bucket: JsonBucket<z.ZodType<T>>,
+    into: Map<string, Versioned<T>>,
+    matters: (before: T | null, after: T | null) => boolean,
+  ): Promise<void> {
     const { kv, schema } = bucket;
     const apply = (key: string, revision: number, value: T | null) => {
       const known = into.get(key);

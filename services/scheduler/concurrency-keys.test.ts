@@ -32,7 +32,10 @@ function job(id: string, key?: string, maxRunning = 1, business = "biz_a"): Pend
     resources: { cpu: 1, memory_mb: 256, gpu: 0 },
     priority: 0,
     queued_at_ms: seq,
-    concurrency: key === undefined ? null : concurrencyGate({ app_id: "app1", business_id: business, concurrency: { key, max_running: maxRunning } }),
+    concurrency:
+      key === undefined
+        ? null
+        : concurrencyGate({ app_id: "app1", business_id: business, concurrency: { key, max_running: maxRunning } }),
   };
 }
 
@@ -40,7 +43,12 @@ function placed(jobs: readonly PendingJob[], use?: ConcurrencyUse, nodes = [node
   return planPlacements(nodes, jobs, use).placements.map((placement) => placement.job_key.split(".")[2] as string);
 }
 
-function activeRevision(key: string, revision: number, state: string, concurrency: { key: string; max_running: number } | null): JobRevision {
+function activeRevision(
+  key: string,
+  revision: number,
+  state: string,
+  concurrency: { key: string; max_running: number } | null,
+): JobRevision {
   const record = {
     state,
     attempt: 1,
@@ -83,7 +91,9 @@ describe("planPlacements with concurrency keys", () => {
   });
 
   it("counts a key within its business only", () => {
-    expect(placed([job("x1", "same", 1, "biz_x"), job("y1", "same", 1, "biz_y"), job("x2", "same", 1, "biz_x")])).toEqual(["x1", "y1"]);
+    expect(
+      placed([job("x1", "same", 1, "biz_x"), job("y1", "same", 1, "biz_y"), job("x2", "same", 1, "biz_x")]),
+    ).toEqual(["x1", "y1"]);
   });
 
   it("applies the oldest waiting job's own max_running, and keeps the key's younger jobs behind it", () => {
@@ -94,7 +104,10 @@ describe("planPlacements with concurrency keys", () => {
   });
 
   it("reads no further into a key's backlog once the key is at its limit", () => {
-    const queue = QueuedJobs.fromList([...Array.from({ length: 1000 }, (_, index) => job(`k${index}`, "deploy")), job("plain")]);
+    const queue = QueuedJobs.fromList([
+      ...Array.from({ length: 1000 }, (_, index) => job(`k${index}`, "deploy")),
+      job("plain"),
+    ]);
     const inOrder = queue.inOrder.bind(queue);
     let read = 0;
     queue.inOrder = function* (poolKey: string, closedKeys?: ReadonlySet<string>) {
@@ -103,14 +116,25 @@ describe("planPlacements with concurrency keys", () => {
         yield each;
       }
     };
-    expect(planPlacements([node("n1")], queue).placements.map((placement) => placement.job_key)).toEqual(["app1.biz_a.k0", "app1.biz_a.plain"]);
+    expect(planPlacements([node("n1")], queue).placements.map((placement) => placement.job_key)).toEqual([
+      "app1.biz_a.k0",
+      "app1.biz_a.plain",
+    ]);
     expect(read).toBeLessThan(5);
   });
 });
 
 describe("QueuedJobs with concurrency keys", () => {
   it("lets a business's keys take turns, jobs without a key as one more group, each first come first served", () => {
-    const order = fairOrder([job("a1", "a"), job("a2", "a"), job("a3", "a"), job("b1", "b"), job("b2", "b"), job("n1"), job("a4", "a")]);
+    const order = fairOrder([
+      job("a1", "a"),
+      job("a2", "a"),
+      job("a3", "a"),
+      job("b1", "b"),
+      job("b2", "b"),
+      job("n1"),
+      job("a4", "a"),
+    ]);
     expect(order.map((each) => each.job_key.split(".")[2])).toEqual(["a1", "b1", "n1", "a2", "b2", "a3", "a4"]);
   });
 

@@ -18,7 +18,11 @@ export interface ConcurrencyCounts extends ConcurrencyUse {
 }
 
 /** The gate of a job with a `concurrency` field; null for the others (most jobs), which never pay for the rule. */
-export function concurrencyGate(job: { app_id: string; business_id: string; concurrency?: Job["concurrency"] | undefined }): ConcurrencyGate | null {
+export function concurrencyGate(job: {
+  app_id: string;
+  business_id: string;
+  concurrency?: Job["concurrency"] | undefined;
+}): ConcurrencyGate | null {
   if (!job.concurrency) return null;
   return { scope: `${job.app_id}.${job.business_id}|${job.concurrency.key}`, max_running: job.concurrency.max_running };
 }

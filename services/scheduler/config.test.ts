@@ -7,7 +7,13 @@ describe("the pool settings", () => {
   });
 
   it("does not start with a shared pool that is not an operator pool, and names the variable", () => {
-    expect(() => loadConfig({ NATS_URL: "nats://127.0.0.1:4222", CJS_OPERATOR_POOLS: "default", CJS_SHARED_OPERATOR_POOLS: "default,gpu" })).toThrow(/CJS_SHARED_OPERATOR_POOLS: gpu is not in CJS_OPERATOR_POOLS/);
+    expect(() =>
+      loadConfig({
+        NATS_URL: "nats://127.0.0.1:4222",
+        CJS_OPERATOR_POOLS: "default",
+        CJS_SHARED_OPERATOR_POOLS: "default,gpu",
+      }),
+    ).toThrow(/CJS_SHARED_OPERATOR_POOLS: gpu is not in CJS_OPERATOR_POOLS/);
   });
 });
 
@@ -21,7 +27,11 @@ describe("the retention settings", () => {
   });
 
   it("refuses an override that is not a whole number of seconds from 1, naming the variable", () => {
-    expect(() => loadConfig({ NATS_URL, CJS_RETENTION_SECONDS_OVERRIDE: "0" })).toThrow(/CJS_RETENTION_SECONDS_OVERRIDE/);
-    expect(() => loadConfig({ NATS_URL, CJS_RETENTION_SECONDS_OVERRIDE: "soon" })).toThrow(/CJS_RETENTION_SECONDS_OVERRIDE/);
+    expect(() => loadConfig({ NATS_URL, CJS_RETENTION_SECONDS_OVERRIDE: "0" })).toThrow(
+      /CJS_RETENTION_SECONDS_OVERRIDE/,
+    );
+    expect(() => loadConfig({ NATS_URL, CJS_RETENTION_SECONDS_OVERRIDE: "soon" })).toThrow(
+      /CJS_RETENTION_SECONDS_OVERRIDE/,
+    );
   });
 });

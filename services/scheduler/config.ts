@@ -24,7 +24,10 @@ export const SchedulerConfig = BaseConfig.extend({
   /** Most jobs one retention sweep deletes; the rest wait for the next. */
   CJS_RETENTION_SWEEP_BATCH: intSetting(200, { min: 1, max: 10_000 }),
   /** When set, every business keeps finished jobs this many seconds, whatever its plan says (tests, small installs); billing is not asked. */
-  CJS_RETENTION_SECONDS_OVERRIDE: z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().min(1).optional()),
+  CJS_RETENTION_SECONDS_OVERRIDE: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.coerce.number().int().min(1).optional(),
+  ),
   /** How long the marker a deleted job record leaves in the job bucket is kept, so every replica's watch sees the deletion; then the server removes it. */
   CJS_RETENTION_MARKER_TTL_SECONDS: intSetting(3600, { min: 1, max: 30 * 86_400 }),
   /** The shortest time between two ticks of a schedule's cron expression; a closer one is refused at create, so no schedule floods the queue. */

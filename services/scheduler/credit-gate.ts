@@ -1,4 +1,9 @@
-import { CreditCheckReply, type CreditCheckCommand, type SubmitJobRequest, type UserContext } from "../../shared/contract/index.js";
+import {
+  CreditCheckReply,
+  type CreditCheckCommand,
+  type SubmitJobRequest,
+  type UserContext,
+} from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { RequestTrace } from "../../shared/tracing/index.js";
 import type { SchedulerContext } from "./scheduler-context.js";

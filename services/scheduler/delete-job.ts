@@ -9,7 +9,9 @@ import { retentionDeleted } from "./scheduler-metrics.js";
 /** Only a finished job may be deleted: one still queued or running is cancelled first. */
 export function checkFinished(job: JobRecord): void {
   if (!isTerminal(job.state)) {
-    throw new AppError("state.conflict", `Cannot delete a job that is ${job.state}; cancel it first.`, { details: { state: job.state, job_id: job.job_id } });
+    throw new AppError("state.conflict", `Cannot delete a job that is ${job.state}; cancel it first.`, {
+      details: { state: job.state, job_id: job.job_id },
+    });
   }
 }
 

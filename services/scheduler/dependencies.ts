@@ -24,11 +24,17 @@ const NONE: Dependencies = { parents: [], waitingOn: [] };
  * the id), none with `MAX_DEPENDENTS` dependents already (`state.conflict`). A job can
  * only depend on jobs that exist before it, so no cycle can ever form.
  */
-export async function checkDependencies(ctx: SchedulerContext, caller: Pick<UserContext, "app_id" | "business_id">, dependsOn: readonly string[] | undefined): Promise<Dependencies> {
+export async function checkDependencies(
+  ctx: SchedulerContext,
+  caller: Pick<UserContext, "app_id" | "business_id">,
+  dependsOn: readonly string[] | undefined,
+): Promise<Dependencies> {
   if (!dependsOn || dependsOn.length === 0) return NONE;
   const twice = dependsOn.find((id, index) => dependsOn.indexOf(id) !== index);
   if (twice !== undefined) {
-    throw new AppError("request.invalid", `depends_on lists job ${twice} twice.`, { details: { issues: [{ path: "depends_on", message: `${twice} is listed twice` }] } });
+    throw new AppError("request.invalid", `depends_on lists job ${twice} twice.`, {
+      details: { issues: [{ path: "depends_on", message: `${twice} is listed twice` }] },
+    });
   }
   const parents = await Promise.all(
     dependsOn.map(async (id) => {
@@ -36,9 +42,13 @@ export async function checkDependencies(ctx: SchedulerContext, caller: Pick<User
       const stored = await ctx.store.jobs.get(key);
       if (!stored) throw new AppError("resource.not_found", `No job ${id} to depend on.`, { details: { job_id: id } });
       if (stored.value.dependents.length >= MAX_DEPENDENTS) {
-        throw new AppError("state.conflict", `Job ${id} already has ${MAX_DEPENDENTS} dependent jobs, the most one job may have.`, {
-          details: { job_id: id, state: stored.value.state },
-        });
+        throw new AppError(
+          "state.conflict",
+          `Job ${id} already has ${MAX_DEPENDENTS} dependent jobs, the most one job may have.`,
+          {
+            details: { job_id: id, state: stored.value.state },
+          },
+        );
       }
       return { id, key, state: stored.value.state };
     }),
@@ -54,13 +64,21 @@ export async function checkDependencies(ctx: SchedulerContext, caller: Pick<User
  * job's state then, or null when no parent had ended. A parent too busy to change now is left to the
  * periodic pass (`recheckWaitingJobs`), never failing a submit whose job exists.
  */
-export async function linkDependents(ctx: SchedulerContext, childKey: string, childId: string, dependencies: Dependencies): Promise<JobState | null> {
+export async function linkDependents(
+  ctx: SchedulerContext,
+  childKey: string,
+  childId: string,
+  dependencies: Dependencies,
+): Promise<JobState | null> {
   if (dependencies.parents.length === 0) return null;
   const ended: Array<{ id: string; end: JobState | null }> = [];
   await Promise.all(
     dependencies.parents.map(async ({ id, key }) => {
       const stored = await appendDependent(ctx, key, childId).catch((error: unknown) => {
-        ctx.logger.warn({ err: error, job_id: childId, parent_id: id }, "could not add a dependent to its parent yet; the repair pass will");
+        ctx.logger.warn(
+          { err: error, job_id: childId, parent_id: id },
+          "could not add a dependent to its parent yet; the repair pass will",
+        );
         return undefined;
       });
       if (stored === undefined) return;

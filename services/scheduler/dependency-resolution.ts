@@ -16,8 +16,14 @@ function jobIdOf(key: string): string {
 }
 
 /** Adds a job to a parent's `dependents` (once); the parent as stored after, or null when it is gone. */
-export function appendDependent(ctx: SchedulerContext, parentKey: string, childId: string): Promise<Versioned<JobRecord> | null> {
-  return ctx.store.jobs.mutate(parentKey, (parent) => (parent.dependents.includes(childId) ? undefined : { ...parent, dependents: [...parent.dependents, childId] }));
+export function appendDependent(
+  ctx: SchedulerContext,
+  parentKey: string,
+  childId: string,
+): Promise<Versioned<JobRecord> | null> {
+  return ctx.store.jobs.mutate(parentKey, (parent) =>
+    parent.dependents.includes(childId) ? undefined : { ...parent, dependents: [...parent.dependents, childId] },
+  );
 }
 
 /**
@@ -28,14 +34,25 @@ export function appendDependent(ctx: SchedulerContext, parentKey: string, childI
  * job's state as last seen (null when it is gone) and whether this call changed it:
  * doing it twice, on two replicas or after a crash, is harmless.
  */
-export async function settleDependency(ctx: SchedulerContext, childKey: string, parentId: string, end: ParentEnd): Promise<{ state: JobState | null; changed: boolean }> {
+export async function settleDependency(
+  ctx: SchedulerContext,
+  childKey: string,
+  parentId: string,
+  end: ParentEnd,
+): Promise<{ state: JobState | null; changed: boolean }> {
   let seen: JobState | null = null;
   try {
     const { after } = await changeJob(ctx, childKey, (job) => {
       seen = job.state;
-      return end === "succeeded" ? releaseDependency(job, parentId, ctx.clock.now()) : failDependency(job, parentId, end, ctx.clock.now());
+      return end === "succeeded"
+        ? releaseDependency(job, parentId, ctx.clock.now())
+        : failDependency(job, parentId, end, ctx.clock.now());
     });
-    if (after.state === "cancelled") ctx.logger.info({ job_id: after.job_id, parent_id: parentId, parent_state: end }, "job cancelled: a job it depends on did not succeed");
+    if (after.state === "cancelled")
+      ctx.logger.info(
+        { job_id: after.job_id, parent_id: parentId, parent_state: end },
+        "job cancelled: a job it depends on did not succeed",
+      );
     return { state: after.state, changed: true };
   } catch (error) {
     // Settled already (by another replica, or by the watch while the submit told the parent), or gone.
@@ -45,7 +62,12 @@ export async function settleDependency(ctx: SchedulerContext, childKey: string, 
 }
 
 /** Settles every job waiting for a parent that ended (the watch saw its end). */
-export async function settleChildrenOf(ctx: SchedulerContext, waiting: WaitingJobs, parentKey: string, end: ParentEnd): Promise<void> {
+export async function settleChildrenOf(
+  ctx: SchedulerContext,
+  waiting: WaitingJobs,
+  parentKey: string,
+  end: ParentEnd,
+): Promise<void> {
   await forEachBounded(waiting.childrenOf(parentKey), SETTLE_LANES, async (childKey) => {
     await settleDependency(ctx, childKey, jobIdOf(parentKey), end);
   });
@@ -71,7 +93,10 @@ export async function recheckWaitingJobs(ctx: SchedulerContext, waiting: Waiting
       if (end !== undefined) {
         if ((await settleDependency(ctx, childKey, jobIdOf(parentKey), end)).changed) {
           jobRepairs.inc({ kind: "dependency_unsettled" });
-          ctx.logger.warn({ job_key: childKey, parent_key: parentKey, parent_state: end }, "repair: a job still waited for a job that had ended; settled");
+          ctx.logger.warn(
+            { job_key: childKey, parent_key: parentKey, parent_state: end },
+            "repair: a job still waited for a job that had ended; settled",
+          );
         }
       } else if (parent && !parent.value.dependents.includes(jobIdOf(childKey))) {
         await appendDependent(ctx, parentKey, jobIdOf(childKey));

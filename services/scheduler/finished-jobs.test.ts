@@ -47,7 +47,9 @@ describe("FinishedJobs", () => {
     const { jobs, total } = finished.due(T0 + 33 * DAY_MS, (business) => retention.get(business), 1);
     expect(total).toBe(2);
     expect(jobs).toEqual([{ key: "app.free.b", business: "app.free", revision: 2, finishedMs: T0 }]);
-    expect(finished.due(T0 + 33 * DAY_MS, (business) => retention.get(business), 10).jobs.map((job) => job.key)).toEqual(["app.free.b", "app.free.a"]);
+    expect(
+      finished.due(T0 + 33 * DAY_MS, (business) => retention.get(business), 10).jobs.map((job) => job.key),
+    ).toEqual(["app.free.b", "app.free.a"]);
   });
 
   it("forgets a job only up to the revision the sweep decided on", () => {

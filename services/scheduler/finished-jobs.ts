@@ -14,7 +14,12 @@ export interface FinishedJob {
 function finishedMsOf(record: Record<string, unknown> | null): number | null {
   if (!record) return null;
   // Cheap checks, no schema: every replica runs this for every revision of every job.
-  if (typeof record.state !== "string" || !isTerminal(record.state as JobState) || typeof record.finished_at !== "string") return null;
+  if (
+    typeof record.state !== "string" ||
+    !isTerminal(record.state as JobState) ||
+    typeof record.finished_at !== "string"
+  )
+    return null;
   const finishedMs = Date.parse(record.finished_at);
   return Number.isNaN(finishedMs) ? null : finishedMs;
 }
@@ -60,12 +65,17 @@ export class FinishedJobs implements JobRevisionListener {
    * Up to `limit` jobs finished at least their business's retention before `nowMs`, oldest
    * first, and how many are due in all. A business without a known retention is skipped.
    */
-  due(nowMs: number, retentionMsOf: (business: string) => number | undefined, limit: number): { jobs: FinishedJob[]; total: number } {
+  due(
+    nowMs: number,
+    retentionMsOf: (business: string) => number | undefined,
+    limit: number,
+  ): { jobs: FinishedJob[]; total: number } {
     const due: FinishedJob[] = [];
     for (const [key, { revision, finishedMs }] of this.#jobs) {
       const business = businessOf(key);
       const retentionMs = retentionMsOf(business);
-      if (retentionMs !== undefined && finishedMs + retentionMs <= nowMs) due.push({ key, business, revision, finishedMs });
+      if (retentionMs !== undefined && finishedMs + retentionMs <= nowMs)
+        due.push({ key, business, revision, finishedMs });
     }
     due.sort((a, b) => a.finishedMs - b.finishedMs);
     return { jobs: due.slice(0, limit), total: due.length };

@@ -14,6 +14,7 @@ export interface HoldFields {
  */
 export function heldReason(job: HoldFields, now: number): PendingReason | null {
   if (job.waiting_on && job.waiting_on.length > 0) return "waiting_for_dependencies";
-  if (job.next_attempt_at && Date.parse(job.next_attempt_at) > now) return job.pending_reason === "retry_backoff" ? "retry_backoff" : "scheduled";
+  if (job.next_attempt_at && Date.parse(job.next_attempt_at) > now)
+    return job.pending_reason === "retry_backoff" ? "retry_backoff" : "scheduled";
   return null;
 }

@@ -45,9 +45,13 @@ export function encodeListCursor(appId: string, businessId: string, body: Listin
 export function decodeListCursor(appId: string, businessId: string, body: ListingOf, cursor: string): string {
   const [jobId, print, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split(".");
   if (rest.length > 0 || !isId("job", jobId) || print !== fingerprint(appId, businessId, body)) {
-    throw new AppError("request.invalid", "The cursor is not a next_cursor of a previous page of this listing (same filters, same business).", {
-      details: { issues: [{ path: "cursor", message: "not a next_cursor of a previous page of this listing" }] },
-    });
+    throw new AppError(
+      "request.invalid",
+      "The cursor is not a next_cursor of a previous page of this listing (same filters, same business).",
+      {
+        details: { issues: [{ path: "cursor", message: "not a next_cursor of a previous page of this listing" }] },
+      },
+    );
   }
   return jobId;
 }

@@ -14,7 +14,8 @@ const JOB: JobListFace = {
   schedule_id: "sch_SSSSSSSSSSSSSSSSSSSS",
 };
 
-const matches = (body: Partial<ListJobsRequest>, job: JobListFace = JOB) => matchesJobListFilter(jobListFilterOf({ limit: 50, ...body }), job);
+const matches = (body: Partial<ListJobsRequest>, job: JobListFace = JOB) =>
+  matchesJobListFilter(jobListFilterOf({ limit: 50, ...body }), job);
 
 describe("the list filters on a record read for a page", () => {
   it("need every metadata pair, split at the first `=`", () => {
@@ -37,7 +38,14 @@ describe("the list filters on a record read for a page", () => {
   });
 
   it("read a record stored before schedules, names and metadata were listed as having none", () => {
-    const face = jobListFaceOf({ state: "queued", pool_id: "default", type: "shell", node_id: null, created_at: "2026-03-01T00:00:00.000Z", labels: {} });
+    const face = jobListFaceOf({
+      state: "queued",
+      pool_id: "default",
+      type: "shell",
+      node_id: null,
+      created_at: "2026-03-01T00:00:00.000Z",
+      labels: {},
+    });
     expect(face).toMatchObject({ name: null, metadata: {}, schedule_id: null });
   });
 });

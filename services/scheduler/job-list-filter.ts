@@ -34,7 +34,9 @@ export function jobListFaceOf(record: unknown): JobListFace | null {
   if (!parsed.success) return null;
   const { state, pool_id, type, node_id, created_at, labels, name, metadata, schedule_id } = parsed.data;
   const created_ms = Date.parse(created_at);
-  return Number.isNaN(created_ms) ? null : { state, pool_id, type, node_id, created_ms, labels, name, metadata, schedule_id };
+  return Number.isNaN(created_ms)
+    ? null
+    : { state, pool_id, type, node_id, created_ms, labels, name, metadata, schedule_id };
 }
 
 /** The filters of a `jobs/list` request, each present one to be met. */
@@ -98,7 +100,10 @@ export function matchesJobListFilter(filter: JobListFilter, job: JobListFace): b
 
 /** Created strictly after `created_after` and strictly before `created_before`. */
 export function createdWithin(filter: JobListFilter, createdMs: number): boolean {
-  return !(filter.created_after_ms !== undefined && createdMs <= filter.created_after_ms) && !(filter.created_before_ms !== undefined && createdMs >= filter.created_before_ms);
+  return (
+    !(filter.created_after_ms !== undefined && createdMs <= filter.created_after_ms) &&
+    !(filter.created_before_ms !== undefined && createdMs >= filter.created_before_ms)
+  );
 }
 
 /** A name that starts with `name_prefix`, when the filter has one. */

@@ -37,13 +37,23 @@ class Bucket {
 
   put(n: number, fields: Record<string, unknown> = {}, business = BUSINESS, app = APP): number {
     this.revision += 1;
-    this.index.apply({ key: `${app}.${business}.${idOf(n)}`, revision: this.revision, record: record(n, fields), data: new Uint8Array() });
+    this.index.apply({
+      key: `${app}.${business}.${idOf(n)}`,
+      revision: this.revision,
+      record: record(n, fields),
+      data: new Uint8Array(),
+    });
     return this.revision;
   }
 
   remove(n: number, business = BUSINESS): void {
     this.revision += 1;
-    this.index.apply({ key: `${APP}.${business}.${idOf(n)}`, revision: this.revision, record: null, data: new Uint8Array() });
+    this.index.apply({
+      key: `${APP}.${business}.${idOf(n)}`,
+      revision: this.revision,
+      record: null,
+      data: new Uint8Array(),
+    });
   }
 }
 
@@ -83,7 +93,9 @@ describe("the job list index", () => {
     expect(list(bucket.index, { metadata: ["team=a", "url=x=1"] }).ids).toEqual(ids(4, 1));
     expect(list(bucket.index, { name_prefix: "nightly-" }).ids).toEqual(ids(2, 1));
     expect(list(bucket.index, { schedule_id: "sch_AAAAAAAAAAAAAAAAAAAA" }).ids).toEqual(ids(3, 1));
-    expect(list(bucket.index, { schedule_id: "sch_AAAAAAAAAAAAAAAAAAAA", metadata: "team=a", name_prefix: "night" }).ids).toEqual(ids(1));
+    expect(
+      list(bucket.index, { schedule_id: "sch_AAAAAAAAAAAAAAAAAAAA", metadata: "team=a", name_prefix: "night" }).ids,
+    ).toEqual(ids(1));
     expect(list(bucket.index, { schedule_id: "sch_BBBBBBBBBBBBBBBBBBBB" }).ids).toEqual([]);
   });
 
@@ -117,7 +129,9 @@ describe("the job list index", () => {
     const bucket = new Bucket();
     JobState.options.forEach((state, n) => bucket.put(n, { state }));
     expect(list(bucket.index, { state: "running" }).ids).toEqual(ids(JobState.options.indexOf("running")));
-    expect(list(bucket.index, { state: ["failed", "timed_out"] }).ids).toEqual(ids(JobState.options.indexOf("timed_out"), JobState.options.indexOf("failed")));
+    expect(list(bucket.index, { state: ["failed", "timed_out"] }).ids).toEqual(
+      ids(JobState.options.indexOf("timed_out"), JobState.options.indexOf("failed")),
+    );
   });
 
   it("filters by pool, type and node", () => {
@@ -164,8 +178,18 @@ describe("the job list index", () => {
     const bucket = new Bucket();
     bucket.put(1);
     const running = bucket.put(1, { state: "running", node_id: NODE });
-    bucket.index.apply({ key: `${APP}.${BUSINESS}.${idOf(1)}`, revision: running - 1, record: record(1), data: new Uint8Array() });
-    bucket.index.apply({ key: `${APP}.${BUSINESS}.${idOf(1)}`, revision: running - 1, record: null, data: new Uint8Array() });
+    bucket.index.apply({
+      key: `${APP}.${BUSINESS}.${idOf(1)}`,
+      revision: running - 1,
+      record: record(1),
+      data: new Uint8Array(),
+    });
+    bucket.index.apply({
+      key: `${APP}.${BUSINESS}.${idOf(1)}`,
+      revision: running - 1,
+      record: null,
+      data: new Uint8Array(),
+    });
     expect(list(bucket.index, { state: "running", node_id: NODE }).ids).toEqual(ids(1));
     expect(list(bucket.index, { state: "queued" }).ids).toEqual([]);
 
@@ -207,10 +231,15 @@ describe("the job list index", () => {
     };
     const check = () => {
       for (const state of ["queued", "running"] as const) {
-        const expected = [...model].filter(([, s]) => s === state).map(([n]) => n).sort((a, b) => b - a);
+        const expected = [...model]
+          .filter(([, s]) => s === state)
+          .map(([n]) => n)
+          .sort((a, b) => b - a);
         const cursorAt = random(50_000);
         expect(list(bucket.index, { state }, 100_000).ids).toEqual(ids(...expected));
-        expect(list(bucket.index, { state, cursor: idOf(cursorAt) }, 7).ids).toEqual(ids(...expected.filter((n) => n < cursorAt).slice(0, 7)));
+        expect(list(bucket.index, { state, cursor: idOf(cursorAt) }, 7).ids).toEqual(
+          ids(...expected.filter((n) => n < cursorAt).slice(0, 7)),
+        );
       }
     };
     // Appends first, then changes and inserts anywhere (far back too), then appends again.

@@ -1,5 +1,13 @@
 import { JobState } from "../../shared/contract/index.js";
-import { carriesLabels, carriesMetadata, createdWithin, jobListFaceOf, namedWithin, type JobListFace, type JobListFilter } from "./job-list-filter.js";
+import {
+  carriesLabels,
+  carriesMetadata,
+  createdWithin,
+  jobListFaceOf,
+  namedWithin,
+  type JobListFace,
+  type JobListFilter,
+} from "./job-list-filter.js";
 import type { JobRevision, JobRevisionListener } from "./jobs-watch.js";
 
 const STATES = JobState.options;
@@ -77,7 +85,10 @@ function pairSetName(pairs: Readonly<Record<string, string>>): string {
 }
 
 /** The code of a set of pairs, NONE for an empty one. */
-function acquirePairs(pairSets: Interned<Readonly<Record<string, string>>>, pairs: Readonly<Record<string, string>>): number {
+function acquirePairs(
+  pairSets: Interned<Readonly<Record<string, string>>>,
+  pairs: Readonly<Record<string, string>>,
+): number {
   const name = pairSetName(pairs);
   return name === "" ? NONE : pairSets.acquire(name, () => Object.freeze({ ...pairs }));
 }
@@ -267,7 +278,10 @@ class BusinessJobs {
 
   #grow(): void {
     const size = this.#order.length * 2;
-    const grown = <A extends Int32Array | Float64Array | Uint8Array | Uint32Array>(from: A, make: new (length: number) => A): A => {
+    const grown = <A extends Int32Array | Float64Array | Uint8Array | Uint32Array>(
+      from: A,
+      make: new (length: number) => A,
+    ): A => {
       const to = new make(size);
       to.set(from);
       return to;
@@ -321,7 +335,13 @@ export class JobListIndex implements JobRevisionListener {
    * (from the newest when absent), newest first; `more` says whether another match follows.
    * Another business's jobs are in another part of the index, never looked at.
    */
-  find(appId: string, businessId: string, filter: JobListFilter, before: string | undefined, count: number): { ids: string[]; more: boolean } {
+  find(
+    appId: string,
+    businessId: string,
+    filter: JobListFilter,
+    before: string | undefined,
+    count: number,
+  ): { ids: string[]; more: boolean } {
     const jobs = this.#businesses.get(`${appId}.${businessId}`);
     const coded = jobs && this.#coded(filter);
     return coded ? jobs.find(coded, before, count) : { ids: [], more: false };
@@ -336,7 +356,12 @@ export class JobListIndex implements JobRevisionListener {
   #coded(filter: JobListFilter): CodedFilter | undefined {
     const { names, pairSets } = this.#shared;
     const codeOf = (name: string | undefined) => (name === undefined ? undefined : (names.codeOf(name) ?? -1));
-    const [pool, type, node, schedule] = [codeOf(filter.pool_id), codeOf(filter.type), codeOf(filter.node_id), codeOf(filter.schedule_id)];
+    const [pool, type, node, schedule] = [
+      codeOf(filter.pool_id),
+      codeOf(filter.type),
+      codeOf(filter.node_id),
+      codeOf(filter.schedule_id),
+    ];
     if (pool === -1 || type === -1 || node === -1 || schedule === -1) return undefined;
     let states = 0;
     STATES.forEach((state, code) => {

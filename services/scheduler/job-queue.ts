@@ -19,7 +19,9 @@ export class QueueDepthGuard {
   /** `queue.full` when one more waiting job would pass the limit; null while there is room. */
   refusal(): AppError | null {
     if (this.queued.size + this.#admitting + 1 <= this.limit) return null;
-    return new AppError("queue.full", "The job queue is full; nothing was queued. Try again later.", { retryAfterSeconds: 30 });
+    return new AppError("queue.full", "The job queue is full; nothing was queued. Try again later.", {
+      retryAfterSeconds: 30,
+    });
   }
 
   /**

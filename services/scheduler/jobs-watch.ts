@@ -26,7 +26,9 @@ export interface JobRevisionListener {
 const CATCH_UP_LIMIT_MS = 2000;
 
 /** What the watch is fed from: the bucket's own watch, or (tests) one that loses entries on purpose. */
-export type OpenJobsWatch = (kv: SchedulerStore["jobs"]["kv"]) => Promise<AsyncIterable<KvWatchEntry> & { stop(): void }>;
+export type OpenJobsWatch = (
+  kv: SchedulerStore["jobs"]["kv"],
+) => Promise<AsyncIterable<KvWatchEntry> & { stop(): void }>;
 
 const bucketWatch: OpenJobsWatch = (kv) => kv.watch({ include: KvWatchInclude.LastValue });
 
@@ -104,7 +106,8 @@ export class JobsWatch {
     const known = Math.max(this.#seen, this.#readTo);
     const previous = this.#lastCheck;
     this.#lastCheck = { known, last };
-    if (previous && previous.last > previous.known && known === previous.known) await this.fillGap(previous.known + 1, previous.last);
+    if (previous && previous.last > previous.known && known === previous.known)
+      await this.fillGap(previous.known + 1, previous.last);
   }
 
   /**
@@ -142,13 +145,19 @@ export class JobsWatch {
     try {
       for (const missed of await readStillStored(this.store.jobs.kv, from, to)) {
         jobRepairs.inc({ kind: "watch_skipped" });
-        this.logger?.warn({ job_key: missed.key, revision: missed.revision }, "repair: the job watch skipped a job's latest revision; read it from the bucket");
+        this.logger?.warn(
+          { job_key: missed.key, revision: missed.revision },
+          "repair: the job watch skipped a job's latest revision; read it from the bucket",
+        );
         this.deliver(missed);
       }
       this.#readTo = Math.max(this.#readTo, to);
     } catch (error) {
       this.#unread.push({ from, to });
-      this.logger?.warn({ err: error, from, to }, "the job watch skipped revisions that could not be read; the repair sweep tries again");
+      this.logger?.warn(
+        { err: error, from, to },
+        "the job watch skipped revisions that could not be read; the repair sweep tries again",
+      );
     }
   }
 
@@ -169,7 +178,9 @@ export class JobsWatch {
 function decodedRecord(data: Uint8Array): Record<string, unknown> | null {
   try {
     const value = decodeJson(data);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }

@@ -19,7 +19,12 @@ import {
 const T = 1_800_000_000_000;
 const NONE: QuotaLimits = { maxJobsPerHour: null, maxConcurrentJobs: null, allowedJobTypes: null };
 
-function admitMany(limits: QuotaLimits, count: number, nowOf: (index: number) => number, start = emptyQuotaRecord("key_a", "app", "biz")): { record: KeyQuotaRecord; refused: AppError[] } {
+function admitMany(
+  limits: QuotaLimits,
+  count: number,
+  nowOf: (index: number) => number,
+  start = emptyQuotaRecord("key_a", "app", "biz"),
+): { record: KeyQuotaRecord; refused: AppError[] } {
   let record = start;
   const refused: AppError[] = [];
   for (let index = 0; index < count; index += 1) {
@@ -39,7 +44,12 @@ describe("checkJobType", () => {
   it("refuses a type the key does not list with quota.job_type_not_allowed", () => {
     const limits = { ...NONE, allowedJobTypes: ["shell"] };
     expect(() => checkJobType(limits, "shell")).not.toThrow();
-    expect(() => checkJobType(limits, "python")).toThrow(expect.objectContaining({ code: "quota.job_type_not_allowed", details: expect.objectContaining({ type: "python", allowed: ["shell"] }) }));
+    expect(() => checkJobType(limits, "python")).toThrow(
+      expect.objectContaining({
+        code: "quota.job_type_not_allowed",
+        details: expect.objectContaining({ type: "python", allowed: ["shell"] }),
+      }),
+    );
   });
 });
 
@@ -69,7 +79,9 @@ describe("decideAdmission", () => {
   it("admits maxConcurrentJobs jobs, then refuses until one is dropped", () => {
     const limits = { ...NONE, maxConcurrentJobs: 2 };
     const { record, refused } = admitMany(limits, 3, () => T);
-    expect(refused.map((error) => [error.code, error.retryAfterSeconds])).toEqual([["quota.concurrent_jobs_exceeded", CONCURRENCY_RETRY_AFTER_SECONDS]]);
+    expect(refused.map((error) => [error.code, error.retryAfterSeconds])).toEqual([
+      ["quota.concurrent_jobs_exceeded", CONCURRENCY_RETRY_AFTER_SECONDS],
+    ]);
     expect(Object.keys(record.active)).toEqual(["job_0", "job_1"]);
     const freed = withoutJobs(record, ["job_0"]);
     expect(freed && decideAdmission(freed, limits, "job_9", T).admit).toBe(true);

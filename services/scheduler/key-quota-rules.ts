@@ -1,7 +1,15 @@
 import { z } from "zod";
 import { isTerminal, type QuotaLimits } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { addToWindow, HourWindow, pruneWindow, removeFromWindow, secondsUntilRoom, windowCount, type JobRecord } from "../../shared/records/index.js";
+import {
+  addToWindow,
+  HourWindow,
+  pruneWindow,
+  removeFromWindow,
+  secondsUntilRoom,
+  windowCount,
+  type JobRecord,
+} from "../../shared/records/index.js";
 
 /**
  * The quota actor of one API key, in `cjs_key_quotas` under the key id. Only the scheduler
@@ -50,33 +58,50 @@ export function emptyQuotaRecord(keyId: string, appId: string, businessId: strin
 
 export type AdmissionDecision =
   | { admit: true; next: KeyQuotaRecord }
-  | { admit: false; error: AppError; /** Refused for concurrency: ended jobs may still be listed. */ concurrencyFull: boolean };
+  | {
+      admit: false;
+      error: AppError /** Refused for concurrency: ended jobs may still be listed. */;
+      concurrencyFull: boolean;
+    };
 
 /**
  * Admits one submit, or says why not: first the hourly limit, then the concurrent one.
  * The record comes back pruned, with the admission added.
  */
-export function decideAdmission(record: KeyQuotaRecord, limits: QuotaLimits, jobId: string, nowMs: number): AdmissionDecision {
+export function decideAdmission(
+  record: KeyQuotaRecord,
+  limits: QuotaLimits,
+  jobId: string,
+  nowMs: number,
+): AdmissionDecision {
   const { maxJobsPerHour, maxConcurrentJobs } = limits;
   if (maxJobsPerHour !== null && windowCount(record.admitted, nowMs) >= maxJobsPerHour) {
     const retryAfterSeconds = secondsUntilRoom(record.admitted, nowMs, maxJobsPerHour);
     return {
       admit: false,
       concurrencyFull: false,
-      error: new AppError("quota.jobs_per_hour_exceeded", `This API key may submit ${maxJobsPerHour} jobs per hour; try again in ${retryAfterSeconds} s.`, {
-        details: { quota: "maxJobsPerHour", limit: maxJobsPerHour },
-        retryAfterSeconds,
-      }),
+      error: new AppError(
+        "quota.jobs_per_hour_exceeded",
+        `This API key may submit ${maxJobsPerHour} jobs per hour; try again in ${retryAfterSeconds} s.`,
+        {
+          details: { quota: "maxJobsPerHour", limit: maxJobsPerHour },
+          retryAfterSeconds,
+        },
+      ),
     };
   }
   if (maxConcurrentJobs !== null && Object.keys(record.active).length >= maxConcurrentJobs) {
     return {
       admit: false,
       concurrencyFull: true,
-      error: new AppError("quota.concurrent_jobs_exceeded", `This API key may have ${maxConcurrentJobs} jobs that have not ended; try again once one ends.`, {
-        details: { quota: "maxConcurrentJobs", limit: maxConcurrentJobs },
-        retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
-      }),
+      error: new AppError(
+        "quota.concurrent_jobs_exceeded",
+        `This API key may have ${maxConcurrentJobs} jobs that have not ended; try again once one ends.`,
+        {
+          details: { quota: "maxConcurrentJobs", limit: maxConcurrentJobs },
+          retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
+        },
+      ),
     };
   }
   return {
@@ -95,7 +120,9 @@ export function decideAdmission(record: KeyQuotaRecord, limits: QuotaLimits, job
  * retry is not a new submit); null when the key has none.
  */
 export function retryLimits(record: KeyQuotaRecord): QuotaLimits | null {
-  return record.max_concurrent === null ? null : { maxJobsPerHour: null, maxConcurrentJobs: record.max_concurrent, allowedJobTypes: null };
+  return record.max_concurrent === null
+    ? null
+    : { maxJobsPerHour: null, maxConcurrentJobs: record.max_concurrent, allowedJobTypes: null };
 }
 
 /** The record without these jobs in its active set; undefined when none of them is there (nothing to write). */
@@ -111,16 +138,29 @@ export function withoutJobs(record: KeyQuotaRecord, jobIds: Iterable<string>): K
 }
 
 /** Takes back an admission that was not used (its job was never written). */
-export function withoutAdmission(record: KeyQuotaRecord, jobId: string, admittedAtMs: number, countedInHour: boolean): KeyQuotaRecord {
+export function withoutAdmission(
+  record: KeyQuotaRecord,
+  jobId: string,
+  admittedAtMs: number,
+  countedInHour: boolean,
+): KeyQuotaRecord {
   const { [jobId]: _dropped, ...active } = record.active;
-  return { ...record, active, admitted: countedInHour ? removeFromWindow(record.admitted, admittedAtMs) : record.admitted };
+  return {
+    ...record,
+    active,
+    admitted: countedInHour ? removeFromWindow(record.admitted, admittedAtMs) : record.admitted,
+  };
 }
 
 /**
  * The listed jobs that no longer hold a slot: those that ended, and those whose record does
  * not exist although they were admitted longer ago than a submit can take.
  */
-export function endedJobs(active: Record<string, number>, records: ReadonlyMap<string, Pick<JobRecord, "state"> | null>, nowMs: number): string[] {
+export function endedJobs(
+  active: Record<string, number>,
+  records: ReadonlyMap<string, Pick<JobRecord, "state"> | null>,
+  nowMs: number,
+): string[] {
   return Object.entries(active)
     .filter(([jobId, admittedAt]) => {
       const record = records.get(jobId);

@@ -65,10 +65,21 @@ async function readListedJobs(ctx: SchedulerContext, record: KeyQuotaRecord): Pr
  * that ended are dropped, so a lost release can never hold a slot for good. Returns null
  * when the caller has no such quota (no I/O at all).
  */
-export async function admitToKeyQuota(ctx: SchedulerContext, caller: UserContext, jobId: string, nowMs: number): Promise<KeyAdmission | null> {
+export async function admitToKeyQuota(
+  ctx: SchedulerContext,
+  caller: UserContext,
+  jobId: string,
+  nowMs: number,
+): Promise<KeyAdmission | null> {
   const limits = caller.quotas;
   if (caller.key_id === null || !tracksAdmissions(limits)) return null;
-  return admit(ctx, { keyId: caller.key_id, appId: caller.app_id, businessId: caller.business_id }, limits, jobId, nowMs);
+  return admit(
+    ctx,
+    { keyId: caller.key_id, appId: caller.app_id, businessId: caller.business_id },
+    limits,
+    jobId,
+    nowMs,
+  );
 }
 
 /**
@@ -76,7 +87,11 @@ export async function admitToKeyQuota(ctx: SchedulerContext, caller: UserContext
  * retry runs the job again, but is no new submit for the hourly count). Null when the key
  * has no such limit.
  */
-export async function admitRetryToKeyQuota(ctx: SchedulerContext, job: Pick<JobRecord, "key_id" | "app_id" | "business_id" | "job_id">, nowMs: number): Promise<KeyAdmission | null> {
+export async function admitRetryToKeyQuota(
+  ctx: SchedulerContext,
+  job: Pick<JobRecord, "key_id" | "app_id" | "business_id" | "job_id">,
+  nowMs: number,
+): Promise<KeyAdmission | null> {
   if (job.key_id === null) return null;
   const stored = await ctx.store.keyQuotas.get(kvKey(job.key_id));
   const limits = stored ? retryLimits(stored.value) : null;
@@ -84,7 +99,13 @@ export async function admitRetryToKeyQuota(ctx: SchedulerContext, job: Pick<JobR
   return admit(ctx, { keyId: job.key_id, appId: job.app_id, businessId: job.business_id }, limits, job.job_id, nowMs);
 }
 
-async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: string; businessId: string }, limits: QuotaLimits, jobId: string, nowMs: number): Promise<KeyAdmission> {
+async function admit(
+  ctx: SchedulerContext,
+  owner: { keyId: string; appId: string; businessId: string },
+  limits: QuotaLimits,
+  jobId: string,
+  nowMs: number,
+): Promise<KeyAdmission> {
   const { keyId } = owner;
   const key = kvKey(keyId);
   const bucket = ctx.store.keyQuotas;
@@ -106,9 +127,15 @@ async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: strin
   };
   try {
     // Another submit of the key that won the record is followed by a short pause, spread out.
-    await bucket.upsert(key, admitted, undefined, { writes: ADMIT_TRIES, pauseMs: (write) => Math.random() * Math.min(50, 2 + write * 2) });
+    await bucket.upsert(key, admitted, undefined, {
+      writes: ADMIT_TRIES,
+      pauseMs: (write) => Math.random() * Math.min(50, 2 + write * 2),
+    });
   } catch (error) {
-    if (error instanceof RecordBusyError) throw new AppError("service.unavailable", "The key's quota record is too busy right now; try again.", { retryAfterSeconds: 1 });
+    if (error instanceof RecordBusyError)
+      throw new AppError("service.unavailable", "The key's quota record is too busy right now; try again.", {
+        retryAfterSeconds: 1,
+      });
     throw error;
   }
   const countedInHour = limits.maxJobsPerHour !== null;
@@ -120,7 +147,9 @@ async function admit(ctx: SchedulerContext, owner: { keyId: string; appId: strin
           const released = withoutAdmission(value, jobId, nowMs, countedInHour);
           return keepSlot ? { ...released, active: value.active } : released;
         })
-        .catch((error: unknown) => ctx.logger.warn({ err: error, key_id: keyId, job_id: jobId }, "could not release an unused quota admission"));
+        .catch((error: unknown) =>
+          ctx.logger.warn({ err: error, key_id: keyId, job_id: jobId }, "could not release an unused quota admission"),
+        );
     },
   };
 }
@@ -134,19 +163,27 @@ const DRY_RUN_JOB = "dry_run";
  * its listed jobs read, as an admission would, so jobs that ended do not count. Null when
  * the call is made without a key or with a key that has no quotas.
  */
-export async function keyQuotaHeadroom(ctx: SchedulerContext, caller: UserContext, nowMs: number): Promise<{ headroom: DryRunKeyQuota; refusal: AppError | null } | null> {
+export async function keyQuotaHeadroom(
+  ctx: SchedulerContext,
+  caller: UserContext,
+  nowMs: number,
+): Promise<{ headroom: DryRunKeyQuota; refusal: AppError | null } | null> {
   const limits = caller.quotas;
   if (caller.key_id === null || !limits) return null;
   const headroom: DryRunKeyQuota = { jobs_per_hour_left: null, concurrent_jobs_left: null, job_type_allowed: true };
   if (!tracksAdmissions(limits)) return { headroom, refusal: null };
-  const stored = (await ctx.store.keyQuotas.get(kvKey(caller.key_id)))?.value ?? emptyQuotaRecord(caller.key_id, caller.app_id, caller.business_id);
+  const stored =
+    (await ctx.store.keyQuotas.get(kvKey(caller.key_id)))?.value ??
+    emptyQuotaRecord(caller.key_id, caller.app_id, caller.business_id);
   let record = stored;
   if (limits.maxConcurrentJobs !== null && Object.keys(record.active).length >= limits.maxConcurrentJobs) {
     record = withoutJobs(record, endedJobs(record.active, await readListedJobs(ctx, record), nowMs)) ?? record;
   }
   const decision = decideAdmission(record, limits, DRY_RUN_JOB, nowMs);
-  if (limits.maxJobsPerHour !== null) headroom.jobs_per_hour_left = Math.max(0, limits.maxJobsPerHour - windowCount(record.admitted, nowMs));
-  if (limits.maxConcurrentJobs !== null) headroom.concurrent_jobs_left = Math.max(0, limits.maxConcurrentJobs - Object.keys(record.active).length);
+  if (limits.maxJobsPerHour !== null)
+    headroom.jobs_per_hour_left = Math.max(0, limits.maxJobsPerHour - windowCount(record.admitted, nowMs));
+  if (limits.maxConcurrentJobs !== null)
+    headroom.concurrent_jobs_left = Math.max(0, limits.maxConcurrentJobs - Object.keys(record.active).length);
   return { headroom, refusal: decision.admit ? null : decision.error };
 }
 
@@ -155,10 +192,18 @@ export async function keyQuotaHeadroom(ctx: SchedulerContext, caller: UserContex
  * the record says the job took no place (`key_slot` false). Best effort: if this is lost,
  * the next submit that finds the key at its limit reads the job and drops it.
  */
-export async function releaseKeySlot(ctx: SchedulerContext, job: Pick<JobRecord, "key_id" | "job_id" | "key_slot">): Promise<void> {
+export async function releaseKeySlot(
+  ctx: SchedulerContext,
+  job: Pick<JobRecord, "key_id" | "job_id" | "key_slot">,
+): Promise<void> {
   if (job.key_id === null || job.key_slot === false) return;
   const keyId = job.key_id;
   await ctx.store.keyQuotas
     .mutate(kvKey(keyId), (record) => withoutJobs(record, [job.job_id]))
-    .catch((error: unknown) => ctx.logger.warn({ err: error, key_id: keyId, job_id: job.job_id }, "could not free a key's job slot; the next submit at the limit will"));
+    .catch((error: unknown) =>
+      ctx.logger.warn(
+        { err: error, key_id: keyId, job_id: job.job_id },
+        "could not free a key's job slot; the next submit at the limit will",
+      ),
+    );
 }

@@ -8,7 +8,14 @@ import type { SchedulerContext } from "./scheduler-context.js";
 
 const APP = "app1";
 const BUSINESS = "biz_BBBBBBBBBBBBBBBBBBBB";
-const CALLER = { app_id: APP, business_id: BUSINESS, user_id: "usr_UUUUUUUUUUUUUUUUUUUU", role: "admin", key_id: null, operator: false } as const;
+const CALLER = {
+  app_id: APP,
+  business_id: BUSINESS,
+  user_id: "usr_UUUUUUUUUUUUUUUUUUUU",
+  role: "admin",
+  key_id: null,
+  operator: false,
+} as const;
 const CREATED = Date.parse("2026-03-01T00:00:00.000Z");
 
 function idOf(n: number): string {
@@ -92,12 +99,18 @@ class Fixture {
 
   #deliver(n: number, state: JobState): void {
     this.#revision += 1;
-    this.index.apply({ key: `${APP}.${BUSINESS}.${idOf(n)}`, revision: this.#revision, record: jobRecord(n, state), data: new Uint8Array() });
+    this.index.apply({
+      key: `${APP}.${BUSINESS}.${idOf(n)}`,
+      revision: this.#revision,
+      record: jobRecord(n, state),
+      data: new Uint8Array(),
+    });
   }
 }
 
 /** The job id a `next_cursor` names (the cursor is that id bound to the listing). */
-const positionOf = (cursor: string | null) => (cursor === null ? null : Buffer.from(cursor, "base64url").toString("utf8").split(".")[0]);
+const positionOf = (cursor: string | null) =>
+  cursor === null ? null : Buffer.from(cursor, "base64url").toString("utf8").split(".")[0];
 const idsOf = (page: { items: Array<{ job_id: string }> }) => page.items.map((item) => item.job_id);
 
 describe("jobs/list", () => {

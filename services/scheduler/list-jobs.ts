@@ -35,7 +35,11 @@ export function listJobs(ctx: SchedulerContext, index: JobListIndex) {
     const after = cursor === undefined ? undefined : decodeListCursor(app_id, business_id, listing, cursor);
     // A page from a picture still missing earlier writes would look complete and not be.
     if (!(await ctx.jobsWatch.caughtUp())) {
-      throw new AppError("service.unavailable", "The scheduler is still reading the job records; try again in a moment.", { retryAfterSeconds: 1 });
+      throw new AppError(
+        "service.unavailable",
+        "The scheduler is still reading the job records; try again in a moment.",
+        { retryAfterSeconds: 1 },
+      );
     }
     const items: JobSummary[] = [];
     let examined = after;

@@ -5,7 +5,11 @@ const node = { job_types: ["shell", "python", "gpu"], capacity: { cpu: 8, memory
 
 describe("nodeCaps", () => {
   it("leaves a node registered with a JWT (no quotas) as it is", () => {
-    expect(nodeCaps({ ...node, quotas: null })).toEqual({ jobTypes: ["shell", "python", "gpu"], slots: 6, perHour: null });
+    expect(nodeCaps({ ...node, quotas: null })).toEqual({
+      jobTypes: ["shell", "python", "gpu"],
+      slots: 6,
+      perHour: null,
+    });
     expect(nodeCaps(node)).toEqual({ jobTypes: ["shell", "python", "gpu"], slots: 6, perHour: null });
   });
 
@@ -15,6 +19,8 @@ describe("nodeCaps", () => {
   });
 
   it("keeps the node's slots when they are below maxConcurrentJobs", () => {
-    expect(nodeCaps({ ...node, quotas: { maxJobsPerHour: null, maxConcurrentJobs: 50, allowedJobTypes: null } }).slots).toBe(6);
+    expect(
+      nodeCaps({ ...node, quotas: { maxJobsPerHour: null, maxConcurrentJobs: 50, allowedJobTypes: null } }).slots,
+    ).toBe(6);
   });
 });

@@ -10,7 +10,8 @@ const LEASE_KEY = "placement";
 function isWrongSequence(error: unknown): boolean {
   return (
     error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
 }
 
@@ -72,7 +73,9 @@ export class PlacementLease {
   /** One renewal, or one look at another's lease. Never two at once. */
   tick(): Promise<void> {
     this.#ticking ??= this.renewOrWatch()
-      .catch((error: unknown) => this.logger.debug({ err: error }, "the placement lease could not be read or written; trying again"))
+      .catch((error: unknown) =>
+        this.logger.debug({ err: error }, "the placement lease could not be read or written; trying again"),
+      )
       .finally(() => {
         this.#ticking = undefined;
         // A holder that could not renew for too long has lost it, whether or not anyone took it.
@@ -104,7 +107,9 @@ export class PlacementLease {
       if (sentMs - this.#observed.sinceMs < this.leaseMs) return;
     }
     try {
-      this.#revision = current ? await this.kv.update(LEASE_KEY, value, current.revision) : await this.kv.create(LEASE_KEY, value);
+      this.#revision = current
+        ? await this.kv.update(LEASE_KEY, value, current.revision)
+        : await this.kv.create(LEASE_KEY, value);
     } catch (error) {
       if (isWrongSequence(error)) return;
       throw error;
@@ -117,7 +122,10 @@ export class PlacementLease {
   private setHolding(holding: boolean): void {
     if (this.#holding === holding) return;
     this.#holding = holding;
-    this.logger.info({ instance: this.instance }, holding ? "this replica places jobs now (it holds the placement lease)" : "this replica no longer places jobs");
+    this.logger.info(
+      { instance: this.instance },
+      holding ? "this replica places jobs now (it holds the placement lease)" : "this replica no longer places jobs",
+    );
     this.onChange(holding);
   }
 }

@@ -52,7 +52,9 @@ export interface PlacementRound {
 function hourlyRoomAt(ctx: SchedulerContext, nodes: readonly NodeView[], now: number): number | null {
   const times = nodes
     .filter((node) => node.per_hour && node.per_hour.used >= node.per_hour.limit)
-    .map((node) => roomAt(ctx.view.allocations.get(node.node_id)?.value.assigned_last_hour ?? [], now, node.per_hour?.limit ?? 0));
+    .map((node) =>
+      roomAt(ctx.view.allocations.get(node.node_id)?.value.assigned_last_hour ?? [], now, node.per_hour?.limit ?? 0),
+    );
   return times.length === 0 ? null : Math.min(...times);
 }
 
@@ -60,7 +62,12 @@ function hourlyRoomAt(ctx: SchedulerContext, nodes: readonly NodeView[], now: nu
  * Reserves with what the queued revision says (type and resources never change), then
  * assigns by compare-and-set, which checks the job is still queued at that attempt.
  */
-async function applyPlacement(ctx: SchedulerContext, queued: QueuedJobs, jobKey: string, nodeId: string): Promise<boolean> {
+async function applyPlacement(
+  ctx: SchedulerContext,
+  queued: QueuedJobs,
+  jobKey: string,
+  nodeId: string,
+): Promise<boolean> {
   const held = queued.get(jobKey);
   const node = ctx.view.nodes.get(nodeId)?.value;
   if (!held || !node) return false;
@@ -80,20 +87,27 @@ async function applyPlacement(ctx: SchedulerContext, queued: QueuedJobs, jobKey:
     throw error;
   });
   if (!reserved) {
-    ctx.logger.debug({ job_id: jobId, node_id: nodeId, revision: held.revision }, "placement: the node had no room for the job after all; planned again");
+    ctx.logger.debug(
+      { job_id: jobId, node_id: nodeId, revision: held.revision },
+      "placement: the node had no room for the job after all; planned again",
+    );
     return false;
   }
   try {
     const { after, revision } = await changeJob(ctx, jobKey, (job) => {
       // Cancelled, or placed by another replica meanwhile: nothing left to do.
-      if (job.state !== "queued" || job.attempt !== held.attempt) throw new AppError("state.conflict", "The job moved on.");
+      if (job.state !== "queued" || job.attempt !== held.attempt)
+        throw new AppError("state.conflict", "The job moved on.");
       return assign(job, nodeId, ctx.clock.now());
     });
     // Counted against its key, then out of the queue, before the watch brings the assigned revision: no round plans it again or over-places its key.
     if (held.concurrency) ctx.concurrency.noteAssigned(jobKey, revision, after);
     queued.remove(jobKey, held.revision);
     assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(after.queued_at)) / 1000);
-    ctx.nc.publish(subjects.nodeAssigned(nodeId), encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }));
+    ctx.nc.publish(
+      subjects.nodeAssigned(nodeId),
+      encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }),
+    );
     return true;
   } catch (error) {
     await release(ctx, nodeId, jobId, attempt, { unassigned: true });
@@ -102,7 +116,10 @@ async function applyPlacement(ctx: SchedulerContext, queued: QueuedJobs, jobKey:
     const leaves = error.code === "state.conflict" || error.code === "resource.not_found";
     if (leaves) queued.remove(jobKey, held.revision);
     // Debug: the trail of a job that waits while others are placed (was it planned, and why did its assignment fail?).
-    ctx.logger.debug({ job_id: jobId, node_id: nodeId, revision: held.revision, code: error.code, leaves_queue: leaves }, "placement: the job's assignment failed");
+    ctx.logger.debug(
+      { job_id: jobId, node_id: nodeId, revision: held.revision, code: error.code, leaves_queue: leaves },
+      "placement: the job's assignment failed",
+    );
     return false;
   }
 }

@@ -60,7 +60,11 @@ function underHourlyCap(node: NodeView): boolean {
  * within the capacity. Placement plans with it and the reserve's compare-and-set checks
  * it again (`reservations.ts`).
  */
-export function hasRoomFor(capacity: NodeView["capacity"], used: NodeView["used"], resources: PendingJob["resources"]): boolean {
+export function hasRoomFor(
+  capacity: NodeView["capacity"],
+  used: NodeView["used"],
+  resources: PendingJob["resources"],
+): boolean {
   return (
     used.slots + 1 <= capacity.slots &&
     used.cpu + resources.cpu <= capacity.cpu + 1e-9 &&
@@ -75,11 +79,20 @@ function hasRoom(node: NodeView, job: Pick<PendingJob, "resources">): boolean {
 
 /** Whether a node of the job's pool would take it now: live, open, running its type, carrying its labels, with room. */
 function takesNow(node: NodeView, job: Pick<PendingJob, "type" | "labels" | "resources">): boolean {
-  return node.online && !node.draining && node.job_types.includes(job.type) && carriesLabels(node, job.labels) && hasRoom(node, job);
+  return (
+    node.online &&
+    !node.draining &&
+    node.job_types.includes(job.type) &&
+    carriesLabels(node, job.labels) &&
+    hasRoom(node, job)
+  );
 }
 
 /** The nodes that would take the job now, the one placement would choose first (most free slots) first. */
-export function nodesTakingNow(job: Pick<PendingJob, "pool_key" | "type" | "labels" | "resources">, nodes: readonly NodeView[]): NodeView[] {
+export function nodesTakingNow(
+  job: Pick<PendingJob, "pool_key" | "type" | "labels" | "resources">,
+  nodes: readonly NodeView[],
+): NodeView[] {
   return bySlotsFree(nodes.filter((node) => node.pool_key === job.pool_key && takesNow(node, job)));
 }
 
@@ -89,7 +102,11 @@ function bySlotsFree(nodes: NodeView[]): NodeView[] {
 
 function fitsEver(node: NodeView, job: Pick<PendingJob, "resources">): boolean {
   const { capacity } = node;
-  return job.resources.cpu <= capacity.cpu + 1e-9 && job.resources.memory_mb <= capacity.memory_mb && job.resources.gpu <= capacity.gpu;
+  return (
+    job.resources.cpu <= capacity.cpu + 1e-9 &&
+    job.resources.memory_mb <= capacity.memory_mb &&
+    job.resources.gpu <= capacity.gpu
+  );
 }
 
 /**
@@ -97,7 +114,10 @@ function fitsEver(node: NodeView, job: Pick<PendingJob, "resources">): boolean {
  * telling reason no node takes it, or `waiting_for_scheduler` when one has room for it
  * (it is about to be placed). Computed when a job is read, never stored on every change.
  */
-export function pendingReason(job: Pick<PendingJob, "pool_key" | "type" | "labels" | "resources">, nodes: readonly NodeView[]): PendingReason {
+export function pendingReason(
+  job: Pick<PendingJob, "pool_key" | "type" | "labels" | "resources">,
+  nodes: readonly NodeView[],
+): PendingReason {
   const live = nodes.filter((node) => node.pool_key === job.pool_key && node.online);
   if (live.length === 0) return "no_nodes_in_pool";
   const typed = live.filter((node) => node.job_types.includes(job.type));
@@ -115,7 +135,9 @@ export function pendingReason(job: Pick<PendingJob, "pool_key" | "type" | "label
 
 /** Whether a node of the pool could take any job at all: online, open, a slot free and under its hourly cap. */
 function hasAnyRoom(pool: readonly NodeView[]): boolean {
-  return pool.some((node) => node.online && !node.draining && underHourlyCap(node) && node.used.slots < node.capacity.slots);
+  return pool.some(
+    (node) => node.online && !node.draining && underHourlyCap(node) && node.used.slots < node.capacity.slots,
+  );
 }
 
 const NO_KEYS_IN_USE: ConcurrencyUse = { inUse: () => 0 };
@@ -132,9 +154,17 @@ const NO_KEYS_IN_USE: ConcurrencyUse = { inUse: () => 0 };
  * plus the jobs of the key placed earlier in the round) waits, and the key's younger jobs
  * with it, unread: a round costs the keys it meets, not their backlogs.
  */
-export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | readonly PendingJob[], use: ConcurrencyUse = NO_KEYS_IN_USE): Plan {
+export function planPlacements(
+  nodes: readonly NodeView[],
+  queue: QueuedJobs | readonly PendingJob[],
+  use: ConcurrencyUse = NO_KEYS_IN_USE,
+): Plan {
   const queued = queue instanceof QueuedJobs ? queue : QueuedJobs.fromList(queue);
-  const working = nodes.map((node) => ({ ...node, used: { ...node.used }, per_hour: node.per_hour && { ...node.per_hour } }));
+  const working = nodes.map((node) => ({
+    ...node,
+    used: { ...node.used },
+    per_hour: node.per_hour && { ...node.per_hour },
+  }));
   const byPool = groupBy(working, (node) => node.pool_key);
 
   const placements: Plan["placements"] = [];
@@ -156,7 +186,11 @@ export function planPlacements(nodes: readonly NodeView[], queue: QueuedJobs | r
         continue;
       }
       const gate = job.concurrency;
-      if (gate && (closedKeys.has(gate.scope) || atConcurrencyLimit(gate, use.inUse(gate.scope) + (placedOfKey.get(gate.scope) ?? 0)))) {
+      if (
+        gate &&
+        (closedKeys.has(gate.scope) ||
+          atConcurrencyLimit(gate, use.inUse(gate.scope) + (placedOfKey.get(gate.scope) ?? 0)))
+      ) {
         closedKeys.add(gate.scope);
         waiting = true;
         continue;

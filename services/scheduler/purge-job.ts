@@ -23,7 +23,11 @@ export interface PurgedJob {
  * A retry that wins the race against the delete keeps its record, without the earlier
  * attempts' artifacts and lines.
  */
-export async function purgeJob(ctx: SchedulerContext, jobKey: string, check: (job: JobRecord) => void): Promise<PurgedJob> {
+export async function purgeJob(
+  ctx: SchedulerContext,
+  jobKey: string,
+  check: (job: JobRecord) => void,
+): Promise<PurgedJob> {
   const stored = await ctx.store.jobs.get(jobKey);
   if (!stored) throw new AppError("resource.not_found", "No such job.");
   check(stored.value);
@@ -31,7 +35,10 @@ export async function purgeJob(ctx: SchedulerContext, jobKey: string, check: (jo
   const ref = { app_id, business_id, job_id };
   const artifacts = await requestRpc(ctx.nc, subjects.artifactsPurge(), ref, PurgeJobDataReply);
   const logs = await requestRpc(ctx.nc, subjects.logsPurge(), ref, PurgeJobDataReply);
-  const removed = await ctx.store.jobs.removeIf(jobKey, (job) => (check(job), true), { markerTtlSeconds: ctx.config.CJS_RETENTION_MARKER_TTL_SECONDS, known: stored });
+  const removed = await ctx.store.jobs.removeIf(jobKey, (job) => (check(job), true), {
+    markerTtlSeconds: ctx.config.CJS_RETENTION_MARKER_TTL_SECONDS,
+    known: stored,
+  });
   if (!removed) throw new AppError("resource.not_found", "No such job.");
   return { job: removed.value, artifacts: artifacts.deleted, logMessages: logs.deleted };
 }

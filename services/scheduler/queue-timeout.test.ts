@@ -7,7 +7,12 @@ import { QueueDeadlines } from "./queue-timeout.js";
 const CREATED = Date.parse("2026-03-01T00:00:00.000Z");
 
 function revisionOf(key: string, revision: number, record: JobRecord | null) {
-  return { key, revision, record: record as unknown as Record<string, unknown> | null, data: record ? encodeJson(record) : new Uint8Array() };
+  return {
+    key,
+    revision,
+    record: record as unknown as Record<string, unknown> | null,
+    data: record ? encodeJson(record) : new Uint8Array(),
+  };
 }
 
 describe("QueueDeadlines", () => {
@@ -34,7 +39,13 @@ describe("QueueDeadlines", () => {
     deadlines.apply(revisionOf("b", 2, queued));
     deadlines.apply(revisionOf("c", 3, queued));
     deadlines.apply(revisionOf("a", 4, { ...queued, state: "assigned", pending_reason: null }));
-    const started = { ...queued, timeline: [...queued.timeline, { at: queued.created_at, state: "running" as const, attempt: 1, reason: "started", node_id: "n" }] };
+    const started = {
+      ...queued,
+      timeline: [
+        ...queued.timeline,
+        { at: queued.created_at, state: "running" as const, attempt: 1, reason: "started", node_id: "n" },
+      ],
+    };
     deadlines.apply(revisionOf("b", 5, started));
     deadlines.apply(revisionOf("c", 6, null));
     expect(deadlines.size).toBe(0);

@@ -19,7 +19,10 @@ export class QueueDeadlines implements JobRevisionListener {
     }
     const known = this.#jobs.get(key);
     if (known && known.revision >= revision) return;
-    const deadlineMs = record.state === "queued" && Array.isArray(record.timeline) ? queueDeadlineMs(record as unknown as QueueDeadlineFields) : null;
+    const deadlineMs =
+      record.state === "queued" && Array.isArray(record.timeline)
+        ? queueDeadlineMs(record as unknown as QueueDeadlineFields)
+        : null;
     if (deadlineMs === null || Number.isNaN(deadlineMs)) this.#jobs.delete(key);
     else this.#jobs.set(key, { revision, deadlineMs });
   }

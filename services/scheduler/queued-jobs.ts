@@ -187,7 +187,10 @@ export class QueuedJobs implements JobRevisionListener {
     if (queue?.size === 0) {
       byBusiness?.delete(known.business_id);
       // A business with nothing left waiting in the pool starts afresh when it queues again.
-      if (![...(this.#pools.get(known.pool_key)?.values() ?? [])].some((businesses) => businesses.has(known.business_id))) this.#servedAt.get(known.pool_key)?.delete(known.business_id);
+      if (
+        ![...(this.#pools.get(known.pool_key)?.values() ?? [])].some((businesses) => businesses.has(known.business_id))
+      )
+        this.#servedAt.get(known.pool_key)?.delete(known.business_id);
     }
     if (byBusiness?.size === 0) this.#pools.get(known.pool_key)?.delete(known.priority);
     if (this.#pools.get(known.pool_key)?.size === 0) this.#pools.delete(known.pool_key);
@@ -210,7 +213,12 @@ export class QueuedJobs implements JobRevisionListener {
     if (!pool) return;
     const servedAt = this.#servedAt.get(poolKey);
     for (const priority of [...pool.keys()].sort((a, b) => b - a)) {
-      yield* takeTurns([...(pool.get(priority)?.entries() ?? [])].map(([business, queue]) => ({ ...businessTurns(queue, closedKeys), servedAt: servedAt?.get(business) ?? 0 })));
+      yield* takeTurns(
+        [...(pool.get(priority)?.entries() ?? [])].map(([business, queue]) => ({
+          ...businessTurns(queue, closedKeys),
+          servedAt: servedAt?.get(business) ?? 0,
+        })),
+      );
     }
   }
 
@@ -229,13 +237,22 @@ export class QueuedJobs implements JobRevisionListener {
     const index = new QueuedJobs();
     [...jobs]
       .sort((a, b) => a.queued_at_ms - b.queued_at_ms)
-      .forEach((job, position) => index.add({ ...job, revision: position + 1, attempt: 0, fit: fitOf(job.type, job.labels, job.resources) }, undefined));
+      .forEach((job, position) =>
+        index.add(
+          { ...job, revision: position + 1, attempt: 0, fit: fitOf(job.type, job.labels, job.resources) },
+          undefined,
+        ),
+      );
     return index;
   }
 
   private add(job: QueuedJob, known: QueuedJob | undefined): void {
     // A job requeued, or queued again under another priority or pool, goes to the back of its new queue.
-    if (known && (known.pool_key !== job.pool_key || known.priority !== job.priority || known.queued_at_ms !== job.queued_at_ms)) this.remove(job.job_key);
+    if (
+      known &&
+      (known.pool_key !== job.pool_key || known.priority !== job.priority || known.queued_at_ms !== job.queued_at_ms)
+    )
+      this.remove(job.job_key);
     this.#byKey.set(job.job_key, job);
     let pool = this.#pools.get(job.pool_key);
     if (!pool) this.#pools.set(job.pool_key, (pool = new Map()));
@@ -298,7 +315,11 @@ interface Turn<T> {
 }
 
 function keyTurn(queue: KeyQueue, closedKeys: ReadonlySet<string>): Turn<QueuedJob> {
-  return { servedAt: queue.servedAt, oldest: queue.jobs.values().next().value?.queued_at_ms ?? Infinity, jobs: queue.scope === "" ? queue.jobs.values() : whileOpen(queue, closedKeys) };
+  return {
+    servedAt: queue.servedAt,
+    oldest: queue.jobs.values().next().value?.queued_at_ms ?? Infinity,
+    jobs: queue.scope === "" ? queue.jobs.values() : whileOpen(queue, closedKeys),
+  };
 }
 
 /** A key's jobs in order, until the key is closed. */
@@ -312,7 +333,10 @@ function* whileOpen(queue: KeyQueue, closedKeys: ReadonlySet<string>): Generator
 const NO_KEYS: ReadonlySet<string> = new Set();
 
 /** A business's jobs in order: its one group's as they are (most businesses), else its concurrency keys taking turns. */
-function businessTurns(queue: BusinessQueue, closedKeys: ReadonlySet<string>): Pick<Turn<QueuedJob>, "oldest" | "jobs"> {
+function businessTurns(
+  queue: BusinessQueue,
+  closedKeys: ReadonlySet<string>,
+): Pick<Turn<QueuedJob>, "oldest" | "jobs"> {
   if (queue.size === 1) return keyTurn(queue.values().next().value as KeyQueue, closedKeys);
   const groups = [...queue.values()].map((group) => keyTurn(group, closedKeys));
   return { oldest: Math.min(...groups.map((group) => group.oldest)), jobs: takeTurns(groups) };
@@ -347,5 +371,7 @@ function fitOf(type: string, labels: Record<string, string>, resources: PendingJ
 export function fairOrder(jobs: readonly PendingJob[]): PendingJob[] {
   const index = QueuedJobs.fromList(jobs);
   const byKey = new Map(jobs.map((job) => [job.job_key, job]));
-  return [...index.pools()].flatMap((poolKey) => [...index.inOrder(poolKey)].map((job) => byKey.get(job.job_key) as PendingJob));
+  return [...index.pools()].flatMap((poolKey) =>
+    [...index.inOrder(poolKey)].map((job) => byKey.get(job.job_key) as PendingJob),
+  );
 }

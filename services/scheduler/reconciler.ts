@@ -23,9 +23,14 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
     for (const [jobId, reserved] of Object.entries(allocation.attempts)) {
       const stored = await ctx.store.jobs.get(reserved.job_key);
       const job = stored?.value;
-      const current = job && job.node_id === allocation.node_id && job.attempt === reserved.attempt && (job.state === "assigned" || job.state === "running");
+      const current =
+        job &&
+        job.node_id === allocation.node_id &&
+        job.attempt === reserved.attempt &&
+        (job.state === "assigned" || job.state === "running");
       if (!current || !stored) {
-        if (now - Date.parse(reserved.assigned_at) > RESERVATION_GRACE_MS) await release(ctx, allocation.node_id, jobId, reserved.attempt);
+        if (now - Date.parse(reserved.assigned_at) > RESERVATION_GRACE_MS)
+          await release(ctx, allocation.node_id, jobId, reserved.attempt);
         continue;
       }
       try {

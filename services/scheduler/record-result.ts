@@ -34,11 +34,20 @@ function isSameResult(job: JobRecord, nodeId: string, body: z.infer<typeof JobRe
   if (job.attempt !== body.attempt) return false;
   if (job.node_id === nodeId && job.state === body.outcome && job.exit_code === body.exit_code) return true;
   // An attempt its retry policy sent back to the queue: its end is in the timeline.
-  return job.state === "queued" && job.pending_reason === "retry_backoff" && job.timeline.some((event) => isEndOf(event, nodeId, body));
+  return (
+    job.state === "queued" &&
+    job.pending_reason === "retry_backoff" &&
+    job.timeline.some((event) => isEndOf(event, nodeId, body))
+  );
 }
 
 function isEndOf(event: JobEvent, nodeId: string, body: z.infer<typeof JobResultCommand>["body"]): boolean {
-  return event.attempt === body.attempt && event.node_id === nodeId && event.state === body.outcome && event.exit_code === body.exit_code;
+  return (
+    event.attempt === body.attempt &&
+    event.node_id === nodeId &&
+    event.state === body.outcome &&
+    event.exit_code === body.exit_code
+  );
 }
 
 /**
@@ -50,20 +59,30 @@ export function recordResult(ctx: SchedulerContext) {
   return async ({ caller, body }: z.infer<typeof JobResultCommand>): Promise<JobResultResponse> => {
     const key = await findJobKey(ctx, caller.node_id, body.job_id);
     const stored = key ? await ctx.store.jobs.get(key) : null;
-    if (!key || !stored || !isKnownTo(stored.value, caller)) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
+    if (!key || !stored || !isKnownTo(stored.value, caller))
+      throw new AppError("resource.not_found", `No job ${body.job_id}.`);
     const current = stored.value;
-    if (isSameResult(current, caller.node_id, body)) return { job_id: body.job_id, attempt: body.attempt, state: current.state, duplicate: true };
+    if (isSameResult(current, caller.node_id, body))
+      return { job_id: body.job_id, attempt: body.attempt, state: current.state, duplicate: true };
     try {
-      const { after } = await endAttempt(ctx, key, "result", (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()), stored);
+      const { after } = await endAttempt(
+        ctx,
+        key,
+        "result",
+        (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()),
+        stored,
+      );
       await release(ctx, caller.node_id, body.job_id, body.attempt);
       ctx.requestPlacement();
       return { job_id: body.job_id, attempt: body.attempt, state: after.state, duplicate: false };
     } catch (error) {
       // A resend that raced its own first copy.
       const latest = (await ctx.store.jobs.get(key))?.value;
-      if (latest && isSameResult(latest, caller.node_id, body)) return { job_id: body.job_id, attempt: body.attempt, state: latest.state, duplicate: true };
+      if (latest && isSameResult(latest, caller.node_id, body))
+        return { job_id: body.job_id, attempt: body.attempt, state: latest.state, duplicate: true };
       if (error instanceof AppError && error.code === "job.stale_attempt") throw error;
-      if (error instanceof AppError && error.code === "state.conflict" && latest) throw staleAttempt(latest, body.attempt);
+      if (error instanceof AppError && error.code === "state.conflict" && latest)
+        throw staleAttempt(latest, body.attempt);
       throw error;
     }
   };

@@ -53,12 +53,23 @@ async function repairUnreserved(ctx: SchedulerContext, jobKey: string, job: Acti
       return requeueUnreserved(latest, ctx.clock.now());
     });
     jobRepairs.inc({ kind: "assigned_unreserved" });
-    ctx.logger.warn({ job_id: record.job_id, attempt: record.attempt, node_id: nodeId }, "repair: an assigned job without a reservation was requeued");
+    ctx.logger.warn(
+      { job_id: record.job_id, attempt: record.attempt, node_id: nodeId },
+      "repair: an assigned job without a reservation was requeued",
+    );
     ctx.requestPlacement();
   } else if (record.state === "running") {
     const assignedAt = record.started_at ?? record.updated_at;
-    await reinstate(ctx, nodeId, record.job_id, { job_key: jobKey, attempt: record.attempt, resources: record.resources, assigned_at: assignedAt });
+    await reinstate(ctx, nodeId, record.job_id, {
+      job_key: jobKey,
+      attempt: record.attempt,
+      resources: record.resources,
+      assigned_at: assignedAt,
+    });
     jobRepairs.inc({ kind: "running_unreserved" });
-    ctx.logger.warn({ job_id: record.job_id, attempt: record.attempt, node_id: nodeId }, "repair: a running job's missing reservation was written back");
+    ctx.logger.warn(
+      { job_id: record.job_id, attempt: record.attempt, node_id: nodeId },
+      "repair: a running job's missing reservation was written back",
+    );
   }
 }

@@ -1,10 +1,24 @@
-import { addToWindow, allocationUse, type AllocatedAttempt, type AllocationRecord, type NodeRecord, removeFromWindow, windowCount } from "../../shared/records/index.js";
+import {
+  addToWindow,
+  allocationUse,
+  type AllocatedAttempt,
+  type AllocationRecord,
+  type NodeRecord,
+  removeFromWindow,
+  windowCount,
+} from "../../shared/records/index.js";
 import { nodeCaps } from "./node-caps.js";
 import { hasRoomFor } from "./plan.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 
-function fits(node: NodeRecord, allocation: AllocationRecord, attempt: AllocatedAttempt, jobType: string, nowMs: number): boolean {
+function fits(
+  node: NodeRecord,
+  allocation: AllocationRecord,
+  attempt: AllocatedAttempt,
+  jobType: string,
+  nowMs: number,
+): boolean {
   const caps = nodeCaps(node);
   return (
     caps.jobTypes.includes(jobType) &&
@@ -44,7 +58,11 @@ export class AllocationWriter {
   ) {}
 
   /** Applies `apply` to the node's record in the next write; true when it changed the record and the write landed. */
-  change(nodeId: string, apply: AllocationChange, trustsCopy: (copy: AllocationRecord) => boolean = () => true): Promise<boolean> {
+  change(
+    nodeId: string,
+    apply: AllocationChange,
+    trustsCopy: (copy: AllocationRecord) => boolean = () => true,
+  ): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
       const waiting = this.#waiting.get(nodeId);
       const change = { apply, trustsCopy, resolve, reject };
@@ -147,7 +165,8 @@ export async function release(
       if (!allocation || reserved?.attempt !== attempt) return undefined;
       const { [jobId]: _freed, ...rest } = allocation.attempts;
       const next: AllocationRecord = { ...allocation, attempts: rest };
-      if (unassigned && allocation.assigned_last_hour) next.assigned_last_hour = removeFromWindow(allocation.assigned_last_hour, Date.parse(reserved.assigned_at));
+      if (unassigned && allocation.assigned_last_hour)
+        next.assigned_last_hour = removeFromWindow(allocation.assigned_last_hour, Date.parse(reserved.assigned_at));
       return next;
     },
     (copy) => copy.attempts[jobId]?.attempt === attempt,
@@ -159,7 +178,12 @@ export async function release(
  * lost write). Unlike `reserve` it does not check room: the attempt is using it already.
  * The record is read first: the view's copy is what said the reservation was missing.
  */
-export async function reinstate({ allocations }: { allocations: AllocationWriter }, nodeId: string, jobId: string, attempt: AllocatedAttempt): Promise<void> {
+export async function reinstate(
+  { allocations }: { allocations: AllocationWriter },
+  nodeId: string,
+  jobId: string,
+  attempt: AllocatedAttempt,
+): Promise<void> {
   await allocations.change(
     nodeId,
     (current) => {

@@ -28,7 +28,11 @@ export interface RetentionSweep {
 export async function sweepRetentionOnce(ctx: SchedulerContext, finished: FinishedJobs): Promise<RetentionSweep> {
   const nowMs = ctx.clock.now();
   const retention = await businessRetentionMs(ctx, finished.businesses());
-  const { jobs, total } = finished.due(nowMs, (business) => retention.get(business), ctx.config.CJS_RETENTION_SWEEP_BATCH);
+  const { jobs, total } = finished.due(
+    nowMs,
+    (business) => retention.get(business),
+    ctx.config.CJS_RETENTION_SWEEP_BATCH,
+  );
   const result: RetentionSweep = { deletedJobs: 0, artifacts: 0, logMessages: 0, dueLeft: 0 };
   await forEachBounded(jobs, PARALLEL_DELETES, async (due) => {
     const stillDue = (job: JobRecord): void => {
@@ -48,7 +52,8 @@ export async function sweepRetentionOnce(ctx: SchedulerContext, finished: Finish
       retentionDeleted.inc({ kind: "log_message", reason: "retention" }, purged.logMessages);
     } catch (error) {
       // Gone or changed since the watch saw it: its next revision, if any, brings it back.
-      if (!(error instanceof AppError && (error.code === "resource.not_found" || error.code === "state.conflict"))) throw error;
+      if (!(error instanceof AppError && (error.code === "resource.not_found" || error.code === "state.conflict")))
+        throw error;
     }
     finished.forget(due.key, due.revision);
   });

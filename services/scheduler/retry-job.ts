@@ -28,14 +28,18 @@ export function retryJob(ctx: SchedulerContext) {
       const admission = await admitRetryToKeyQuota(ctx, current.value, ctx.clock.now());
       try {
         const { after } = await changeJob(ctx, key, (job) => {
-          if (job.attempt !== current.value.attempt) throw new AppError("state.conflict", "The job changed meanwhile; read it and try again.", { details: { state: job.state } });
+          if (job.attempt !== current.value.attempt)
+            throw new AppError("state.conflict", "The job changed meanwhile; read it and try again.", {
+              details: { state: job.state },
+            });
           return { ...retry(job, ctx.clock.now()), key_slot: admission?.holdsSlot ?? false };
         });
         return { job: jobAsSeen(ctx, after) };
       } catch (error) {
         const now = (await ctx.store.jobs.get(key).catch(() => null))?.value;
         // Unless the retry landed after all (an answer lost), its place goes back.
-        if (admission && !(now?.state === "queued" && now.attempt_base === current.value.attempt)) await admission.release();
+        if (admission && !(now?.state === "queued" && now.attempt_base === current.value.attempt))
+          await admission.release();
         throw error;
       }
     });

@@ -65,7 +65,13 @@ export async function changeJob(
     if (isTerminal(after.state) && !isTerminal(before.state)) await releaseKeySlot(ctx, after);
     ctx.nc.publish(
       subjects.jobTransitioned(after.job_id),
-      encodeJson({ app_id: after.app_id, business_id: after.business_id, job_id: after.job_id, state: after.state, attempt: after.attempt }),
+      encodeJson({
+        app_id: after.app_id,
+        business_id: after.business_id,
+        job_id: after.job_id,
+        state: after.state,
+        attempt: after.attempt,
+      }),
     );
   }
   return { before, after, revision: stored.revision };

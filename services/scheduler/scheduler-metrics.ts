@@ -35,7 +35,12 @@ function currentSnapshot(): SchedulerSnapshot {
 type Values = Iterable<{ labels: Record<string, string>; value: number }>;
 
 /** A gauge set at each scrape from the current snapshot. */
-function snapshotGauge(name: string, help: string, labelNames: readonly string[], values: (snapshot: SchedulerSnapshot) => Values): void {
+function snapshotGauge(
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  values: (snapshot: SchedulerSnapshot) => Values,
+): void {
   new Gauge({
     name,
     help,
@@ -48,20 +53,32 @@ function snapshotGauge(name: string, help: string, labelNames: readonly string[]
   });
 }
 
-const EVERY_REPLICA = "Every scheduler replica reports the same value, from the records: take the max over replicas, never the sum.";
+const EVERY_REPLICA =
+  "Every scheduler replica reports the same value, from the records: take the max over replicas, never the sum.";
 
-snapshotGauge("cjs_jobs", `Jobs queued, assigned and running, by state and pool. ${EVERY_REPLICA}`, ["state", "pool"], (snapshot) => snapshot.jobs.values());
+snapshotGauge(
+  "cjs_jobs",
+  `Jobs queued, assigned and running, by state and pool. ${EVERY_REPLICA}`,
+  ["state", "pool"],
+  (snapshot) => snapshot.jobs.values(),
+);
 snapshotGauge(
   "cjs_job_oldest_age_seconds",
   `Seconds the oldest queued job of a pool has waited (state=queued), and the oldest assigned job has been assigned without starting (state=assigned). ${EVERY_REPLICA}`,
   ["state", "pool"],
   (snapshot) => snapshot.oldestAgeSeconds.values(),
 );
-snapshotGauge("cjs_jobs_past_deadline", `Running jobs past their deadline that no reconciler has timed out yet, by pool. ${EVERY_REPLICA}`, ["pool"], (snapshot) =>
-  snapshot.pastDeadline.values(),
+snapshotGauge(
+  "cjs_jobs_past_deadline",
+  `Running jobs past their deadline that no reconciler has timed out yet, by pool. ${EVERY_REPLICA}`,
+  ["pool"],
+  (snapshot) => snapshot.pastDeadline.values(),
 );
-snapshotGauge("cjs_pool_nodes", `Nodes by pool and state (online, draining, offline), as the scheduler sees them. ${EVERY_REPLICA}`, ["pool", "state"], (snapshot) =>
-  snapshot.poolNodes.values(),
+snapshotGauge(
+  "cjs_pool_nodes",
+  `Nodes by pool and state (online, draining, offline), as the scheduler sees them. ${EVERY_REPLICA}`,
+  ["pool", "state"],
+  (snapshot) => snapshot.poolNodes.values(),
 );
 snapshotGauge(
   "cjs_pool_slots",
@@ -69,8 +86,14 @@ snapshotGauge(
   ["pool", "use"],
   (snapshot) => snapshot.poolSlots.values(),
 );
-snapshotGauge("cjs_job_queue_depth", `Queued jobs by pool: cjs_jobs{state="queued"} without the state label. ${EVERY_REPLICA}`, ["pool"], (snapshot) =>
-  [...snapshot.jobs.values()].filter(({ labels }) => labels.state === "queued").map(({ labels, value }) => ({ labels: { pool: labels.pool as string }, value })),
+snapshotGauge(
+  "cjs_job_queue_depth",
+  `Queued jobs by pool: cjs_jobs{state="queued"} without the state label. ${EVERY_REPLICA}`,
+  ["pool"],
+  (snapshot) =>
+    [...snapshot.jobs.values()]
+      .filter(({ labels }) => labels.state === "queued")
+      .map(({ labels, value }) => ({ labels: { pool: labels.pool as string }, value })),
 );
 
 export const schedulerSnapshots = {

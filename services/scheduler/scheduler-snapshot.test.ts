@@ -58,7 +58,9 @@ describe("scheduler snapshot", () => {
       nowMs: NOW,
     });
     expect(valueOf(snapshot.jobs, { state: "queued", pool: "self_hosted" })).toBe(2);
-    const labels = [snapshot.jobs, snapshot.poolNodes, snapshot.poolSlots, snapshot.oldestAgeSeconds].flatMap((series) => [...series.values()].map((entry) => entry.labels.pool));
+    const labels = [snapshot.jobs, snapshot.poolNodes, snapshot.poolSlots, snapshot.oldestAgeSeconds].flatMap(
+      (series) => [...series.values()].map((entry) => entry.labels.pool),
+    );
     expect(new Set(labels)).toEqual(new Set(["self_hosted"]));
   });
 
@@ -86,7 +88,15 @@ describe("scheduler snapshot", () => {
 
   it("merges the replicas of one process by the highest value, never a sum", () => {
     const one = takeSnapshot({ queued: [{ pool_key: OP, queued_at_ms: NOW }], active: [], nodes: [], nowMs: NOW });
-    const two = takeSnapshot({ queued: [{ pool_key: OP, queued_at_ms: NOW }, { pool_key: OP, queued_at_ms: NOW }], active: [], nodes: [], nowMs: NOW });
+    const two = takeSnapshot({
+      queued: [
+        { pool_key: OP, queued_at_ms: NOW },
+        { pool_key: OP, queued_at_ms: NOW },
+      ],
+      active: [],
+      nodes: [],
+      nowMs: NOW,
+    });
     expect(valueOf(mergeSnapshots([one, two]).jobs, { state: "queued", pool: OP })).toBe(2);
   });
 });

@@ -22,7 +22,13 @@ export interface SchedulerSnapshot {
   poolSlots: Series;
 }
 
-export const SNAPSHOT_SERIES = ["jobs", "oldestAgeSeconds", "pastDeadline", "poolNodes", "poolSlots"] as const satisfies ReadonlyArray<keyof SchedulerSnapshot>;
+export const SNAPSHOT_SERIES = [
+  "jobs",
+  "oldestAgeSeconds",
+  "pastDeadline",
+  "poolNodes",
+  "poolSlots",
+] as const satisfies ReadonlyArray<keyof SchedulerSnapshot>;
 
 const ACTIVE_STATES = ["queued", "assigned", "running"] as const;
 
@@ -61,7 +67,13 @@ export function takeSnapshot(input: {
   nowMs: number;
 }): SchedulerSnapshot {
   const { nowMs } = input;
-  const snapshot: SchedulerSnapshot = { jobs: new Map(), oldestAgeSeconds: new Map(), pastDeadline: new Map(), poolNodes: new Map(), poolSlots: new Map() };
+  const snapshot: SchedulerSnapshot = {
+    jobs: new Map(),
+    oldestAgeSeconds: new Map(),
+    pastDeadline: new Map(),
+    poolNodes: new Map(),
+    poolSlots: new Map(),
+  };
   const age = (sinceMs: number) => Math.max(0, nowMs - sinceMs) / 1000;
   for (const node of input.nodes) {
     const pool = metricsPool(node.pool_key);
@@ -71,14 +83,19 @@ export function takeSnapshot(input: {
     const state = nodeState(node);
     set(snapshot.poolNodes, { pool, state }, plus(1));
     set(snapshot.poolSlots, { pool, use: "used" }, plus(node.used.slots));
-    set(snapshot.poolSlots, { pool, use: "free" }, plus(state === "online" ? Math.max(0, node.capacity.slots - node.used.slots) : 0));
+    set(
+      snapshot.poolSlots,
+      { pool, use: "free" },
+      plus(state === "online" ? Math.max(0, node.capacity.slots - node.used.slots) : 0),
+    );
   }
   // One cheap pass over the jobs by their pool key (a scrape may see 100,000 queued), then one label set per pool.
   const byState = new Map<string, Map<string, Tally>>(ACTIVE_STATES.map((state) => [state, new Map()]));
   const tally = (state: string, poolKey: string): Tally => {
     const tallies = byState.get(state) as Map<string, Tally>;
     let found = tallies.get(poolKey);
-    if (!found) tallies.set(poolKey, (found = { state, poolKey, count: 0, oldestMs: Number.POSITIVE_INFINITY, pastDeadline: 0 }));
+    if (!found)
+      tallies.set(poolKey, (found = { state, poolKey, count: 0, oldestMs: Number.POSITIVE_INFINITY, pastDeadline: 0 }));
     return found;
   };
   for (const job of input.queued) {
@@ -92,7 +109,9 @@ export function takeSnapshot(input: {
     if (job.state === "assigned") active.oldestMs = Math.min(active.oldestMs, job.updated_ms);
     if (job.state === "running" && job.deadline_ms !== null && job.deadline_ms <= nowMs) active.pastDeadline += 1;
   }
-  for (const { state, poolKey, count, oldestMs, pastDeadline } of [...byState.values()].flatMap((tallies) => [...tallies.values()])) {
+  for (const { state, poolKey, count, oldestMs, pastDeadline } of [...byState.values()].flatMap((tallies) => [
+    ...tallies.values(),
+  ])) {
     const pool = metricsPool(poolKey);
     set(snapshot.jobs, { state, pool }, plus(count));
     if (state !== "running") set(snapshot.oldestAgeSeconds, { state, pool }, atLeast(age(oldestMs)));
@@ -103,9 +122,16 @@ export function takeSnapshot(input: {
 
 /** The replicas of one process (tests, the embedded mode) report one value per series: the highest, as a scrape of each would give. */
 export function mergeSnapshots(snapshots: readonly SchedulerSnapshot[]): SchedulerSnapshot {
-  const merged: SchedulerSnapshot = { jobs: new Map(), oldestAgeSeconds: new Map(), pastDeadline: new Map(), poolNodes: new Map(), poolSlots: new Map() };
+  const merged: SchedulerSnapshot = {
+    jobs: new Map(),
+    oldestAgeSeconds: new Map(),
+    pastDeadline: new Map(),
+    poolNodes: new Map(),
+    poolSlots: new Map(),
+  };
   for (const snapshot of snapshots) {
-    for (const name of SNAPSHOT_SERIES) for (const { labels, value } of snapshot[name].values()) set(merged[name], labels, atLeast(value));
+    for (const name of SNAPSHOT_SERIES)
+      for (const { labels, value } of snapshot[name].values()) set(merged[name], labels, atLeast(value));
   }
   return merged;
 }

@@ -1,6 +1,13 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { BUCKETS, CONSUMERS, ensureBuckets, ensureMeteringStream, JsonBucket, kvStreams } from "../../shared/nats/index.js";
+import {
+  BUCKETS,
+  CONSUMERS,
+  ensureBuckets,
+  ensureMeteringStream,
+  JsonBucket,
+  kvStreams,
+} from "../../shared/nats/index.js";
 import { AllocationRecord, JobRecord, NodeRecord } from "../../shared/records/index.js";
 import type { Logger } from "../../shared/runtime/index.js";
 import type { SchedulerConfig } from "./config.js";
@@ -14,7 +21,11 @@ import { KeyQuotaRecord } from "./key-quota-rules.js";
  */
 export async function openSchedulerStore(nc: NatsConnection, config: Readonly<SchedulerConfig>, logger: Logger) {
   const topology = { replicas: config.CJS_NATS_REPLICAS, logger };
-  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.nodes, BUCKETS.allocations, BUCKETS.keyQuotas, BUCKETS.leases], topology);
+  const kv = await ensureBuckets(
+    nc,
+    [BUCKETS.jobs, BUCKETS.nodes, BUCKETS.allocations, BUCKETS.keyQuotas, BUCKETS.leases],
+    topology,
+  );
   const jsm = await jetstreamManager(nc);
   // Ends of charged attempts are published there before the change (billing consumes it).
   await ensureMeteringStream(nc, topology);

@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import { JobRefCommand, JobResultCommand, ListJobsCommand, PollCommand, SubmitJobCommand } from "../../shared/contract/index.js";
+import {
+  JobRefCommand,
+  JobResultCommand,
+  ListJobsCommand,
+  PollCommand,
+  SubmitJobCommand,
+} from "../../shared/contract/index.js";
 import { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
@@ -81,10 +87,19 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   // The placing replica settles the jobs waiting for one that ended; each step is a compare-and-set, and the repair pass covers a lost one.
   const waiting = new WaitingJobs((parentKey, end) => {
     if (stopped || !ctx || !lease?.leading) return;
-    void settleChildrenOf(ctx, waiting, parentKey, end).catch((error: unknown) => logger.warn({ err: error, job_key: parentKey }, "settling the jobs waiting for a job failed; the repair pass tries again"));
+    void settleChildrenOf(ctx, waiting, parentKey, end).catch((error: unknown) =>
+      logger.warn(
+        { err: error, job_key: parentKey },
+        "settling the jobs waiting for a job failed; the repair pass tries again",
+      ),
+    );
   });
   // A job joining the queue asks for a round; only the lease holder's rounds place.
-  const queued = new QueuedJobs(() => requestPlacement(), config.CJS_SHARED_OPERATOR_POOLS, () => deps.clock.now());
+  const queued = new QueuedJobs(
+    () => requestPlacement(),
+    config.CJS_SHARED_OPERATOR_POOLS,
+    () => deps.clock.now(),
+  );
   const listIndex = new JobListIndex();
   const finished = new FinishedJobs();
   const queueDeadlines = new QueueDeadlines();
@@ -169,7 +184,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         await context.jobsWatch.caughtUp();
         const pass = await sweepRetentionOnce(context, finished);
         logger.info(
-          { deleted_jobs: pass.deletedJobs, deleted_artifacts: pass.artifacts, deleted_log_messages: pass.logMessages, due_left: pass.dueLeft, finished_jobs: finished.size },
+          {
+            deleted_jobs: pass.deletedJobs,
+            deleted_artifacts: pass.artifacts,
+            deleted_log_messages: pass.logMessages,
+            due_left: pass.dueLeft,
+            finished_jobs: finished.size,
+          },
           "retention sweep",
         );
       } catch (error) {
@@ -207,33 +228,82 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         servePing(nc, { service: SERVICE, instance, logger }),
         serveRpc(nc, { ...rpc, subject: subjects.jobSubmit(), request: SubmitJobCommand, handle: submitJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetrieve(), request: JobRefCommand, handle: retrieveJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobList(), request: ListJobsCommand, handle: listJobs(context, listIndex) }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.jobList(),
+          request: ListJobsCommand,
+          handle: listJobs(context, listIndex),
+        }),
         serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobDelete(), request: JobRefCommand, handle: deleteJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.scheduleCreate(), request: CreateScheduleCommand, handle: createSchedule(context, scheduleBucket) }),
-        serveRpc(nc, { ...rpc, subject: subjects.scheduleList(), request: ListSchedulesCommand, handle: listSchedules(scheduleBucket) }),
-        serveRpc(nc, { ...rpc, subject: subjects.scheduleRetrieve(), request: ScheduleRefCommand, handle: retrieveSchedule(scheduleBucket) }),
-        serveRpc(nc, { ...rpc, subject: subjects.schedulePause(), request: ScheduleRefCommand, handle: setScheduleState(context, scheduleBucket, "paused") }),
-        serveRpc(nc, { ...rpc, subject: subjects.scheduleResume(), request: ScheduleRefCommand, handle: setScheduleState(context, scheduleBucket, "active") }),
-        serveRpc(nc, { ...rpc, subject: subjects.scheduleDelete(), request: ScheduleRefCommand, handle: deleteSchedule(scheduleBucket) }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.scheduleCreate(),
+          request: CreateScheduleCommand,
+          handle: createSchedule(context, scheduleBucket),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.scheduleList(),
+          request: ListSchedulesCommand,
+          handle: listSchedules(scheduleBucket),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.scheduleRetrieve(),
+          request: ScheduleRefCommand,
+          handle: retrieveSchedule(scheduleBucket),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.schedulePause(),
+          request: ScheduleRefCommand,
+          handle: setScheduleState(context, scheduleBucket, "paused"),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.scheduleResume(),
+          request: ScheduleRefCommand,
+          handle: setScheduleState(context, scheduleBucket, "active"),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.scheduleDelete(),
+          request: ScheduleRefCommand,
+          handle: deleteSchedule(scheduleBucket),
+        }),
         serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeResult(), request: JobResultCommand, handle: recordResult(context) }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.nodeResult(),
+          request: JobResultCommand,
+          handle: recordResult(context),
+        }),
       );
       // Place only from a whole picture of the queue: the watch has brought every record the bucket held.
-      while (!(await jobsWatch.caughtUp())) logger.info({ revisions_read: jobsWatch.seen }, "still reading the job records before placing");
+      while (!(await jobsWatch.caughtUp()))
+        logger.info({ revisions_read: jobsWatch.seen }, "still reading the job records before placing");
       lease = new PlacementLease(store.leases, instance, config.CJS_PLACEMENT_LEASE_MS, logger, (leading) => {
         if (leading) {
           requestPlacement();
           // Parents that ended while no replica held the lease: their waiting jobs are settled now, not at the next sweep.
-          if (ctx && waiting.size > 0) void recheckWaitingJobs(ctx, waiting).catch((error: unknown) => logger.warn({ err: error }, "re-checking the waiting jobs failed; the repair pass tries again"));
+          if (ctx && waiting.size > 0)
+            void recheckWaitingJobs(ctx, waiting).catch((error: unknown) =>
+              logger.warn({ err: error }, "re-checking the waiting jobs failed; the repair pass tries again"),
+            );
         }
       });
       lease.start();
       // Every replica reports the same values from the records; counted at scrape time, never on the job path.
       stopReporting = schedulerSnapshots.reportFrom(() => {
         const nowMs = context.clock.now();
-        return takeSnapshot({ queued: queued.jobs(), active: active.jobs.values(), nodes: context.view.nodeViews(nowMs), nowMs });
+        return takeSnapshot({
+          queued: queued.jobs(),
+          active: active.jobs.values(),
+          nodes: context.view.nodeViews(nowMs),
+          nowMs,
+        });
       });
       reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
       repairTimer = setInterval(() => void repair(), config.CJS_REPAIR_INTERVAL_MS);

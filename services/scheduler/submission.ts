@@ -13,12 +13,22 @@ const RUN_AT_MAX_AHEAD_MS = 365 * 86_400_000;
 function checkRunAt(runAt: string | undefined, now: number): void {
   if (runAt === undefined) return;
   const at = Date.parse(runAt);
-  const message = at <= now - RUN_AT_SKEW_MS ? "must be in the future" : at > now + RUN_AT_MAX_AHEAD_MS ? "at most 365 days ahead" : null;
-  if (message) throw new AppError("request.invalid", `run_at ${message}.`, { details: { issues: [{ path: "run_at", message }] } });
+  const message =
+    at <= now - RUN_AT_SKEW_MS
+      ? "must be in the future"
+      : at > now + RUN_AT_MAX_AHEAD_MS
+        ? "at most 365 days ahead"
+        : null;
+  if (message)
+    throw new AppError("request.invalid", `run_at ${message}.`, { details: { issues: [{ path: "run_at", message }] } });
 }
 
 /** A job's `timeout_seconds` within the service's maximum; `path` names the field in the refusal (a schedule's template). */
-export function checkTimeout(ctx: Pick<SchedulerContext, "config">, timeoutSeconds: number, path = "timeout_seconds"): void {
+export function checkTimeout(
+  ctx: Pick<SchedulerContext, "config">,
+  timeoutSeconds: number,
+  path = "timeout_seconds",
+): void {
   if (timeoutSeconds <= ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS) return;
   throw new AppError("request.invalid", `${path} is above the service's maximum.`, {
     details: { issues: [{ path, message: `at most ${ctx.config.CJS_MAX_JOB_TIMEOUT_SECONDS}` }] },
@@ -30,14 +40,22 @@ export function checkTimeout(ctx: Pick<SchedulerContext, "config">, timeoutSecon
  * timeout within the service's maximum, a `run_at` ahead, a type the caller's key may submit. A dry run
  * runs these same checks.
  */
-export function checkSubmission(ctx: SchedulerContext, caller: Pick<UserContext, "quotas">, body: z.infer<typeof SubmitJobCommand>["body"]): void {
+export function checkSubmission(
+  ctx: SchedulerContext,
+  caller: Pick<UserContext, "quotas">,
+  body: z.infer<typeof SubmitJobCommand>["body"],
+): void {
   checkTimeout(ctx, body.timeout_seconds);
   checkRunAt(body.run_at, ctx.clock.now());
   checkJobType(caller.quotas, body.type);
 }
 
 /** The placement pool a job of the caller on `poolId` is queued in. */
-export function jobPoolKey(ctx: SchedulerContext, caller: Pick<UserContext, "app_id" | "business_id">, poolId: string): string {
+export function jobPoolKey(
+  ctx: SchedulerContext,
+  caller: Pick<UserContext, "app_id" | "business_id">,
+  poolId: string,
+): string {
   return ctx.config.CJS_OPERATOR_POOLS.includes(poolId)
     ? operatorPoolKey(caller.app_id, poolId, ctx.config.CJS_SHARED_OPERATOR_POOLS)
     : selfHostedPoolKey(caller.business_id, poolId);

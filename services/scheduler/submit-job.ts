@@ -33,10 +33,14 @@ function submitAnswer(record: Pick<JobRecord, "job_id" | "created_at">): SubmitJ
  * admission so a repeat takes no quota or credit check.
  */
 export function submitJob(ctx: SchedulerContext) {
-  return async ({ caller, body, job_id }: z.infer<typeof SubmitJobCommand>, served: ServedRequest): Promise<SubmitJobResponse | DryRunPlan> => {
+  return async (
+    { caller, body, job_id }: z.infer<typeof SubmitJobCommand>,
+    served: ServedRequest,
+  ): Promise<SubmitJobResponse | DryRunPlan> => {
     if (body.dry_run) return dryRun(ctx, caller, body, served);
     if (job_id === undefined) return createJob(ctx, caller, body, served);
-    const made = async () => (await ctx.store.jobs.get(jobKey(caller.app_id, caller.business_id, job_id)))?.value ?? null;
+    const made = async () =>
+      (await ctx.store.jobs.get(jobKey(caller.app_id, caller.business_id, job_id)))?.value ?? null;
     const existing = await made();
     if (existing) return submitAnswer(existing);
     try {
@@ -126,7 +130,8 @@ export async function createJob(
     } catch (error) {
       // A record write whose answer was lost may have landed: then the admission is used.
       // A record already there is another request's (an idempotent repeat): this admission is not.
-      if (admission && (isAlreadyExists(error) || !(await ctx.store.jobs.get(key).catch(() => null)))) await admission.release({ keepSlot: isAlreadyExists(error) });
+      if (admission && (isAlreadyExists(error) || !(await ctx.store.jobs.get(key).catch(() => null))))
+        await admission.release({ keepSlot: isAlreadyExists(error) });
       throw error;
     }
   });

@@ -4,7 +4,18 @@ import { JobState, type JobEvent } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { encodeJson } from "../../shared/nats/index.js";
 import { JobRecord, mayBeQueued } from "../../shared/records/index.js";
-import { assign, cancel, expireInQueue, finish, nodeLost, requeueUnreserved, retry, start, timeOut, type RunResult } from "./transitions.js";
+import {
+  assign,
+  cancel,
+  expireInQueue,
+  finish,
+  nodeLost,
+  requeueUnreserved,
+  retry,
+  start,
+  timeOut,
+  type RunResult,
+} from "./transitions.js";
 
 const CREATED = Date.parse("2026-03-01T00:00:00.000Z");
 const NOW = Date.parse("2026-03-01T00:10:00.000Z");
@@ -73,32 +84,76 @@ function lastEvent(job: JobRecord): JobEvent {
 }
 
 /** Every transition that changes the state, applied to a job in its usual source state. */
-const STATE_CHANGES: Array<{ name: string; from: JobState; overrides?: Partial<JobRecord>; apply: (job: JobRecord) => JobRecord; to: JobState }> = [
+const STATE_CHANGES: Array<{
+  name: string;
+  from: JobState;
+  overrides?: Partial<JobRecord>;
+  apply: (job: JobRecord) => JobRecord;
+  to: JobState;
+}> = [
   { name: "assign", from: "queued", apply: (job) => assign(job, NODE, NOW), to: "assigned" },
   { name: "start", from: "assigned", apply: (job) => start(job, 1, NODE, NOW), to: "running" },
-  { name: "finish (succeeded)", from: "running", apply: (job) => finish(job, 1, NODE, { outcome: "succeeded", exit_code: 0 }, NOW), to: "succeeded" },
-  { name: "finish (failed)", from: "running", apply: (job) => finish(job, 1, NODE, { outcome: "failed", exit_code: 2 }, NOW), to: "failed" },
+  {
+    name: "finish (succeeded)",
+    from: "running",
+    apply: (job) => finish(job, 1, NODE, { outcome: "succeeded", exit_code: 0 }, NOW),
+    to: "succeeded",
+  },
+  {
+    name: "finish (failed)",
+    from: "running",
+    apply: (job) => finish(job, 1, NODE, { outcome: "failed", exit_code: 2 }, NOW),
+    to: "failed",
+  },
   { name: "cancel", from: "running", apply: (job) => cancel(job, NOW), to: "cancelled" },
   { name: "retry", from: "failed", apply: (job) => retry(job, NOW), to: "queued" },
   { name: "timeOut", from: "running", apply: (job) => timeOut(job, NOW), to: "timed_out" },
   { name: "nodeLost (requeue)", from: "running", apply: (job) => nodeLost(job, NOW), to: "queued" },
-  { name: "nodeLost (spent)", from: "running", overrides: { max_attempts: 1 }, apply: (job) => nodeLost(job, NOW), to: "failed" },
+  {
+    name: "nodeLost (spent)",
+    from: "running",
+    overrides: { max_attempts: 1 },
+    apply: (job) => nodeLost(job, NOW),
+    to: "failed",
+  },
 ];
 
 /** Each transition's allowed source states; every other state must be refused with `details.state`. */
-const SOURCE_STATES: Array<{ name: string; allowed: JobState[]; code: "state.conflict" | "job.stale_attempt"; apply: (job: JobRecord) => JobRecord }> = [
+const SOURCE_STATES: Array<{
+  name: string;
+  allowed: JobState[];
+  code: "state.conflict" | "job.stale_attempt";
+  apply: (job: JobRecord) => JobRecord;
+}> = [
   { name: "assign", allowed: ["queued"], code: "state.conflict", apply: (job) => assign(job, NODE, NOW) },
   // A node's start or result for an attempt that is not live any more is a stale attempt, whatever the state.
-  { name: "start", allowed: ["assigned"], code: "job.stale_attempt", apply: (job) => start(job, job.attempt, NODE, NOW) },
-  { name: "finish", allowed: ["assigned", "running"], code: "job.stale_attempt", apply: (job) => finish(job, job.attempt, NODE, { outcome: "succeeded", exit_code: 0 }, NOW) },
-  { name: "cancel", allowed: ["queued", "assigned", "running"], code: "state.conflict", apply: (job) => cancel(job, NOW) },
+  {
+    name: "start",
+    allowed: ["assigned"],
+    code: "job.stale_attempt",
+    apply: (job) => start(job, job.attempt, NODE, NOW),
+  },
+  {
+    name: "finish",
+    allowed: ["assigned", "running"],
+    code: "job.stale_attempt",
+    apply: (job) => finish(job, job.attempt, NODE, { outcome: "succeeded", exit_code: 0 }, NOW),
+  },
+  {
+    name: "cancel",
+    allowed: ["queued", "assigned", "running"],
+    code: "state.conflict",
+    apply: (job) => cancel(job, NOW),
+  },
   { name: "retry", allowed: ["failed", "timed_out"], code: "state.conflict", apply: (job) => retry(job, NOW) },
   { name: "timeOut", allowed: ["running"], code: "state.conflict", apply: (job) => timeOut(job, NOW) },
   { name: "nodeLost", allowed: ["assigned", "running"], code: "state.conflict", apply: (job) => nodeLost(job, NOW) },
 ];
 
 describe("source states", () => {
-  const cases = SOURCE_STATES.flatMap(({ name, allowed, code, apply }) => ALL_STATES.map((state) => ({ name, state, allowed: allowed.includes(state), code, apply })));
+  const cases = SOURCE_STATES.flatMap(({ name, allowed, code, apply }) =>
+    ALL_STATES.map((state) => ({ name, state, allowed: allowed.includes(state), code, apply })),
+  );
 
   it.each(cases.filter((each) => each.allowed))("$name from $state succeeds", ({ state, apply }) => {
     const before = jobIn(state);
@@ -106,28 +161,39 @@ describe("source states", () => {
     expect(after.updated_at).toBe(NOW_ISO);
   });
 
-  it.each(cases.filter((each) => !each.allowed))("$name from $state is refused with $code and the state, changing nothing", ({ state, code, apply }) => {
-    const before = jobIn(state);
-    const copy = structuredClone(before);
-    const error = thrown(() => apply(before));
-    expect(error.code).toBe(code);
-    expect(error.httpStatus).toBe(409);
-    expect(error.details).toMatchObject({ state, job_id: before.job_id });
-    expect(before).toEqual(copy);
-  });
+  it.each(cases.filter((each) => !each.allowed))(
+    "$name from $state is refused with $code and the state, changing nothing",
+    ({ state, code, apply }) => {
+      const before = jobIn(state);
+      const copy = structuredClone(before);
+      const error = thrown(() => apply(before));
+      expect(error.code).toBe(code);
+      expect(error.httpStatus).toBe(409);
+      expect(error.details).toMatchObject({ state, job_id: before.job_id });
+      expect(before).toEqual(copy);
+    },
+  );
 });
 
 describe("timeline", () => {
-  it.each(STATE_CHANGES)("$name appends exactly one event with the new state, attempt and node, and leaves its input as it was", ({ from, overrides, apply, to }) => {
-    const before = jobIn(from, overrides);
-    const copy = structuredClone(before);
-    const after = apply(before);
-    expect(after.state).toBe(to);
-    expect(after.timeline).toHaveLength(before.timeline.length + 1);
-    expect(after.timeline.slice(0, -1)).toEqual(before.timeline);
-    expect(lastEvent(after)).toMatchObject({ at: NOW_ISO, state: to, attempt: after.attempt, node_id: after.node_id });
-    expect(before).toEqual(copy);
-  });
+  it.each(STATE_CHANGES)(
+    "$name appends exactly one event with the new state, attempt and node, and leaves its input as it was",
+    ({ from, overrides, apply, to }) => {
+      const before = jobIn(from, overrides);
+      const copy = structuredClone(before);
+      const after = apply(before);
+      expect(after.state).toBe(to);
+      expect(after.timeline).toHaveLength(before.timeline.length + 1);
+      expect(after.timeline.slice(0, -1)).toEqual(before.timeline);
+      expect(lastEvent(after)).toMatchObject({
+        at: NOW_ISO,
+        state: to,
+        attempt: after.attempt,
+        node_id: after.node_id,
+      });
+      expect(before).toEqual(copy);
+    },
+  );
 
   it("a long history keeps its first event and the most recent ones, at most 200", () => {
     const history: JobEvent[] = Array.from({ length: 200 }, (_, index) => ({
@@ -155,7 +221,13 @@ describe("attempt", () => {
 describe("assign", () => {
   it("gives the job to the node as the next attempt and clears why it waited", () => {
     const after = assign(jobIn("queued", { attempt: 2, pending_reason: "all_nodes_busy" }), NODE, NOW);
-    expect(after).toMatchObject({ state: "assigned", attempt: 3, node_id: NODE, pending_reason: null, started_at: null });
+    expect(after).toMatchObject({
+      state: "assigned",
+      attempt: 3,
+      node_id: NODE,
+      pending_reason: null,
+      started_at: null,
+    });
     expect(lastEvent(after)).toMatchObject({ reason: "assigned", attempt: 3, node_id: NODE });
   });
 });
@@ -163,7 +235,13 @@ describe("assign", () => {
 describe("start", () => {
   it("starts the clock: started_at now and the deadline timeout_seconds later", () => {
     const after = start(jobIn("assigned", { timeout_seconds: 90 }), 1, NODE, NOW);
-    expect(after).toMatchObject({ state: "running", attempt: 1, node_id: NODE, started_at: NOW_ISO, deadline_at: new Date(NOW + 90_000).toISOString() });
+    expect(after).toMatchObject({
+      state: "running",
+      attempt: 1,
+      node_id: NODE,
+      started_at: NOW_ISO,
+      deadline_at: new Date(NOW + 90_000).toISOString(),
+    });
     expect(lastEvent(after).reason).toBe("started");
   });
 
@@ -184,19 +262,43 @@ describe("finish", () => {
     const usage = { wall_seconds: 3, cpu_seconds: 2.5, peak_memory_mb: 100 };
     const before = jobIn("running");
     const after = finish(before, 1, NODE, { outcome: "succeeded", exit_code: 0, usage }, NOW);
-    expect(after).toMatchObject({ state: "succeeded", exit_code: 0, error: null, usage, finished_at: NOW_ISO, deadline_at: null, started_at: before.started_at });
+    expect(after).toMatchObject({
+      state: "succeeded",
+      exit_code: 0,
+      error: null,
+      usage,
+      finished_at: NOW_ISO,
+      deadline_at: null,
+      started_at: before.started_at,
+    });
     expect(lastEvent(after)).toMatchObject({ state: "succeeded", reason: "exited", exit_code: 0, error: null });
   });
 
   it("records a failure with `job.exit_nonzero` when the node names no error", () => {
     const after = finish(jobIn("running"), 1, NODE, { outcome: "failed", exit_code: 7 }, NOW);
-    expect(after).toMatchObject({ state: "failed", exit_code: 7, error: { code: "job.exit_nonzero" }, usage: null, finished_at: NOW_ISO, deadline_at: null });
+    expect(after).toMatchObject({
+      state: "failed",
+      exit_code: 7,
+      error: { code: "job.exit_nonzero" },
+      usage: null,
+      finished_at: NOW_ISO,
+      deadline_at: null,
+    });
     expect(after.error?.message).toContain("7");
-    expect(lastEvent(after)).toMatchObject({ state: "failed", reason: "exited", exit_code: 7, error: { code: "job.exit_nonzero" } });
+    expect(lastEvent(after)).toMatchObject({
+      state: "failed",
+      reason: "exited",
+      exit_code: 7,
+      error: { code: "job.exit_nonzero" },
+    });
   });
 
   it("keeps the error the node reports", () => {
-    const result: RunResult = { outcome: "failed", exit_code: null, error: { code: "agent.spawn_failed", message: "no such file" } };
+    const result: RunResult = {
+      outcome: "failed",
+      exit_code: null,
+      error: { code: "agent.spawn_failed", message: "no such file" },
+    };
     const after = finish(jobIn("running"), 1, NODE, result, NOW);
     expect(after).toMatchObject({ state: "failed", exit_code: null, error: result.error });
     expect(lastEvent(after)).toMatchObject({ reason: "failed", error: result.error });
@@ -222,49 +324,56 @@ describe("finish", () => {
 });
 
 describe("cancel", () => {
-  it.each(["queued", "assigned", "running"] as const)("ends a %s job as cancelled, keeping its attempt and node", (state) => {
-    const before = jobIn(state);
-    const after = cancel(before, NOW);
-    expect(after).toMatchObject({
-      state: "cancelled",
-      attempt: before.attempt,
-      node_id: before.node_id,
-      error: { code: "job.cancelled" },
-      finished_at: NOW_ISO,
-      deadline_at: null,
-      pending_reason: null,
-    });
-    expect(lastEvent(after)).toMatchObject({ reason: "cancelled", error: { code: "job.cancelled" } });
-  });
+  it.each(["queued", "assigned", "running"] as const)(
+    "ends a %s job as cancelled, keeping its attempt and node",
+    (state) => {
+      const before = jobIn(state);
+      const after = cancel(before, NOW);
+      expect(after).toMatchObject({
+        state: "cancelled",
+        attempt: before.attempt,
+        node_id: before.node_id,
+        error: { code: "job.cancelled" },
+        finished_at: NOW_ISO,
+        deadline_at: null,
+        pending_reason: null,
+      });
+      expect(lastEvent(after)).toMatchObject({ reason: "cancelled", error: { code: "job.cancelled" } });
+    },
+  );
 });
 
 describe("retry", () => {
-  it.each(["failed", "timed_out"] as const)("requeues a %s job under the same attempt count, clearing the last run", (state) => {
-    const before = jobIn(state, { usage: { wall_seconds: 1 } });
-    const after = retry(before, NOW);
-    expect(after).toMatchObject({
-      state: "queued",
-      attempt: 1,
-      node_id: null,
-      exit_code: null,
-      error: null,
-      usage: null,
-      started_at: null,
-      finished_at: null,
-      deadline_at: null,
-      queued_at: NOW_ISO,
-      pending_reason: "waiting_for_scheduler",
-      created_at: before.created_at,
-      max_attempts: before.max_attempts,
-      attempt_base: 1,
-    });
-    expect(lastEvent(after)).toMatchObject({ state: "queued", reason: "retried", node_id: null, attempt: 1 });
-  });
+  it.each(["failed", "timed_out"] as const)(
+    "requeues a %s job under the same attempt count, clearing the last run",
+    (state) => {
+      const before = jobIn(state, { usage: { wall_seconds: 1 } });
+      const after = retry(before, NOW);
+      expect(after).toMatchObject({
+        state: "queued",
+        attempt: 1,
+        node_id: null,
+        exit_code: null,
+        error: null,
+        usage: null,
+        started_at: null,
+        finished_at: null,
+        deadline_at: null,
+        queued_at: NOW_ISO,
+        pending_reason: "waiting_for_scheduler",
+        created_at: before.created_at,
+        max_attempts: before.max_attempts,
+        attempt_base: 1,
+      });
+      expect(lastEvent(after)).toMatchObject({ state: "queued", reason: "retried", node_id: null, attempt: 1 });
+    },
+  );
 
   it("grants a fresh budget of max_attempts: automatic requeues count from the attempt it was retried at", () => {
     const retried = retry(jobIn("failed", { attempt: 3, max_attempts: 3 }), NOW);
     expect(retried).toMatchObject({ attempt: 3, attempt_base: 3, max_attempts: 3 });
-    const onAttempt = (attempt: number) => jobIn("running", { attempt, max_attempts: 3, attempt_base: retried.attempt_base });
+    const onAttempt = (attempt: number) =>
+      jobIn("running", { attempt, max_attempts: 3, attempt_base: retried.attempt_base });
     expect(nodeLost(onAttempt(4), NOW).state).toBe("queued");
     expect(nodeLost(onAttempt(5), NOW).state).toBe("queued");
     expect(nodeLost(onAttempt(6), NOW)).toMatchObject({ state: "failed", error: { code: "node.lost" } });
@@ -275,29 +384,45 @@ describe("timeOut", () => {
   it("ends a running job as timed_out with `job.timed_out`", () => {
     const before = jobIn("running");
     const after = timeOut(before, NOW);
-    expect(after).toMatchObject({ state: "timed_out", attempt: 1, node_id: NODE, error: { code: "job.timed_out" }, finished_at: NOW_ISO, deadline_at: null, exit_code: null });
+    expect(after).toMatchObject({
+      state: "timed_out",
+      attempt: 1,
+      node_id: NODE,
+      error: { code: "job.timed_out" },
+      finished_at: NOW_ISO,
+      deadline_at: null,
+      exit_code: null,
+    });
     expect(lastEvent(after)).toMatchObject({ reason: "timed_out", error: { code: "job.timed_out" } });
   });
 });
 
 describe("nodeLost", () => {
-  it.each(["assigned", "running"] as const)("requeues a %s job while attempts remain, recording `node.lost` on the event", (state) => {
-    const before = jobIn(state, { max_attempts: 2 });
-    const after = nodeLost(before, NOW);
-    expect(after).toMatchObject({
-      state: "queued",
-      attempt: 1,
-      node_id: null,
-      started_at: null,
-      deadline_at: null,
-      finished_at: null,
-      error: null,
-      queued_at: NOW_ISO,
-      pending_reason: "waiting_for_scheduler",
-    });
-    expect(lastEvent(after)).toMatchObject({ state: "queued", reason: "node_lost", error: { code: "node.lost" }, node_id: null });
-    expect(lastEvent(after).error?.message).toContain(NODE);
-  });
+  it.each(["assigned", "running"] as const)(
+    "requeues a %s job while attempts remain, recording `node.lost` on the event",
+    (state) => {
+      const before = jobIn(state, { max_attempts: 2 });
+      const after = nodeLost(before, NOW);
+      expect(after).toMatchObject({
+        state: "queued",
+        attempt: 1,
+        node_id: null,
+        started_at: null,
+        deadline_at: null,
+        finished_at: null,
+        error: null,
+        queued_at: NOW_ISO,
+        pending_reason: "waiting_for_scheduler",
+      });
+      expect(lastEvent(after)).toMatchObject({
+        state: "queued",
+        reason: "node_lost",
+        error: { code: "node.lost" },
+        node_id: null,
+      });
+      expect(lastEvent(after).error?.message).toContain(NODE);
+    },
+  );
 
   it("counts attempts from the last retry", () => {
     expect(nodeLost(jobIn("running", { attempt: 3, max_attempts: 3, attempt_base: 1 }), NOW).state).toBe("queued");
@@ -307,7 +432,14 @@ describe("nodeLost", () => {
   it.each(["assigned", "running"] as const)("fails a %s job with `node.lost` once its attempts are spent", (state) => {
     const before = jobIn(state, { attempt: 3, max_attempts: 3 });
     const after = nodeLost(before, NOW);
-    expect(after).toMatchObject({ state: "failed", attempt: 3, node_id: NODE, error: { code: "node.lost" }, finished_at: NOW_ISO, deadline_at: null });
+    expect(after).toMatchObject({
+      state: "failed",
+      attempt: 3,
+      node_id: NODE,
+      error: { code: "node.lost" },
+      finished_at: NOW_ISO,
+      deadline_at: null,
+    });
     expect(lastEvent(after)).toMatchObject({ state: "failed", reason: "node_lost", error: { code: "node.lost" } });
   });
 });
@@ -377,29 +509,60 @@ describe("automatic retry", () => {
     });
     // The attempt's end stays in the timeline as billing and the user read it, then the retry.
     expect(after.timeline.slice(-2)).toEqual([
-      expect.objectContaining({ state: "failed", attempt: 1, node_id: NODE, exit_code: 2, error: expect.objectContaining({ code: "job.exit_nonzero" }) }),
-      expect.objectContaining({ state: "queued", attempt: 1, reason: "retry_scheduled", exit_code: 2, error: expect.objectContaining({ code: "job.exit_nonzero" }), next_attempt_at: next }),
+      expect.objectContaining({
+        state: "failed",
+        attempt: 1,
+        node_id: NODE,
+        exit_code: 2,
+        error: expect.objectContaining({ code: "job.exit_nonzero" }),
+      }),
+      expect.objectContaining({
+        state: "queued",
+        attempt: 1,
+        reason: "retry_scheduled",
+        exit_code: 2,
+        error: expect.objectContaining({ code: "job.exit_nonzero" }),
+        next_attempt_at: next,
+      }),
     ]);
   });
 
   it("each retry waits longer, by the backoff of the retries made so far", () => {
-    const after = finish(jobIn("running", { retry: POLICY, retry_count: 1 }), 1, NODE, { outcome: "failed", exit_code: 2 }, NOW, () => 0);
+    const after = finish(
+      jobIn("running", { retry: POLICY, retry_count: 1 }),
+      1,
+      NODE,
+      { outcome: "failed", exit_code: 2 },
+      NOW,
+      () => 0,
+    );
     expect(after).toMatchObject({ retry_count: 2, next_attempt_at: new Date(NOW + 20_000).toISOString() });
   });
 
   it("ends the job failed once max_retries are spent", () => {
-    const after = finish(jobIn("running", { retry: POLICY, retry_count: 2 }), 1, NODE, { outcome: "failed", exit_code: 2 }, NOW, () => 0);
+    const after = finish(
+      jobIn("running", { retry: POLICY, retry_count: 2 }),
+      1,
+      NODE,
+      { outcome: "failed", exit_code: 2 },
+      NOW,
+      () => 0,
+    );
     expect(after).toMatchObject({ state: "failed", exit_code: 2, retry_count: 2, pending_reason: null });
   });
 
   it("ends the job failed at once when the exit code is not in on_exit_codes", () => {
     const retry = { ...POLICY, on_exit_codes: [75] };
     expect(finish(jobIn("running", { retry }), 1, NODE, { outcome: "failed", exit_code: 2 }, NOW).state).toBe("failed");
-    expect(finish(jobIn("running", { retry }), 1, NODE, { outcome: "failed", exit_code: 75 }, NOW).state).toBe("queued");
+    expect(finish(jobIn("running", { retry }), 1, NODE, { outcome: "failed", exit_code: 75 }, NOW).state).toBe(
+      "queued",
+    );
   });
 
   it("never retries a success or a cancel", () => {
-    expect(finish(jobIn("running", { retry: POLICY }), 1, NODE, { outcome: "succeeded", exit_code: 0 }, NOW).state).toBe("succeeded");
+    expect(
+      finish(jobIn("running", { retry: POLICY }), 1, NODE, { outcome: "succeeded", exit_code: 0 }, NOW).state,
+    ).toBe("succeeded");
     expect(cancel(jobIn("running", { retry: POLICY }), NOW).state).toBe("cancelled");
   });
 
@@ -414,7 +577,11 @@ describe("automatic retry", () => {
 
   it("node loss: requeued at once while attempts remain (no retry counted), retried by the policy once they are spent", () => {
     const retry = { ...POLICY, on_codes: ["node.lost"] };
-    expect(nodeLost(jobIn("running", { retry, max_attempts: 2 }), NOW)).toMatchObject({ state: "queued", pending_reason: "waiting_for_scheduler", retry_count: 0 });
+    expect(nodeLost(jobIn("running", { retry, max_attempts: 2 }), NOW)).toMatchObject({
+      state: "queued",
+      pending_reason: "waiting_for_scheduler",
+      retry_count: 0,
+    });
     const spent = nodeLost(jobIn("running", { retry, max_attempts: 1 }), NOW, () => 0);
     expect(spent).toMatchObject({ state: "queued", pending_reason: "retry_backoff", retry_count: 1, attempt_base: 1 });
     expect(lastEvent(spent)).toMatchObject({ reason: "retry_scheduled", error: { code: "node.lost" } });
@@ -434,8 +601,18 @@ describe("automatic retry", () => {
 describe("expireInQueue", () => {
   it("cancels a queued job past its queue timeout with `job.queue_timeout`", () => {
     const after = expireInQueue(jobIn("queued", { queue_timeout_seconds: 60 }), NOW);
-    expect(after).toMatchObject({ state: "cancelled", error: { code: "job.queue_timeout" }, pending_reason: null, next_attempt_at: null, finished_at: NOW_ISO });
-    expect(lastEvent(after)).toMatchObject({ state: "cancelled", reason: "queue_timeout", error: { code: "job.queue_timeout" } });
+    expect(after).toMatchObject({
+      state: "cancelled",
+      error: { code: "job.queue_timeout" },
+      pending_reason: null,
+      next_attempt_at: null,
+      finished_at: NOW_ISO,
+    });
+    expect(lastEvent(after)).toMatchObject({
+      state: "cancelled",
+      reason: "queue_timeout",
+      error: { code: "job.queue_timeout" },
+    });
   });
 
   it("counts from run_at when the job has one", () => {
@@ -447,7 +624,12 @@ describe("expireInQueue", () => {
 
   it("refuses a job before its deadline, without a queue timeout, once an attempt has started, or not queued", () => {
     const requeued = nodeLost(jobIn("running", { queue_timeout_seconds: 60 }), NOW);
-    for (const job of [jobIn("queued", { queue_timeout_seconds: 3600 }), jobIn("queued"), requeued, jobIn("assigned", { queue_timeout_seconds: 60 })]) {
+    for (const job of [
+      jobIn("queued", { queue_timeout_seconds: 3600 }),
+      jobIn("queued"),
+      requeued,
+      jobIn("assigned", { queue_timeout_seconds: 60 }),
+    ]) {
       expect(thrown(() => expireInQueue(job, NOW)).code).toBe("state.conflict");
     }
   });

@@ -16,7 +16,9 @@ function iso(now: number): string {
 }
 
 function conflict(job: JobRecord, operation: string): AppError {
-  return new AppError("state.conflict", `Cannot ${operation} a job that is ${job.state}.`, { details: { state: job.state, job_id: job.job_id } });
+  return new AppError("state.conflict", `Cannot ${operation} a job that is ${job.state}.`, {
+    details: { state: job.state, job_id: job.job_id },
+  });
 }
 
 function withEvent(
@@ -27,22 +29,40 @@ function withEvent(
   extra: Pick<JobEvent, "exit_code" | "error" | "next_attempt_at"> = {},
 ): JobRecord {
   const updated: JobRecord = { ...job, ...next, updated_at: iso(now) };
-  const event: JobEvent = { at: iso(now), state: updated.state, attempt: updated.attempt, reason, node_id: updated.node_id, ...extra };
+  const event: JobEvent = {
+    at: iso(now),
+    state: updated.state,
+    attempt: updated.attempt,
+    reason,
+    node_id: updated.node_id,
+    ...extra,
+  };
   const timeline = [...job.timeline, event];
   // A job requeued many times keeps its first event and the most recent ones.
-  updated.timeline = timeline.length > MAX_TIMELINE ? [timeline[0] as JobEvent, ...timeline.slice(-(MAX_TIMELINE - 1))] : timeline;
+  updated.timeline =
+    timeline.length > MAX_TIMELINE ? [timeline[0] as JobEvent, ...timeline.slice(-(MAX_TIMELINE - 1))] : timeline;
   return updated;
 }
 
 export function assign(job: JobRecord, nodeId: string, now: number): JobRecord {
   if (job.state !== "queued") throw conflict(job, "assign");
-  return withEvent(job, now, { state: "assigned", attempt: job.attempt + 1, node_id: nodeId, pending_reason: null, next_attempt_at: null }, "assigned");
+  return withEvent(
+    job,
+    now,
+    { state: "assigned", attempt: job.attempt + 1, node_id: nodeId, pending_reason: null, next_attempt_at: null },
+    "assigned",
+  );
 }
 
 /** The node took the attempt (its poll delivered it): the clock of the timeout starts. */
 export function start(job: JobRecord, attempt: number, nodeId: string, now: number): JobRecord {
   if (job.state !== "assigned" || job.attempt !== attempt || job.node_id !== nodeId) throw staleAttempt(job, attempt);
-  return withEvent(job, now, { state: "running", started_at: iso(now), deadline_at: iso(now + job.timeout_seconds * 1000) }, "started");
+  return withEvent(
+    job,
+    now,
+    { state: "running", started_at: iso(now), deadline_at: iso(now + job.timeout_seconds * 1000) },
+    "started",
+  );
 }
 
 export interface RunResult {
@@ -53,11 +73,21 @@ export interface RunResult {
 }
 
 /** The node's terminal result for the current attempt; a failure the job's retry policy matches is retried after its backoff. */
-export function finish(job: JobRecord, attempt: number, nodeId: string, result: RunResult, now: number, random: () => number = Math.random): JobRecord {
-  if ((job.state !== "running" && job.state !== "assigned") || job.attempt !== attempt || job.node_id !== nodeId) throw staleAttempt(job, attempt);
+export function finish(
+  job: JobRecord,
+  attempt: number,
+  nodeId: string,
+  result: RunResult,
+  now: number,
+  random: () => number = Math.random,
+): JobRecord {
+  if ((job.state !== "running" && job.state !== "assigned") || job.attempt !== attempt || job.node_id !== nodeId)
+    throw staleAttempt(job, attempt);
   const error =
     result.error ??
-    (result.outcome === "failed" ? { code: "job.exit_nonzero", message: `The command exited with code ${result.exit_code ?? "unknown"}.` } : null);
+    (result.outcome === "failed"
+      ? { code: "job.exit_nonzero", message: `The command exited with code ${result.exit_code ?? "unknown"}.` }
+      : null);
   const ended = withEvent(
     job,
     now,
@@ -79,7 +109,20 @@ export function finish(job: JobRecord, attempt: number, nodeId: string, result: 
 export function cancel(job: JobRecord, now: number): JobRecord {
   if (job.state !== "queued" && job.state !== "assigned" && job.state !== "running") throw conflict(job, "cancel");
   const error = { code: "job.cancelled", message: "Cancelled by a user." };
-  return withEvent(job, now, { state: "cancelled", error, finished_at: iso(now), deadline_at: null, pending_reason: null, next_attempt_at: null }, "cancelled", { error });
+  return withEvent(
+    job,
+    now,
+    {
+      state: "cancelled",
+      error,
+      finished_at: iso(now),
+      deadline_at: null,
+      pending_reason: null,
+      next_attempt_at: null,
+    },
+    "cancelled",
+    { error },
+  );
 }
 
 /** A queued job that never started an attempt, past its `queue_timeout_seconds`: cancelled, never charged (it never ran). */
@@ -87,7 +130,13 @@ export function expireInQueue(job: JobRecord, now: number): JobRecord {
   const deadlineMs = job.state === "queued" ? queueDeadlineMs(job) : null;
   if (deadlineMs === null || deadlineMs > now) throw conflict(job, "expire in the queue");
   const error = { code: "job.queue_timeout", message: `Not started within ${job.queue_timeout_seconds} s.` };
-  return withEvent(job, now, { state: "cancelled", error, finished_at: iso(now), pending_reason: null, next_attempt_at: null }, "queue_timeout", { error });
+  return withEvent(
+    job,
+    now,
+    { state: "cancelled", error, finished_at: iso(now), pending_reason: null, next_attempt_at: null },
+    "queue_timeout",
+    { error },
+  );
 }
 
 /**
@@ -95,7 +144,11 @@ export function expireInQueue(job: JobRecord, now: number): JobRecord {
  * `max_attempts` (its next assignment is the next attempt): what a retry, by hand or by
  * the retry policy, writes.
  */
-function rerun(job: JobRecord, now: number, pendingReason: "waiting_for_scheduler" | "retry_backoff"): Partial<JobRecord> & { state: "queued" } {
+function rerun(
+  job: JobRecord,
+  now: number,
+  pendingReason: "waiting_for_scheduler" | "retry_backoff",
+): Partial<JobRecord> & { state: "queued" } {
   return {
     state: "queued",
     node_id: null,
@@ -120,20 +173,40 @@ export function retry(job: JobRecord, now: number): JobRecord {
 export function timeOut(job: JobRecord, now: number, random: () => number = Math.random): JobRecord {
   if (job.state !== "running") throw conflict(job, "time out");
   const error = { code: "job.timed_out", message: `The run took longer than ${job.timeout_seconds} s.` };
-  return retryOrEnd(withEvent(job, now, { state: "timed_out", error, finished_at: iso(now), deadline_at: null }, "timed_out", { error }), now, random);
+  return retryOrEnd(
+    withEvent(job, now, { state: "timed_out", error, finished_at: iso(now), deadline_at: null }, "timed_out", {
+      error,
+    }),
+    now,
+    random,
+  );
 }
 
 /** The node of the current attempt was lost: requeue, or fail once every attempt is spent. */
 export function nodeLost(job: JobRecord, now: number, random: () => number = Math.random): JobRecord {
   if (job.state !== "assigned" && job.state !== "running") throw conflict(job, "requeue");
-  const error = { code: "node.lost", message: `Node ${job.node_id} stopped sending heartbeats during attempt ${job.attempt}.` };
+  const error = {
+    code: "node.lost",
+    message: `Node ${job.node_id} stopped sending heartbeats during attempt ${job.attempt}.`,
+  };
   if (job.attempt - job.attempt_base >= job.max_attempts) {
-    return retryOrEnd(withEvent(job, now, { state: "failed", error, finished_at: iso(now), deadline_at: null }, "node_lost", { error }), now, random);
+    return retryOrEnd(
+      withEvent(job, now, { state: "failed", error, finished_at: iso(now), deadline_at: null }, "node_lost", { error }),
+      now,
+      random,
+    );
   }
   return withEvent(
     job,
     now,
-    { state: "queued", node_id: null, started_at: null, deadline_at: null, queued_at: iso(now), pending_reason: "waiting_for_scheduler" },
+    {
+      state: "queued",
+      node_id: null,
+      started_at: null,
+      deadline_at: null,
+      queued_at: iso(now),
+      pending_reason: "waiting_for_scheduler",
+    },
     "node_lost",
     { error },
   );
@@ -175,7 +248,13 @@ export function requeueUnreserved(job: JobRecord, now: number): JobRecord {
   return withEvent(
     job,
     now,
-    { state: "queued", node_id: null, queued_at: iso(now), pending_reason: "waiting_for_scheduler", attempt_base: job.attempt_base + 1 },
+    {
+      state: "queued",
+      node_id: null,
+      queued_at: iso(now),
+      pending_reason: "waiting_for_scheduler",
+      attempt_base: job.attempt_base + 1,
+    },
     "reservation_missing",
   );
 }
@@ -196,5 +275,11 @@ export function failDependency(job: JobRecord, parentId: string, parentState: st
   if (job.state !== "queued" || !job.waiting_on.includes(parentId)) throw conflict(job, "cancel");
   const why = parentState === null ? "no longer exists" : `ended ${parentState}`;
   const error = { code: "job.dependency_failed", message: `Job ${parentId}, which this job depends on, ${why}.` };
-  return withEvent(job, now, { state: "cancelled", error, finished_at: iso(now), deadline_at: null, pending_reason: null }, "dependency_failed", { error });
+  return withEvent(
+    job,
+    now,
+    { state: "cancelled", error, finished_at: iso(now), deadline_at: null, pending_reason: null },
+    "dependency_failed",
+    { error },
+  );
 }

@@ -62,14 +62,24 @@ describe("dependency transitions", () => {
 
   it("a parent that did not succeed cancels the job with job.dependency_failed naming it", () => {
     const cancelled = failDependency(queuedJobRecord({ waiting_on: [PARENT_A] }), PARENT_A, "timed_out", NOW);
-    expect(cancelled).toMatchObject({ state: "cancelled", pending_reason: null, error: { code: "job.dependency_failed" } });
+    expect(cancelled).toMatchObject({
+      state: "cancelled",
+      pending_reason: null,
+      error: { code: "job.dependency_failed" },
+    });
     expect(cancelled.error?.message).toContain(PARENT_A);
-    expect(cancelled.timeline.at(-1)).toMatchObject({ state: "cancelled", reason: "dependency_failed", error: { code: "job.dependency_failed" } });
+    expect(cancelled.timeline.at(-1)).toMatchObject({
+      state: "cancelled",
+      reason: "dependency_failed",
+      error: { code: "job.dependency_failed" },
+    });
   });
 
   it("settles a job once: one no longer waiting, or no longer queued, is a conflict", () => {
     const released = queuedJobRecord({ waiting_on: [] });
     expect(() => releaseDependency(released, PARENT_A, NOW)).toThrow(AppError);
-    expect(() => failDependency(queuedJobRecord({ state: "cancelled", waiting_on: [PARENT_A] }), PARENT_A, "failed", NOW)).toThrow(AppError);
+    expect(() =>
+      failDependency(queuedJobRecord({ state: "cancelled", waiting_on: [PARENT_A] }), PARENT_A, "failed", NOW),
+    ).toThrow(AppError);
   });
 });

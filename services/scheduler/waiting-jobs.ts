@@ -30,7 +30,8 @@ export class WaitingJobs implements JobRevisionListener {
     }
     const known = this.#children.get(key);
     if (known && known.revision >= revision) return;
-    const waitingOn = record?.state === "queued" && Array.isArray(record.waiting_on) ? (record.waiting_on as unknown[]) : [];
+    const waitingOn =
+      record?.state === "queued" && Array.isArray(record.waiting_on) ? (record.waiting_on as unknown[]) : [];
     if (known) this.forget(key, known.parents);
     if (waitingOn.length === 0) return;
     const business = key.slice(0, key.lastIndexOf(".") + 1);

@@ -15,7 +15,12 @@ const record: DeliveryRecord = {
   next_attempt_at: new Date(created).toISOString(),
   event: { id: "evt_1", type: "job.succeeded", created_at: new Date(created).toISOString(), data: { job: null } },
 };
-const tryAt = (now: number, status_code: number | null) => ({ at: new Date(now).toISOString(), status_code, error: status_code === null ? "ECONNREFUSED" : null, duration_ms: 5 });
+const tryAt = (now: number, status_code: number | null) => ({
+  at: new Date(now).toISOString(),
+  status_code,
+  error: status_code === null ? "ECONNREFUSED" : null,
+  duration_ms: 5,
+});
 const schedule = [10, 30, 60];
 const DAY_S = 86_400;
 
@@ -41,7 +46,10 @@ describe("afterAttempt", () => {
 
   it("a failure whose next try would fall past the window ends the delivery as failed", () => {
     const late = created + DAY_S * 1000 - 5_000;
-    expect(afterAttempt(record, tryAt(late, 500), schedule, DAY_S, late)).toMatchObject({ state: "failed", next_attempt_at: null });
+    expect(afterAttempt(record, tryAt(late, 500), schedule, DAY_S, late)).toMatchObject({
+      state: "failed",
+      next_attempt_at: null,
+    });
   });
 
   it("a try recorded after another replica's success keeps the delivery succeeded", () => {

@@ -14,11 +14,19 @@ function isSuccess(attempt: DeliveryAttempt): boolean {
 }
 
 /** The record after one more try: succeeded on a 2xx; failed when the next try would fall past the retry window; else pending until then. */
-export function afterAttempt(record: DeliveryRecord, attempt: DeliveryAttempt, schedule: readonly number[], windowSeconds: number, now: number): DeliveryRecord {
+export function afterAttempt(
+  record: DeliveryRecord,
+  attempt: DeliveryAttempt,
+  schedule: readonly number[],
+  windowSeconds: number,
+  now: number,
+): DeliveryRecord {
   const attempts = [...record.attempts, attempt];
-  if (record.state === "succeeded" || isSuccess(attempt)) return { ...record, attempts, state: "succeeded", next_attempt_at: null };
+  if (record.state === "succeeded" || isSuccess(attempt))
+    return { ...record, attempts, state: "succeeded", next_attempt_at: null };
   const nextAt = now + pauseAfterSeconds(schedule, attempts.length) * 1000;
-  if (nextAt > Date.parse(record.created_at) + windowSeconds * 1000) return { ...record, attempts, state: "failed", next_attempt_at: null };
+  if (nextAt > Date.parse(record.created_at) + windowSeconds * 1000)
+    return { ...record, attempts, state: "failed", next_attempt_at: null };
   return { ...record, attempts, state: "pending", next_attempt_at: new Date(nextAt).toISOString() };
 }
 
@@ -57,11 +65,17 @@ export async function attemptDelivery(ctx: WebhooksContext, due: DeliveryDue): P
   );
   deliverySeconds.observe(attempt.duration_ms / 1000);
   const schedule = ctx.config.CJS_WEBHOOK_RETRY_SCHEDULE_SECONDS;
-  const stored = await ctx.deliveries.mutate(key, (current) => afterAttempt(current, attempt, schedule, ctx.config.CJS_WEBHOOK_RETRY_WINDOW_SECONDS, now()));
+  const stored = await ctx.deliveries.mutate(key, (current) =>
+    afterAttempt(current, attempt, schedule, ctx.config.CJS_WEBHOOK_RETRY_WINDOW_SECONDS, now()),
+  );
   const record = stored?.value;
   if (!record || record.state !== "pending" || record.next_attempt_at === null) {
     deliveryAttempts.inc({ outcome: record?.state === "succeeded" ? "succeeded" : "failed" });
-    if (record?.state === "failed") ctx.logger.warn({ webhook_id: due.webhook_id, delivery_id: due.delivery_id, attempts: record.attempts.length }, "webhook delivery failed for good");
+    if (record?.state === "failed")
+      ctx.logger.warn(
+        { webhook_id: due.webhook_id, delivery_id: due.delivery_id, attempts: record.attempts.length },
+        "webhook delivery failed for good",
+      );
     return { done: true };
   }
   deliveryAttempts.inc({ outcome: "retried" });

@@ -6,7 +6,10 @@ const RetrySchedule = z
   .string()
   .regex(/^\d+(,\d+)*$/, "must be whole seconds separated by commas, such as 10,30,60")
   .transform((text) => text.split(",").map(Number))
-  .refine((pauses) => pauses.every((seconds) => seconds >= 1 && seconds <= 86_400), "each pause must be 1 to 86400 seconds");
+  .refine(
+    (pauses) => pauses.every((seconds) => seconds >= 1 && seconds <= 86_400),
+    "each pause must be 1 to 86400 seconds",
+  );
 
 export const WebhooksConfig = BaseConfig.extend({
   /** Where `/metrics`, `/healthz` and `/readyz` listen. */
@@ -18,7 +21,10 @@ export const WebhooksConfig = BaseConfig.extend({
    * The key every webhook's signing secret is derived from (at least 32 characters). Unset:
    * one is generated and kept in the `cjs_webhook_keys` bucket. Changing it changes every secret.
    */
-  CJS_WEBHOOK_SECRET_KEY: z.preprocess((value) => (value === "" ? undefined : value), z.string().min(32, "must be at least 32 characters").optional()),
+  CJS_WEBHOOK_SECRET_KEY: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.string().min(32, "must be at least 32 characters").optional(),
+  ),
   /** How long one POST may take before it counts as failed. */
   CJS_WEBHOOK_TIMEOUT_MS: intSetting(10_000, { min: 100, max: 120_000 }),
   /** Pauses between tries of a delivery, in seconds; the last repeats. */

@@ -1,5 +1,9 @@
 import type { z } from "zod";
-import { type CreateWebhookCommand, type CreateWebhookResponse, MAX_WEBHOOKS_PER_BUSINESS } from "../../shared/contract/index.js";
+import {
+  type CreateWebhookCommand,
+  type CreateWebhookResponse,
+  MAX_WEBHOOKS_PER_BUSINESS,
+} from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { newId } from "../../shared/runtime/index.js";
 import { publicWebhook, type WebhookRecord } from "./records.js";
@@ -18,9 +22,13 @@ export function createWebhook(ctx: WebhooksContext) {
     // Counted before the create: two creates at once may both pass at the cap, a bounded overshoot.
     const existing = await businessWebhooks(ctx, caller.app_id, caller.business_id);
     if (existing.length >= MAX_WEBHOOKS_PER_BUSINESS) {
-      throw new AppError("webhook.limit_reached", `A business may have at most ${MAX_WEBHOOKS_PER_BUSINESS} webhooks; delete one first.`, {
-        details: { limit: MAX_WEBHOOKS_PER_BUSINESS },
-      });
+      throw new AppError(
+        "webhook.limit_reached",
+        `A business may have at most ${MAX_WEBHOOKS_PER_BUSINESS} webhooks; delete one first.`,
+        {
+          details: { limit: MAX_WEBHOOKS_PER_BUSINESS },
+        },
+      );
     }
     const record: WebhookRecord = {
       webhook_id: newId("whk"),

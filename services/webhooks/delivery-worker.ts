@@ -57,7 +57,10 @@ export async function startDeliveryWorker(ctx: WebhooksContext): Promise<Deliver
       const outcome = await attemptDelivery(ctx, due);
       settle(() => (outcome.done ? msg.ack() : msg.nak(outcome.retryInMs)));
     } catch (error) {
-      ctx.logger.warn({ err: error, webhook_id: due.webhook_id, delivery_id: due.delivery_id }, "could not try a webhook delivery; it will be tried again");
+      ctx.logger.warn(
+        { err: error, webhook_id: due.webhook_id, delivery_id: due.delivery_id },
+        "could not try a webhook delivery; it will be tried again",
+      );
       settle(() => msg.nak(RETRY_AFTER_ERROR_MS));
     } finally {
       inFlight -= 1;

@@ -16,7 +16,11 @@ export function deliveryIdOf(webhookId: string, eventId: string): string {
  * already recorded and never tried is queued again, in case the first reader died between
  * the record and the message; one already tried is on its way.
  */
-export async function enqueueDelivery(ctx: WebhooksContext, webhook: WebhookRecord, event: WebhookEvent): Promise<string> {
+export async function enqueueDelivery(
+  ctx: WebhooksContext,
+  webhook: WebhookRecord,
+  event: WebhookEvent,
+): Promise<string> {
   const deliveryId = deliveryIdOf(webhook.webhook_id, event.id);
   const fresh: DeliveryRecord = {
     delivery_id: deliveryId,
@@ -29,9 +33,18 @@ export async function enqueueDelivery(ctx: WebhooksContext, webhook: WebhookReco
     next_attempt_at: new Date(ctx.clock.now()).toISOString(),
     event,
   };
-  const stored = await ctx.deliveries.upsert(deliveryKey(webhook.app_id, webhook.business_id, webhook.webhook_id, deliveryId), (current) => current ?? fresh);
-  if (stored && !stored.written && (stored.value.attempts.length > 0 || stored.value.state !== "pending")) return deliveryId;
-  const due: DeliveryDue = { app_id: webhook.app_id, business_id: webhook.business_id, webhook_id: webhook.webhook_id, delivery_id: deliveryId };
+  const stored = await ctx.deliveries.upsert(
+    deliveryKey(webhook.app_id, webhook.business_id, webhook.webhook_id, deliveryId),
+    (current) => current ?? fresh,
+  );
+  if (stored && !stored.written && (stored.value.attempts.length > 0 || stored.value.state !== "pending"))
+    return deliveryId;
+  const due: DeliveryDue = {
+    app_id: webhook.app_id,
+    business_id: webhook.business_id,
+    webhook_id: webhook.webhook_id,
+    delivery_id: deliveryId,
+  };
   await ctx.js.publish(subjects.webhookDelivery(webhook.webhook_id), encodeJson(due), { msgID: deliveryId });
   deliveriesQueued.inc();
   return deliveryId;

@@ -11,10 +11,12 @@ export async function ensureConsumer(
   config: Partial<ConsumerConfig> & { durable_name: string },
   known?: ConsumerInfo | null,
 ): Promise<void> {
-  const existing = known === undefined ? await jsm.consumers.info(stream, config.durable_name).catch(() => null) : known;
+  const existing =
+    known === undefined ? await jsm.consumers.info(stream, config.durable_name).catch(() => null) : known;
   const { durable_name, deliver_policy: _deliverPolicy, ack_policy: _ackPolicy, ...rest } = config;
   // The update merges into the stored config: a single `filter_subject` there would clash with `filter_subjects`.
-  const updatable: Partial<ConsumerConfig> = rest.filter_subjects === undefined ? rest : { ...rest, filter_subject: undefined };
+  const updatable: Partial<ConsumerConfig> =
+    rest.filter_subjects === undefined ? rest : { ...rest, filter_subject: undefined };
   if (existing) {
     await jsm.consumers.update(stream, durable_name, updatable);
     return;

@@ -45,7 +45,14 @@ export async function startEventFeed(ctx: WebhooksContext): Promise<EventFeed> {
   const apply = async (): Promise<void> => {
     const filters = await eventFilterSubjects(ctx);
     const existing = await ctx.jsm.consumers.info(JOBS_STREAM, CONSUMERS.webhookEvents).catch(() => null);
-    if (existing && sameSubjects(existing.config.filter_subjects ?? (existing.config.filter_subject ? [existing.config.filter_subject] : []), filters)) return;
+    if (
+      existing &&
+      sameSubjects(
+        existing.config.filter_subjects ?? (existing.config.filter_subject ? [existing.config.filter_subject] : []),
+        filters,
+      )
+    )
+      return;
     await ensureConsumer(ctx.jsm, JOBS_STREAM, { ...base, filter_subjects: filters }, existing);
   };
   // One change at a time in a replica, each from a fresh listing.
@@ -61,7 +68,10 @@ export async function startEventFeed(ctx: WebhooksContext): Promise<EventFeed> {
   const loop = (async () => {
     for await (const msg of messages) {
       await handleRevision(ctx, msg).catch((error: unknown) => {
-        ctx.logger.warn({ err: error, seq: msg.seq }, "could not queue the webhook deliveries of a job record revision; it will be read again");
+        ctx.logger.warn(
+          { err: error, seq: msg.seq },
+          "could not queue the webhook deliveries of a job record revision; it will be read again",
+        );
         msg.nak(RETRY_AFTER_ERROR_MS);
       });
     }
@@ -97,14 +107,18 @@ async function handleRevision(ctx: WebhooksContext, msg: JsMsg): Promise<void> {
     event = eventOfRecord(parsed.data);
   } catch (error) {
     // A record the public job schema refuses would fail the same way on every redelivery.
-    ctx.logger.error({ err: error, seq: msg.seq, subject: msg.subject }, "skipping a job record that cannot be shown in a webhook event");
+    ctx.logger.error(
+      { err: error, seq: msg.seq, subject: msg.subject },
+      "skipping a job record that cannot be shown in a webhook event",
+    );
     msg.term();
     return;
   }
   if (event) {
     const webhooks = await businessWebhooks(ctx, parsed.data.app_id, parsed.data.business_id);
     for (const webhook of webhooks) {
-      if (webhookWants(webhook.events, event.type) && webhook.created_at <= event.created_at) await enqueueDelivery(ctx, webhook, event);
+      if (webhookWants(webhook.events, event.type) && webhook.created_at <= event.created_at)
+        await enqueueDelivery(ctx, webhook, event);
     }
   }
   msg.ack();

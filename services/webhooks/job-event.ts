@@ -24,6 +24,13 @@ export function eventOfRecord(record: JobRecord): WebhookEvent | null {
   if (!transition || transition.state !== record.state) return null;
   const type = EVENT_OF_STATE[record.state];
   if (type === undefined) return null;
-  const digest = createHash("sha256").update(`${jobKey(record.app_id, record.business_id, record.job_id)}.${index}.${transition.at}`).digest("hex");
-  return { id: `evt_${digest.slice(0, 32)}`, type, created_at: transition.at, data: { job: JobSummary.parse(publicJob(record)) } };
+  const digest = createHash("sha256")
+    .update(`${jobKey(record.app_id, record.business_id, record.job_id)}.${index}.${transition.at}`)
+    .digest("hex");
+  return {
+    id: `evt_${digest.slice(0, 32)}`,
+    type,
+    created_at: transition.at,
+    data: { job: JobSummary.parse(publicJob(record)) },
+  };
 }

@@ -14,7 +14,9 @@ export function listDeliveries(ctx: WebhooksContext) {
   return async ({ caller, body }: z.infer<typeof ListDeliveriesCommand>): Promise<ListDeliveriesResponse> => {
     await ownWebhook(ctx, caller, body.webhook_id);
     const keys = await ctx.deliveries.keys(`${webhookKey(caller.app_id, caller.business_id, body.webhook_id)}.*`);
-    const records = (await Promise.all(keys.map((key) => ctx.deliveries.get(key)))).flatMap((found) => (found ? [found.value] : []));
+    const records = (await Promise.all(keys.map((key) => ctx.deliveries.get(key)))).flatMap((found) =>
+      found ? [found.value] : [],
+    );
     records.sort((a, b) => b.created_at.localeCompare(a.created_at) || b.delivery_id.localeCompare(a.delivery_id));
     const page = pageAfter(records, (record) => record.delivery_id, body.cursor, body.limit);
     return { items: page.items.map(publicDelivery), next_cursor: page.next_cursor };

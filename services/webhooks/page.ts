@@ -3,7 +3,12 @@
  * (from the start without one, or when the cursor is no longer listed), and the id to
  * pass for the next page, or null on the last.
  */
-export function pageAfter<T>(items: readonly T[], idOf: (item: T) => string, cursor: string | undefined, limit: number): { items: T[]; next_cursor: string | null } {
+export function pageAfter<T>(
+  items: readonly T[],
+  idOf: (item: T) => string,
+  cursor: string | undefined,
+  limit: number,
+): { items: T[]; next_cursor: string | null } {
   const start = cursor === undefined ? 0 : items.findIndex((item) => idOf(item) === cursor) + 1;
   const page = items.slice(start, start + limit);
   const last = page.at(-1);

@@ -23,7 +23,12 @@ export interface Post {
 export async function postEvent(post: Post, now: () => number): Promise<DeliveryAttempt> {
   const started = now();
   const at = new Date(started).toISOString();
-  const done = (status_code: number | null, error: string | null): DeliveryAttempt => ({ at, status_code, error, duration_ms: Math.max(0, now() - started) });
+  const done = (status_code: number | null, error: string | null): DeliveryAttempt => ({
+    at,
+    status_code,
+    error,
+    duration_ms: Math.max(0, now() - started),
+  });
   let url: URL;
   try {
     url = new URL(post.url);
@@ -32,7 +37,8 @@ export async function postEvent(post: Post, now: () => number): Promise<Delivery
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   // A literal address is connected to without a lookup, so it is checked here.
-  if (!post.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) return done(null, "the URL is a private address");
+  if (!post.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host))
+    return done(null, "the URL is a private address");
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise<DeliveryAttempt>((resolve) => {
     let settled = false;
@@ -45,7 +51,12 @@ export async function postEvent(post: Post, now: () => number): Promise<Delivery
       url,
       {
         method: "POST",
-        headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(post.body)), "user-agent": WEBHOOK_USER_AGENT, ...post.headers },
+        headers: {
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(post.body)),
+          "user-agent": WEBHOOK_USER_AGENT,
+          ...post.headers,
+        },
         lookup: guardedLookup(post.allowPrivate),
         signal: AbortSignal.timeout(post.timeoutMs),
       },
@@ -56,7 +67,10 @@ export async function postEvent(post: Post, now: () => number): Promise<Delivery
       },
     );
     req.on("error", (error: NodeJS.ErrnoException) => {
-      const reason = error.name === "AbortError" || error.name === "TimeoutError" ? `no answer within ${post.timeoutMs} ms` : (error.code ?? error.message);
+      const reason =
+        error.name === "AbortError" || error.name === "TimeoutError"
+          ? `no answer within ${post.timeoutMs} ms`
+          : (error.code ?? error.message);
       finish(null, reason === "EPRIVATEADDRESS" ? "the host resolves to a private address" : reason);
     });
     req.end(post.body);

@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { DeliveryAttempt, DeliveryState, type Webhook, WebhookEvent, WebhookEventFilter, WebhookEventType } from "../../shared/contract/index.js";
+import {
+  DeliveryAttempt,
+  DeliveryState,
+  type Webhook,
+  WebhookEvent,
+  WebhookEventFilter,
+  WebhookEventType,
+} from "../../shared/contract/index.js";
 
 /** A webhook as stored: no secret, only the salt it is derived from (secrets.ts). Unknown keys pass through (rolling upgrades). */
 export const WebhookRecord = z.looseObject({
@@ -16,7 +23,13 @@ export const WebhookRecord = z.looseObject({
 export type WebhookRecord = z.infer<typeof WebhookRecord>;
 
 export function publicWebhook(record: WebhookRecord): Webhook {
-  return { webhook_id: record.webhook_id, url: record.url, events: record.events, description: record.description, created_at: record.created_at };
+  return {
+    webhook_id: record.webhook_id,
+    url: record.url,
+    events: record.events,
+    description: record.description,
+    created_at: record.created_at,
+  };
 }
 
 /** One delivery of one event to one webhook: what is POSTed, and every try so far. */
@@ -35,5 +48,10 @@ export const DeliveryRecord = z.looseObject({
 export type DeliveryRecord = z.infer<typeof DeliveryRecord>;
 
 /** The work-queue message of a due delivery: where its record is. */
-export const DeliveryDue = z.object({ app_id: z.string(), business_id: z.string(), webhook_id: z.string(), delivery_id: z.string() });
+export const DeliveryDue = z.object({
+  app_id: z.string(),
+  business_id: z.string(),
+  webhook_id: z.string(),
+  delivery_id: z.string(),
+});
 export type DeliveryDue = z.infer<typeof DeliveryDue>;

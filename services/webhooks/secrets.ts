@@ -13,10 +13,17 @@ const ServiceKeyRecord = z.looseObject({ key: z.string(), created_at: z.string()
  * once and kept in `cjs_webhook_keys` (the first replica's create wins; the others read it),
  * as the gateway keeps its signing keys when none are configured.
  */
-export async function serviceKey(config: Pick<WebhooksConfig, "CJS_WEBHOOK_SECRET_KEY">, keys: KV, now: () => number): Promise<Buffer> {
+export async function serviceKey(
+  config: Pick<WebhooksConfig, "CJS_WEBHOOK_SECRET_KEY">,
+  keys: KV,
+  now: () => number,
+): Promise<Buffer> {
   if (config.CJS_WEBHOOK_SECRET_KEY !== undefined) return Buffer.from(config.CJS_WEBHOOK_SECRET_KEY, "utf8");
   const bucket = new JsonBucket(keys, ServiceKeyRecord);
-  const stored = await bucket.upsert(KEY_RECORD, (current) => current ?? { key: randomBytes(32).toString("base64url"), created_at: new Date(now()).toISOString() });
+  const stored = await bucket.upsert(
+    KEY_RECORD,
+    (current) => current ?? { key: randomBytes(32).toString("base64url"), created_at: new Date(now()).toISOString() },
+  );
   if (!stored) throw new Error("the webhook service key could not be stored");
   return Buffer.from(stored.value.key, "utf8");
 }

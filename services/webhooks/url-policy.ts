@@ -47,7 +47,9 @@ function hostOf(url: URL): string {
 }
 
 function resolveAll(host: string): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) => dnsLookup(host, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+  return new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+  );
 }
 
 /**
@@ -58,21 +60,33 @@ function resolveAll(host: string): Promise<LookupAddress[]> {
  */
 export async function checkWebhookUrl(text: string, allowPrivate: boolean): Promise<void> {
   const url = new URL(text);
-  if (url.username !== "" || url.password !== "") throw new AppError("request.invalid", "A webhook URL may not carry credentials.", { details: { field: "url" } });
+  if (url.username !== "" || url.password !== "")
+    throw new AppError("request.invalid", "A webhook URL may not carry credentials.", { details: { field: "url" } });
   if (allowPrivate) return;
   const host = hostOf(url);
   if (isIP(host) !== 0) {
-    if (isPrivateAddress(host)) throw new AppError("request.invalid", `The webhook URL is a private, loopback or link-local address; ${REFUSAL}.`, { details: { field: "url" } });
+    if (isPrivateAddress(host))
+      throw new AppError(
+        "request.invalid",
+        `The webhook URL is a private, loopback or link-local address; ${REFUSAL}.`,
+        { details: { field: "url" } },
+      );
     return;
   }
   let addresses: LookupAddress[];
   try {
     addresses = await resolveAll(host);
   } catch {
-    throw new AppError("request.invalid", `The webhook URL's host ${host} does not resolve.`, { details: { field: "url" } });
+    throw new AppError("request.invalid", `The webhook URL's host ${host} does not resolve.`, {
+      details: { field: "url" },
+    });
   }
   if (addresses.some(({ address }) => isPrivateAddress(address))) {
-    throw new AppError("request.invalid", `The webhook URL's host resolves to a private, loopback or link-local address; ${REFUSAL}.`, { details: { field: "url" } });
+    throw new AppError(
+      "request.invalid",
+      `The webhook URL's host resolves to a private, loopback or link-local address; ${REFUSAL}.`,
+      { details: { field: "url" } },
+    );
   }
 }
 
@@ -92,7 +106,11 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       const allowed = allowPrivate ? list : list.filter(({ address }) => !isPrivateAddress(address));
       const first = allowed[0];
       if (!first) {
-        callback(Object.assign(new Error(`${hostname} resolves to a private address`), { code: "EPRIVATEADDRESS" }), "", 0);
+        callback(
+          Object.assign(new Error(`${hostname} resolves to a private address`), { code: "EPRIVATEADDRESS" }),
+          "",
+          0,
+        );
         return;
       }
       if (options.all) (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, allowed);

@@ -24,6 +24,6 @@ export const deliveriesQueued = new Counter({
 
 export const deliveriesInFlight = new Gauge({
   name: "cjs_webhook_deliveries_in_flight",
-  help: "Webhook POSTs under way in this process; the backlog waiting is cjs_jetstream_consumer_pending{consumer=\"webhook-deliveries\"}.",
+  help: 'Webhook POSTs under way in this process; the backlog waiting is cjs_jetstream_consumer_pending{consumer="webhook-deliveries"}.',
   registers: [metricsRegistry],
 });

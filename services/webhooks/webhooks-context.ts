@@ -1,4 +1,11 @@
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import {
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+  RetentionPolicy,
+  StorageType,
+} from "@nats-io/jetstream";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import { AppError } from "../../shared/errors/index.js";
 import { BUCKETS, ensureBuckets, ensureStream, JsonBucket, STREAMS, subjects } from "../../shared/nats/index.js";
@@ -39,12 +46,18 @@ export function deliveryKey(appId: string, businessId: string, webhookId: string
  * events) and the work queue of due deliveries: one message per delivery, de-duplicated
  * by delivery id, removed once acknowledged.
  */
-export async function openWebhooksContext(
-  deps: { nc: NatsConnection; logger: Logger; clock: Clock; config: Readonly<WebhooksConfig> },
-): Promise<WebhooksContext> {
+export async function openWebhooksContext(deps: {
+  nc: NatsConnection;
+  logger: Logger;
+  clock: Clock;
+  config: Readonly<WebhooksConfig>;
+}): Promise<WebhooksContext> {
   const { nc, logger, config } = deps;
   const replicas = config.CJS_NATS_REPLICAS;
-  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.webhooks, BUCKETS.webhookDeliveries, BUCKETS.webhookKeys], { replicas, logger });
+  const kv = await ensureBuckets(nc, [BUCKETS.jobs, BUCKETS.webhooks, BUCKETS.webhookDeliveries, BUCKETS.webhookKeys], {
+    replicas,
+    logger,
+  });
   const jsm = await jetstreamManager(nc, { checkAPI: false });
   await ensureStream(
     jsm,
@@ -61,7 +74,9 @@ export async function openWebhooksContext(
     { logger },
   );
   if (config.CJS_WEBHOOK_SECRET_KEY === undefined) {
-    logger.info("CJS_WEBHOOK_SECRET_KEY is not set: webhook secrets are derived from the key kept in the cjs_webhook_keys bucket; set it in production");
+    logger.info(
+      "CJS_WEBHOOK_SECRET_KEY is not set: webhook secrets are derived from the key kept in the cjs_webhook_keys bucket; set it in production",
+    );
   }
   return {
     ...deps,
@@ -75,16 +90,24 @@ export async function openWebhooksContext(
 }
 
 /** Every webhook of one business, read from the bucket (the keys of deleted ones are gone: they are erased). */
-export async function businessWebhooks(ctx: Pick<WebhooksContext, "webhooks">, appId: string, businessId: string): Promise<WebhookRecord[]> {
+export async function businessWebhooks(
+  ctx: Pick<WebhooksContext, "webhooks">,
+  appId: string,
+  businessId: string,
+): Promise<WebhookRecord[]> {
   const keys = await ctx.webhooks.keys(`${appId}.${businessId}.*`);
   const records = await Promise.all(keys.map((key) => ctx.webhooks.get(key)));
   return records.flatMap((record) => (record ? [record.value] : []));
 }
 
 /** The webhook of the caller's business, or 404 (another business's webhook is not found, and stays as it is). */
-export async function ownWebhook(ctx: Pick<WebhooksContext, "webhooks">, caller: { app_id: string; business_id: string }, webhookId: string) {
+export async function ownWebhook(
+  ctx: Pick<WebhooksContext, "webhooks">,
+  caller: { app_id: string; business_id: string },
+  webhookId: string,
+) {
   const found = await ctx.webhooks.get(webhookKey(caller.app_id, caller.business_id, webhookId));
-  if (!found) throw new AppError("resource.not_found", `No webhook ${webhookId}.`, { details: { webhook_id: webhookId } });
+  if (!found)
+    throw new AppError("resource.not_found", `No webhook ${webhookId}.`, { details: { webhook_id: webhookId } });
   return found.value;
 }
-

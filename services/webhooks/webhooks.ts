@@ -1,7 +1,22 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import { CreateWebhookCommand, ListDeliveriesCommand, ListWebhooksCommand, WebhookRefCommand } from "../../shared/contract/index.js";
-import { BUCKETS, CONSUMERS, kvStreams, queueGroups, serveRpc, servePing, STREAMS, subjects, watchConsumers } from "../../shared/nats/index.js";
+import {
+  CreateWebhookCommand,
+  ListDeliveriesCommand,
+  ListWebhooksCommand,
+  WebhookRefCommand,
+} from "../../shared/contract/index.js";
+import {
+  BUCKETS,
+  CONSUMERS,
+  kvStreams,
+  queueGroups,
+  serveRpc,
+  servePing,
+  STREAMS,
+  subjects,
+  watchConsumers,
+} from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { WebhooksConfig } from "./config.js";
@@ -38,16 +53,41 @@ export function buildWebhooks(deps: ServiceDeps<WebhooksConfig>): Service {
       const events = await startEventFeed(ctx);
       feed = events;
       // A change already stored stands even when the filter update fails: the feed's periodic refresh applies it.
-      ctx.refreshEventFilter = () => events.refresh().catch((error: unknown) => logger.warn({ err: error }, "could not update the webhook event filter; the next refresh will"));
+      ctx.refreshEventFilter = () =>
+        events
+          .refresh()
+          .catch((error: unknown) =>
+            logger.warn({ err: error }, "could not update the webhook event filter; the next refresh will"),
+          );
       worker = await startDeliveryWorker(ctx);
       const rpc = { queue: queueGroups.webhooks, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, { ...rpc, subject: subjects.webhookCreate(), request: CreateWebhookCommand, handle: createWebhook(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.webhookList(), request: ListWebhooksCommand, handle: listWebhooks(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.webhookDelete(), request: WebhookRefCommand, handle: deleteWebhook(ctx) }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.webhookCreate(),
+          request: CreateWebhookCommand,
+          handle: createWebhook(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.webhookList(),
+          request: ListWebhooksCommand,
+          handle: listWebhooks(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.webhookDelete(),
+          request: WebhookRefCommand,
+          handle: deleteWebhook(ctx),
+        }),
         serveRpc(nc, { ...rpc, subject: subjects.webhookTest(), request: WebhookRefCommand, handle: testWebhook(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.webhookDeliveriesList(), request: ListDeliveriesCommand, handle: listDeliveries(ctx) }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.webhookDeliveriesList(),
+          request: ListDeliveriesCommand,
+          handle: listDeliveries(ctx),
+        }),
       );
       // The backlogs, for /metrics: job revisions not yet turned into deliveries, and deliveries not yet done.
       consumers = watchConsumers(

@@ -16,11 +16,19 @@ export interface EnvelopeFacts {
  * `internal.error` when the answer is no envelope. Every transport reads answers so.
  */
 export function readEnvelope<S extends z.ZodType>(schema: S, body: unknown, facts: EnvelopeFacts): z.infer<S> {
-  const envelope = body as { status?: string; payload?: unknown; code?: unknown; message?: unknown; details?: unknown } | undefined;
+  const envelope = body as
+    | { status?: string; payload?: unknown; code?: unknown; message?: unknown; details?: unknown }
+    | undefined;
   if (facts.ok && envelope?.status === "SUCCESS") return schema.parse(envelope.payload);
   const retryAfter = Number(facts.retryAfter);
-  throw new AppError(isErrorCode(envelope?.code) ? envelope.code : "internal.error", typeof envelope?.message === "string" ? envelope.message : facts.fallbackMessage, {
-    ...(envelope?.details && typeof envelope.details === "object" ? { details: envelope.details as Record<string, unknown> } : {}),
-    ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
-  });
+  throw new AppError(
+    isErrorCode(envelope?.code) ? envelope.code : "internal.error",
+    typeof envelope?.message === "string" ? envelope.message : facts.fallbackMessage,
+    {
+      ...(envelope?.details && typeof envelope.details === "object"
+        ? { details: envelope.details as Record<string, unknown> }
+        : {}),
+      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
+    },
+  );
 }

@@ -12,7 +12,15 @@ export type SigningKeyKind = z.infer<typeof SigningKeyKind>;
  */
 export const RotateKeysRequest = z.strictObject({
   kind: SigningKeyKind,
-  keep_seconds: z.union([z.number().int().min(0), z.string().regex(/^\d{1,9}$/, "a whole number of seconds").transform(Number)]).optional(),
+  keep_seconds: z
+    .union([
+      z.number().int().min(0),
+      z
+        .string()
+        .regex(/^\d{1,9}$/, "a whole number of seconds")
+        .transform(Number),
+    ])
+    .optional(),
 });
 export type RotateKeysRequest = z.infer<typeof RotateKeysRequest>;
 

@@ -3,7 +3,9 @@ import { hasAtMostSixDecimals, Timestamp } from "./common.js";
 import { ApiKeyId } from "./ids.js";
 
 /** A job type name, as in `allowedJobTypes` and a job's `type`. */
-export const JobTypeName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, "lowercase letters, digits, '-' or '_', at most 32 characters");
+export const JobTypeName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,31}$/, "lowercase letters, digits, '-' or '_', at most 32 characters");
 
 /** Quotas carried by an API key (the spec's names, exactly). Absent means unlimited. */
 export const ApiKeyQuotas = z.strictObject({
@@ -27,7 +29,10 @@ export type QuotaLimits = z.infer<typeof QuotaLimits>;
 
 /** Whether any of the limits is set. */
 export function hasLimits(limits: QuotaLimits | null): limits is QuotaLimits {
-  return limits !== null && (limits.maxJobsPerHour !== null || limits.maxConcurrentJobs !== null || limits.allowedJobTypes !== null);
+  return (
+    limits !== null &&
+    (limits.maxJobsPerHour !== null || limits.maxConcurrentJobs !== null || limits.allowedJobTypes !== null)
+  );
 }
 
 /**
@@ -126,7 +131,10 @@ export const UpdateApiKeyRequest = z
     name: z.string().trim().min(1).max(100).optional(),
     budget_credits_per_month: KeyBudget.nullable().optional(),
   })
-  .refine((body) => body.name !== undefined || body.budget_credits_per_month !== undefined, "send name, budget_credits_per_month or both");
+  .refine(
+    (body) => body.name !== undefined || body.budget_credits_per_month !== undefined,
+    "send name, budget_credits_per_month or both",
+  );
 export type UpdateApiKeyRequest = z.infer<typeof UpdateApiKeyRequest>;
 
 export const UpdateApiKeyResponse = ApiKeySummary;

@@ -4,7 +4,12 @@ import { ArtifactId, JobId } from "./ids.js";
 import { JobPayload } from "./jobs.js";
 
 /** A media type as sent in `Content-Type` (`text/plain; charset=utf-8`). */
-export const ContentType = z.string().trim().min(1).max(255).regex(/^[\x20-\x7e]+$/, "printable ASCII");
+export const ContentType = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7e]+$/, "printable ASCII");
 
 export const PresignUploadRequest = z.strictObject({
   job_id: JobId,

@@ -43,7 +43,10 @@ export const Plan = z.strictObject({
   /** Days a finished job (its record, log lines and artifacts) is kept, counted from when it finished; then it is deleted. */
   retention_days: z.number().int().min(1).max(3650).default(30),
   /** The Stripe Price (`price_…`, recurring, same interval) sold by a Stripe checkout of this plan; required for every paid plan once Stripe is on. Never shown to callers. */
-  stripe_price_id: z.string().regex(/^price_[A-Za-z0-9_]+$/).optional(),
+  stripe_price_id: z
+    .string()
+    .regex(/^price_[A-Za-z0-9_]+$/)
+    .optional(),
 });
 export type Plan = z.infer<typeof Plan>;
 

@@ -45,7 +45,10 @@ export type LedgerEntry = z.infer<typeof LedgerEntry>;
 export const ListLedgerRequest = z.strictObject({
   limit: z.number().int().min(1).max(200).default(50),
   /** `next_cursor` of the previous page. */
-  cursor: z.string().regex(/^[0-9]{1,16}$/, "a `next_cursor` value").optional(),
+  cursor: z
+    .string()
+    .regex(/^[0-9]{1,16}$/, "a `next_cursor` value")
+    .optional(),
 });
 export type ListLedgerRequest = z.infer<typeof ListLedgerRequest>;
 

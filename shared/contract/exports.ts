@@ -13,7 +13,10 @@ export const ExportFormat = z.enum(["csv", "ndjson"]);
 export type ExportFormat = z.infer<typeof ExportFormat>;
 
 /** The media type of each format. */
-export const EXPORT_MEDIA_TYPES: Record<ExportFormat, string> = { csv: "text/csv; charset=utf-8", ndjson: "application/x-ndjson; charset=utf-8" };
+export const EXPORT_MEDIA_TYPES: Record<ExportFormat, string> = {
+  csv: "text/csv; charset=utf-8",
+  ndjson: "application/x-ndjson; charset=utf-8",
+};
 
 /** The business's jobs, newest first, with `jobs/list`'s filters. */
 export const ExportJobsRequest = ListJobsRequest.omit({ limit: true, cursor: true }).extend({ format: ExportFormat });

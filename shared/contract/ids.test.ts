@@ -64,7 +64,11 @@ describe("id formats", () => {
     expect(checkId("key", MADE.key)).toBe(MADE.key);
     const thrown = thrownBy(() => checkId("key", "key_*"));
     expect(thrown).toBeInstanceOf(MalformedIdError);
-    expect(thrown).toMatchObject({ code: "request.invalid", httpStatus: 400, details: { issues: [{ path: "key_id" }] } });
+    expect(thrown).toMatchObject({
+      code: "request.invalid",
+      httpStatus: 400,
+      details: { issues: [{ path: "key_id" }] },
+    });
     expect(JSON.stringify((thrown as MalformedIdError).toData())).not.toContain("key_*");
   });
 });

@@ -25,7 +25,10 @@ function madeId(prefix: string): RegExp {
  */
 export const ID_FORMATS = {
   /** Chosen by the operator; sent as `X-App-ID`. */
-  app: { pattern: /^[a-z0-9][a-z0-9_-]{0,62}$/, message: "lowercase letters, digits, '-' or '_', at most 63 characters" },
+  app: {
+    pattern: /^[a-z0-9][a-z0-9_-]{0,62}$/,
+    message: "lowercase letters, digits, '-' or '_', at most 63 characters",
+  },
   business: { pattern: madeId("biz"), message: "a business id such as `biz_…`" },
   user: { pattern: madeId("usr"), message: "a user id such as `usr_…`" },
   session: { pattern: madeId("ses"), message: "a session id such as `ses_…`" },
@@ -81,11 +84,15 @@ export class MalformedIdError extends AppError {
   readonly kind: IdKind | undefined;
 
   constructor(kind?: IdKind) {
-    super(
-      "request.invalid",
-      kind === undefined ? "That does not name a record." : `That is not a ${kind} id.`,
-      { details: { issues: [kind === undefined ? { path: "id", message: "the id of a record" } : { path: `${kind}_id`, message: ID_FORMATS[kind].message }] } },
-    );
+    super("request.invalid", kind === undefined ? "That does not name a record." : `That is not a ${kind} id.`, {
+      details: {
+        issues: [
+          kind === undefined
+            ? { path: "id", message: "the id of a record" }
+            : { path: `${kind}_id`, message: ID_FORMATS[kind].message },
+        ],
+      },
+    });
     this.name = "MalformedIdError";
     this.kind = kind;
   }

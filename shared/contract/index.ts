@@ -47,7 +47,16 @@ export {
   UpdateApiKeyResponse,
 } from "./api-keys.js";
 export { ALSO_NEEDED_SCOPES, grantsScope, LOG_STREAM_SCOPE, ROUTE_SCOPES, scopeOf, scopesOf } from "./scopes.js";
-export { App, Business, CreateAppRequest, CreateBusinessRequest, CreateUserRequest, NewPassword, User, UserStatus } from "./admin.js";
+export {
+  App,
+  Business,
+  CreateAppRequest,
+  CreateBusinessRequest,
+  CreateUserRequest,
+  NewPassword,
+  User,
+  UserStatus,
+} from "./admin.js";
 export {
   AdminListUsersRequest,
   AdminListUsersResponse,
@@ -140,7 +149,12 @@ export {
   RetentionLookupReply,
 } from "./retention.js";
 export { DRY_RUN_MESSAGE, RPC_ROUTES, successMessage } from "./routes.js";
-export { IDEMPOTENCY_KEY_FORMAT, IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_ROUTES, IDEMPOTENT_REPLAYED_HEADER } from "./idempotency.js";
+export {
+  IDEMPOTENCY_KEY_FORMAT,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_ROUTES,
+  IDEMPOTENT_REPLAYED_HEADER,
+} from "./idempotency.js";
 export type { RouteAuth, RpcName, RpcRequest, RpcResponse, RpcRoute, RpcRoutes } from "./routes.js";
 export { buildOpenApiDocument } from "./openapi.js";
 export {

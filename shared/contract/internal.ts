@@ -76,7 +76,10 @@ export const ListSchedulesCommand = asUser(ListSchedulesRequest);
 /** Drain by a user (node id in the body) or by the node itself (node id from its key). */
 export const DrainNodeCommand = z.object({ caller: z.union([UserContext, NodeContext]), body: DrainNodeRequest });
 /** Looks up one node of the caller's business (the gateway checks rights before rotating a key). */
-export const NodeRefCommand = z.object({ caller: z.object({ app_id: z.string(), business_id: z.string() }), node_id: z.string() });
+export const NodeRefCommand = z.object({
+  caller: z.object({ app_id: z.string(), business_id: z.string() }),
+  node_id: z.string(),
+});
 
 /** Deletes an offline node of the caller's business; the gateway then retires the node's keys. */
 export const DeleteNodeCommand = asUser(DeleteNodeRequest);
@@ -102,11 +105,19 @@ export type NodeReply = z.infer<typeof NodeReply>;
  * differ from the node's in an operator pool. The gateway signs it into the attempt's
  * artifact upload URL and answers `PollResponse` without it.
  */
-export const PollReply = z.object({ jobs: z.array(Assignment.extend({ app_id: z.string(), business_id: z.string() })) });
+export const PollReply = z.object({
+  jobs: z.array(Assignment.extend({ app_id: z.string(), business_id: z.string() })),
+});
 export type PollReply = z.infer<typeof PollReply>;
 
 /** Published (core NATS) when a node gets an assignment, so its long poll answers at once. */
 export const NodeAssignedEvent = z.object({ node_id: z.string(), job_id: z.string(), attempt: z.number().int() });
 
 /** Published (core NATS) on every job transition, for watchers such as the log stream's `end` event. */
-export const JobTransitionEvent = z.object({ app_id: z.string(), business_id: z.string(), job_id: z.string(), state: JobState, attempt: z.number().int() });
+export const JobTransitionEvent = z.object({
+  app_id: z.string(),
+  business_id: z.string(),
+  job_id: z.string(),
+  state: JobState,
+  attempt: z.number().int(),
+});

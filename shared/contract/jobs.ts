@@ -14,9 +14,13 @@ export function isTerminal(state: JobState): boolean {
 }
 
 /** An operator pool (`default`, …) or a self-hosted pool of the caller's business. */
-export const PoolId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "lowercase letters, digits, '-' or '_', at most 63 characters");
+export const PoolId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "lowercase letters, digits, '-' or '_', at most 63 characters");
 
-const LabelKey = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$/, "letters, digits, '.', '_', '/' or '-', at most 63 characters");
+const LabelKey = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$/, "letters, digits, '.', '_', '/' or '-', at most 63 characters");
 
 /** Labels as `key: value`; a job's labels must all be carried, with the same values, by its node. */
 export const Labels = z
@@ -58,7 +62,12 @@ export type RetryPolicy = z.infer<typeof RetryPolicy>;
 
 /** At most `max_running` jobs of one `key` are assigned or running at once within the business; the others wait their turn. */
 export const ConcurrencyLimit = z.strictObject({
-  key: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, "letters, digits, '.', '_', ':', '/' or '-', at most 128 characters"),
+  key: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/,
+      "letters, digits, '.', '_', ':', '/' or '-', at most 128 characters",
+    ),
   max_running: z.number().int().min(1).max(10_000),
 });
 export type ConcurrencyLimit = z.infer<typeof ConcurrencyLimit>;
@@ -76,7 +85,12 @@ export const SubmitJobRequest = z.strictObject({
     .default({}),
   resources: Resources.default({ cpu: 1, memory_mb: 512, gpu: 0 }),
   /** Seconds a run may take once started; the service's maximum bounds it. */
-  timeout_seconds: z.number().int().min(1).max(30 * 86_400).default(3600),
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .default(3600),
   pool_id: PoolId.default("default"),
   labels: Labels.default({}),
   /** Higher runs first within a pool. */
@@ -91,7 +105,12 @@ export const SubmitJobRequest = z.strictObject({
   /** Run failed attempts again by themselves, after a backoff. */
   retry: RetryPolicy.optional(),
   /** A job not started within this many seconds of becoming runnable ends `cancelled` with `job.queue_timeout`. */
-  queue_timeout_seconds: z.number().int().min(1).max(30 * 86_400).optional(),
+  queue_timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .optional(),
   /** Not before this time (in the future, at most a year ahead): the job waits with `pending_reason` `scheduled`. */
   run_at: Timestamp.optional(),
   /** Jobs of the same business that must all succeed first; when one fails or is cancelled this job ends `cancelled`. */

@@ -183,7 +183,12 @@ export const RotateNodeKeyRequest = z.strictObject({
   /** Required with a user credential; a node's own key rotates itself. */
   node_id: NodeId.optional(),
   /** How long the old key keeps working. */
-  grace_seconds: z.number().int().min(0).max(7 * 86_400).default(0),
+  grace_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .default(0),
 });
 export type RotateNodeKeyRequest = z.infer<typeof RotateNodeKeyRequest>;
 
@@ -194,7 +199,6 @@ export const RotateNodeKeyResponse = z.object({
   previous_key_expires_at: Timestamp,
 });
 export type RotateNodeKeyResponse = z.infer<typeof RotateNodeKeyResponse>;
-
 
 export const DeleteNodeRequest = z.strictObject({ node_id: NodeId });
 export type DeleteNodeRequest = z.infer<typeof DeleteNodeRequest>;

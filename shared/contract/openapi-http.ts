@@ -13,15 +13,37 @@ import { LogEndEventData, LogEventData } from "./logs.js";
 
 const errorEnvelope = { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } };
 const refused = (description: string) => ({ description, content: errorEnvelope });
-const envelopeOf = (payload: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(z.object({ status: z.literal("SUCCESS"), message: z.string(), payload })) } });
+const envelopeOf = (payload: z.ZodType) => ({
+  "application/json": {
+    schema: z.toJSONSchema(z.object({ status: z.literal("SUCCESS"), message: z.string(), payload })),
+  },
+});
 
 const signedUrlParameters = [
-  { name: "expires", in: "query", required: true, description: "Part of the signed URL: leave as it is.", schema: { type: "string" } },
-  { name: "signature", in: "query", required: true, description: "Part of the signed URL: leave as it is.", schema: { type: "string" } },
+  {
+    name: "expires",
+    in: "query",
+    required: true,
+    description: "Part of the signed URL: leave as it is.",
+    schema: { type: "string" },
+  },
+  {
+    name: "signature",
+    in: "query",
+    required: true,
+    description: "Part of the signed URL: leave as it is.",
+    schema: { type: "string" },
+  },
 ];
 const artifactPathParameters = [
   { name: "jobId", in: "path", required: true, schema: { type: "string" } },
-  { name: "artifactId", in: "path", required: true, description: "The artifact's name (docs/api.md, Artifact names).", schema: { type: "string" } },
+  {
+    name: "artifactId",
+    in: "path",
+    required: true,
+    description: "The artifact's name (docs/api.md, Artifact names).",
+    schema: { type: "string" },
+  },
 ];
 /** A signed URL is its own credential: no X-App-ID, no key. */
 const SIGNED_URL = [{}];
@@ -36,22 +58,57 @@ function logStream() {
   return {
     get: {
       operationId: "streamJobLogs",
-      summary: "A job's log as Server-Sent Events: every stored line, then `end`. With headers (JWT, or an API key with jobs:read), or as a signed stream URL with none.",
+      summary:
+        "A job's log as Server-Sent Events: every stored line, then `end`. With headers (JWT, or an API key with jobs:read), or as a signed stream URL with none.",
       security: [{ appId: [], bearer: [] }, { appId: [], apiKey: ["jobs:read"] }, {}],
       "x-api-key-scope": "jobs:read",
       parameters: [
         { name: "jobId", in: "path", required: true, schema: { type: "string" } },
-        { name: "Last-Event-ID", in: "header", required: false, description: "Resume after this event id.", schema: { type: "string", pattern: "^[0-9]+$" } },
-        { name: "last_event_id", in: "query", required: false, description: "The same, for clients that cannot set the header; the header wins.", schema: { type: "string", pattern: "^[0-9]+$" } },
-        { name: "caller", in: "query", required: false, description: "Part of a signed stream URL (from jobs/logs/stream-url).", schema: { type: "string" } },
-        { name: "expires", in: "query", required: false, description: "Part of a signed stream URL.", schema: { type: "string" } },
-        { name: "signature", in: "query", required: false, description: "Part of a signed stream URL.", schema: { type: "string" } },
+        {
+          name: "Last-Event-ID",
+          in: "header",
+          required: false,
+          description: "Resume after this event id.",
+          schema: { type: "string", pattern: "^[0-9]+$" },
+        },
+        {
+          name: "last_event_id",
+          in: "query",
+          required: false,
+          description: "The same, for clients that cannot set the header; the header wins.",
+          schema: { type: "string", pattern: "^[0-9]+$" },
+        },
+        {
+          name: "caller",
+          in: "query",
+          required: false,
+          description: "Part of a signed stream URL (from jobs/logs/stream-url).",
+          schema: { type: "string" },
+        },
+        {
+          name: "expires",
+          in: "query",
+          required: false,
+          description: "Part of a signed stream URL.",
+          schema: { type: "string" },
+        },
+        {
+          name: "signature",
+          in: "query",
+          required: false,
+          description: "Part of a signed stream URL.",
+          schema: { type: "string" },
+        },
       ],
       responses: {
         "200": { description: LOG_FRAMES, content: { "text/event-stream": { schema: { type: "string" } } } },
         "400": refused("`app.missing`, or `request.invalid` (a job id or event id that is not one)."),
-        "401": refused("`app.unknown`, `auth.missing_credentials`, `auth.invalid_credentials`, `auth.token_expired`, `auth.key_expired`; with `WWW-Authenticate`."),
-        "403": refused("`permission.denied` (a node key), `auth.scope_missing`, `url.signature_invalid`, `url.expired`."),
+        "401": refused(
+          "`app.unknown`, `auth.missing_credentials`, `auth.invalid_credentials`, `auth.token_expired`, `auth.key_expired`; with `WWW-Authenticate`.",
+        ),
+        "403": refused(
+          "`permission.denied` (a node key), `auth.scope_missing`, `url.signature_invalid`, `url.expired`.",
+        ),
         "404": refused("`resource.not_found`: no such job in the caller's business."),
         "503": refused("`service.unavailable`; retry after `Retry-After`."),
       },
@@ -67,7 +124,8 @@ function artifactUpload() {
   return {
     put: {
       operationId: "uploadArtifact",
-      summary: "Store an artifact's bytes through a signed upload URL (from presign-upload or an agent's attempt); replaces one of the same name once complete.",
+      summary:
+        "Store an artifact's bytes through a signed upload URL (from presign-upload or an agent's attempt); replaces one of the same name once complete.",
       security: SIGNED_URL,
       parameters: [...artifactPathParameters, ...signedUrlParameters],
       requestBody: { required: true, content: { "*/*": { schema: { type: "string", format: "binary" } } } },
@@ -91,15 +149,25 @@ function artifactDownload() {
   };
   const operation = (method: "get" | "head") => ({
     operationId: method === "get" ? "downloadArtifact" : "headArtifact",
-    summary: method === "get" ? "An artifact's bytes through a signed download URL; one byte range allowed." : "The download's headers without its body.",
+    summary:
+      method === "get"
+        ? "An artifact's bytes through a signed download URL; one byte range allowed."
+        : "The download's headers without its body.",
     security: SIGNED_URL,
-    parameters: [...artifactPathParameters, ...signedUrlParameters, { name: "Range", in: "header", required: false, schema: { type: "string" } }, { name: "If-Range", in: "header", required: false, schema: { type: "string" } }],
+    parameters: [
+      ...artifactPathParameters,
+      ...signedUrlParameters,
+      { name: "Range", in: "header", required: false, schema: { type: "string" } },
+      { name: "If-Range", in: "header", required: false, schema: { type: "string" } },
+    ],
     responses: {
       "200": { description: "The whole artifact.", headers, content: bytes },
       "206": { description: "The range asked for (`Content-Range`).", headers, content: bytes },
       "403": refused("`url.signature_invalid`, `url.expired`."),
       "404": refused("`resource.not_found`: the artifact no longer exists."),
-      "416": refused("`request.range_not_satisfiable`: the range starts beyond the end; `Content-Range: bytes */<size>`."),
+      "416": refused(
+        "`request.range_not_satisfiable`: the range starts beyond the end; `Content-Range: bytes */<size>`.",
+      ),
     },
   });
   return { get: operation("get"), head: operation("head") };
@@ -109,12 +177,25 @@ function billingWebhook() {
   return {
     post: {
       operationId: "receiveBillingWebhook",
-      summary: "A payment provider's event (Stripe, or the sandbox), applied once; the signature over the raw body is the credential (no X-App-ID).",
+      summary:
+        "A payment provider's event (Stripe, or the sandbox), applied once; the signature over the raw body is the credential (no X-App-ID).",
       security: [{}],
       parameters: [
         { name: "provider", in: "path", required: true, schema: { type: "string", enum: ["stripe", "sandbox"] } },
-        { name: "Stripe-Signature", in: "header", required: false, description: "Stripe's signature (provider stripe).", schema: { type: "string" } },
-        { name: SANDBOX_SIGNATURE_HEADER, in: "header", required: false, description: "The sandbox provider's signature (provider sandbox): `t=<unix seconds>,v1=<hex HMAC-SHA256>`.", schema: { type: "string" } },
+        {
+          name: "Stripe-Signature",
+          in: "header",
+          required: false,
+          description: "Stripe's signature (provider stripe).",
+          schema: { type: "string" },
+        },
+        {
+          name: SANDBOX_SIGNATURE_HEADER,
+          in: "header",
+          required: false,
+          description: "The sandbox provider's signature (provider sandbox): `t=<unix seconds>,v1=<hex HMAC-SHA256>`.",
+          schema: { type: "string" },
+        },
       ],
       requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
       responses: {
@@ -130,22 +211,59 @@ function billingWebhook() {
 
 function sandboxCheckout() {
   const html = { "text/html": { schema: { type: "string" } } };
-  const sessionId = { name: "sessionId", in: "path", required: true, description: "The checkout session: the page's own credential.", schema: { type: "string" } };
+  const sessionId = {
+    name: "sessionId",
+    in: "path",
+    required: true,
+    description: "The checkout session: the page's own credential.",
+    schema: { type: "string" },
+  };
   return {
-    get: { operationId: "showSandboxCheckout", summary: "The sandbox payment provider's checkout page (an HTML form: pay or cancel).", security: [{}], parameters: [sessionId], responses: { "200": { description: "The page.", content: html }, "404": { description: "No such session.", content: html } } },
+    get: {
+      operationId: "showSandboxCheckout",
+      summary: "The sandbox payment provider's checkout page (an HTML form: pay or cancel).",
+      security: [{}],
+      parameters: [sessionId],
+      responses: {
+        "200": { description: "The page.", content: html },
+        "404": { description: "No such session.", content: html },
+      },
+    },
     post: {
       operationId: "actOnSandboxCheckout",
       summary: "Pay or cancel a sandbox checkout (the page's form); redirects to the success or cancel URL.",
       security: [{}],
       parameters: [sessionId],
-      requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: { type: "object", properties: { action: { type: "string", enum: ["pay", "cancel"] } } } } } },
-      responses: { "303": { description: "To the checkout's success_url or cancel_url." }, "404": { description: "No such session.", content: html } },
+      requestBody: {
+        required: true,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: { type: "object", properties: { action: { type: "string", enum: ["pay", "cancel"] } } },
+          },
+        },
+      },
+      responses: {
+        "303": { description: "To the checkout's success_url or cancel_url." },
+        "404": { description: "No such session.", content: html },
+      },
     },
   };
 }
 
-function plainGet(operationId: string, summary: string, schema: Record<string, unknown>, more: Record<string, unknown> = {}) {
-  return { get: { operationId, summary, security: [{}], responses: { "200": { description: summary, content: { "application/json": { schema } } }, ...more } } };
+function plainGet(
+  operationId: string,
+  summary: string,
+  schema: Record<string, unknown>,
+  more: Record<string, unknown> = {},
+) {
+  return {
+    get: {
+      operationId,
+      summary,
+      security: [{}],
+      responses: { "200": { description: summary, content: { "application/json": { schema } } }, ...more },
+    },
+  };
 }
 
 /** The path items of every operation that is no JSON RPC, by OpenAPI path. */
@@ -156,9 +274,20 @@ export function httpPathItems(): Record<string, unknown> {
     "/api/compute/artifacts/download/{jobId}/{artifactId}": artifactDownload(),
     "/api/compute/billing/webhooks/{provider}": billingWebhook(),
     "/sandbox/checkout/{sessionId}": sandboxCheckout(),
-    "/.well-known/jwks.json": plainGet("jwks", "The public keys that verify access tokens (JWKS).", { type: "object", properties: { keys: { type: "array" } } }),
+    "/.well-known/jwks.json": plainGet("jwks", "The public keys that verify access tokens (JWKS).", {
+      type: "object",
+      properties: { keys: { type: "array" } },
+    }),
     "/openapi.json": plainGet("openApiDocument", "This document.", { type: "object" }),
-    "/healthz": plainGet("healthz", "Liveness: the process answers.", { type: "object", properties: { status: { type: "string" } } }),
-    "/readyz": plainGet("readyz", "Readiness: NATS and the gateway's own checks.", { type: "object" }, { "503": { description: "Not ready; the body names the failing checks." } }),
+    "/healthz": plainGet("healthz", "Liveness: the process answers.", {
+      type: "object",
+      properties: { status: { type: "string" } },
+    }),
+    "/readyz": plainGet(
+      "readyz",
+      "Readiness: NATS and the gateway's own checks.",
+      { type: "object" },
+      { "503": { description: "Not ready; the body names the failing checks." } },
+    ),
   };
 }

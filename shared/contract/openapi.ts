@@ -11,35 +11,61 @@ import { ROUTE_SCOPES, scopesOf } from "./scopes.js";
 const SECURITY: Record<RpcRoute["auth"], Array<Record<string, string[]>>> = {
   public: [{ appId: [] }],
   jwt: [{ appId: [], bearer: [] }],
-  user: [{ appId: [], bearer: [] }, { appId: [], apiKey: [] }],
+  user: [
+    { appId: [], bearer: [] },
+    { appId: [], apiKey: [] },
+  ],
   node: [{ appId: [], apiKey: [] }],
-  user_or_node: [{ appId: [], bearer: [] }, { appId: [], apiKey: [] }],
+  user_or_node: [
+    { appId: [], bearer: [] },
+    { appId: [], apiKey: [] },
+  ],
 };
 
 /** The security requirements of a route; a user's API key must hold the route's scope, named as the requirement's scope. */
 function securityOf(route: RpcRoute, scopes: readonly string[]): Array<Record<string, string[]>> {
   if (scopes.length === 0) return SECURITY[route.auth];
-  return SECURITY[route.auth].map((requirement) => ("apiKey" in requirement ? { ...requirement, apiKey: [...scopes] } : requirement));
+  return SECURITY[route.auth].map((requirement) =>
+    "apiKey" in requirement ? { ...requirement, apiKey: [...scopes] } : requirement,
+  );
 }
 
 /** Routes that a user's credential (JWT or user API key) may call: their answers count against the user's rate limit. */
-const COUNTED: Record<RpcRoute["auth"], boolean> = { public: false, jwt: true, user: true, node: false, user_or_node: true };
+const COUNTED: Record<RpcRoute["auth"], boolean> = {
+  public: false,
+  jwt: true,
+  user: true,
+  node: false,
+  user_or_node: true,
+};
 
 const RATE_LIMIT_HEADERS = {
-  "RateLimit-Limit": { description: "Limit of the window closest to running out (a user's credential only).", schema: { type: "integer" } },
+  "RateLimit-Limit": {
+    description: "Limit of the window closest to running out (a user's credential only).",
+    schema: { type: "integer" },
+  },
   "RateLimit-Remaining": { description: "Requests left in that window.", schema: { type: "integer" } },
   "RateLimit-Reset": { description: "Whole seconds until that window resets.", schema: { type: "integer" } },
-  "RateLimit-Policy": { description: "Both limits with their windows in seconds, e.g. `1000;w=60, 30000;w=3600`.", schema: { type: "string" } },
+  "RateLimit-Policy": {
+    description: "Both limits with their windows in seconds, e.g. `1000;w=60, 30000;w=3600`.",
+    schema: { type: "string" },
+  },
 };
 
 const IDEMPOTENCY_KEY_PARAMETER = {
   name: IDEMPOTENCY_KEY_HEADER,
   in: "header",
   required: false,
-  description: "1 to 255 printable ASCII characters. A repeat with the same key and body within 24 h answers as the first did; with another body, 422 `idempotency.key_reused` (docs/api.md, \"Idempotent requests\").",
+  description:
+    '1 to 255 printable ASCII characters. A repeat with the same key and body within 24 h answers as the first did; with another body, 422 `idempotency.key_reused` (docs/api.md, "Idempotent requests").',
   schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
 };
-const REPLAYED_HEADERS = { [IDEMPOTENT_REPLAYED_HEADER]: { description: "`true` when the answer is the first answer of a request with the same Idempotency-Key, replayed.", schema: { type: "string", enum: ["true"] } } };
+const REPLAYED_HEADERS = {
+  [IDEMPOTENT_REPLAYED_HEADER]: {
+    description: "`true` when the answer is the first answer of a request with the same Idempotency-Key, replayed.",
+    schema: { type: "string", enum: ["true"] },
+  },
+};
 
 /** The 401 of an operation that takes a credential, with the challenge its `WWW-Authenticate` carries (docs/api.md, "Authentication errors"). */
 function unauthorizedResponse(auth: RpcRoute["auth"]) {
@@ -96,19 +122,33 @@ function exportOperation(name: string, route: ExportRoute) {
   return {
     operationId: name,
     summary: route.summary,
-    security: SECURITY.user.map((requirement) => ("apiKey" in requirement ? { ...requirement, apiKey: [route.scope] } : requirement)),
+    security: SECURITY.user.map((requirement) =>
+      "apiKey" in requirement ? { ...requirement, apiKey: [route.scope] } : requirement,
+    ),
     "x-api-key-scope": route.scope,
-    requestBody: { required: true, content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } } },
+    requestBody: {
+      required: true,
+      content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } },
+    },
     "x-error-codes": [...commonErrors("user", true)],
-    responses: withErrorResponses({
-      "200": {
-        description: "The file, streamed (`Content-Disposition: attachment`). NDJSON that fails midway ends with a line `{\"error\":{\"code\",\"message\"}}`; CSV is cut off.",
-        headers: { "Content-Disposition": { schema: { type: "string" } }, ...RATE_LIMIT_HEADERS },
-        content: Object.fromEntries(Object.values(EXPORT_MEDIA_TYPES).map((mediaType) => [mediaType.split(";")[0], file])),
+    responses: withErrorResponses(
+      {
+        "200": {
+          description:
+            'The file, streamed (`Content-Disposition: attachment`). NDJSON that fails midway ends with a line `{"error":{"code","message"}}`; CSV is cut off.',
+          headers: { "Content-Disposition": { schema: { type: "string" } }, ...RATE_LIMIT_HEADERS },
+          content: Object.fromEntries(
+            Object.values(EXPORT_MEDIA_TYPES).map((mediaType) => [mediaType.split(";")[0], file]),
+          ),
+        },
+        ...unauthorizedResponse("user"),
+        default: {
+          description: "Error envelope; see docs/errors.md for every code.",
+          content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+        },
       },
-      ...unauthorizedResponse("user"),
-      default: { description: "Error envelope; see docs/errors.md for every code.", content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } } },
-    }, commonErrors("user", true)),
+      commonErrors("user", true),
+    ),
   };
 }
 
@@ -125,30 +165,48 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
         // The scope a user's API key needs (docs/api.md, "Scopes"); null: no key scope applies. The security requirement lists any it also needs.
         "x-api-key-scope": scope,
         ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? { parameters: [IDEMPOTENCY_KEY_PARAMETER] } : {}),
-        requestBody: { required: false, content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } } },
+        requestBody: {
+          required: false,
+          content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } },
+        },
         "x-error-codes": [...new Set([...commonErrors(route.auth, scope !== null), ...ROUTE_ERRORS[name]])],
-        responses: withErrorResponses({
-          "200": {
-            description: route.message,
-            ...(COUNTED[route.auth] ? { headers: { ...RATE_LIMIT_HEADERS, ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? REPLAYED_HEADERS : {}) } } : {}),
-            content: { "application/json": { schema: z.toJSONSchema(successEnvelope(route.response)) } },
+        responses: withErrorResponses(
+          {
+            "200": {
+              description: route.message,
+              ...(COUNTED[route.auth]
+                ? { headers: { ...RATE_LIMIT_HEADERS, ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? REPLAYED_HEADERS : {}) } }
+                : {}),
+              content: { "application/json": { schema: z.toJSONSchema(successEnvelope(route.response)) } },
+            },
+            ...unauthorizedResponse(route.auth),
+            ...(COUNTED[route.auth]
+              ? {
+                  "429": {
+                    description: "`rate.limited`: the user's rate limit is used up; retry after `Retry-After` seconds.",
+                    headers: {
+                      "Retry-After": {
+                        description: "Whole seconds until a retry is admitted.",
+                        schema: { type: "integer" },
+                      },
+                      ...RATE_LIMIT_HEADERS,
+                    },
+                    content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+                  },
+                }
+              : {}),
+            default: {
+              description: "Error envelope; see docs/errors.md for every code.",
+              content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+            },
           },
-          ...unauthorizedResponse(route.auth),
-          ...(COUNTED[route.auth]
-            ? {
-                "429": {
-                  description: "`rate.limited`: the user's rate limit is used up; retry after `Retry-After` seconds.",
-                  headers: { "Retry-After": { description: "Whole seconds until a retry is admitted.", schema: { type: "integer" } }, ...RATE_LIMIT_HEADERS },
-                  content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
-                },
-              }
-            : {}),
-          default: { description: "Error envelope; see docs/errors.md for every code.", content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } } },
-        }, [...commonErrors(route.auth, scope !== null), ...ROUTE_ERRORS[name]]),
+          [...commonErrors(route.auth, scope !== null), ...ROUTE_ERRORS[name]],
+        ),
       },
     };
   }
-  for (const [name, route] of Object.entries(EXPORT_ROUTES) as Array<[string, ExportRoute]>) paths[route.path] = { post: exportOperation(name, route) };
+  for (const [name, route] of Object.entries(EXPORT_ROUTES) as Array<[string, ExportRoute]>)
+    paths[route.path] = { post: exportOperation(name, route) };
   Object.assign(paths, httpPathItems());
   return {
     openapi: "3.1.0",

@@ -43,9 +43,13 @@ export const RETENTION_LOOKUP_MAX_BUSINESSES = 500;
 const BusinessRef = z.object({ app_id: AppId, business_id: BusinessId });
 
 /** The scheduler's retention sweep asks billing how long each business's plan keeps finished jobs. */
-export const RetentionLookupCommand = z.object({ businesses: z.array(BusinessRef).max(RETENTION_LOOKUP_MAX_BUSINESSES) });
+export const RetentionLookupCommand = z.object({
+  businesses: z.array(BusinessRef).max(RETENTION_LOOKUP_MAX_BUSINESSES),
+});
 export type RetentionLookupCommand = z.infer<typeof RetentionLookupCommand>;
 
 /** Per business asked, in the same order: its plan's `retention_days`. */
-export const RetentionLookupReply = z.object({ businesses: z.array(BusinessRef.extend({ retention_days: z.number().int().min(1) })) });
+export const RetentionLookupReply = z.object({
+  businesses: z.array(BusinessRef.extend({ retention_days: z.number().int().min(1) })),
+});
 export type RetentionLookupReply = z.infer<typeof RetentionLookupReply>;

@@ -24,11 +24,32 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
   listApiKeys: [],
   revokeApiKey: ["resource.not_found"],
   updateApiKey: ["resource.not_found", "state.conflict"],
-  submitJob: ["idempotency.key_reused", "plan.limit_exceeded", "queue.full", "quota.concurrent_jobs_exceeded", "quota.job_type_not_allowed", "quota.jobs_per_hour_exceeded", "quota.key_budget_exhausted", "resource.limit_reached", "resource.not_found", "state.conflict"],
+  submitJob: [
+    "idempotency.key_reused",
+    "plan.limit_exceeded",
+    "queue.full",
+    "quota.concurrent_jobs_exceeded",
+    "quota.job_type_not_allowed",
+    "quota.jobs_per_hour_exceeded",
+    "quota.key_budget_exhausted",
+    "resource.limit_reached",
+    "resource.not_found",
+    "state.conflict",
+  ],
   retrieveJob: ["resource.not_found"],
   listJobs: [],
   cancelJob: ["resource.not_found", "state.conflict"],
-  retryJob: ["idempotency.in_progress", "idempotency.key_reused", "plan.limit_exceeded", "queue.full", "quota.concurrent_jobs_exceeded", "quota.key_budget_exhausted", "resource.limit_reached", "resource.not_found", "state.conflict"],
+  retryJob: [
+    "idempotency.in_progress",
+    "idempotency.key_reused",
+    "plan.limit_exceeded",
+    "queue.full",
+    "quota.concurrent_jobs_exceeded",
+    "quota.key_budget_exhausted",
+    "resource.limit_reached",
+    "resource.not_found",
+    "state.conflict",
+  ],
   deleteJob: ["resource.not_found", "state.conflict"],
   listArtifacts: ["resource.not_found"],
   deleteArtifact: ["resource.not_found"],
@@ -64,7 +85,15 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
 
 /** The codes any operation with this credential may answer with: the edge's checks (body, app, credential, rate limit) and the failures of any call. */
 export function commonErrors(auth: RouteAuth, scoped: boolean): ErrorCode[] {
-  const codes: ErrorCode[] = ["request.invalid", "request.malformed_json", "request.unsupported_media_type", "request.too_large", "route.method_not_allowed", "app.missing", "app.unknown"];
+  const codes: ErrorCode[] = [
+    "request.invalid",
+    "request.malformed_json",
+    "request.unsupported_media_type",
+    "request.too_large",
+    "route.method_not_allowed",
+    "app.missing",
+    "app.unknown",
+  ];
   if (auth !== "public") codes.push("auth.missing_credentials", "auth.invalid_credentials");
   if (auth !== "public" && auth !== "node") codes.push("auth.token_expired", "rate.limited");
   if (auth === "jwt") codes.push("auth.jwt_required");

@@ -39,7 +39,12 @@ import { EmptyRequest } from "./common.js";
 import { ListLedgerRequest, ListLedgerResponse } from "./credit.js";
 import { JobPayload, JobRef, ListJobsRequest, ListJobsResponse, SubmitJobRequest, SubmitJobResponse } from "./jobs.js";
 import { LogStreamUrlResponse } from "./logs.js";
-import { DeleteArtifactRequest, DeleteArtifactResponse, DeleteJobResponse, ListArtifactsResponse } from "./retention.js";
+import {
+  DeleteArtifactRequest,
+  DeleteArtifactResponse,
+  DeleteJobResponse,
+  ListArtifactsResponse,
+} from "./retention.js";
 import {
   DeleteNodeRequest,
   DeleteNodeResponse,
@@ -71,7 +76,14 @@ import {
   TestWebhookResponse,
   WebhookRef,
 } from "./webhooks.js";
-import { CreateScheduleRequest, DeleteScheduleResponse, ListSchedulesRequest, ListSchedulesResponse, SchedulePayload, ScheduleRef } from "./schedules.js";
+import {
+  CreateScheduleRequest,
+  DeleteScheduleResponse,
+  ListSchedulesRequest,
+  ListSchedulesResponse,
+  SchedulePayload,
+  ScheduleRef,
+} from "./schedules.js";
 
 /**
  * Who may call an operation. Every `/api/...` call also carries `X-App-ID`.
@@ -83,7 +95,11 @@ import { CreateScheduleRequest, DeleteScheduleResponse, ListSchedulesRequest, Li
  */
 export type RouteAuth = "public" | "jwt" | "user" | "node" | "user_or_node";
 
-export interface RpcRoute<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType, A extends RouteAuth = RouteAuth> {
+export interface RpcRoute<
+  Req extends z.ZodType = z.ZodType,
+  Res extends z.ZodType = z.ZodType,
+  A extends RouteAuth = RouteAuth,
+> {
   method: "POST";
   path: string;
   auth: A;
@@ -104,7 +120,9 @@ export function successMessage(route: Pick<RpcRoute, "message" | "messageFor">, 
 /** The `message` of a submit answered with a dry run's plan. */
 export const DRY_RUN_MESSAGE = "Dry run: nothing was created";
 
-function rpc<Req extends z.ZodType, Res extends z.ZodType, A extends RouteAuth>(route: Omit<RpcRoute<Req, Res, A>, "method">): RpcRoute<Req, Res, A> {
+function rpc<Req extends z.ZodType, Res extends z.ZodType, A extends RouteAuth>(
+  route: Omit<RpcRoute<Req, Res, A>, "method">,
+): RpcRoute<Req, Res, A> {
   return { method: "POST", ...route };
 }
 
@@ -156,7 +174,8 @@ export const RPC_ROUTES = {
     request: ChangePasswordRequest,
     response: ChangePasswordResponse,
     message: "Password changed; your other sessions are signed out",
-    summary: "Change the signed-in user's password (the current one is required); every other session of the user ends.",
+    summary:
+      "Change the signed-in user's password (the current one is required); every other session of the user ends.",
   }),
   requestPasswordReset: rpc({
     path: "/api/auth/password/reset/request",
@@ -196,7 +215,8 @@ export const RPC_ROUTES = {
     request: UserRef,
     response: UserSummary,
     message: "User disabled",
-    summary: "Refuse a user of the caller's business everywhere at once: sessions end, API keys stop (business admins only).",
+    summary:
+      "Refuse a user of the caller's business everywhere at once: sessions end, API keys stop (business admins only).",
   }),
   enableUser: rpc({
     path: "/api/compute/users/enable",
@@ -204,7 +224,8 @@ export const RPC_ROUTES = {
     request: UserRef,
     response: UserSummary,
     message: "User enabled",
-    summary: "Let a disabled user of the caller's business sign in again; their API keys work again (business admins only).",
+    summary:
+      "Let a disabled user of the caller's business sign in again; their API keys work again (business admins only).",
   }),
   setUserRole: rpc({
     path: "/api/compute/users/set-role",
@@ -253,8 +274,10 @@ export const RPC_ROUTES = {
     // The dry run's answer for a body with `dry_run: true` (`RpcResponse` leaves it out; the SDK's `jobs.dryRun` types it).
     response: z.xor([SubmitJobResponse, DryRunResponse]),
     message: "Job queued",
-    messageFor: (payload) => (typeof payload === "object" && payload !== null && "dry_run" in payload ? DRY_RUN_MESSAGE : undefined),
-    summary: "Enqueue a new job. Submitting the same body again creates another job, unless both carry the same `Idempotency-Key`.",
+    messageFor: (payload) =>
+      typeof payload === "object" && payload !== null && "dry_run" in payload ? DRY_RUN_MESSAGE : undefined,
+    summary:
+      "Enqueue a new job. Submitting the same body again creates another job, unless both carry the same `Idempotency-Key`.",
   }),
   retrieveJob: rpc({
     path: "/api/compute/jobs/retrieve",
@@ -286,7 +309,8 @@ export const RPC_ROUTES = {
     request: JobRef,
     response: JobPayload,
     message: "Job requeued",
-    summary: "Requeue a failed or timed-out job under the same id, as its next attempt; with an `Idempotency-Key`, a repeat answers as the first did.",
+    summary:
+      "Requeue a failed or timed-out job under the same id, as its next attempt; with an `Idempotency-Key`, a repeat answers as the first did.",
   }),
   deleteJob: rpc({
     path: "/api/compute/jobs/delete",
@@ -334,7 +358,8 @@ export const RPC_ROUTES = {
     request: JobRef,
     response: LogStreamUrlResponse,
     message: "Log stream URL",
-    summary: "A short-lived signed URL of the job's log stream (Server-Sent Events), for clients that cannot send headers such as a browser's EventSource.",
+    summary:
+      "A short-lived signed URL of the job's log stream (Server-Sent Events), for clients that cannot send headers such as a browser's EventSource.",
   }),
   registerNode: rpc({
     path: "/api/compute/nodes/register",
@@ -422,7 +447,8 @@ export const RPC_ROUTES = {
     request: EmptyRequest,
     response: SubscriptionResponse,
     message: "Subscription",
-    summary: "The subscription of the caller's business: plan, status, current period, credit balance and usage this period.",
+    summary:
+      "The subscription of the caller's business: plan, status, current period, credit balance and usage this period.",
   }),
   cancelSubscription: rpc({
     path: "/api/compute/billing/subscription/cancel",
@@ -430,7 +456,8 @@ export const RPC_ROUTES = {
     request: EmptyRequest,
     response: SubscriptionResponse,
     message: "Subscription cancelled; it ends at the end of the current period",
-    summary: "Cancel the business's subscription at the end of the current period, through the payment provider (business admins only).",
+    summary:
+      "Cancel the business's subscription at the end of the current period, through the payment provider (business admins only).",
   }),
   createCheckout: rpc({
     path: "/api/compute/billing/checkout/create",
@@ -446,7 +473,8 @@ export const RPC_ROUTES = {
     request: ListLedgerRequest,
     response: ListLedgerResponse,
     message: "Ledger entries",
-    summary: "The business's compute-credit balance and ledger entries (grants, job debits, operator adjustments), newest first, paginated by cursor.",
+    summary:
+      "The business's compute-credit balance and ledger entries (grants, job debits, operator adjustments), newest first, paginated by cursor.",
   }),
   createWebhook: rpc({
     path: "/api/compute/webhooks/create",

@@ -78,7 +78,9 @@ export const ALSO_NEEDED_SCOPES: { readonly [N in RpcName]?: readonly Scope[] } 
 /** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */
 export const LOG_STREAM_SCOPE: Scope = "jobs:read";
 
-const BY_ROUTE = new Map<RpcRoute, Scope | null>((Object.keys(RPC_ROUTES) as RpcName[]).map((name) => [RPC_ROUTES[name], ROUTE_SCOPES[name]]));
+const BY_ROUTE = new Map<RpcRoute, Scope | null>(
+  (Object.keys(RPC_ROUTES) as RpcName[]).map((name) => [RPC_ROUTES[name], ROUTE_SCOPES[name]]),
+);
 /** Every scope of each RPC, worked out once: the check runs on every request. */
 const ALL_BY_ROUTE = new Map<RpcRoute, readonly Scope[]>(
   (Object.keys(RPC_ROUTES) as RpcName[]).map((name) => {

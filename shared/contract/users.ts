@@ -36,7 +36,14 @@ export const ConfirmPasswordResetResponse = z.object({ password_reset: z.literal
 export type ConfirmPasswordResetResponse = z.infer<typeof ConfirmPasswordResetResponse>;
 
 /** A user as a business admin sees it in `users/*` answers. */
-export const UserSummary = User.pick({ user_id: true, email: true, role: true, status: true, created_at: true, last_sign_in_at: true });
+export const UserSummary = User.pick({
+  user_id: true,
+  email: true,
+  role: true,
+  status: true,
+  created_at: true,
+  last_sign_in_at: true,
+});
 export type UserSummary = z.infer<typeof UserSummary>;
 
 export const ListUsersRequest = z.strictObject({

@@ -4,7 +4,13 @@ import { WebhookId } from "./ids.js";
 import { JobSummary } from "./jobs.js";
 
 /** The job events a webhook may subscribe to; `job.*` is every one of them. */
-export const WEBHOOK_JOB_EVENTS = ["job.started", "job.succeeded", "job.failed", "job.timed_out", "job.cancelled"] as const;
+export const WEBHOOK_JOB_EVENTS = [
+  "job.started",
+  "job.succeeded",
+  "job.failed",
+  "job.timed_out",
+  "job.cancelled",
+] as const;
 export const WebhookEventType = z.enum([...WEBHOOK_JOB_EVENTS, "webhook.test"]);
 export type WebhookEventType = z.infer<typeof WebhookEventType>;
 /** What a webhook subscribes to: one of the job events, or `job.*` for all. */

@@ -18,7 +18,11 @@ export class AppError extends Error {
   readonly details: ErrorDetails | undefined;
   readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, message?: string, options: { details?: ErrorDetails; retryAfterSeconds?: number; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options: { details?: ErrorDetails; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
     super(message ?? errorSpec(code).summary, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "AppError";
     this.code = code;
@@ -45,7 +49,9 @@ export class AppError extends Error {
     }
     return new AppError(candidate.code, candidate.message, {
       ...(candidate.details !== undefined ? { details: candidate.details } : {}),
-      ...(typeof candidate.retry_after_seconds === "number" ? { retryAfterSeconds: candidate.retry_after_seconds } : {}),
+      ...(typeof candidate.retry_after_seconds === "number"
+        ? { retryAfterSeconds: candidate.retry_after_seconds }
+        : {}),
     });
   }
 }

@@ -26,7 +26,10 @@ describe("docs/errors.md", () => {
 
   it("documents every catalogue code with its HTTP status and retryable flag", () => {
     const expected = Object.fromEntries(
-      ERROR_CODES.map((code) => [code, { http: ERROR_CATALOGUE[code].http, retryable: ERROR_CATALOGUE[code].retryable }]),
+      ERROR_CODES.map((code) => [
+        code,
+        { http: ERROR_CATALOGUE[code].http, retryable: ERROR_CATALOGUE[code].retryable },
+      ]),
     );
     const listed = Object.fromEntries(ERROR_CODES.map((code) => [code, documented.get(code)]));
     expect(listed).toEqual(expected);

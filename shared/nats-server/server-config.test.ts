@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { serverConfig } from "./server-config.js";
 
-const base = { binary: "/bin/nats-server", host: "127.0.0.1", port: 4222, storeDir: "/tmp/store \"a\"" };
+const base = { binary: "/bin/nats-server", host: "127.0.0.1", port: 4222, storeDir: '/tmp/store "a"' };
 
 describe("serverConfig", () => {
   it("a single server listens on its address with JetStream in its store, and joins no cluster", () => {
@@ -23,7 +23,9 @@ describe("serverConfig", () => {
     });
     expect(text).toContain('server_name: "n2"');
     expect(text).toContain('sync_interval: "always"');
-    expect(text).toMatch(/cluster \{\n {2}name: "c1"\n {2}listen: "127.0.0.1:6222"\n {2}routes: \["nats-route:\/\/127.0.0.1:6221", "nats-route:\/\/127.0.0.1:6223"\]\n\}/);
+    expect(text).toMatch(
+      /cluster \{\n {2}name: "c1"\n {2}listen: "127.0.0.1:6222"\n {2}routes: \["nats-route:\/\/127.0.0.1:6221", "nats-route:\/\/127.0.0.1:6223"\]\n\}/,
+    );
     expect(text.trimEnd().endsWith("max_payload: 2MB")).toBe(true);
   });
 });

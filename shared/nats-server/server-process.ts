@@ -7,7 +7,13 @@ import { setTimeout as delay } from "node:timers/promises";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { type NatsServerOptions, serverConfig } from "./server-config.js";
-import { assertSupportedServer, binaryVersion, isSupportedServerVersion, NATS_SERVER_MINIMUM, NATS_SERVER_PINNED } from "./server-version.js";
+import {
+  assertSupportedServer,
+  binaryVersion,
+  isSupportedServerVersion,
+  NATS_SERVER_MINIMUM,
+  NATS_SERVER_PINNED,
+} from "./server-version.js";
 
 /** How to get a nats-server on this machine, for messages that say what is missing. */
 export const NATS_SERVER_NOT_FOUND =
@@ -94,7 +100,11 @@ async function probeJetStream(url: string): Promise<void> {
  * Polls until the server accepts a connection and answers a JetStream API call. `abort`
  * rejects when waiting is pointless (the process died); its rejection wins the race.
  */
-export async function waitForJetStream(url: string, abort: Promise<never> = new Promise<never>(() => {}), timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+export async function waitForJetStream(
+  url: string,
+  abort: Promise<never> = new Promise<never>(() => {}),
+  timeoutMs = READY_TIMEOUT_MS,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (let pauseMs = 10; Date.now() < deadline; pauseMs = Math.min(pauseMs * 2, 250)) {

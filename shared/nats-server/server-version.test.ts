@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { assertSupportedServer, isSupportedServerVersion, NATS_SERVER_MINIMUM, NATS_SERVER_PINNED, parseServerVersion, UnsupportedServerError } from "./server-version.js";
+import {
+  assertSupportedServer,
+  isSupportedServerVersion,
+  NATS_SERVER_MINIMUM,
+  NATS_SERVER_PINNED,
+  parseServerVersion,
+  UnsupportedServerError,
+} from "./server-version.js";
 
 describe("nats-server versions", () => {
   it("reads the version from what a server or binary reports", () => {
@@ -21,7 +28,9 @@ describe("nats-server versions", () => {
 
   it("names the found and the required versions when it refuses", () => {
     expect(() => assertSupportedServer("2.9.10", "nats://db:4222")).toThrow(UnsupportedServerError);
-    expect(() => assertSupportedServer("2.9.10", "nats://db:4222")).toThrow(/2\.9\.10 \(nats:\/\/db:4222\).*needs nats-server 2\.11\.0 or newer/);
+    expect(() => assertSupportedServer("2.9.10", "nats://db:4222")).toThrow(
+      /2\.9\.10 \(nats:\/\/db:4222\).*needs nats-server 2\.11\.0 or newer/,
+    );
     expect(() => assertSupportedServer(undefined, "nats://db:4222")).toThrow(/of unknown version/);
     expect(() => assertSupportedServer(NATS_SERVER_PINNED, "nats://db:4222")).not.toThrow();
   });

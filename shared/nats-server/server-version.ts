@@ -49,13 +49,18 @@ export class UnsupportedServerError extends Error {
 
 /** Refuses a server older than the minimum; `where` names it in the message (a URL or a path). */
 export function assertSupportedServer(version: string | undefined, where: string): void {
-  if (version === undefined || !isSupportedServerVersion(version)) throw new UnsupportedServerError(version ?? "of unknown version", where);
+  if (version === undefined || !isSupportedServerVersion(version))
+    throw new UnsupportedServerError(version ?? "of unknown version", where);
 }
 
 /** The version a nats-server binary reports (`nats-server --version`), or undefined when it does not run. */
 export function binaryVersion(binary: string): string | undefined {
   try {
-    const output = execFileSync(binary, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
+    const output = execFileSync(binary, ["--version"], {
+      encoding: "utf8",
+      timeout: 10_000,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const parsed = parseServerVersion(output);
     return parsed ? parsed.join(".") : undefined;
   } catch {

@@ -23,12 +23,15 @@ export function natsAuthOptions(credentials: NatsCredentials): Partial<Connectio
     try {
       creds = readFileSync(credentials.NATS_CREDS_FILE);
     } catch (error) {
-      throw new ConfigError([`NATS_CREDS_FILE: cannot read ${credentials.NATS_CREDS_FILE} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`]);
+      throw new ConfigError([
+        `NATS_CREDS_FILE: cannot read ${credentials.NATS_CREDS_FILE} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      ]);
     }
     return { authenticator: credsAuthenticator(creds) };
   }
   if (credentials.NATS_TOKEN) return { token: credentials.NATS_TOKEN };
-  if (credentials.NATS_USER) return { user: credentials.NATS_USER, ...(credentials.NATS_PASSWORD ? { pass: credentials.NATS_PASSWORD } : {}) };
+  if (credentials.NATS_USER)
+    return { user: credentials.NATS_USER, ...(credentials.NATS_PASSWORD ? { pass: credentials.NATS_PASSWORD } : {}) };
   return {};
 }
 
@@ -78,7 +81,10 @@ export async function connectNats({ url, name, logger, credentials = {} }: Conne
         logger.warn({ nats: status.type, server: status.server }, `nats ${status.type}`);
         const version = nc.info?.version;
         if (status.type === "reconnect" && (version === undefined || !isSupportedServerVersion(version))) {
-          logger.error({ server: status.server, version, required: NATS_SERVER_MINIMUM }, `reconnected to nats-server ${version}, older than ${NATS_SERVER_MINIMUM}: compare-and-set is not safe on it`);
+          logger.error(
+            { server: status.server, version, required: NATS_SERVER_MINIMUM },
+            `reconnected to nats-server ${version}, older than ${NATS_SERVER_MINIMUM}: compare-and-set is not safe on it`,
+          );
         }
       } else if (status.type === "error") {
         logger.error({ err: status.error }, "nats error");

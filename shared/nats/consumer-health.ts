@@ -14,7 +14,11 @@ export interface DurableConsumer {
  * redelivered. One small API call per consumer per interval; a read that fails keeps the
  * last values and counts a JetStream API error.
  */
-export function watchConsumers(nc: NatsConnection, consumers: readonly DurableConsumer[], { intervalMs }: { intervalMs: number }): { stop(): void } {
+export function watchConsumers(
+  nc: NatsConnection,
+  consumers: readonly DurableConsumer[],
+  { intervalMs }: { intervalMs: number },
+): { stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const readOnce = async (): Promise<void> => {

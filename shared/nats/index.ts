@@ -1,4 +1,16 @@
-export { ADMIN_INBOX_PREFIX, BUCKET_KEYS, BUCKETS, checkKvKey, CONSUMERS, kvKey, kvStreams, OBJECT_STORES, queueGroups, STREAMS, subjects } from "./names.js";
+export {
+  ADMIN_INBOX_PREFIX,
+  BUCKET_KEYS,
+  BUCKETS,
+  checkKvKey,
+  CONSUMERS,
+  kvKey,
+  kvStreams,
+  OBJECT_STORES,
+  queueGroups,
+  STREAMS,
+  subjects,
+} from "./names.js";
 export type { BucketName, ObjectStoreName } from "./names.js";
 export { connectNats, natsAuthOptions } from "./connect.js";
 export type { ConnectOptions, NatsCredentials } from "./connect.js";

@@ -53,7 +53,8 @@ function isPassingReadError(error: unknown): boolean {
 function isWrongSequence(error: unknown): boolean {
   return (
     error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
 }
 
@@ -107,7 +108,8 @@ export class JsonBucket<S extends z.ZodType> {
     try {
       return await this.kv.create(checked, bytes);
     } catch (error) {
-      if (isWrongSequence(error)) throw new AppError("resource.already_exists", "A record with this identity already exists.");
+      if (isWrongSequence(error))
+        throw new AppError("resource.already_exists", "A record with this identity already exists.");
       throw apiFailure("create", error);
     }
   }
@@ -170,7 +172,9 @@ export class JsonBucket<S extends z.ZodType> {
     for (let write = 1; ; write += 1) {
       const next = await change(current?.value ?? null);
       if (next === undefined) return current ? { ...current, written: false } : null;
-      const revision = current ? await this.update(key, next, current.revision) : await this.createUnlessTaken(key, next);
+      const revision = current
+        ? await this.update(key, next, current.revision)
+        : await this.createUnlessTaken(key, next);
       if (revision !== null) return { value: next, revision, written: true };
       if (write >= writes) throw new RecordBusyError();
       const pause = options.pauseMs?.(write) ?? 0;
@@ -197,9 +201,11 @@ export class JsonBucket<S extends z.ZodType> {
   async keys(filter = ">"): Promise<string[]> {
     if (!(this.kv instanceof Bucket)) throw new Error("JsonBucket.keys needs a KV bucket opened by Kvm");
     const prefix = `$KV.${this.kv.bucket}.`;
-    const info = await this.kv.jsm.streams.info(this.kv.stream, { subjects_filter: `${prefix}${filter}` }).catch((error: unknown) => {
-      throw apiFailure("keys", error);
-    });
+    const info = await this.kv.jsm.streams
+      .info(this.kv.stream, { subjects_filter: `${prefix}${filter}` })
+      .catch((error: unknown) => {
+        throw apiFailure("keys", error);
+      });
     return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
   }
 

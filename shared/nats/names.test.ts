@@ -17,7 +17,20 @@ function thrownBy(call: () => unknown): unknown {
 }
 
 /** Wildcards, separators and characters no id may hold. */
-const HOSTILE = ["*", ">", ".", " ", "\0", "/", "..", "job_*", "job_>", "../x", "job_0VbeygdjkkWnwRC9cwe1.x", "job_0VbeygdjkkWnwRC9cwe1 "];
+const HOSTILE = [
+  "*",
+  ">",
+  ".",
+  " ",
+  "\0",
+  "/",
+  "..",
+  "job_*",
+  "job_>",
+  "../x",
+  "job_0VbeygdjkkWnwRC9cwe1.x",
+  "job_0VbeygdjkkWnwRC9cwe1 ",
+];
 
 describe("kvKey", () => {
   it("keeps key-safe parts as they are and joins them with dots", () => {
@@ -99,6 +112,9 @@ describe("checkKvKey", () => {
     expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}.${JOB}.x`)).toThrow(MalformedIdError);
     expect(() => checkKvKey(BUCKETS.signingKeys, "*")).toThrow(MalformedIdError);
     expect(() => checkKvKey("cjs_not_listed", "a.>")).toThrow(MalformedIdError);
-    expect(thrownBy(() => checkKvKey(BUCKETS.apiKeys, "key_*"))).toMatchObject({ code: "request.invalid", details: { issues: [{ path: "key_id" }] } });
+    expect(thrownBy(() => checkKvKey(BUCKETS.apiKeys, "key_*"))).toMatchObject({
+      code: "request.invalid",
+      details: { issues: [{ path: "key_id" }] },
+    });
   });
 });

@@ -117,12 +117,14 @@ export type ObjectStoreName = (typeof OBJECT_STORES)[keyof typeof OBJECT_STORES]
 const SUBJECT_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
 
 function checkedToken(token: string): string {
-  if (!SUBJECT_TOKEN.test(token)) throw new AppError("internal.error", "A subject was to be built from a malformed name.");
+  if (!SUBJECT_TOKEN.test(token))
+    throw new AppError("internal.error", "A subject was to be built from a malformed name.");
   return token;
 }
 
 function checkedAttempt(attempt: number): number {
-  if (!Number.isSafeInteger(attempt) || attempt < 1) throw new AppError("request.invalid", "An attempt is a whole number from 1.");
+  if (!Number.isSafeInteger(attempt) || attempt < 1)
+    throw new AppError("request.invalid", "An attempt is a whole number from 1.");
   return attempt;
 }
 
@@ -203,7 +205,8 @@ export const subjects = {
   /** Opens an artifact upload over NATS, answered by one gateway replica. */
   nodePlaneUploadOpen: () => `${ROOT}.nodeplane.artifact.open`,
   /** One open upload on the gateway replica `instanceId`: `.chunk`, `.commit` and `.abort` under it. */
-  nodePlaneUpload: (instanceId: string, uploadId: string) => `${ROOT}.nodeplane.artifact.${checkedToken(instanceId)}.${checkedToken(uploadId)}`,
+  nodePlaneUpload: (instanceId: string, uploadId: string) =>
+    `${ROOT}.nodeplane.artifact.${checkedToken(instanceId)}.${checkedToken(uploadId)}`,
   /** Everything an agent may publish in NATS-direct mode (its NATS user's publish permission). */
   nodePlaneAll: () => `${ROOT}.nodeplane.>`,
   /** Billing RPCs, answered by one billing replica: the submit's credit check, the ledger list. */
@@ -286,7 +289,9 @@ function levelFits(level: string, expected: KeyLevel): boolean {
 }
 
 function levelError(expected: KeyLevel | undefined): MalformedIdError {
-  return new MalformedIdError(expected === undefined || expected === "part" ? undefined : typeof expected === "string" ? expected : expected[0]);
+  return new MalformedIdError(
+    expected === undefined || expected === "part" ? undefined : typeof expected === "string" ? expected : expected[0],
+  );
 }
 
 /**
@@ -295,7 +300,9 @@ function levelError(expected: KeyLevel | undefined): MalformedIdError {
  * otherwise. A bucket not listed takes plain parts only.
  */
 export function checkKvKey(bucket: string, key: string): string {
-  const shape: readonly (KeyLevel | "...")[] = (BUCKET_KEYS as Record<string, readonly (KeyLevel | "...")[]>)[bucket] ?? ["part", "..."];
+  const shape: readonly (KeyLevel | "...")[] = (BUCKET_KEYS as Record<string, readonly (KeyLevel | "...")[]>)[
+    bucket
+  ] ?? ["part", "..."];
   const open = shape[shape.length - 1] === "...";
   const fixed = (open ? shape.slice(0, -1) : shape) as readonly KeyLevel[];
   const levels = key.split(".");

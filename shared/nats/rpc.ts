@@ -3,7 +3,19 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { AppError, type ErrorData, errorSpec, isAppError, isErrorCode } from "../errors/index.js";
 import { natsRequestSeconds, zodIssues } from "../runtime/index.js";
-import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, TRACE_HEADERS, traceLogFields, tracingOn, type TraceSpan } from "../tracing/index.js";
+import {
+  acceptedRequestId,
+  acceptedTraceparent,
+  acceptedTracestate,
+  natsSpanAttributes,
+  type RequestTrace,
+  SPAN_KIND,
+  startSpan,
+  TRACE_HEADERS,
+  traceLogFields,
+  tracingOn,
+  type TraceSpan,
+} from "../tracing/index.js";
 import { asServiceError } from "./unavailable.js";
 
 /** What a service replies over NATS: the payload, or the error as data. */
@@ -46,13 +58,16 @@ function receivedTrace(msgHeaders: MsgHdrs | undefined): RequestTrace | undefine
   const requestId = acceptedRequestId(msgHeaders.get(TRACE_HEADERS.requestId));
   const traceparent = acceptedTraceparent(msgHeaders.get(TRACE_HEADERS.traceparent));
   if (requestId === undefined && traceparent === undefined) return undefined;
-  const tracestate = traceparent === undefined ? undefined : acceptedTracestate(msgHeaders.get(TRACE_HEADERS.tracestate) || undefined);
+  const tracestate =
+    traceparent === undefined ? undefined : acceptedTracestate(msgHeaders.get(TRACE_HEADERS.tracestate) || undefined);
   return { requestId, traceparent, tracestate };
 }
 
 /** The handler's view of one request: the trace it passes on (from its own span when tracing is on) and a logger made on first use. */
 function servedRequest(logger: Logger, received: RequestTrace | undefined, span: TraceSpan | undefined): ServedRequest {
-  const trace = span ? { requestId: received?.requestId, traceparent: span.traceparent, tracestate: span.tracestate } : received;
+  const trace = span
+    ? { requestId: received?.requestId, traceparent: span.traceparent, tracestate: span.tracestate }
+    : received;
   if (trace === undefined) return { log: logger, trace };
   let log: Logger | undefined;
   return {
@@ -84,13 +99,17 @@ export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: Ser
 
   async function answer(msg: Msg): Promise<void> {
     const received = receivedTrace(msg.headers);
-    const span = tracingOn() ? startSpan(subject, SPAN_KIND.server, received, natsSpanAttributes(subject, received?.requestId)) : undefined;
+    const span = tracingOn()
+      ? startSpan(subject, SPAN_KIND.server, received, natsSpanAttributes(subject, received?.requestId))
+      : undefined;
     const served = servedRequest(logger, received, span);
     let reply: RpcReply;
     try {
       const parsed = request.safeParse(decodeJson(msg.data));
       if (!parsed.success) {
-        throw new AppError("request.invalid", "The request does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
+        throw new AppError("request.invalid", "The request does not match the schema.", {
+          details: { issues: zodIssues(parsed.error) },
+        });
       }
       reply = { ok: true, payload: await handle(parsed.data, served) };
     } catch (error) {
@@ -136,9 +155,13 @@ function traceHeaders(trace: RequestTrace | undefined, span: TraceSpan | undefin
 export function assertFitsMessage(nc: NatsConnection, data: Uint8Array, what = "request"): void {
   const maxBytes = nc.info?.max_payload;
   if (maxBytes === undefined || data.length <= maxBytes) return;
-  throw new AppError("request.too_large", `The ${what} would be a ${data.length}-byte message, over the ${maxBytes}-byte message limit between the services. Send a smaller body.`, {
-    details: { max_bytes: maxBytes },
-  });
+  throw new AppError(
+    "request.too_large",
+    `The ${what} would be a ${data.length}-byte message, over the ${maxBytes}-byte message limit between the services. Send a smaller body.`,
+    {
+      details: { max_bytes: maxBytes },
+    },
+  );
 }
 
 /**
@@ -155,19 +178,28 @@ export async function requestRpc<Res extends z.ZodType>(
 ): Promise<z.infer<Res>> {
   const data = encodeJson(body);
   assertFitsMessage(nc, data);
-  const span = tracingOn() ? startSpan(subject, SPAN_KIND.client, trace, natsSpanAttributes(subject, trace?.requestId)) : undefined;
+  const span = tracingOn()
+    ? startSpan(subject, SPAN_KIND.client, trace, natsSpanAttributes(subject, trace?.requestId))
+    : undefined;
   const sent = traceHeaders(trace, span);
   const stopTimer = natsRequestSeconds.startTimer({ subject });
   let raw: unknown;
   try {
-    const msg = await nc.request(subject, data, sent === undefined ? { timeout: timeoutMs } : { timeout: timeoutMs, headers: sent });
+    const msg = await nc.request(
+      subject,
+      data,
+      sent === undefined ? { timeout: timeoutMs } : { timeout: timeoutMs, headers: sent },
+    );
     raw = decodeJson(msg.data);
     stopTimer({ outcome: "ok" });
   } catch (error) {
     stopTimer({ outcome: "unavailable" });
     span?.end({ type: "service.unavailable", failed: true });
     // No responder, a timeout or a closed connection: the caller cannot tell which, and may retry.
-    throw new AppError("service.unavailable", "A backing service did not answer; try again shortly.", { retryAfterSeconds: 1, cause: error });
+    throw new AppError("service.unavailable", "A backing service did not answer; try again shortly.", {
+      retryAfterSeconds: 1,
+      cause: error,
+    });
   }
   const reply = raw as RpcReply;
   span?.end(reply.ok ? undefined : spanFailure(reply.error));

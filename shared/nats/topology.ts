@@ -103,7 +103,10 @@ async function provision<T>(what: string, logger: Logger | undefined, call: () =
     } catch (error) {
       if (!mayPassSoon(error) || tryNumber >= PROVISION_TRIES) throw error;
       const pauseMs = Math.min(FIRST_PAUSE_MS * 2 ** (tryNumber - 1), MAX_PAUSE_MS);
-      logger?.warn({ err: error, try: tryNumber, of: PROVISION_TRIES, retry_in_ms: pauseMs }, `provisioning ${what} failed; trying again`);
+      logger?.warn(
+        { err: error, try: tryNumber, of: PROVISION_TRIES, retry_in_ms: pauseMs },
+        `provisioning ${what} failed; trying again`,
+      );
       await delay(pauseMs);
     }
   }
@@ -184,7 +187,11 @@ export async function ensureStream(
  * Creates an object store, or opens it when another replica already did. Idempotent, so
  * every replica runs it on start.
  */
-export async function ensureObjectStore(nc: NatsConnection, name: ObjectStoreName, { replicas, logger }: TopologyOptions): Promise<ObjectStore> {
+export async function ensureObjectStore(
+  nc: NatsConnection,
+  name: ObjectStoreName,
+  { replicas, logger }: TopologyOptions,
+): Promise<ObjectStore> {
   const objm = new Objm(nc);
   const store = await provision(`object store ${name}`, logger, async () => {
     try {

@@ -6,7 +6,11 @@ import { asServiceError, isNatsUnavailable } from "./unavailable.js";
 
 describe("what a caller sees of a NATS failure", () => {
   it("a JetStream API 503 (a cluster electing a leader) is a retryable service.unavailable, not an internal error", () => {
-    const electing = new JetStreamApiError({ code: 503, err_code: 10008, description: "JetStream system temporarily unavailable" });
+    const electing = new JetStreamApiError({
+      code: 503,
+      err_code: 10008,
+      description: "JetStream system temporarily unavailable",
+    });
     expect(isNatsUnavailable(electing)).toBe(true);
     expect(asServiceError(electing)).toMatchObject({ code: "service.unavailable", retryAfterSeconds: 1 });
   });

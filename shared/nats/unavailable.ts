@@ -39,6 +39,9 @@ export function mayPassSoon(error: unknown): boolean {
  */
 export function asServiceError(error: unknown): AppError {
   if (isAppError(error)) return error;
-  if (isNatsUnavailable(error)) return new AppError("service.unavailable", "The message bus did not answer; try again shortly.", { retryAfterSeconds: 1 });
+  if (isNatsUnavailable(error))
+    return new AppError("service.unavailable", "The message bus did not answer; try again shortly.", {
+      retryAfterSeconds: 1,
+    });
   return new AppError("internal.error");
 }

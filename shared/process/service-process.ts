@@ -52,7 +52,9 @@ export interface ServiceProcessOptions<C extends ServiceProcessConfig> {
  * setting found wrong only when used, such as an unreadable `NATS_CREDS_FILE`); the
  * returned promise never rejects.
  */
-export async function runServiceProcess<C extends ServiceProcessConfig>(options: ServiceProcessOptions<C>): Promise<void> {
+export async function runServiceProcess<C extends ServiceProcessConfig>(
+  options: ServiceProcessOptions<C>,
+): Promise<void> {
   const { name } = options;
   let config: Readonly<C>;
   try {
@@ -74,7 +76,11 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
     const ops = await startOpsServer({
       host: config.CJS_OPS_HOST,
       port: config.CJS_OPS_PORT,
-      checks: { nats: () => natsUp(), jetstream: () => jetStream?.ready() ?? false, service: () => service?.ready() ?? false },
+      checks: {
+        nats: () => natsUp(),
+        jetstream: () => jetStream?.ready() ?? false,
+        service: () => service?.ready() ?? false,
+      },
     });
     const opsUrl = serverUrl(ops);
     logger.info({ ops: opsUrl }, `${name} serves /healthz and /readyz on ${opsUrl}`);
@@ -89,10 +95,17 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(options:
     const connection = await connectWhenReachable({ url: config.NATS_URL, credentials: config, name, logger });
     nc = connection;
     natsUp = natsConnected(connection);
-    const health = jetStreamHealth(connection, () => provisionedStreams(connection), { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS, service: name });
+    const health = jetStreamHealth(connection, () => provisionedStreams(connection), {
+      intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS,
+      service: name,
+    });
     jetStream = health;
     await untilJetStreamReady(health, config.NATS_URL, logger);
-    service = await startWithRetries(() => options.build({ nc: connection, logger, clock: systemClock, config }), { name, logger, jetStream: health });
+    service = await startWithRetries(() => options.build({ nc: connection, logger, clock: systemClock, config }), {
+      name,
+      logger,
+      jetStream: health,
+    });
     logger.info({ ops: opsUrl }, `${name} ready`);
   } catch (error) {
     process.exit(reportStartFailure(logger, name, error));

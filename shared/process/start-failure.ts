@@ -13,7 +13,10 @@ export function reportStartFailure(logger: Logger, name: string, error: unknown)
     return 2;
   }
   if (error instanceof UnsupportedServerError) {
-    logger.fatal({ nats_server_version: error.found, required: NATS_SERVER_MINIMUM }, `${name} cannot start: ${error.message}`);
+    logger.fatal(
+      { nats_server_version: error.found, required: NATS_SERVER_MINIMUM },
+      `${name} cannot start: ${error.message}`,
+    );
     return 1;
   }
   logger.fatal({ err: error }, `${name} failed to start`);

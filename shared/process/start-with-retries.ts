@@ -23,9 +23,14 @@ export async function startWithRetries<S extends Service>(
       await service.start();
       return service;
     } catch (error) {
-      await service?.stop().catch((stopError: unknown) => logger.warn({ err: stopError }, `${name}: stopping the failed start failed`));
+      await service
+        ?.stop()
+        .catch((stopError: unknown) => logger.warn({ err: stopError }, `${name}: stopping the failed start failed`));
       if (!mayPassSoon(error) || tryNumber >= START_TRIES) throw error;
-      logger.warn({ err: error, try: tryNumber, of: START_TRIES }, `${name} could not start: JetStream did not answer; starting again`);
+      logger.warn(
+        { err: error, try: tryNumber, of: START_TRIES },
+        `${name} could not start: JetStream did not answer; starting again`,
+      );
       await delay(PAUSE_MS * tryNumber);
       await jetStream.untilReady();
     }

@@ -26,12 +26,16 @@ async function noticeWhile<T>(waiting: Promise<T>, notice: (waitedMs: number) =>
  */
 export async function connectWhenReachable(options: ConnectOptions): Promise<NatsConnection> {
   const { url, logger } = options;
-  const nc = await noticeWhile(connectNats(options), (waitedMs) => logger.warn({ nats_url: url, waited_ms: waitedMs }, `waiting for NATS at ${url}`));
+  const nc = await noticeWhile(connectNats(options), (waitedMs) =>
+    logger.warn({ nats_url: url, waited_ms: waitedMs }, `waiting for NATS at ${url}`),
+  );
   logger.info({ nats_url: url, server: nc.getServer() }, `connected to NATS at ${nc.getServer()}`);
   return nc;
 }
 
 /** Waits until JetStream answers through the connection, logging the wait as `connectWhenReachable` does. */
 export async function untilJetStreamReady(health: JetStreamHealth, url: string, logger: Logger): Promise<void> {
-  await noticeWhile(health.untilReady(), (waitedMs) => logger.warn({ nats_url: url, waited_ms: waitedMs }, `waiting for JetStream at ${url}`));
+  await noticeWhile(health.untilReady(), (waitedMs) =>
+    logger.warn({ nats_url: url, waited_ms: waitedMs }, `waiting for JetStream at ${url}`),
+  );
 }

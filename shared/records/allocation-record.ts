@@ -23,7 +23,12 @@ export const AllocationRecord = z.looseObject({
 });
 export type AllocationRecord = z.infer<typeof AllocationRecord>;
 
-export function allocationUse(allocation: AllocationRecord | null): { cpu: number; memory_mb: number; gpu: number; slots: number } {
+export function allocationUse(allocation: AllocationRecord | null): {
+  cpu: number;
+  memory_mb: number;
+  gpu: number;
+  slots: number;
+} {
   const attempts = Object.values(allocation?.attempts ?? {});
   return {
     cpu: attempts.reduce((sum, attempt) => sum + attempt.resources.cpu, 0),

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { addToWindow, type HourWindow, pruneWindow, removeFromWindow, roomAt, secondsUntilRoom, WINDOW_SECONDS, windowCount } from "./hour-window.js";
+import {
+  addToWindow,
+  type HourWindow,
+  pruneWindow,
+  removeFromWindow,
+  roomAt,
+  secondsUntilRoom,
+  WINDOW_SECONDS,
+  windowCount,
+} from "./hour-window.js";
 
 const T = 1_800_000_000_000; // a whole second
 const at = (seconds: number, ms = 0) => T + seconds * 1000 + ms;

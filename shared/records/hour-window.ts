@@ -46,7 +46,9 @@ export function addToWindow(window: HourWindow, atMs: number): HourWindow {
 /** The window with one event of `atMs` taken back (an admission that was not used). */
 export function removeFromWindow(window: HourWindow, atMs: number): HourWindow {
   const second = secondOf(atMs);
-  return window.flatMap(([at, count]): HourWindow => (at !== second ? [[at, count]] : count > 1 ? [[at, count - 1]] : []));
+  return window.flatMap(
+    ([at, count]): HourWindow => (at !== second ? [[at, count]] : count > 1 ? [[at, count - 1]] : []),
+  );
 }
 
 /** When (epoch ms) the window will hold fewer than `limit` events; `nowMs` when it does now. */

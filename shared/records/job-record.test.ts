@@ -4,12 +4,23 @@ import { Job } from "../contract/index.js";
 import { encodeJson } from "../nats/index.js";
 import { JobRecord, mayHaveChargedAttempt, publicJob } from "./job-record.js";
 
-const ran = { state: "succeeded", timeline: [{ state: "queued" }, { state: "assigned" }, { state: "running" }, { state: "succeeded" }] };
+const ran = {
+  state: "succeeded",
+  timeline: [{ state: "queued" }, { state: "assigned" }, { state: "running" }, { state: "succeeded" }],
+};
 
 describe("mayHaveChargedAttempt", () => {
   it("rules out a self-hosted job and one that never ran, and lets an operator-pool job that ran through", () => {
     expect(mayHaveChargedAttempt(encodeJson({ ...ran, pool_key: "sh.biz_1.gpu" }))).toBe(false);
-    expect(mayHaveChargedAttempt(encodeJson({ state: "cancelled", pool_key: "op.default", timeline: [{ state: "queued" }, { state: "cancelled" }] }))).toBe(false);
+    expect(
+      mayHaveChargedAttempt(
+        encodeJson({
+          state: "cancelled",
+          pool_key: "op.default",
+          timeline: [{ state: "queued" }, { state: "cancelled" }],
+        }),
+      ),
+    ).toBe(false);
     expect(mayHaveChargedAttempt(encodeJson({ ...ran, pool_key: "op.default" }))).toBe(true);
   });
 

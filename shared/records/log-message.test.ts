@@ -5,7 +5,10 @@ const line = (seq: number) => ({ seq, stream: "stdout", line: `line ${seq}`, ts:
 
 describe("readLogMessage", () => {
   it("reads a message's lines and budget", () => {
-    expect(readLogMessage({ budget: 50, lines: [line(1), line(2)] })).toEqual({ budget: 50, lines: [line(1), line(2)] });
+    expect(readLogMessage({ budget: 50, lines: [line(1), line(2)] })).toEqual({
+      budget: 50,
+      lines: [line(1), line(2)],
+    });
   });
 
   it("reads one bare line, as earlier versions stored them, with no budget", () => {
@@ -13,7 +16,16 @@ describe("readLogMessage", () => {
   });
 
   it("refuses anything else", () => {
-    for (const value of [undefined, null, "text", {}, { budget: 5, lines: [] }, { budget: -1, lines: [line(1)] }, { lines: [line(1)] }, { ...line(1), seq: 0 }]) {
+    for (const value of [
+      undefined,
+      null,
+      "text",
+      {},
+      { budget: 5, lines: [] },
+      { budget: -1, lines: [line(1)] },
+      { lines: [line(1)] },
+      { ...line(1), seq: 0 },
+    ]) {
       expect(readLogMessage(value)).toBeUndefined();
     }
   });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { checkSharedPools, metricsPool, operatorPoolKey, placementPoolKey, PoolSettings, selfHostedPoolKey } from "./pool-key.js";
+import {
+  checkSharedPools,
+  metricsPool,
+  operatorPoolKey,
+  placementPoolKey,
+  PoolSettings,
+  selfHostedPoolKey,
+} from "./pool-key.js";
 
 const Settings = PoolSettings.superRefine(checkSharedPools);
 
@@ -37,7 +44,10 @@ describe("pool keys", () => {
 describe("pool settings", () => {
   it("shares no pool unless told, and takes a subset of the operator pools", () => {
     expect(Settings.parse({})).toEqual({ CJS_OPERATOR_POOLS: ["default"], CJS_SHARED_OPERATOR_POOLS: [] });
-    expect(Settings.parse({ CJS_OPERATOR_POOLS: "default, gpu", CJS_SHARED_OPERATOR_POOLS: " gpu ," })).toEqual({ CJS_OPERATOR_POOLS: ["default", "gpu"], CJS_SHARED_OPERATOR_POOLS: ["gpu"] });
+    expect(Settings.parse({ CJS_OPERATOR_POOLS: "default, gpu", CJS_SHARED_OPERATOR_POOLS: " gpu ," })).toEqual({
+      CJS_OPERATOR_POOLS: ["default", "gpu"],
+      CJS_SHARED_OPERATOR_POOLS: ["gpu"],
+    });
   });
 
   it("refuses a shared pool that is not an operator pool, naming the variable", () => {

@@ -31,8 +31,13 @@ export function isOperatorPoolKey(poolKey: string): boolean {
  * records written with an older form (`op.<pool>`, which spanned applications) or before
  * a pool's sharing changed land in the pool the settings give them now, never a wider one.
  */
-export function placementPoolKey(record: { app_id: string; pool_id: string; pool_key: string }, sharedPools: readonly string[]): string {
-  return isOperatorPoolKey(record.pool_key) ? operatorPoolKey(record.app_id, record.pool_id, sharedPools) : record.pool_key;
+export function placementPoolKey(
+  record: { app_id: string; pool_id: string; pool_key: string },
+  sharedPools: readonly string[],
+): string {
+  return isOperatorPoolKey(record.pool_key)
+    ? operatorPoolKey(record.app_id, record.pool_id, sharedPools)
+    : record.pool_key;
 }
 
 /**

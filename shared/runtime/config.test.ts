@@ -3,7 +3,13 @@ import { natsUrlProblem } from "./config.js";
 
 describe("natsUrlProblem", () => {
   it("accepts nats://, tls:// and bare host:port entries, alone or in a list", () => {
-    for (const list of ["nats://127.0.0.1:4222", "tls://nats.example:4222", "localhost", "[::1]:4222", "nats://a:4222, nats://b:4222,c:4222"]) {
+    for (const list of [
+      "nats://127.0.0.1:4222",
+      "tls://nats.example:4222",
+      "localhost",
+      "[::1]:4222",
+      "nats://a:4222, nats://b:4222,c:4222",
+    ]) {
       expect(natsUrlProblem(list), list).toBeUndefined();
     }
   });

@@ -10,10 +10,15 @@ export class ConfigError extends Error {
 }
 
 /** Parses an environment map with a schema, once, and freezes the result. */
-export function parseConfig<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): Readonly<z.infer<S>> {
+export function parseConfig<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): Readonly<z.infer<S>> {
   const result = schema.safeParse(env);
   if (!result.success) {
-    throw new ConfigError(result.error.issues.map((issue) => `${formatPath(issue.path) || "(environment)"}: ${issue.message}`));
+    throw new ConfigError(
+      result.error.issues.map((issue) => `${formatPath(issue.path) || "(environment)"}: ${issue.message}`),
+    );
   }
   return Object.freeze(result.data);
 }
@@ -50,9 +55,11 @@ export function natsUrlProblem(list: string): string | undefined {
     } catch {
       return `${shown} is not a NATS server URL (nats://host:port, tls://host:port or host:port)`;
     }
-    if (url.protocol !== "nats:" && url.protocol !== "tls:") return `${shown} is not a NATS server URL: the scheme must be nats:// or tls://`;
+    if (url.protocol !== "nats:" && url.protocol !== "tls:")
+      return `${shown} is not a NATS server URL: the scheme must be nats:// or tls://`;
     if (url.hostname === "") return `${shown} is not a NATS server URL: it has no host`;
-    if (url.username !== "" || url.password !== "") return `${shown.replace(/\/\/[^@]*@/, "//…@")} has a user or password in it: set NATS_USER and NATS_PASSWORD, or NATS_TOKEN, instead`;
+    if (url.username !== "" || url.password !== "")
+      return `${shown.replace(/\/\/[^@]*@/, "//…@")} has a user or password in it: set NATS_USER and NATS_PASSWORD, or NATS_TOKEN, instead`;
     if (url.port === "0") return `${shown} is not a NATS server URL: the port must be 1 to 65535`;
     if ((url.pathname !== "" && url.pathname !== "/") || url.search !== "" || url.hash !== "") {
       return `${shown} is not a NATS server URL: it has a path, query or fragment`;
@@ -71,7 +78,10 @@ export const NatsUrl = z
   });
 
 /** An http(s) URL setting; empty means not set. */
-const optionalUrl = z.preprocess(emptyAsUnset, z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional());
+const optionalUrl = z.preprocess(
+  emptyAsUnset,
+  z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+);
 
 /** Settings every service shares. */
 export const BaseConfig = z.object({

@@ -3,7 +3,11 @@
  * have settled. A failing call rejects the whole, after the others have settled, with the
  * first failure; a caller that wants to go on catches inside `work`.
  */
-export async function forEachBounded<T>(items: Iterable<T>, limit: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function forEachBounded<T>(
+  items: Iterable<T>,
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   const queue = [...items];
   let firstFailure: { error: unknown } | undefined;
   const lane = async (): Promise<void> => {

@@ -12,22 +12,23 @@ const REDACTED_PATHS = [
   "*.access_token",
   "*.refresh_token",
   "req.headers.authorization",
-  "req.headers[\"x-api-key\"]",
+  'req.headers["x-api-key"]',
   "req.headers.cookie",
   "headers.authorization",
-  "headers[\"x-api-key\"]",
+  'headers["x-api-key"]',
   "secret",
   "*.secret",
   "CJS_STRIPE_SECRET_KEY",
   "*.CJS_STRIPE_SECRET_KEY",
   "CJS_STRIPE_WEBHOOK_SECRET",
   "*.CJS_STRIPE_WEBHOOK_SECRET",
-  "req.headers[\"stripe-signature\"]",
-  "req.headers[\"cjs-sandbox-signature\"]",
+  'req.headers["stripe-signature"]',
+  'req.headers["cjs-sandbox-signature"]',
 ];
 
 /** A query parameter that carries a credential (a signed URL's `signature`, a token, a key), up to the end of its value. */
-const CREDENTIAL_PARAMETER = /([?&](?:signature|token|access_token|refresh_token|api_key|apikey|key|password|secret)=)[^&\s"'\\]*/gi;
+const CREDENTIAL_PARAMETER =
+  /([?&](?:signature|token|access_token|refresh_token|api_key|apikey|key|password|secret)=)[^&\s"'\\]*/gi;
 
 /** Blanks the value of every credential query parameter in a log line, wherever a URL ended up (an error message, a library's log). */
 export function scrubCredentialParameters(line: string): string {
@@ -49,7 +50,12 @@ function serializeError(error: Error): Record<string, unknown> {
  * fields above are redacted, errors lose their raw request bytes, and the value of a
  * credential query parameter is blanked in every line whatever put it there.
  */
-export function createLogger(options: { service: string; level: string; pretty?: boolean; destination?: DestinationStream }): Logger {
+export function createLogger(options: {
+  service: string;
+  level: string;
+  pretty?: boolean;
+  destination?: DestinationStream;
+}): Logger {
   const settings = {
     level: options.level,
     base: { service: options.service },
@@ -57,7 +63,9 @@ export function createLogger(options: { service: string; level: string; pretty?:
     serializers: { err: serializeError },
     hooks: { streamWrite: scrubCredentialParameters },
     timestamp: pino.stdTimeFunctions.isoTime,
-    ...(options.pretty ? { transport: { target: "pino-pretty", options: { ignore: "pid,hostname", translateTime: "HH:MM:ss" } } } : {}),
+    ...(options.pretty
+      ? { transport: { target: "pino-pretty", options: { ignore: "pid,hostname", translateTime: "HH:MM:ss" } } }
+      : {}),
   };
   return options.destination ? pino(settings, options.destination) : pino(settings);
 }

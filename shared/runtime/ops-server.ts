@@ -8,7 +8,12 @@ import { readiness, type ReadinessCheck } from "./health.js";
  * `/healthz` (the process is alive), `/readyz` (its checks pass). `metrics: false` leaves
  * `/metrics` out (404), for a server on a public port (the gateway's API port while it starts).
  */
-export async function startOpsServer(options: { host: string; port: number; checks: Record<string, ReadinessCheck>; metrics?: boolean }): Promise<Server> {
+export async function startOpsServer(options: {
+  host: string;
+  port: number;
+  checks: Record<string, ReadinessCheck>;
+  metrics?: boolean;
+}): Promise<Server> {
   const servesMetrics = options.metrics ?? true;
   const server = createServer((req, res) => {
     const send = (status: number, contentType: string, body: string) => {
@@ -27,7 +32,11 @@ export async function startOpsServer(options: { host: string; port: number; chec
         const report = readiness(options.checks);
         send(report.ready ? 200 : 503, "application/json", JSON.stringify(report));
       } else {
-        send(404, "application/json", JSON.stringify({ status: "ERROR", code: "route.not_found", message: "No operation lives at this path." }));
+        send(
+          404,
+          "application/json",
+          JSON.stringify({ status: "ERROR", code: "route.not_found", message: "No operation lives at this path." }),
+        );
       }
     })();
   });

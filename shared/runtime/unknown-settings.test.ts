@@ -10,8 +10,18 @@ const known = settingNames([
 
 describe("unknownSettings", () => {
   it("lists the CJS_* variables no schema reads, with the known name a typo most likely meant", () => {
-    const env = { CJS_NATS_REPLICA: "3", CJS_PORT: "8080", CJS_OPS_PORT: "9100", CJS_FROBNICATE: "1", PATH: "/bin", LOG_LEVL: "debug" };
-    expect(unknownSettings(env, known)).toEqual([{ name: "CJS_FROBNICATE" }, { name: "CJS_NATS_REPLICA", suggestion: "CJS_NATS_REPLICAS" }]);
+    const env = {
+      CJS_NATS_REPLICA: "3",
+      CJS_PORT: "8080",
+      CJS_OPS_PORT: "9100",
+      CJS_FROBNICATE: "1",
+      PATH: "/bin",
+      LOG_LEVL: "debug",
+    };
+    expect(unknownSettings(env, known)).toEqual([
+      { name: "CJS_FROBNICATE" },
+      { name: "CJS_NATS_REPLICA", suggestion: "CJS_NATS_REPLICAS" },
+    ]);
   });
 
   it("finds nothing when every CJS_* variable is read by some schema", () => {
@@ -22,11 +32,18 @@ describe("unknownSettings", () => {
 describe("warnUnknownSettings", () => {
   it("logs one warning naming each unknown variable and its likely intended name", () => {
     const lines: string[] = [];
-    const logger = createLogger({ service: "test", level: "info", destination: { write: (line: string) => void lines.push(line) } });
+    const logger = createLogger({
+      service: "test",
+      level: "info",
+      destination: { write: (line: string) => void lines.push(line) },
+    });
     warnUnknownSettings(logger, { CJS_NATS_REPLICA: "3", CJS_FROBNICATE: "1" }, known);
     warnUnknownSettings(logger, { CJS_PORT: "1" }, known);
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!) as Record<string, unknown>;
-    expect(line).toMatchObject({ level: 40, msg: "ignoring unknown settings: CJS_FROBNICATE, CJS_NATS_REPLICA (did you mean CJS_NATS_REPLICAS?)" });
+    expect(line).toMatchObject({
+      level: 40,
+      msg: "ignoring unknown settings: CJS_FROBNICATE, CJS_NATS_REPLICA (did you mean CJS_NATS_REPLICAS?)",
+    });
   });
 });

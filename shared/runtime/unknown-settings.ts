@@ -46,9 +46,15 @@ export function unknownSettings(env: Record<string, string | undefined>, known: 
 }
 
 /** Logs one warning listing the `CJS_*` variables in `env` that no process reads; nothing when there are none. */
-export function warnUnknownSettings(logger: Logger, env: Record<string, string | undefined>, known: ReadonlySet<string>): void {
+export function warnUnknownSettings(
+  logger: Logger,
+  env: Record<string, string | undefined>,
+  known: ReadonlySet<string>,
+): void {
   const unknown = unknownSettings(env, known);
   if (unknown.length === 0) return;
-  const listed = unknown.map(({ name, suggestion }) => (suggestion ? `${name} (did you mean ${suggestion}?)` : name)).join(", ");
+  const listed = unknown
+    .map(({ name, suggestion }) => (suggestion ? `${name} (did you mean ${suggestion}?)` : name))
+    .join(", ");
   logger.warn({ unknown_settings: unknown }, `ignoring unknown settings: ${listed}`);
 }

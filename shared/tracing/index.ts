@@ -1,4 +1,11 @@
-export { acceptedRequestId, acceptedTraceparent, acceptedTracestate, TRACE_HEADERS, traceIdOf, traceLogFields } from "./request-trace.js";
+export {
+  acceptedRequestId,
+  acceptedTraceparent,
+  acceptedTracestate,
+  TRACE_HEADERS,
+  traceIdOf,
+  traceLogFields,
+} from "./request-trace.js";
 export type { RequestTrace } from "./request-trace.js";
 export { natsSpanAttributes, SPAN_KIND, startSpan, tracingOn } from "./spans.js";
 export type { ParentContext, TraceSpan } from "./spans.js";

@@ -59,7 +59,9 @@ describe("tracesUrl", () => {
   it("posts to /v1/traces under the general endpoint, or to the traces endpoint as given", () => {
     expect(url({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toBe("http://collector:4318/v1/traces");
     expect(url({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector/otlp/" })).toBe("https://collector/otlp/v1/traces");
-    expect(url({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://b:4318/custom" })).toBe("http://b:4318/custom");
+    expect(
+      url({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://b:4318/custom" }),
+    ).toBe("http://b:4318/custom");
   });
 
   it("an endpoint that is not an http(s) URL is a configuration error naming the variable", () => {

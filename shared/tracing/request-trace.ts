@@ -13,7 +13,11 @@ export interface RequestTrace {
 }
 
 /** The NATS message headers a request's trace travels in. */
-export const TRACE_HEADERS = { requestId: "Cjs-Request-Id", traceparent: "traceparent", tracestate: "tracestate" } as const;
+export const TRACE_HEADERS = {
+  requestId: "Cjs-Request-Id",
+  traceparent: "traceparent",
+  tracestate: "tracestate",
+} as const;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** W3C caps `tracestate` at 32 members of at most 256 characters each. */

@@ -1,4 +1,14 @@
-import { type Attributes, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
+import {
+  type Attributes,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
 
@@ -46,9 +56,15 @@ export function natsSpanAttributes(subject: string, requestId: string | undefine
 }
 
 /** Starts a span when tracing is on; undefined when it is off. */
-export function startSpan(name: string, kind: SpanKind, parent: ParentContext | undefined, attributes: Attributes): TraceSpan | undefined {
+export function startSpan(
+  name: string,
+  kind: SpanKind,
+  parent: ParentContext | undefined,
+  attributes: Attributes,
+): TraceSpan | undefined {
   if (activeTracer === undefined) return undefined;
-  const parentContext = parent?.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, parent, defaultTextMapGetter);
+  const parentContext =
+    parent?.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, parent, defaultTextMapGetter);
   const span = activeTracer.startSpan(name, { kind, attributes, root: parentContext === ROOT_CONTEXT }, parentContext);
   const carrier: { traceparent?: string; tracestate?: string } = {};
   propagator.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter);

@@ -9,7 +9,11 @@ import { setActiveTracer } from "./spans.js";
 /** The settings tracing reads, from the process's parsed config. */
 export type TracingSettings = Pick<
   BaseConfig,
-  "OTEL_EXPORTER_OTLP_ENDPOINT" | "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" | "OTEL_SERVICE_NAME" | "OTEL_SDK_DISABLED" | "OTEL_BSP_SCHEDULE_DELAY"
+  | "OTEL_EXPORTER_OTLP_ENDPOINT"
+  | "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+  | "OTEL_SERVICE_NAME"
+  | "OTEL_SDK_DISABLED"
+  | "OTEL_BSP_SCHEDULE_DELAY"
 >;
 
 export interface Tracing {
@@ -42,14 +46,20 @@ export function startTracing(service: string, settings: TracingSettings, logger:
   if (url === undefined) return { enabled: false, shutdown: async () => undefined };
   const log = logger.child({ component: "otel" });
   // The SDK's own words (a failed export's error, as JSON) go in a field: the line's message stays one searchable text.
-  const report = (message: string, ...args: unknown[]) => log.warn({ otel: message, args }, "tracing: the OpenTelemetry SDK reports a problem (spans may be lost)");
+  const report = (message: string, ...args: unknown[]) =>
+    log.warn({ otel: message, args }, "tracing: the OpenTelemetry SDK reports a problem (spans may be lost)");
   const quiet = () => undefined;
   diag.setLogger({ error: report, warn: report, info: quiet, debug: quiet, verbose: quiet }, DiagLogLevel.WARN);
   const serviceName = settings.OTEL_SERVICE_NAME ?? `cjs-${service}`;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
     // The exporter finds its headers, timeout and compression in the other OTEL_EXPORTER_OTLP_* variables itself.
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }), scheduledDelayMillis: settings.OTEL_BSP_SCHEDULE_DELAY })],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url }),
+        scheduledDelayMillis: settings.OTEL_BSP_SCHEDULE_DELAY,
+      }),
+    ],
   });
   trace.setGlobalTracerProvider(provider);
   setActiveTracer(provider.getTracer("cjs"));
@@ -60,7 +70,10 @@ export function startTracing(service: string, settings: TracingSettings, logger:
       setActiveTracer(undefined);
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs).unref()));
-      await Promise.race([provider.shutdown().catch((error: unknown) => log.warn({ err: error }, "could not send the last spans")), late]);
+      await Promise.race([
+        provider.shutdown().catch((error: unknown) => log.warn({ err: error }, "could not send the last spans")),
+        late,
+      ]);
       clearTimeout(timer);
     },
   };

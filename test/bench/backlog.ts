@@ -62,7 +62,10 @@ export const backlog: Scenario = {
     };
     const rss: Array<{ side: string; name: string; before: number; after: number }> = [];
     const fill = { ours: { jobs: 0, seconds: 0 }, bullmq: { jobs: 0, seconds: 0 } };
-    const failedReads: Record<Side, { answered: number; failed: Map<string, number> }> = { ours: { answered: 0, failed: new Map() }, bullmq: { answered: 0, failed: new Map() } };
+    const failedReads: Record<Side, { answered: number; failed: Map<string, number> }> = {
+      ours: { answered: 0, failed: new Map() },
+      bullmq: { answered: 0, failed: new Map() },
+    };
     try {
       progress.step("backlog  starting BullMQ");
       bull = await startBullSide(cleanup, progress, "backlog");
@@ -77,7 +80,8 @@ export const backlog: Scenario = {
 
       const submitOne: Record<Side, (index: number) => Promise<void>> = {
         ours: async (index) => void ids.ours.push((await ours.user.call("submitJob", ourJob(POOL, index))).job_id),
-        bullmq: async (index) => void ids.bullmq.push((await queue.add("noop", { ...JOB, name: `bench-${index}` })).id!),
+        bullmq: async (index) =>
+          void ids.bullmq.push((await queue.add("noop", { ...JOB, name: `bench-${index}` })).id!),
       };
       const read: Record<Side, Record<"list" | "retrieve", (index: number) => Promise<unknown>>> = {
         ours: {
@@ -87,7 +91,8 @@ export const backlog: Scenario = {
         bullmq: {
           list: () => queue.getJobs(["waiting"], 0, LIST_LIMIT - 1),
           retrieve: async (index) => {
-            if (!(await queue.getJob(ids.bullmq[(index * 7919) % ids.bullmq.length]!))) throw new Error("getJob found no job");
+            if (!(await queue.getJob(ids.bullmq[(index * 7919) % ids.bullmq.length]!)))
+              throw new Error("getJob found no job");
           },
         },
       };
@@ -100,22 +105,32 @@ export const backlog: Scenario = {
         const name = side === "ours" ? "ours" : "BullMQ";
         const reading = measure === "list" || measure === "retrieve";
         progress.step(`backlog  ${label}: ${name}, ${reading ? `jobs/${measure}` : "submit"}`);
-        const onProgress = ({ ok, failed }: { ok: number; failed: number }) => progress.update(`${ok} answered, ${failed} failed`);
+        const onProgress = ({ ok, failed }: { ok: number; failed: number }) =>
+          progress.update(`${ok} answered, ${failed} failed`);
         const result = reading
-          ? await runClosedLoop({ concurrency: READERS, warmupMs: config.warmupMs, durationMs: config.windowMs, signal, onProgress }, read[side][measure])
+          ? await runClosedLoop(
+              { concurrency: READERS, warmupMs: config.warmupMs, durationMs: config.windowMs, signal, onProgress },
+              read[side][measure],
+            )
           : await (async () => {
               await runClosedLoop({ concurrency: SUBMITTERS, requests: SUBMIT_WARMUP, signal }, submitOne[side]);
-              return runClosedLoop({ concurrency: SUBMITTERS, requests: config.submitWindowJobs, signal, onProgress }, submitOne[side]);
+              return runClosedLoop(
+                { concurrency: SUBMITTERS, requests: config.submitWindowJobs, signal, onProgress },
+                submitOne[side],
+              );
             })();
         if (countErrors(result.errors) > 0) {
           // A read that fails under the backlog is what the backlog does to that side: a result, not a broken run.
           if (!reading) {
-            failures.push(`${label}, ${name} ${measure}: ${formatErrors(result.errors)} (${result.errorSamples.join("; ")})`);
+            failures.push(
+              `${label}, ${name} ${measure}: ${formatErrors(result.errors)} (${result.errorSamples.join("; ")})`,
+            );
             return undefined;
           }
           const seen = failedReads[side];
           seen.answered += result.ok;
-          for (const [code, count] of result.errors) seen.failed.set(`${measure} ${code}`, (seen.failed.get(`${measure} ${code}`) ?? 0) + count);
+          for (const [code, count] of result.errors)
+            seen.failed.set(`${measure} ${code}`, (seen.failed.get(`${measure} ${code}`) ?? 0) + count);
         } else if (reading) {
           failedReads[side].answered += result.ok;
         }
@@ -126,8 +141,13 @@ export const backlog: Scenario = {
           const order: Side[] = round % 2 === 1 ? ["ours", "bullmq"] : ["bullmq", "ours"];
           for (const measure of measures) {
             const results = new Map<Side, Window | undefined>();
-            for (const side of order) results.set(side, signal.aborted ? undefined : await window(measure, side, `${label}, round ${round}/${config.rounds}`));
-            if (order.every((side) => results.get(side))) for (const side of order) windows[measure][side].push(results.get(side)!);
+            for (const side of order)
+              results.set(
+                side,
+                signal.aborted ? undefined : await window(measure, side, `${label}, round ${round}/${config.rounds}`),
+              );
+            if (order.every((side) => results.get(side)))
+              for (const side of order) windows[measure][side].push(results.get(side)!);
           }
         }
       };
@@ -139,10 +159,18 @@ export const backlog: Scenario = {
       const oursStart = performance.now();
       const oursMissing = Math.max(0, config.backlogJobs - ids.ours.length);
       const filled = await runClosedLoop(
-        { concurrency: FILLERS, requests: oursMissing, signal, onProgress: () => progress.update(`${ids.ours.length}/${config.backlogJobs} queued`) },
+        {
+          concurrency: FILLERS,
+          requests: oursMissing,
+          signal,
+          onProgress: () => progress.update(`${ids.ours.length}/${config.backlogJobs} queued`),
+        },
         (index) => submitOne.ours(index),
       );
-      if (countErrors(filled.errors) > 0) throw new Error(`filling our backlog failed: ${formatErrors(filled.errors)} (${filled.errorSamples.join("; ")})`);
+      if (countErrors(filled.errors) > 0)
+        throw new Error(
+          `filling our backlog failed: ${formatErrors(filled.errors)} (${filled.errorSamples.join("; ")})`,
+        );
       fill.ours = { jobs: oursMissing, seconds: (performance.now() - oursStart) / 1000 };
 
       progress.step(`backlog  filling BullMQ to ${config.backlogJobs} waiting jobs`);
@@ -150,14 +178,20 @@ export const backlog: Scenario = {
       const bullMissing = Math.max(0, config.backlogJobs - ids.bullmq.length);
       for (let done = 0; done < bullMissing && !signal.aborted; done += BULK) {
         const count = Math.min(BULK, bullMissing - done);
-        const added = await queue.addBulk(Array.from({ length: count }, (_, offset) => ({ name: "noop", data: { ...JOB, name: `fill-${done + offset}` } })));
+        const added = await queue.addBulk(
+          Array.from({ length: count }, (_, offset) => ({
+            name: "noop",
+            data: { ...JOB, name: `fill-${done + offset}` },
+          })),
+        );
         for (const job of added) ids.bullmq.push(job.id!);
         progress.update(`${ids.bullmq.length}/${config.backlogJobs} waiting`);
       }
       fill.bullmq = { jobs: bullMissing, seconds: (performance.now() - bullStart) / 1000 };
 
       const after = readRss();
-      for (const { side, name, pid } of processes) rss.push({ side, name, before: before.get(pid)!, after: after.get(pid)! });
+      for (const { side, name, pid } of processes)
+        rss.push({ side, name, before: before.get(pid)!, after: after.get(pid)! });
       await compareRounds(["submitFull", "list", "retrieve"], "full queue");
     } finally {
       progress.step("backlog  stopping");
@@ -179,28 +213,47 @@ export const backlog: Scenario = {
       { label: "jobs/retrieve p50 ms", ...pick("retrieve", "p50Ms") },
       { label: "jobs/retrieve p99 ms", ...pick("retrieve", "p99Ms") },
     ];
-    const servers = (side: string, key: "before" | "after") => rss.filter((row) => row.side === side).reduce((sum, row) => sum + row[key], 0);
+    const servers = (side: string, key: "before" | "after") =>
+      rss.filter((row) => row.side === side).reduce((sum, row) => sum + row[key], 0);
     const mb = (bytes: number) => formatNumber(bytes / MB);
-    const growthPer1000 = (side: string) => ((servers(side, "after") - servers(side, "before")) / MB / config.backlogJobs) * 1000;
+    const growthPer1000 = (side: string) =>
+      ((servers(side, "after") - servers(side, "before")) / MB / config.backlogJobs) * 1000;
     return {
       tables: [
-        comparisonTable(`(e) a backlog of ${config.backlogJobs} queued jobs that no node or Worker takes`, "BullMQ", figures, [
-          `${windows.submit0.bullmq.length} rounds, sides alternating; a submit window is ${config.submitWindowJobs} submits from ${SUBMITTERS} clients after ${SUBMIT_WARMUP} unmeasured, the same count on both sides so both queues always hold as many jobs; a read window is ${config.windowMs / 1000} s of ${READERS} clients after ${config.warmupMs / 1000} s unmeasured`,
-          `"queue empty": before the fill (the submit windows themselves leave ${config.rounds * (config.submitWindowJobs + SUBMIT_WARMUP)} jobs); "${config.backlogJobs} queued": after the fill, the windows adding more`,
-          `jobs/list: ours POST /api/compute/jobs/list {"limit": ${LIST_LIMIT}} (the business's newest jobs); BullMQ Queue.getJobs(["waiting"], 0, ${LIST_LIMIT - 1})`,
-          "jobs/retrieve: ours POST /api/compute/jobs/retrieve, BullMQ Queue.getJob, each of a job picked across the whole backlog",
-          `reads that failed (left out of the latencies; – where none was answered): ours ${describeFailedReads(failedReads.ours)}, BullMQ ${describeFailedReads(failedReads.bullmq)}`,
-          `filled by ${FILLERS} submitting clients on ours (${formatNumber(fill.ours.jobs / fill.ours.seconds)} jobs/s, ${formatNumber(fill.ours.seconds)} s), by addBulk of ${BULK} on BullMQ (${formatNumber(fill.bullmq.jobs / fill.bullmq.seconds)} jobs/s): only the state matters`,
-          ...sideNotes(bull?.driver ?? "?", "none"),
-          RAISED_RATE_LIMITS_NOTE,
-        ]),
+        comparisonTable(
+          `(e) a backlog of ${config.backlogJobs} queued jobs that no node or Worker takes`,
+          "BullMQ",
+          figures,
+          [
+            `${windows.submit0.bullmq.length} rounds, sides alternating; a submit window is ${config.submitWindowJobs} submits from ${SUBMITTERS} clients after ${SUBMIT_WARMUP} unmeasured, the same count on both sides so both queues always hold as many jobs; a read window is ${config.windowMs / 1000} s of ${READERS} clients after ${config.warmupMs / 1000} s unmeasured`,
+            `"queue empty": before the fill (the submit windows themselves leave ${config.rounds * (config.submitWindowJobs + SUBMIT_WARMUP)} jobs); "${config.backlogJobs} queued": after the fill, the windows adding more`,
+            `jobs/list: ours POST /api/compute/jobs/list {"limit": ${LIST_LIMIT}} (the business's newest jobs); BullMQ Queue.getJobs(["waiting"], 0, ${LIST_LIMIT - 1})`,
+            "jobs/retrieve: ours POST /api/compute/jobs/retrieve, BullMQ Queue.getJob, each of a job picked across the whole backlog",
+            `reads that failed (left out of the latencies; – where none was answered): ours ${describeFailedReads(failedReads.ours)}, BullMQ ${describeFailedReads(failedReads.bullmq)}`,
+            `filled by ${FILLERS} submitting clients on ours (${formatNumber(fill.ours.jobs / fill.ours.seconds)} jobs/s, ${formatNumber(fill.ours.seconds)} s), by addBulk of ${BULK} on BullMQ (${formatNumber(fill.bullmq.jobs / fill.bullmq.seconds)} jobs/s): only the state matters`,
+            ...sideNotes(bull?.driver ?? "?", "none"),
+            RAISED_RATE_LIMITS_NOTE,
+          ],
+        ),
         {
           title: `(e) resident memory (RSS) of every process, before the first submit and with ${config.backlogJobs} jobs queued`,
           columns: ["side", "process", "before MB", "after MB", "growth MB"],
           rows: [
             ...rss.map((row) => [row.side, row.name, mb(row.before), mb(row.after), mb(row.after - row.before)]),
-            ["ours", "all processes", mb(servers("ours", "before")), mb(servers("ours", "after")), mb(servers("ours", "after") - servers("ours", "before"))],
-            ["BullMQ", "all processes", mb(servers("BullMQ", "before")), mb(servers("BullMQ", "after")), mb(servers("BullMQ", "after") - servers("BullMQ", "before"))],
+            [
+              "ours",
+              "all processes",
+              mb(servers("ours", "before")),
+              mb(servers("ours", "after")),
+              mb(servers("ours", "after") - servers("ours", "before")),
+            ],
+            [
+              "BullMQ",
+              "all processes",
+              mb(servers("BullMQ", "before")),
+              mb(servers("BullMQ", "after")),
+              mb(servers("BullMQ", "after") - servers("BullMQ", "before")),
+            ],
           ],
           notes: [
             `growth per 1000 queued jobs: ours ${formatNumber(growthPer1000("ours"))} MB, BullMQ ${formatNumber(growthPer1000("BullMQ"))} MB (ratio ${formatNumber(growthPer1000("ours") / growthPer1000("BullMQ"))}); one reading each, not rounds`,
@@ -209,7 +262,13 @@ export const backlog: Scenario = {
           ],
         },
       ],
-      data: { backlog_jobs: config.backlogJobs, figures: figures.map(figureData), rss_bytes: rss, fill, failed_reads: failedReads },
+      data: {
+        backlog_jobs: config.backlogJobs,
+        figures: figures.map(figureData),
+        rss_bytes: rss,
+        fill,
+        failed_reads: failedReads,
+      },
       failures,
     };
   },

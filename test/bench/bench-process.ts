@@ -11,7 +11,10 @@ export async function terminate(child: ChildProcess, exited: Promise<unknown>, g
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill("SIGTERM");
   let timer: NodeJS.Timeout | undefined;
-  const graceful = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)))]);
+  const graceful = await Promise.race([
+    exited.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
+  ]);
   clearTimeout(timer);
   if (!graceful) {
     child.kill("SIGKILL");
@@ -51,7 +54,9 @@ export function startBenchProcess(name: string, file: string, env: Record<string
   let stopping = false;
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const died = exited.then((): never => {
-    throw new Error(`${name} (pid ${child.pid}) exited (code ${child.exitCode}, signal ${child.signalCode})${stopping ? " while stopping" : ""}; its output:\n${tail}`);
+    throw new Error(
+      `${name} (pid ${child.pid}) exited (code ${child.exitCode}, signal ${child.signalCode})${stopping ? " while stopping" : ""}; its output:\n${tail}`,
+    );
   });
   died.catch(() => undefined);
   let stopped: Promise<void> | undefined;

@@ -8,7 +8,13 @@ import { JOB, NODES, SLOTS, SUBMITTERS, ourJob, sideNotes } from "./workload.js"
 import { type CpuProfile, profileTables, summariseProfile, type TimeWindow } from "./cpu-profile.js";
 import { type Census, censusTables } from "./message-census.js";
 import { countBurst } from "./ours/census-burst.js";
-import { RAISED_RATE_LIMITS_NOTE, startOurSystem, type NodeFleet, type NodeTransport, type OurSystem } from "./ours/system.js";
+import {
+  RAISED_RATE_LIMITS_NOTE,
+  startOurSystem,
+  type NodeFleet,
+  type NodeTransport,
+  type OurSystem,
+} from "./ours/system.js";
 import { cpuSince, cpuSnapshot, type ProcessRef } from "./proc-stats.js";
 import type { ResultTable, Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
 import { percentile } from "./stats.js";
@@ -67,11 +73,27 @@ export const burst: Scenario = {
     const runs: Record<Side, BurstRun[]> = { nats: [], http: [], bullmq: [] };
     let idle: Array<{ side: string; name: string; msPerSecond: number }> | undefined;
     const windows: BurstWindow[] = [];
-    const censuses: Array<{ title: string; jobs: number; census: Census; notes: string[]; cpuPer1000: Map<string, number> | undefined }> = [];
+    const censuses: Array<{
+      title: string;
+      jobs: number;
+      census: Census;
+      notes: string[];
+      cpuPer1000: Map<string, number> | undefined;
+    }> = [];
     try {
       for (const transport of ["nats", "http"] as const) {
         progress.update(`registering ${NODES} ${transport} nodes`);
-        fleets.set(transport, await ours.startNodes({ transport, pool: `burst-${transport}`, nodes: NODES, slots: SLOTS, onStarted, onFinished }));
+        fleets.set(
+          transport,
+          await ours.startNodes({
+            transport,
+            pool: `burst-${transport}`,
+            nodes: NODES,
+            slots: SLOTS,
+            onStarted,
+            onFinished,
+          }),
+        );
       }
       progress.step("burst  starting BullMQ");
       bull = await startBullSide(cleanup, progress, "burst");
@@ -99,7 +121,10 @@ export const burst: Scenario = {
         progress.step(`burst  ${label}: ${description}, ${jobs} jobs`);
         tracker = new JobTracker();
         const current = tracker;
-        const ticker = setInterval(() => progress.update(`${current.sentAt.size}/${jobs} submitted, ${current.completedCount} completed`), 250);
+        const ticker = setInterval(
+          () => progress.update(`${current.sentAt.size}/${jobs} submitted, ${current.completedCount} completed`),
+          250,
+        );
         const before = cpuSnapshot(measured);
         const started = monotonicMs();
         try {
@@ -109,12 +134,16 @@ export const burst: Scenario = {
           });
           const submitsDone = monotonicMs();
           if (countErrors(submitted.errors) > 0) {
-            failures.push(`${label}, ${description}: submits failed: ${formatErrors(submitted.errors)} (${submitted.errorSamples.join("; ")})`);
+            failures.push(
+              `${label}, ${description}: submits failed: ${formatErrors(submitted.errors)} (${submitted.errorSamples.join("; ")})`,
+            );
             return undefined;
           }
           const timeoutMs = Math.max(60_000, jobs * 100);
           if (!(await current.waitForCompleted(jobs, timeoutMs, signal))) {
-            failures.push(`${label}, ${description}: ${current.completedCount} of ${jobs} jobs completed within ${timeoutMs / 1000} s`);
+            failures.push(
+              `${label}, ${description}: ${current.completedCount} of ${jobs} jobs completed within ${timeoutMs / 1000} s`,
+            );
             return undefined;
           }
           windows.push({ description, label, startMs: started, endMs: current.lastCompletedAtMs });
@@ -131,38 +160,60 @@ export const burst: Scenario = {
           clearInterval(ticker);
         }
       };
-      const burstOn = (side: Side, jobs: number, label: string) => burstWith(describeSide(side), submit[side], processes[side], jobs, label);
+      const burstOn = (side: Side, jobs: number, label: string) =>
+        burstWith(describeSide(side), submit[side], processes[side], jobs, label);
 
       for (const side of ["nats", "http", "bullmq"] as const) {
-        if (!signal.aborted && !(await burstOn(side, config.warmupJobs, "warm-up"))) throw new Error(`the warm-up burst on ${describeSide(side)} did not complete`);
+        if (!signal.aborted && !(await burstOn(side, config.warmupJobs, "warm-up")))
+          throw new Error(`the warm-up burst on ${describeSide(side)} did not complete`);
       }
       progress.step(`burst  both sides idle for ${IDLE_MS / 1000} s`);
-      const idleProcesses = [...ours.processes.map((ref) => ({ side: "ours", ...ref })), ...[bull.redis, worker.process].map((ref) => ({ side: "BullMQ", ...ref }))];
+      const idleProcesses = [
+        ...ours.processes.map((ref) => ({ side: "ours", ...ref })),
+        ...[bull.redis, worker.process].map((ref) => ({ side: "BullMQ", ...ref })),
+      ];
       const idleBefore = cpuSnapshot(idleProcesses);
       await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
       const idleCpu = cpuSince(idleBefore, idleProcesses);
-      idle = idleProcesses.map(({ side, name }) => ({ side, name, msPerSecond: (idleCpu.get(name)! * 1000) / IDLE_MS }));
+      idle = idleProcesses.map(({ side, name }) => ({
+        side,
+        name,
+        msPerSecond: (idleCpu.get(name)! * 1000) / IDLE_MS,
+      }));
 
       for (let round = 1; round <= config.rounds && !signal.aborted; round++) {
         // BullMQ between our two runs; ours in the other order every other round.
         const order: Side[] = round % 2 === 1 ? ["nats", "bullmq", "http"] : ["http", "bullmq", "nats"];
         const results = new Map<Side, BurstRun | undefined>();
-        for (const side of order) results.set(side, signal.aborted ? undefined : await burstOn(side, config.burstJobs, `round ${round}/${config.rounds}`));
+        for (const side of order)
+          results.set(
+            side,
+            signal.aborted ? undefined : await burstOn(side, config.burstJobs, `round ${round}/${config.rounds}`),
+          );
         // A round counts only when all three ran: its ratios need both sides.
-        if (order.every((side) => results.get(side) !== undefined)) for (const side of order) runs[side].push(results.get(side)!);
+        if (order.every((side) => results.get(side) !== undefined))
+          for (const side of order) runs[side].push(results.get(side)!);
       }
       const checked = new Set<NodeFleet>();
       const checkAgents = (fleet: NodeFleet | undefined) => {
         if (!fleet || checked.has(fleet)) return;
         checked.add(fleet);
-        for (const agent of fleet.agents) if (agent.unexpected.length > 0) failures.push(`node ${agent.nodeId}: ${agent.unexpected.slice(0, 3).join("; ")}`);
+        for (const agent of fleet.agents)
+          if (agent.unexpected.length > 0)
+            failures.push(`node ${agent.nodeId}: ${agent.unexpected.slice(0, 3).join("; ")}`);
       };
       checkAgents(fleets.get("http"));
 
       if (config.count && !signal.aborted) {
         // Only the fleet that takes the counted jobs runs: the others' polls would be counted too.
         await fleets.get("http")?.stop();
-        const census = async (title: string, pool: string, description: string, submitOne: (index: number) => Promise<string>, notes: string[]) => {
+        const census = async (
+          title: string,
+          pool: string,
+          description: string,
+          submitOne: (index: number) => Promise<string>,
+          notes: string[],
+        ) => {
           const jobs = config.burstJobs;
           const counted = await countBurst({
             natsUrl: ours.natsUrl,
@@ -178,18 +229,34 @@ export const burst: Scenario = {
           });
           if (!counted) return;
           if (counted.failure) failures.push(`census, ${description}: ${counted.failure}`);
-          if (counted.census) censuses.push({ title, jobs, census: counted.census, notes, cpuPer1000: counted.cpuPer1000 });
+          if (counted.census)
+            censuses.push({ title, jobs, census: counted.census, notes, cpuPer1000: counted.cpuPer1000 });
         };
-        await census("self-hosted pool, NATS-direct nodes (as in the bursts above)", "self-hosted", describeSide("nats"), submit.nats, [
-          `${NODES} fake agents × ${SLOTS} slots (NATS-direct) on a self-hosted pool: no credit check, no metering; clients submit over HTTP with a user API key (no key quotas)`,
-        ]);
+        await census(
+          "self-hosted pool, NATS-direct nodes (as in the bursts above)",
+          "self-hosted",
+          describeSide("nats"),
+          submit.nats,
+          [
+            `${NODES} fake agents × ${SLOTS} slots (NATS-direct) on a self-hosted pool: no credit check, no metering; clients submit over HTTP with a user API key (no key quotas)`,
+          ],
+        );
         checkAgents(fleets.get("nats"));
         await fleets.get("nats")?.stop();
         if (!signal.aborted) {
           progress.step("burst  census: an operator business with nodes on the operator pool");
           const operator = await ours.addTenant({ operator: true });
-          const onOperatorPool = async (index: number) => (await operator.user.call("submitJob", ourJob("default", index))).job_id;
-          const fleet = await ours.startNodes({ transport: "nats", pool: "default", nodes: NODES, slots: SLOTS, onStarted, onFinished, owner: operator });
+          const onOperatorPool = async (index: number) =>
+            (await operator.user.call("submitJob", ourJob("default", index))).job_id;
+          const fleet = await ours.startNodes({
+            transport: "nats",
+            pool: "default",
+            nodes: NODES,
+            slots: SLOTS,
+            onStarted,
+            onFinished,
+            owner: operator,
+          });
           fleets.set("nats", fleet);
           const description = "ours, operator pool, NATS-direct nodes";
           if (await burstWith(description, onOperatorPool, processes.nats, config.warmupJobs, "census warm-up")) {
@@ -200,23 +267,50 @@ export const burst: Scenario = {
         }
       }
       checkAgents(fleets.get("nats"));
-      if (worker.errors.length > 0) failures.push(`the BullMQ worker reported: ${worker.errors.slice(0, 3).join("; ")}`);
+      if (worker.errors.length > 0)
+        failures.push(`the BullMQ worker reported: ${worker.errors.slice(0, 3).join("; ")}`);
     } finally {
       progress.step("burst  stopping");
       await bull?.stop();
       await ours.stop();
     }
     // The services write their profiles as they exit.
-    const profiled = config.cpuProfileDir === undefined ? [] : await profileSummaries(ours, windows.filter((window) => window.description === describeSide("nats") && window.label.startsWith("round")));
+    const profiled =
+      config.cpuProfileDir === undefined
+        ? []
+        : await profileSummaries(
+            ours,
+            windows.filter((window) => window.description === describeSide("nats") && window.label.startsWith("round")),
+          );
 
     const figures = (side: NodeTransport): Figure[] => [
-      { label: "jobs/s, first submit → last completed", ours: runs[side].map((run) => run.jobsPerSecond), theirs: runs.bullmq.map((run) => run.jobsPerSecond) },
-      { label: "submit → start p50 ms", ours: runs[side].map((run) => run.p50Ms), theirs: runs.bullmq.map((run) => run.p50Ms) },
-      { label: "submit → start p99 ms", ours: runs[side].map((run) => run.p99Ms), theirs: runs.bullmq.map((run) => run.p99Ms) },
-      { label: "submits/s meanwhile", ours: runs[side].map((run) => run.submitsPerSecond), theirs: runs.bullmq.map((run) => run.submitsPerSecond) },
+      {
+        label: "jobs/s, first submit → last completed",
+        ours: runs[side].map((run) => run.jobsPerSecond),
+        theirs: runs.bullmq.map((run) => run.jobsPerSecond),
+      },
+      {
+        label: "submit → start p50 ms",
+        ours: runs[side].map((run) => run.p50Ms),
+        theirs: runs.bullmq.map((run) => run.p50Ms),
+      },
+      {
+        label: "submit → start p99 ms",
+        ours: runs[side].map((run) => run.p99Ms),
+        theirs: runs.bullmq.map((run) => run.p99Ms),
+      },
+      {
+        label: "submits/s meanwhile",
+        ours: runs[side].map((run) => run.submitsPerSecond),
+        theirs: runs.bullmq.map((run) => run.submitsPerSecond),
+      },
     ];
     const totals = (side: Side, withLoad: boolean) =>
-      runs[side].map((run) => [...run.cpuPer1000].filter(([name]) => withLoad || name !== LOAD_GENERATOR).reduce((sum, [, ms]) => sum + ms, 0));
+      runs[side].map((run) =>
+        [...run.cpuPer1000]
+          .filter(([name]) => withLoad || name !== LOAD_GENERATOR)
+          .reduce((sum, [, ms]) => sum + ms, 0),
+      );
     const cpuFigures: Figure[] = (["nats", "http"] as const).flatMap((side) => [
       { label: `all processes, ${describeSide(side)}`, ours: totals(side, true), theirs: totals("bullmq", true) },
       { label: `${SERVERS_ONLY}, ${describeSide(side)}`, ours: totals(side, false), theirs: totals("bullmq", false) },
@@ -224,7 +318,11 @@ export const burst: Scenario = {
     const cpuRows = (["nats", "http", "bullmq"] as const).flatMap((side) => {
       const names = runs[side][0] ? [...runs[side][0].cpuPer1000.keys()] : [];
       return [
-        ...names.map((name) => [describeSide(side), name, formatSpread(runs[side].map((run) => run.cpuPer1000.get(name) ?? Number.NaN))]),
+        ...names.map((name) => [
+          describeSide(side),
+          name,
+          formatSpread(runs[side].map((run) => run.cpuPer1000.get(name) ?? Number.NaN)),
+        ]),
         [describeSide(side), "total", formatSpread(totals(side, true))],
         [describeSide(side), SERVERS_ONLY, formatSpread(totals(side, false))],
       ];
@@ -239,10 +337,18 @@ export const burst: Scenario = {
     ];
     return {
       tables: [
-        comparisonTable(`(a) burst end to end: ours with NATS-direct nodes against BullMQ (${config.burstJobs} no-op jobs per burst)`, "BullMQ", figures("nats"), common),
-        comparisonTable(`(b) burst end to end: ours with HTTP nodes against BullMQ (${config.burstJobs} no-op jobs per burst)`, "BullMQ", figures("http"), [
-          "the BullMQ runs are the same as in (a): each round's BullMQ burst is compared with both of ours",
-        ]),
+        comparisonTable(
+          `(a) burst end to end: ours with NATS-direct nodes against BullMQ (${config.burstJobs} no-op jobs per burst)`,
+          "BullMQ",
+          figures("nats"),
+          common,
+        ),
+        comparisonTable(
+          `(b) burst end to end: ours with HTTP nodes against BullMQ (${config.burstJobs} no-op jobs per burst)`,
+          "BullMQ",
+          figures("http"),
+          ["the BullMQ runs are the same as in (a): each round's BullMQ burst is compared with both of ours"],
+        ),
         {
           title: "(d) CPU time per 1000 jobs, by process, during the bursts of (a) and (b)",
           columns: ["side", "process", "CPU ms per 1000 jobs (min / median / max)"],
@@ -260,10 +366,14 @@ export const burst: Scenario = {
           title: `(d) CPU time of each process while both sides sat idle for ${IDLE_MS / 1000} s after the warm-up (nodes long-polling, the Worker blocked on Redis)`,
           columns: ["side", "process", "CPU ms per second"],
           rows: (idle ?? []).map(({ side, name, msPerSecond }) => [side, name, formatNumber(msPerSecond)]),
-          notes: ["what each process spends on its own (timers, sweeps, heartbeats) and is in every figure above whether a job moves or not; one reading, in 10 ms ticks"],
+          notes: [
+            "what each process spends on its own (timers, sweeps, heartbeats) and is in every figure above whether a job moves or not; one reading, in 10 ms ticks",
+          ],
         },
         ...profiled,
-        ...censuses.flatMap(({ title, jobs, census, notes, cpuPer1000 }) => censusTables(census, title, jobs, notes, cpuPer1000)),
+        ...censuses.flatMap(({ title, jobs, census, notes, cpuPer1000 }) =>
+          censusTables(census, title, jobs, notes, cpuPer1000),
+        ),
       ],
       data: {
         jobs_per_burst: config.burstJobs,
@@ -271,7 +381,12 @@ export const burst: Scenario = {
         redis_driver: bull?.driver,
         nats_direct: figures("nats").map(figureData),
         http: figures("http").map(figureData),
-        cpu_ms_per_1000_jobs: Object.fromEntries((["nats", "http", "bullmq"] as const).map((side) => [side, runs[side].map((run) => Object.fromEntries(run.cpuPer1000))])),
+        cpu_ms_per_1000_jobs: Object.fromEntries(
+          (["nats", "http", "bullmq"] as const).map((side) => [
+            side,
+            runs[side].map((run) => Object.fromEntries(run.cpuPer1000)),
+          ]),
+        ),
         cpu_totals: cpuFigures.map(figureData),
         idle_cpu_ms_per_second: idle,
         worker_concurrency: WORKER_CONCURRENCY,
@@ -309,7 +424,12 @@ async function profileSummaries(ours: OurSystem, windows: BurstWindow[]): Promis
       file = `${dir}/${main}`;
       profile = JSON.parse(await readFile(file, "utf8")) as CpuProfile;
     } catch (error) {
-      tables.push({ title: `(profile) ${service}: no profile`, columns: [], rows: [], notes: [`${file}: ${error instanceof Error ? error.message : String(error)}`] });
+      tables.push({
+        title: `(profile) ${service}: no profile`,
+        columns: [],
+        rows: [],
+        notes: [`${file}: ${error instanceof Error ? error.message : String(error)}`],
+      });
       continue;
     }
     tables.push(...profileTables(service, summariseProfile(profile, windows), `${describe}; ${file}`));

@@ -21,7 +21,14 @@ describe("bench comparisons", () => {
   });
 
   it("numbers keep three significant digits and never an exponent", () => {
-    expect([1234.5, 12.345, 1.2345, 0.012345, 0, -5].map(formatNumber)).toEqual(["1235", "12.3", "1.23", "0.012", "0", "-5.00"]);
+    expect([1234.5, 12.345, 1.2345, 0.012345, 0, -5].map(formatNumber)).toEqual([
+      "1235",
+      "12.3",
+      "1.23",
+      "0.012",
+      "0",
+      "-5.00",
+    ]);
     expect(formatNumber(Number.NaN)).toBe("–");
     expect(formatSpread([])).toBe("–");
   });

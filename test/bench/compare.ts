@@ -51,7 +51,15 @@ export interface Figure {
 /** What `comparisonTable` prints and `--json` keeps for one figure. */
 export function figureData(figure: Figure) {
   const ratios = roundRatios(figure.ours, figure.theirs);
-  return { label: figure.label, ours: figure.ours, theirs: figure.theirs, ratios, ours_spread: spread(figure.ours), theirs_spread: spread(figure.theirs), ratio_spread: spread(ratios) };
+  return {
+    label: figure.label,
+    ours: figure.ours,
+    theirs: figure.theirs,
+    ratios,
+    ours_spread: spread(figure.ours),
+    theirs_spread: spread(figure.theirs),
+    ratio_spread: spread(ratios),
+  };
 }
 
 /**
@@ -59,11 +67,26 @@ export function figureData(figure: Figure) {
  * ratio ours ÷ theirs taken round by round (so a round's drift falls on both sides of
  * its ratio) with its own min / median / max.
  */
-export function comparisonTable(title: string, theirs: string, figures: readonly Figure[], notes: string[]): ResultTable {
+export function comparisonTable(
+  title: string,
+  theirs: string,
+  figures: readonly Figure[],
+  notes: string[],
+): ResultTable {
   return {
     title,
-    columns: ["figure", "ours (min / median / max)", `${theirs} (min / median / max)`, `ours ÷ ${theirs} (min / median / max)`],
-    rows: figures.map((figure) => [figure.label, formatSpread(figure.ours), formatSpread(figure.theirs), formatSpread(roundRatios(figure.ours, figure.theirs))]),
+    columns: [
+      "figure",
+      "ours (min / median / max)",
+      `${theirs} (min / median / max)`,
+      `ours ÷ ${theirs} (min / median / max)`,
+    ],
+    rows: figures.map((figure) => [
+      figure.label,
+      formatSpread(figure.ours),
+      formatSpread(figure.theirs),
+      formatSpread(roundRatios(figure.ours, figure.theirs)),
+    ]),
     notes,
   };
 }

@@ -36,7 +36,8 @@ const SIZES = {
 } as const;
 
 const emptyAsUnset = (value: unknown) => (value === "" ? undefined : value);
-const optionalInt = (min: number, max: number) => z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).max(max).optional());
+const optionalInt = (min: number, max: number) =>
+  z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).max(max).optional());
 
 /** The environment the bench reads; each unset size comes from `--quick` or `--full`. */
 const BenchEnv = z.object({
@@ -49,7 +50,10 @@ const BenchEnv = z.object({
   /** Length of each closed-loop measuring window, in seconds. */
   BENCH_SECONDS: z.preprocess(emptyAsUnset, z.coerce.number().positive().max(3_600).optional()),
   /** LOG_LEVEL of our services (their default, `info`, as deployed). */
-  BENCH_SERVICE_LOG_LEVEL: z.preprocess(emptyAsUnset, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
+  BENCH_SERVICE_LOG_LEVEL: z.preprocess(
+    emptyAsUnset,
+    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ),
   /** With `--count`: write every message the census saw, classified, as JSON lines, to files named from this prefix. */
   BENCH_CENSUS_DUMP: z.preprocess(emptyAsUnset, z.string().optional()),
 });
@@ -103,7 +107,10 @@ export const USAGE = `usage: npx tsx test/bench/main.ts [--quick | --full] [--on
   env BENCH_CENSUS_DUMP        with --count: also write each census's messages, classified, to <prefix>-<pool>.ndjson`;
 
 /** Reads the flags and the environment once; `"help"` for `--help`; throws ConfigError listing every problem. */
-export function loadBenchConfig(argv: readonly string[], env: Record<string, string | undefined>): Readonly<BenchConfig> | "help" {
+export function loadBenchConfig(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): Readonly<BenchConfig> | "help" {
   const { values } = parseArgs({
     args: [...argv],
     options: {
@@ -123,9 +130,11 @@ export function loadBenchConfig(argv: readonly string[], env: Record<string, str
   if (values.quick && values.full) problems.push("--quick and --full: choose one");
   const only = (values.only?.split(",") ?? [...SCENARIOS]).filter((name) => name !== "");
   const unknown = only.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
-  if (unknown.length > 0) problems.push(`--only: unknown scenario ${unknown.join(", ")} (known: ${SCENARIOS.join(", ")})`);
+  if (unknown.length > 0)
+    problems.push(`--only: unknown scenario ${unknown.join(", ")} (known: ${SCENARIOS.join(", ")})`);
   const cpuProfileDir = values["cpu-prof"] === undefined ? undefined : resolve(values["cpu-prof"]);
-  if ((values.count || cpuProfileDir !== undefined) && !only.includes("burst")) problems.push("--count and --cpu-prof belong to the burst scenario: add it to --only");
+  if ((values.count || cpuProfileDir !== undefined) && !only.includes("burst"))
+    problems.push("--count and --cpu-prof belong to the burst scenario: add it to --only");
   let parsed: z.infer<typeof BenchEnv> | undefined;
   try {
     parsed = parseConfig(BenchEnv, env);

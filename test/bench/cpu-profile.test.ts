@@ -40,6 +40,9 @@ describe("the CPU profile summary", () => {
   it("counts a file of ours inclusively and names it as the code that asked for the work", () => {
     const summary = summariseProfile(profile, [{ startMs: 0, endMs: Number.POSITIVE_INFINITY }]);
     expect(summary.ourFiles.get("services/scheduler/queue-consumer.ts")).toBe(5);
-    expect(Object.fromEntries(summary.owners.get("services/scheduler/queue-consumer.ts")!)).toEqual({ "zod validation": 4, "ours: services/scheduler/queue-consumer.ts": 1 });
+    expect(Object.fromEntries(summary.owners.get("services/scheduler/queue-consumer.ts")!)).toEqual({
+      "zod validation": 4,
+      "ours: services/scheduler/queue-consumer.ts": 1,
+    });
   });
 });

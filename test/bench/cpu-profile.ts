@@ -49,7 +49,11 @@ export interface ProfileSummary {
 
 const NO_FRAME_OF_OURS = "(no frame of ours)";
 
-type Source = { kind: "ours"; file: string } | { kind: "lib"; pkg: string; file: string } | { kind: "node" } | { kind: "builtin" };
+type Source =
+  | { kind: "ours"; file: string }
+  | { kind: "lib"; pkg: string; file: string }
+  | { kind: "node" }
+  | { kind: "builtin" };
 
 function sourceOf(url: string): Source {
   if (url === "") return { kind: "builtin" };
@@ -65,22 +69,82 @@ function sourceOf(url: string): Source {
   return { kind: "node" };
 }
 
-const PINO = new Set(["pino", "pino-std-serializers", "sonic-boom", "thread-stream", "fast-redact", "quick-format-unescaped", "on-exit-leak-free", "atomic-sleep", "safe-stable-stringify"]);
-const FASTIFY = new Set(["fastify", "find-my-way", "light-my-request", "avvio", "fast-json-stringify", "secure-json-parse", "fast-uri", "ajv", "toad-cache", "fast-querystring", "proxy-addr", "content-type", "process-warning", "abstract-logging", "rfdc", "fastq"]);
-const NATS_PARSE = new Set(["processMsg", "processError", "processPing", "processPong", "processInfo", "push", "dispatchStatus", "callback"]);
+const PINO = new Set([
+  "pino",
+  "pino-std-serializers",
+  "sonic-boom",
+  "thread-stream",
+  "fast-redact",
+  "quick-format-unescaped",
+  "on-exit-leak-free",
+  "atomic-sleep",
+  "safe-stable-stringify",
+]);
+const FASTIFY = new Set([
+  "fastify",
+  "find-my-way",
+  "light-my-request",
+  "avvio",
+  "fast-json-stringify",
+  "secure-json-parse",
+  "fast-uri",
+  "ajv",
+  "toad-cache",
+  "fast-querystring",
+  "proxy-addr",
+  "content-type",
+  "process-warning",
+  "abstract-logging",
+  "rfdc",
+  "fastq",
+]);
+const NATS_PARSE = new Set([
+  "processMsg",
+  "processError",
+  "processPing",
+  "processPong",
+  "processInfo",
+  "push",
+  "dispatchStatus",
+  "callback",
+]);
 const NATS_REQUEST = new Set(["request", "requestMany", "_resub"]);
 
 /** The NATS client's part of a frame: socket I/O, parsing and dispatch, publishing, request/reply bookkeeping, JetStream/KV. */
 function natsBucket(pkg: string, file: string, name: string): string {
-  if (pkg === "@nats-io/jetstream" || pkg === "@nats-io/kv" || pkg === "@nats-io/obj") return "NATS client: JetStream and KV API";
+  if (pkg === "@nats-io/jetstream" || pkg === "@nats-io/kv" || pkg === "@nats-io/obj")
+    return "NATS client: JetStream and KV API";
   const base = file.slice(file.lastIndexOf("/") + 1);
   if (base === "node_transport.js" || base === "databuffer.js") return "NATS client: socket I/O and buffers";
-  if (base === "parser.js" || base === "denobuffer.js" || base === "msg.js" || base === "queued_iterator.js" || base.includes("heartbeat")) return "NATS client: protocol parsing and dispatch";
-  if (base === "headers.js") return name === "encode" ? "NATS client: publishing (protocol encoding)" : "NATS client: protocol parsing and dispatch";
-  if (base === "protocol.js") return NATS_PARSE.has(name) ? "NATS client: protocol parsing and dispatch" : "NATS client: publishing (protocol encoding)";
+  if (
+    base === "parser.js" ||
+    base === "denobuffer.js" ||
+    base === "msg.js" ||
+    base === "queued_iterator.js" ||
+    base.includes("heartbeat")
+  )
+    return "NATS client: protocol parsing and dispatch";
+  if (base === "headers.js")
+    return name === "encode"
+      ? "NATS client: publishing (protocol encoding)"
+      : "NATS client: protocol parsing and dispatch";
+  if (base === "protocol.js")
+    return NATS_PARSE.has(name)
+      ? "NATS client: protocol parsing and dispatch"
+      : "NATS client: publishing (protocol encoding)";
   // errors.js: a request that ends builds a RequestError (a stack trace), even after a reply resolved it.
-  if (base === "request.js" || base === "muxsubscription.js" || base === "nuid.js" || base === "util.js" || base === "errors.js") return "NATS client: request/reply bookkeeping";
-  if (base === "nats.js") return NATS_REQUEST.has(name) ? "NATS client: request/reply bookkeeping" : "NATS client: publishing (protocol encoding)";
+  if (
+    base === "request.js" ||
+    base === "muxsubscription.js" ||
+    base === "nuid.js" ||
+    base === "util.js" ||
+    base === "errors.js"
+  )
+    return "NATS client: request/reply bookkeeping";
+  if (base === "nats.js")
+    return NATS_REQUEST.has(name)
+      ? "NATS client: request/reply bookkeeping"
+      : "NATS client: publishing (protocol encoding)";
   if (base === "encoders.js") return "NATS client: publishing (protocol encoding)";
   return "NATS client: other";
 }
@@ -90,7 +154,8 @@ function nodeWork(url: string, name: string): string | undefined {
   if (url.startsWith("node:_http")) return "node: HTTP server (parsing, responses)";
   if (url === "node:internal/process/task_queues" || name === "runMicrotasks") return "node: promise jobs (microtasks)";
   if (url === "node:internal/timers") return "node: timers";
-  if (url === "node:net" || url.startsWith("node:internal/stream") || url === "node:stream") return "node: sockets and streams";
+  if (url === "node:net" || url.startsWith("node:internal/stream") || url === "node:stream")
+    return "node: sockets and streams";
   return undefined;
 }
 
@@ -115,7 +180,8 @@ function bucketOf(stack: readonly CallFrame[]): string {
     }
     if (source.kind === "ours") {
       // JSON.parse and JSON.stringify run as part of their caller's frame when V8 inlines them: the self time of these two is theirs.
-      if (source.file === "shared/nats/rpc.ts" && (text || name === "decodeJson" || name === "encodeJson")) return "JSON encode/decode";
+      if (source.file === "shared/nats/rpc.ts" && (text || name === "decodeJson" || name === "encodeJson"))
+        return "JSON encode/decode";
       return `ours: ${source.file}`;
     }
     if (source.pkg === "zod") return "zod validation";
@@ -134,7 +200,8 @@ function label(frame: CallFrame): string {
   if (source.kind === "builtin") return name.startsWith("(") ? name : `${name} (builtin)`;
   if (source.kind === "node") return `${name} ${frame.url}`;
   // V8 counts lines and columns from 0 in the code as loaded; tsx's output of our TypeScript is one line, so a column tells its functions apart.
-  if (source.kind === "ours") return frame.functionName ? `${name} ${source.file}` : `${name} ${source.file}@${frame.columnNumber + 1}`;
+  if (source.kind === "ours")
+    return frame.functionName ? `${name} ${source.file}` : `${name} ${source.file}@${frame.columnNumber + 1}`;
   return `${name} ${source.pkg}/${source.file.slice(source.file.lastIndexOf("/") + 1)}:${frame.lineNumber + 1}`;
 }
 
@@ -234,7 +301,12 @@ export function profileTables(service: string, summary: ProfileSummary, describe
           .join("; ")
       : "";
   const sum = (owned: Map<string, number> | undefined) => (owned ? [...owned.values()].reduce((a, b) => a + b, 0) : 0);
-  const fileRows = top(summary.ourFiles, 25).map(([file, count]) => [file, percent(count, busy), percent(sum(summary.owners.get(file)), busy), describeOwned(summary.owners.get(file))]);
+  const fileRows = top(summary.ourFiles, 25).map(([file, count]) => [
+    file,
+    percent(count, busy),
+    percent(sum(summary.owners.get(file)), busy),
+    describeOwned(summary.owners.get(file)),
+  ]);
   const none = summary.owners.get(NO_FRAME_OF_OURS);
   if (none) fileRows.push([NO_FRAME_OF_OURS, "", percent(sum(none), busy), describeOwned(none)]);
   return [
@@ -260,7 +332,9 @@ export function profileTables(service: string, summary: ProfileSummary, describe
       title: `(profile) ${service}: top functions by self time`,
       columns: ["function", "% of busy"],
       rows: top(summary.self, 25).map(([name, count]) => [name, percent(count, busy)]),
-      notes: ["a library's line numbers are its JavaScript's; our anonymous functions are told apart by their column in tsx's one-line output"],
+      notes: [
+        "a library's line numbers are its JavaScript's; our anonymous functions are told apart by their column in tsx's one-line output",
+      ],
     },
     {
       title: `(profile) ${service}: top functions by inclusive time (our code and libraries)`,

@@ -49,9 +49,13 @@ function describeError(error: unknown): string {
  * window bounded by time or by count. `request(index)` gets a running number, so callers
  * can spread requests over gateways or users.
  */
-export async function runClosedLoop(options: LoadOptions, request: (index: number) => Promise<unknown>): Promise<LoadResult> {
+export async function runClosedLoop(
+  options: LoadOptions,
+  request: (index: number) => Promise<unknown>,
+): Promise<LoadResult> {
   const { concurrency, warmupMs = 0, durationMs, requests, signal, onProgress } = options;
-  if ((durationMs === undefined) === (requests === undefined)) throw new Error("runClosedLoop needs durationMs or requests, not both");
+  if ((durationMs === undefined) === (requests === undefined))
+    throw new Error("runClosedLoop needs durationMs or requests, not both");
   const result: LoadResult = { ok: 0, errors: new Map(), errorSamples: [], latenciesMs: [], elapsedMs: 0 };
   const started = performance.now();
   const measureFrom = started + warmupMs;
@@ -61,7 +65,10 @@ export async function runClosedLoop(options: LoadOptions, request: (index: numbe
   let lastEnd = measureFrom;
   let failed = 0;
 
-  const timer = setInterval(() => onProgress?.({ ok: result.ok, failed, elapsedMs: Math.max(0, performance.now() - measureFrom) }), PROGRESS_EVERY_MS);
+  const timer = setInterval(
+    () => onProgress?.({ ok: result.ok, failed, elapsedMs: Math.max(0, performance.now() - measureFrom) }),
+    PROGRESS_EVERY_MS,
+  );
   const worker = async (): Promise<void> => {
     while (!signal.aborted) {
       const sentAt = performance.now();
@@ -83,7 +90,8 @@ export async function runClosedLoop(options: LoadOptions, request: (index: numbe
         const code = errorCode(error);
         result.errors.set(code, (result.errors.get(code) ?? 0) + 1);
         const sample = describeError(error);
-        if (result.errorSamples.length < ERROR_SAMPLES && !result.errorSamples.includes(sample)) result.errorSamples.push(sample);
+        if (result.errorSamples.length < ERROR_SAMPLES && !result.errorSamples.includes(sample))
+          result.errorSamples.push(sample);
       }
     }
   };
@@ -138,7 +146,10 @@ export interface OpenLoopOptions {
  * gets its intended time on the monotonic clock, so latency can be taken from it and the
  * generator's own lag does not hide the system's.
  */
-export async function runOpenLoop(options: OpenLoopOptions, request: (index: number, intendedAtMs: number) => Promise<unknown>): Promise<OpenLoopResult> {
+export async function runOpenLoop(
+  options: OpenLoopOptions,
+  request: (index: number, intendedAtMs: number) => Promise<unknown>,
+): Promise<OpenLoopResult> {
   const { ratePerSecond, durationMs, maxInFlight, signal, onProgress } = options;
   const due = Math.floor((ratePerSecond * durationMs) / 1000);
   const intervalMs = 1000 / ratePerSecond;
@@ -147,7 +158,10 @@ export async function runOpenLoop(options: OpenLoopOptions, request: (index: num
   let failed = 0;
   let lastEnd = 0;
   const start = monotonicMs();
-  const timer = setInterval(() => onProgress?.({ sent: result.lagMs.length, ok: result.ok, failed }), PROGRESS_EVERY_MS);
+  const timer = setInterval(
+    () => onProgress?.({ sent: result.lagMs.length, ok: result.ok, failed }),
+    PROGRESS_EVERY_MS,
+  );
   try {
     for (let index = 0; index < due && !signal.aborted; ) {
       const now = monotonicMs();
@@ -168,7 +182,8 @@ export async function runOpenLoop(options: OpenLoopOptions, request: (index: num
             const code = errorCode(error);
             result.errors.set(code, (result.errors.get(code) ?? 0) + 1);
             const sample = describeError(error);
-            if (result.errorSamples.length < ERROR_SAMPLES && !result.errorSamples.includes(sample)) result.errorSamples.push(sample);
+            if (result.errorSamples.length < ERROR_SAMPLES && !result.errorSamples.includes(sample))
+              result.errorSamples.push(sample);
           },
         );
         const tracked: Promise<void> = call.finally(() => {

@@ -43,7 +43,8 @@ function parseConfigOrExit(): Readonly<BenchConfig> {
   try {
     config = loadBenchConfig(process.argv.slice(2), process.env);
   } catch (error) {
-    const message = error instanceof ConfigError ? error.message : error instanceof Error ? error.message : String(error);
+    const message =
+      error instanceof ConfigError ? error.message : error instanceof Error ? error.message : String(error);
     process.stderr.write(`bench: ${message}\n\n${USAGE}\n`);
     process.exit(2);
   }
@@ -96,7 +97,12 @@ async function main(): Promise<number> {
       const outcome = await scenario.run({ config, cleanup, progress, signal: interrupted.signal });
       runs.push({ scenario, outcome, elapsedMs: performance.now() - t0, error: undefined });
     } catch (error) {
-      runs.push({ scenario, outcome: undefined, elapsedMs: performance.now() - t0, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+      runs.push({
+        scenario,
+        outcome: undefined,
+        elapsedMs: performance.now() - t0,
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      });
     }
     // Whatever a failed scenario left running goes before the next one starts.
     for (const failure of await cleanup.stopAll(STOP_STEP_TIMEOUT_MS)) progress.note(`bench: cleanup: ${failure}`);
@@ -121,10 +127,19 @@ async function main(): Promise<number> {
       continue;
     }
     for (const table of run.outcome.tables) out.push(renderTable(table), "");
-    if (run.outcome.failures.length > 0) out.push(`${run.scenario.title}: FAILED (${seconds} s)`, ...run.outcome.failures.map((failure) => `  ! ${failure}`), "");
+    if (run.outcome.failures.length > 0)
+      out.push(
+        `${run.scenario.title}: FAILED (${seconds} s)`,
+        ...run.outcome.failures.map((failure) => `  ! ${failure}`),
+        "",
+      );
   }
   const failed = runs.filter((run) => run.outcome === undefined || run.outcome.failures.length > 0);
-  out.push(failed.length === 0 ? `all ${runs.length} scenarios completed` : `${failed.length} of ${runs.length} scenarios failed: ${failed.map((run) => run.scenario.name).join(", ")}`);
+  out.push(
+    failed.length === 0
+      ? `all ${runs.length} scenarios completed`
+      : `${failed.length} of ${runs.length} scenarios failed: ${failed.map((run) => run.scenario.name).join(", ")}`,
+  );
   process.stdout.write(`${out.join("\n")}\n`);
 
   if (config.jsonFile !== undefined) {

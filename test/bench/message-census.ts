@@ -58,7 +58,13 @@ export const KINDS = [
 export type Kind = (typeof KINDS)[number];
 
 /** Kinds whose message is a request that waits for its reply: one round trip each. */
-export const ROUND_TRIP_KINDS: ReadonlySet<Kind> = new Set(["request to a service", "KV read", "KV write", "stream publish", "JetStream API"]);
+export const ROUND_TRIP_KINDS: ReadonlySet<Kind> = new Set([
+  "request to a service",
+  "KV read",
+  "KV write",
+  "stream publish",
+  "JetStream API",
+]);
 /** Kinds that store something in JetStream (a KV write is a stream publish to the bucket's stream). */
 export const DURABLE_KINDS: ReadonlySet<Kind> = new Set(["KV write", "stream publish"]);
 
@@ -130,7 +136,10 @@ export class Owners {
   private readonly listeners: Array<{ pattern: string; name: string }> = [];
   private readonly toCache = new Map<string, string>();
 
-  constructor(connections: readonly ConnectionInfo[], readonly ignored: ReadonlySet<string>) {
+  constructor(
+    connections: readonly ConnectionInfo[],
+    readonly ignored: ReadonlySet<string>,
+  ) {
     const seen = new Set<string>();
     for (const { name, subscriptions } of connections) {
       const service = serviceOf(name);
@@ -175,7 +184,9 @@ export class Owners {
       .join(".");
     let found = this.toCache.get(key);
     if (found === undefined) {
-      const names = [...new Set(this.listeners.filter(({ pattern }) => matches(pattern, subject)).map(({ name }) => name))].filter((name) => !this.ignored.has(name));
+      const names = [
+        ...new Set(this.listeners.filter(({ pattern }) => matches(pattern, subject)).map(({ name }) => name)),
+      ].filter((name) => !this.ignored.has(name));
       found = names.length === 0 ? "(none seen)" : names.sort().join(", ");
       this.toCache.set(key, found);
     }
@@ -193,7 +204,9 @@ export class Owners {
 function ackTarget(subject: string): { stream: string; consumer: string } {
   const tokens = subject.split(".");
   // v1: $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending> (9 tokens); v2 adds domain and account hash (and a random token).
-  return tokens.length >= 11 ? { stream: tokens[4]!, consumer: tokens[5]! } : { stream: tokens[2]!, consumer: tokens[3]! };
+  return tokens.length >= 11
+    ? { stream: tokens[4]!, consumer: tokens[5]! }
+    : { stream: tokens[2]!, consumer: tokens[3]! };
 }
 
 function consumerLabel(stream: string, consumer: string): string {
@@ -247,7 +260,12 @@ export class Classifier {
     }
     if (subject.startsWith("$JS.ACK.")) {
       const { stream, consumer } = ackTarget(subject);
-      return { kind: "ack", detail: `${consumerLabel(stream, consumer)}: ${ackKind(message.ackBody)}`, from: owners.ofConsumer(consumer), to: SERVER };
+      return {
+        kind: "ack",
+        detail: `${consumerLabel(stream, consumer)}: ${ackKind(message.ackBody)}`,
+        from: owners.ofConsumer(consumer),
+        to: SERVER,
+      };
     }
     if (subject.startsWith("$JS.FC.")) {
       const consumer = subject.split(".")[3] ?? "";
@@ -258,11 +276,18 @@ export class Classifier {
       const verb = tokens.slice(0, 2).join(".");
       if (verb === "STREAM.MSG" || verb === "DIRECT.GET") {
         const stream = verb === "STREAM.MSG" ? (tokens[3] ?? "") : (tokens[2] ?? "");
-        return stream.startsWith("KV_") ? request("KV read", stream.slice(3), SERVER) : request("JetStream API", `${verb} ${stream}`, SERVER);
+        return stream.startsWith("KV_")
+          ? request("KV read", stream.slice(3), SERVER)
+          : request("JetStream API", `${verb} ${stream}`, SERVER);
       }
       if (verb === "CONSUMER.MSG") {
         const [stream = "", consumer = ""] = tokens.slice(3);
-        return { kind: "pull request", detail: consumerLabel(stream, consumer), from: reply ? owners.ofInbox(reply) : "?", to: SERVER };
+        return {
+          kind: "pull request",
+          detail: consumerLabel(stream, consumer),
+          from: reply ? owners.ofInbox(reply) : "?",
+          to: SERVER,
+        };
       }
       // Every service probes each stream it uses every few seconds (its JetStream health): one row for them all.
       if (verb === "STREAM.INFO") return request("JetStream API", "STREAM.INFO (any stream)", SERVER);
@@ -271,10 +296,17 @@ export class Classifier {
     }
     if (subject.startsWith("$KV.")) {
       const bucket = subject.split(".")[1] ?? "";
-      const op = message.kvOperation ? message.kvOperation.toLowerCase() : message.expectedLastSeq === undefined ? "put" : message.expectedLastSeq === "0" ? "create" : "update (CAS)";
+      const op = message.kvOperation
+        ? message.kvOperation.toLowerCase()
+        : message.expectedLastSeq === undefined
+          ? "put"
+          : message.expectedLastSeq === "0"
+            ? "create"
+            : "update (CAS)";
       return request("KV write", `${bucket} ${op}`, SERVER);
     }
-    if (subject.startsWith("$O.")) return request("stream publish", `object store ${subject.split(".")[1] ?? ""}`, SERVER);
+    if (subject.startsWith("$O."))
+      return request("stream publish", `object store ${subject.split(".")[1] ?? ""}`, SERVER);
     const stream = STREAM_SUBJECTS.find(([prefix]) => subject.startsWith(prefix));
     if (stream && reply) return request("stream publish", stream[1], SERVER);
 
@@ -286,20 +318,36 @@ export class Classifier {
       return { kind: "reply", detail: `to ${answered.kind}`, from: answered.to, to: answered.from, answers: answered };
     }
     if (message.status !== 0) {
-      const what = message.status === 100 ? (reply.startsWith("$JS.FC.") ? "flow control" : "idle heartbeat") : `status ${message.status}`;
+      const what =
+        message.status === 100
+          ? reply.startsWith("$JS.FC.")
+            ? "flow control"
+            : "idle heartbeat"
+          : `status ${message.status}`;
       return { kind: "status", detail: what, from: SERVER, to: owners.ofInbox(subject) };
     }
     if (subject.startsWith("cjs.events.")) {
       const tokens = subject.split(".");
-      return { kind: "core event", detail: `${tokens[2]} ${tokens[4] ?? ""}`.trim(), from: "scheduler", to: owners.listenersOf(subject) };
+      return {
+        kind: "core event",
+        detail: `${tokens[2]} ${tokens[4] ?? ""}`.trim(),
+        from: "scheduler",
+        to: owners.listenersOf(subject),
+      };
     }
     if (subject.startsWith("cjs.") && reply) {
       const answeredBy = ANSWERED_BY[subject.split(".")[1] ?? ""] ?? owners.listenersOf(subject);
       return request("request to a service", subject.slice("cjs.".length), answeredBy);
     }
     // Mostly answers to long polls sent before the tap started.
-    if (subject.startsWith("_INBOX.")) return { kind: "other", detail: "to an inbox, its request unseen", from: "?", to: owners.ofInbox(subject) };
-    return { kind: "other", detail: subject.split(".").slice(0, 3).join("."), from: "?", to: owners.listenersOf(subject) };
+    if (subject.startsWith("_INBOX."))
+      return { kind: "other", detail: "to an inbox, its request unseen", from: "?", to: owners.ofInbox(subject) };
+    return {
+      kind: "other",
+      detail: subject.split(".").slice(0, 3).join("."),
+      from: "?",
+      to: owners.listenersOf(subject),
+    };
   }
 }
 
@@ -326,7 +374,11 @@ export function takeCensus(messages: readonly TappedMessage[], owners: Owners, p
     row.counts[phase] = (row.counts[phase] ?? 0) + 1;
   });
   return [...rows.values()].sort(
-    (a, b) => KINDS.indexOf(a.kind) - KINDS.indexOf(b.kind) || a.from.localeCompare(b.from) || a.detail.localeCompare(b.detail) || a.to.localeCompare(b.to),
+    (a, b) =>
+      KINDS.indexOf(a.kind) - KINDS.indexOf(b.kind) ||
+      a.from.localeCompare(b.from) ||
+      a.detail.localeCompare(b.detail) ||
+      a.to.localeCompare(b.to),
   );
 }
 
@@ -348,10 +400,12 @@ export function traceJob(messages: readonly TappedMessage[], owners: Owners, job
   messages.forEach((message, index) => {
     const classified = classifier.classify(message, index);
     if (owners.ignored.has(classified.from) || owners.ignored.has(classified.to)) return;
-    if (message.reply && classified.kind !== "consumer delivery" && classified.kind !== "watch delivery") requests.set(message.reply, { message, classified });
+    if (message.reply && classified.kind !== "consumer delivery" && classified.kind !== "watch delivery")
+      requests.set(message.reply, { message, classified });
     const names = message.jobIds.includes(jobId) || message.subject.includes(jobId);
     if (!names) return;
-    const aboutAllocations = classified.detail.startsWith("cjs_allocations") || classified.detail === "watch of cjs_allocations";
+    const aboutAllocations =
+      classified.detail.startsWith("cjs_allocations") || classified.detail === "watch of cjs_allocations";
     if (aboutAllocations) {
       if (reservationSeen || classified.kind !== "KV write") return;
       reservationSeen = true;
@@ -359,7 +413,8 @@ export function traceJob(messages: readonly TappedMessage[], owners: Owners, job
     let line: Classified = classified;
     if (classified.answers) {
       const asked = requests.get(message.subject);
-      if (asked && !asked.message.jobIds.includes(jobId) && !asked.message.subject.includes(jobId)) lines.push({ atMs: asked.message.atMs, ...asked.classified });
+      if (asked && !asked.message.jobIds.includes(jobId) && !asked.message.subject.includes(jobId))
+        lines.push({ atMs: asked.message.atMs, ...asked.classified });
       const outcome = outcomeOf(message.error);
       line = { ...classified, detail: `to ${classified.answers.detail}${outcome ? `: ${outcome}` : ""}` };
     }
@@ -392,7 +447,11 @@ export interface Census {
   trace: TraceLine[];
 }
 
-function connectionDeltas(before: readonly ConnectionInfo[], after: readonly ConnectionInfo[], ignored: ReadonlySet<string>): Map<string, { published: number; received: number }> {
+function connectionDeltas(
+  before: readonly ConnectionInfo[],
+  after: readonly ConnectionInfo[],
+  ignored: ReadonlySet<string>,
+): Map<string, { published: number; received: number }> {
   const start = new Map(before.map((connection) => [connection.cid, connection]));
   const out = new Map<string, { published: number; received: number }>();
   for (const connection of after) {
@@ -416,7 +475,8 @@ export function takeCensusOf(input: CensusInput): Census {
     input.ignored,
   );
   const rows = takeCensus(input.messages, owners, 2);
-  const perJob = (kinds: ReadonlySet<Kind>) => rows.filter((row) => kinds.has(row.kind)).reduce((sum, row) => sum + (row.counts[1] ?? 0), 0) / input.jobs;
+  const perJob = (kinds: ReadonlySet<Kind>) =>
+    rows.filter((row) => kinds.has(row.kind)).reduce((sum, row) => sum + (row.counts[1] ?? 0), 0) / input.jobs;
   const idle = connectionDeltas(start.connections, mark.connections, input.ignored);
   const burst = connectionDeltas(mark.connections, end.connections, input.ignored);
   const connections = new Map<string, { published: [number, number]; received: [number, number] }>();
@@ -443,11 +503,24 @@ function fixed(value: number): string {
 }
 
 /** The census as three tables: by kind and service, by connection, and one job's messages in order. */
-export function censusTables(census: Census, title: string, jobs: number, notes: readonly string[], cpuPer1000?: ReadonlyMap<string, number>): ResultTable[] {
+export function censusTables(
+  census: Census,
+  title: string,
+  jobs: number,
+  notes: readonly string[],
+  cpuPer1000?: ReadonlyMap<string, number>,
+): ResultTable[] {
   const { rows, idleSeconds, burstSeconds } = census;
   const byKind = rows
     .filter((row) => (row.counts[1] ?? 0) > 0 || (row.counts[0] ?? 0) > 0)
-    .map((row) => [row.kind, row.detail, row.from, row.to, fixed((row.counts[1] ?? 0) / jobs), fixed((row.counts[0] ?? 0) / idleSeconds)]);
+    .map((row) => [
+      row.kind,
+      row.detail,
+      row.from,
+      row.to,
+      fixed((row.counts[1] ?? 0) / jobs),
+      fixed((row.counts[0] ?? 0) / idleSeconds),
+    ]);
   const perService = new Map<string, { trips: number; durable: number }>();
   for (const row of rows) {
     if (!ROUND_TRIP_KINDS.has(row.kind)) continue;
@@ -458,7 +531,12 @@ export function censusTables(census: Census, title: string, jobs: number, notes:
   }
   const services = [...census.connections].sort((a, b) => a[0].localeCompare(b[0]));
   const total = services.reduce(
-    (sum, [, counts]) => ({ published: sum.published + counts.published[1], received: sum.received + counts.received[1], idleP: sum.idleP + counts.published[0], idleR: sum.idleR + counts.received[0] }),
+    (sum, [, counts]) => ({
+      published: sum.published + counts.published[1],
+      received: sum.received + counts.received[1],
+      idleP: sum.idleP + counts.published[0],
+      idleR: sum.idleR + counts.received[0],
+    }),
     { published: 0, received: 0, idleP: 0, idleR: 0 },
   );
   const start = census.trace[0]?.atMs ?? 0;
@@ -471,11 +549,18 @@ export function censusTables(census: Census, title: string, jobs: number, notes:
         ...notes,
         `a burst of ${jobs} jobs counted over ${burstSeconds.toFixed(1)} s (from the first submit until every consumer had acknowledged everything); "idle per s" is the same system over ${idleSeconds.toFixed(1)} s before it, with the nodes long-polling: what runs whether or not jobs move`,
         `per job: ${fixed(census.roundTrips)} round trips (requests to a service, KV reads and writes, stream publishes, other JetStream API calls), of which ${fixed(census.durableWrites)} durable writes (KV writes and stream publishes)`,
-        `round trips per job by sender: ${[...perService].sort((a, b) => b[1].trips - a[1].trips).map(([service, { trips, durable }]) => `${service} ${fixed(trips / jobs)} (${fixed(durable / jobs)} durable)`).join(", ")}`,
+        `round trips per job by sender: ${[...perService]
+          .sort((a, b) => b[1].trips - a[1].trips)
+          .map(
+            ([service, { trips, durable }]) => `${service} ${fixed(trips / jobs)} (${fixed(durable / jobs)} durable)`,
+          )
+          .join(", ")}`,
         "replies are counted under what they answer; a request to a service encloses the round trips its handler makes",
         "not seen here: the submits themselves (HTTP from the bench to the gateway), and JetStream's work inside nats-server (storing; no replication on one server)",
         ...(cpuPer1000
-          ? [`CPU ms per 1000 jobs during this burst (first submit to last completion, with the tap listening): ${[...cpuPer1000].map(([name, ms]) => `${name} ${Math.round(ms)}`).join(", ")}`]
+          ? [
+              `CPU ms per 1000 jobs during this burst (first submit to last completion, with the tap listening): ${[...cpuPer1000].map(([name, ms]) => `${name} ${Math.round(ms)}`).join(", ")}`,
+            ]
           : []),
       ],
     },
@@ -490,7 +575,13 @@ export function censusTables(census: Census, title: string, jobs: number, notes:
           fixed(counts.published[0] / idleSeconds),
           fixed(counts.received[0] / idleSeconds),
         ]),
-        ["all", fixed(total.published / jobs), fixed(total.received / jobs), fixed(total.idleP / idleSeconds), fixed(total.idleR / idleSeconds)],
+        [
+          "all",
+          fixed(total.published / jobs),
+          fixed(total.received / jobs),
+          fixed(total.idleP / idleSeconds),
+          fixed(total.idleR / idleSeconds),
+        ],
       ],
       notes: [
         "published: messages the process's connection sent to nats-server (requests, publishes, acks, replies); received: messages nats-server delivered to it (replies, deliveries, events, requests it serves); JetStream's replies and deliveries are the server's own publishes, so they show only as received",

@@ -59,7 +59,14 @@ export const openLoop: Scenario = {
     let fleet: NodeFleet | undefined;
     const steps = new Map<number, Record<Side, Step[]>>(RATES.map((rate) => [rate, { ours: [], bullmq: [] }]));
     try {
-      fleet = await ours.startNodes({ transport: "nats", pool: POOL, nodes: NODES, slots: SLOTS, onStarted, onFinished });
+      fleet = await ours.startNodes({
+        transport: "nats",
+        pool: POOL,
+        nodes: NODES,
+        slots: SLOTS,
+        onStarted,
+        onFinished,
+      });
       progress.step("open loop  starting BullMQ");
       bull = await startBullSide(cleanup, progress, "open-loop");
       worker = await bull.startWorker({ onStarted, onCompleted: onFinished });
@@ -81,12 +88,15 @@ export const openLoop: Scenario = {
             durationMs: config.openLoopStepMs,
             maxInFlight: MAX_IN_FLIGHT,
             signal,
-            onProgress: ({ sent: count, ok }) => progress.update(`${count} sent, ${ok} accepted, ${current.startedAt.size} started`),
+            onProgress: ({ sent: count, ok }) =>
+              progress.update(`${count} sent, ${ok} accepted, ${current.startedAt.size} started`),
           },
           async (index, intendedAtMs) => current.submitted(await submit[side](index), intendedAtMs),
         );
         if (countErrors(sent.errors) > 0) {
-          failures.push(`${label}, ${name} at ${rate}/s: submits failed: ${formatErrors(sent.errors)} (${sent.errorSamples.join("; ")})`);
+          failures.push(
+            `${label}, ${name} at ${rate}/s: submits failed: ${formatErrors(sent.errors)} (${sent.errorSamples.join("; ")})`,
+          );
           return undefined;
         }
         const stepEnd = started + config.openLoopStepMs;
@@ -97,7 +107,9 @@ export const openLoop: Scenario = {
         if (current.completedCount < sent.ok) {
           progress.update(`draining what is left: ${current.completedCount}/${sent.ok} completed`);
           if (!(await current.waitForCompleted(sent.ok, DRAIN_TIMEOUT_MS, signal)) && !signal.aborted) {
-            failures.push(`${label}, ${name} at ${rate}/s: ${current.completedCount} of ${sent.ok} jobs completed ${DRAIN_TIMEOUT_MS / 1000} s after the settle time`);
+            failures.push(
+              `${label}, ${name} at ${rate}/s: ${current.completedCount} of ${sent.ok} jobs completed ${DRAIN_TIMEOUT_MS / 1000} s after the settle time`,
+            );
             return undefined;
           }
         }
@@ -115,18 +127,24 @@ export const openLoop: Scenario = {
 
       // An unmeasured step per side first, so neither side's first step is the one that warms it up.
       for (const side of ["ours", "bullmq"] as const) {
-        if (!signal.aborted && !(await step(side, RATES[0], "warm-up"))) throw new Error(`the warm-up step on ${side} did not complete`);
+        if (!signal.aborted && !(await step(side, RATES[0], "warm-up")))
+          throw new Error(`the warm-up step on ${side} did not complete`);
       }
       for (let round = 1; round <= config.rounds && !signal.aborted; round++) {
         const order: Side[] = round % 2 === 1 ? ["ours", "bullmq"] : ["bullmq", "ours"];
         for (const rate of RATES) {
           const results = new Map<Side, Step | undefined>();
-          for (const side of order) results.set(side, signal.aborted ? undefined : await step(side, rate, `round ${round}/${config.rounds}`));
-          if (order.every((side) => results.get(side) !== undefined)) for (const side of order) steps.get(rate)![side].push(results.get(side)!);
+          for (const side of order)
+            results.set(side, signal.aborted ? undefined : await step(side, rate, `round ${round}/${config.rounds}`));
+          if (order.every((side) => results.get(side) !== undefined))
+            for (const side of order) steps.get(rate)![side].push(results.get(side)!);
         }
       }
-      for (const agent of fleet.agents) if (agent.unexpected.length > 0) failures.push(`node ${agent.nodeId}: ${agent.unexpected.slice(0, 3).join("; ")}`);
-      if (worker.errors.length > 0) failures.push(`the BullMQ worker reported: ${worker.errors.slice(0, 3).join("; ")}`);
+      for (const agent of fleet.agents)
+        if (agent.unexpected.length > 0)
+          failures.push(`node ${agent.nodeId}: ${agent.unexpected.slice(0, 3).join("; ")}`);
+      if (worker.errors.length > 0)
+        failures.push(`the BullMQ worker reported: ${worker.errors.slice(0, 3).join("; ")}`);
     } finally {
       progress.step("open loop  stopping");
       await bull?.stop();
@@ -135,7 +153,10 @@ export const openLoop: Scenario = {
 
     const figures: Figure[] = RATES.flatMap((rate) => {
       const { ours: mine, bullmq: theirs } = steps.get(rate)!;
-      const pick = (key: keyof Step): Pick<Figure, "ours" | "theirs"> => ({ ours: mine.map((s) => s[key]), theirs: theirs.map((s) => s[key]) });
+      const pick = (key: keyof Step): Pick<Figure, "ours" | "theirs"> => ({
+        ours: mine.map((s) => s[key]),
+        theirs: theirs.map((s) => s[key]),
+      });
       return [
         { label: `${rate}/s: submits accepted/s`, ...pick("acceptedPerSecond") },
         { label: `${rate}/s: jobs started/s`, ...pick("startedPerSecond") },
@@ -143,22 +164,37 @@ export const openLoop: Scenario = {
         { label: `${rate}/s: submit → start p99 ms`, ...pick("p99Ms") },
       ];
     });
-    const all = [...steps.values()].flatMap((bySide) => [...bySide.ours.map((s) => ({ side: "ours", ...s })), ...bySide.bullmq.map((s) => ({ side: "BullMQ", ...s }))]);
-    const sum = (side: string, key: "shed" | "notStarted") => all.filter((s) => s.side === side).reduce((total, s) => total + s[key], 0);
+    const all = [...steps.values()].flatMap((bySide) => [
+      ...bySide.ours.map((s) => ({ side: "ours", ...s })),
+      ...bySide.bullmq.map((s) => ({ side: "BullMQ", ...s })),
+    ]);
+    const sum = (side: string, key: "shed" | "notStarted") =>
+      all.filter((s) => s.side === side).reduce((total, s) => total + s[key], 0);
     const lagP99 = Math.max(0, ...all.map((s) => s.lagP99Ms));
     return {
       tables: [
-        comparisonTable(`(c) open loop: jobs submitted at a fixed rate onto idle nodes or an idle Worker (${config.openLoopStepMs / 1000} s per step)`, "BullMQ", figures, [
-          `${steps.get(RATES[0])!.ours.length} rounds; in each, every rate on both sides (ours first in odd rounds, BullMQ first in even ones), after an unmeasured ${RATES[0]}/s step per side`,
-          ...sideNotes(bull?.driver ?? "?", "NATS-direct"),
-          `submit i is due at start + i ÷ rate whatever the answers; at most ${MAX_IN_FLIGHT} unanswered, beyond that a due submit is shed: ours shed ${sum("ours", "shed")}, BullMQ ${sum("BullMQ", "shed")} over all steps`,
-          "jobs started/s: jobs of the step the nodes or the Worker received before the step ended, per second of the step; below the rate means the backlog grew",
-          `submit → start is taken from each submit's intended time; a step's jobs that had not started ${config.openLoopSettleMs / 1000} s after it ended count as infinitely late, and a percentile that falls on one is shown as – (ours: ${sum("ours", "notStarted")} such jobs, BullMQ: ${sum("BullMQ", "notStarted")}); they are drained before the next step`,
-          `the load generator's own lag (a submit sent after its due time), p99 over the worst step: ${formatNumber(lagP99)} ms`,
-          RAISED_RATE_LIMITS_NOTE,
-        ]),
+        comparisonTable(
+          `(c) open loop: jobs submitted at a fixed rate onto idle nodes or an idle Worker (${config.openLoopStepMs / 1000} s per step)`,
+          "BullMQ",
+          figures,
+          [
+            `${steps.get(RATES[0])!.ours.length} rounds; in each, every rate on both sides (ours first in odd rounds, BullMQ first in even ones), after an unmeasured ${RATES[0]}/s step per side`,
+            ...sideNotes(bull?.driver ?? "?", "NATS-direct"),
+            `submit i is due at start + i ÷ rate whatever the answers; at most ${MAX_IN_FLIGHT} unanswered, beyond that a due submit is shed: ours shed ${sum("ours", "shed")}, BullMQ ${sum("BullMQ", "shed")} over all steps`,
+            "jobs started/s: jobs of the step the nodes or the Worker received before the step ended, per second of the step; below the rate means the backlog grew",
+            `submit → start is taken from each submit's intended time; a step's jobs that had not started ${config.openLoopSettleMs / 1000} s after it ended count as infinitely late, and a percentile that falls on one is shown as – (ours: ${sum("ours", "notStarted")} such jobs, BullMQ: ${sum("BullMQ", "notStarted")}); they are drained before the next step`,
+            `the load generator's own lag (a submit sent after its due time), p99 over the worst step: ${formatNumber(lagP99)} ms`,
+            RAISED_RATE_LIMITS_NOTE,
+          ],
+        ),
       ],
-      data: { step_ms: config.openLoopStepMs, settle_ms: config.openLoopSettleMs, max_in_flight: MAX_IN_FLIGHT, figures: figures.map(figureData), steps: Object.fromEntries(steps) },
+      data: {
+        step_ms: config.openLoopStepMs,
+        settle_ms: config.openLoopSettleMs,
+        max_in_flight: MAX_IN_FLIGHT,
+        figures: figures.map(figureData),
+        steps: Object.fromEntries(steps),
+      },
       failures,
     };
   },

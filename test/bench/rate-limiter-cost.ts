@@ -49,7 +49,13 @@ async function createUser(nc: NatsConnection, tenant: Tenant): Promise<Tenant> {
   const user = await requestRpc(
     nc,
     subjects.adminUserCreate(),
-    { app_id: tenant.app.app_id, business_id: tenant.business.business_id, email: `bench-${randomBase62(10).toLowerCase()}@example.test`, password, role: "admin" },
+    {
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      email: `bench-${randomBase62(10).toLowerCase()}@example.test`,
+      password,
+      role: "admin",
+    },
     User,
   );
   return { ...tenant, user, password };
@@ -98,14 +104,17 @@ export const rateLimiterCost: Scenario = {
       const body = { node_id: node.nodeId, draining: false };
 
       const phase = (side: Side, requests: number, label: string) => {
-        progress.step(`rate-limiter cost  ${label}: ${side === "counted" ? "user API keys (counted)" : "node key (not counted)"}`);
+        progress.step(
+          `rate-limiter cost  ${label}: ${side === "counted" ? "user API keys (counted)" : "node key (not counted)"}`,
+        );
         const pool = clients[side];
         return runClosedLoop(
           {
             concurrency: CONCURRENCY,
             requests,
             signal,
-            onProgress: ({ ok, failed, elapsedMs }) => progress.update(`${ok}/${requests}, ${failed} failed, ${formatRate(perSecond(ok, elapsedMs))} req/s`),
+            onProgress: ({ ok, failed, elapsedMs }) =>
+              progress.update(`${ok}/${requests}, ${failed} failed, ${formatRate(perSecond(ok, elapsedMs))} req/s`),
           },
           (index) => pool[index % pool.length]!.call("drainNode", body),
         );
@@ -113,11 +122,13 @@ export const rateLimiterCost: Scenario = {
 
       for (const side of ["counted", "uncounted"] as const) {
         const warm = await phase(side, WARMUP_REQUESTS, "warm-up");
-        if (countErrors(warm.errors) > 0) failures.push(`warm-up, ${side}: ${formatErrors(warm.errors)} (${warm.errorSamples.join("; ")})`);
+        if (countErrors(warm.errors) > 0)
+          failures.push(`warm-up, ${side}: ${formatErrors(warm.errors)} (${warm.errorSamples.join("; ")})`);
       }
       for (let round = 0; round < config.rounds && !signal.aborted; round++) {
         const order: Side[] = round % 2 === 0 ? ["counted", "uncounted"] : ["uncounted", "counted"];
-        for (const side of order) addPhase(totals[side], await phase(side, config.requestsPerRound, `round ${round + 1}/${config.rounds}`));
+        for (const side of order)
+          addPhase(totals[side], await phase(side, config.requestsPerRound, `round ${round + 1}/${config.rounds}`));
       }
     } finally {
       progress.step("rate-limiter cost  stopping services");
@@ -126,26 +137,52 @@ export const rateLimiterCost: Scenario = {
 
     const summary = (side: Side) => {
       const { ok, elapsedMs, latenciesMs, errors } = totals[side];
-      return { requests: ok, requests_per_second: perSecond(ok, elapsedMs), latency_ms: percentiles(latenciesMs), errors, round_rates: totals[side].roundRates };
+      return {
+        requests: ok,
+        requests_per_second: perSecond(ok, elapsedMs),
+        latency_ms: percentiles(latenciesMs),
+        errors,
+        round_rates: totals[side].roundRates,
+      };
     };
     const counted = summary("counted");
     const uncounted = summary("uncounted");
     for (const side of ["counted", "uncounted"] as const) {
-      if (countErrors(totals[side].errors) > 0) failures.push(`${side} requests failed: ${formatErrors(totals[side].errors)} (${totals[side].errorSamples.join("; ")})`);
+      if (countErrors(totals[side].errors) > 0)
+        failures.push(
+          `${side} requests failed: ${formatErrors(totals[side].errors)} (${totals[side].errorSamples.join("; ")})`,
+        );
     }
-    const roundRatios = counted.round_rates.map((rate, index) => rate / (uncounted.round_rates[index] ?? Number.NaN)).filter(Number.isFinite);
+    const roundRatios = counted.round_rates
+      .map((rate, index) => rate / (uncounted.round_rates[index] ?? Number.NaN))
+      .filter(Number.isFinite);
     const latencyRatio = (key: keyof Percentiles) => ratio(counted.latency_ms?.[key], uncounted.latency_ms?.[key]);
-    const row = (label: string, side: ReturnType<typeof summary>) => [label, String(side.requests), formatRate(side.requests_per_second), ...latencyCells(side.latency_ms), formatErrors(side.errors)];
+    const row = (label: string, side: ReturnType<typeof summary>) => [
+      label,
+      String(side.requests),
+      formatRate(side.requests_per_second),
+      ...latencyCells(side.latency_ms),
+      formatErrors(side.errors),
+    ];
 
     return {
       tables: [
         {
-          title: "rate-limiter cost (POST /api/compute/nodes/drain, draining false, same request both ways, default limits)",
+          title:
+            "rate-limiter cost (POST /api/compute/nodes/drain, draining false, same request both ways, default limits)",
           columns: ["credential", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors"],
           rows: [
             row(`${userCount} users' API keys (counted)`, counted),
             row("the node's key (not counted)", uncounted),
-            ["counted ÷ not counted", "", ratio(counted.requests_per_second, uncounted.requests_per_second), latencyRatio("p50"), latencyRatio("p95"), latencyRatio("p99"), ""],
+            [
+              "counted ÷ not counted",
+              "",
+              ratio(counted.requests_per_second, uncounted.requests_per_second),
+              latencyRatio("p50"),
+              latencyRatio("p95"),
+              latencyRatio("p99"),
+              "",
+            ],
           ],
           notes: [
             `${config.rounds} rounds of ${config.requestsPerRound} requests per side, ${CONCURRENCY} in flight, phases in ABBA order after ${WARMUP_REQUESTS} warm-up requests per side; one gateway process, the services and nats-server each in a process of their own`,

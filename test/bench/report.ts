@@ -20,20 +20,31 @@ export function latencyCells(latency: Percentiles | null): string[] {
 
 /** A plain-text table: numbers right-aligned, text left-aligned. */
 export function renderTable(table: ResultTable): string {
-  const widths = table.columns.map((column, index) => Math.max(column.length, ...table.rows.map((row) => (row[index] ?? "").length)));
+  const widths = table.columns.map((column, index) =>
+    Math.max(column.length, ...table.rows.map((row) => (row[index] ?? "").length)),
+  );
   const numeric = table.columns.map((_, index) => table.rows.every((row) => /^[-–\d.,×x /]*$/.test(row[index] ?? "")));
   const line = (cells: string[]) =>
     cells
       .map((cell, index) => (numeric[index] ? cell.padStart(widths[index]!) : cell.padEnd(widths[index]!)))
       .join("  ")
       .trimEnd();
-  const out = [table.title, line(table.columns), widths.map((width) => "-".repeat(width)).join("  "), ...table.rows.map(line)];
+  const out = [
+    table.title,
+    line(table.columns),
+    widths.map((width) => "-".repeat(width)).join("  "),
+    ...table.rows.map(line),
+  ];
   for (const note of table.notes) out.push(`  · ${note}`);
   return out.join("\n");
 }
 
 /** Writes the run as JSON (Maps become objects). */
 export async function writeJson(file: string, value: unknown): Promise<void> {
-  const text = JSON.stringify(value, (_key, item: unknown) => (item instanceof Map ? Object.fromEntries(item) : item), 2);
+  const text = JSON.stringify(
+    value,
+    (_key, item: unknown) => (item instanceof Map ? Object.fromEntries(item) : item),
+    2,
+  );
   await writeFile(file, `${text}\n`);
 }

@@ -16,7 +16,12 @@ export function percentile(sorted: readonly number[], p: number): number {
 export function percentiles(sample: readonly number[]): Percentiles | null {
   if (sample.length === 0) return null;
   const sorted = [...sample].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: sorted[sorted.length - 1]! };
+  return {
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1]!,
+  };
 }
 
 /** Events per second over `elapsedMs`; 0 for an empty interval. */

@@ -20,7 +20,8 @@ export function sideNotes(redisDriver: string, nodes: "NATS-direct" | "NATS-dire
     nodes === "none"
       ? "no node: the scheduler holds every job"
       : `${NODES} fake agents × ${SLOTS} slots (${nodes}) on a self-hosted pool (no credit check), polling as the agent does`;
-  const worker = nodes === "none" ? "no Worker" : `one Worker process with concurrency ${WORKER_CONCURRENCY} and a no-op processor`;
+  const worker =
+    nodes === "none" ? "no Worker" : `one Worker process with concurrency ${WORKER_CONCURRENCY} and a no-op processor`;
   return [
     `ours: nats-server and the six services (webhooks with no webhook), one process each, services at their defaults; ${agents}; clients submit over HTTP with a user API key`,
     `BullMQ: redis-server (no persistence), ${worker}; the bench's Queue adds one job per call, ${SUBMITTERS} calls in flight (concurrent add, as our clients submit one job per request; not addBulk); Redis client: ${redisDriver}`,

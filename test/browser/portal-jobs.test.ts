@@ -48,10 +48,18 @@ describe("the portal's jobs pages", () => {
     await page.getByTestId("log-status").filter({ hasText: "live" }).waitFor();
     const [assignment] = await node.poll(10);
     expect(assignment?.job_id).toBe(jobId);
-    await node.client.call("pushLogs", { job_id: jobId, attempt: 1, lines: logLines(1, 3, (seq) => `hello from the node ${seq}`) });
+    await node.client.call("pushLogs", {
+      job_id: jobId,
+      attempt: 1,
+      lines: logLines(1, 3, (seq) => `hello from the node ${seq}`),
+    });
     const lines = page.getByRole("log", { name: "Log lines" }).locator(".log-line");
     await lines.filter({ hasText: "hello from the node 3" }).waitFor();
-    expect(await lines.allTextContents()).toEqual(["hello from the node 1", "hello from the node 2", "hello from the node 3"]);
+    expect(await lines.allTextContents()).toEqual([
+      "hello from the node 1",
+      "hello from the node 2",
+      "hello from the node 3",
+    ]);
     await node.finish(jobId);
     await page.getByTestId("log-end").filter({ hasText: "Ended: succeeded, exit code 0" }).waitFor();
     await page.locator(".title-row .badge").filter({ hasText: "succeeded" }).waitFor();
@@ -61,7 +69,12 @@ describe("the portal's jobs pages", () => {
     const { page } = stack;
     await openFromNav(page, "Jobs", "Jobs");
     await page.evaluate("window.sameDocument = true");
-    const { job_id } = await stack.user.call("submitJob", { type: "shell", name: "listed job", command: ["true"], pool_id: POOL });
+    const { job_id } = await stack.user.call("submitJob", {
+      type: "shell",
+      name: "listed job",
+      command: ["true"],
+      pool_id: POOL,
+    });
     const row = page.locator(`tr[data-job-id="${job_id}"]`);
     await row.waitFor();
     expect(["queued", "assigned"]).toContain(await row.locator(".badge").textContent());

@@ -16,7 +16,10 @@ let browser: Browser;
 
 beforeAll(async () => {
   nats = await startNats();
-  [gateway, unbuilt] = await Promise.all([startGateway(nats.url), startGateway(nats.url, { CJS_PORTAL_DIR: "/nonexistent/portal-dist" })]);
+  [gateway, unbuilt] = await Promise.all([
+    startGateway(nats.url),
+    startGateway(nats.url, { CJS_PORTAL_DIR: "/nonexistent/portal-dist" }),
+  ]);
   browser = await launchChromium();
 }, 60_000);
 
@@ -47,7 +50,15 @@ describe("the portal as the gateway serves it", () => {
       expect(await response.text()).toContain('<div id="app">');
       expectBrowserHeaders(response);
       const csp = response.headers.get("content-security-policy")!;
-      for (const directive of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "object-src 'none'"]) expect(csp).toContain(directive);
+      for (const directive of [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "object-src 'none'",
+      ])
+        expect(csp).toContain(directive);
       expect(csp).not.toContain("unsafe-inline");
     }
   });
@@ -84,7 +95,11 @@ describe("the portal as the gateway serves it", () => {
     expectBrowserHeaders(page);
     const envelope = await get(unbuilt, "/", { accept: "application/json" });
     expect(envelope.status).toBe(503);
-    expect(await envelope.json()).toMatchObject({ status: "ERROR", code: "service.unavailable", message: expect.stringContaining("make build") });
+    expect(await envelope.json()).toMatchObject({
+      status: "ERROR",
+      code: "service.unavailable",
+      message: expect.stringContaining("make build"),
+    });
   });
 
   it("serves the API reference at /docs, rendered by swagger-ui from /openapi.json with no CSP violation", async () => {
@@ -100,7 +115,8 @@ describe("the portal as the gateway serves it", () => {
     page.setDefaultTimeout(15_000);
     const violations: string[] = [];
     page.on("console", (message) => {
-      if (message.type() === "error" && /Content Security Policy/i.test(message.text())) violations.push(message.text());
+      if (message.type() === "error" && /Content Security Policy/i.test(message.text()))
+        violations.push(message.text());
     });
     await page.goto(`${gateway.baseUrl}/docs`);
     const title = (await (await get(gateway, "/openapi.json", {})).json()) as { info: { title: string } };

@@ -55,7 +55,10 @@ describe("the portal's settings pages", () => {
 
   it("drains a node and shows it draining", async () => {
     const { page } = stack;
-    const node = await FakeNode.register(stack.user, stack.baseUrl, stack.tenant.app.app_id, { name: "drain-me", pool_id: "browser-nodes" });
+    const node = await FakeNode.register(stack.user, stack.baseUrl, stack.tenant.app.app_id, {
+      name: "drain-me",
+      pool_id: "browser-nodes",
+    });
     await openFromNav(page, "Nodes", "Nodes");
     const row = page.locator(`tr[data-node-id="${node.nodeId}"]`);
     await row.getByRole("button", { name: "Drain" }).click();

@@ -22,21 +22,61 @@ try {
   const appId = tenant.app.app_id;
 
   // A node that runs one job to its end and keeps one running, and a second node, draining.
-  const worker = await FakeNode.register(user, baseUrl, appId, { name: "worker-1", hostname: "worker-1.lan", pool_id: "gpu-lab" });
-  const spare = await FakeNode.register(user, baseUrl, appId, { name: "worker-2", hostname: "worker-2.lan", pool_id: "gpu-lab" });
+  const worker = await FakeNode.register(user, baseUrl, appId, {
+    name: "worker-1",
+    hostname: "worker-1.lan",
+    pool_id: "gpu-lab",
+  });
+  const spare = await FakeNode.register(user, baseUrl, appId, {
+    name: "worker-2",
+    hostname: "worker-2.lan",
+    pool_id: "gpu-lab",
+  });
   await user.call("drainNode", { node_id: spare.nodeId, draining: true });
-  const done = await user.call("submitJob", { type: "shell", name: "nightly report", command: ["sh", "-c", "make report"], pool_id: "gpu-lab" });
+  const done = await user.call("submitJob", {
+    type: "shell",
+    name: "nightly report",
+    command: ["sh", "-c", "make report"],
+    pool_id: "gpu-lab",
+  });
   await worker.poll(10);
-  await worker.client.call("pushLogs", { job_id: done.job_id, attempt: 1, lines: logLines(1, 6, (seq) => `report step ${seq} done`) });
+  await worker.client.call("pushLogs", {
+    job_id: done.job_id,
+    attempt: 1,
+    lines: logLines(1, 6, (seq) => `report step ${seq} done`),
+  });
   await worker.finish(done.job_id);
-  const running = await user.call("submitJob", { type: "shell", name: "train model", command: ["python", "train.py", "--epochs", "20"], pool_id: "gpu-lab" });
+  const running = await user.call("submitJob", {
+    type: "shell",
+    name: "train model",
+    command: ["python", "train.py", "--epochs", "20"],
+    pool_id: "gpu-lab",
+  });
   await worker.poll(10);
-  await worker.client.call("pushLogs", { job_id: running.job_id, attempt: 1, lines: logLines(1, 24, (seq) => `epoch ${Math.ceil(seq / 2)}/20 batch ${seq}: loss ${(2 / seq).toFixed(4)}`) });
-  await user.call("submitJob", { type: "shell", name: "waits for a node", command: ["echo", "hi"], pool_id: "empty-pool" });
-  await user.call("createApiKey", { name: "ci pipeline", maxJobsPerHour: 200, scopes: ["jobs:read", "jobs:write"], budget_credits_per_month: 50 });
-  await user.call("createApiKey", { name: "dashboard (read only)", scopes: ["jobs:read", "nodes:read", "billing:read"] });
+  await worker.client.call("pushLogs", {
+    job_id: running.job_id,
+    attempt: 1,
+    lines: logLines(1, 24, (seq) => `epoch ${Math.ceil(seq / 2)}/20 batch ${seq}: loss ${(2 / seq).toFixed(4)}`),
+  });
+  await user.call("submitJob", {
+    type: "shell",
+    name: "waits for a node",
+    command: ["echo", "hi"],
+    pool_id: "empty-pool",
+  });
+  await user.call("createApiKey", {
+    name: "ci pipeline",
+    maxJobsPerHour: 200,
+    scopes: ["jobs:read", "jobs:write"],
+    budget_credits_per_month: 50,
+  });
+  await user.call("createApiKey", {
+    name: "dashboard (read only)",
+    scopes: ["jobs:read", "nodes:read", "billing:read"],
+  });
 
-  const shoot = async (page: Page, name: string, size: string) => page.screenshot({ path: `${OUT}/${name}-${size}.png` });
+  const shoot = async (page: Page, name: string, size: string) =>
+    page.screenshot({ path: `${OUT}/${name}-${size}.png` });
   for (const size of SIZES) {
     const signedOut = await stack.browser.newPage({ viewport: size, baseURL: baseUrl });
     await signedOut.goto("/");

@@ -21,7 +21,9 @@ const ENTRYPOINT = join(DEPLOY, "docker", "entrypoint.sh");
 const HEALTHCHECK = join(DEPLOY, "docker", "healthcheck.mjs");
 
 function args(stage: Stage, keyword: string): string[] {
-  return stage.instructions.filter((instruction) => instruction.keyword === keyword).map((instruction) => instruction.args);
+  return stage.instructions
+    .filter((instruction) => instruction.keyword === keyword)
+    .map((instruction) => instruction.args);
 }
 
 describe("the Dockerfile", () => {
@@ -37,20 +39,30 @@ describe("the Dockerfile", () => {
     expect(installs[0]).toMatch(/\bnpm ci --omit=dev\b/);
     const fromBuild = args(runtime, "COPY").filter((copy) => copy.startsWith("--from="));
     // The compiled services, and the portal's build the gateway serves at / (CJS_PORTAL_DIR).
-    expect(fromBuild).toEqual([`--from=${stages[0]?.name} /src/dist ./dist`, `--from=${stages[0]?.name} /src/clients/portal/dist ./clients/portal/dist`]);
+    expect(fromBuild).toEqual([
+      `--from=${stages[0]?.name} /src/dist ./dist`,
+      `--from=${stages[0]?.name} /src/clients/portal/dist ./clients/portal/dist`,
+    ]);
   });
 
   it("runs as a user other than root, with a health check and the entrypoint that picks the service", () => {
     const user = args(runtime, "USER").at(-1);
     expect(user).toBeDefined();
     expect(["root", "0"]).not.toContain(user?.split(":")[0]);
-    expect(args(runtime, "HEALTHCHECK")).toEqual([expect.stringMatching(/CMD \["node", "\/app\/deploy\/docker\/healthcheck\.mjs"\]$/)]);
+    expect(args(runtime, "HEALTHCHECK")).toEqual([
+      expect.stringMatching(/CMD \["node", "\/app\/deploy\/docker\/healthcheck\.mjs"\]$/),
+    ]);
     expect(args(runtime, "ENTRYPOINT")).toEqual([expect.stringContaining('"/app/deploy/docker/entrypoint.sh"')]);
-    expect(args(runtime, "COPY")).toContain("deploy/docker/entrypoint.sh deploy/docker/healthcheck.mjs ./deploy/docker/");
+    expect(args(runtime, "COPY")).toContain(
+      "deploy/docker/entrypoint.sh deploy/docker/healthcheck.mjs ./deploy/docker/",
+    );
   });
 
   it("sends the build only what it copies: .dockerignore admits each COPY source and nothing like node_modules or .tools", () => {
-    const rules = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n").map((line) => line.trim()).filter((line) => line && !line.startsWith("#"));
+    const rules = readFileSync(join(ROOT, ".dockerignore"), "utf8")
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith("#"));
     expect(rules[0]).toBe("*");
     const admitted = rules.filter((rule) => rule.startsWith("!")).map((rule) => rule.slice(1).replace(/\/$/, ""));
     const sources = stages
@@ -59,7 +71,10 @@ describe("the Dockerfile", () => {
       .flatMap((copy) => copy.split(" ").slice(0, -1));
     for (const source of sources) {
       expect(existsSync(join(ROOT, source)), source).toBe(true);
-      expect(admitted.some((path) => source === path || source.startsWith(`${path}/`)), `${source} is not admitted by .dockerignore`).toBe(true);
+      expect(
+        admitted.some((path) => source === path || source.startsWith(`${path}/`)),
+        `${source} is not admitted by .dockerignore`,
+      ).toBe(true);
     }
     expect(admitted.filter((path) => /node_modules|\.tools|\.data|dist/.test(path))).toEqual([]);
   });
@@ -67,17 +82,26 @@ describe("the Dockerfile", () => {
 
 describe("the entrypoint", () => {
   it("accepts exactly the programs of the repository: every service with a main.ts but the dev launcher, and the agent", () => {
-    const accepted = [...readFileSync(ENTRYPOINT, "utf8").matchAll(/^\s*([a-z|-]+)\)$/gm)].flatMap((match) => (match[1] ?? "").split("|"));
-    const programs = readdirSync(join(ROOT, "services")).filter((name) => name !== "dev" && existsSync(join(ROOT, "services", name, "main.ts")));
+    const accepted = [...readFileSync(ENTRYPOINT, "utf8").matchAll(/^\s*([a-z|-]+)\)$/gm)].flatMap((match) =>
+      (match[1] ?? "").split("|"),
+    );
+    const programs = readdirSync(join(ROOT, "services")).filter(
+      (name) => name !== "dev" && existsSync(join(ROOT, "services", name, "main.ts")),
+    );
     expect(accepted.sort()).toEqual([...programs, "agent"].sort());
     expect(existsSync(join(ROOT, "clients", "agent", "main.ts"))).toBe(true);
   });
 
   it("refuses an unknown or missing SERVICE with exit code 2 and the list of names", () => {
     for (const service of ["gatway", ""]) {
-      const result = spawnSync("sh", [ENTRYPOINT], { env: { PATH: process.env.PATH ?? "", SERVICE: service }, encoding: "utf8" });
+      const result = spawnSync("sh", [ENTRYPOINT], {
+        env: { PATH: process.env.PATH ?? "", SERVICE: service },
+        encoding: "utf8",
+      });
       expect(result.status).toBe(2);
-      expect(result.stderr).toContain(`SERVICE must be one of gateway, scheduler, node-registry, log-relay, billing, webhooks, agent, admin (got '${service}')`);
+      expect(result.stderr).toContain(
+        `SERVICE must be one of gateway, scheduler, node-registry, log-relay, billing, webhooks, agent, admin (got '${service}')`,
+      );
     }
   });
 });
@@ -99,7 +123,10 @@ describe("the health check", () => {
 
   /** The health check's exit code; asynchronous, since the ops server answers from this process. */
   async function healthcheck(env: Record<string, string>): Promise<number | null> {
-    const child = spawn(process.execPath, [HEALTHCHECK], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: "ignore" });
+    const child = spawn(process.execPath, [HEALTHCHECK], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: "ignore",
+    });
     const [code] = (await once(child, "exit")) as [number | null];
     return code;
   }

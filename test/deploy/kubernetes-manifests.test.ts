@@ -39,7 +39,9 @@ function envValue(c: Container, name: string): string | undefined {
 describe("the Kubernetes manifests", () => {
   it("build, base and production overlay, with every object decoding strictly into its Kubernetes API type", () => {
     expect(buildKustomization(join(KUBERNETES, "base")).length).toBeGreaterThan(0);
-    expect(production.map((object) => object.metadata.namespace ?? "(cluster)")).toEqual(production.map((object) => (object.kind === "Namespace" ? "(cluster)" : "cjs")));
+    expect(production.map((object) => object.metadata.namespace ?? "(cluster)")).toEqual(
+      production.map((object) => (object.kind === "Namespace" ? "(cluster)" : "cjs")),
+    );
   });
 
   it("fail the check when a field is not one of the API's, so the check is not a formality", () => {
@@ -68,7 +70,10 @@ describe("the Kubernetes manifests", () => {
   it("give every container resource requests and run it as a non-root user", () => {
     for (const workload of [...objects("Deployment"), ...objects("StatefulSet")]) {
       const c = container(workload);
-      expect(c.resources.requests, workload.metadata.name).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+      expect(c.resources.requests, workload.metadata.name).toMatchObject({
+        cpu: expect.any(String),
+        memory: expect.any(String),
+      });
       expect(workload.spec.template.spec.securityContext.runAsNonRoot, workload.metadata.name).toBe(true);
       expect(c.securityContext.allowPrivilegeEscalation, workload.metadata.name).toBe(false);
     }
@@ -94,7 +99,9 @@ describe("the Kubernetes manifests", () => {
     const routes = ["NATS_ROUTE_1", "NATS_ROUTE_2", "NATS_ROUTE_3"].map((name) => envValue(c, name));
     expect(routes).toEqual([0, 1, 2].map((i) => `nats://nats-${i}.${nats.spec.serviceName}:6222`));
     expect(c.args).toEqual(["-c", "/etc/nats/nats.conf"]);
-    const volume = (nats.spec.template.spec.volumes as { name: string; configMap: { name: string } }[]).find((v) => v.name === "config");
+    const volume = (nats.spec.template.spec.volumes as { name: string; configMap: { name: string } }[]).find(
+      (v) => v.name === "config",
+    );
     const config = named("ConfigMap", volume?.configMap.name ?? "");
     expect(config.data?.["nats.conf"]).toMatch(/^\s*sync_interval: always$/m);
   });
@@ -109,14 +116,22 @@ describe("the Kubernetes manifests", () => {
     for (const service of SERVICES) {
       const c = container(named("Deployment", service));
       expect(c.envFrom).toEqual([{ configMapRef: { name: settings?.metadata.name } }]);
-      expect(c.env).toContainEqual({ name: "NATS_PASSWORD", valueFrom: { secretKeyRef: { name: "cjs-nats", key: "services-password" } } });
+      expect(c.env).toContainEqual({
+        name: "NATS_PASSWORD",
+        valueFrom: { secretKeyRef: { name: "cjs-nats", key: "services-password" } },
+      });
     }
   });
 
   it("write no password: every *PASSWORD variable comes from a secret", () => {
     for (const workload of [...objects("Deployment"), ...objects("StatefulSet")]) {
-      for (const entry of container(workload).env as { name: string; value?: string; valueFrom?: { secretKeyRef?: unknown } }[]) {
-        if (entry.name.endsWith("PASSWORD")) expect(entry.valueFrom?.secretKeyRef, `${workload.metadata.name} ${entry.name}`).toBeDefined();
+      for (const entry of container(workload).env as {
+        name: string;
+        value?: string;
+        valueFrom?: { secretKeyRef?: unknown };
+      }[]) {
+        if (entry.name.endsWith("PASSWORD"))
+          expect(entry.valueFrom?.secretKeyRef, `${workload.metadata.name} ${entry.name}`).toBeDefined();
       }
     }
     expect(objects("Secret")).toEqual([]);

@@ -28,8 +28,16 @@ export interface CheckResult {
 }
 
 /** `manifest-check <command> <path>`, with `env` as the whole environment (plus PATH). */
-export function runManifestCheck(command: "kustomize" | "compose", path: string, env: Record<string, string> = {}): CheckResult {
-  const result = spawnSync(manifestCheckPath(), [command, path], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", ...env }, maxBuffer: 64 * 1024 * 1024 });
+export function runManifestCheck(
+  command: "kustomize" | "compose",
+  path: string,
+  env: Record<string, string> = {},
+): CheckResult {
+  const result = spawnSync(manifestCheckPath(), [command, path], {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "", ...env },
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return { ok: result.status === 0, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -49,4 +57,3 @@ export function buildKustomization(dir: string): KubeObject[] {
   if (!result.ok) throw new Error(`manifest-check kustomize ${dir} failed:\n${result.stderr}`);
   return parseAllDocuments(result.stdout).map((doc) => doc.toJS() as KubeObject);
 }
-

@@ -59,7 +59,10 @@ function permissionErrors(nc: NatsConnection): { next(count: number): Promise<st
 
 describe("the NATS server config", () => {
   it("is valid for nats-server once its variables are set, and names a missing one", () => {
-    const valid = spawnSync(natsServer(), ["-c", CONFIG, "-t"], { env: serverEnv([6222, 6223, 6224]), encoding: "utf8" });
+    const valid = spawnSync(natsServer(), ["-c", CONFIG, "-t"], {
+      env: serverEnv([6222, 6223, 6224]),
+      encoding: "utf8",
+    });
     expect(valid.status, valid.stderr).toBe(0);
     const { NATS_AGENT_PASSWORD: _omitted, ...withoutAgent } = serverEnv([6222, 6223, 6224]);
     const invalid = spawnSync(natsServer(), ["-c", CONFIG, "-t"], { env: withoutAgent, encoding: "utf8" });
@@ -75,18 +78,41 @@ describe("the NATS users of the config, on a running server", () => {
   const store = mkdtempSync(join(tmpdir(), "cjs-nats-config-"));
   const connections: NatsConnection[] = [];
 
-  async function as(user: keyof typeof PASSWORDS, inboxPrefix?: string): Promise<{ nc: NatsConnection; denied: ReturnType<typeof permissionErrors> }> {
+  async function as(
+    user: keyof typeof PASSWORDS,
+    inboxPrefix?: string,
+  ): Promise<{ nc: NatsConnection; denied: ReturnType<typeof permissionErrors> }> {
     const nc = await connect({ servers: url, user, pass: PASSWORDS[user], ...(inboxPrefix ? { inboxPrefix } : {}) });
     connections.push(nc);
     return { nc, denied: permissionErrors(nc) };
   }
 
   beforeAll(async () => {
-    const [port, clusterPort, httpPort, absent1, absent2] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+    const [port, clusterPort, httpPort, absent1, absent2] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
     url = `nats://127.0.0.1:${port}`;
-    const args = ["-c", CONFIG, "-a", "127.0.0.1", "-p", String(port), "-m", String(httpPort), "--cluster", `nats://127.0.0.1:${clusterPort}`];
+    const args = [
+      "-c",
+      CONFIG,
+      "-a",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      "-m",
+      String(httpPort),
+      "--cluster",
+      `nats://127.0.0.1:${clusterPort}`,
+    ];
     // One server runs the cluster config alone: its own route is ignored, the other two find no one.
-    server = spawn(natsServer(), args, { env: serverEnv([clusterPort, absent1, absent2], store), stdio: ["ignore", "ignore", "pipe"] });
+    server = spawn(natsServer(), args, {
+      env: serverEnv([clusterPort, absent1, absent2], store),
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     forget = killOnExit({ killNow: () => server.kill("SIGKILL") });
     let log = "";
     server.stderr?.setEncoding("utf8");
@@ -111,7 +137,9 @@ describe("the NATS users of the config, on a running server", () => {
 
   it("refuses a client without a user of the config", async () => {
     await expect(connect({ servers: url, reconnect: false })).rejects.toThrow(/Authorization/i);
-    await expect(connect({ servers: url, user: "agent", pass: "wrong", reconnect: false })).rejects.toThrow(/Authorization/i);
+    await expect(connect({ servers: url, user: "agent", pass: "wrong", reconnect: false })).rejects.toThrow(
+      /Authorization/i,
+    );
   });
 
   it("lets an agent call the node plane and get the services' answer on its own inbox prefix", async () => {
@@ -125,7 +153,12 @@ describe("the NATS users of the config, on a running server", () => {
 
   it("keeps an agent off the JetStream API, the buckets, the rest of cjs.> and the services' inboxes", async () => {
     const agent = await as("agent", "_INBOX_agents");
-    for (const subject of ["$JS.API.DIRECT.GET.KV_cjs_signing_keys", "$KV.cjs_signing_keys.current", "cjs.scheduler.jobs.submit", "cjs.admin.app.create"]) {
+    for (const subject of [
+      "$JS.API.DIRECT.GET.KV_cjs_signing_keys",
+      "$KV.cjs_signing_keys.current",
+      "cjs.scheduler.jobs.submit",
+      "cjs.admin.app.create",
+    ]) {
       agent.nc.publish(subject);
     }
     agent.nc.subscribe("_INBOX.>");

@@ -15,8 +15,14 @@ export async function launchChromium(env: NodeJS.ProcessEnv = process.env): Prom
   try {
     await access(executablePath, constants.X_OK);
   } catch {
-    throw new Error(`No Chromium at ${executablePath}: run \`make setup\` (it installs Debian's chromium package), or set CJS_CHROMIUM_BIN to a Chromium binary.`);
+    throw new Error(
+      `No Chromium at ${executablePath}: run \`make setup\` (it installs Debian's chromium package), or set CJS_CHROMIUM_BIN to a Chromium binary.`,
+    );
   }
   // No sandbox and no /dev/shm: containers and CI runners have neither to spare.
-  return chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+  });
 }

@@ -20,13 +20,27 @@ export class ComputeClient {
   private readonly sdk: ComputeJobsClient;
 
   constructor(private readonly options: ComputeClientOptions) {
-    const credentials: Credentials | undefined = options.accessToken ? { accessToken: options.accessToken } : options.apiKey ? { apiKey: options.apiKey } : undefined;
-    this.sdk = new ComputeJobsClient({ baseUrl: options.baseUrl, appId: options.appId, credentials, retry: { maxRetries: 0 }, userAgent: "tests" });
+    const credentials: Credentials | undefined = options.accessToken
+      ? { accessToken: options.accessToken }
+      : options.apiKey
+        ? { apiKey: options.apiKey }
+        : undefined;
+    this.sdk = new ComputeJobsClient({
+      baseUrl: options.baseUrl,
+      appId: options.appId,
+      credentials,
+      retry: { maxRetries: 0 },
+      userAgent: "tests",
+    });
   }
 
   /** A client with other credentials against the same gateway and app. */
   with(credentials: { accessToken?: string; apiKey?: string; appId?: string }): ComputeClient {
-    return new ComputeClient({ baseUrl: this.options.baseUrl, appId: credentials.appId ?? this.options.appId, ...credentials });
+    return new ComputeClient({
+      baseUrl: this.options.baseUrl,
+      appId: credentials.appId ?? this.options.appId,
+      ...credentials,
+    });
   }
 
   /** One operation through the SDK; the payload is parsed with the route's schema, so an answer off the contract fails the test. */

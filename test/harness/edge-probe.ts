@@ -39,10 +39,16 @@ function parseResponse(buffered: Buffer): RawHttpResponse | null {
   const headEnd = buffered.indexOf("\r\n\r\n");
   if (headEnd === -1) return null;
   const [statusLine, ...lines] = buffered.subarray(0, headEnd).toString("latin1").split("\r\n");
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]),
+  );
   const length = Number(headers["content-length"] ?? 0);
   if (buffered.length < headEnd + 4 + length) return null;
-  return { status: Number(statusLine!.split(" ")[1]), headers, body: buffered.subarray(headEnd + 4, headEnd + 4 + length).toString("utf8") };
+  return {
+    status: Number(statusLine!.split(" ")[1]),
+    headers,
+    body: buffered.subarray(headEnd + 4, headEnd + 4 + length).toString("utf8"),
+  };
 }
 
 /**

@@ -14,7 +14,12 @@ export class FakeNode {
   ) {}
 
   /** Registers with `user` (a signed-in client) and talks through `baseUrl` (any gateway replica). */
-  static async register(user: Pick<ComputeClient, "call">, baseUrl: string, appId: string, overrides: Partial<RpcRequest<"registerNode">> = {}): Promise<FakeNode> {
+  static async register(
+    user: Pick<ComputeClient, "call">,
+    baseUrl: string,
+    appId: string,
+    overrides: Partial<RpcRequest<"registerNode">> = {},
+  ): Promise<FakeNode> {
     const body: RpcRequest<"registerNode"> = {
       name: "fake",
       hostname: "fake.local",
@@ -34,19 +39,36 @@ export class FakeNode {
   }
 
   async heartbeat() {
-    return this.client.call("heartbeat", { running: [...this.running.values()].map(({ job_id, attempt }) => ({ job_id, attempt })) });
+    return this.client.call("heartbeat", {
+      running: [...this.running.values()].map(({ job_id, attempt }) => ({ job_id, attempt })),
+    });
   }
 
   /** Reports the outcome of a delivered attempt (or of any attempt, to test fencing). */
-  async finish(jobId: string, outcome: "succeeded" | "failed" = "succeeded", attempt = this.running.get(jobId)?.attempt ?? 1) {
-    const result = await this.client.call("result", { job_id: jobId, attempt, outcome, exit_code: outcome === "succeeded" ? 0 : 1 });
+  async finish(
+    jobId: string,
+    outcome: "succeeded" | "failed" = "succeeded",
+    attempt = this.running.get(jobId)?.attempt ?? 1,
+  ) {
+    const result = await this.client.call("result", {
+      job_id: jobId,
+      attempt,
+      outcome,
+      exit_code: outcome === "succeeded" ? 0 : 1,
+    });
     this.running.delete(jobId);
     return result;
   }
 }
 
 /** Submits a shell job to `pool` (a pool of the test's own), runs it on a fresh fake node there, and reports `outcome`; answers the job id. */
-export async function runJobToEnd(client: ComputeClient, baseUrl: string, appId: string, pool: string, outcome: "succeeded" | "failed" = "succeeded"): Promise<string> {
+export async function runJobToEnd(
+  client: ComputeClient,
+  baseUrl: string,
+  appId: string,
+  pool: string,
+  outcome: "succeeded" | "failed" = "succeeded",
+): Promise<string> {
   const node = await FakeNode.register(client, baseUrl, appId, { pool_id: pool });
   const { job_id } = await client.call("submitJob", { type: "shell", command: ["true"], pool_id: pool });
   for (let polls = 0; !node.running.has(job_id); polls += 1) {

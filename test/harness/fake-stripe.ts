@@ -23,7 +23,14 @@ export class FakeStripe {
   private server: Server | undefined;
 
   async start(): Promise<string> {
-    this.server = createServer((request, response) => void this.handle(request).then(({ status, body }) => response.writeHead(status, { "content-type": "application/json", "request-id": `req_${randomBase62(14)}` }).end(JSON.stringify(body))));
+    this.server = createServer(
+      (request, response) =>
+        void this.handle(request).then(({ status, body }) =>
+          response
+            .writeHead(status, { "content-type": "application/json", "request-id": `req_${randomBase62(14)}` })
+            .end(JSON.stringify(body)),
+        ),
+    );
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
@@ -55,7 +62,11 @@ export class FakeStripe {
         mode: form.get("mode"),
         url: `https://checkout.stripe.test/c/pay/${id}`,
         expires_at: Math.floor(Date.now() / 1000) + 86_400,
-        metadata: { app_id: form.get("metadata[app_id]"), business_id: form.get("metadata[business_id]"), plan_id: form.get("metadata[plan_id]") },
+        metadata: {
+          app_id: form.get("metadata[app_id]"),
+          business_id: form.get("metadata[business_id]"),
+          plan_id: form.get("metadata[plan_id]"),
+        },
         customer: null,
         subscription: null,
       },
@@ -63,7 +74,20 @@ export class FakeStripe {
   }
 
   private subscriptionUpdate(id: string, form: URLSearchParams) {
-    if (this.refuseSubscriptionUpdates) return { status: 400, body: { error: { type: "invalid_request_error", message: `No such subscription: '${id}'` } } };
-    return { status: 200, body: { id, object: "subscription", status: "active", cancel_at_period_end: form.get("cancel_at_period_end") === "true", metadata: {} } };
+    if (this.refuseSubscriptionUpdates)
+      return {
+        status: 400,
+        body: { error: { type: "invalid_request_error", message: `No such subscription: '${id}'` } },
+      };
+    return {
+      status: 200,
+      body: {
+        id,
+        object: "subscription",
+        status: "active",
+        cancel_at_period_end: form.get("cancel_at_period_end") === "true",
+        metadata: {},
+      },
+    };
   }
 }

@@ -9,7 +9,12 @@ import { logLines } from "./log-jobs.js";
 export const ARTIFACT_ID = "result.txt";
 
 /** Uploads `bytes` as `artifactId` of the job through a presigned URL (the caller must be signed in with a JWT). */
-export async function uploadArtifact(user: ComputeClient, jobId: string, artifactId = ARTIFACT_ID, bytes = "result of the job"): Promise<void> {
+export async function uploadArtifact(
+  user: ComputeClient,
+  jobId: string,
+  artifactId = ARTIFACT_ID,
+  bytes = "result of the job",
+): Promise<void> {
   const presigned = await user.call("presignUpload", { job_id: jobId, artifact_id: artifactId });
   const response = await fetch(presigned.url, { method: "PUT", body: bytes, redirect: "error" });
   if (response.status !== 200) throw new Error(`the upload answered ${response.status}: ${await response.text()}`);
@@ -19,9 +24,18 @@ export async function uploadArtifact(user: ComputeClient, jobId: string, artifac
  * Runs `count` jobs of `pool` on `node` to success, each with `lines` log lines and one
  * artifact; returns their ids. The node must have room for `count` jobs at once.
  */
-export async function finishJobsWithData(user: ComputeClient, node: FakeNode, pool: string, count: number, lines = 3): Promise<string[]> {
+export async function finishJobsWithData(
+  user: ComputeClient,
+  node: FakeNode,
+  pool: string,
+  count: number,
+  lines = 3,
+): Promise<string[]> {
   const submitted = await Promise.all(
-    Array.from({ length: count }, async () => (await user.call("submitJob", { type: "shell", command: ["echo"], pool_id: pool })).job_id),
+    Array.from(
+      { length: count },
+      async () => (await user.call("submitJob", { type: "shell", command: ["echo"], pool_id: pool })).job_id,
+    ),
   );
   const wanted = new Set(submitted);
   while ([...wanted].some((jobId) => !node.running.has(jobId))) await node.poll(5);
@@ -45,7 +59,9 @@ export async function storedJobData(nc: NatsConnection, job: { app_id: string; b
   };
   const jobKey = `${job.app_id}.${job.business_id}.${job.job_id}`;
   return {
-    logMessages: (await count(STREAMS.logs, subjects.jobLogsOfJob(job.job_id))) + (await count(STREAMS.logs, subjects.jobLogDrops(job.job_id))),
+    logMessages:
+      (await count(STREAMS.logs, subjects.jobLogsOfJob(job.job_id))) +
+      (await count(STREAMS.logs, subjects.jobLogDrops(job.job_id))),
     artifacts: await count(kvStreams.name(BUCKETS.artifactIndex), `$KV.${BUCKETS.artifactIndex}.${jobKey}.*`),
   };
 }

@@ -7,9 +7,12 @@ import { BUCKETS, CONSUMERS } from "../../shared/nats/index.js";
 export async function waitUntilAudited(nc: NatsConnection): Promise<void> {
   const jsm = await jetstreamManager(nc);
   await expect
-    .poll(async () => {
-      const info = await jsm.consumers.info(`KV_${BUCKETS.jobs}`, CONSUMERS.billingLedgerAudit);
-      return info.num_pending + info.num_ack_pending;
-    }, { timeout: 30_000, interval: 50 })
+    .poll(
+      async () => {
+        const info = await jsm.consumers.info(`KV_${BUCKETS.jobs}`, CONSUMERS.billingLedgerAudit);
+        return info.num_pending + info.num_ack_pending;
+      },
+      { timeout: 30_000, interval: 50 },
+    )
     .toBe(0);
 }

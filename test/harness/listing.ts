@@ -7,7 +7,11 @@ export async function listAllJobs(client: ComputeClient, pool: string): Promise<
   const all: JobSummary[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.call("listJobs", { pool_id: pool, limit: 200, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await client.call("listJobs", {
+      pool_id: pool,
+      limit: 200,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     all.push(...page.items);
     cursor = page.next_cursor ?? undefined;
   } while (cursor !== undefined);

@@ -14,7 +14,12 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { findNatsServerBinary, NATS_SERVER_NOT_FOUND, NatsServerProcess, ServerExitedError } from "../../shared/nats-server/index.js";
+import {
+  findNatsServerBinary,
+  NATS_SERVER_NOT_FOUND,
+  NatsServerProcess,
+  ServerExitedError,
+} from "../../shared/nats-server/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { freePort } from "./free-port.js";
 import { killOnExit } from "./kill-on-exit.js";
@@ -52,12 +57,18 @@ interface NodeSpec {
 
 export async function startNatsCluster(options: { nodes?: number } = {}): Promise<NatsClusterHarness> {
   const nodes = options.nodes ?? 3;
-  if (!Number.isInteger(nodes) || nodes < REPLICAS) throw new Error(`a cluster for R${REPLICAS} streams needs at least ${REPLICAS} nodes, not ${nodes}`);
+  if (!Number.isInteger(nodes) || nodes < REPLICAS)
+    throw new Error(`a cluster for R${REPLICAS} streams needs at least ${REPLICAS} nodes, not ${nodes}`);
   const binary = findNatsServerBinary(process.env);
   if (!binary) throw new Error(NATS_SERVER_NOT_FOUND);
   const storeRoot = await mkdtemp(join(tmpdir(), "nats-cluster-"));
   for (let attempt = 1; ; attempt++) {
-    const cluster = new LocalCluster(binary, storeRoot, `cjs-test-${randomBase62(8)}`, await nodeSpecs(nodes, storeRoot));
+    const cluster = new LocalCluster(
+      binary,
+      storeRoot,
+      `cjs-test-${randomBase62(8)}`,
+      await nodeSpecs(nodes, storeRoot),
+    );
     try {
       await cluster.launchAll();
       return cluster;
@@ -154,7 +165,8 @@ class LocalCluster implements NatsClusterHarness {
 
   private assertUsable(what: string, index: number): void {
     if (this.#stopped) throw new Error(`cannot ${what} node ${index}: the cluster was stopped and its stores removed`);
-    if (!this.specs[index]) throw new Error(`cannot ${what} node ${index}: the cluster has nodes 0 to ${this.specs.length - 1}`);
+    if (!this.specs[index])
+      throw new Error(`cannot ${what} node ${index}: the cluster has nodes 0 to ${this.specs.length - 1}`);
   }
 
   private async launch(index: number): Promise<void> {
@@ -170,7 +182,9 @@ class LocalCluster implements NatsClusterHarness {
       cluster: {
         name: this.clusterName,
         port: spec.clusterPort,
-        routes: this.specs.filter((other) => other !== spec).map((other) => `nats-route://${HOST}:${other.clusterPort}`),
+        routes: this.specs
+          .filter((other) => other !== spec)
+          .map((other) => `nats-route://${HOST}:${other.clusterPort}`),
       },
     });
   }
@@ -184,11 +198,17 @@ class LocalCluster implements NatsClusterHarness {
       const deadline = Date.now() + QUORUM_TIMEOUT_MS;
       for (let pauseMs = 50; ; pauseMs = Math.min(pauseMs * 2, 500)) {
         try {
-          await jsm.streams.add({ name, subjects: [`harness.quorum.${name}`], num_replicas: REPLICAS, storage: StorageType.Memory });
+          await jsm.streams.add({
+            name,
+            subjects: [`harness.quorum.${name}`],
+            num_replicas: REPLICAS,
+            storage: StorageType.Memory,
+          });
           await jsm.streams.delete(name);
           return;
         } catch (error) {
-          if (Date.now() > deadline) throw new Error(`the cluster formed no JetStream quorum within ${QUORUM_TIMEOUT_MS} ms`, { cause: error });
+          if (Date.now() > deadline)
+            throw new Error(`the cluster formed no JetStream quorum within ${QUORUM_TIMEOUT_MS} ms`, { cause: error });
         }
         await delay(pauseMs);
       }

@@ -55,7 +55,10 @@ export async function startNats(options: StartNatsOptions = {}): Promise<NatsHar
 
   const binary = findNatsServerBinary(process.env);
   if (binary) return LocalServer.start(binary, options.extraConfig);
-  if (options.extraConfig !== undefined) throw new Error(`this test configures its own nats-server, so it needs a nats-server binary: ${NATS_SERVER_NOT_FOUND}`);
+  if (options.extraConfig !== undefined)
+    throw new Error(
+      `this test configures its own nats-server, so it needs a nats-server binary: ${NATS_SERVER_NOT_FOUND}`,
+    );
 
   const container = await startContainer();
   if (container) return container;
@@ -66,7 +69,9 @@ export async function startNats(options: StartNatsOptions = {}): Promise<NatsHar
 async function useExternalServer(url: string): Promise<NatsHarness> {
   await waitForJetStream(url, new Promise<never>(() => {}));
   const refuse = async (what: string): Promise<never> => {
-    throw new Error(`cannot ${what} the NATS server at NATS_URL=${url}: the harness does not own it; unset NATS_URL to let tests start their own nats-server`);
+    throw new Error(
+      `cannot ${what} the NATS server at NATS_URL=${url}: the harness does not own it; unset NATS_URL to let tests start their own nats-server`,
+    );
   };
   return {
     url,
@@ -152,7 +157,8 @@ class LocalServer implements NatsHarness {
   }
 
   private assertNotStopped(what: string): void {
-    if (this.#stopped) throw new Error(`cannot ${what} nats-server at ${this.url}: the harness was stopped and its store removed`);
+    if (this.#stopped)
+      throw new Error(`cannot ${what} nats-server at ${this.url}: the harness was stopped and its store removed`);
   }
 
   private async launch(): Promise<void> {
@@ -170,7 +176,7 @@ class LocalServer implements NatsHarness {
 /** Docker fallback; undefined when no container runtime answers. */
 async function startContainer(): Promise<NatsHarness | undefined> {
   let tc: typeof import("testcontainers");
-  let runtime: Awaited<ReturnType<(typeof import("testcontainers"))["getContainerRuntimeClient"]>>;
+  let runtime: Awaited<ReturnType<typeof import("testcontainers")["getContainerRuntimeClient"]>>;
   try {
     tc = await import("testcontainers");
     runtime = await tc.getContainerRuntimeClient();

@@ -62,7 +62,8 @@ export function retryCode(error: unknown): string | null {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof ApiError) return `${error.code}: ${error.message}${error.details ? ` ${JSON.stringify(error.details)}` : ""}`;
+  if (error instanceof ApiError)
+    return `${error.code}: ${error.message}${error.details ? ` ${JSON.stringify(error.details)}` : ""}`;
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
@@ -123,7 +124,9 @@ export function driveNodes(nodes: readonly FakeNode[], options: DriveOptions): N
 
   async function finish(node: FakeNode, job: Assignment): Promise<void> {
     reported.add(`${job.job_id}#${job.attempt}`);
-    const outcome = await persist(`result ${job.job_id}#${job.attempt} on ${node.nodeId}`, () => node.finish(job.job_id, "succeeded", job.attempt));
+    const outcome = await persist(`result ${job.job_id}#${job.attempt} on ${node.nodeId}`, () =>
+      node.finish(job.job_id, "succeeded", job.attempt),
+    );
     if (outcome && "ok" in outcome) {
       if (outcome.ok.state === "succeeded") stats.finished.add(job.job_id);
       else stats.unexpected.push(`result ${job.job_id}#${job.attempt}: recorded as ${outcome.ok.state}`);
@@ -156,8 +159,14 @@ export function driveNodes(nodes: readonly FakeNode[], options: DriveOptions): N
         for (const order of reply.stop) {
           // The heartbeat listed an attempt whose result was being recorded meanwhile: nothing to stop. On an
           // operator pool the freed reservation no longer names the job's business, so the registry says "unknown".
-          if ((order.reason === "succeeded" || order.reason === "unknown") && reported.has(`${order.job_id}#${order.attempt}`)) continue;
-          stats.unexpected.push(`heartbeat told ${node.nodeId} to stop ${order.job_id}#${order.attempt} (${order.reason})`);
+          if (
+            (order.reason === "succeeded" || order.reason === "unknown") &&
+            reported.has(`${order.job_id}#${order.attempt}`)
+          )
+            continue;
+          stats.unexpected.push(
+            `heartbeat told ${node.nodeId} to stop ${order.job_id}#${order.attempt} (${order.reason})`,
+          );
           if (node.running.get(order.job_id)?.attempt === order.attempt) node.running.delete(order.job_id);
         }
       } catch (error) {

@@ -45,12 +45,27 @@ interface OtlpAttribute {
 interface OtlpExport {
   resourceSpans?: {
     resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[] }[] }[];
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: OtlpAttribute[];
+      }[];
+    }[];
   }[];
 }
 
 function attributesOf(list: OtlpAttribute[] = []): Record<string, unknown> {
-  return Object.fromEntries(list.map(({ key, value }) => [key, value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue))]));
+  return Object.fromEntries(
+    list.map(({ key, value }) => [
+      key,
+      value.stringValue ??
+        (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue)),
+    ]),
+  );
 }
 
 function spansOf(body: OtlpExport): ReceivedSpan[] {
@@ -79,7 +94,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       posts += 1;
-      if (request.method === "POST" && request.url === "/v1/traces") spans.push(...spansOf(JSON.parse(Buffer.concat(chunks).toString("utf8")) as OtlpExport));
+      if (request.method === "POST" && request.url === "/v1/traces")
+        spans.push(...spansOf(JSON.parse(Buffer.concat(chunks).toString("utf8")) as OtlpExport));
       response.writeHead(200, { "content-type": "application/json" }).end("{}");
       for (const listener of listeners) listener();
     });
@@ -101,7 +117,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         };
         const timer = setTimeout(() => {
           listeners.delete(check);
-          reject(new Error(`the OTLP receiver did not get the awaited spans within ${timeoutMs} ms; it has:\n${JSON.stringify(spans, null, 1)}`));
+          reject(
+            new Error(
+              `the OTLP receiver did not get the awaited spans within ${timeoutMs} ms; it has:\n${JSON.stringify(spans, null, 1)}`,
+            ),
+          );
         }, timeoutMs);
         listeners.add(check);
         check();

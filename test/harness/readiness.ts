@@ -16,7 +16,10 @@ export interface ReadyzAnswer {
  * every service, the gateway's included.
  */
 export async function healthUrlOf(child: ServiceProcess, timeoutMs = 30_000): Promise<string> {
-  const line = await child.waitForLog((entry) => typeof entry.msg === "string" && entry.msg.includes("serves /healthz and /readyz"), timeoutMs);
+  const line = await child.waitForLog(
+    (entry) => typeof entry.msg === "string" && entry.msg.includes("serves /healthz and /readyz"),
+    timeoutMs,
+  );
   if (typeof line.ops !== "string") throw new Error(`${child.name} logged no ops URL: ${JSON.stringify(line)}`);
   return line.ops;
 }
@@ -48,14 +51,25 @@ export async function healthz(baseUrl: string): Promise<number> {
 export function serviceProcessEnv(service: string, natsUrl: string, replicas: number): Record<string, string> {
   const ops = { CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: "0" };
   const listen: Record<string, string> = service === "gateway" ? { CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...ops } : ops;
-  return { NATS_URL: natsUrl, CJS_NATS_REPLICAS: String(replicas), CJS_JETSTREAM_PROBE_INTERVAL_MS: "200", LOG_LEVEL: "info", ...listen };
+  return {
+    NATS_URL: natsUrl,
+    CJS_NATS_REPLICAS: String(replicas),
+    CJS_JETSTREAM_PROBE_INTERVAL_MS: "200",
+    LOG_LEVEL: "info",
+    ...listen,
+  };
 }
 
 /**
  * Polls `/readyz` until it answers `status`; past `timeoutMs`, fails with the last report
  * and the process's output, which say what it was waiting for.
  */
-export async function untilReadyz(child: ServiceProcess, baseUrl: string, status: number, timeoutMs: number): Promise<void> {
+export async function untilReadyz(
+  child: ServiceProcess,
+  baseUrl: string,
+  status: number,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: ReadyzAnswer = { status: 0, report: undefined };
   while (Date.now() < deadline) {

@@ -97,7 +97,10 @@ export function startServiceProcess({ service, env, nodeArgs = [] }: StartServic
     child.kill(signal);
     if (signal !== "SIGKILL") {
       let timer: NodeJS.Timeout | undefined;
-      const graceful = await Promise.race([exited.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STOP_GRACE_MS)))]);
+      const graceful = await Promise.race([
+        exited.then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STOP_GRACE_MS))),
+      ]);
       clearTimeout(timer);
       if (graceful) return;
       child.kill("SIGKILL");
@@ -115,7 +118,11 @@ export function startServiceProcess({ service, env, nodeArgs = [] }: StartServic
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           done();
-          reject(new Error(`${service} (pid ${child.pid}) logged no matching line within ${timeoutMs} ms; its output:\n${tail}`));
+          reject(
+            new Error(
+              `${service} (pid ${child.pid}) logged no matching line within ${timeoutMs} ms; its output:\n${tail}`,
+            ),
+          );
         }, timeoutMs);
         const done = () => {
           waiters.delete(waiter);
@@ -130,7 +137,11 @@ export function startServiceProcess({ service, env, nodeArgs = [] }: StartServic
         void exited.then(({ code, signal }) => {
           if (!waiters.has(waiter)) return;
           done();
-          reject(new Error(`${service} (pid ${child.pid}) exited (code ${code}, signal ${signal}) before the awaited log line; its output:\n${tail}`));
+          reject(
+            new Error(
+              `${service} (pid ${child.pid}) exited (code ${code}, signal ${signal}) before the awaited log line; its output:\n${tail}`,
+            ),
+          );
         });
       });
     },

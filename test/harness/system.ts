@@ -4,7 +4,17 @@ import { ComputeClient } from "./client.js";
 import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
-import { type Clock, closeOpsServer, collectProcessMetrics, type Logger, randomBase62, serverUrl, startOpsServer, systemClock, type Service } from "../../shared/runtime/index.js";
+import {
+  type Clock,
+  closeOpsServer,
+  collectProcessMetrics,
+  type Logger,
+  randomBase62,
+  serverUrl,
+  startOpsServer,
+  systemClock,
+  type Service,
+} from "../../shared/runtime/index.js";
 import { buildBilling } from "../../services/billing/billing.js";
 import { BillingConfig } from "../../services/billing/config.js";
 import { LogRelayConfig } from "../../services/log-relay/config.js";
@@ -31,10 +41,19 @@ export interface RunningGateway {
 }
 
 /** `logger`: where the gateway logs (silent unless TEST_LOG_LEVEL says otherwise), for tests that read its lines. */
-export async function startGateway(natsUrl: string, env: Record<string, string> = {}, options: { clock?: Clock; logger?: Logger } = {}): Promise<RunningGateway> {
+export async function startGateway(
+  natsUrl: string,
+  env: Record<string, string> = {},
+  options: { clock?: Clock; logger?: Logger } = {},
+): Promise<RunningGateway> {
   collectProcessMetrics();
   const config = GatewayConfig.parse({ NATS_URL: natsUrl, CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...env });
-  const nc = await connect({ servers: natsUrl.split(","), name: "test-gateway", maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  const nc = await connect({
+    servers: natsUrl.split(","),
+    name: "test-gateway",
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 200,
+  });
   const outbox = new Map<string, string[]>();
   const gateway = await buildGateway({
     nc,
@@ -69,18 +88,32 @@ export interface Tenant {
 }
 
 /** `operator: true` makes the business the operator's: its admins may add nodes to operator pools. */
-export async function createTenant(nc: NatsConnection, options: { role?: "admin" | "member"; appId?: string; operator?: boolean } = {}): Promise<Tenant> {
+export async function createTenant(
+  nc: NatsConnection,
+  options: { role?: "admin" | "member"; appId?: string; operator?: boolean } = {},
+): Promise<Tenant> {
   const appId = options.appId ?? `t-${randomBase62(10).toLowerCase()}`;
   const existing = options.appId !== undefined;
   const app = existing
     ? { app_id: appId, name: appId, created_at: new Date().toISOString() }
     : await requestRpc(nc, subjects.adminAppCreate(), { id: appId, name: `Test ${appId}` }, App);
-  const business = await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: appId, name: "Test business", operator: options.operator ?? false }, Business);
+  const business = await requestRpc(
+    nc,
+    subjects.adminBusinessCreate(),
+    { app_id: appId, name: "Test business", operator: options.operator ?? false },
+    Business,
+  );
   const password = `pw-${randomBase62(20)}`;
   const user = await requestRpc(
     nc,
     subjects.adminUserCreate(),
-    { app_id: appId, business_id: business.business_id, email: `user-${randomBase62(8).toLowerCase()}@example.test`, password, role: options.role ?? "admin" },
+    {
+      app_id: appId,
+      business_id: business.business_id,
+      email: `user-${randomBase62(8).toLowerCase()}@example.test`,
+      password,
+      role: options.role ?? "admin",
+    },
     User,
   );
   return { app, business, user, password };
@@ -114,7 +147,12 @@ async function runService<C>(
   clock: Clock = systemClock,
   loggerFor: LoggerFor = testLogger,
 ): Promise<RunningService> {
-  const nc = await connect({ servers: natsUrl.split(","), name: `test-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  const nc = await connect({
+    servers: natsUrl.split(","),
+    name: `test-${name}`,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 200,
+  });
   const service = build({ nc, config, clock, logger: loggerFor(name) });
   await service.start();
   return {
@@ -131,21 +169,52 @@ async function runService<C>(
 }
 
 /** `clock`: the scheduler's time, for tests that move it (quota windows, deadlines). */
-export function startScheduler(natsUrl: string, env: Record<string, string> = {}, clock: Clock = systemClock, loggerFor?: LoggerFor) {
-  const config = SchedulerConfig.parse({ NATS_URL: natsUrl, CJS_RECONCILE_INTERVAL_MS: "200", CJS_PLACEMENT_LEASE_MS: "1000", ...env });
+export function startScheduler(
+  natsUrl: string,
+  env: Record<string, string> = {},
+  clock: Clock = systemClock,
+  loggerFor?: LoggerFor,
+) {
+  const config = SchedulerConfig.parse({
+    NATS_URL: natsUrl,
+    CJS_RECONCILE_INTERVAL_MS: "200",
+    CJS_PLACEMENT_LEASE_MS: "1000",
+    ...env,
+  });
   return runService(natsUrl, "scheduler", buildScheduler, config, clock, loggerFor);
 }
 
 export function startNodeRegistry(natsUrl: string, env: Record<string, string> = {}, loggerFor?: LoggerFor) {
-  return runService(natsUrl, "node-registry", buildNodeRegistry, NodeRegistryConfig.parse({ NATS_URL: natsUrl, CJS_LIVENESS_SWEEP_MS: "200", ...env }), systemClock, loggerFor);
+  return runService(
+    natsUrl,
+    "node-registry",
+    buildNodeRegistry,
+    NodeRegistryConfig.parse({ NATS_URL: natsUrl, CJS_LIVENESS_SWEEP_MS: "200", ...env }),
+    systemClock,
+    loggerFor,
+  );
 }
 
 export function startLogRelay(natsUrl: string, env: Record<string, string> = {}, loggerFor?: LoggerFor) {
-  return runService(natsUrl, "log-relay", buildLogRelay, LogRelayConfig.parse({ NATS_URL: natsUrl, ...env }), systemClock, loggerFor);
+  return runService(
+    natsUrl,
+    "log-relay",
+    buildLogRelay,
+    LogRelayConfig.parse({ NATS_URL: natsUrl, ...env }),
+    systemClock,
+    loggerFor,
+  );
 }
 
 export function startBilling(natsUrl: string, env: Record<string, string> = {}, loggerFor?: LoggerFor) {
-  return runService(natsUrl, "billing", buildBilling, BillingConfig.parse({ NATS_URL: natsUrl, ...env }), systemClock, loggerFor);
+  return runService(
+    natsUrl,
+    "billing",
+    buildBilling,
+    BillingConfig.parse({ NATS_URL: natsUrl, ...env }),
+    systemClock,
+    loggerFor,
+  );
 }
 
 /** Receivers are on loopback in tests: allowed unless the test's env says otherwise. */
@@ -173,12 +242,16 @@ export async function startSystem(
 ): Promise<RunningSystem> {
   const { loggerFor } = options;
   const times = <T>(count: number, start: () => Promise<T>) => Promise.all(Array.from({ length: count }, start));
-  const schedulers = await times(replicas.schedulers, () => startScheduler(natsUrl, env, options.schedulerClock, loggerFor));
+  const schedulers = await times(replicas.schedulers, () =>
+    startScheduler(natsUrl, env, options.schedulerClock, loggerFor),
+  );
   const registries = await times(replicas.registries, () => startNodeRegistry(natsUrl, env, loggerFor));
   const logRelay = await startLogRelay(natsUrl, env, loggerFor);
   const billing = await startBilling(natsUrl, env, loggerFor);
   const webhooks = await startWebhooks(natsUrl, env, loggerFor);
-  const gateways = await times(replicas.gateways, () => startGateway(natsUrl, env, loggerFor ? { logger: loggerFor("gateway") } : {}));
+  const gateways = await times(replicas.gateways, () =>
+    startGateway(natsUrl, env, loggerFor ? { logger: loggerFor("gateway") } : {}),
+  );
   return {
     gateways,
     schedulers,
@@ -188,7 +261,11 @@ export async function startSystem(
     webhooks,
     async stop() {
       await Promise.all(gateways.map((gateway) => gateway.stop()));
-      await Promise.all([...schedulers, ...registries, logRelay, billing, webhooks].map((running) => running.stop().catch(() => undefined)));
+      await Promise.all(
+        [...schedulers, ...registries, logRelay, billing, webhooks].map((running) =>
+          running.stop().catch(() => undefined),
+        ),
+      );
     },
   };
 }

@@ -10,6 +10,6 @@ export type VerifyWebhook = (secret: string, signatureHeader: string, rawBody: s
 export function documentedVerifier(): VerifyWebhook {
   const text = readFileSync(DOC, "utf8");
   const code = /## Verifying a delivery[\s\S]*?```js\n([\s\S]*?)```/.exec(text)?.[1];
-  if (code === undefined) throw new Error("docs/webhooks.md has no ```js snippet under \"Verifying a delivery\"");
+  if (code === undefined) throw new Error('docs/webhooks.md has no ```js snippet under "Verifying a delivery"');
   return new Function("require", `${code}\nreturn verifyWebhook;`)(createRequire(import.meta.url)) as VerifyWebhook;
 }

@@ -18,7 +18,8 @@ beforeAll(async () => {
   nats = await startNats();
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString("utf8").split("\n").filter(Boolean))
+        lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -42,7 +43,11 @@ describe("the gateway's access log", () => {
 
     const completed = lines.filter((line) => line.request_id === requestId && line.msg === "request completed");
     expect(completed, JSON.stringify(completed)).toHaveLength(1);
-    expect(completed[0]).toMatchObject({ method: "GET", route: "/api/compute/artifacts/download/:jobId/:artifactId", status: response.status });
+    expect(completed[0]).toMatchObject({
+      method: "GET",
+      route: "/api/compute/artifacts/download/:jobId/:artifactId",
+      status: response.status,
+    });
     expect(typeof completed[0]!.ms).toBe("number");
     expect(JSON.stringify(lines)).not.toContain(secret);
   });
@@ -52,7 +57,9 @@ describe("the gateway's log of a 503", () => {
   it("names the NATS failure behind it, which the caller's answer does not", async () => {
     // No scheduler runs: a submit finds no responder.
     const { client } = await signedInClient(gateway.baseUrl, await createTenant(nc));
-    const refused = await client.call("submitJob", { type: "shell", command: ["true"] }).catch((error: unknown) => error);
+    const refused = await client
+      .call("submitJob", { type: "shell", command: ["true"] })
+      .catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: "service.unavailable" });
     const line = lines.find((entry) => entry.msg === "request refused" && entry.code === "service.unavailable");
     expect(line?.cause).toMatch(/no responders/i);

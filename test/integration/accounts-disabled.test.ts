@@ -12,7 +12,15 @@ import { randomBase62 } from "../../shared/runtime/index.js";
 import { errorCodeOf, outcomeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startGateway, startNodeRegistry, type RunningGateway, type RunningService, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startGateway,
+  startNodeRegistry,
+  type RunningGateway,
+  type RunningService,
+  type Tenant,
+} from "../harness/system.js";
 
 let nats: NatsHarness;
 let gatewayA: RunningGateway;
@@ -23,7 +31,11 @@ let adminOnA: ComputeClient;
 
 beforeAll(async () => {
   nats = await startNats();
-  [gatewayA, gatewayB, registry] = await Promise.all([startGateway(nats.url), startGateway(nats.url), startNodeRegistry(nats.url)]);
+  [gatewayA, gatewayB, registry] = await Promise.all([
+    startGateway(nats.url),
+    startGateway(nats.url),
+    startNodeRegistry(nats.url),
+  ]);
   tenant = await createTenant(gatewayA.nc);
   ({ client: adminOnA } = await signedInClient(gatewayA.baseUrl, tenant));
 });
@@ -38,7 +50,13 @@ async function addUser(role: Role): Promise<Tenant> {
   const user = await requestRpc(
     gatewayA.nc,
     subjects.adminUserCreate(),
-    { app_id: tenant.app.app_id, business_id: tenant.business.business_id, email: `user-${randomBase62(8).toLowerCase()}@example.test`, password, role },
+    {
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      email: `user-${randomBase62(8).toLowerCase()}@example.test`,
+      password,
+      role,
+    },
     User,
   );
   return { ...tenant, user, password };
@@ -61,9 +79,15 @@ describe("a disabled user", () => {
 
     await adminOnA.call("disableUser", { user_id: member.user.user_id });
 
-    await expect.poll(() => errorCodeOf(onB.client.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
-    await expect.poll(() => errorCodeOf(onB.withKey.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
-    expect(await errorCodeOf(onB.anonymous.call("refresh", { refresh_token: onB.tokens.refresh_token }))).toBe("auth.refresh_invalid");
+    await expect
+      .poll(() => errorCodeOf(onB.client.call("listApiKeys", {})), { timeout: 5000 })
+      .toBe("auth.invalid_credentials");
+    await expect
+      .poll(() => errorCodeOf(onB.withKey.call("listApiKeys", {})), { timeout: 5000 })
+      .toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(onB.anonymous.call("refresh", { refresh_token: onB.tokens.refresh_token }))).toBe(
+      "auth.refresh_invalid",
+    );
   });
 
   it("gets no sign-in code and cannot sign in on either replica", async () => {
@@ -72,9 +96,13 @@ describe("a disabled user", () => {
     for (const gateway of [gatewayA, gatewayB]) {
       const anonymous = new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id });
       await expect(anonymous.call("requestOtp", { email: member.user.email })).resolves.toEqual({ expires_in: 600 });
-      await expect(anonymous.call("requestPasswordReset", { email: member.user.email })).resolves.toEqual({ expires_in: 600 });
+      await expect(anonymous.call("requestPasswordReset", { email: member.user.email })).resolves.toEqual({
+        expires_in: 600,
+      });
       expect(gateway.outbox.has(member.user.email)).toBe(false);
-      expect(await errorCodeOf(anonymous.call("login", { email: member.user.email, password: member.password }))).toBe("auth.login_failed");
+      expect(await errorCodeOf(anonymous.call("login", { email: member.user.email, password: member.password }))).toBe(
+        "auth.login_failed",
+      );
     }
   });
 
@@ -85,8 +113,18 @@ describe("a disabled user", () => {
     await anonymous.call("requestPasswordReset", { email: member.user.email });
     const [signInCode, resetCode] = gatewayB.outbox.get(member.user.email)!;
     await adminOnA.call("disableUser", { user_id: member.user.user_id });
-    expect(await errorCodeOf(anonymous.call("verifyOtp", { email: member.user.email, code: signInCode! }))).toBe("auth.otp_invalid");
-    expect(await errorCodeOf(anonymous.call("confirmPasswordReset", { email: member.user.email, code: resetCode!, new_password: "a password set while disabled" }))).toBe("auth.otp_invalid");
+    expect(await errorCodeOf(anonymous.call("verifyOtp", { email: member.user.email, code: signInCode! }))).toBe(
+      "auth.otp_invalid",
+    );
+    expect(
+      await errorCodeOf(
+        anonymous.call("confirmPasswordReset", {
+          email: member.user.email,
+          code: resetCode!,
+          new_password: "a password set while disabled",
+        }),
+      ),
+    ).toBe("auth.otp_invalid");
   });
 
   it("keeps the keys of the nodes they registered working, and gets old sessions back ended when enabled", async () => {
@@ -96,12 +134,16 @@ describe("a disabled user", () => {
     await node.heartbeat();
 
     await adminOnA.call("disableUser", { user_id: owner.user.user_id });
-    await expect.poll(() => errorCodeOf(onB.withKey.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
+    await expect
+      .poll(() => errorCodeOf(onB.withKey.call("listApiKeys", {})), { timeout: 5000 })
+      .toBe("auth.invalid_credentials");
     await expect(node.heartbeat()).resolves.toBeDefined();
 
     await adminOnA.call("enableUser", { user_id: owner.user.user_id });
     // Their API keys work again; the sessions that disabling ended stay ended.
-    await expect.poll(() => onB.withKey.call("listApiKeys", {}).then(() => "accepted"), { timeout: 5000 }).toBe("accepted");
+    await expect
+      .poll(() => onB.withKey.call("listApiKeys", {}).then(() => "accepted"), { timeout: 5000 })
+      .toBe("accepted");
     expect(await errorCodeOf(onB.client.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
   });
 });
@@ -133,6 +175,8 @@ describe("a role change", () => {
     await expect(mintedAsAdmin.call("listUsers", {})).resolves.toBeDefined();
 
     await adminOnA.call("setUserRole", { user_id: member.user.user_id, role: "member" });
-    await expect.poll(() => errorCodeOf(mintedAsAdmin.call("listUsers", {})), { timeout: 5000 }).toBe("permission.denied");
+    await expect
+      .poll(() => errorCodeOf(mintedAsAdmin.call("listUsers", {})), { timeout: 5000 })
+      .toBe("permission.denied");
   });
 });

@@ -50,18 +50,30 @@ describe("changing the password", () => {
     await otherOnB.call("listApiKeys", {});
     await changerOnB.call("listApiKeys", {});
 
-    await expect(changer.client.call("changePassword", { current_password: tenant.password, new_password: NEW_PASSWORD })).resolves.toEqual({ password_changed: true });
+    await expect(
+      changer.client.call("changePassword", { current_password: tenant.password, new_password: NEW_PASSWORD }),
+    ).resolves.toEqual({ password_changed: true });
 
     expect(await errorCodeOf(other.client.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
-    await expect.poll(() => errorCodeOf(otherOnB.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
-    expect(await errorCodeOf(other.anonymous.call("refresh", { refresh_token: other.tokens.refresh_token }))).toBe("auth.refresh_invalid");
+    await expect
+      .poll(() => errorCodeOf(otherOnB.call("listApiKeys", {})), { timeout: 5000 })
+      .toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(other.anonymous.call("refresh", { refresh_token: other.tokens.refresh_token }))).toBe(
+      "auth.refresh_invalid",
+    );
 
     await expect(changerOnB.call("listApiKeys", {})).resolves.toBeDefined();
-    await expect(changer.anonymous.call("refresh", { refresh_token: changer.tokens.refresh_token })).resolves.toMatchObject({ token_type: "Bearer" });
+    await expect(
+      changer.anonymous.call("refresh", { refresh_token: changer.tokens.refresh_token }),
+    ).resolves.toMatchObject({ token_type: "Bearer" });
 
     const anonymous = anonymousOn(gatewayB, tenant);
-    expect(await errorCodeOf(anonymous.call("login", { email: tenant.user.email, password: tenant.password }))).toBe("auth.login_failed");
-    await expect(anonymous.call("login", { email: tenant.user.email, password: NEW_PASSWORD })).resolves.toMatchObject({ token_type: "Bearer" });
+    expect(await errorCodeOf(anonymous.call("login", { email: tenant.user.email, password: tenant.password }))).toBe(
+      "auth.login_failed",
+    );
+    await expect(anonymous.call("login", { email: tenant.user.email, password: NEW_PASSWORD })).resolves.toMatchObject({
+      token_type: "Bearer",
+    });
   });
 
   it("refuses a wrong current password and counts it like a failed sign-in, so it cannot be guessed", async () => {
@@ -69,16 +81,29 @@ describe("changing the password", () => {
     const { client } = await signedInClient(gatewayA.baseUrl, tenant);
     const wrong = { current_password: "not the password", new_password: NEW_PASSWORD };
     // The default guard slows the account down after three failures.
-    for (let failure = 1; failure <= 3; failure += 1) expect(await errorCodeOf(client.call("changePassword", wrong))).toBe("auth.password_incorrect");
-    expect(await errorCodeOf(client.call("changePassword", { ...wrong, current_password: tenant.password }))).toBe("auth.too_many_attempts");
-    expect(await errorCodeOf(anonymousOn(gatewayB, tenant).call("login", { email: tenant.user.email, password: tenant.password }))).toBe("auth.too_many_attempts");
+    for (let failure = 1; failure <= 3; failure += 1)
+      expect(await errorCodeOf(client.call("changePassword", wrong))).toBe("auth.password_incorrect");
+    expect(await errorCodeOf(client.call("changePassword", { ...wrong, current_password: tenant.password }))).toBe(
+      "auth.too_many_attempts",
+    );
+    expect(
+      await errorCodeOf(
+        anonymousOn(gatewayB, tenant).call("login", { email: tenant.user.email, password: tenant.password }),
+      ),
+    ).toBe("auth.too_many_attempts");
   });
 
   it("holds a new password to the rules of user creation and leaves the old one in place", async () => {
     const tenant = await createTenant(gatewayA.nc);
     const { client } = await signedInClient(gatewayA.baseUrl, tenant);
-    expect(await errorCodeOf(client.call("changePassword", { current_password: tenant.password, new_password: "too short" }))).toBe("request.invalid");
-    await expect(anonymousOn(gatewayA, tenant).call("login", { email: tenant.user.email, password: tenant.password })).resolves.toBeDefined();
+    expect(
+      await errorCodeOf(
+        client.call("changePassword", { current_password: tenant.password, new_password: "too short" }),
+      ),
+    ).toBe("request.invalid");
+    await expect(
+      anonymousOn(gatewayA, tenant).call("login", { email: tenant.user.email, password: tenant.password }),
+    ).resolves.toBeDefined();
   });
 
   it("needs a signed-in session: an API key of the user cannot change the password", async () => {
@@ -86,7 +111,11 @@ describe("changing the password", () => {
     const { client } = await signedInClient(gatewayA.baseUrl, tenant);
     const { key } = await client.call("createApiKey", { name: "no password changes" });
     const withKey = anonymousOn(gatewayA, tenant).with({ apiKey: key });
-    expect(await errorCodeOf(withKey.call("changePassword", { current_password: tenant.password, new_password: NEW_PASSWORD }))).toBe("auth.jwt_required");
+    expect(
+      await errorCodeOf(
+        withKey.call("changePassword", { current_password: tenant.password, new_password: NEW_PASSWORD }),
+      ),
+    ).toBe("auth.jwt_required");
   });
 });
 
@@ -109,16 +138,36 @@ describe("resetting the password with an e-mailed code", () => {
     await onB.call("listApiKeys", {});
 
     const anonymous = anonymousOn(gatewayA, tenant);
-    await expect(anonymous.call("requestPasswordReset", { email: tenant.user.email })).resolves.toEqual({ expires_in: 600 });
+    await expect(anonymous.call("requestPasswordReset", { email: tenant.user.email })).resolves.toEqual({
+      expires_in: 600,
+    });
     const code = await lastCodeSent(gatewayA, tenant.user.email);
-    await expect(anonymous.call("confirmPasswordReset", { email: tenant.user.email, code, new_password: NEW_PASSWORD })).resolves.toEqual({ password_reset: true });
+    await expect(
+      anonymous.call("confirmPasswordReset", { email: tenant.user.email, code, new_password: NEW_PASSWORD }),
+    ).resolves.toEqual({ password_reset: true });
 
     expect(await errorCodeOf(signedIn.client.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
-    await expect.poll(() => errorCodeOf(onB.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
-    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: signedIn.tokens.refresh_token }))).toBe("auth.refresh_invalid");
-    expect(await errorCodeOf(anonymous.call("confirmPasswordReset", { email: tenant.user.email, code, new_password: "yet another password" }))).toBe("auth.otp_invalid");
-    expect(await errorCodeOf(anonymous.call("login", { email: tenant.user.email, password: tenant.password }))).toBe("auth.login_failed");
-    await expect(anonymous.call("login", { email: tenant.user.email, password: NEW_PASSWORD })).resolves.toMatchObject({ token_type: "Bearer" });
+    await expect
+      .poll(() => errorCodeOf(onB.call("listApiKeys", {})), { timeout: 5000 })
+      .toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: signedIn.tokens.refresh_token }))).toBe(
+      "auth.refresh_invalid",
+    );
+    expect(
+      await errorCodeOf(
+        anonymous.call("confirmPasswordReset", {
+          email: tenant.user.email,
+          code,
+          new_password: "yet another password",
+        }),
+      ),
+    ).toBe("auth.otp_invalid");
+    expect(await errorCodeOf(anonymous.call("login", { email: tenant.user.email, password: tenant.password }))).toBe(
+      "auth.login_failed",
+    );
+    await expect(anonymous.call("login", { email: tenant.user.email, password: NEW_PASSWORD })).resolves.toMatchObject({
+      token_type: "Bearer",
+    });
   });
 
   it("keeps the purposes apart: a sign-in code cannot reset the password, nor a reset code sign in", async () => {
@@ -126,15 +175,31 @@ describe("resetting the password with an e-mailed code", () => {
     const anonymous = anonymousOn(gatewayA, tenant);
     await anonymous.call("requestOtp", { email: tenant.user.email });
     const signInCode = await lastCodeSent(gatewayA, tenant.user.email);
-    expect(await errorCodeOf(anonymous.call("confirmPasswordReset", { email: tenant.user.email, code: signInCode, new_password: NEW_PASSWORD }))).toBe("auth.otp_invalid");
+    expect(
+      await errorCodeOf(
+        anonymous.call("confirmPasswordReset", {
+          email: tenant.user.email,
+          code: signInCode,
+          new_password: NEW_PASSWORD,
+        }),
+      ),
+    ).toBe("auth.otp_invalid");
 
     await anonymous.call("requestPasswordReset", { email: tenant.user.email });
     const resetCode = await lastCodeSent(gatewayA, tenant.user.email, 1);
-    expect(await errorCodeOf(anonymous.call("verifyOtp", { email: tenant.user.email, code: resetCode }))).toBe("auth.otp_invalid");
+    expect(await errorCodeOf(anonymous.call("verifyOtp", { email: tenant.user.email, code: resetCode }))).toBe(
+      "auth.otp_invalid",
+    );
     // Each code still works for its own purpose, and the password is unchanged.
-    await expect(anonymous.call("verifyOtp", { email: tenant.user.email, code: signInCode })).resolves.toMatchObject({ token_type: "Bearer" });
-    await expect(anonymous.call("login", { email: tenant.user.email, password: tenant.password })).resolves.toBeDefined();
-    await expect(anonymous.call("confirmPasswordReset", { email: tenant.user.email, code: resetCode, new_password: NEW_PASSWORD })).resolves.toEqual({ password_reset: true });
+    await expect(anonymous.call("verifyOtp", { email: tenant.user.email, code: signInCode })).resolves.toMatchObject({
+      token_type: "Bearer",
+    });
+    await expect(
+      anonymous.call("login", { email: tenant.user.email, password: tenant.password }),
+    ).resolves.toBeDefined();
+    await expect(
+      anonymous.call("confirmPasswordReset", { email: tenant.user.email, code: resetCode, new_password: NEW_PASSWORD }),
+    ).resolves.toEqual({ password_reset: true });
   });
 
   it("counts wrong codes towards the sign-in lock of the account", async () => {
@@ -144,9 +209,17 @@ describe("resetting the password with an e-mailed code", () => {
     const code = await lastCodeSent(gatewayA, tenant.user.email);
     const wrong = code === "000000" ? "111111" : "000000";
     for (let failure = 1; failure <= 3; failure += 1) {
-      expect(await errorCodeOf(anonymous.call("confirmPasswordReset", { email: tenant.user.email, code: wrong, new_password: NEW_PASSWORD }))).toBe("auth.otp_invalid");
+      expect(
+        await errorCodeOf(
+          anonymous.call("confirmPasswordReset", { email: tenant.user.email, code: wrong, new_password: NEW_PASSWORD }),
+        ),
+      ).toBe("auth.otp_invalid");
     }
-    expect(await errorCodeOf(anonymous.call("confirmPasswordReset", { email: tenant.user.email, code, new_password: NEW_PASSWORD }))).toBe("auth.too_many_attempts");
+    expect(
+      await errorCodeOf(
+        anonymous.call("confirmPasswordReset", { email: tenant.user.email, code, new_password: NEW_PASSWORD }),
+      ),
+    ).toBe("auth.too_many_attempts");
   });
 
   it("does not reach across applications: an address asked under another app's id gets no code and its password stays", async () => {
@@ -157,7 +230,17 @@ describe("resetting the password with an e-mailed code", () => {
     await underOther.call("requestPasswordReset", { email: otherApp.user.email });
     await lastCodeSent(gatewayA, otherApp.user.email);
     expect(sentCount(gatewayA, tenant.user.email)).toBe(0);
-    expect(await errorCodeOf(underOther.call("confirmPasswordReset", { email: tenant.user.email, code: "123456", new_password: NEW_PASSWORD }))).toBe("auth.otp_invalid");
-    await expect(anonymousOn(gatewayA, tenant).call("login", { email: tenant.user.email, password: tenant.password })).resolves.toBeDefined();
+    expect(
+      await errorCodeOf(
+        underOther.call("confirmPasswordReset", {
+          email: tenant.user.email,
+          code: "123456",
+          new_password: NEW_PASSWORD,
+        }),
+      ),
+    ).toBe("auth.otp_invalid");
+    await expect(
+      anonymousOn(gatewayA, tenant).call("login", { email: tenant.user.email, password: tenant.password }),
+    ).resolves.toBeDefined();
   });
 });

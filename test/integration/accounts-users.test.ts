@@ -32,7 +32,13 @@ async function addUser(tenant: Tenant, role: Role): Promise<Tenant> {
   const user = await requestRpc(
     gateway.nc,
     subjects.adminUserCreate(),
-    { app_id: tenant.app.app_id, business_id: tenant.business.business_id, email: `user-${randomBase62(8).toLowerCase()}@example.test`, password, role },
+    {
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      email: `user-${randomBase62(8).toLowerCase()}@example.test`,
+      password,
+      role,
+    },
     User,
   );
   return { ...tenant, user, password };
@@ -69,7 +75,9 @@ describe("users/list", () => {
       created_at: tenant.user.created_at,
       last_sign_in_at: expect.any(String),
     });
-    expect([...first.items, ...second.items].find(({ user_id }) => user_id === members[0]!.user.user_id)).toMatchObject({ role: "member", last_sign_in_at: null });
+    expect([...first.items, ...second.items].find(({ user_id }) => user_id === members[0]!.user.user_id)).toMatchObject(
+      { role: "member", last_sign_in_at: null },
+    );
   });
 });
 
@@ -77,16 +85,36 @@ describe("users stored by an older version", () => {
   it("are listed, as active, once a gateway has started and indexed them", async () => {
     const tenant = await createTenant(gateway.nc);
     // As an older version stored a user: no status, no last sign-in, no business index entry.
-    const older = { user_id: newId("usr"), app_id: tenant.app.app_id, business_id: tenant.business.business_id, email: "older@example.test", role: "member", created_at: new Date().toISOString(), password_hash: "scrypt$1$1$1$AA$AA" };
-    await new JsonBucket(await new Kvm(gateway.nc).open(BUCKETS.users), z.record(z.string(), z.unknown())).create(older.user_id, older);
+    const older = {
+      user_id: newId("usr"),
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      email: "older@example.test",
+      role: "member",
+      created_at: new Date().toISOString(),
+      password_hash: "scrypt$1$1$1$AA$AA",
+    };
+    await new JsonBucket(await new Kvm(gateway.nc).open(BUCKETS.users), z.record(z.string(), z.unknown())).create(
+      older.user_id,
+      older,
+    );
     const admin = await adminOf(tenant);
     expect((await admin.call("listUsers", {})).items.map(({ user_id }) => user_id)).not.toContain(older.user_id);
 
     const restarted = await startGateway(nats.url);
     try {
       await expect
-        .poll(async () => (await admin.call("listUsers", {})).items.find(({ user_id }) => user_id === older.user_id), { timeout: 10_000 })
-        .toEqual({ user_id: older.user_id, email: older.email, role: "member", status: "active", created_at: older.created_at, last_sign_in_at: null });
+        .poll(async () => (await admin.call("listUsers", {})).items.find(({ user_id }) => user_id === older.user_id), {
+          timeout: 10_000,
+        })
+        .toEqual({
+          user_id: older.user_id,
+          email: older.email,
+          role: "member",
+          status: "active",
+          created_at: older.created_at,
+          last_sign_in_at: null,
+        });
     } finally {
       await restarted.stop();
     }
@@ -102,7 +130,9 @@ describe("members", () => {
     expect(await errorCodeOf(client.call("inviteUser", { email: "someone@example.test" }))).toBe("permission.denied");
     expect(await errorCodeOf(client.call("disableUser", { user_id: tenant.user.user_id }))).toBe("permission.denied");
     expect(await errorCodeOf(client.call("enableUser", { user_id: tenant.user.user_id }))).toBe("permission.denied");
-    expect(await errorCodeOf(client.call("setUserRole", { user_id: member.user.user_id, role: "admin" }))).toBe("permission.denied");
+    expect(await errorCodeOf(client.call("setUserRole", { user_id: member.user.user_id, role: "admin" }))).toBe(
+      "permission.denied",
+    );
     const { items } = await (await adminOf(tenant)).call("listUsers", {});
     expect(items.map(({ role, status }) => [role, status]).sort()).toEqual([
       ["admin", "active"],
@@ -121,13 +151,17 @@ describe("users/invite", () => {
 
     const anonymous = new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id });
     // The invitation has no usable password until one is set.
-    expect(await errorCodeOf(anonymous.call("login", { email, password: "any password at all" }))).toBe("auth.login_failed");
+    expect(await errorCodeOf(anonymous.call("login", { email, password: "any password at all" }))).toBe(
+      "auth.login_failed",
+    );
     await expect.poll(() => gateway.outbox.get(email)?.length ?? 0).toBe(1);
     const code = gateway.outbox.get(email)![0]!;
     await anonymous.call("confirmPasswordReset", { email, code, new_password: "the invitee's own password" });
     expect(await statusOf(admin, invited.user_id)).toMatchObject({ status: "active" });
     const tokens = await anonymous.call("login", { email, password: "the invitee's own password" });
-    await expect(anonymous.with({ accessToken: tokens.access_token }).call("listApiKeys", {})).resolves.toEqual({ items: [] });
+    await expect(anonymous.with({ accessToken: tokens.access_token }).call("listApiKeys", {})).resolves.toEqual({
+      items: [],
+    });
   });
 
   it("makes an invitee who signs in with a one-time code active", async () => {
@@ -139,7 +173,11 @@ describe("users/invite", () => {
     await anonymous.call("requestOtp", { email });
     await expect.poll(() => gateway.outbox.get(email)?.length ?? 0).toBe(2);
     await anonymous.call("verifyOtp", { email, code: gateway.outbox.get(email)![1]! });
-    expect(await statusOf(admin, invited.user_id)).toMatchObject({ status: "active", role: "member", last_sign_in_at: expect.any(String) });
+    expect(await statusOf(admin, invited.user_id)).toMatchObject({
+      status: "active",
+      role: "member",
+      last_sign_in_at: expect.any(String),
+    });
   });
 
   it("refuses an e-mail that already has an account in the application, in any business", async () => {
@@ -147,7 +185,9 @@ describe("users/invite", () => {
     const otherBusiness = await createTenant(gateway.nc, { appId: tenant.app.app_id });
     const admin = await adminOf(tenant);
     expect(await errorCodeOf(admin.call("inviteUser", { email: tenant.user.email }))).toBe("resource.already_exists");
-    expect(await errorCodeOf(admin.call("inviteUser", { email: otherBusiness.user.email.toUpperCase() }))).toBe("resource.already_exists");
+    expect(await errorCodeOf(admin.call("inviteUser", { email: otherBusiness.user.email.toUpperCase() }))).toBe(
+      "resource.already_exists",
+    );
     expect((await admin.call("listUsers", {})).items).toHaveLength(1);
   });
 });
@@ -160,14 +200,26 @@ describe("users/disable, users/enable and users/set-role", () => {
     const anonymous = new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id });
     const login = () => anonymous.call("login", { email: member.user.email, password: member.password });
 
-    await expect(admin.call("disableUser", { user_id: member.user.user_id })).resolves.toMatchObject({ status: "disabled" });
-    await expect(admin.call("disableUser", { user_id: member.user.user_id })).resolves.toMatchObject({ status: "disabled" });
-    const refused = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", { email: member.user.email, password: member.password });
-    const wrong = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", { email: member.user.email, password: "not the password" });
+    await expect(admin.call("disableUser", { user_id: member.user.user_id })).resolves.toMatchObject({
+      status: "disabled",
+    });
+    await expect(admin.call("disableUser", { user_id: member.user.user_id })).resolves.toMatchObject({
+      status: "disabled",
+    });
+    const refused = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", {
+      email: member.user.email,
+      password: member.password,
+    });
+    const wrong = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", {
+      email: member.user.email,
+      password: "not the password",
+    });
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual(wrong.body);
 
-    await expect(admin.call("enableUser", { user_id: member.user.user_id })).resolves.toMatchObject({ status: "active" });
+    await expect(admin.call("enableUser", { user_id: member.user.user_id })).resolves.toMatchObject({
+      status: "active",
+    });
     await expect(login()).resolves.toMatchObject({ token_type: "Bearer" });
   });
 
@@ -180,14 +232,24 @@ describe("users/disable, users/enable and users/set-role", () => {
     expect(await statusOf(admin, self)).toMatchObject({ role: "admin", status: "active" });
 
     const second = await addUser(tenant, "member");
-    await expect(admin.call("setUserRole", { user_id: second.user.user_id, role: "admin" })).resolves.toMatchObject({ role: "admin" });
+    await expect(admin.call("setUserRole", { user_id: second.user.user_id, role: "admin" })).resolves.toMatchObject({
+      role: "admin",
+    });
     const secondAdmin = await adminOf(second);
-    await expect(admin.call("setUserRole", { user_id: self, role: "member" })).resolves.toMatchObject({ role: "member" });
+    await expect(admin.call("setUserRole", { user_id: self, role: "member" })).resolves.toMatchObject({
+      role: "member",
+    });
     // The last admin now is the second one: neither a demotion nor a disabling may remove them.
-    expect(await errorCodeOf(secondAdmin.call("setUserRole", { user_id: second.user.user_id, role: "member" }))).toBe("user.last_admin");
-    await expect(secondAdmin.call("setUserRole", { user_id: self, role: "admin" })).resolves.toMatchObject({ role: "admin" });
+    expect(await errorCodeOf(secondAdmin.call("setUserRole", { user_id: second.user.user_id, role: "member" }))).toBe(
+      "user.last_admin",
+    );
+    await expect(secondAdmin.call("setUserRole", { user_id: self, role: "admin" })).resolves.toMatchObject({
+      role: "admin",
+    });
     await expect(secondAdmin.call("disableUser", { user_id: self })).resolves.toMatchObject({ status: "disabled" });
-    expect(await errorCodeOf(secondAdmin.call("setUserRole", { user_id: second.user.user_id, role: "member" }))).toBe("user.last_admin");
+    expect(await errorCodeOf(secondAdmin.call("setUserRole", { user_id: second.user.user_id, role: "member" }))).toBe(
+      "user.last_admin",
+    );
   });
 });
 
@@ -201,8 +263,12 @@ describe("two admins demoting each other at the same moment", () => {
       outcomeOf(other.call("setUserRole", { user_id: tenant.user.user_id, role: "member" })),
     ]);
     for (const outcome of outcomes) expect(["ok", "user.last_admin"]).toContain(outcome);
-    const { items } = await (await adminOf(tenant)).call("listUsers", {}).catch(async () => (await adminOf(second)).call("listUsers", {}));
-    expect(items.filter(({ role, status }) => role === "admin" && status === "active").length).toBeGreaterThanOrEqual(1);
+    const { items } = await (await adminOf(tenant))
+      .call("listUsers", {})
+      .catch(async () => (await adminOf(second)).call("listUsers", {}));
+    expect(items.filter(({ role, status }) => role === "admin" && status === "active").length).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 });
 

@@ -19,7 +19,6 @@ import { randomBase62 } from "../../shared/runtime/index.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, startSystem, type RunningSystem } from "../harness/system.js";
 
-
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OPERATOR_PASSWORD = `op-${randomBase62(16)}`;
 const SERVICES_PASSWORD = `svc-${randomBase62(16)}`;
@@ -82,11 +81,23 @@ interface Outcome {
 const AS_OPERATOR = { NATS_USER: "operator", NATS_PASSWORD: OPERATOR_PASSWORD };
 
 /** The real CLI process, as the operator runs it; `input` is written to its stdin, then stdin ends. */
-function admin(args: readonly string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Outcome> {
-  const env: Record<string, string | undefined> = { ...process.env, NATS_URL: nats.url, ...AS_OPERATOR, ...options.env };
+function admin(
+  args: readonly string[],
+  options: { env?: Record<string, string>; input?: string } = {},
+): Promise<Outcome> {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NATS_URL: nats.url,
+    ...AS_OPERATOR,
+    ...options.env,
+  };
   delete env.NATS_TOKEN;
   delete env.NATS_CREDS_FILE;
-  const child = spawn(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args], { cwd: REPO_ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -105,10 +116,17 @@ const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
  * The real CLI on a pseudo-terminal (util-linux `script`): each answer is typed once its
  * prompt has appeared, as a person would. The transcript is everything the terminal showed.
  */
-function onTerminal(args: readonly string[], answers: ReadonlyArray<readonly [prompt: string, typed: string]>): Promise<{ code: number | null; transcript: string }> {
+function onTerminal(
+  args: readonly string[],
+  answers: ReadonlyArray<readonly [prompt: string, typed: string]>,
+): Promise<{ code: number | null; transcript: string }> {
   const command = [process.execPath, "--import", "tsx", "services/admin/main.ts", ...args].map(shellQuote).join(" ");
   const env = { ...process.env, NATS_URL: nats.url, ...AS_OPERATOR };
-  const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: REPO_ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn("script", ["-qec", command, "/dev/null"], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let transcript = "";
   let next = 0;
   let seen = 0;
@@ -148,7 +166,13 @@ async function businessesOf(appId: string): Promise<Business[]> {
 
 async function bootstrapFile(appId: string, extra: Record<string, unknown> = {}): Promise<string> {
   const path = join(dir, `${appId}.json`);
-  const settings = { app_id: appId, app_name: "Acme Corp", operator_business_name: "Acme Operations", admin_email: `ops@${appId}.example`, ...extra };
+  const settings = {
+    app_id: appId,
+    app_name: "Acme Corp",
+    operator_business_name: "Acme Operations",
+    admin_email: `ops@${appId}.example`,
+    ...extra,
+  };
   await writeFile(path, JSON.stringify(settings));
   return path;
 }
@@ -163,16 +187,26 @@ describe("bootstrap as the restricted operator user", () => {
     const outcome = await admin(["bootstrap", "--file", file, "--json"]);
     expect(outcome.stderr).toBe("");
     expect(outcome.code).toBe(0);
-    const made = JSON.parse(outcome.stdout) as { app: { app_id: string }; business: Business; admin: { email: string; role: string; business_id: string } };
+    const made = JSON.parse(outcome.stdout) as {
+      app: { app_id: string };
+      business: Business;
+      admin: { email: string; role: string; business_id: string };
+    };
     expect(made.app.app_id).toBe(appId);
     expect(made.business).toMatchObject({ app_id: appId, name: "Acme Operations", operator: true });
-    expect(made.admin).toMatchObject({ email: `ops@${appId}.example`, role: "admin", business_id: made.business.business_id });
+    expect(made.admin).toMatchObject({
+      email: `ops@${appId}.example`,
+      role: "admin",
+      business_id: made.business.business_id,
+    });
     expect(outcome.stdout).not.toContain(password);
     await signIn(appId, `ops@${appId}.example`, password);
   });
 
   it("run again, refuses with exit 1 naming the existing application, and makes no second business", async () => {
-    const outcome = await admin(["bootstrap", "--file", await bootstrapFile(appId), "--password-stdin"], { input: `${password}\n` });
+    const outcome = await admin(["bootstrap", "--file", await bootstrapFile(appId), "--password-stdin"], {
+      input: `${password}\n`,
+    });
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toContain(`application ${appId} exists already`);
     expect(outcome.stderr).toContain("nothing was created");
@@ -180,7 +214,11 @@ describe("bootstrap as the restricted operator user", () => {
   });
 
   it("refuses a password in the bootstrap file before contacting NATS", async () => {
-    const outcome = await admin(["bootstrap", "--file", await bootstrapFile(`other-${appId}`, { password: "correct horse battery" })]);
+    const outcome = await admin([
+      "bootstrap",
+      "--file",
+      await bootstrapFile(`other-${appId}`, { password: "correct horse battery" }),
+    ]);
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toContain('"password" is refused');
     expect(await businessesOf(`other-${appId}`)).toEqual([]);
@@ -192,7 +230,17 @@ describe("user create's password", () => {
     const tenant = await createTenant(nc);
     const email = `stdin-${randomBase62(6).toLowerCase()}@example.test`;
     const password = `pw ${randomBase62(16)} with spaces`;
-    const args = ["user", "create", "--app", tenant.app.app_id, "--business", tenant.business.business_id, "--email", email, "--password-stdin"];
+    const args = [
+      "user",
+      "create",
+      "--app",
+      tenant.app.app_id,
+      "--business",
+      tenant.business.business_id,
+      "--email",
+      email,
+      "--password-stdin",
+    ];
     const outcome = await admin(args, { input: `${password}\nnot the password\n` });
     expect(outcome.stderr).toBe("");
     expect(outcome.code).toBe(0);
@@ -203,13 +251,26 @@ describe("user create's password", () => {
   it("on the command line is refused with exit 2, and nothing is created", async () => {
     const tenant = await createTenant(nc);
     const email = `argv-${randomBase62(6).toLowerCase()}@example.test`;
-    const args = ["user", "create", "--app", tenant.app.app_id, "--business", tenant.business.business_id, "--email", email, "--password", "correct horse battery"];
+    const args = [
+      "user",
+      "create",
+      "--app",
+      tenant.app.app_id,
+      "--business",
+      tenant.business.business_id,
+      "--email",
+      email,
+      "--password",
+      "correct horse battery",
+    ];
     const outcome = await admin(args);
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toContain("--password is refused");
     expect(outcome.stderr).toContain("--password-stdin");
     const client = new ComputeClient({ baseUrl: system.gateways[0]!.baseUrl, appId: tenant.app.app_id });
-    await expect(client.call("login", { email, password: "correct horse battery" })).rejects.toMatchObject({ code: "auth.login_failed" });
+    await expect(client.call("login", { email, password: "correct horse battery" })).rejects.toMatchObject({
+      code: "auth.login_failed",
+    });
   });
 });
 
@@ -218,7 +279,18 @@ describe("on a terminal", () => {
     const tenant = await createTenant(nc);
     const email = `tty-${randomBase62(6).toLowerCase()}@example.test`;
     const password = `tty-${randomBase62(20)}`;
-    const args = ["user", "create", "--app", tenant.app.app_id, "--business", tenant.business.business_id, "--email", email, "--role", "admin"];
+    const args = [
+      "user",
+      "create",
+      "--app",
+      tenant.app.app_id,
+      "--business",
+      tenant.business.business_id,
+      "--email",
+      email,
+      "--role",
+      "admin",
+    ];
     const { code, transcript } = await onTerminal(args, [
       ["Password: ", password],
       ["Password again: ", password],
@@ -232,33 +304,48 @@ describe("on a terminal", () => {
   it("bootstrap asks for every setting and the password", async () => {
     const appId = `tty-${randomBase62(6).toLowerCase()}`;
     const password = `tty-${randomBase62(20)}`;
-    const { code, transcript } = await onTerminal(["bootstrap"], [
-      ["Application id", appId],
-      ["Application name: ", "Terminal Corp"],
-      ["Operator business name: ", "Terminal Operations"],
-      ["Admin e-mail: ", `ops@${appId}.example`],
-      ["Password: ", password],
-      ["Password again: ", password],
-    ]);
+    const { code, transcript } = await onTerminal(
+      ["bootstrap"],
+      [
+        ["Application id", appId],
+        ["Application name: ", "Terminal Corp"],
+        ["Operator business name: ", "Terminal Operations"],
+        ["Admin e-mail: ", `ops@${appId}.example`],
+        ["Password: ", password],
+        ["Password again: ", password],
+      ],
+    );
     expect(transcript).toContain(`created app ${appId} (Terminal Corp)`);
     expect(code).toBe(0);
     // The terminal shows what is typed at a plain prompt, never the password.
     expect(withoutEscapes(transcript)).toContain(`Admin e-mail: ops@${appId}.example`);
     expect(transcript).not.toContain(password);
-    expect(await businessesOf(appId)).toEqual([expect.objectContaining({ name: "Terminal Operations", operator: true })]);
+    expect(await businessesOf(appId)).toEqual([
+      expect.objectContaining({ name: "Terminal Operations", operator: true }),
+    ]);
     await signIn(appId, `ops@${appId}.example`, password);
   });
 });
 
 describe("the operator's NATS user", () => {
   it("cannot read the signing keys bucket nor call the JetStream API", async () => {
-    const operator = await connect({ servers: nats.url, user: "operator", pass: OPERATOR_PASSWORD, inboxPrefix: ADMIN_INBOX_PREFIX, reconnect: false });
+    const operator = await connect({
+      servers: nats.url,
+      user: "operator",
+      pass: OPERATOR_PASSWORD,
+      inboxPrefix: ADMIN_INBOX_PREFIX,
+      reconnect: false,
+    });
     try {
-      await expect(operator.request("$JS.API.INFO", "", { timeout: 2000 })).rejects.toThrow(/Permissions Violation for Publish to "\$JS\.API\.INFO"/);
-      const directGet = `$JS.API.DIRECT.GET.KV_${BUCKETS.signingKeys}`;
-      await expect(operator.request(directGet, JSON.stringify({ last_by_subj: `$KV.${BUCKETS.signingKeys}.current` }), { timeout: 2000 })).rejects.toThrow(
-        /Permissions Violation for Publish/,
+      await expect(operator.request("$JS.API.INFO", "", { timeout: 2000 })).rejects.toThrow(
+        /Permissions Violation for Publish to "\$JS\.API\.INFO"/,
       );
+      const directGet = `$JS.API.DIRECT.GET.KV_${BUCKETS.signingKeys}`;
+      await expect(
+        operator.request(directGet, JSON.stringify({ last_by_subj: `$KV.${BUCKETS.signingKeys}.current` }), {
+          timeout: 2000,
+        }),
+      ).rejects.toThrow(/Permissions Violation for Publish/);
       const watch = operator.subscribe(`$KV.${BUCKETS.signingKeys}.>`);
       await expect(watch.closed).resolves.toBeInstanceOf(natsErrors.PermissionViolationError);
     } finally {
@@ -267,16 +354,24 @@ describe("the operator's NATS user", () => {
   });
 
   it("with a wrong password, the CLI says the server refused it as an authorization violation", async () => {
-    const outcome = await admin(["app", "create", "--id", "never", "--name", "Never"], { env: { NATS_PASSWORD: "wrong" } });
+    const outcome = await admin(["app", "create", "--id", "never", "--name", "Never"], {
+      env: { NATS_PASSWORD: "wrong" },
+    });
     expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toContain(`NATS at ${nats.url} refused the connection: authorization violation with user operator`);
+    expect(outcome.stderr).toContain(
+      `NATS at ${nats.url} refused the connection: authorization violation with user operator`,
+    );
     expect(outcome.stderr).not.toContain("make dev");
   });
 
   it("as the services' user, the CLI says NATS refused its answer inbox and that the command may have been carried out", async () => {
-    const outcome = await admin(["app", "create", "--id", "svcmade", "--name", "Made"], { env: { NATS_USER: "services", NATS_PASSWORD: SERVICES_PASSWORD } });
+    const outcome = await admin(["app", "create", "--id", "svcmade", "--name", "Made"], {
+      env: { NATS_USER: "services", NATS_PASSWORD: SERVICES_PASSWORD },
+    });
     expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toContain(`NATS refused user services (NATS_USER and NATS_PASSWORD) the right to subscribe to ${ADMIN_INBOX_PREFIX}.`);
+    expect(outcome.stderr).toContain(
+      `NATS refused user services (NATS_USER and NATS_PASSWORD) the right to subscribe to ${ADMIN_INBOX_PREFIX}.`,
+    );
     expect(outcome.stderr).toContain("the command may have been carried out");
     expect(outcome.stderr).not.toContain("did not answer");
     // It was: the gateway made the application and its answer was lost.
@@ -285,9 +380,13 @@ describe("the operator's NATS user", () => {
   });
 
   it("as a user without publish rights on cjs.admin.>, the CLI says the command was not sent", async () => {
-    const outcome = await admin(["app", "create", "--id", "agentmade", "--name", "Never"], { env: { NATS_USER: "agent", NATS_PASSWORD: AGENT_PASSWORD } });
+    const outcome = await admin(["app", "create", "--id", "agentmade", "--name", "Never"], {
+      env: { NATS_USER: "agent", NATS_PASSWORD: AGENT_PASSWORD },
+    });
     expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toContain("NATS refused user agent (NATS_USER and NATS_PASSWORD) the right to publish to cjs.admin.app.create: the command was not sent.");
+    expect(outcome.stderr).toContain(
+      "NATS refused user agent (NATS_USER and NATS_PASSWORD) the right to publish to cjs.admin.app.create: the command was not sent.",
+    );
     expect(outcome.stderr).toContain("needs publish on cjs.admin.> and subscribe on _INBOX_admin.>");
   });
 });

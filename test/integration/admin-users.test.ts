@@ -43,10 +43,19 @@ afterAll(async () => {
 
 /** The real CLI process, as the operator runs it. */
 function admin(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string | undefined> = { ...process.env, NATS_URL: nats.url, NATS_USER: "operator", NATS_PASSWORD: OPERATOR_PASSWORD };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NATS_URL: nats.url,
+    NATS_USER: "operator",
+    NATS_PASSWORD: OPERATOR_PASSWORD,
+  };
   delete env.NATS_TOKEN;
   delete env.NATS_CREDS_FILE;
-  const child = spawn(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -56,31 +65,67 @@ function admin(args: readonly string[]): Promise<{ code: number | null; stdout: 
 
 describe("admin users", () => {
   it("lists a business's users as text, one line each", async () => {
-    const listed = await admin(["users", "list", "--app", tenant.app.app_id, "--business", tenant.business.business_id]);
+    const listed = await admin([
+      "users",
+      "list",
+      "--app",
+      tenant.app.app_id,
+      "--business",
+      tenant.business.business_id,
+    ]);
     expect(listed).toMatchObject({ code: 0, stderr: "" });
-    expect(listed.stdout.trim()).toBe(`${tenant.user.user_id} <${tenant.user.email}> admin active in business ${tenant.business.business_id} (never signed in)`);
+    expect(listed.stdout.trim()).toBe(
+      `${tenant.user.user_id} <${tenant.user.email}> admin active in business ${tenant.business.business_id} (never signed in)`,
+    );
   });
 
   it("disables the business's last admin (the operator may), refused on the gateway at once, and enables them again", async () => {
     const { client } = await signedInClient(gateway.baseUrl, tenant);
-    const disabled = await admin(["users", "disable", "--app", tenant.app.app_id, "--user", tenant.user.user_id, "--json"]);
+    const disabled = await admin([
+      "users",
+      "disable",
+      "--app",
+      tenant.app.app_id,
+      "--user",
+      tenant.user.user_id,
+      "--json",
+    ]);
     expect(disabled.code).toBe(0);
-    expect(JSON.parse(disabled.stdout)).toMatchObject({ user_id: tenant.user.user_id, status: "disabled", role: "admin" });
-    await expect.poll(() => errorCodeOf(client.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
+    expect(JSON.parse(disabled.stdout)).toMatchObject({
+      user_id: tenant.user.user_id,
+      status: "disabled",
+      role: "admin",
+    });
+    await expect
+      .poll(() => errorCodeOf(client.call("listApiKeys", {})), { timeout: 5000 })
+      .toBe("auth.invalid_credentials");
 
     const enabled = await admin(["users", "enable", "--app", tenant.app.app_id, "--user", tenant.user.user_id]);
     expect(enabled).toMatchObject({ code: 0, stderr: "" });
     expect(enabled.stdout).toContain(`enabled ${tenant.user.user_id} <${tenant.user.email}> admin active`);
     const anonymous = new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id });
-    await expect(anonymous.call("login", { email: tenant.user.email, password: tenant.password })).resolves.toBeDefined();
+    await expect(
+      anonymous.call("login", { email: tenant.user.email, password: tenant.password }),
+    ).resolves.toBeDefined();
   });
 
   it("set-role of a user of another app answers not found with exit 1 and changes nothing", async () => {
     const other = await createTenant(gateway.nc);
-    const refused = await admin(["users", "set-role", "--app", tenant.app.app_id, "--user", other.user.user_id, "--role", "member"]);
+    const refused = await admin([
+      "users",
+      "set-role",
+      "--app",
+      tenant.app.app_id,
+      "--user",
+      other.user.user_id,
+      "--role",
+      "member",
+    ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("error: resource.not_found:");
     const { client } = await signedInClient(gateway.baseUrl, other);
-    await expect(client.call("listUsers", {})).resolves.toMatchObject({ items: [expect.objectContaining({ role: "admin" })] });
+    await expect(client.call("listUsers", {})).resolves.toMatchObject({
+      items: [expect.objectContaining({ role: "admin" })],
+    });
   });
 });

@@ -8,7 +8,12 @@ import { fileURLToPath } from "node:url";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Agent, buildAgent, loadConfig as loadAgentConfig, processGroupMembers } from "../../clients/agent/index.js";
+import {
+  type Agent,
+  buildAgent,
+  loadConfig as loadAgentConfig,
+  processGroupMembers,
+} from "../../clients/agent/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { type JobState, LogLine } from "../../shared/contract/index.js";
 import { decodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
@@ -70,7 +75,9 @@ async function newWorkDir(): Promise<string> {
 function agentEnv(transport: Transport, pool: string, workDir: string, via?: string): Record<string, string> {
   return {
     // Over NATS the gateway URL points nowhere: a call that went over HTTP would fail.
-    ...(transport === "http" ? { CJS_GATEWAY_URL: via ?? baseUrl } : { CJS_AGENT_NATS_URL: via ?? nats.url, CJS_GATEWAY_URL: UNREACHABLE_URL }),
+    ...(transport === "http"
+      ? { CJS_GATEWAY_URL: via ?? baseUrl }
+      : { CJS_AGENT_NATS_URL: via ?? nats.url, CJS_GATEWAY_URL: UNREACHABLE_URL }),
     CJS_APP_ID: tenant.app.app_id,
     CJS_API_KEY: apiKey,
     CJS_POOL: pool,
@@ -83,7 +90,12 @@ function agentEnv(transport: Transport, pool: string, workDir: string, via?: str
 
 /** An agent in this process, as `make dev` runs it. */
 async function startAgent(env: Record<string, string>): Promise<Agent> {
-  const agent = buildAgent({ config: loadAgentConfig(env), logger: pino({ level: env.LOG_LEVEL ?? "silent" }), clock: systemClock, env: process.env });
+  const agent = buildAgent({
+    config: loadAgentConfig(env),
+    logger: pino({ level: env.LOG_LEVEL ?? "silent" }),
+    clock: systemClock,
+    env: process.env,
+  });
   agents.push(agent);
   await agent.start();
   return agent;
@@ -106,7 +118,9 @@ async function storedLines(jobId: string): Promise<LogLine[]> {
   const jsm = await jetstreamManager(system.gateways[0]!.nc);
   const lines: LogLine[] = [];
   for (let seq = 1; ; ) {
-    const message = await jsm.direct.getMessage(STREAMS.logs, { seq, next_by_subj: subjects.jobLogs(jobId, 1) }).catch(() => null);
+    const message = await jsm.direct
+      .getMessage(STREAMS.logs, { seq, next_by_subj: subjects.jobLogs(jobId, 1) })
+      .catch(() => null);
     if (!message) return lines;
     lines.push(...LogMessage.parse(decodeJson(message.data)).lines);
     seq = message.seq + 1;
@@ -132,7 +146,9 @@ async function liveProcesses(pgid: number): Promise<number> {
 /** The process group a job wrote to `pgid` in its workspace (its shell's `$$`). */
 async function recordedGroup(workDir: string, jobId: string): Promise<number> {
   const path = join(workspaceOf(workDir, jobId), "pgid");
-  await expect.poll(async () => (await readFile(path, "utf8").catch(() => "")).trim(), { timeout: 20_000 }).toMatch(/^\d+$/);
+  await expect
+    .poll(async () => (await readFile(path, "utf8").catch(() => "")).trim(), { timeout: 20_000 })
+    .toMatch(/^\d+$/);
   return Number((await readFile(path, "utf8")).trim());
 }
 
@@ -143,7 +159,9 @@ const TREE = ["sh", "-c", "echo $$ > pgid; sleep 300 & sleep 300 & wait"];
  * A TCP proxy in front of the gateway (HTTP) or the NATS server (NATS-direct) that the test
  * can cut: while cut, every connection is dropped, as when the server is down.
  */
-async function startProxy(transport: Transport): Promise<{ url: string; cut(): void; restore(): void; refused(): number; close(): Promise<void> }> {
+async function startProxy(
+  transport: Transport,
+): Promise<{ url: string; cut(): void; restore(): void; refused(): number; close(): Promise<void> }> {
   const target = new URL(transport === "http" ? baseUrl : nats.url);
   let isCut = false;
   let refusedConnections = 0;
@@ -224,7 +242,11 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
       const jobId = (
         await user.call("submitJob", {
           type: "shell",
-          command: ["sh", "-c", 'echo "$GREETING $CJS_JOB_ID $CJS_ATTEMPT"; ls -A | grep -v "^.cjs" | wc -l; test -d "$CJS_ARTIFACTS_DIR"'],
+          command: [
+            "sh",
+            "-c",
+            'echo "$GREETING $CJS_JOB_ID $CJS_ATTEMPT"; ls -A | grep -v "^.cjs" | wc -l; test -d "$CJS_ARTIFACTS_DIR"',
+          ],
           env: { GREETING: "hello" },
           pool_id: pool,
         })
@@ -237,7 +259,11 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
 
     it("reports the run's usage: wall time, and CPU time and peak memory where /proc exists", async () => {
       // Busy for two seconds: several 500 ms samples see it.
-      const jobId = await submit(pool, ["sh", "-c", "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do i=0; while [ $i -lt 1000 ]; do i=$((i+1)); done; done"]);
+      const jobId = await submit(pool, [
+        "sh",
+        "-c",
+        "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do i=0; while [ $i -lt 1000 ]; do i=$((i+1)); done; done",
+      ]);
       await waitForState(jobId, "succeeded");
       const { usage } = await job(jobId);
       expect(usage?.wall_seconds).toBeGreaterThan(0);
@@ -276,7 +302,9 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
     it("a file written to $CJS_ARTIFACTS_DIR is uploaded before the result", async () => {
       const jobId = await submit(pool, ["sh", "-c", 'printf data > "$CJS_ARTIFACTS_DIR/out.txt"']);
       await waitForState(jobId, "succeeded");
-      const { artifacts } = (await user.call("retrieveJob", { job_id: jobId })) as { artifacts?: Array<{ artifact_id: string; size_bytes: number; attempt: number | null }> };
+      const { artifacts } = (await user.call("retrieveJob", { job_id: jobId })) as {
+        artifacts?: Array<{ artifact_id: string; size_bytes: number; attempt: number | null }>;
+      };
       expect(artifacts).toEqual([expect.objectContaining({ artifact_id: "out.txt", size_bytes: 4, attempt: 1 })]);
     });
   });
@@ -287,17 +315,31 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
       const workDir = await newWorkDir();
       const proxy = await startProxy(transport);
       try {
-        const first = spawnAgent({ ...agentEnv(transport, pool, workDir, proxy.url), LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn" });
+        const first = spawnAgent({
+          ...agentEnv(transport, pool, workDir, proxy.url),
+          LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+        });
         // Each line goes to a file the job keeps, then to stdout.
-        const jobId = await submit(pool, ["sh", "-c", 'echo $$ > pgid; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); echo "line $i" >> printed; echo "line $i"; sleep 0.01; done']);
+        const jobId = await submit(pool, [
+          "sh",
+          "-c",
+          'echo $$ > pgid; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); echo "line $i" >> printed; echo "line $i"; sleep 0.01; done',
+        ]);
         await waitForState(jobId, "running", 30_000);
-        await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(20);
+        await expect
+          .poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 100 })
+          .toBeGreaterThanOrEqual(20);
 
         // The gateway (or NATS) goes away: pushes fail and are retried while lines pile up in the spool.
         proxy.cut();
         const spoolPath = join(workspaceOf(workDir, jobId), ".cjs-log-spool.jsonl");
         const storedBeforeCut = (await storedLines(jobId)).length;
-        await expect.poll(async () => (await readFile(spoolPath, "utf8")).split("\n").length - 1, { timeout: 10_000, interval: 50 }).toBeGreaterThan(storedBeforeCut + 20);
+        await expect
+          .poll(async () => (await readFile(spoolPath, "utf8")).split("\n").length - 1, {
+            timeout: 10_000,
+            interval: 50,
+          })
+          .toBeGreaterThan(storedBeforeCut + 20);
 
         // kill -9: no flush, no goodbye. The job's shell dies of SIGPIPE at its next line.
         first.kill("SIGKILL");
@@ -309,7 +351,9 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
           .split("\n")
           .filter(Boolean)
           .map((row) => LogLine.parse(JSON.parse(row)));
-        const printed = (await readFile(join(workspaceOf(workDir, jobId), "printed"), "utf8")).split("\n").filter(Boolean);
+        const printed = (await readFile(join(workspaceOf(workDir, jobId), "printed"), "utf8"))
+          .split("\n")
+          .filter(Boolean);
         expect(spooled.length).toBeGreaterThan(storedAtKill);
 
         // A new agent on the same work dir, straight to the gateway (or NATS), without an API key: the state file is enough.
@@ -335,14 +379,22 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
       const proxy = await startProxy(transport);
       try {
         await startAgent(agentEnv(transport, pool, await newWorkDir(), proxy.url));
-        const jobId = await submit(pool, ["sh", "-c", 'i=0; while [ $i -lt 150 ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done']);
-        await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(10);
+        const jobId = await submit(pool, [
+          "sh",
+          "-c",
+          'i=0; while [ $i -lt 150 ]; do i=$((i+1)); echo "line $i"; sleep 0.01; done',
+        ]);
+        await expect
+          .poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 50 })
+          .toBeGreaterThanOrEqual(10);
         proxy.cut();
         // Back only once the agent has met the outage: refused at least twice (it retries with backoff).
         await expect.poll(() => proxy.refused(), { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(2);
         proxy.restore();
         await waitForState(jobId, "succeeded", 30_000);
-        expect((await storedLines(jobId)).map((line) => `${line.seq}:${line.line}`)).toEqual(Array.from({ length: 150 }, (_, index) => `${index + 1}:line ${index + 1}`));
+        expect((await storedLines(jobId)).map((line) => `${line.seq}:${line.line}`)).toEqual(
+          Array.from({ length: 150 }, (_, index) => `${index + 1}:line ${index + 1}`),
+        );
       } finally {
         await proxy.close();
       }
@@ -374,11 +426,19 @@ describe.each(TRANSPORTS)("over %s", (transport) => {
     it("keeps running its job and reports it, every line stored once", async () => {
       const pool = `agent-nats-restart-${transport}`;
       await startAgent(agentEnv(transport, pool, await newWorkDir()));
-      const jobId = await submit(pool, ["sh", "-c", 'i=0; while [ $i -lt 100 ]; do i=$((i+1)); echo "line $i"; sleep 0.02; done']);
-      await expect.poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(5);
+      const jobId = await submit(pool, [
+        "sh",
+        "-c",
+        'i=0; while [ $i -lt 100 ]; do i=$((i+1)); echo "line $i"; sleep 0.02; done',
+      ]);
+      await expect
+        .poll(async () => (await storedLines(jobId)).length, { timeout: 20_000, interval: 50 })
+        .toBeGreaterThanOrEqual(5);
       await nats.restart();
       await waitForState(jobId, "succeeded", 40_000);
-      expect((await storedLines(jobId)).map((line) => line.line)).toEqual(Array.from({ length: 100 }, (_, index) => `line ${index + 1}`));
+      expect((await storedLines(jobId)).map((line) => line.line)).toEqual(
+        Array.from({ length: 100 }, (_, index) => `line ${index + 1}`),
+      );
     }, 60_000);
   });
 });

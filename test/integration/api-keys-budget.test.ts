@@ -35,7 +35,10 @@ beforeAll(async () => {
   nc = await connect({ servers: nats.url, name: "test-key-budget" });
   const operator = await createTenant(nc, { operator: true });
   const { client: operatorAdmin } = await signedInClient(system.gateways[0]!.baseUrl, operator);
-  node = await FakeNode.register(operatorAdmin, system.gateways[0]!.baseUrl, operator.app.app_id, { name: "budget-node", pool_id: POOL });
+  node = await FakeNode.register(operatorAdmin, system.gateways[0]!.baseUrl, operator.app.app_id, {
+    name: "budget-node",
+    pool_id: POOL,
+  });
   customer = await createTenant(nc, { appId: operator.app.app_id });
   ({ client: user } = await signedInClient(system.gateways[0]!.baseUrl, customer));
 }, 60_000);
@@ -56,14 +59,17 @@ async function retrieve(jobId: string): Promise<Job> {
 }
 
 async function debitOf(jobId: string, attempt = 1): Promise<LedgerEntry> {
-  const find = async () => (await user.call("listLedger", { limit: 200 })).items.find((entry) => entry.entry_id === `job.${jobId}.${attempt}`);
+  const find = async () =>
+    (await user.call("listLedger", { limit: 200 })).items.find((entry) => entry.entry_id === `job.${jobId}.${attempt}`);
   await expect.poll(find, { timeout: 30_000, interval: 100 }).toBeDefined();
   return (await find())!;
 }
 
 /** Runs a job to its end on the operator's node; it is running (a request later) before it ends, so it is charged. */
 async function run(jobId: string, outcome: "succeeded" | "failed" = "succeeded"): Promise<void> {
-  await expect.poll(async () => (await node.poll(1)).some((job) => job.job_id === jobId), { timeout: 20_000, interval: 50 }).toBe(true);
+  await expect
+    .poll(async () => (await node.poll(1)).some((job) => job.job_id === jobId), { timeout: 20_000, interval: 50 })
+    .toBe(true);
   await expect.poll(async () => (await retrieve(jobId)).state, { timeout: 5000, interval: 20 }).toBe("running");
   await node.finish(jobId, outcome);
 }
@@ -86,14 +92,20 @@ describe("a key's monthly budget", () => {
     await expect.poll(() => spentOf(keyId), { timeout: 10_000, interval: 50 }).toBe(-debit.amount);
 
     const key = `${customer.app.app_id}.${customer.business.business_id}.${first.job_id}`;
-    await jetstream(nc).publish(subjects.metering(first.job_id), JSON.stringify({ job_key: key, job_id: first.job_id, attempt: 1, reason: "result" }), {
-      msgID: `again-${randomBase62(8)}`,
-    });
+    await jetstream(nc).publish(
+      subjects.metering(first.job_id),
+      JSON.stringify({ job_key: key, job_id: first.job_id, attempt: 1, reason: "result" }),
+      {
+        msgID: `again-${randomBase62(8)}`,
+      },
+    );
     // A later job's debit shows the copy was handled: one billing replica takes the messages in order.
     const second = await client.call("submitJob", JOB);
     await run(second.job_id);
     const secondDebit = await debitOf(second.job_id);
-    await expect.poll(() => spentOf(keyId), { timeout: 10_000, interval: 50 }).toBeCloseTo(-(debit.amount + secondDebit.amount), 6);
+    await expect
+      .poll(() => spentOf(keyId), { timeout: 10_000, interval: 50 })
+      .toBeCloseTo(-(debit.amount + secondDebit.amount), 6);
   });
 
   it("refuses the key's next submit on an operator pool with 402 quota.key_budget_exhausted, while its own pool, other keys and sessions go on", async () => {
@@ -129,7 +141,9 @@ describe("a key's monthly budget", () => {
     const { job_id } = await spender.client.call("submitJob", JOB);
     await run(job_id, "failed");
     await debitOf(job_id);
-    await expect.poll(async () => (await spentOf(spender.keyId)) ?? 0, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(TINY_BUDGET);
+    await expect
+      .poll(async () => (await spentOf(spender.keyId)) ?? 0, { timeout: 10_000, interval: 50 })
+      .toBeGreaterThanOrEqual(TINY_BUDGET);
 
     for (const client of [spender.client, user]) {
       const refused = await client.raw("POST", "/api/compute/jobs/retry", { job_id });
@@ -151,8 +165,13 @@ describe("a key's monthly budget", () => {
 
     const neighbour = await createTenant(nc, { appId: customer.app.app_id });
     const { client: neighbourUser } = await signedInClient(system.gateways[0]!.baseUrl, neighbour);
-    const neighbourKey = await neighbourUser.call("createApiKey", { name: "neighbour", budget_credits_per_month: TINY_BUDGET });
-    expect((await neighbourUser.call("listApiKeys", {})).items.map((item) => [item.key_id, item.spent_credits_this_month])).toEqual([[neighbourKey.key_id, 0]]);
+    const neighbourKey = await neighbourUser.call("createApiKey", {
+      name: "neighbour",
+      budget_credits_per_month: TINY_BUDGET,
+    });
+    expect(
+      (await neighbourUser.call("listApiKeys", {})).items.map((item) => [item.key_id, item.spent_credits_this_month]),
+    ).toEqual([[neighbourKey.key_id, 0]]);
     expect((await neighbourUser.with({ apiKey: neighbourKey.key }).call("submitJob", JOB)).state).toBe("queued");
   });
 });

@@ -14,7 +14,15 @@ import { BUCKETS, requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { ManualClock } from "../harness/manual-clock.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startGateway, startSystem, type RunningGateway, type RunningSystem, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startGateway,
+  startSystem,
+  type RunningGateway,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 const MAX_TTL_DAYS = 30;
 const DAY_MS = 86_400_000;
@@ -54,7 +62,10 @@ async function session(gateway: RunningGateway = capped, who: Tenant = tenant): 
 /** A new key of the tenant's user, and a client that calls with it. */
 async function newKey(body: Omit<RpcRequest<"createApiKey">, "name"> = {}, gateway: RunningGateway = capped) {
   const created = await (await session(gateway)).call("createApiKey", { name: "test key", ...body });
-  return { created, client: new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: created.key }) };
+  return {
+    created,
+    client: new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: created.key }),
+  };
 }
 
 async function listed(keyId: string) {
@@ -76,7 +87,10 @@ describe("expiry", () => {
     expect((await newKey({ expires_at: within })).created.expires_at).toBe(within);
 
     const user = await session();
-    for (const expires_at of [new Date(clock.now() - 1000).toISOString(), new Date(clock.now() + (MAX_TTL_DAYS + 1) * DAY_MS).toISOString()]) {
+    for (const expires_at of [
+      new Date(clock.now() - 1000).toISOString(),
+      new Date(clock.now() + (MAX_TTL_DAYS + 1) * DAY_MS).toISOString(),
+    ]) {
       const refused = await user.raw("POST", "/api/compute/api-keys/create", { name: "refused", expires_at });
       expect(refused.status).toBe(400);
       expect(refused.body).toMatchObject({ code: "request.invalid", details: { issues: [{ path: "expires_at" }] } });
@@ -92,9 +106,16 @@ describe("expiry", () => {
 
     clock.advance(3_600_000);
     for (const gateway of [capped, uncapped]) {
-      const answer = await new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: created.key }).raw("POST", "/api/compute/jobs/list", {});
+      const answer = await new ComputeClient({
+        baseUrl: gateway.baseUrl,
+        appId: tenant.app.app_id,
+        apiKey: created.key,
+      }).raw("POST", "/api/compute/jobs/list", {});
       expect(answer.status).toBe(401);
-      expect(answer.body).toMatchObject({ code: "auth.key_expired", details: { expired_at: new Date(expiresAt).toISOString() } });
+      expect(answer.body).toMatchObject({
+        code: "auth.key_expired",
+        details: { expired_at: new Date(expiresAt).toISOString() },
+      });
       expect(answer.headers.get("www-authenticate")).toBe("Bearer");
     }
   });
@@ -104,9 +125,13 @@ describe("expiry", () => {
     const other = await createTenant(nc);
     await (await session()).call("revokeApiKey", { key_id: created.key_id });
     clock.advance(60_000);
-    expect((await client.raw("POST", "/api/compute/jobs/list", {})).body).toMatchObject({ code: "auth.invalid_credentials" });
+    expect((await client.raw("POST", "/api/compute/jobs/list", {})).body).toMatchObject({
+      code: "auth.invalid_credentials",
+    });
     const elsewhere = client.with({ apiKey: created.key, appId: other.app.app_id });
-    expect((await elsewhere.raw("POST", "/api/compute/jobs/list", {})).body).toMatchObject({ code: "auth.invalid_credentials" });
+    expect((await elsewhere.raw("POST", "/api/compute/jobs/list", {})).body).toMatchObject({
+      code: "auth.invalid_credentials",
+    });
   });
 });
 
@@ -116,17 +141,28 @@ describe("scopes", () => {
     expect(created.scopes).toEqual(["jobs:read"]);
     expect((await client.call("listJobs", { pool_id: "scoped" })).items).toEqual([]);
 
-    const refused = await client.raw("POST", "/api/compute/jobs/submit", { type: "shell", command: ["true"], pool_id: "scoped" });
+    const refused = await client.raw("POST", "/api/compute/jobs/submit", {
+      type: "shell",
+      command: ["true"],
+      pool_id: "scoped",
+    });
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ code: "auth.scope_missing", details: { scope: "jobs:write" } });
     expect((refused.body as { message: string }).message).toContain("jobs:write");
     expect((await (await session()).call("listJobs", { pool_id: "scoped" })).items).toEqual([]);
     // The key cannot read its own kind either without keys:read.
-    expect((await client.raw("POST", "/api/compute/api-keys/list", {})).body).toMatchObject({ code: "auth.scope_missing", details: { scope: "keys:read" } });
+    expect((await client.raw("POST", "/api/compute/api-keys/list", {})).body).toMatchObject({
+      code: "auth.scope_missing",
+      details: { scope: "keys:read" },
+    });
   });
 
   it("refuses the job log stream to a key without jobs:read, and opens it for one with it", async () => {
-    const { job_id } = await (await session()).call("submitJob", { type: "shell", command: ["true"], pool_id: "scoped-logs" });
+    const { job_id } = await (await session()).call("submitJob", {
+      type: "shell",
+      command: ["true"],
+      pool_id: "scoped-logs",
+    });
     const writer = await newKey({ scopes: ["jobs:write"] });
     const refused = await writer.client.raw("GET", logStreamPath(job_id));
     expect(refused.status).toBe(403);
@@ -146,15 +182,24 @@ describe("scopes", () => {
   it("gives a key created without scopes, and a key record written before scopes existed, every scope", async () => {
     const { created, client } = await newKey();
     expect(created.scopes).toBeNull();
-    expect((await client.call("submitJob", { type: "shell", command: ["true"], pool_id: "unscoped" })).state).toBe("queued");
+    expect((await client.call("submitJob", { type: "shell", command: ["true"], pool_id: "unscoped" })).state).toBe(
+      "queued",
+    );
 
     const older = await newKey({ scopes: ["jobs:read"] });
     const kv = await new Kvm(jetstream(nc)).open(BUCKETS.apiKeys);
     const entry = await kv.get(older.created.key_id);
     const { scopes: _scopes, ...withoutScopes } = entry!.json<Record<string, unknown>>();
     await kv.put(older.created.key_id, JSON.stringify(withoutScopes));
-    await expect.poll(async () => (await older.client.raw("POST", "/api/compute/api-keys/list", {})).status, { timeout: 5000, interval: 50 }).toBe(200);
-    expect((await older.client.call("submitJob", { type: "shell", command: ["true"], pool_id: "unscoped" })).state).toBe("queued");
+    await expect
+      .poll(async () => (await older.client.raw("POST", "/api/compute/api-keys/list", {})).status, {
+        timeout: 5000,
+        interval: 50,
+      })
+      .toBe(200);
+    expect(
+      (await older.client.call("submitJob", { type: "shell", command: ["true"], pool_id: "unscoped" })).state,
+    ).toBe("queued");
   });
 
   it("refuses an empty, unknown or repeated scope with 400", async () => {
@@ -172,10 +217,23 @@ describe("update", () => {
   it("renames the caller's key and sets, then removes, its monthly budget", async () => {
     const { created } = await newKey();
     const user = await session();
-    expect(await user.call("updateApiKey", { key_id: created.key_id, name: "renamed" })).toMatchObject({ key_id: created.key_id, name: "renamed", budget_credits_per_month: null });
-    expect(await user.call("updateApiKey", { key_id: created.key_id, budget_credits_per_month: 12.5 })).toMatchObject({ name: "renamed", budget_credits_per_month: 12.5 });
-    expect(await listed(created.key_id)).toMatchObject({ name: "renamed", budget_credits_per_month: 12.5, spent_credits_this_month: 0 });
-    expect(await user.call("updateApiKey", { key_id: created.key_id, budget_credits_per_month: null })).toMatchObject({ budget_credits_per_month: null });
+    expect(await user.call("updateApiKey", { key_id: created.key_id, name: "renamed" })).toMatchObject({
+      key_id: created.key_id,
+      name: "renamed",
+      budget_credits_per_month: null,
+    });
+    expect(await user.call("updateApiKey", { key_id: created.key_id, budget_credits_per_month: 12.5 })).toMatchObject({
+      name: "renamed",
+      budget_credits_per_month: 12.5,
+    });
+    expect(await listed(created.key_id)).toMatchObject({
+      name: "renamed",
+      budget_credits_per_month: 12.5,
+      spent_credits_this_month: 0,
+    });
+    expect(await user.call("updateApiKey", { key_id: created.key_id, budget_credits_per_month: null })).toMatchObject({
+      budget_credits_per_month: null,
+    });
   });
 
   it("answers 404 for the key of another user of the business, of another business and of another app, and changes none of them", async () => {
@@ -185,7 +243,10 @@ describe("update", () => {
     const sameBusinessUser = { ...tenant, user: await sameBusinessColleague() };
     for (const who of [sameBusinessUser, colleague, otherApp]) {
       const client = await session(capped, who);
-      const refused = await client.raw("POST", "/api/compute/api-keys/update", { key_id: created.key_id, name: "stolen" });
+      const refused = await client.raw("POST", "/api/compute/api-keys/update", {
+        key_id: created.key_id,
+        name: "stolen",
+      });
       expect(refused.status).toBe(404);
       expect(refused.body).toMatchObject({ code: "resource.not_found" });
     }
@@ -195,10 +256,17 @@ describe("update", () => {
   it("answers 409 state.conflict for a revoked key, 400 for an empty change, and 403 auth.jwt_required to an API key", async () => {
     const { created, client } = await newKey();
     const user = await session();
-    expect((await user.raw("POST", "/api/compute/api-keys/update", { key_id: created.key_id })).body).toMatchObject({ code: "request.invalid" });
-    expect((await client.raw("POST", "/api/compute/api-keys/update", { key_id: created.key_id, name: "by itself" })).body).toMatchObject({ code: "auth.jwt_required" });
+    expect((await user.raw("POST", "/api/compute/api-keys/update", { key_id: created.key_id })).body).toMatchObject({
+      code: "request.invalid",
+    });
+    expect(
+      (await client.raw("POST", "/api/compute/api-keys/update", { key_id: created.key_id, name: "by itself" })).body,
+    ).toMatchObject({ code: "auth.jwt_required" });
     await user.call("revokeApiKey", { key_id: created.key_id });
-    const refused = await user.raw("POST", "/api/compute/api-keys/update", { key_id: created.key_id, name: "too late" });
+    const refused = await user.raw("POST", "/api/compute/api-keys/update", {
+      key_id: created.key_id,
+      name: "too late",
+    });
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ code: "state.conflict", details: { state: "revoked" } });
     expect(await listed(created.key_id)).toMatchObject({ name: "test key" });
@@ -210,7 +278,9 @@ describe("last use", () => {
     const { created, client } = await newKey();
     expect(created).toMatchObject({ last_used_at: null, last_used_ip: null });
     await client.call("listJobs", {});
-    await expect.poll(async () => (await listed(created.key_id))?.last_used_ip, { timeout: 5000, interval: 50 }).toBe("127.0.0.1");
+    await expect
+      .poll(async () => (await listed(created.key_id))?.last_used_ip, { timeout: 5000, interval: 50 })
+      .toBe("127.0.0.1");
     expect((await listed(created.key_id))?.last_used_at).toBe(new Date(clock.now()).toISOString());
   });
 });
@@ -220,7 +290,13 @@ async function sameBusinessColleague(): Promise<User> {
   return requestRpc(
     nc,
     subjects.adminUserCreate(),
-    { app_id: tenant.app.app_id, business_id: tenant.business.business_id, email: `colleague-${randomBase62(8).toLowerCase()}@example.test`, password: tenant.password, role: "member" },
+    {
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      email: `colleague-${randomBase62(8).toLowerCase()}@example.test`,
+      password: tenant.password,
+      role: "member",
+    },
     User,
   );
 }

@@ -54,26 +54,44 @@ describe("jobs/artifacts/delete", () => {
     const jobId = await jobWithArtifacts("keep.txt", "drop.txt");
     const before = await objectStoreMessages();
 
-    expect(await user.call("deleteArtifact", { job_id: jobId, artifact_id: "drop.txt" })).toEqual({ job_id: jobId, artifact_id: "drop.txt" });
+    expect(await user.call("deleteArtifact", { job_id: jobId, artifact_id: "drop.txt" })).toEqual({
+      job_id: jobId,
+      artifact_id: "drop.txt",
+    });
 
-    expect((await user.call("listArtifacts", { job_id: jobId })).artifacts.map((artifact) => artifact.artifact_id)).toEqual(["keep.txt"]);
+    expect(
+      (await user.call("listArtifacts", { job_id: jobId })).artifacts.map((artifact) => artifact.artifact_id),
+    ).toEqual(["keep.txt"]);
     // One chunk and one metadata message per small object: both gone, no "deleted" marker left behind.
     expect(await objectStoreMessages()).toBe(before - 2);
-    expect(await errorCodeOf(user.call("presignDownload", { job_id: jobId, artifact_id: "drop.txt" }))).toBe("resource.not_found");
-    expect(await errorCodeOf(user.call("deleteArtifact", { job_id: jobId, artifact_id: "drop.txt" }))).toBe("resource.not_found");
-    expect(await errorCodeOf(user.call("deleteArtifact", { job_id: jobId, artifact_id: "never.txt" }))).toBe("resource.not_found");
+    expect(await errorCodeOf(user.call("presignDownload", { job_id: jobId, artifact_id: "drop.txt" }))).toBe(
+      "resource.not_found",
+    );
+    expect(await errorCodeOf(user.call("deleteArtifact", { job_id: jobId, artifact_id: "drop.txt" }))).toBe(
+      "resource.not_found",
+    );
+    expect(await errorCodeOf(user.call("deleteArtifact", { job_id: jobId, artifact_id: "never.txt" }))).toBe(
+      "resource.not_found",
+    );
   });
 
   it("answers 404 to another business of the same app and to another app, for list and delete, and deletes nothing", async () => {
     const jobId = await jobWithArtifacts("mine.txt");
     const gateway = system.gateways[0]!;
-    for (const other of [await createTenant(gateway.nc, { appId: tenant.app.app_id }), await createTenant(gateway.nc)]) {
+    for (const other of [
+      await createTenant(gateway.nc, { appId: tenant.app.app_id }),
+      await createTenant(gateway.nc),
+    ]) {
       const { client } = await signedInClient(gateway.baseUrl, other);
       expect(await errorCodeOf(client.call("listArtifacts", { job_id: jobId }))).toBe("resource.not_found");
-      expect(await errorCodeOf(client.call("deleteArtifact", { job_id: jobId, artifact_id: "mine.txt" }))).toBe("resource.not_found");
+      expect(await errorCodeOf(client.call("deleteArtifact", { job_id: jobId, artifact_id: "mine.txt" }))).toBe(
+        "resource.not_found",
+      );
     }
     const ref = { app_id: tenant.app.app_id, business_id: tenant.business.business_id, job_id: jobId };
     expect((await storedJobData(gateway.nc, ref)).artifacts).toBe(1);
-    expect((await user.call("listArtifacts", { job_id: jobId })).artifacts.map((artifact) => artifact.artifact_id)).toEqual(["mine.txt"]);
+    expect(
+      (await user.call("listArtifacts", { job_id: jobId })).artifacts.map((artifact) => artifact.artifact_id),
+    ).toEqual(["mine.txt"]);
   });
 });

@@ -10,7 +10,15 @@ import { OBJECT_STORES } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startGateway, startSystem, type RunningGateway, type RunningSystem, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startGateway,
+  startSystem,
+  type RunningGateway,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 /**
  * Artifacts end to end against one replica of each service, plus two gateways with their
@@ -136,8 +144,15 @@ describe("artifacts through presigned URLs", () => {
   it("round-trip byte for byte with their headers, and show in the job's retrieve", async () => {
     const jobId = await submitJob();
     const bytes = randomBytes(300_000);
-    const presigned = await user.call("presignUpload", { job_id: jobId, artifact_id: "report.txt", content_type: "text/plain; charset=utf-8" });
-    expect(presigned).toMatchObject({ method: "PUT", url: expect.stringContaining(`/api/compute/artifacts/upload/${jobId}/report.txt?`) });
+    const presigned = await user.call("presignUpload", {
+      job_id: jobId,
+      artifact_id: "report.txt",
+      content_type: "text/plain; charset=utf-8",
+    });
+    expect(presigned).toMatchObject({
+      method: "PUT",
+      url: expect.stringContaining(`/api/compute/artifacts/upload/${jobId}/report.txt?`),
+    });
     const lifetimeMs = Date.parse(presigned.expires_at) - Date.now();
     expect(lifetimeMs).toBeGreaterThan(890_000);
     expect(lifetimeMs).toBeLessThanOrEqual(900_000);
@@ -145,13 +160,29 @@ describe("artifacts through presigned URLs", () => {
     const stored = await put(presigned.url, bytes, { "content-type": "application/x-ignored" });
     expect(stored.status).toBe(200);
     const envelope = (await stored.json()) as { status: string; payload: Artifact };
-    expect(envelope).toMatchObject({ status: "SUCCESS", payload: { artifact_id: "report.txt", size_bytes: 300_000, sha256: sha256(bytes), content_type: "text/plain; charset=utf-8", attempt: null } });
+    expect(envelope).toMatchObject({
+      status: "SUCCESS",
+      payload: {
+        artifact_id: "report.txt",
+        size_bytes: 300_000,
+        sha256: sha256(bytes),
+        content_type: "text/plain; charset=utf-8",
+        attempt: null,
+      },
+    });
 
     const download: PresignedUrl = await user.call("presignDownload", { job_id: jobId, artifact_id: "report.txt" });
     expect(download.method).toBe("GET");
     const response = await fetch(download.url);
     expect(response.status).toBe(200);
-    expect(Object.fromEntries(["content-type", "content-length", "etag", "content-disposition", "accept-ranges"].map((name) => [name, response.headers.get(name)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ["content-type", "content-length", "etag", "content-disposition", "accept-ranges"].map((name) => [
+          name,
+          response.headers.get(name),
+        ]),
+      ),
+    ).toEqual({
       "content-type": "text/plain; charset=utf-8",
       "content-length": "300000",
       etag: `"${sha256(bytes)}"`,
@@ -160,7 +191,12 @@ describe("artifacts through presigned URLs", () => {
     });
     expect(Buffer.from(await response.arrayBuffer()).equals(bytes)).toBe(true);
     const head = await fetch(download.url, { method: "HEAD" });
-    expect([head.status, head.headers.get("content-length"), head.headers.get("etag"), await head.text()]).toEqual([200, "300000", `"${sha256(bytes)}"`, ""]);
+    expect([head.status, head.headers.get("content-length"), head.headers.get("etag"), await head.text()]).toEqual([
+      200,
+      "300000",
+      `"${sha256(bytes)}"`,
+      "",
+    ]);
 
     const retrieved = await user.call("retrieveJob", { job_id: jobId });
     expect(retrieved.artifacts).toEqual([envelope.payload]);
@@ -189,10 +225,18 @@ describe("artifacts through presigned URLs", () => {
 
   it("stores an empty artifact, and a second upload of a name replaces the first", async () => {
     const jobId = await submitJob();
-    expect(await upload(jobId, "empty", new Uint8Array(0))).toMatchObject({ size_bytes: 0, sha256: sha256(new Uint8Array(0)), content_type: "application/octet-stream" });
+    expect(await upload(jobId, "empty", new Uint8Array(0))).toMatchObject({
+      size_bytes: 0,
+      sha256: sha256(new Uint8Array(0)),
+      content_type: "application/octet-stream",
+    });
     const { url } = await user.call("presignDownload", { job_id: jobId, artifact_id: "empty" });
     const empty = await fetch(url);
-    expect([empty.status, empty.headers.get("content-length"), (await empty.arrayBuffer()).byteLength]).toEqual([200, "0", 0]);
+    expect([empty.status, empty.headers.get("content-length"), (await empty.arrayBuffer()).byteLength]).toEqual([
+      200,
+      "0",
+      0,
+    ]);
 
     await upload(jobId, "log.txt", Buffer.from("first"));
     const second = await upload(jobId, "log.txt", Buffer.from("second version"));
@@ -227,11 +271,16 @@ describe("artifacts through presigned URLs", () => {
     const memory = watchMemory();
 
     const { url } = await user.call("presignUpload", { job_id: jobId, artifact_id: "big.bin" });
-    const body = generatedBody(totalBytes, { onBlock: (sentBytes) => sentBytes % sampleEveryBytes === 0 && memory.sample() });
+    const body = generatedBody(totalBytes, {
+      onBlock: (sentBytes) => sentBytes % sampleEveryBytes === 0 && memory.sample(),
+    });
     const stored = await put(url, body.stream, { "content-type": "application/octet-stream" });
     expect(stored.status).toBe(200);
     const sent = body.sent();
-    expect(((await stored.json()) as { payload: Artifact }).payload).toMatchObject({ size_bytes: totalBytes, sha256: sent });
+    expect(((await stored.json()) as { payload: Artifact }).payload).toMatchObject({
+      size_bytes: totalBytes,
+      sha256: sent,
+    });
 
     const download = await fetch((await user.call("presignDownload", { job_id: jobId, artifact_id: "big.bin" })).url);
     expect(download.headers.get("content-length")).toBe(String(totalBytes));
@@ -269,10 +318,14 @@ describe("signed URLs", () => {
       url.replace(/&?expires=\d+/, (part) => part.replace(/\d+$/, (expires) => String(Number(expires) + 3600))),
       url.split("?")[0]!,
     ];
-    for (const candidate of altered) expect(await refusal(await fetch(candidate)), candidate).toEqual({ status: 403, code: "url.signature_invalid" });
+    for (const candidate of altered)
+      expect(await refusal(await fetch(candidate)), candidate).toEqual({ status: 403, code: "url.signature_invalid" });
     expect(await refusal(await put(url, "x"))).toEqual({ status: 405, code: "route.method_not_allowed" });
     const uploadUrl = (await user.call("presignUpload", { job_id: jobId, artifact_id: "a.txt" })).url;
-    expect(await refusal(await fetch(uploadUrl.replace("/upload/", "/download/")))).toEqual({ status: 403, code: "url.signature_invalid" });
+    expect(await refusal(await fetch(uploadUrl.replace("/upload/", "/download/")))).toEqual({
+      status: 403,
+      code: "url.signature_invalid",
+    });
     expect(await (await fetch(url)).text()).toBe("a");
   });
 
@@ -295,11 +348,19 @@ describe("limits and tenancy", () => {
     const jobId = await submitJob();
     const { client } = await signedInClient(smallLimit.baseUrl, tenant);
     const presign = () => client.call("presignUpload", { job_id: jobId, artifact_id: "huge.bin" });
-    expect(await refusal(await put((await presign()).url, randomBytes(SMALL_LIMIT_BYTES + 1)))).toEqual({ status: 413, code: "request.too_large" });
+    expect(await refusal(await put((await presign()).url, randomBytes(SMALL_LIMIT_BYTES + 1)))).toEqual({
+      status: 413,
+      code: "request.too_large",
+    });
     const streamed = generatedBody(3 * SMALL_LIMIT_BYTES, { blockBytes: 64 * 1024 });
-    expect(await refusal(await put((await presign()).url, streamed.stream))).toEqual({ status: 413, code: "request.too_large" });
+    expect(await refusal(await put((await presign()).url, streamed.stream))).toEqual({
+      status: 413,
+      code: "request.too_large",
+    });
     expect((await user.call("retrieveJob", { job_id: jobId })).artifacts).toEqual([]);
-    expect(await errorCodeOf(user.call("presignDownload", { job_id: jobId, artifact_id: "huge.bin" }))).toBe("resource.not_found");
+    expect(await errorCodeOf(user.call("presignDownload", { job_id: jobId, artifact_id: "huge.bin" }))).toBe(
+      "resource.not_found",
+    );
     const exact = await put((await presign()).url, randomBytes(SMALL_LIMIT_BYTES));
     expect(exact.status).toBe(200);
   });
@@ -307,20 +368,35 @@ describe("limits and tenancy", () => {
   it("answers another tenant's user, or a job or artifact that does not exist, with 404", async () => {
     const jobId = await submitJob();
     await upload(jobId, "mine.txt", Buffer.from("mine"));
-    const { client: stranger } = await signedInClient(system.gateways[0]!.baseUrl, await createTenant(system.gateways[0]!.nc));
-    expect(await errorCodeOf(stranger.call("presignUpload", { job_id: jobId, artifact_id: "x.txt" }))).toBe("resource.not_found");
-    expect(await errorCodeOf(stranger.call("presignDownload", { job_id: jobId, artifact_id: "mine.txt" }))).toBe("resource.not_found");
-    expect(await errorCodeOf(user.call("presignDownload", { job_id: jobId, artifact_id: "absent.txt" }))).toBe("resource.not_found");
-    expect(await errorCodeOf(user.call("presignUpload", { job_id: `job_${"0".repeat(20)}`, artifact_id: "x.txt" }))).toBe("resource.not_found");
+    const { client: stranger } = await signedInClient(
+      system.gateways[0]!.baseUrl,
+      await createTenant(system.gateways[0]!.nc),
+    );
+    expect(await errorCodeOf(stranger.call("presignUpload", { job_id: jobId, artifact_id: "x.txt" }))).toBe(
+      "resource.not_found",
+    );
+    expect(await errorCodeOf(stranger.call("presignDownload", { job_id: jobId, artifact_id: "mine.txt" }))).toBe(
+      "resource.not_found",
+    );
+    expect(await errorCodeOf(user.call("presignDownload", { job_id: jobId, artifact_id: "absent.txt" }))).toBe(
+      "resource.not_found",
+    );
+    expect(
+      await errorCodeOf(user.call("presignUpload", { job_id: `job_${"0".repeat(20)}`, artifact_id: "x.txt" })),
+    ).toBe("resource.not_found");
   });
 
   it("presigns with a JWT only and checks the artifact name", async () => {
     const jobId = await submitJob();
     const key = await user.call("createApiKey", { name: "ci" });
     const withKey = user.with({ apiKey: key.key });
-    expect(await errorCodeOf(withKey.call("presignUpload", { job_id: jobId, artifact_id: "x.txt" }))).toBe("auth.jwt_required");
+    expect(await errorCodeOf(withKey.call("presignUpload", { job_id: jobId, artifact_id: "x.txt" }))).toBe(
+      "auth.jwt_required",
+    );
     for (const artifact_id of ["..", "a/b", "", "x".repeat(201)]) {
-      expect(await errorCodeOf(user.call("presignUpload", { job_id: jobId, artifact_id })), artifact_id).toBe("request.invalid");
+      expect(await errorCodeOf(user.call("presignUpload", { job_id: jobId, artifact_id })), artifact_id).toBe(
+        "request.invalid",
+      );
     }
   });
 });
@@ -342,10 +418,17 @@ describe("the agent's upload URL", () => {
 
     const stored = await put(template.replace("{artifact_id}", "out.log"), "hello from the agent");
     expect(stored.status).toBe(200);
-    expect(((await stored.json()) as { payload: Artifact }).payload).toMatchObject({ artifact_id: "out.log", size_bytes: 20, attempt: 1 });
+    expect(((await stored.json()) as { payload: Artifact }).payload).toMatchObject({
+      artifact_id: "out.log",
+      size_bytes: 20,
+      attempt: 1,
+    });
     expect((await put(template.replace("{artifact_id}", "metrics.json"), "{}")).status).toBe(200);
     const otherJob = await submitJob();
-    expect(await refusal(await put(template.replace(jobId, otherJob).replace("{artifact_id}", "x"), "x"))).toEqual({ status: 403, code: "url.signature_invalid" });
+    expect(await refusal(await put(template.replace(jobId, otherJob).replace("{artifact_id}", "x"), "x"))).toEqual({
+      status: 403,
+      code: "url.signature_invalid",
+    });
 
     const { artifacts } = await user.call("retrieveJob", { job_id: jobId });
     expect(artifacts.map(({ artifact_id, attempt }) => ({ artifact_id, attempt }))).toEqual([
@@ -356,11 +439,17 @@ describe("the agent's upload URL", () => {
 
   it("stores an operator node's upload with the job's owner, not the node's business", async () => {
     const operator = await operatorClient();
-    const node = await FakeNode.register(operator, system.gateways[0]!.baseUrl, tenant.app.app_id, { pool_id: "default" });
+    const node = await FakeNode.register(operator, system.gateways[0]!.baseUrl, tenant.app.app_id, {
+      pool_id: "default",
+    });
     const jobId = await submitJob(user, "default");
     const [assignment] = await node.poll(10);
     expect(assignment?.job_id).toBe(jobId);
-    expect((await put(assignment!.artifact_upload_url!.replace("{artifact_id}", "result.csv"), "a,b\n1,2\n")).status).toBe(200);
-    expect((await user.call("retrieveJob", { job_id: jobId })).artifacts.map((artifact) => artifact.artifact_id)).toEqual(["result.csv"]);
+    expect(
+      (await put(assignment!.artifact_upload_url!.replace("{artifact_id}", "result.csv"), "a,b\n1,2\n")).status,
+    ).toBe(200);
+    expect(
+      (await user.call("retrieveJob", { job_id: jobId })).artifacts.map((artifact) => artifact.artifact_id),
+    ).toEqual(["result.csv"]);
   });
 });

@@ -42,7 +42,11 @@ async function send(path: string, headers: Record<string, string>, body: unknown
     headers: { "x-app-id": tenant.app.app_id, "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
   });
-  return { status: response.status, challenge: response.headers.get("www-authenticate"), body: (await response.json()) as Answer["body"] };
+  return {
+    status: response.status,
+    challenge: response.headers.get("www-authenticate"),
+    body: (await response.json()) as Answer["body"],
+  };
 }
 
 /** List API keys (a `user` operation) with these headers. */
@@ -67,7 +71,11 @@ describe("an expired access token", () => {
 
     clock.advance((TTL_SECONDS + 1) * 1000);
     const expired = await listKeys({ authorization: `Bearer ${tokens.access_token}` });
-    expect(expired).toMatchObject({ status: 401, challenge: EXPIRED, body: { status: "ERROR", code: "auth.token_expired" } });
+    expect(expired).toMatchObject({
+      status: 401,
+      challenge: EXPIRED,
+      body: { status: "ERROR", code: "auth.token_expired" },
+    });
 
     const refreshed = await send(RPC_ROUTES.refresh.path, {}, { refresh_token: tokens.refresh_token });
     expect(refreshed.status).toBe(200);
@@ -95,11 +103,19 @@ describe("a token that is not genuine", () => {
 
     clock.advance((TTL_SECONDS + 1) * 1000);
     const pastExp = await listKeys({ authorization: `Bearer ${forged(tokens.access_token)}` });
-    expect(pastExp).toMatchObject({ status: 401, challenge: INVALID_TOKEN, body: { code: "auth.invalid_credentials" } });
+    expect(pastExp).toMatchObject({
+      status: 401,
+      challenge: INVALID_TOKEN,
+      body: { code: "auth.invalid_credentials" },
+    });
   });
 
   it("answers auth.invalid_credentials with invalid_token for a garbled token and for one whose session was ended", async () => {
-    expect(await listKeys({ authorization: "Bearer not.a.jwt" })).toMatchObject({ status: 401, challenge: INVALID_TOKEN, body: { code: "auth.invalid_credentials" } });
+    expect(await listKeys({ authorization: "Bearer not.a.jwt" })).toMatchObject({
+      status: 401,
+      challenge: INVALID_TOKEN,
+      body: { code: "auth.invalid_credentials" },
+    });
 
     const tokens = await freshTokens();
     expect((await send(RPC_ROUTES.logout.path, {}, { refresh_token: tokens.refresh_token })).status).toBe(200);
@@ -111,9 +127,16 @@ describe("a token that is not genuine", () => {
   });
 
   it("answers a bearer header it cannot read, or one sent beside a key, with invalid_request", async () => {
-    const malformed: Array<Record<string, string>> = [{ authorization: "Bearer two words" }, { authorization: "Bearer a.b.c", "x-api-key": "cjs_x" }];
+    const malformed: Array<Record<string, string>> = [
+      { authorization: "Bearer two words" },
+      { authorization: "Bearer a.b.c", "x-api-key": "cjs_x" },
+    ];
     for (const headers of malformed) {
-      expect(await listKeys(headers)).toMatchObject({ status: 401, challenge: 'Bearer error="invalid_request"', body: { code: "auth.invalid_credentials" } });
+      expect(await listKeys(headers)).toMatchObject({
+        status: 401,
+        challenge: 'Bearer error="invalid_request"',
+        body: { code: "auth.invalid_credentials" },
+      });
     }
   });
 });
@@ -133,19 +156,39 @@ describe("the Bearer scheme", () => {
 
 describe("the other 401s", () => {
   it("challenge with a bare Bearer when no credential was sent", async () => {
-    expect(await listKeys({})).toMatchObject({ status: 401, challenge: "Bearer", body: { code: "auth.missing_credentials" } });
+    expect(await listKeys({})).toMatchObject({
+      status: 401,
+      challenge: "Bearer",
+      body: { code: "auth.missing_credentials" },
+    });
   });
 
   it("challenge with a bare Bearer when a user's API key or another scheme fails", async () => {
-    expect(await listKeys({ "x-api-key": "cjs_not_a_key" })).toMatchObject({ status: 401, challenge: "Bearer", body: { code: "auth.invalid_credentials" } });
-    expect(await listKeys({ authorization: "Basic dXNlcjpwdw==" })).toMatchObject({ status: 401, challenge: "Bearer", body: { code: "auth.invalid_credentials" } });
+    expect(await listKeys({ "x-api-key": "cjs_not_a_key" })).toMatchObject({
+      status: 401,
+      challenge: "Bearer",
+      body: { code: "auth.invalid_credentials" },
+    });
+    expect(await listKeys({ authorization: "Basic dXNlcjpwdw==" })).toMatchObject({
+      status: 401,
+      challenge: "Bearer",
+      body: { code: "auth.invalid_credentials" },
+    });
   });
 
   it("name the key header on an operation that takes only a node's key", async () => {
     const heartbeat = await send(RPC_ROUTES.heartbeat.path, { "x-api-key": "cjs_not_a_key" });
-    expect(heartbeat).toMatchObject({ status: 401, challenge: 'ApiKey header="X-API-Key"', body: { code: "auth.invalid_credentials" } });
+    expect(heartbeat).toMatchObject({
+      status: 401,
+      challenge: 'ApiKey header="X-API-Key"',
+      body: { code: "auth.invalid_credentials" },
+    });
     const bare = await send(RPC_ROUTES.heartbeat.path, {});
-    expect(bare).toMatchObject({ status: 401, challenge: 'ApiKey header="X-API-Key"', body: { code: "auth.missing_credentials" } });
+    expect(bare).toMatchObject({
+      status: 401,
+      challenge: 'ApiKey header="X-API-Key"',
+      body: { code: "auth.missing_credentials" },
+    });
   });
 
   it("carry the challenge on a failed sign-in and an unknown application", async () => {

@@ -17,15 +17,31 @@ import { chargeMicros } from "../../services/billing/metering/charge.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startBilling, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startBilling,
+  startSystem,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The plans file's default plan ("free"). */
-const FREE = { included_credit: 10, rates: { cpu_core_hour: 1, memory_gb_hour: 0.1, gpu_hour: 20 }, max_job_cpu: 2, max_job_timeout_seconds: 3600 };
+const FREE = {
+  included_credit: 10,
+  rates: { cpu_core_hour: 1, memory_gb_hour: 0.1, gpu_hour: 20 },
+  max_job_cpu: 2,
+  max_job_timeout_seconds: 3600,
+};
 /** Each test uses an operator pool of its own, so its nodes see only its jobs. */
 const OPERATOR_POOLS = ["default", "op-debit", "op-cancel", "op-lost", "op-gate", "op-list", "op-retry"];
 /** Fast liveness, so a node lost is noticed within seconds. */
-const ENV = { CJS_OPERATOR_POOLS: OPERATOR_POOLS.join(","), CJS_HEARTBEAT_INTERVAL_SECONDS: "1", CJS_HEARTBEAT_MISSES_OFFLINE: "2" };
+const ENV = {
+  CJS_OPERATOR_POOLS: OPERATOR_POOLS.join(","),
+  CJS_HEARTBEAT_INTERVAL_SECONDS: "1",
+  CJS_HEARTBEAT_MISSES_OFFLINE: "2",
+};
 const HEARTBEAT_EVERY_MS = 250;
 const JOB = { type: "shell", command: ["true"], resources: { cpu: 1, memory_mb: 1024, gpu: 0 } };
 
@@ -71,8 +87,15 @@ async function operatorAdmin(connection: NatsConnection): Promise<{ client: Comp
 }
 
 /** A node that heartbeats until the returned stop, as an agent would. */
-async function liveNode(owner: ComputeClient, appId: string, pool: string): Promise<{ node: FakeNode; stop: () => void }> {
-  const node = await FakeNode.register(owner, system.gateways[0]!.baseUrl, appId, { name: `node-${pool}`, pool_id: pool });
+async function liveNode(
+  owner: ComputeClient,
+  appId: string,
+  pool: string,
+): Promise<{ node: FakeNode; stop: () => void }> {
+  const node = await FakeNode.register(owner, system.gateways[0]!.baseUrl, appId, {
+    name: `node-${pool}`,
+    pool_id: pool,
+  });
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const beat = () => {
@@ -117,19 +140,25 @@ async function entries(client: ComputeClient): Promise<LedgerEntry[]> {
 }
 
 async function waitForEntry(client: ComputeClient, entryId: string): Promise<LedgerEntry> {
-  await expect.poll(async () => (await entries(client)).map((entry) => entry.entry_id), { timeout: 30_000, interval: 100 }).toContain(entryId);
+  await expect
+    .poll(async () => (await entries(client)).map((entry) => entry.entry_id), { timeout: 30_000, interval: 100 })
+    .toContain(entryId);
   return (await entries(client)).find((entry) => entry.entry_id === entryId)!;
 }
 
 /** The charge of an attempt, recomputed from the job's own timeline at the free plan's rates. */
 function expectedCharge(job: Job, attempt: number): number {
   const start = job.timeline.find((event) => event.attempt === attempt && event.state === "running")!;
-  const end = job.timeline.find((event) => event.attempt === attempt && ["succeeded", "failed", "timed_out", "cancelled"].includes(event.state))!;
+  const end = job.timeline.find(
+    (event) => event.attempt === attempt && ["succeeded", "failed", "timed_out", "cancelled"].includes(event.state),
+  )!;
   return chargeMicros(Date.parse(end.at) - Date.parse(start.at), job.resources, FREE.rates) / 1e6;
 }
 
 async function runOnce(node: FakeNode, jobId: string, outcome: "succeeded" | "failed" = "succeeded"): Promise<void> {
-  await expect.poll(async () => (await node.poll(1)).some((job) => job.job_id === jobId), { timeout: 20_000, interval: 50 }).toBe(true);
+  await expect
+    .poll(async () => (await node.poll(1)).some((job) => job.job_id === jobId), { timeout: 20_000, interval: 50 })
+    .toBe(true);
   await node.finish(jobId, outcome);
 }
 
@@ -142,7 +171,13 @@ describe("metering", () => {
     const debit = await waitForEntry(user, `job.${job_id}.1`);
     const job = await retrieve(user, job_id);
     const charge = expectedCharge(job, 1);
-    expect(debit).toMatchObject({ kind: "debit", job_id, attempt: 1, amount: -charge, balance_after: FREE.included_credit - charge });
+    expect(debit).toMatchObject({
+      kind: "debit",
+      job_id,
+      attempt: 1,
+      amount: -charge,
+      balance_after: FREE.included_credit - charge,
+    });
     expect(debit.usage).toMatchObject({ cpu: 1, memory_mb: 1024, gpu: 0, plan_id: "free", rates: FREE.rates });
     expect(published).toContain(`${job_id}#1`);
 
@@ -150,7 +185,9 @@ describe("metering", () => {
     const key = `${customer.app.app_id}.${customer.business.business_id}.${job_id}`;
     const js = jetstream(nc);
     for (const reason of ["result", "cancel"]) {
-      await js.publish(subjects.metering(job_id), JSON.stringify({ job_key: key, job_id, attempt: 1, reason }), { msgID: `again-${randomBase62(8)}` });
+      await js.publish(subjects.metering(job_id), JSON.stringify({ job_key: key, job_id, attempt: 1, reason }), {
+        msgID: `again-${randomBase62(8)}`,
+      });
     }
     // A later job's debit shows the copies were handled (one billing replica takes messages in order).
     const next = await user.call("submitJob", { ...JOB, pool_id: "op-debit" });
@@ -177,11 +214,18 @@ describe("metering", () => {
   it("does not charge a cancel before the start, and charges a cancel after it", async () => {
     const { node } = await operatorNode("op-cancel");
     const before = await user.call("submitJob", { ...JOB, pool_id: "op-cancel" });
-    await expect.poll(async () => (await retrieve(user, before.job_id)).state, { timeout: 20_000, interval: 50 }).toBe("assigned");
+    await expect
+      .poll(async () => (await retrieve(user, before.job_id)).state, { timeout: 20_000, interval: 50 })
+      .toBe("assigned");
     await user.call("cancelJob", { job_id: before.job_id });
 
     const after = await user.call("submitJob", { ...JOB, pool_id: "op-cancel" });
-    await expect.poll(async () => (await node.poll(1)).some((job) => job.job_id === after.job_id), { timeout: 20_000, interval: 50 }).toBe(true);
+    await expect
+      .poll(async () => (await node.poll(1)).some((job) => job.job_id === after.job_id), {
+        timeout: 20_000,
+        interval: 50,
+      })
+      .toBe(true);
     expect((await retrieve(user, after.job_id)).state).toBe("running");
     await user.call("cancelJob", { job_id: after.job_id });
 
@@ -194,7 +238,12 @@ describe("metering", () => {
   it("does not charge an attempt whose node was lost, and charges the attempt that ran it to the end", async () => {
     const first = await operatorNode("op-lost");
     const { job_id } = await user.call("submitJob", { ...JOB, pool_id: "op-lost", max_attempts: 3 });
-    await expect.poll(async () => (await first.node.poll(1)).some((job) => job.job_id === job_id), { timeout: 20_000, interval: 50 }).toBe(true);
+    await expect
+      .poll(async () => (await first.node.poll(1)).some((job) => job.job_id === job_id), {
+        timeout: 20_000,
+        interval: 50,
+      })
+      .toBe(true);
     const second = await operatorNode("op-lost");
     first.stop();
 
@@ -216,7 +265,12 @@ describe("the credit gate on submit", () => {
     expect((await client.call("submitJob", { ...JOB, pool_id: "op-gate" })).state).toBe("queued");
 
     const set = await creditSet(tenant.business.business_id, 0);
-    expect(set).toMatchObject({ app_id: tenant.app.app_id, business_id: tenant.business.business_id, previous_balance: FREE.included_credit, balance: 0 });
+    expect(set).toMatchObject({
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      previous_balance: FREE.included_credit,
+      balance: 0,
+    });
     const refused = await client.raw("POST", "/api/compute/jobs/submit", { ...JOB, pool_id: "op-gate" });
     expect(refused.status).toBe(402);
     expect(refused.body).toMatchObject({ status: "ERROR", code: "resource.limit_reached" });
@@ -233,7 +287,9 @@ describe("the credit gate on submit", () => {
     const { node } = await operatorNode("op-retry");
     const { job_id } = await client.call("submitJob", { ...JOB, pool_id: "op-retry" });
     await runOnce(node, job_id, "failed");
-    await expect.poll(async () => (await retrieve(client, job_id)).state, { timeout: 10_000, interval: 50 }).toBe("failed");
+    await expect
+      .poll(async () => (await retrieve(client, job_id)).state, { timeout: 10_000, interval: 50 })
+      .toBe("failed");
 
     await creditSet(tenant.business.business_id, 0);
     const refused = await client.raw("POST", "/api/compute/jobs/retry", { job_id });
@@ -246,13 +302,33 @@ describe("the credit gate on submit", () => {
   });
 
   it("refuses a job above the plan's limits on an operator pool with 403 plan.limit_exceeded, but not on the business's own pool", async () => {
-    const tooManyCores = await user.raw("POST", "/api/compute/jobs/submit", { ...JOB, pool_id: "op-gate", resources: { cpu: FREE.max_job_cpu + 1, memory_mb: 512, gpu: 0 } });
+    const tooManyCores = await user.raw("POST", "/api/compute/jobs/submit", {
+      ...JOB,
+      pool_id: "op-gate",
+      resources: { cpu: FREE.max_job_cpu + 1, memory_mb: 512, gpu: 0 },
+    });
     expect(tooManyCores.status).toBe(403);
-    expect(tooManyCores.body).toMatchObject({ code: "plan.limit_exceeded", details: { limit: "max_job_cpu", max: FREE.max_job_cpu } });
-    const tooLong = await user.raw("POST", "/api/compute/jobs/submit", { ...JOB, pool_id: "op-gate", timeout_seconds: FREE.max_job_timeout_seconds + 1 });
+    expect(tooManyCores.body).toMatchObject({
+      code: "plan.limit_exceeded",
+      details: { limit: "max_job_cpu", max: FREE.max_job_cpu },
+    });
+    const tooLong = await user.raw("POST", "/api/compute/jobs/submit", {
+      ...JOB,
+      pool_id: "op-gate",
+      timeout_seconds: FREE.max_job_timeout_seconds + 1,
+    });
     expect(tooLong.status).toBe(403);
     expect(tooLong.body).toMatchObject({ code: "plan.limit_exceeded", details: { limit: "max_job_timeout_seconds" } });
-    expect((await user.call("submitJob", { ...JOB, pool_id: "own-pool", resources: { cpu: 16, memory_mb: 512, gpu: 0 }, timeout_seconds: 86_400 })).state).toBe("queued");
+    expect(
+      (
+        await user.call("submitJob", {
+          ...JOB,
+          pool_id: "own-pool",
+          resources: { cpu: 16, memory_mb: 512, gpu: 0 },
+          timeout_seconds: 86_400,
+        })
+      ).state,
+    ).toBe("queued");
   });
 });
 
@@ -289,18 +365,27 @@ describe("the ledger list", () => {
 
 describe("credit set, the operator command", () => {
   const run = promisify(execFile);
-  const admin = (...args: string[]) => run(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args, "--nats", nats.url], { cwd: REPO_ROOT });
+  const admin = (...args: string[]) =>
+    run(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args, "--nats", nats.url], {
+      cwd: REPO_ROOT,
+    });
 
   it("sets a business's balance and says so; an unknown business or a bad amount is refused", async () => {
     const tenant = await createTenant(nc, { appId: operator.appId });
     const { stdout } = await admin("credit", "set", "--business", tenant.business.business_id, "--amount", "7.25");
-    expect(stdout.trim()).toBe(`set the credit of business ${tenant.business.business_id} (app ${tenant.app.app_id}) to 7.25 (was ${FREE.included_credit})`);
+    expect(stdout.trim()).toBe(
+      `set the credit of business ${tenant.business.business_id} (app ${tenant.app.app_id}) to 7.25 (was ${FREE.included_credit})`,
+    );
     const { client } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
     expect((await client.call("listLedger", {})).balance).toBe(7.25);
 
-    const unknown = await admin("credit", "set", "--business", "biz_00000000000000000000", "--amount", "1").catch((error: { code: number; stderr: string }) => error);
+    const unknown = await admin("credit", "set", "--business", "biz_00000000000000000000", "--amount", "1").catch(
+      (error: { code: number; stderr: string }) => error,
+    );
     expect(unknown).toMatchObject({ code: 1, stderr: expect.stringContaining("resource.not_found") });
-    const bad = await admin("credit", "set", "--business", tenant.business.business_id, "--amount", "ten").catch((error: { code: number; stderr: string }) => error);
+    const bad = await admin("credit", "set", "--business", tenant.business.business_id, "--amount", "ten").catch(
+      (error: { code: number; stderr: string }) => error,
+    );
     expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining("--amount: a decimal number") });
     expect((await client.call("listLedger", {})).balance).toBe(7.25);
   }, 60_000);

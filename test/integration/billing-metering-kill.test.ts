@@ -64,30 +64,47 @@ afterAll(async () => {
 async function operatorNode(): Promise<{ node: FakeNode; appId: string }> {
   const tenant = await createTenant(nc, { operator: true });
   const { client } = await signedInClient(gateway.baseUrl, tenant);
-  const node = await FakeNode.register(client, gateway.baseUrl, tenant.app.app_id, { pool_id: "default", capacity: { cpu: SLOTS, memory_mb: SLOTS * 1024, gpu: 0, slots: SLOTS } });
+  const node = await FakeNode.register(client, gateway.baseUrl, tenant.app.app_id, {
+    pool_id: "default",
+    capacity: { cpu: SLOTS, memory_mb: SLOTS * 1024, gpu: 0, slots: SLOTS },
+  });
   return { node, appId: tenant.app.app_id };
 }
 
-
 async function submitWave(client: ComputeClient, into: string[]): Promise<void> {
-  for (let index = 0; index < WAVE; index += 1) into.push((await client.call("submitJob", { ...JOB, name: `metered-${into.length}` })).job_id);
+  for (let index = 0; index < WAVE; index += 1)
+    into.push((await client.call("submitJob", { ...JOB, name: `metered-${into.length}` })).job_id);
 }
 
-const debitedJobs = async (client: ComputeClient) => new Set((await listAllLedgerEntries(client)).items.filter((entry) => entry.kind === "debit").map((entry) => entry.job_id));
+const debitedJobs = async (client: ComputeClient) =>
+  new Set(
+    (await listAllLedgerEntries(client)).items.filter((entry) => entry.kind === "debit").map((entry) => entry.job_id),
+  );
 
 describe("a billing replica SIGKILLed mid-stream", () => {
   it("every attempt on an operator pool is still debited exactly once, copies of its message included", async () => {
     const { node, appId } = await operatorNode();
     const customer: Tenant = await createTenant(nc, { appId });
     const { client } = await signedInClient(gateway.baseUrl, customer);
-    await requestRpc(nc, subjects.adminCreditSet(), { business_id: customer.business.business_id, amount: STARTING_CREDIT }, SetCreditResponse);
+    await requestRpc(
+      nc,
+      subjects.adminCreditSet(),
+      { business_id: customer.business.business_id, amount: STARTING_CREDIT },
+      SetCreditResponse,
+    );
 
     const submitted: string[] = [];
     await submitWave(client, submitted);
-    driver = driveNodes([node], { slots: SLOTS, timeoutMs: 120_000, until: (stats) => stats.finished.size === 2 * WAVE });
+    driver = driveNodes([node], {
+      slots: SLOTS,
+      timeoutMs: 120_000,
+      until: (stats) => stats.finished.size === 2 * WAVE,
+    });
 
     // Some charged, while the node keeps finishing jobs: then one replica dies without a goodbye.
-    await expect.poll(async () => (await debitedJobs(client)).size, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(WAVE / 4);
+    await expect
+      .poll(async () => (await debitedJobs(client)).size, { timeout: 60_000, interval: 50 })
+      .toBeGreaterThanOrEqual(WAVE / 4);
     const victim = billing[0]!;
     await victim.kill();
     expect(await victim.exited).toEqual({ code: null, signal: "SIGKILL" });
@@ -101,15 +118,23 @@ describe("a billing replica SIGKILLed mid-stream", () => {
     // Copies of some messages, as a redelivery or a second publish would bring them.
     const js = jetstream(nc);
     for (const jobId of submitted.slice(0, 10)) {
-      const message = { job_key: `${customer.app.app_id}.${customer.business.business_id}.${jobId}`, job_id: jobId, attempt: 1, reason: "result" };
+      const message = {
+        job_key: `${customer.app.app_id}.${customer.business.business_id}.${jobId}`,
+        job_id: jobId,
+        attempt: 1,
+        reason: "result",
+      };
       await js.publish(subjects.metering(jobId), encodeJson(message), { msgID: `copy-${randomBase62(10)}` });
     }
     const jsm = await jetstreamManager(nc);
     await expect
-      .poll(async () => {
-        const info = await jsm.consumers.info(STREAMS.metering, CONSUMERS.billingMetering);
-        return info.num_pending + info.num_ack_pending;
-      }, { timeout: 60_000, interval: 100 })
+      .poll(
+        async () => {
+          const info = await jsm.consumers.info(STREAMS.metering, CONSUMERS.billingMetering);
+          return info.num_pending + info.num_ack_pending;
+        },
+        { timeout: 60_000, interval: 100 },
+      )
       .toBe(0);
 
     const { balance, items } = await listAllLedgerEntries(client);
@@ -120,7 +145,9 @@ describe("a billing replica SIGKILLed mid-stream", () => {
       const { job } = await client.call("retrieveJob", { job_id: debit.job_id! });
       const start = job.timeline.find((event) => event.state === "running")!;
       const end = job.timeline.find((event) => event.state === "succeeded")!;
-      expect(debit.amount).toBe(-chargeMicros(Date.parse(end.at) - Date.parse(start.at), job.resources, FREE_RATES) / 1e6);
+      expect(debit.amount).toBe(
+        -chargeMicros(Date.parse(end.at) - Date.parse(start.at), job.resources, FREE_RATES) / 1e6,
+      );
     }
     const sum = items.reduce((total, entry) => total + Math.round(entry.amount * 1e6), 0) / 1e6;
     expect(balance).toBe(sum);

@@ -15,7 +15,15 @@ import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
 import { randomBase62, systemClock } from "../../shared/runtime/index.js";
 import { FakeStripe } from "../harness/fake-stripe.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startBilling, startGateway, type RunningGateway, type RunningService, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startBilling,
+  startGateway,
+  type RunningGateway,
+  type RunningService,
+  type Tenant,
+} from "../harness/system.js";
 
 /**
  * The Stripe adapter without the internet: the official client is pointed at a local
@@ -26,9 +34,41 @@ const WEBHOOK_SECRET = `whsec_${randomBase62(32)}`;
 const PLANS = {
   default_plan: "free",
   plans: [
-    { id: "free", name: "Free", price: 0, currency: "usd", interval: "month", included_credit: 10, rates: { cpu_core_hour: 1, memory_gb_hour: 0.1, gpu_hour: 20 }, limits: { max_job_timeout_seconds: 3600, max_job_cpu: 2 }, billed: true },
-    { id: "team", name: "Team", price: 49, currency: "usd", interval: "month", included_credit: 500, rates: { cpu_core_hour: 0.8, memory_gb_hour: 0.08, gpu_hour: 16 }, limits: { max_job_timeout_seconds: 86400, max_job_cpu: 16 }, billed: true, stripe_price_id: "price_team_monthly" },
-    { id: "scale", name: "Scale", price: 4900, currency: "usd", interval: "year", included_credit: 60000, rates: { cpu_core_hour: 0.6, memory_gb_hour: 0.06, gpu_hour: 12 }, limits: { max_job_timeout_seconds: 604800, max_job_cpu: 64 }, billed: true, stripe_price_id: "price_scale_yearly" },
+    {
+      id: "free",
+      name: "Free",
+      price: 0,
+      currency: "usd",
+      interval: "month",
+      included_credit: 10,
+      rates: { cpu_core_hour: 1, memory_gb_hour: 0.1, gpu_hour: 20 },
+      limits: { max_job_timeout_seconds: 3600, max_job_cpu: 2 },
+      billed: true,
+    },
+    {
+      id: "team",
+      name: "Team",
+      price: 49,
+      currency: "usd",
+      interval: "month",
+      included_credit: 500,
+      rates: { cpu_core_hour: 0.8, memory_gb_hour: 0.08, gpu_hour: 16 },
+      limits: { max_job_timeout_seconds: 86400, max_job_cpu: 16 },
+      billed: true,
+      stripe_price_id: "price_team_monthly",
+    },
+    {
+      id: "scale",
+      name: "Scale",
+      price: 4900,
+      currency: "usd",
+      interval: "year",
+      included_credit: 60000,
+      rates: { cpu_core_hour: 0.6, memory_gb_hour: 0.06, gpu_hour: 12 },
+      limits: { max_job_timeout_seconds: 604800, max_job_cpu: 64 },
+      billed: true,
+      stripe_price_id: "price_scale_yearly",
+    },
   ],
 };
 
@@ -72,7 +112,10 @@ async function admin(): Promise<{ tenant: Tenant; client: ComputeClient }> {
 }
 
 /** Posts a Stripe event to the second gateway, signed as Stripe signs it (or with `signature` as given). */
-async function deliver(event: Record<string, unknown>, signature?: string): Promise<{ status: number; body: Record<string, unknown> }> {
+async function deliver(
+  event: Record<string, unknown>,
+  signature?: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const payload = JSON.stringify(event);
   const header = signature ?? stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
   const response = await fetch(`${gateways[1]!.baseUrl}${billingWebhookPath("stripe")}`, {
@@ -83,8 +126,22 @@ async function deliver(event: Record<string, unknown>, signature?: string): Prom
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-function stripeEvent(type: string, object: Record<string, unknown>, createdSeconds = Math.floor(Date.now() / 1000)): Record<string, unknown> {
-  return { id: `evt_${randomBase62(24)}`, object: "event", api_version: "2025-01-01", created: createdSeconds, type, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, data: { object } };
+function stripeEvent(
+  type: string,
+  object: Record<string, unknown>,
+  createdSeconds = Math.floor(Date.now() / 1000),
+): Record<string, unknown> {
+  return {
+    id: `evt_${randomBase62(24)}`,
+    object: "event",
+    api_version: "2025-01-01",
+    created: createdSeconds,
+    type,
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    data: { object },
+  };
 }
 
 function metadataOf(tenant: Tenant, planId: string) {
@@ -98,7 +155,11 @@ async function recordOf(tenant: Tenant) {
 describe("Stripe checkout", () => {
   it("creates a Checkout Session in subscription mode for the plan's price, with the business and plan in its metadata", async () => {
     const { tenant, client } = await admin();
-    const created = await client.call("createCheckout", { plan_id: "team", success_url: "https://app.example.test/ok", cancel_url: "https://app.example.test/no" });
+    const created = await client.call("createCheckout", {
+      plan_id: "team",
+      success_url: "https://app.example.test/ok",
+      cancel_url: "https://app.example.test/no",
+    });
     expect(created.provider).toBe("stripe");
     expect(created.session_id).toMatch(/^cs_test_/);
     expect(created.checkout_url).toBe(`https://checkout.stripe.test/c/pay/${created.session_id}`);
@@ -135,9 +196,17 @@ describe("Stripe webhooks", () => {
     const first = await deliver(event);
     expect(first.status).toBe(200);
     expect(first.body.payload).toEqual({ event_id: event.id, duplicate: false, outcome: "applied" });
-    expect(await client.call("getSubscription", {})).toMatchObject({ plan: { id: "team" }, status: "active", provider: "stripe", credit_balance: 500 });
+    expect(await client.call("getSubscription", {})).toMatchObject({
+      plan: { id: "team" },
+      status: "active",
+      provider: "stripe",
+      credit_balance: 500,
+    });
     const applied = await recordOf(tenant);
-    expect(applied?.value).toMatchObject({ provider_customer_id: "cus_test_1", provider_subscription_id: "sub_test_1" });
+    expect(applied?.value).toMatchObject({
+      provider_customer_id: "cus_test_1",
+      provider_subscription_id: "sub_test_1",
+    });
 
     const again = await deliver(event);
     expect(again.status).toBe(200);
@@ -148,7 +217,20 @@ describe("Stripe webhooks", () => {
   it("customer.subscription.updated renews the period and follows the subscription's price; deleted ends it", async () => {
     const { tenant, client } = await admin();
     const now = Math.floor(Date.now() / 1000);
-    await deliver(stripeEvent("checkout.session.completed", { id: "cs_test_x", object: "checkout.session", mode: "subscription", customer: "cus_test_2", subscription: "sub_test_2", metadata: metadataOf(tenant, "team") }, now));
+    await deliver(
+      stripeEvent(
+        "checkout.session.completed",
+        {
+          id: "cs_test_x",
+          object: "checkout.session",
+          mode: "subscription",
+          customer: "cus_test_2",
+          subscription: "sub_test_2",
+          metadata: metadataOf(tenant, "team"),
+        },
+        now,
+      ),
+    );
 
     const start = now - 60;
     const end = start + 365 * 86_400;
@@ -158,7 +240,12 @@ describe("Stripe webhooks", () => {
       status,
       customer: "cus_test_2",
       metadata: metadataOf(tenant, "team"),
-      items: { object: "list", data: [{ id: "si_1", price: { id: "price_scale_yearly" }, current_period_start: start, current_period_end: end }] },
+      items: {
+        object: "list",
+        data: [
+          { id: "si_1", price: { id: "price_scale_yearly" }, current_period_start: start, current_period_end: end },
+        ],
+      },
     });
     const updated = await deliver(stripeEvent("customer.subscription.updated", subscription("active"), now + 1));
     expect(updated.body.payload).toMatchObject({ outcome: "applied" });
@@ -173,16 +260,48 @@ describe("Stripe webhooks", () => {
     expect(pastDue.body.payload).toMatchObject({ outcome: "applied" });
     expect((await client.call("getSubscription", {})).status).toBe("past_due");
 
-    const deleted = await deliver(stripeEvent("customer.subscription.deleted", { ...subscription("canceled"), ended_at: Math.floor(Date.now() / 1000) }, now + 3));
+    const deleted = await deliver(
+      stripeEvent(
+        "customer.subscription.deleted",
+        { ...subscription("canceled"), ended_at: Math.floor(Date.now() / 1000) },
+        now + 3,
+      ),
+    );
     expect(deleted.body.payload).toMatchObject({ outcome: "applied" });
-    expect(await client.call("getSubscription", {})).toMatchObject({ plan: { id: "free" }, status: "active", provider: null });
+    expect(await client.call("getSubscription", {})).toMatchObject({
+      plan: { id: "free" },
+      status: "active",
+      provider: null,
+    });
   });
 
   it("an event about another subscription than the business's changes nothing", async () => {
     const { tenant } = await admin();
-    await deliver(stripeEvent("checkout.session.completed", { id: "cs_test_y", object: "checkout.session", mode: "subscription", customer: "cus_test_3", subscription: "sub_current", metadata: metadataOf(tenant, "team") }));
+    await deliver(
+      stripeEvent("checkout.session.completed", {
+        id: "cs_test_y",
+        object: "checkout.session",
+        mode: "subscription",
+        customer: "cus_test_3",
+        subscription: "sub_current",
+        metadata: metadataOf(tenant, "team"),
+      }),
+    );
     const before = await recordOf(tenant);
-    const old = await deliver(stripeEvent("customer.subscription.deleted", { id: "sub_old", object: "subscription", status: "canceled", customer: "cus_test_3", metadata: metadataOf(tenant, "team"), ended_at: Math.floor(Date.now() / 1000) }, Math.floor(Date.now() / 1000) + 5));
+    const old = await deliver(
+      stripeEvent(
+        "customer.subscription.deleted",
+        {
+          id: "sub_old",
+          object: "subscription",
+          status: "canceled",
+          customer: "cus_test_3",
+          metadata: metadataOf(tenant, "team"),
+          ended_at: Math.floor(Date.now() / 1000),
+        },
+        Math.floor(Date.now() / 1000) + 5,
+      ),
+    );
     expect(old.body.payload).toMatchObject({ outcome: "ignored" });
     expect((await recordOf(tenant))?.revision).toBe(before?.revision);
   });
@@ -195,12 +314,26 @@ describe("Stripe webhooks", () => {
 
   it("a wrong secret, an altered body or an old signature answers 400 webhook.signature_invalid and changes nothing", async () => {
     const { tenant } = await admin();
-    const event = stripeEvent("checkout.session.completed", { id: "cs_test_z", object: "checkout.session", mode: "subscription", customer: "cus_z", subscription: "sub_z", metadata: metadataOf(tenant, "team") });
+    const event = stripeEvent("checkout.session.completed", {
+      id: "cs_test_z",
+      object: "checkout.session",
+      mode: "subscription",
+      customer: "cus_z",
+      subscription: "sub_z",
+      metadata: metadataOf(tenant, "team"),
+    });
     const payload = JSON.stringify(event);
     const signatures = [
       stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_not_ours" }),
-      stripe.webhooks.generateTestHeaderString({ payload: payload.replace('"team"', '"scale"'), secret: WEBHOOK_SECRET }),
-      stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: Math.floor(Date.now() / 1000) - 3600 }),
+      stripe.webhooks.generateTestHeaderString({
+        payload: payload.replace('"team"', '"scale"'),
+        secret: WEBHOOK_SECRET,
+      }),
+      stripe.webhooks.generateTestHeaderString({
+        payload,
+        secret: WEBHOOK_SECRET,
+        timestamp: Math.floor(Date.now() / 1000) - 3600,
+      }),
       "t=1,v1=nonsense",
     ];
     for (const signature of signatures) {
@@ -212,7 +345,11 @@ describe("Stripe webhooks", () => {
   });
 
   it("the sandbox's webhook endpoint is off while Stripe is the provider", async () => {
-    const response = await fetch(`${gateways[0]!.baseUrl}${billingWebhookPath("sandbox")}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const response = await fetch(`${gateways[0]!.baseUrl}${billingWebhookPath("sandbox")}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect(response.status).toBe(404);
   });
 });
@@ -224,7 +361,12 @@ describe("Stripe settings", () => {
     await writeFile(bareFile, JSON.stringify(bare));
     const nc = await connect({ servers: nats.url });
     try {
-      const config = BillingConfig.parse({ NATS_URL: nats.url, CJS_STRIPE_SECRET_KEY: "sk_test_x", CJS_STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, CJS_BILLING_PLANS_FILE: bareFile });
+      const config = BillingConfig.parse({
+        NATS_URL: nats.url,
+        CJS_STRIPE_SECRET_KEY: "sk_test_x",
+        CJS_STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+        CJS_BILLING_PLANS_FILE: bareFile,
+      });
       const service = buildBilling({ nc, config, clock: systemClock, logger: pino({ level: "silent" }) });
       await expect(service.start()).rejects.toThrow(/team, scale/);
       expect(service.ready()).toBe(false);
@@ -252,7 +394,17 @@ describe("Stripe subscription cancel", () => {
       customer: "cus_test_cancel",
       cancel_at_period_end: false,
       metadata: metadataOf(tenant, "team"),
-      items: { object: "list", data: [{ id: "si_1", price: { id: "price_team_monthly" }, current_period_start: now - 60, current_period_end: now + 30 * 86_400 }] },
+      items: {
+        object: "list",
+        data: [
+          {
+            id: "si_1",
+            price: { id: "price_team_monthly" },
+            current_period_start: now - 60,
+            current_period_end: now + 30 * 86_400,
+          },
+        ],
+      },
       ...overrides,
     });
     await deliver(stripeEvent("customer.subscription.created", subscription(), now - 10));
@@ -263,27 +415,57 @@ describe("Stripe subscription cancel", () => {
   it("asks Stripe to cancel at period end; the subscription shows it, and an older Stripe event does not undo it", async () => {
     const { tenant, client, subscription, now } = await subscribed("sub_cancel_1");
     const cancelled = await client.call("cancelSubscription", {});
-    expect(cancelled).toMatchObject({ plan: { id: "team" }, cancel_at_period_end: true, ends_at: new Date((now + 30 * 86_400) * 1000).toISOString() });
+    expect(cancelled).toMatchObject({
+      plan: { id: "team" },
+      cancel_at_period_end: true,
+      ends_at: new Date((now + 30 * 86_400) * 1000).toISOString(),
+    });
     const call = stripeApi.calls.find((entry) => entry.path === "/v1/subscriptions/sub_cancel_1");
     expect(call).toMatchObject({ method: "POST", authorization: "Bearer sk_test_local_fake" });
     expect(call?.form.get("cancel_at_period_end")).toBe("true");
 
     // An update Stripe made before the cancel, delivered after it, does not undo it; Stripe's own update then says the same.
-    expect((await deliver(stripeEvent("customer.subscription.updated", subscription(), now - 5))).body.payload).toMatchObject({ outcome: "applied" });
+    expect(
+      (await deliver(stripeEvent("customer.subscription.updated", subscription(), now - 5))).body.payload,
+    ).toMatchObject({ outcome: "applied" });
     expect((await recordOf(tenant))?.value.cancel_at_period_end).toBe(true);
-    expect((await deliver(stripeEvent("customer.subscription.updated", subscription({ cancel_at_period_end: true }), now + 5))).body.payload).toMatchObject({ outcome: "applied" });
+    expect(
+      (
+        await deliver(
+          stripeEvent("customer.subscription.updated", subscription({ cancel_at_period_end: true }), now + 5),
+        )
+      ).body.payload,
+    ).toMatchObject({ outcome: "applied" });
     expect((await recordOf(tenant))?.value.cancel_at_period_end).toBe(true);
 
     // At the period's end Stripe deletes the subscription: the business is on the default plan.
-    await deliver(stripeEvent("customer.subscription.deleted", { ...subscription({ status: "canceled", cancel_at_period_end: true }), ended_at: Math.floor(Date.now() / 1000) }, now + 6));
-    expect(await client.call("getSubscription", {})).toMatchObject({ plan: { id: "free" }, provider: null, cancel_at_period_end: false, ends_at: null });
+    await deliver(
+      stripeEvent(
+        "customer.subscription.deleted",
+        {
+          ...subscription({ status: "canceled", cancel_at_period_end: true }),
+          ended_at: Math.floor(Date.now() / 1000),
+        },
+        now + 6,
+      ),
+    );
+    expect(await client.call("getSubscription", {})).toMatchObject({
+      plan: { id: "free" },
+      provider: null,
+      cancel_at_period_end: false,
+      ends_at: null,
+    });
   });
 
   it("resuming in Stripe (cancel_at_period_end false, after the cancel) renews again", async () => {
     const { client, subscription } = await subscribed("sub_cancel_2");
     await client.call("cancelSubscription", {});
     await deliver(stripeEvent("customer.subscription.updated", subscription(), Math.floor(Date.now() / 1000) + 5));
-    expect(await client.call("getSubscription", {})).toMatchObject({ plan: { id: "team" }, cancel_at_period_end: false, ends_at: null });
+    expect(await client.call("getSubscription", {})).toMatchObject({
+      plan: { id: "team" },
+      cancel_at_period_end: false,
+      ends_at: null,
+    });
   });
 
   it("a cancel Stripe refuses answers 503 and leaves the subscription renewing", async () => {

@@ -1,12 +1,20 @@
 import { randomBytes } from "node:crypto";
 import { Kvm } from "@nats-io/kv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { calendarMonth, SubscriptionRecord, subscriptionKey } from "../../services/billing/subscriptions/subscription-record.js";
+import {
+  calendarMonth,
+  SubscriptionRecord,
+  subscriptionKey,
+} from "../../services/billing/subscriptions/subscription-record.js";
 import { BillingSecretRecord, SANDBOX_WEBHOOK_SECRET_KEY } from "../../services/billing/checkout/billing-secret.js";
 import { sandboxSessionKey, SandboxSessionRecord } from "../../services/billing/checkout/sandbox-session-record.js";
 import { signSandboxPayload } from "../../services/billing/checkout/sandbox-signature.js";
 import type { ComputeClient } from "../harness/client.js";
-import { billingWebhookPath, SANDBOX_SIGNATURE_HEADER, type CreateCheckoutResponse } from "../../shared/contract/index.js";
+import {
+  billingWebhookPath,
+  SANDBOX_SIGNATURE_HEADER,
+  type CreateCheckoutResponse,
+} from "../../shared/contract/index.js";
 import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
@@ -83,10 +91,17 @@ async function recordOf(tenant: Tenant) {
 }
 
 /** Posts a sandbox webhook to the first gateway, exactly as given. */
-async function postWebhook(body: string, signature: string | undefined, provider = "sandbox"): Promise<{ status: number; body: Record<string, unknown> }> {
+async function postWebhook(
+  body: string,
+  signature: string | undefined,
+  provider = "sandbox",
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${gateways[0]!.baseUrl}${billingWebhookPath(provider)}`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(signature === undefined ? {} : { [SANDBOX_SIGNATURE_HEADER]: signature }) },
+    headers: {
+      "content-type": "application/json",
+      ...(signature === undefined ? {} : { [SANDBOX_SIGNATURE_HEADER]: signature }),
+    },
     body,
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -121,14 +136,28 @@ describe("plans", () => {
     expect(plans.map((plan) => plan.id)).toEqual(["free", "team", "scale"]);
     expect(default_plan_id).toBe("free");
     for (const plan of plans) {
-      expect(plan).toMatchObject({ id: expect.any(String), name: expect.any(String), price: expect.any(Number), currency: "usd", interval: expect.stringMatching(/^(month|year)$/) });
+      expect(plan).toMatchObject({
+        id: expect.any(String),
+        name: expect.any(String),
+        price: expect.any(Number),
+        currency: "usd",
+        interval: expect.stringMatching(/^(month|year)$/),
+      });
       expect(plan).not.toHaveProperty("stripe_price_id");
     }
-    expect(plans.find((plan) => plan.id === "team")).toMatchObject({ name: "Team", price: 49, interval: "month", included_credit: 500 });
+    expect(plans.find((plan) => plan.id === "team")).toMatchObject({
+      name: "Team",
+      price: 49,
+      interval: "month",
+      included_credit: 500,
+    });
   });
 
   it("plans/list needs a credential", async () => {
-    const response = await fetch(`${gateways[1]!.baseUrl}/api/compute/billing/plans/list`, { method: "POST", headers: { "x-app-id": (await adminOf()).tenant.app.app_id } });
+    const response = await fetch(`${gateways[1]!.baseUrl}/api/compute/billing/plans/list`, {
+      method: "POST",
+      headers: { "x-app-id": (await adminOf()).tenant.app.app_id },
+    });
     expect(response.status).toBe(401);
   });
 });
@@ -186,7 +215,11 @@ describe("checkout refusals", () => {
       [SUCCESS_URL, "javascript:alert(1)"],
       ["ftp://files.example.test/", CANCEL_URL],
     ] as const) {
-      const response = await client.raw("POST", "/api/compute/billing/checkout/create", { plan_id: "team", success_url, cancel_url });
+      const response = await client.raw("POST", "/api/compute/billing/checkout/create", {
+        plan_id: "team",
+        success_url,
+        cancel_url,
+      });
       expect(response.status).toBe(400);
       expect((response.body as { code: string }).code).toBe("request.invalid");
     }
@@ -219,10 +252,23 @@ describe("sandbox checkout", () => {
     expect(paid.headers.get("location")).toBe(SUCCESS_URL.replace("{CHECKOUT_SESSION_ID}", created.session_id));
 
     const subscription = await client.call("getSubscription", {});
-    expect(subscription).toMatchObject({ business_id: tenant.business.business_id, plan: { id: "team" }, status: "active", provider: "sandbox", credit_balance: 500, usage_this_period: 0 });
+    expect(subscription).toMatchObject({
+      business_id: tenant.business.business_id,
+      plan: { id: "team" },
+      status: "active",
+      provider: "sandbox",
+      credit_balance: 500,
+      usage_this_period: 0,
+    });
     expect(Date.parse(subscription.current_period_end)).toBeGreaterThan(Date.parse(subscription.current_period_start));
     const record = (await recordOf(tenant))!.value;
-    expect(record).toMatchObject({ plan_id: "team", status: "active", provider: "sandbox", provider_customer_id: expect.stringMatching(/^cus_sandbox_/), provider_subscription_id: expect.stringMatching(/^sub_sandbox_/) });
+    expect(record).toMatchObject({
+      plan_id: "team",
+      status: "active",
+      provider: "sandbox",
+      provider_customer_id: expect.stringMatching(/^cus_sandbox_/),
+      provider_subscription_id: expect.stringMatching(/^sub_sandbox_/),
+    });
   });
 
   it("a session is single-use: after Pay, its page and a second Pay are refused and nothing changes", async () => {
@@ -260,7 +306,11 @@ describe("sandbox checkout", () => {
     const created = await checkout(client);
     const key = sandboxSessionKey(created.session_id);
     const stored = (await sessions.get(key))!;
-    await sessions.update(key, { ...stored.value, expires_at: new Date(Date.now() - 1000).toISOString() }, stored.revision);
+    await sessions.update(
+      key,
+      { ...stored.value, expires_at: new Date(Date.now() - 1000).toISOString() },
+      stored.revision,
+    );
     expect((await fetch(onSecondGateway(created.checkout_url))).status).toBe(409);
     expect((await pressButton(created.checkout_url, "pay")).status).toBe(409);
     expect(await recordOf(tenant)).toBeNull();
@@ -332,7 +382,10 @@ describe("webhooks", () => {
   it("an older event does not overwrite a newer one", async () => {
     const { tenant, client } = await adminOf();
     const newer = checkoutEvent(tenant, "scale");
-    const older = JSON.stringify({ ...JSON.parse(checkoutEvent(tenant, "team")), created: Math.floor(nowSeconds()) - 60 });
+    const older = JSON.stringify({
+      ...JSON.parse(checkoutEvent(tenant, "team")),
+      created: Math.floor(nowSeconds()) - 60,
+    });
     await postWebhook(newer, signSandboxPayload(sandboxSecret, newer, nowSeconds()));
     const late = await postWebhook(older, signSandboxPayload(sandboxSecret, older, nowSeconds()));
     expect(late.body.payload).toMatchObject({ duplicate: false, outcome: "ignored" });
@@ -347,11 +400,23 @@ describe("webhooks", () => {
       id: `evt_test_${randomBase62(20)}`,
       type: "subscription.canceled",
       created: Math.floor(nowSeconds()) + 1,
-      data: { app_id: tenant.app.app_id, business_id: tenant.business.business_id, subscription_id: record.provider_subscription_id, ended_at: new Date().toISOString() },
+      data: {
+        app_id: tenant.app.app_id,
+        business_id: tenant.business.business_id,
+        subscription_id: record.provider_subscription_id,
+        ended_at: new Date().toISOString(),
+      },
     });
-    expect((await postWebhook(cancel, signSandboxPayload(sandboxSecret, cancel, nowSeconds()))).body.payload).toMatchObject({ outcome: "applied" });
+    expect(
+      (await postWebhook(cancel, signSandboxPayload(sandboxSecret, cancel, nowSeconds()))).body.payload,
+    ).toMatchObject({ outcome: "applied" });
     expect((await recordOf(tenant))!.value.status).toBe("canceled");
-    expect(await client.call("getSubscription", {})).toMatchObject({ plan: { id: "free" }, status: "active", provider: null, credit_balance: 10 });
+    expect(await client.call("getSubscription", {})).toMatchObject({
+      plan: { id: "free" },
+      status: "active",
+      provider: null,
+      credit_balance: 10,
+    });
   });
 });
 
@@ -371,6 +436,10 @@ describe("tenancy", () => {
     await pressButton((await checkout(first.client)).checkout_url, "pay");
     const sameApp = await createTenant(gateways[0]!.nc, { appId: first.tenant.app.app_id });
     const { client } = await signedInClient(gateways[1]!.baseUrl, sameApp);
-    expect(await client.call("getSubscription", {})).toMatchObject({ business_id: sameApp.business.business_id, plan: { id: "free" }, provider: null });
+    expect(await client.call("getSubscription", {})).toMatchObject({
+      business_id: sameApp.business.business_id,
+      plan: { id: "free" },
+      provider: null,
+    });
   });
 });

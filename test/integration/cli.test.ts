@@ -47,8 +47,17 @@ function freshConfigDir(): string {
 
 /** The environment of a run: none of the caller's CJS_ settings, this stack's address. */
 function cliEnv(configDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("CJS_") && name !== "FORCE_COLOR"));
-  return { ...inherited, NO_COLOR: "1", CJS_CONFIG_DIR: configDir, CJS_URL: baseUrl, CJS_APP_ID: tenant.app.app_id, ...extra };
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith("CJS_") && name !== "FORCE_COLOR"),
+  );
+  return {
+    ...inherited,
+    NO_COLOR: "1",
+    CJS_CONFIG_DIR: configDir,
+    CJS_URL: baseUrl,
+    CJS_APP_ID: tenant.app.app_id,
+    ...extra,
+  };
 }
 
 interface Run {
@@ -58,9 +67,14 @@ interface Run {
 }
 
 /** Runs `cjs args…` to its end; `input` is its stdin. */
-function cjs(args: string[], options: { configDir: string; env?: Record<string, string>; input?: string; onStdout?: (text: string) => void }): Promise<Run> {
+function cjs(
+  args: string[],
+  options: { configDir: string; env?: Record<string, string>; input?: string; onStdout?: (text: string) => void },
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, ...args], { env: cliEnv(options.configDir, options.env) });
+    const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, ...args], {
+      env: cliEnv(options.configDir, options.env),
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -76,7 +90,10 @@ function cjs(args: string[], options: { configDir: string; env?: Record<string, 
 
 async function loggedIn(): Promise<string> {
   const configDir = freshConfigDir();
-  const login = await cjs(["login", "--email", tenant.user.email, "--password-stdin"], { configDir, input: `${tenant.password}\n` });
+  const login = await cjs(["login", "--email", tenant.user.email, "--password-stdin"], {
+    configDir,
+    input: `${tenant.password}\n`,
+  });
   expect(login.code, login.stderr).toBe(0);
   return configDir;
 }
@@ -91,7 +108,12 @@ describe("signing in", () => {
 
     const whoami = await cjs(["whoami", "--json"], { configDir });
     expect(whoami.code, whoami.stderr).toBe(0);
-    expect(JSON.parse(whoami.stdout)).toMatchObject({ email: tenant.user.email, user_id: tenant.user.user_id, business_id: tenant.business.business_id, credential: "session" });
+    expect(JSON.parse(whoami.stdout)).toMatchObject({
+      email: tenant.user.email,
+      user_id: tenant.user.user_id,
+      business_id: tenant.business.business_id,
+      credential: "session",
+    });
 
     const logout = await cjs(["logout"], { configDir });
     expect(logout.code, logout.stderr).toBe(0);
@@ -102,7 +124,10 @@ describe("signing in", () => {
 
   it("a wrong password is refused with the auth exit code and nothing is stored", async () => {
     const configDir = freshConfigDir();
-    const login = await cjs(["login", "--email", tenant.user.email, "--password-stdin"], { configDir, input: "not-the-password\n" });
+    const login = await cjs(["login", "--email", tenant.user.email, "--password-stdin"], {
+      configDir,
+      input: "not-the-password\n",
+    });
     expect(login.code).toBe(77);
     expect(login.stderr).toContain("auth.login_failed");
     expect(() => statSync(join(configDir, "session.json"))).toThrow();
@@ -123,7 +148,9 @@ describe("signing in", () => {
     expect(session.code, session.output).toBe(0);
     expect(session.output).toContain(`as ${tenant.user.email}`);
     expect(session.output).not.toContain(tenant.password);
-    expect(JSON.parse(readFileSync(join(configDir, "session.json"), "utf8"))).toMatchObject({ email: tenant.user.email });
+    expect(JSON.parse(readFileSync(join(configDir, "session.json"), "utf8"))).toMatchObject({
+      email: tenant.user.email,
+    });
   });
 });
 
@@ -134,7 +161,10 @@ describe("jobs with an API key from the environment", () => {
     const pool = `cli-${Math.random().toString(36).slice(2, 8)}`;
     const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
 
-    const following = cjs(["jobs", "submit", "--pool", pool, "--follow", "--", "sh", "-c", "exit 3"], { configDir: freshConfigDir(), env: { CJS_API_KEY: key } });
+    const following = cjs(["jobs", "submit", "--pool", pool, "--follow", "--", "sh", "-c", "exit 3"], {
+      configDir: freshConfigDir(),
+      env: { CJS_API_KEY: key },
+    });
     const [assignment] = await node.poll(10);
     await node.client.call("pushLogs", { job_id: assignment!.job_id, attempt: 1, lines: logLines(1, 3) });
     await node.client.call("result", { job_id: assignment!.job_id, attempt: 1, outcome: "failed", exit_code: 3 });
@@ -151,11 +181,16 @@ describe("jobs with an API key from the environment", () => {
     const env = { CJS_API_KEY: key };
     const configDir = freshConfigDir();
 
-    const submitted = await cjs(["--json", "jobs", "submit", "--pool", "cli-nobody", "--label", "team=ml", "--", "echo", "hi"], { configDir, env });
+    const submitted = await cjs(
+      ["--json", "jobs", "submit", "--pool", "cli-nobody", "--label", "team=ml", "--", "echo", "hi"],
+      { configDir, env },
+    );
     expect(submitted.code, submitted.stderr).toBe(0);
     const { job_id } = JSON.parse(submitted.stdout) as { job_id: string };
     const got = await cjs(["jobs", "get", job_id, "--json"], { configDir, env });
-    expect(JSON.parse(got.stdout)).toMatchObject({ job: { job_id, state: "queued", labels: { team: "ml" }, command: ["echo", "hi"] } });
+    expect(JSON.parse(got.stdout)).toMatchObject({
+      job: { job_id, state: "queued", labels: { team: "ml" }, command: ["echo", "hi"] },
+    });
 
     const missing = await cjs(["jobs", "get", newId("job")], { configDir, env });
     expect(missing.code).toBe(66);
@@ -169,13 +204,32 @@ describe("jobs with an API key from the environment", () => {
     const configDir = freshConfigDir();
     const runAt = new Date(Date.now() + 86_400_000).toISOString();
 
-    const args = ["--run-at", runAt, "--queue-timeout", "600", "--retries", "2", "--retry-on-exit-codes", "75,76", "--retry-backoff", "5"];
-    const submitted = await cjs(["--json", "jobs", "submit", "--pool", "cli-nobody", ...args, "--", "true"], { configDir, env });
+    const args = [
+      "--run-at",
+      runAt,
+      "--queue-timeout",
+      "600",
+      "--retries",
+      "2",
+      "--retry-on-exit-codes",
+      "75,76",
+      "--retry-backoff",
+      "5",
+    ];
+    const submitted = await cjs(["--json", "jobs", "submit", "--pool", "cli-nobody", ...args, "--", "true"], {
+      configDir,
+      env,
+    });
     expect(submitted.code, submitted.stderr).toBe(0);
     const { job_id } = JSON.parse(submitted.stdout) as { job_id: string };
     const got = await cjs(["jobs", "get", job_id, "--json"], { configDir, env });
     expect(JSON.parse(got.stdout)).toMatchObject({
-      job: { run_at: runAt, pending_reason: "scheduled", queue_timeout_seconds: 600, retry: { max_retries: 2, on_exit_codes: [75, 76], backoff: { initial_seconds: 5 } } },
+      job: {
+        run_at: runAt,
+        pending_reason: "scheduled",
+        queue_timeout_seconds: 600,
+        retry: { max_retries: 2, on_exit_codes: [75, 76], backoff: { initial_seconds: 5 } },
+      },
     });
 
     const refused = await cjs(["jobs", "submit", "--retry-backoff", "5", "--", "true"], { configDir, env });
@@ -197,17 +251,61 @@ describe("dry run and search", () => {
     expect(dry.stdout).toContain("would queue");
     expect(dry.stdout).toContain("would wait   no_nodes_in_pool");
     expect(dry.stdout).toContain("key quota    10 jobs this hour");
-    const dryJson = await cjs(["--json", "jobs", "submit", "--dry-run", "--pool", pool, "--", "echo", "hi"], { configDir, env });
-    expect(JSON.parse(dryJson.stdout)).toMatchObject({ dry_run: true, would_queue: true, placement: { nodes: [], pending_reason: "no_nodes_in_pool" } });
+    const dryJson = await cjs(["--json", "jobs", "submit", "--dry-run", "--pool", pool, "--", "echo", "hi"], {
+      configDir,
+      env,
+    });
+    expect(JSON.parse(dryJson.stdout)).toMatchObject({
+      dry_run: true,
+      would_queue: true,
+      placement: { nodes: [], pending_reason: "no_nodes_in_pool" },
+    });
     const none = await cjs(["--json", "jobs", "ls", "--pool", pool], { configDir, env });
     expect(JSON.parse(none.stdout)).toEqual({ items: [] });
 
-    const submitted = await cjs(["--json", "jobs", "submit", "--pool", pool, "--name", "report-1", "--meta", "team=ml", "--meta", "url=a=b", "--", "true"], { configDir, env });
+    const submitted = await cjs(
+      [
+        "--json",
+        "jobs",
+        "submit",
+        "--pool",
+        pool,
+        "--name",
+        "report-1",
+        "--meta",
+        "team=ml",
+        "--meta",
+        "url=a=b",
+        "--",
+        "true",
+      ],
+      { configDir, env },
+    );
     const { job_id } = JSON.parse(submitted.stdout) as { job_id: string };
-    await cjs(["jobs", "submit", "--pool", pool, "--name", "other", "--meta", "team=ml", "--", "true"], { configDir, env });
-    const found = await cjs(["--json", "jobs", "ls", "--pool", pool, "--metadata", "team=ml", "--metadata", "url=a=b", "--name-prefix", "report"], { configDir, env });
+    await cjs(["jobs", "submit", "--pool", pool, "--name", "other", "--meta", "team=ml", "--", "true"], {
+      configDir,
+      env,
+    });
+    const found = await cjs(
+      [
+        "--json",
+        "jobs",
+        "ls",
+        "--pool",
+        pool,
+        "--metadata",
+        "team=ml",
+        "--metadata",
+        "url=a=b",
+        "--name-prefix",
+        "report",
+      ],
+      { configDir, env },
+    );
     expect(found.code, found.stderr).toBe(0);
-    expect((JSON.parse(found.stdout) as { items: Array<{ job_id: string }> }).items.map((item) => item.job_id)).toEqual([job_id]);
+    expect((JSON.parse(found.stdout) as { items: Array<{ job_id: string }> }).items.map((item) => item.job_id)).toEqual(
+      [job_id],
+    );
   });
 
   it("submit and retry with --idempotency-key run once: the same command again answers the first's job", async () => {
@@ -218,7 +316,8 @@ describe("dry run and search", () => {
     const pool = `cli-${Math.random().toString(36).slice(2, 8)}`;
     const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
 
-    const submit = () => cjs(["jobs", "submit", "--pool", pool, "--idempotency-key", `submit ${pool}`, "--", "false"], { configDir, env });
+    const submit = () =>
+      cjs(["jobs", "submit", "--pool", pool, "--idempotency-key", `submit ${pool}`, "--", "false"], { configDir, env });
     const first = await submit();
     expect(first.code, first.stderr).toBe(0);
     expect((await submit()).stdout).toBe(first.stdout);
@@ -227,7 +326,8 @@ describe("dry run and search", () => {
 
     await expect.poll(async () => (await node.poll(), node.running.size), { timeout: 10_000 }).toBe(1);
     await node.finish(jobId, "failed");
-    const retry = () => cjs(["--json", "jobs", "retry", jobId, "--idempotency-key", `retry ${pool}`], { configDir, env });
+    const retry = () =>
+      cjs(["--json", "jobs", "retry", jobId, "--idempotency-key", `retry ${pool}`], { configDir, env });
     const retried = await retry();
     expect(retried.code, retried.stderr).toBe(0);
     expect((await retry()).stdout).toBe(retried.stdout);
@@ -272,10 +372,14 @@ describe("keys, artifacts, nodes and billing with a session", () => {
     configDirs.push(work);
     writeFileSync(join(work, "in.csv"), "a,b\n1,2\n");
 
-    const put = await cjs(["artifacts", "put", job_id, join(work, "in.csv"), "--content-type", "text/csv"], { configDir });
+    const put = await cjs(["artifacts", "put", job_id, join(work, "in.csv"), "--content-type", "text/csv"], {
+      configDir,
+    });
     expect(put.code, put.stderr).toBe(0);
     const listed = await cjs(["artifacts", "ls", job_id, "--json"], { configDir });
-    expect(JSON.parse(listed.stdout)).toMatchObject({ items: [{ artifact_id: "in.csv", size_bytes: 8, content_type: "text/csv" }] });
+    expect(JSON.parse(listed.stdout)).toMatchObject({
+      items: [{ artifact_id: "in.csv", size_bytes: 8, content_type: "text/csv" }],
+    });
     const get = await cjs(["artifacts", "get", job_id, "in.csv", "-o", join(work, "out.csv")], { configDir });
     expect(get.code, get.stderr).toBe(0);
     expect(readFileSync(join(work, "out.csv"), "utf8")).toBe("a,b\n1,2\n");
@@ -308,13 +412,37 @@ describe("accounts, users, deletion and exports", () => {
     const own = await createTenant(system.gateways[0]!.nc);
     const configDir = freshConfigDir();
     const env = { CJS_APP_ID: own.app.app_id };
-    expect((await cjs(["login", "--email", own.user.email, "--password-stdin"], { configDir, env, input: `${own.password}\n` })).code).toBe(0);
+    expect(
+      (
+        await cjs(["login", "--email", own.user.email, "--password-stdin"], {
+          configDir,
+          env,
+          input: `${own.password}\n`,
+        })
+      ).code,
+    ).toBe(0);
     const newPassword = `new-${own.password}`;
 
     const changed = await cjs(["account", "password"], { configDir, env, input: `${own.password}\n${newPassword}\n` });
     expect(changed.code, changed.stderr).toBe(0);
-    expect((await cjs(["login", "--email", own.user.email, "--password-stdin"], { configDir: freshConfigDir(), env, input: `${own.password}\n` })).code).toBe(77);
-    expect((await cjs(["login", "--email", own.user.email, "--password-stdin"], { configDir: freshConfigDir(), env, input: `${newPassword}\n` })).code).toBe(0);
+    expect(
+      (
+        await cjs(["login", "--email", own.user.email, "--password-stdin"], {
+          configDir: freshConfigDir(),
+          env,
+          input: `${own.password}\n`,
+        })
+      ).code,
+    ).toBe(77);
+    expect(
+      (
+        await cjs(["login", "--email", own.user.email, "--password-stdin"], {
+          configDir: freshConfigDir(),
+          env,
+          input: `${newPassword}\n`,
+        })
+      ).code,
+    ).toBe(0);
   });
 
   it("users invite, ls, disable and set-role manage the business's users", async () => {
@@ -326,7 +454,9 @@ describe("accounts, users, deletion and exports", () => {
 
     expect((await cjs(["users", "set-role", user_id, "admin"], { configDir })).code).toBe(0);
     expect((await cjs(["users", "disable", user_id], { configDir })).code).toBe(0);
-    const listed = JSON.parse((await cjs(["users", "ls", "--json"], { configDir })).stdout) as { items: Array<{ user_id: string; status: string; role: string }> };
+    const listed = JSON.parse((await cjs(["users", "ls", "--json"], { configDir })).stdout) as {
+      items: Array<{ user_id: string; status: string; role: string }>;
+    };
     expect(listed.items.find((user) => user.user_id === user_id)).toMatchObject({ status: "disabled", role: "admin" });
   });
 
@@ -335,7 +465,9 @@ describe("accounts, users, deletion and exports", () => {
     const user = (await signedInClient(baseUrl, tenant)).client;
     const pool = `cli-rm-${Math.random().toString(36).slice(2, 8)}`;
     const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: pool });
-    const { job_id } = JSON.parse((await cjs(["--json", "jobs", "submit", "--pool", pool, "--", "true"], { configDir })).stdout) as { job_id: string };
+    const { job_id } = JSON.parse(
+      (await cjs(["--json", "jobs", "submit", "--pool", pool, "--", "true"], { configDir })).stdout,
+    ) as { job_id: string };
     const work = mkdtempSync(join(tmpdir(), "cjs-cli-rm-"));
     configDirs.push(work);
     writeFileSync(join(work, "a.txt"), "a");
@@ -357,7 +489,10 @@ describe("accounts, users, deletion and exports", () => {
     await cjs(["jobs", "submit", "--pool", "cli-export", "--label", "export=yes", "--", "true"], { configDir });
     const ndjson = await cjs(["jobs", "export", "--format", "ndjson", "--label", "export=yes"], { configDir });
     expect(ndjson.code, ndjson.stderr).toBe(0);
-    const rows = ndjson.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as { labels: Record<string, string> });
+    const rows = ndjson.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { labels: Record<string, string> });
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((row) => row.labels.export === "yes")).toBe(true);
 
@@ -378,20 +513,26 @@ describe("webhooks", () => {
     const configDir = await loggedIn();
     const receiver = await startWebhookReceiver();
     try {
-      const created = await cjs(["webhooks", "create", receiver.url, "--events", "job.succeeded,job.failed"], { configDir });
+      const created = await cjs(["webhooks", "create", receiver.url, "--events", "job.succeeded,job.failed"], {
+        configDir,
+      });
       expect(created.code, created.stderr).toBe(0);
       const secret = created.stdout.trim();
       expect(secret).toMatch(/^whsec_/);
       const listed = await cjs(["--json", "webhooks", "ls"], { configDir });
       expect(listed.stdout).not.toContain(secret);
-      const webhook = (JSON.parse(listed.stdout) as { items: Array<{ webhook_id: string; url: string; events: string[] }> }).items.find((item) => item.url === receiver.url);
+      const webhook = (
+        JSON.parse(listed.stdout) as { items: Array<{ webhook_id: string; url: string; events: string[] }> }
+      ).items.find((item) => item.url === receiver.url);
       expect(webhook?.events).toEqual(["job.succeeded", "job.failed"]);
 
       const tested = await cjs(["--json", "webhooks", "test", webhook!.webhook_id], { configDir });
       const { delivery_id } = JSON.parse(tested.stdout) as { delivery_id: string };
       await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(1);
       await expect
-        .poll(async () => (await cjs(["webhooks", "deliveries", webhook!.webhook_id], { configDir })).stdout, { timeout: 15_000 })
+        .poll(async () => (await cjs(["webhooks", "deliveries", webhook!.webhook_id], { configDir })).stdout, {
+          timeout: 15_000,
+        })
         .toMatch(new RegExp(`${delivery_id}\\s+webhook\\.test\\s+succeeded\\s.*\\s200\\s`));
 
       expect((await cjs(["webhooks", "rm", webhook!.webhook_id], { configDir })).code).toBe(0);
@@ -405,16 +546,47 @@ describe("webhooks", () => {
 describe("schedules", () => {
   it("schedules create, ls, get, pause, resume and rm manage a schedule; a bad expression is refused naming the field", async () => {
     const configDir = await loggedIn();
-    const created = await cjs(["schedules", "create", "--cron", "0 4 * * *", "--timezone", "Europe/Berlin", "--overlap", "queue", "--name", "cli-nightly", "--pool", "cli-schedules", "--json", "--", "echo", "hi"], { configDir });
+    const created = await cjs(
+      [
+        "schedules",
+        "create",
+        "--cron",
+        "0 4 * * *",
+        "--timezone",
+        "Europe/Berlin",
+        "--overlap",
+        "queue",
+        "--name",
+        "cli-nightly",
+        "--pool",
+        "cli-schedules",
+        "--json",
+        "--",
+        "echo",
+        "hi",
+      ],
+      { configDir },
+    );
     expect(created.code, created.stderr).toBe(0);
     const { schedule } = JSON.parse(created.stdout) as { schedule: { schedule_id: string } };
-    expect(schedule).toMatchObject({ cron: "0 4 * * *", timezone: "Europe/Berlin", overlap: "queue", name: "cli-nightly", state: "active", job: { command: ["echo", "hi"], pool_id: "cli-schedules", type: "shell" } });
+    expect(schedule).toMatchObject({
+      cron: "0 4 * * *",
+      timezone: "Europe/Berlin",
+      overlap: "queue",
+      name: "cli-nightly",
+      state: "active",
+      job: { command: ["echo", "hi"], pool_id: "cli-schedules", type: "shell" },
+    });
 
     expect((await cjs(["schedules", "ls"], { configDir })).stdout).toContain(schedule.schedule_id);
-    expect((await cjs(["schedules", "pause", schedule.schedule_id], { configDir })).stdout).toContain(`${schedule.schedule_id} paused`);
+    expect((await cjs(["schedules", "pause", schedule.schedule_id], { configDir })).stdout).toContain(
+      `${schedule.schedule_id} paused`,
+    );
     const got = await cjs(["schedules", "get", schedule.schedule_id, "--json"], { configDir });
     expect(JSON.parse(got.stdout)).toMatchObject({ schedule: { state: "paused", next_run_at: null } });
-    expect((await cjs(["schedules", "resume", schedule.schedule_id], { configDir })).stdout).toContain(`${schedule.schedule_id} active`);
+    expect((await cjs(["schedules", "resume", schedule.schedule_id], { configDir })).stdout).toContain(
+      `${schedule.schedule_id} active`,
+    );
     expect((await cjs(["schedules", "rm", schedule.schedule_id], { configDir })).code).toBe(0);
     expect((await cjs(["schedules", "get", schedule.schedule_id], { configDir })).code).toBe(66);
 
@@ -427,7 +599,10 @@ describe("schedules", () => {
 
 describe("the command tree", () => {
   it("every command answers --help (exit 0) and the bash completion names every command", async () => {
-    const program = buildProgram({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} }, () => undefined);
+    const program = buildProgram(
+      { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} },
+      () => undefined,
+    );
     const paths = commandPaths(program);
     expect(paths).toContain("jobs submit");
     const completion = await cjs(["completion", "bash"], { configDir: freshConfigDir() });
@@ -449,23 +624,36 @@ async function helpOf(path: string): Promise<{ code: number; stdout: string }> {
       done();
     },
   });
-  const code = await runCli([...path.split(" "), "--help"], { stdout: sink, stderr: sink, stdin: process.stdin, env: {} });
+  const code = await runCli([...path.split(" "), "--help"], {
+    stdout: sink,
+    stderr: sink,
+    stdin: process.stdin,
+    env: {},
+  });
   return { code, stdout };
 }
 
 function commandPaths(command: Command, prefix = ""): string[] {
-  return command.commands.filter((sub) => sub.name() !== "help").flatMap((sub) => {
-    const path = prefix === "" ? sub.name() : `${prefix} ${sub.name()}`;
-    return [path, ...commandPaths(sub, path)];
-  });
+  return command.commands
+    .filter((sub) => sub.name() !== "help")
+    .flatMap((sub) => {
+      const path = prefix === "" ? sub.name() : `${prefix} ${sub.name()}`;
+      return [path, ...commandPaths(sub, path)];
+    });
 }
 
 /**
  * Runs `cjs args…` on a pseudo-terminal (util-linux `script`), typing each answer once its
  * prompt has appeared; answers the exit code and everything the terminal showed.
  */
-function underTerminal(args: string[], configDir: string, script: Array<{ after: string; type: string }>): Promise<{ code: number | null; output: string }> {
-  const command = [process.execPath, "--import", "tsx", CLI_MAIN, ...args].map((part) => `'${part.replaceAll("'", "'\\''")}'`).join(" ");
+function underTerminal(
+  args: string[],
+  configDir: string,
+  script: Array<{ after: string; type: string }>,
+): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, "--import", "tsx", CLI_MAIN, ...args]
+    .map((part) => `'${part.replaceAll("'", "'\\''")}'`)
+    .join(" ");
   return new Promise((resolve, reject) => {
     const child = spawn("script", ["-qec", command, "/dev/null"], { env: cliEnv(configDir) });
     let output = "";

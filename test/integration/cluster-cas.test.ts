@@ -50,7 +50,8 @@ const Counter = z.looseObject({ count: z.number().int() });
 function isWrongSequence(error: unknown): boolean {
   return (
     error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
 }
 

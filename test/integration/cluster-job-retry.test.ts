@@ -19,7 +19,11 @@ let node: FakeNode;
 
 beforeAll(async () => {
   cluster = await startNatsCluster();
-  system = await startSystem(cluster.url, { gateways: 2, schedulers: 2, registries: 1 }, { CJS_NATS_REPLICAS: String(cluster.replicas) });
+  system = await startSystem(
+    cluster.url,
+    { gateways: 2, schedulers: 2, registries: 1 },
+    { CJS_NATS_REPLICAS: String(cluster.replicas) },
+  );
   const tenant = await createTenant(system.gateways[0]!.nc);
   ({ client: user } = await signedInClient(system.gateways[0]!.baseUrl, tenant));
   node = await FakeNode.register(user, system.gateways[1]!.baseUrl, tenant.app.app_id, { pool_id: POOL });
@@ -33,10 +37,13 @@ afterAll(async () => {
 /** Long-polls (through refusals while the cluster heals) until the node is given `attempt` of `jobId`. */
 async function pollFor(jobId: string, attempt: number) {
   await expect
-    .poll(async () => {
-      await node.poll(2).catch(() => undefined);
-      return node.running.get(jobId)?.attempt;
-    }, { timeout: 60_000, interval: 1 })
+    .poll(
+      async () => {
+        await node.poll(2).catch(() => undefined);
+        return node.running.get(jobId)?.attempt;
+      },
+      { timeout: 60_000, interval: 1 },
+    )
     .toBe(attempt);
 }
 
@@ -65,7 +72,10 @@ describe("retry backoff on a cluster", () => {
     });
     await pollFor(jobId, 1);
     await throughRefusals(() => node.finish(jobId, "failed", 1));
-    expect((await user.call("retrieveJob", { job_id: jobId })).job).toMatchObject({ state: "queued", pending_reason: "retry_backoff" });
+    expect((await user.call("retrieveJob", { job_id: jobId })).job).toMatchObject({
+      state: "queued",
+      pending_reason: "retry_backoff",
+    });
 
     await cluster.kill(1);
     await system.schedulers[0]!.crash();

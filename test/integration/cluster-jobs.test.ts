@@ -30,7 +30,17 @@ let driver: NodeDriver | undefined;
 
 beforeAll(async () => {
   cluster = await startNatsCluster();
-  system = await startSystem(cluster.url, { gateways: 2, schedulers: 2, registries: 2 }, { CJS_NATS_REPLICAS: String(cluster.replicas), CJS_REPAIR_INTERVAL_MS: "1000", CJS_RATE_LIMIT_PER_MINUTE: "100000", CJS_RATE_LIMIT_PER_HOUR: "1000000", CJS_OPERATOR_POOLS: POOLS.join(",") });
+  system = await startSystem(
+    cluster.url,
+    { gateways: 2, schedulers: 2, registries: 2 },
+    {
+      CJS_NATS_REPLICAS: String(cluster.replicas),
+      CJS_REPAIR_INTERVAL_MS: "1000",
+      CJS_RATE_LIMIT_PER_MINUTE: "100000",
+      CJS_RATE_LIMIT_PER_HOUR: "1000000",
+      CJS_OPERATOR_POOLS: POOLS.join(","),
+    },
+  );
   nc = await connect({ servers: [...cluster.urls], name: "test-cluster-jobs" });
 }, 120_000);
 
@@ -56,8 +66,15 @@ async function setUp(pool: string) {
   );
   const customer = await createTenant(nc, { appId: operator.app.app_id });
   const { tokens } = await signedInClient(system.gateways[0]!.baseUrl, customer);
-  const users = system.gateways.map(({ baseUrl }) => new ComputeClient({ baseUrl, appId: customer.app.app_id, accessToken: tokens.access_token }));
-  await requestRpc(nc, subjects.adminCreditSet(), { business_id: customer.business.business_id, amount: 1_000_000 }, SetCreditResponse);
+  const users = system.gateways.map(
+    ({ baseUrl }) => new ComputeClient({ baseUrl, appId: customer.app.app_id, accessToken: tokens.access_token }),
+  );
+  await requestRpc(
+    nc,
+    subjects.adminCreditSet(),
+    { business_id: customer.business.business_id, amount: 1_000_000 },
+    SetCreditResponse,
+  );
   return { nodes, users };
 }
 
@@ -66,14 +83,23 @@ async function setUp(pool: string) {
  * retryable error (a leader election under way) is tried again; only answered ones count
  * as acknowledged. Jobs a refused try may have created anyway are found by the listing.
  */
-async function submitJobs(users: ComputeClient[], pool: string, count: number, concurrency: number, acknowledged: string[]): Promise<void> {
+async function submitJobs(
+  users: ComputeClient[],
+  pool: string,
+  count: number,
+  concurrency: number,
+  acknowledged: string[],
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < count) {
       const index = next++;
       for (;;) {
         try {
-          acknowledged.push((await users[index % users.length]!.call("submitJob", { ...JOB, pool_id: pool, name: `cluster-${index}` })).job_id);
+          acknowledged.push(
+            (await users[index % users.length]!.call("submitJob", { ...JOB, pool_id: pool, name: `cluster-${index}` }))
+              .job_id,
+          );
           break;
         } catch (error) {
           if (!(error instanceof ApiError && error.code === "service.unavailable")) throw error;
@@ -84,17 +110,27 @@ async function submitJobs(users: ComputeClient[], pool: string, count: number, c
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
-
-
 /**
  * Every job of the customer succeeded in one attempt on one node, and was debited exactly
  * once. A submit refused while a leader was elected may have made a job anyway: the nodes
  * are driven on until those end too.
  */
-async function expectAllDoneOnceAndChargedOnce(user: ComputeClient, pool: string, nodes: readonly FakeNode[], acknowledged: readonly string[], drive: NodeDriver): Promise<void> {
-  const unfinished = (await listAllJobs(user, pool)).filter((job) => !acknowledged.includes(job.job_id) && job.state !== "succeeded").map((job) => job.job_id);
+async function expectAllDoneOnceAndChargedOnce(
+  user: ComputeClient,
+  pool: string,
+  nodes: readonly FakeNode[],
+  acknowledged: readonly string[],
+  drive: NodeDriver,
+): Promise<void> {
+  const unfinished = (await listAllJobs(user, pool))
+    .filter((job) => !acknowledged.includes(job.job_id) && job.state !== "succeeded")
+    .map((job) => job.job_id);
   if (unfinished.length > 0) {
-    const more = driveNodes(nodes, { slots: SLOTS, timeoutMs: 120_000, until: (stats) => unfinished.every((id) => stats.finished.has(id)) });
+    const more = driveNodes(nodes, {
+      slots: SLOTS,
+      timeoutMs: 120_000,
+      until: (stats) => unfinished.every((id) => stats.finished.has(id)),
+    });
     driver = more;
     await more.done;
     expect(more.stats.unexpected, more.stats.unexpected.join("\n")).toEqual([]);
@@ -107,7 +143,12 @@ async function expectAllDoneOnceAndChargedOnce(user: ComputeClient, pool: string
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids).toEqual(expect.arrayContaining([...acknowledged]));
   expect(jobs.filter((job) => job.state !== "succeeded" || job.attempt !== 1)).toEqual([]);
-  await expect.poll(async () => (await listAllLedgerEntries(user)).items.filter((entry) => entry.kind === "debit").length, { timeout: 60_000, interval: 250 }).toBe(ids.length);
+  await expect
+    .poll(async () => (await listAllLedgerEntries(user)).items.filter((entry) => entry.kind === "debit").length, {
+      timeout: 60_000,
+      interval: 250,
+    })
+    .toBe(ids.length);
   const { balance, items } = await listAllLedgerEntries(user);
   const debits = items.filter((entry) => entry.kind === "debit");
   expect(new Set(debits.map((entry) => entry.job_id)).size).toBe(ids.length);
@@ -121,7 +162,11 @@ describe("a 3-node NATS cluster with R3 streams", () => {
     const pool = POOLS[0];
     const { nodes, users } = await setUp(pool);
     const acknowledged: string[] = [];
-    const drive = driveNodes(nodes, { slots: SLOTS, timeoutMs: 240_000, until: (stats) => stats.finished.size >= 1000 });
+    const drive = driveNodes(nodes, {
+      slots: SLOTS,
+      timeoutMs: 240_000,
+      until: (stats) => stats.finished.size >= 1000,
+    });
     driver = drive;
     await submitJobs(users, pool, 1000, 20, acknowledged);
     await drive.done;
@@ -132,7 +177,11 @@ describe("a 3-node NATS cluster with R3 streams", () => {
     const pool = POOLS[1];
     const { nodes, users } = await setUp(pool);
     const acknowledged: string[] = [];
-    const drive = driveNodes(nodes, { slots: SLOTS, timeoutMs: 240_000, until: (stats) => acknowledged.length === 300 && acknowledged.every((id) => stats.finished.has(id)) });
+    const drive = driveNodes(nodes, {
+      slots: SLOTS,
+      timeoutMs: 240_000,
+      until: (stats) => acknowledged.length === 300 && acknowledged.every((id) => stats.finished.has(id)),
+    });
     driver = drive;
     const submitting = submitJobs(users, pool, 300, 10, acknowledged);
     await expect.poll(() => drive.stats.finished.size, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(50);

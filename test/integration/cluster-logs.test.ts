@@ -7,7 +7,15 @@ import { LogMessage } from "../../shared/records/index.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { startNatsCluster, type NatsClusterHarness } from "../harness/nats-cluster.js";
-import { createTenant, signedInClient, startLogRelay, startSystem, type RunningService, type RunningSystem, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startLogRelay,
+  startSystem,
+  type RunningService,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 let cluster: NatsClusterHarness;
 let system: RunningSystem;
@@ -42,7 +50,9 @@ async function runningJob(pool: string) {
 
 /** Every line stored for the job's first attempt, read through an ordered consumer (served by the stream's leader). */
 async function storedLines(jobId: string): Promise<LogLine[]> {
-  const consumer = await jetstream(system.gateways[0]!.nc).consumers.get(STREAMS.logs, { filter_subjects: [subjects.jobLogs(jobId, 1)] });
+  const consumer = await jetstream(system.gateways[0]!.nc).consumers.get(STREAMS.logs, {
+    filter_subjects: [subjects.jobLogs(jobId, 1)],
+  });
   const stored: LogLine[] = [];
   if ((await consumer.info()).num_pending === 0) return stored;
   const messages = await consumer.consume();

@@ -17,13 +17,14 @@ const READY_WAIT_MS = 120_000;
 describe("services started together on a fresh three-node cluster", () => {
   it("two replicas of each of the six services, started at once, all turn ready and none exits", async () => {
     await using cluster = await startNatsCluster();
-    const children = SERVICES.flatMap((service) => Array.from({ length: REPLICAS_EACH }, () => service)).map((service) =>
-      startServiceProcess({ service, env: serviceProcessEnv(service, cluster.url, cluster.replicas) }),
+    const children = SERVICES.flatMap((service) => Array.from({ length: REPLICAS_EACH }, () => service)).map(
+      (service) => startServiceProcess({ service, env: serviceProcessEnv(service, cluster.url, cluster.replicas) }),
     );
     try {
       const urls = await Promise.all(children.map((child) => healthUrlOf(child, READY_WAIT_MS)));
       await Promise.all(children.map((child, index) => untilReadyz(child, urls[index]!, 200, READY_WAIT_MS)));
-      for (const child of children) expect(child.alive(), `${child.name} (pid ${child.pid}) exited; its output:\n${child.output()}`).toBe(true);
+      for (const child of children)
+        expect(child.alive(), `${child.name} (pid ${child.pid}) exited; its output:\n${child.output()}`).toBe(true);
     } finally {
       await Promise.all(children.map((child) => child.stop()));
     }

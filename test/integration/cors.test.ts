@@ -3,7 +3,15 @@ import { ComputeClient } from "../harness/client.js";
 import { logStreamPath, RPC_ROUTES } from "../../shared/contract/index.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startGateway, startSystem, type RunningGateway, type RunningSystem, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startGateway,
+  startSystem,
+  type RunningGateway,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 /**
  * CORS on the real stack: one gateway with no origins set (the default), one that lists two,
@@ -41,7 +49,11 @@ afterAll(async () => {
 function preflight(baseUrl: string, path: string, origin: string, method = "POST"): Promise<Response> {
   return fetch(`${baseUrl}${path}`, {
     method: "OPTIONS",
-    headers: { origin, "access-control-request-method": method, "access-control-request-headers": "authorization, content-type, x-app-id" },
+    headers: {
+      origin,
+      "access-control-request-method": method,
+      "access-control-request-headers": "authorization, content-type, x-app-id",
+    },
   });
 }
 
@@ -55,7 +67,10 @@ function listKeys(baseUrl: string, headers: Record<string, string>): Promise<Res
 
 /** The comma-separated names of a header, lower-cased. */
 function names(response: Response, header: string): string[] {
-  return (response.headers.get(header) ?? "").split(",").map((name) => name.trim().toLowerCase()).filter((name) => name !== "");
+  return (response.headers.get(header) ?? "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== "");
 }
 
 /** Every header whose name starts with `access-control-`. */
@@ -66,7 +81,16 @@ function corsHeaders(response: Response): string[] {
 function expectCorsAnswer(response: Response, origin = ORIGIN): void {
   expect(response.headers.get("access-control-allow-origin")).toBe(origin);
   expect(names(response, "access-control-expose-headers")).toEqual(
-    expect.arrayContaining(["x-request-id", "traceparent", "retry-after", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "ratelimit-policy", "www-authenticate"]),
+    expect.arrayContaining([
+      "x-request-id",
+      "traceparent",
+      "retry-after",
+      "ratelimit-limit",
+      "ratelimit-remaining",
+      "ratelimit-reset",
+      "ratelimit-policy",
+      "www-authenticate",
+    ]),
   );
   expect(names(response, "vary")).toContain("origin");
 }
@@ -77,9 +101,20 @@ describe("with CJS_CORS_ORIGINS set", () => {
       const response = await preflight(cors.baseUrl, LIST_KEYS.path, origin);
       expect(response.status).toBe(204);
       expect(response.headers.get("access-control-allow-origin")).toBe(origin);
-      expect(names(response, "access-control-allow-methods")).toEqual(expect.arrayContaining(["get", "head", "post", "put"]));
+      expect(names(response, "access-control-allow-methods")).toEqual(
+        expect.arrayContaining(["get", "head", "post", "put"]),
+      );
       expect(names(response, "access-control-allow-headers")).toEqual(
-        expect.arrayContaining(["authorization", "content-type", "x-app-id", "x-api-key", "idempotency-key", "last-event-id", "traceparent", "x-request-id"]),
+        expect.arrayContaining([
+          "authorization",
+          "content-type",
+          "x-app-id",
+          "x-api-key",
+          "idempotency-key",
+          "last-event-id",
+          "traceparent",
+          "x-request-id",
+        ]),
       );
       expect(response.headers.get("access-control-max-age")).toBe("600");
       expect(response.headers.get("access-control-allow-credentials")).toBeNull();
@@ -102,7 +137,10 @@ describe("with CJS_CORS_ORIGINS set", () => {
     expect(unauthorized.headers.get("www-authenticate")).toBe("Bearer");
     expect(await unauthorized.json()).toMatchObject({ status: "ERROR", code: "auth.missing_credentials" });
 
-    const notFound = await fetch(`${cors.baseUrl}/api/no/such/operation`, { method: "POST", headers: { origin: ORIGIN } });
+    const notFound = await fetch(`${cors.baseUrl}/api/no/such/operation`, {
+      method: "POST",
+      headers: { origin: ORIGIN },
+    });
     expect(notFound.status).toBe(404);
     expectCorsAnswer(notFound);
     expect(await notFound.json()).toMatchObject({ status: "ERROR", code: "route.not_found" });
@@ -112,7 +150,12 @@ describe("with CJS_CORS_ORIGINS set", () => {
     const own = await createTenant(system.gateways[0]!.nc);
     const { tokens } = await signedInClient(limited.baseUrl, own);
     const headers = { origin: ORIGIN, "x-app-id": own.app.app_id, authorization: `Bearer ${tokens.access_token}` };
-    const send = () => fetch(`${limited.baseUrl}${LIST_KEYS.path}`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: "{}" });
+    const send = () =>
+      fetch(`${limited.baseUrl}${LIST_KEYS.path}`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: "{}",
+      });
     expect((await send()).status).toBe(200);
     const refused = await send();
     expect(refused.status).toBe(429);
@@ -137,7 +180,10 @@ describe("with CJS_CORS_ORIGINS set", () => {
   });
 
   it("answers an OPTIONS that is not a preflight as an unknown operation", async () => {
-    const response = await fetch(`${cors.baseUrl}${LIST_KEYS.path}`, { method: "OPTIONS", headers: { origin: ORIGIN } });
+    const response = await fetch(`${cors.baseUrl}${LIST_KEYS.path}`, {
+      method: "OPTIONS",
+      headers: { origin: ORIGIN },
+    });
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ status: "ERROR", code: "route.not_found" });
   });
@@ -145,7 +191,10 @@ describe("with CJS_CORS_ORIGINS set", () => {
   it("lets an allowed origin read a job's log as Server-Sent Events", async () => {
     const user = new ComputeClient({ baseUrl: cors.baseUrl, appId: tenant.app.app_id, accessToken: token });
     const { jobId, push } = await runningJobWithLogs(user, cors.baseUrl, tenant.app.app_id, "cors-logs");
-    await push(1, logLines(1, 1, () => "hello from the job"));
+    await push(
+      1,
+      logLines(1, 1, () => "hello from the job"),
+    );
     expect((await preflight(cors.baseUrl, logStreamPath(jobId), ORIGIN, "GET")).status).toBe(204);
 
     const abort = new AbortController();
@@ -178,7 +227,11 @@ describe("with CJS_CORS_ORIGINS set", () => {
     const uploadPath = new URL(upload.url).pathname + new URL(upload.url).search;
     expect((await preflight(cors.baseUrl, uploadPath, ORIGIN, "PUT")).status).toBe(204);
 
-    const put = await fetch(upload.url, { method: "PUT", headers: { origin: ORIGIN, "content-type": "text/plain" }, body: "the report" });
+    const put = await fetch(upload.url, {
+      method: "PUT",
+      headers: { origin: ORIGIN, "content-type": "text/plain" },
+      body: "the report",
+    });
     expect(put.status).toBe(200);
     expectCorsAnswer(put);
 
@@ -186,10 +239,14 @@ describe("with CJS_CORS_ORIGINS set", () => {
     const get = await fetch(download.url, { headers: { origin: ORIGIN } });
     expect(get.status).toBe(200);
     expectCorsAnswer(get);
-    expect(names(get, "access-control-expose-headers")).toEqual(expect.arrayContaining(["content-disposition", "content-range", "accept-ranges", "etag"]));
+    expect(names(get, "access-control-expose-headers")).toEqual(
+      expect.arrayContaining(["content-disposition", "content-range", "accept-ranges", "etag"]),
+    );
     expect(await get.text()).toBe("the report");
 
-    const altered = await fetch(download.url.replace(/signature=[^&]+/, "signature=AAAA"), { headers: { origin: ORIGIN } });
+    const altered = await fetch(download.url.replace(/signature=[^&]+/, "signature=AAAA"), {
+      headers: { origin: ORIGIN },
+    });
     expect(altered.status).toBe(403);
     expectCorsAnswer(altered);
   });

@@ -4,7 +4,16 @@ import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/t
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ComputeClient } from "../harness/client.js";
-import { App, Business, NODE_NATS_HEADERS, NODE_NATS_OPERATIONS, RPC_ROUTES, type RpcName, type RpcRoute, User } from "../../shared/contract/index.js";
+import {
+  App,
+  Business,
+  NODE_NATS_HEADERS,
+  NODE_NATS_OPERATIONS,
+  RPC_ROUTES,
+  type RpcName,
+  type RpcRoute,
+  User,
+} from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { BUCKETS, decodeJson, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
 import { expectRefusal, openSocket, postJson, readResponse } from "../harness/edge-probe.js";
@@ -27,7 +36,25 @@ const ENV = {
 };
 
 /** The wildcard and separator characters of the probe, alone and inside ids of each kind. */
-const HOSTILE = ["*", ">", ".", " ", "\0", "/", "..", "../x", "key_*", "key_>", "job_*", "job_>", "nod_*", "nod_>", "a b", "x\0y", ""];
+const HOSTILE = [
+  "*",
+  ">",
+  ".",
+  " ",
+  "\0",
+  "/",
+  "..",
+  "../x",
+  "key_*",
+  "key_>",
+  "job_*",
+  "job_>",
+  "nod_*",
+  "nod_>",
+  "a b",
+  "x\0y",
+  "",
+];
 
 let nats: NatsHarness;
 let system: RunningSystem;
@@ -47,7 +74,10 @@ beforeAll(async () => {
   baseUrl = system.gateways[0]!.baseUrl;
   tenant = await createTenant(system.gateways[0]!.nc);
   ({ client: user, anonymous } = await signedInClient(baseUrl, tenant));
-  userKeys = [(await user.call("createApiKey", { name: "first" })).key, (await user.call("createApiKey", { name: "second" })).key];
+  userKeys = [
+    (await user.call("createApiKey", { name: "first" })).key,
+    (await user.call("createApiKey", { name: "second" })).key,
+  ];
   const registered = await user.call("registerNode", {
     name: "edge-node",
     hostname: "edge.local",
@@ -80,7 +110,16 @@ function callerOf(route: RpcRoute): ComputeClient {
 
 /** Every user key and the node key still authenticate, and the node is not draining. */
 async function expectCredentialsWork(): Promise<void> {
-  for (const key of userKeys) expect((await new ComputeClient({ baseUrl, appId: tenant.app.app_id, apiKey: key }).raw("POST", RPC_ROUTES.listApiKeys.path, {})).status).toBe(200);
+  for (const key of userKeys)
+    expect(
+      (
+        await new ComputeClient({ baseUrl, appId: tenant.app.app_id, apiKey: key }).raw(
+          "POST",
+          RPC_ROUTES.listApiKeys.path,
+          {},
+        )
+      ).status,
+    ).toBe(200);
   const beat = await nodeClient().call("heartbeat", { running: [] });
   expect(beat.draining).toBe(false);
 }
@@ -118,7 +157,10 @@ describe("ids at the edge", () => {
   it("a revoke of a key id that is a wildcard, a separator or holds NUL is 400 request.invalid and leaves every key working", async () => {
     const before = await storeSnapshot(nc);
     for (const keyId of ["*", ">", "key_*", "key_>", "../x", "key_\0", "key_abc\0def", ".", ".."]) {
-      const refusal = expectRefusal(await user.raw("POST", RPC_ROUTES.revokeApiKey.path, { key_id: keyId }), JSON.stringify(keyId));
+      const refusal = expectRefusal(
+        await user.raw("POST", RPC_ROUTES.revokeApiKey.path, { key_id: keyId }),
+        JSON.stringify(keyId),
+      );
       expect(refusal.code).toBe("request.invalid");
       // Nothing of NATS's own error or a stack trace leaks.
       expect(JSON.stringify(refusal)).not.toMatch(/invalid key|\sat \S+ \(|\.ts:\d/);
@@ -148,8 +190,13 @@ describe("ids at the edge", () => {
     for (const id of HOSTILE.filter((text) => text !== "")) {
       const segment = encodeURIComponent(id);
       const stream = await user.raw("GET", `/api/compute/jobs/${segment}/logs`);
-      expect(expectRefusal(stream, `stream ${JSON.stringify(id)}`).code).toMatch(/^(request\.invalid|route\.not_found|route\.method_not_allowed)$/);
-      for (const path of [`/api/compute/artifacts/download/${segment}/probe.txt`, `/api/compute/artifacts/download/${jobId}/${segment}`]) {
+      expect(expectRefusal(stream, `stream ${JSON.stringify(id)}`).code).toMatch(
+        /^(request\.invalid|route\.not_found|route\.method_not_allowed)$/,
+      );
+      for (const path of [
+        `/api/compute/artifacts/download/${segment}/probe.txt`,
+        `/api/compute/artifacts/download/${jobId}/${segment}`,
+      ]) {
         const response = await fetch(`${baseUrl}${path}${download.search}`);
         expectRefusal({ status: response.status, headers: response.headers, body: await response.json() }, `${path}`);
       }
@@ -158,7 +205,11 @@ describe("ids at the edge", () => {
 
   it("a NATS-direct node-plane message with a wildcard job id is request.invalid, as over HTTP", async () => {
     for (const id of ["*", ">", "job_*", "a.b"]) {
-      const reply = await nodePlaneRequest("result", JSON.stringify({ job_id: id, attempt: 1, outcome: "succeeded" }), nodeKey);
+      const reply = await nodePlaneRequest(
+        "result",
+        JSON.stringify({ job_id: id, attempt: 1, outcome: "succeeded" }),
+        nodeKey,
+      );
       expect(reply.code).toBe("request.invalid");
     }
   });
@@ -168,7 +219,12 @@ describe("ids at the edge", () => {
     await expect(business).rejects.toMatchObject({ code: "request.invalid" });
     const app = requestRpc(nc, subjects.adminAppCreate(), { id: "a.b", name: "probe" }, App);
     await expect(app).rejects.toMatchObject({ code: "request.invalid" });
-    const created = requestRpc(nc, subjects.adminUserCreate(), { app_id: tenant.app.app_id, business_id: "biz_*", email: "probe@example.test", password: "a-long-password-1" }, User);
+    const created = requestRpc(
+      nc,
+      subjects.adminUserCreate(),
+      { app_id: tenant.app.app_id, business_id: "biz_*", email: "probe@example.test", password: "a-long-password-1" },
+      User,
+    );
     await expect(created).rejects.toMatchObject({ code: "request.invalid" });
   });
 
@@ -201,7 +257,9 @@ describe("bodies that are not objects", () => {
       for (const client of callers) {
         for (const body of NOT_OBJECTS) {
           const context = `${name} ${JSON.stringify(body)}`;
-          expect(expectRefusal(await postJson(client, route.path, body), context).code, context).toBe("request.invalid");
+          expect(expectRefusal(await postJson(client, route.path, body), context).code, context).toBe(
+            "request.invalid",
+          );
         }
       }
     }
@@ -211,7 +269,9 @@ describe("bodies that are not objects", () => {
 
   it("null on nodes/rotate-key and nodes/drain with a node key rotates and drains nothing", async () => {
     const before = await storeSnapshot(nc);
-    expect(expectRefusal(await postJson(node.client, RPC_ROUTES.rotateNodeKey.path, null)).code).toBe("request.invalid");
+    expect(expectRefusal(await postJson(node.client, RPC_ROUTES.rotateNodeKey.path, null)).code).toBe(
+      "request.invalid",
+    );
     expect(expectRefusal(await postJson(node.client, RPC_ROUTES.drainNode.path, null)).code).toBe("request.invalid");
     expect(await storeSnapshot(nc)).toEqual(before);
     expect((await node.heartbeat()).draining).toBe(false);
@@ -247,7 +307,9 @@ describe("413 and content types", () => {
   it("a JSON body announced over the limit gets 413 request.too_large with Connection: close, and the connection ends", async () => {
     const socket = await openSocket(baseUrl);
     const host = new URL(baseUrl).host;
-    socket.write(`POST ${RPC_ROUTES.listApiKeys.path} HTTP/1.1\r\nHost: ${host}\r\nX-App-ID: ${tenant.app.app_id}\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\nConnection: keep-alive\r\n\r\n{"a":`);
+    socket.write(
+      `POST ${RPC_ROUTES.listApiKeys.path} HTTP/1.1\r\nHost: ${host}\r\nX-App-ID: ${tenant.app.app_id}\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\nConnection: keep-alive\r\n\r\n{"a":`,
+    );
     const response = await readResponse(socket);
     expect(response.status).toBe(413);
     expect(response.headers.connection).toBe("close");
@@ -266,7 +328,11 @@ describe("413 and content types", () => {
     const response = await readResponse(socket);
     expect(response.status).toBe(413);
     expect(response.headers.connection).toBe("close");
-    expect(JSON.parse(response.body)).toMatchObject({ status: "ERROR", code: "request.too_large", details: { max_bytes: MAX_ARTIFACT_BYTES } });
+    expect(JSON.parse(response.body)).toMatchObject({
+      status: "ERROR",
+      code: "request.too_large",
+      details: { max_bytes: MAX_ARTIFACT_BYTES },
+    });
     // A keep-alive client's next request on the same connection: the server has ended it instead of reading on.
     const ended = once(socket, "end");
     socket.write(`POST ${RPC_ROUTES.listApiKeys.path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`);
@@ -283,13 +349,19 @@ describe("413 and content types", () => {
     const { url } = await user.call("presignUpload", { job_id: jobId, artifact_id: "typed.txt" });
     for (const contentType of ["not a media type", "text", "/plain", "text/"]) {
       const response = await fetch(url, { method: "PUT", body: "hello", headers: { "content-type": contentType } });
-      const refusal = expectRefusal({ status: response.status, headers: response.headers, body: await response.json() }, contentType);
+      const refusal = expectRefusal(
+        { status: response.status, headers: response.headers, body: await response.json() },
+        contentType,
+      );
       expect(refusal.code, contentType).toBe("request.invalid");
       expect(refusal.details).toMatchObject({ issues: [{ path: "Content-Type" }] });
     }
     expect(await storeSnapshot(nc)).toEqual(before);
     // A JSON operation with the same header is 415: it takes application/json only.
-    expect(expectRefusal(await user.raw("POST", RPC_ROUTES.listApiKeys.path, "{}", { "content-type": "not a media type" })).code).toBe("request.unsupported_media_type");
+    expect(
+      expectRefusal(await user.raw("POST", RPC_ROUTES.listApiKeys.path, "{}", { "content-type": "not a media type" }))
+        .code,
+    ).toBe("request.unsupported_media_type");
   });
 });
 
@@ -300,7 +372,10 @@ function withQuery(url: string, extra: string): string {
 
 async function fetchRefusal(url: string, init: RequestInit = {}) {
   const response = await fetch(url, init);
-  return expectRefusal({ status: response.status, headers: response.headers, body: await response.json() }, url.replace(/signature=[^&]+/, "signature=…"));
+  return expectRefusal(
+    { status: response.status, headers: response.headers, body: await response.json() },
+    url.replace(/signature=[^&]+/, "signature=…"),
+  );
 }
 
 describe("signed URLs take only their own parameters", () => {
@@ -309,7 +384,15 @@ describe("signed URLs take only their own parameters", () => {
     expect((await fetch(upload, { method: "PUT", body: "signed" })).status).toBe(200);
     const { url } = await user.call("presignDownload", { job_id: jobId, artifact_id: "signed.txt" });
     const query = new URL(url).searchParams;
-    for (const extra of ["x=1", "download=1", `app_id=${query.get("app_id")}`, `expires=${query.get("expires")}`, `signature=${query.get("signature")}`, "scope=prefix", "=x"]) {
+    for (const extra of [
+      "x=1",
+      "download=1",
+      `app_id=${query.get("app_id")}`,
+      `expires=${query.get("expires")}`,
+      `signature=${query.get("signature")}`,
+      "scope=prefix",
+      "=x",
+    ]) {
       expect((await fetchRefusal(withQuery(url, extra))).code, extra).toBe("url.signature_invalid");
     }
     const ok = await fetch(url);
@@ -322,7 +405,9 @@ describe("signed URLs take only their own parameters", () => {
     const { url } = await user.call("presignUpload", { job_id: jobId, artifact_id: "extra.txt" });
     const query = new URL(url).searchParams;
     for (const extra of ["x=1", `business_id=${query.get("business_id")}`, "content_type=text%2Fhtml", "attempt=1"]) {
-      expect((await fetchRefusal(withQuery(url, extra), { method: "PUT", body: "nope" })).code, extra).toBe("url.signature_invalid");
+      expect((await fetchRefusal(withQuery(url, extra), { method: "PUT", body: "nope" })).code, extra).toBe(
+        "url.signature_invalid",
+      );
     }
     expect(await storeSnapshot(nc)).toEqual(before);
   });
@@ -330,7 +415,12 @@ describe("signed URLs take only their own parameters", () => {
   it("a log stream URL with an extra or repeated query parameter is refused; the URL as given opens the stream", async () => {
     const { url } = await user.call("logStreamUrl", { job_id: jobId });
     const query = new URL(url, baseUrl).searchParams;
-    for (const extra of ["x=1", `caller=${query.get("caller")}`, `expires=${query.get("expires")}`, "last_event_id=1&last_event_id=2"]) {
+    for (const extra of [
+      "x=1",
+      `caller=${query.get("caller")}`,
+      `expires=${query.get("expires")}`,
+      "last_event_id=1&last_event_id=2",
+    ]) {
       expect((await fetchRefusal(withQuery(`${baseUrl}${url}`, extra))).code, extra).toBe("url.signature_invalid");
     }
     const opened = new AbortController();

@@ -78,13 +78,16 @@ describe("a body just under the body limit", () => {
 
 describe("the longest path parameters", () => {
   it("an artifact named with 101 to 200 characters uploads and downloads", async () => {
-    const jobId = (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "limits-no-nodes" })).job_id;
+    const jobId = (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "limits-no-nodes" }))
+      .job_id;
     for (const length of [101, 150, 200]) {
       const artifactId = `${"a".repeat(length - 4)}.txt`;
       const presigned = await user.call("presignUpload", { job_id: jobId, artifact_id: artifactId });
       const stored = await fetch(presigned.url, { method: "PUT", body: `bytes of ${length}` });
       expect(stored.status, await stored.clone().text()).toBe(200);
-      const download = await fetch((await user.call("presignDownload", { job_id: jobId, artifact_id: artifactId })).url);
+      const download = await fetch(
+        (await user.call("presignDownload", { job_id: jobId, artifact_id: artifactId })).url,
+      );
       expect(download.status).toBe(200);
       expect(await download.text()).toBe(`bytes of ${length}`);
     }
@@ -92,7 +95,10 @@ describe("the longest path parameters", () => {
 
   it("a path parameter longer than any id answers the 400 envelope, not the router's 414", async () => {
     const before = await storeSnapshot(nc);
-    const response = await fetch(`${baseUrl}/api/compute/artifacts/upload/job_0000000000000000000/${"a".repeat(201)}?signature=x`, { method: "PUT", body: "x" });
+    const response = await fetch(
+      `${baseUrl}/api/compute/artifacts/upload/job_0000000000000000000/${"a".repeat(201)}?signature=x`,
+      { method: "PUT", body: "x" },
+    );
     const envelope = expectRefusal({ status: response.status, headers: response.headers, body: await response.json() });
     expect(response.status).toBe(400);
     expect(envelope.code).toBe("request.invalid");
@@ -105,10 +111,30 @@ describe("requests the HTTP parser refuses before any route runs", () => {
   const submitHead = (extra: string) =>
     `POST /api/compute/jobs/submit HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-App-ID: probe\r\n${extra}\r\n`;
   const cases: { name: string; request: string; status: number; code: string }[] = [
-    { name: "bad chunked encoding", request: `${submitHead("Transfer-Encoding: chunked\r\n")}zz\r\n{}\r\n0\r\n\r\n`, status: 400, code: "request.invalid" },
-    { name: "two Content-Length headers", request: `${submitHead("Content-Length: 2\r\nContent-Length: 3\r\n")}{}`, status: 400, code: "request.invalid" },
-    { name: "a space before a header's colon", request: `${submitHead("Content-Length : 2\r\n")}{}`, status: 400, code: "request.invalid" },
-    { name: "a 64 KiB header", request: `${submitHead(`X-Padding: ${"p".repeat(64 * 1024)}\r\nContent-Length: 2\r\n`)}{}`, status: 431, code: "request.headers_too_large" },
+    {
+      name: "bad chunked encoding",
+      request: `${submitHead("Transfer-Encoding: chunked\r\n")}zz\r\n{}\r\n0\r\n\r\n`,
+      status: 400,
+      code: "request.invalid",
+    },
+    {
+      name: "two Content-Length headers",
+      request: `${submitHead("Content-Length: 2\r\nContent-Length: 3\r\n")}{}`,
+      status: 400,
+      code: "request.invalid",
+    },
+    {
+      name: "a space before a header's colon",
+      request: `${submitHead("Content-Length : 2\r\n")}{}`,
+      status: 400,
+      code: "request.invalid",
+    },
+    {
+      name: "a 64 KiB header",
+      request: `${submitHead(`X-Padding: ${"p".repeat(64 * 1024)}\r\nContent-Length: 2\r\n`)}{}`,
+      status: 431,
+      code: "request.headers_too_large",
+    },
   ];
 
   for (const { name, request, status, code } of cases) {

@@ -56,11 +56,21 @@ let callers: Record<RpcRoute["auth"], ComputeClient>;
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_RATE_LIMIT_PER_MINUTE: "1000000", CJS_RATE_LIMIT_PER_HOUR: "100000000" });
+  system = await startSystem(
+    nats.url,
+    { gateways: 1, schedulers: 1, registries: 1 },
+    { CJS_RATE_LIMIT_PER_MINUTE: "1000000", CJS_RATE_LIMIT_PER_HOUR: "100000000" },
+  );
   const baseUrl = system.gateways[0]!.baseUrl;
   const tenant = await createTenant(system.gateways[0]!.nc);
   const { client: user, anonymous } = await signedInClient(baseUrl, tenant);
-  const node = await user.call("registerNode", { name: "fuzzed", hostname: "fuzz.local", pool_id: "fuzz-pool", capacity: { cpu: 1, memory_mb: 512 }, agent_version: "test" });
+  const node = await user.call("registerNode", {
+    name: "fuzzed",
+    hostname: "fuzz.local",
+    pool_id: "fuzz-pool",
+    capacity: { cpu: 1, memory_mb: 512 },
+    agent_version: "test",
+  });
   await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "fuzz-no-nodes" });
   const nodeClient = new ComputeClient({ baseUrl, appId: tenant.app.app_id, apiKey: node.api_key });
   callers = { public: anonymous, jwt: user, user, user_or_node: user, node: nodeClient };
@@ -89,14 +99,22 @@ function poisoned(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(poisoned);
   if (value === null || typeof value !== "object") return false;
   return Object.entries(value).some(
-    ([key, item]) => key === "__proto__" || (key === "constructor" && item !== null && typeof item === "object" && Object.hasOwn(item, "prototype")) || poisoned(item),
+    ([key, item]) =>
+      key === "__proto__" ||
+      (key === "constructor" && item !== null && typeof item === "object" && Object.hasOwn(item, "prototype")) ||
+      poisoned(item),
   );
 }
 
 describe("every route's answer to bodies made from its schema and mutated", () => {
   for (const [name, route] of Object.entries(RPC_ROUTES) as Array<[RpcName, RpcRoute]>) {
     it(`${name}: an envelope and never a 5xx; a body its schema refuses is 400 request.invalid and changes nothing`, async () => {
-      const mutations = SENT_UNMUTATED.has(name) ? fc.oneof({ arbitrary: mutationOf(fieldsOf(route)), weight: 3 }, { arbitrary: fc.constant(UNMUTATED), weight: 1 }) : mutationOf(fieldsOf(route));
+      const mutations = SENT_UNMUTATED.has(name)
+        ? fc.oneof(
+            { arbitrary: mutationOf(fieldsOf(route)), weight: 3 },
+            { arbitrary: fc.constant(UNMUTATED), weight: 1 },
+          )
+        : mutationOf(fieldsOf(route));
       let before = await storeSnapshot(nc);
       await fc.assert(
         fc.asyncProperty(bodiesOf(route.request, PINS), mutations, async (generated, mutation) => {
@@ -107,7 +125,9 @@ describe("every route's answer to bodies made from its schema and mutated", () =
           if (route.request.safeParse(body).success) {
             expectEnvelopeWithout5xx(response, context);
           } else {
-            expect(expectRefusal(response, context).code, context).toBe(poisoned(body) ? "request.malformed_json" : "request.invalid");
+            expect(expectRefusal(response, context).code, context).toBe(
+              poisoned(body) ? "request.malformed_json" : "request.invalid",
+            );
             expect(after, context).toEqual(before);
           }
           before = after;

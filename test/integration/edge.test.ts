@@ -51,28 +51,53 @@ describe("the envelope on every response", () => {
   });
 
   it("answers malformed JSON with 400 request.malformed_json", async () => {
-    await expectError(client.raw("POST", "/api/compute/api-keys/list", "{not json", { "content-type": "application/json" }), 400, "request.malformed_json");
+    await expectError(
+      client.raw("POST", "/api/compute/api-keys/list", "{not json", { "content-type": "application/json" }),
+      400,
+      "request.malformed_json",
+    );
   });
 
   it("answers a body that is not JSON with 415", async () => {
-    await expectError(client.raw("POST", "/api/compute/api-keys/list", "name=x", { "content-type": "application/x-www-form-urlencoded" }), 415, "request.unsupported_media_type");
-    await expectError(client.raw("POST", "/api/compute/api-keys/list", "hello", { "content-type": "text/plain" }), 415, "request.unsupported_media_type");
+    await expectError(
+      client.raw("POST", "/api/compute/api-keys/list", "name=x", {
+        "content-type": "application/x-www-form-urlencoded",
+      }),
+      415,
+      "request.unsupported_media_type",
+    );
+    await expectError(
+      client.raw("POST", "/api/compute/api-keys/list", "hello", { "content-type": "text/plain" }),
+      415,
+      "request.unsupported_media_type",
+    );
   });
 
   it("answers a body over the limit with 413 and changes nothing", async () => {
     const before = await client.call("listApiKeys", {});
-    await expectError(client.raw("POST", "/api/compute/api-keys/create", { name: "x".repeat(8000) }), 413, "request.too_large");
+    await expectError(
+      client.raw("POST", "/api/compute/api-keys/create", { name: "x".repeat(8000) }),
+      413,
+      "request.too_large",
+    );
     expect(await client.call("listApiKeys", {})).toEqual(before);
   });
 
   it("answers a schema violation with 400 request.invalid listing each field path and problem, and changes nothing", async () => {
     const before = await client.call("listApiKeys", {});
     const envelope = await expectError(
-      client.raw("POST", "/api/compute/api-keys/create", { name: "", maxConcurrentJobs: "ten", allowedJobTypes: ["Bad Type"], colour: "red" }),
+      client.raw("POST", "/api/compute/api-keys/create", {
+        name: "",
+        maxConcurrentJobs: "ten",
+        allowedJobTypes: ["Bad Type"],
+        colour: "red",
+      }),
       400,
       "request.invalid",
     );
-    const paths = (envelope.details?.issues as Array<{ path: string; message: string }>).map((issue) => issue.path).sort();
+    const paths = (envelope.details?.issues as Array<{ path: string; message: string }>)
+      .map((issue) => issue.path)
+      .sort();
     expect(paths).toEqual(["allowedJobTypes[0]", "colour", "maxConcurrentJobs", "name"]);
     expect(await client.call("listApiKeys", {})).toEqual(before);
   });
@@ -87,9 +112,21 @@ describe("the envelope on every response", () => {
   it("answers a missing credential with 401 auth.missing_credentials and a bad one with 401 auth.invalid_credentials", async () => {
     const anonymous = new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id });
     await expectError(anonymous.raw("POST", "/api/compute/api-keys/list", {}), 401, "auth.missing_credentials");
-    await expectError(anonymous.with({ apiKey: "cjs_not-a-key" }).raw("POST", "/api/compute/api-keys/list", {}), 401, "auth.invalid_credentials");
-    await expectError(anonymous.with({ accessToken: "a.b.c" }).raw("POST", "/api/compute/api-keys/list", {}), 401, "auth.invalid_credentials");
-    await expectError(anonymous.raw("POST", "/api/compute/api-keys/list", {}, { authorization: "Basic dXNlcjpwYXNz" }), 401, "auth.invalid_credentials");
+    await expectError(
+      anonymous.with({ apiKey: "cjs_not-a-key" }).raw("POST", "/api/compute/api-keys/list", {}),
+      401,
+      "auth.invalid_credentials",
+    );
+    await expectError(
+      anonymous.with({ accessToken: "a.b.c" }).raw("POST", "/api/compute/api-keys/list", {}),
+      401,
+      "auth.invalid_credentials",
+    );
+    await expectError(
+      anonymous.raw("POST", "/api/compute/api-keys/list", {}, { authorization: "Basic dXNlcjpwYXNz" }),
+      401,
+      "auth.invalid_credentials",
+    );
   });
 
   it("answers an API key on a session-only operation with 403 auth.jwt_required", async () => {
@@ -98,7 +135,11 @@ describe("the envelope on every response", () => {
   });
 
   it("answers a record that is not the caller's with 404 resource.not_found", async () => {
-    await expectError(client.raw("POST", "/api/compute/api-keys/revoke", { key_id: "key_00000000000000000000" }), 404, "resource.not_found");
+    await expectError(
+      client.raw("POST", "/api/compute/api-keys/revoke", { key_id: "key_00000000000000000000" }),
+      404,
+      "resource.not_found",
+    );
   });
 
   it("treats a POST without a body as an empty object", async () => {
@@ -124,7 +165,9 @@ describe("request ids", () => {
 describe("operability endpoints", () => {
   it("serves Prometheus metrics with HTTP latency by route and status, NATS latency and process metrics", async () => {
     const text = await (await fetch(`${gateway.opsUrl}/metrics`)).text();
-    expect(text).toContain('cjs_http_request_duration_seconds_bucket{le="0.005",route="/api/compute/api-keys/list",method="POST",status="200"}');
+    expect(text).toContain(
+      'cjs_http_request_duration_seconds_bucket{le="0.005",route="/api/compute/api-keys/list",method="POST",status="200"}',
+    );
     expect(text).toContain("cjs_nats_request_duration_seconds");
     expect(text).toContain("cjs_process_cpu_user_seconds_total");
   });
@@ -150,11 +193,21 @@ describe("a dependency down", () => {
     const other = await createTenant(gateway.nc);
     const anonymous = new ComputeClient({ baseUrl: gateway.baseUrl, appId: other.app.app_id });
     await nats.kill();
-    const response = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", { email: other.user.email, password: other.password });
+    const response = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", {
+      email: other.user.email,
+      password: other.password,
+    });
     await expectError(Promise.resolve(response), 503, "service.unavailable");
     expect(Number(response.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify(response.body)).not.toMatch(/nats|jetstream|stack|at \//i);
     await nats.restart();
-    await expect.poll(async () => (await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", { email: other.user.email, password: other.password })).status, { timeout: 15_000 }).toBe(200);
+    await expect
+      .poll(
+        async () =>
+          (await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", { email: other.user.email, password: other.password }))
+            .status,
+        { timeout: 15_000 },
+      )
+      .toBe(200);
   });
 });

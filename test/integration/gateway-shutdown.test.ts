@@ -40,7 +40,11 @@ it("a gateway stopped during long polls answers every one of them with a complet
   const tenant = await createTenant(entry.nc);
   const { client: user } = await signedInClient(entry.baseUrl, tenant);
   const doomed = await startGateway(nats.url);
-  const nodes = await Promise.all(Array.from({ length: POLLS }, () => FakeNode.register(user, doomed.baseUrl, tenant.app.app_id, { pool_id: "shutdown" })));
+  const nodes = await Promise.all(
+    Array.from({ length: POLLS }, () =>
+      FakeNode.register(user, doomed.baseUrl, tenant.app.app_id, { pool_id: "shutdown" }),
+    ),
+  );
 
   const watch = entry.nc.subscribe(subjects.nodePoll());
   const seen = pollsSeen(watch, POLLS);
@@ -59,7 +63,9 @@ it("a gateway stopped during long polls answers every one of them with a complet
 
   for (const outcome of outcomes) {
     expect(outcome).not.toHaveProperty("error");
-    const { status, body } = (outcome as { answer: { status: number; body: { status?: unknown; code?: unknown; payload?: unknown } } }).answer;
+    const { status, body } = (
+      outcome as { answer: { status: number; body: { status?: unknown; code?: unknown; payload?: unknown } } }
+    ).answer;
     if (status === 200) expect(body).toMatchObject({ status: "SUCCESS", payload: { jobs: [] } });
     else expect(body.status === "ERROR" && isErrorCode(body.code)).toBe(true);
   }

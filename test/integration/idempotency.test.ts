@@ -20,7 +20,11 @@ import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 
 const MAX_TIMEOUT_SECONDS = 3600;
-const ENV = { CJS_RATE_LIMIT_PER_MINUTE: "100000", CJS_RATE_LIMIT_PER_HOUR: "1000000", CJS_MAX_JOB_TIMEOUT_SECONDS: String(MAX_TIMEOUT_SECONDS) };
+const ENV = {
+  CJS_RATE_LIMIT_PER_MINUTE: "100000",
+  CJS_RATE_LIMIT_PER_HOUR: "1000000",
+  CJS_MAX_JOB_TIMEOUT_SECONDS: String(MAX_TIMEOUT_SECONDS),
+};
 
 let nats: NatsHarness;
 let system: RunningSystem;
@@ -69,7 +73,10 @@ function newKey(): string {
 describe("idempotent submit", () => {
   it("a submit without the header is served as before: every one makes a job, and nothing is written for it", async () => {
     const { tenant, client } = await tenantClient();
-    for (let index = 0; index < 2; index += 1) expect((await client.raw("POST", RPC_ROUTES.submitJob.path, job("plain"))).headers.get("idempotent-replayed")).toBeNull();
+    for (let index = 0; index < 2; index += 1)
+      expect(
+        (await client.raw("POST", RPC_ROUTES.submitJob.path, job("plain"))).headers.get("idempotent-replayed"),
+      ).toBeNull();
     expect(await listAllJobs(client, "plain")).toHaveLength(2);
     const records = new JsonBucket(await new Kvm(system.gateways[0]!.nc).open(BUCKETS.idempotency), IdempotencyRecord);
     expect(await records.keys(`${tenant.app.app_id}.>`)).toEqual([]);
@@ -85,7 +92,9 @@ describe("idempotent submit", () => {
     expect(again.status).toBe(200);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(envelopeOf(again)).toEqual(envelopeOf(first));
-    expect((await listAllJobs(client, "replay")).map((item) => item.job_id)).toEqual([envelopeOf(first).payload!.job_id]);
+    expect((await listAllJobs(client, "replay")).map((item) => item.job_id)).toEqual([
+      envelopeOf(first).payload!.job_id,
+    ]);
   });
 
   it("the same key with another body is 422 idempotency.key_reused and makes nothing", async () => {
@@ -102,9 +111,14 @@ describe("idempotent submit", () => {
 
   it("50 requests at once with one key, through two gateways, make exactly one job and all answer its id", async () => {
     const tenant = await createTenant(system.gateways[0]!.nc);
-    const clients = [(await signedInClient(system.gateways[0]!.baseUrl, tenant)).client, (await signedInClient(system.gateways[1]!.baseUrl, tenant)).client];
+    const clients = [
+      (await signedInClient(system.gateways[0]!.baseUrl, tenant)).client,
+      (await signedInClient(system.gateways[1]!.baseUrl, tenant)).client,
+    ];
     const key = newKey();
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, index) => submitWithKey(clients[index % 2]!, key, job("together"))));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, index) => submitWithKey(clients[index % 2]!, key, job("together"))),
+    );
     expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(200));
     const ids = new Set(answers.map((answer) => envelopeOf(answer).payload!.job_id));
     expect(ids.size).toBe(1);
@@ -119,9 +133,13 @@ describe("idempotent submit", () => {
       [{ maxConcurrentJobs: 2 }, "quota.concurrent_jobs_exceeded", "quota-running"],
     ] as const) {
       const created = await client.call("createApiKey", { name: pool, ...quota });
-      const withKey = system.gateways.map((gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: created.key }));
+      const withKey = system.gateways.map(
+        (gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: created.key }),
+      );
       const key = newKey();
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, index) => submitWithKey(withKey[index % 2]!, key, job(pool))));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, index) => submitWithKey(withKey[index % 2]!, key, job(pool))),
+      );
       expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
       expect(new Set(answers.map((answer) => envelopeOf(answer).payload!.job_id)).size).toBe(1);
       expect((await withKey[0]!.raw("POST", RPC_ROUTES.submitJob.path, job(pool))).status).toBe(200);
@@ -139,7 +157,14 @@ describe("idempotent submit", () => {
     const path = RPC_ROUTES.submitJob.path;
     const records = new JsonBucket(await new Kvm(system.gateways[0]!.nc).open(BUCKETS.idempotency), IdempotencyRecord);
     const scope = { app_id: tenant.app.app_id, business_id: tenant.business.business_id };
-    await records.create(idempotencyRecordKey(scope, key), { route: path, fingerprint: requestFingerprint(path, parsed), holder: "idem_stopped", claimed_at: 0, job_id: jobId, answer: null });
+    await records.create(idempotencyRecordKey(scope, key), {
+      route: path,
+      fingerprint: requestFingerprint(path, parsed),
+      holder: "idem_stopped",
+      claimed_at: 0,
+      job_id: jobId,
+      answer: null,
+    });
     const repeat = await submitWithKey(client, key, body);
     expect(repeat.status).toBe(200);
     expect(repeat.headers.get("idempotent-replayed")).toBe("true");
@@ -195,11 +220,23 @@ describe("idempotent submit", () => {
     const key = newKey();
     const body = job("given-back");
     const path = RPC_ROUTES.submitJob.path;
-    const recordKey = idempotencyRecordKey({ app_id: tenant.app.app_id, business_id: tenant.business.business_id }, key);
-    const store = new IdempotencyStore(new JsonBucket(await new Kvm(system.gateways[0]!.nc).open(BUCKETS.idempotency), IdempotencyRecord));
+    const recordKey = idempotencyRecordKey(
+      { app_id: tenant.app.app_id, business_id: tenant.business.business_id },
+      key,
+    );
+    const store = new IdempotencyStore(
+      new JsonBucket(await new Kvm(system.gateways[0]!.nc).open(BUCKETS.idempotency), IdempotencyRecord),
+    );
     // A first request holds the key, still at work on job J.
     const jobId = newJobId(Date.now());
-    await store.claim(recordKey, { route: path, fingerprint: requestFingerprint(path, RPC_ROUTES.submitJob.request.parse(body)), holder: "idem_first", claimed_at: Date.now(), job_id: jobId, answer: null });
+    await store.claim(recordKey, {
+      route: path,
+      fingerprint: requestFingerprint(path, RPC_ROUTES.submitJob.request.parse(body)),
+      holder: "idem_first",
+      claimed_at: Date.now(),
+      job_id: jobId,
+      answer: null,
+    });
     // A repeat waits for its answer, stops waiting, and makes J itself.
     const repeat = await submitWithKey(client, key, body);
     expect(envelopeOf(repeat).payload!.job_id).toBe(jobId);
@@ -228,8 +265,18 @@ describe("idempotent retry", () => {
   async function claimedRetry(tenant: Tenant, key: string, jobId: string) {
     const path = RPC_ROUTES.retryJob.path;
     const records = new JsonBucket(await new Kvm(system.gateways[0]!.nc).open(BUCKETS.idempotency), IdempotencyRecord);
-    const recordKey = idempotencyRecordKey({ app_id: tenant.app.app_id, business_id: tenant.business.business_id }, key);
-    await records.create(recordKey, { route: path, fingerprint: requestFingerprint(path, { job_id: jobId }), holder: "idem_busy", claimed_at: Date.now(), job_id: null, answer: null });
+    const recordKey = idempotencyRecordKey(
+      { app_id: tenant.app.app_id, business_id: tenant.business.business_id },
+      key,
+    );
+    await records.create(recordKey, {
+      route: path,
+      fingerprint: requestFingerprint(path, { job_id: jobId }),
+      holder: "idem_busy",
+      claimed_at: Date.now(),
+      job_id: null,
+      answer: null,
+    });
     return { records, recordKey };
   }
 
@@ -276,7 +323,9 @@ describe("idempotent retry", () => {
     const { tenant, client, jobId } = await failedJob("retry-together");
     const clients = [client, (await signedInClient(system.gateways[1]!.baseUrl, tenant)).client];
     const key = newKey();
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, index) => retryWithKey(clients[index % 2]!, key, jobId)));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => retryWithKey(clients[index % 2]!, key, jobId)),
+    );
     expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
     expect(answers.filter((answer) => answer.headers.get("idempotent-replayed") === null)).toHaveLength(1);
     for (const answer of answers) expect(envelopeOf(answer)).toEqual(envelopeOf(answers[0]!));
@@ -301,7 +350,9 @@ describe("the scheduler's side of a keyed submit", () => {
     };
     const jobId = newJobId(Date.now());
     const command = { caller, body: RPC_ROUTES.submitJob.request.parse(job("direct")), job_id: jobId };
-    const answers = await Promise.all(Array.from({ length: 20 }, () => requestRpc(nc, subjects.jobSubmit(), command, SubmitJobResponse)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => requestRpc(nc, subjects.jobSubmit(), command, SubmitJobResponse)),
+    );
     expect(new Set(answers.map((answer) => answer.job_id))).toEqual(new Set([jobId]));
     const quotas = new JsonBucket(await new Kvm(nc).open(BUCKETS.keyQuotas), KeyQuotaRecord);
     const record = (await quotas.get(kvKey(keyId)))!.value;
@@ -309,4 +360,3 @@ describe("the scheduler's side of a keyed submit", () => {
     expect(windowCount(record.admitted, Date.now())).toBe(1);
   });
 });
-

@@ -20,7 +20,6 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-
 describe("sign-in with e-mail and password", () => {
   it("returns an access token, a refresh token, the token type and the lifetime", async () => {
     const anonymous = new ComputeClient({ baseUrl: gatewayA.baseUrl, appId: tenant.app.app_id });
@@ -33,18 +32,30 @@ describe("sign-in with e-mail and password", () => {
 
   it("answers an unknown e-mail exactly like a wrong password", async () => {
     const anonymous = new ComputeClient({ baseUrl: gatewayA.baseUrl, appId: tenant.app.app_id });
-    const wrongPassword = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", { email: tenant.user.email, password: "not the password" });
-    const unknownEmail = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", { email: "nobody@example.test", password: "not the password" });
+    const wrongPassword = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", {
+      email: tenant.user.email,
+      password: "not the password",
+    });
+    const unknownEmail = await anonymous.raw("POST", "/api/auth/LOGIN_EMAIL", {
+      email: "nobody@example.test",
+      password: "not the password",
+    });
     expect(wrongPassword.status).toBe(401);
     expect(unknownEmail.status).toBe(401);
     expect(unknownEmail.body).toEqual(wrongPassword.body);
-    expect(wrongPassword.body).toEqual({ status: "ERROR", code: "auth.login_failed", message: "The e-mail or the password is wrong." });
+    expect(wrongPassword.body).toEqual({
+      status: "ERROR",
+      code: "auth.login_failed",
+      message: "The e-mail or the password is wrong.",
+    });
   });
 
   it("refuses a user of one app signing in under another app's id", async () => {
     const other = await createTenant(gatewayA.nc);
     const client = new ComputeClient({ baseUrl: gatewayA.baseUrl, appId: other.app.app_id });
-    expect(await errorCodeOf(client.call("login", { email: tenant.user.email, password: tenant.password }))).toBe("auth.login_failed");
+    expect(await errorCodeOf(client.call("login", { email: tenant.user.email, password: tenant.password }))).toBe(
+      "auth.login_failed",
+    );
   });
 });
 
@@ -60,7 +71,11 @@ describe("JWKS", () => {
 
   it("is the same key on every gateway replica, so a token from one works on the other", async () => {
     const { tokens } = await signedInClient(gatewayA.baseUrl, tenant);
-    const onB = new ComputeClient({ baseUrl: gatewayB.baseUrl, appId: tenant.app.app_id, accessToken: tokens.access_token });
+    const onB = new ComputeClient({
+      baseUrl: gatewayB.baseUrl,
+      appId: tenant.app.app_id,
+      accessToken: tokens.access_token,
+    });
     await expect(onB.call("listApiKeys", {})).resolves.toEqual({ items: expect.any(Array) });
   });
 });
@@ -68,9 +83,19 @@ describe("JWKS", () => {
 describe("API keys", () => {
   it("mints a key shown once, lists it without the secret, and refuses it everywhere once revoked", async () => {
     const { client } = await signedInClient(gatewayA.baseUrl, tenant);
-    const created = await client.call("createApiKey", { name: "ci runner", maxJobsPerHour: 100, allowedJobTypes: ["shell"] });
+    const created = await client.call("createApiKey", {
+      name: "ci runner",
+      maxJobsPerHour: 100,
+      allowedJobTypes: ["shell"],
+    });
     expect(created.key).toMatch(/^cjs_[0-9A-Za-z]{58}$/);
-    expect(created).toMatchObject({ name: "ci runner", maxJobsPerHour: 100, maxConcurrentJobs: null, allowedJobTypes: ["shell"], revoked_at: null });
+    expect(created).toMatchObject({
+      name: "ci runner",
+      maxJobsPerHour: 100,
+      maxConcurrentJobs: null,
+      allowedJobTypes: ["shell"],
+      revoked_at: null,
+    });
 
     const withKeyOnA = new ComputeClient({ baseUrl: gatewayA.baseUrl, appId: tenant.app.app_id, apiKey: created.key });
     const withKeyOnB = new ComputeClient({ baseUrl: gatewayB.baseUrl, appId: tenant.app.app_id, apiKey: created.key });
@@ -82,7 +107,9 @@ describe("API keys", () => {
 
     await client.call("revokeApiKey", { key_id: created.key_id });
     expect(await errorCodeOf(withKeyOnA.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
-    await expect.poll(() => errorCodeOf(withKeyOnB.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
+    await expect
+      .poll(() => errorCodeOf(withKeyOnB.call("listApiKeys", {})), { timeout: 5000 })
+      .toBe("auth.invalid_credentials");
   });
 
   it("cannot mint keys with an API key: creating one needs a signed-in session", async () => {
@@ -117,20 +144,34 @@ describe("refresh and logout", () => {
     const { anonymous, tokens } = await signedInClient(gatewayA.baseUrl, tenant);
     const second = await anonymous.call("refresh", { refresh_token: tokens.refresh_token });
     expect(second.refresh_token).not.toBe(tokens.refresh_token);
-    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: tokens.refresh_token }))).toBe("auth.refresh_invalid");
+    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: tokens.refresh_token }))).toBe(
+      "auth.refresh_invalid",
+    );
     // The reuse ended the family: the newest refresh token and its access token are dead too.
-    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: second.refresh_token }))).toBe("auth.refresh_invalid");
-    expect(await errorCodeOf(anonymous.with({ accessToken: second.access_token }).call("listApiKeys", {}))).toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: second.refresh_token }))).toBe(
+      "auth.refresh_invalid",
+    );
+    expect(await errorCodeOf(anonymous.with({ accessToken: second.access_token }).call("listApiKeys", {}))).toBe(
+      "auth.invalid_credentials",
+    );
   });
 
   it("logout ends the session on every replica: its access token and refresh token stop working", async () => {
     const { anonymous, client, tokens } = await signedInClient(gatewayA.baseUrl, tenant);
-    const onB = new ComputeClient({ baseUrl: gatewayB.baseUrl, appId: tenant.app.app_id, accessToken: tokens.access_token });
+    const onB = new ComputeClient({
+      baseUrl: gatewayB.baseUrl,
+      appId: tenant.app.app_id,
+      accessToken: tokens.access_token,
+    });
     await onB.call("listApiKeys", {});
     await anonymous.call("logout", { refresh_token: tokens.refresh_token });
     expect(await errorCodeOf(client.call("listApiKeys", {}))).toBe("auth.invalid_credentials");
-    await expect.poll(() => errorCodeOf(onB.call("listApiKeys", {})), { timeout: 5000 }).toBe("auth.invalid_credentials");
-    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: tokens.refresh_token }))).toBe("auth.refresh_invalid");
+    await expect
+      .poll(() => errorCodeOf(onB.call("listApiKeys", {})), { timeout: 5000 })
+      .toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(anonymous.call("refresh", { refresh_token: tokens.refresh_token }))).toBe(
+      "auth.refresh_invalid",
+    );
   });
 });
 

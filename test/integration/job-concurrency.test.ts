@@ -26,16 +26,29 @@ async function stackOn(url: string, env: Record<string, string> = {}): Promise<S
 }
 
 async function submitKeyed({ user }: Stack, pool: string, key: string, maxRunning: number): Promise<string> {
-  return (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool, concurrency: { key, max_running: maxRunning } })).job_id;
+  return (
+    await user.call("submitJob", {
+      type: "shell",
+      command: ["true"],
+      pool_id: pool,
+      concurrency: { key, max_running: maxRunning },
+    })
+  ).job_id;
 }
 
 function nodeIn({ system, tenant, user }: Stack, pool: string, slots: number): Promise<FakeNode> {
-  return FakeNode.register(user, system.gateways[1]!.baseUrl, tenant.app.app_id, { name: pool, pool_id: pool, capacity: { cpu: 8, memory_mb: 8192, gpu: 0, slots } });
+  return FakeNode.register(user, system.gateways[1]!.baseUrl, tenant.app.app_id, {
+    name: pool,
+    pool_id: pool,
+    capacity: { cpu: 8, memory_mb: 8192, gpu: 0, slots },
+  });
 }
 
 /** The next attempt the node is given (polled until one comes); the node must hold no other. */
 async function nextRun(node: FakeNode): Promise<string> {
-  await expect.poll(async () => (await node.poll()).length + node.running.size, { timeout: 10_000, interval: 50 }).toBeGreaterThan(0);
+  await expect
+    .poll(async () => (await node.poll()).length + node.running.size, { timeout: 10_000, interval: 50 })
+    .toBeGreaterThan(0);
   expect(node.running.size).toBe(1);
   return [...node.running.keys()][0] as string;
 }
@@ -54,21 +67,31 @@ function heldSpans(jobs: readonly Job[]): Array<{ job_id: string; from: number; 
 /** Runs the key's jobs one at a time on a node with room for more, then checks from their timelines that no two were ever assigned or running together. */
 async function runsOneAtATime(stack: Stack, pool: string) {
   const node = await nodeIn(stack, pool, 4);
-  const ids = [await submitKeyed(stack, pool, "deploy", 1), await submitKeyed(stack, pool, "deploy", 1), await submitKeyed(stack, pool, "deploy", 1)];
+  const ids = [
+    await submitKeyed(stack, pool, "deploy", 1),
+    await submitKeyed(stack, pool, "deploy", 1),
+    await submitKeyed(stack, pool, "deploy", 1),
+  ];
   const ran: string[] = [];
   for (let run = 0; run < ids.length; run += 1) {
     const running = await nextRun(node);
     ran.push(running);
     // The others of the key wait for it, and say why (once the replica answering has seen the assignment).
     for (const id of ids.filter((each) => !ran.includes(each))) {
-      await expect.poll(async () => (await stack.user.call("retrieveJob", { job_id: id })).job.pending_reason, { timeout: 10_000, interval: 50 }).toBe("concurrency_limit");
+      await expect
+        .poll(async () => (await stack.user.call("retrieveJob", { job_id: id })).job.pending_reason, {
+          timeout: 10_000,
+          interval: 50,
+        })
+        .toBe("concurrency_limit");
     }
     await node.finish(running);
   }
   const jobs = await Promise.all(ids.map(async (id) => (await stack.user.call("retrieveJob", { job_id: id })).job));
   expect(jobs.map((job) => job.state)).toEqual(["succeeded", "succeeded", "succeeded"]);
   const spans = heldSpans(jobs);
-  for (let index = 1; index < spans.length; index += 1) expect(spans[index]!.from).toBeGreaterThanOrEqual(spans[index - 1]!.to);
+  for (let index = 1; index < spans.length; index += 1)
+    expect(spans[index]!.from).toBeGreaterThanOrEqual(spans[index - 1]!.to);
 }
 
 describe("concurrency keys on one server", () => {
@@ -91,25 +114,52 @@ describe("concurrency keys on one server", () => {
 
   it("places up to max_running of a key at once", async () => {
     const node = await nodeIn(stack, "conc-two", 4);
-    const ids = [await submitKeyed(stack, "conc-two", "batch", 2), await submitKeyed(stack, "conc-two", "batch", 2), await submitKeyed(stack, "conc-two", "batch", 2)];
-    await expect.poll(async () => {
-      await node.poll();
-      return node.running.size;
-    }, { timeout: 10_000, interval: 50 }).toBe(2);
+    const ids = [
+      await submitKeyed(stack, "conc-two", "batch", 2),
+      await submitKeyed(stack, "conc-two", "batch", 2),
+      await submitKeyed(stack, "conc-two", "batch", 2),
+    ];
+    await expect
+      .poll(
+        async () => {
+          await node.poll();
+          return node.running.size;
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(2);
     const waiting = ids.find((id) => !node.running.has(id)) as string;
-    await expect.poll(async () => (await stack.user.call("retrieveJob", { job_id: waiting })).job.pending_reason, { timeout: 10_000, interval: 50 }).toBe("concurrency_limit");
+    await expect
+      .poll(async () => (await stack.user.call("retrieveJob", { job_id: waiting })).job.pending_reason, {
+        timeout: 10_000,
+        interval: 50,
+      })
+      .toBe("concurrency_limit");
     await node.finish([...node.running.keys()][0] as string);
-    await expect.poll(async () => {
-      await node.poll();
-      return node.running.has(waiting);
-    }, { timeout: 10_000, interval: 50 }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          await node.poll();
+          return node.running.has(waiting);
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(true);
   });
 
   it("lets the waiting jobs of two keys take turns", async () => {
     // Queued before any node exists, so the order is the queue's alone.
     const pool = "conc-turns";
-    const a = [await submitKeyed(stack, pool, "a", 5), await submitKeyed(stack, pool, "a", 5), await submitKeyed(stack, pool, "a", 5)];
-    const b = [await submitKeyed(stack, pool, "b", 5), await submitKeyed(stack, pool, "b", 5), await submitKeyed(stack, pool, "b", 5)];
+    const a = [
+      await submitKeyed(stack, pool, "a", 5),
+      await submitKeyed(stack, pool, "a", 5),
+      await submitKeyed(stack, pool, "a", 5),
+    ];
+    const b = [
+      await submitKeyed(stack, pool, "b", 5),
+      await submitKeyed(stack, pool, "b", 5),
+      await submitKeyed(stack, pool, "b", 5),
+    ];
     const node = await nodeIn(stack, pool, 1);
     const order: string[] = [];
     for (let run = 0; run < 6; run += 1) {
@@ -123,15 +173,32 @@ describe("concurrency keys on one server", () => {
   it("counts a key within its business: another business's jobs of the same key are not held by it", async () => {
     const node = await nodeIn(stack, "conc-scope", 4);
     const mine = await submitKeyed(stack, "conc-scope", "shared-name", 1);
-    await expect.poll(async () => {
-      await node.poll();
-      return node.running.has(mine);
-    }, { timeout: 10_000, interval: 50 }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          await node.poll();
+          return node.running.has(mine);
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(true);
     const neighbour = await createTenant(stack.system.gateways[0]!.nc, { appId: stack.tenant.app.app_id });
     const { client: other } = await signedInClient(stack.system.gateways[0]!.baseUrl, neighbour);
-    const otherNode = await FakeNode.register(other, stack.system.gateways[0]!.baseUrl, neighbour.app.app_id, { name: "other", pool_id: "conc-scope" });
-    const theirs = (await other.call("submitJob", { type: "shell", command: ["true"], pool_id: "conc-scope", concurrency: { key: "shared-name", max_running: 1 } })).job_id;
-    await expect.poll(async () => (await otherNode.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 }).toEqual([theirs]);
+    const otherNode = await FakeNode.register(other, stack.system.gateways[0]!.baseUrl, neighbour.app.app_id, {
+      name: "other",
+      pool_id: "conc-scope",
+    });
+    const theirs = (
+      await other.call("submitJob", {
+        type: "shell",
+        command: ["true"],
+        pool_id: "conc-scope",
+        concurrency: { key: "shared-name", max_running: 1 },
+      })
+    ).job_id;
+    await expect
+      .poll(async () => (await otherNode.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 })
+      .toEqual([theirs]);
   });
 });
 

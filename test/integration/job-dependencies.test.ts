@@ -48,7 +48,14 @@ async function jobOf(jobId: string) {
 }
 
 async function submit(pool: string, dependsOn?: string[]): Promise<string> {
-  return (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool, ...(dependsOn ? { depends_on: dependsOn } : {}) })).job_id;
+  return (
+    await user.call("submitJob", {
+      type: "shell",
+      command: ["true"],
+      pool_id: pool,
+      ...(dependsOn ? { depends_on: dependsOn } : {}),
+    })
+  ).job_id;
 }
 
 function nodeIn(pool: string): Promise<FakeNode> {
@@ -70,20 +77,37 @@ describe("a job with depends_on", () => {
     expect((await jobOf(second)).dependents).toEqual([child]);
 
     // The node has room for four: it is given the parents and not the child.
-    await expect.poll(async () => {
-      await node.poll();
-      return node.running.size;
-    }, { timeout: 10_000, interval: 50 }).toBe(2);
+    await expect
+      .poll(
+        async () => {
+          await node.poll();
+          return node.running.size;
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(2);
     expect([...node.running.keys()].sort()).toEqual([first, second].sort());
     await node.finish(first);
-    expect(await jobOf(child)).toMatchObject({ state: "queued", pending_reason: "waiting_for_dependencies", depends_on: [first, second] });
+    expect(await jobOf(child)).toMatchObject({
+      state: "queued",
+      pending_reason: "waiting_for_dependencies",
+      depends_on: [first, second],
+    });
 
     await node.finish(second);
-    await expect.poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 }).toEqual([child]);
+    await expect
+      .poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 })
+      .toEqual([child]);
     await node.finish(child);
     const done = await jobOf(child);
     expect(done.state).toBe("succeeded");
-    expect(done.timeline.map((event) => event.reason)).toEqual(["submitted", "released", "assigned", "started", "exited"]);
+    expect(done.timeline.map((event) => event.reason)).toEqual([
+      "submitted",
+      "released",
+      "assigned",
+      "started",
+      "exited",
+    ]);
   });
 
   it("ends cancelled with job.dependency_failed when a parent fails, and its own dependents after it", async () => {
@@ -91,12 +115,19 @@ describe("a job with depends_on", () => {
     const parent = await submit("deps-fail");
     const child = await submit("deps-fail", [parent]);
     const grandchild = await submit("deps-fail", [child]);
-    await expect.poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 }).toEqual([parent]);
+    await expect
+      .poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 })
+      .toEqual([parent]);
     await node.finish(parent, "failed");
 
     await expect.poll(async () => (await jobOf(grandchild)).state, { timeout: 10_000, interval: 50 }).toBe("cancelled");
     const [cancelledChild, cancelledGrandchild] = [await jobOf(child), await jobOf(grandchild)];
-    expect(cancelledChild).toMatchObject({ state: "cancelled", pending_reason: null, attempt: 0, error: { code: "job.dependency_failed" } });
+    expect(cancelledChild).toMatchObject({
+      state: "cancelled",
+      pending_reason: null,
+      attempt: 0,
+      error: { code: "job.dependency_failed" },
+    });
     expect(cancelledChild.error?.message).toContain(parent);
     expect(cancelledChild.timeline.at(-1)).toMatchObject({ state: "cancelled", reason: "dependency_failed" });
     expect(cancelledGrandchild.error?.code).toBe("job.dependency_failed");
@@ -108,39 +139,55 @@ describe("a job with depends_on", () => {
     const parent = await submit("deps-no-nodes");
     const child = await submit("deps-no-nodes", [parent]);
     await user.call("cancelJob", { job_id: parent });
-    await expect.poll(async () => (await jobOf(child)).error?.code, { timeout: 10_000, interval: 50 }).toBe("job.dependency_failed");
+    await expect
+      .poll(async () => (await jobOf(child)).error?.code, { timeout: 10_000, interval: 50 })
+      .toBe("job.dependency_failed");
   });
 
   it("on a parent that already failed is created cancelled; on one that already succeeded it does not wait", async () => {
     const cancelled = await submit("deps-no-nodes");
     await user.call("cancelJob", { job_id: cancelled });
-    const late = await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "deps-no-nodes", depends_on: [cancelled] });
+    const late = await user.call("submitJob", {
+      type: "shell",
+      command: ["true"],
+      pool_id: "deps-no-nodes",
+      depends_on: [cancelled],
+    });
     expect(late.state).toBe("cancelled");
     expect((await jobOf(late.job_id)).error?.code).toBe("job.dependency_failed");
 
     const node = await nodeIn("deps-done");
     const parent = await submit("deps-done");
-    await expect.poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 }).toEqual([parent]);
+    await expect
+      .poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 })
+      .toEqual([parent]);
     await node.finish(parent);
     const child = await submit("deps-done", [parent]);
-    await expect.poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 }).toEqual([child]);
+    await expect
+      .poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 })
+      .toEqual([child]);
     expect((await jobOf(child)).timeline.map((event) => event.reason)).not.toContain("released");
   });
 
   it("refuses a job of another business like a missing one (404 naming it) and leaves that job unchanged; an id given twice is 400", async () => {
     const neighbour = await createTenant(system.gateways[0]!.nc, { appId: tenant.app.app_id });
     const { client: other } = await signedInClient(system.gateways[0]!.baseUrl, neighbour);
-    const theirs = (await other.call("submitJob", { type: "shell", command: ["true"], pool_id: "deps-no-nodes" })).job_id;
+    const theirs = (await other.call("submitJob", { type: "shell", command: ["true"], pool_id: "deps-no-nodes" }))
+      .job_id;
     const missing = newJobId(Date.now());
 
     for (const id of [theirs, missing]) {
-      const refused = await failureOf(user.call("submitJob", { type: "shell", command: ["true"], pool_id: "deps-no-nodes", depends_on: [id] }));
+      const refused = await failureOf(
+        user.call("submitJob", { type: "shell", command: ["true"], pool_id: "deps-no-nodes", depends_on: [id] }),
+      );
       expect(refused).toMatchObject({ status: 404, code: "resource.not_found", details: { job_id: id } });
     }
     expect((await other.call("retrieveJob", { job_id: theirs })).job.dependents).toEqual([]);
 
     const mine = await submit("deps-no-nodes");
-    const twice = await failureOf(user.call("submitJob", { type: "shell", command: ["true"], pool_id: "deps-no-nodes", depends_on: [mine, mine] }));
+    const twice = await failureOf(
+      user.call("submitJob", { type: "shell", command: ["true"], pool_id: "deps-no-nodes", depends_on: [mine, mine] }),
+    );
     expect(twice).toMatchObject({ status: 400, code: "request.invalid" });
   });
 });
@@ -171,10 +218,14 @@ describe("the repair pass", () => {
   it("settles jobs still waiting for parents that already ended: released after a success, cancelled after a failure", async () => {
     const node = await nodeIn("deps-repair");
     const succeeded = await submit("deps-repair");
-    await expect.poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 }).toEqual([succeeded]);
+    await expect
+      .poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 })
+      .toEqual([succeeded]);
     await node.finish(succeeded);
     const failed = await submit("deps-repair");
-    await expect.poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 }).toEqual([failed]);
+    await expect
+      .poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 })
+      .toEqual([failed]);
     await node.finish(failed, "failed");
 
     const released = await strandedChild(succeeded);
@@ -184,14 +235,24 @@ describe("the repair pass", () => {
     const before = await repairs("dependency_unsettled");
 
     // Asked again until the placing replica's watch has brought the hand-written records.
-    await expect.poll(async () => {
-      await repairNow();
-      return [(await jobOf(doomed)).state, (await jobOf(released)).timeline.some((event) => event.reason === "released")];
-    }, { timeout: 10_000, interval: 100 }).toEqual(["cancelled", true]);
+    await expect
+      .poll(
+        async () => {
+          await repairNow();
+          return [
+            (await jobOf(doomed)).state,
+            (await jobOf(released)).timeline.some((event) => event.reason === "released"),
+          ];
+        },
+        { timeout: 10_000, interval: 100 },
+      )
+      .toEqual(["cancelled", true]);
 
     expect(await repairs("dependency_unsettled")).toBe(before + 2);
     expect((await jobOf(doomed)).error?.code).toBe("job.dependency_failed");
-    await expect.poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 }).toEqual([released]);
+    await expect
+      .poll(async () => (await node.poll()).map((job) => job.job_id), { timeout: 10_000, interval: 50 })
+      .toEqual([released]);
     expect((await jobOf(released)).timeline.map((event) => event.reason)).toContain("released");
   });
 
@@ -199,10 +260,15 @@ describe("the repair pass", () => {
     const parent = await submit("deps-no-nodes");
     const child = await strandedChild(parent);
     expect((await jobOf(parent)).dependents).toEqual([]);
-    await expect.poll(async () => {
-      await repairNow();
-      return (await jobOf(parent)).dependents;
-    }, { timeout: 10_000, interval: 100 }).toEqual([child]);
+    await expect
+      .poll(
+        async () => {
+          await repairNow();
+          return (await jobOf(parent)).dependents;
+        },
+        { timeout: 10_000, interval: 100 },
+      )
+      .toEqual([child]);
     expect((await jobOf(child)).state).toBe("queued");
   });
 });

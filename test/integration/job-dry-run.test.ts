@@ -43,7 +43,13 @@ afterAll(async () => {
 });
 
 function job(pool: string, overrides: Partial<RpcRequest<"submitJob">> = {}): RpcRequest<"submitJob"> {
-  return { type: "shell", command: ["true"], pool_id: pool, resources: { cpu: 1, memory_mb: 1024, gpu: 0 }, ...overrides };
+  return {
+    type: "shell",
+    command: ["true"],
+    pool_id: pool,
+    resources: { cpu: 1, memory_mb: 1024, gpu: 0 },
+    ...overrides,
+  };
 }
 
 /** A dry run of `body` by `client`, its answer checked against the dry run's schema. */
@@ -57,15 +63,24 @@ async function jobsIn(client: ComputeClient, pool: string): Promise<string[]> {
 
 describe("a dry run of a submit", () => {
   it("lists the nodes of the pool that would take the job now, and creates nothing", async () => {
-    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, customer.app.app_id, { pool_id: "own-fit" });
-    await expect.poll(async () => (await dryRun(user, job("own-fit"))).placement.nodes.map((listed) => listed.node_id), { timeout: 10_000 }).toEqual([node.nodeId]);
+    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, customer.app.app_id, {
+      pool_id: "own-fit",
+    });
+    await expect
+      .poll(async () => (await dryRun(user, job("own-fit"))).placement.nodes.map((listed) => listed.node_id), {
+        timeout: 10_000,
+      })
+      .toEqual([node.nodeId]);
 
     const answer = await dryRun(user, job("own-fit"));
     expect(answer).toMatchObject({
       dry_run: true,
       would_queue: true,
       refusal: null,
-      placement: { pending_reason: null, nodes: [{ node_id: node.nodeId, pool_id: "own-fit", free: { slots: 4, cpu: 8, memory_mb: 16_384, gpu: 0 } }] },
+      placement: {
+        pending_reason: null,
+        nodes: [{ node_id: node.nodeId, pool_id: "own-fit", free: { slots: 4, cpu: 8, memory_mb: 16_384, gpu: 0 } }],
+      },
       // The business's own pool is never charged; a signed-in user has no key quotas.
       cost: null,
       credit: null,
@@ -76,11 +91,21 @@ describe("a dry run of a submit", () => {
   });
 
   it("answers why the job would wait when no node would take it, or when its run_at is ahead", async () => {
-    expect((await dryRun(user, job("own-nowhere"))).placement).toEqual({ nodes: [], pending_reason: "no_nodes_in_pool" });
+    expect((await dryRun(user, job("own-nowhere"))).placement).toEqual({
+      nodes: [],
+      pending_reason: "no_nodes_in_pool",
+    });
 
-    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, customer.app.app_id, { pool_id: "own-labels" });
-    await expect.poll(async () => (await dryRun(user, job("own-labels"))).placement.nodes.length, { timeout: 10_000 }).toBe(1);
-    expect((await dryRun(user, job("own-labels", { labels: { gpu: "a100" } }))).placement).toEqual({ nodes: [], pending_reason: "no_node_with_labels" });
+    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, customer.app.app_id, {
+      pool_id: "own-labels",
+    });
+    await expect
+      .poll(async () => (await dryRun(user, job("own-labels"))).placement.nodes.length, { timeout: 10_000 })
+      .toBe(1);
+    expect((await dryRun(user, job("own-labels", { labels: { gpu: "a100" } }))).placement).toEqual({
+      nodes: [],
+      pending_reason: "no_node_with_labels",
+    });
 
     const later = new Date(Date.now() + 3_600_000).toISOString();
     const scheduled = await dryRun(user, job("own-labels", { run_at: later }));
@@ -90,24 +115,46 @@ describe("a dry run of a submit", () => {
   });
 
   it("reads depends_on and a concurrency key as a submit would: a missing job, parents done or not, a parent that failed, a full key", async () => {
-    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, customer.app.app_id, { pool_id: "own-deps" });
-    await expect.poll(async () => (await dryRun(user, job("own-deps"))).placement.nodes.length, { timeout: 10_000 }).toBe(1);
+    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, customer.app.app_id, {
+      pool_id: "own-deps",
+    });
+    await expect
+      .poll(async () => (await dryRun(user, job("own-deps"))).placement.nodes.length, { timeout: 10_000 })
+      .toBe(1);
     const started = async (overrides: Partial<RpcRequest<"submitJob">> = {}) => {
       const { job_id } = await user.call("submitJob", job("own-deps", overrides));
-      await expect.poll(async () => (await node.poll(1)).some((assigned) => assigned.job_id === job_id), { timeout: 10_000, interval: 1 }).toBe(true);
+      await expect
+        .poll(async () => (await node.poll(1)).some((assigned) => assigned.job_id === job_id), {
+          timeout: 10_000,
+          interval: 1,
+        })
+        .toBe(true);
       return job_id;
     };
     const succeeded = await started();
     await node.finish(succeeded, "succeeded");
     const running = await started({ concurrency: { key: "deploy", max_running: 1 } });
 
-    const missing = await user.raw("POST", "/api/compute/jobs/submit", { ...job("own-deps", { depends_on: ["job_00000000000000000000"] }), dry_run: true });
-    expect({ status: missing.status, code: (missing.body as { code: string }).code }).toEqual({ status: 404, code: "resource.not_found" });
+    const missing = await user.raw("POST", "/api/compute/jobs/submit", {
+      ...job("own-deps", { depends_on: ["job_00000000000000000000"] }),
+      dry_run: true,
+    });
+    expect({ status: missing.status, code: (missing.body as { code: string }).code }).toEqual({
+      status: 404,
+      code: "resource.not_found",
+    });
     expect((await dryRun(user, job("own-deps", { depends_on: [succeeded] }))).placement.pending_reason).toBeNull();
-    expect((await dryRun(user, job("own-deps", { depends_on: [succeeded, running] }))).placement.pending_reason).toBe("waiting_for_dependencies");
+    expect((await dryRun(user, job("own-deps", { depends_on: [succeeded, running] }))).placement.pending_reason).toBe(
+      "waiting_for_dependencies",
+    );
     // The key "deploy" has its one place taken: a second job of it would wait; one of another key would not.
-    expect(await dryRun(user, job("own-deps", { concurrency: { key: "deploy", max_running: 1 } }))).toMatchObject({ would_queue: true, placement: { pending_reason: "concurrency_limit" } });
-    expect((await dryRun(user, job("own-deps", { concurrency: { key: "other", max_running: 1 } }))).placement.pending_reason).toBeNull();
+    expect(await dryRun(user, job("own-deps", { concurrency: { key: "deploy", max_running: 1 } }))).toMatchObject({
+      would_queue: true,
+      placement: { pending_reason: "concurrency_limit" },
+    });
+    expect(
+      (await dryRun(user, job("own-deps", { concurrency: { key: "other", max_running: 1 } }))).placement.pending_reason,
+    ).toBeNull();
 
     await node.finish(running, "failed");
     const afterFailure = await dryRun(user, job("own-deps", { depends_on: [succeeded, running] }));
@@ -123,7 +170,11 @@ describe("a dry run of a submit", () => {
 
   it("shows the key's quota room without taking any, and the refusal a submit at the limit would get", async () => {
     const created = await user.call("createApiKey", { name: "dry quota", maxJobsPerHour: 3, maxConcurrentJobs: 1 });
-    const keyClient = new ComputeClient({ baseUrl: system.gateways[0]!.baseUrl, appId: customer.app.app_id, apiKey: created.key });
+    const keyClient = new ComputeClient({
+      baseUrl: system.gateways[0]!.baseUrl,
+      appId: customer.app.app_id,
+      apiKey: created.key,
+    });
 
     const first = await dryRun(keyClient, job("own-quota"));
     expect(first.key_quota).toEqual({ jobs_per_hour_left: 3, concurrent_jobs_left: 1, job_type_allowed: true });
@@ -140,10 +191,16 @@ describe("a dry run of a submit", () => {
   });
 
   it("on an operator pool shows the cost per hour at the plan's rates and the credit left, and leaves the credit as it was", async () => {
-    const node = await FakeNode.register(operator, system.gateways[0]!.baseUrl, operatorAppId, { pool_id: OPERATOR_POOL });
+    const node = await FakeNode.register(operator, system.gateways[0]!.baseUrl, operatorAppId, {
+      pool_id: OPERATOR_POOL,
+    });
     const before = (await user.call("listLedger", {})).balance;
 
-    await expect.poll(async () => (await dryRun(user, job(OPERATOR_POOL))).placement.nodes.map((listed) => listed.node_id), { timeout: 10_000 }).toEqual([node.nodeId]);
+    await expect
+      .poll(async () => (await dryRun(user, job(OPERATOR_POOL))).placement.nodes.map((listed) => listed.node_id), {
+        timeout: 10_000,
+      })
+      .toEqual([node.nodeId]);
     const answer = await dryRun(user, job(OPERATOR_POOL));
     expect(answer).toMatchObject({
       would_queue: true,
@@ -158,15 +215,25 @@ describe("a dry run of a submit", () => {
 
   it("answers a job billing would refuse with the refusal, not an error", async () => {
     const answer = await dryRun(user, job(OPERATOR_POOL, { resources: { cpu: 4, memory_mb: 1024, gpu: 0 } }));
-    expect(answer).toMatchObject({ would_queue: false, refusal: { code: "plan.limit_exceeded" }, cost: null, credit: null });
-    const submitted = await user.raw("POST", "/api/compute/jobs/submit", job(OPERATOR_POOL, { resources: { cpu: 4, memory_mb: 1024, gpu: 0 } }));
+    expect(answer).toMatchObject({
+      would_queue: false,
+      refusal: { code: "plan.limit_exceeded" },
+      cost: null,
+      credit: null,
+    });
+    const submitted = await user.raw(
+      "POST",
+      "/api/compute/jobs/submit",
+      job(OPERATOR_POOL, { resources: { cpu: 4, memory_mb: 1024, gpu: 0 } }),
+    );
     expect(submitted.body).toMatchObject({ code: "plan.limit_exceeded" });
   });
 
   it("counts as one call against the rate limit, and shows the room left after it", async () => {
     const first = await user.raw("POST", "/api/compute/jobs/submit", { ...job("own-rate"), dry_run: true });
     const second = await user.raw("POST", "/api/compute/jobs/submit", { ...job("own-rate"), dry_run: true });
-    const roomOf = (response: typeof first) => DryRunResponse.parse((response.body as { payload: unknown }).payload).rate_limit!;
+    const roomOf = (response: typeof first) =>
+      DryRunResponse.parse((response.body as { payload: unknown }).payload).rate_limit!;
     const [before, after] = [roomOf(first), roomOf(second)];
     expect(before).toMatchObject({ window: "minute", limit: 1000 });
     expect(after.remaining).toBe(before.remaining - 1);
@@ -175,7 +242,11 @@ describe("a dry run of a submit", () => {
 
   it("refuses a body or credential exactly as a submit does", async () => {
     const typed = await user.call("createApiKey", { name: "dry types", allowedJobTypes: ["python"] });
-    const typedClient = new ComputeClient({ baseUrl: system.gateways[0]!.baseUrl, appId: customer.app.app_id, apiKey: typed.key });
+    const typedClient = new ComputeClient({
+      baseUrl: system.gateways[0]!.baseUrl,
+      appId: customer.app.app_id,
+      apiKey: typed.key,
+    });
     const cases: Array<{ client: ComputeClient; body: Record<string, unknown> }> = [
       { client: user, body: { type: "shell", pool_id: "own-invalid" } },
       { client: user, body: job("own-invalid", { timeout_seconds: 8 * 86_400 }) },
@@ -185,16 +256,31 @@ describe("a dry run of a submit", () => {
       const submitted = await client.raw("POST", "/api/compute/jobs/submit", body);
       const dry = await client.raw("POST", "/api/compute/jobs/submit", { ...body, dry_run: true });
       expect(submitted.status).toBeGreaterThanOrEqual(400);
-      expect({ status: dry.status, code: (dry.body as { code: string }).code }).toEqual({ status: submitted.status, code: (submitted.body as { code: string }).code });
+      expect({ status: dry.status, code: (dry.body as { code: string }).code }).toEqual({
+        status: submitted.status,
+        code: (submitted.body as { code: string }).code,
+      });
     }
     expect(await jobsIn(user, "own-invalid")).toEqual([]);
   });
 
   it("is one of the submit's two answers in /openapi.json", async () => {
     const document = (await (await fetch(`${system.gateways[0]!.baseUrl}/openapi.json`)).json()) as {
-      paths: Record<string, { post: { responses: Record<string, { content: Record<string, { schema: { properties: { payload: { oneOf?: unknown[] } } } }> }> } }>;
+      paths: Record<
+        string,
+        {
+          post: {
+            responses: Record<
+              string,
+              { content: Record<string, { schema: { properties: { payload: { oneOf?: unknown[] } } } }> }
+            >;
+          };
+        }
+      >;
     };
-    const payload = document.paths["/api/compute/jobs/submit"]!.post.responses["200"]!.content["application/json"]!.schema.properties.payload;
+    const payload =
+      document.paths["/api/compute/jobs/submit"]!.post.responses["200"]!.content["application/json"]!.schema.properties
+        .payload;
     expect(payload.oneOf).toHaveLength(2);
   });
 });

@@ -11,7 +11,14 @@ import { BUCKETS, decodeJson, encodeJson } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { listAllJobs } from "../harness/listing.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startScheduler, startSystem, type RunningService, type RunningSystem } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startScheduler,
+  startSystem,
+  type RunningService,
+  type RunningSystem,
+} from "../harness/system.js";
 
 /** Records in the bucket before the jobs a just-started replica is asked for. */
 const HISTORY = 10_000;
@@ -66,12 +73,18 @@ describe("jobs/list across scheduler replicas", () => {
     const template = await historian.call("retrieveJob", { job_id: await submit(historian, "history") });
     const { app_id, business_id } = template.job;
     const jobs = await new Kvm(nc).open(BUCKETS.jobs);
-    const raw = decodeJson((await jobs.get(`${app_id}.${business_id}.${template.job.job_id}`))!.value) as Record<string, unknown>;
+    const raw = decodeJson((await jobs.get(`${app_id}.${business_id}.${template.job.job_id}`))!.value) as Record<
+      string,
+      unknown
+    >;
     for (let batch = 0; batch < HISTORY / 500; batch += 1) {
       await Promise.all(
         Array.from({ length: 500 }, (_, index) => {
           const jobId = `job_0000${String(batch * 500 + index).padStart(16, "0")}`;
-          return jobs.put(`${app_id}.${business_id}.${jobId}`, encodeJson({ ...raw, job_id: jobId, state: "succeeded", pending_reason: null }));
+          return jobs.put(
+            `${app_id}.${business_id}.${jobId}`,
+            encodeJson({ ...raw, job_id: jobId, state: "succeeded", pending_reason: null }),
+          );
         }),
       );
     }
@@ -94,7 +107,13 @@ describe("jobs/list and tenancy", () => {
     const first = await createTenant(gateway.nc);
     const sameApp = await createTenant(gateway.nc, { appId: first.app.app_id });
     const otherApp = await createTenant(gateway.nc);
-    const tenants = await Promise.all([first, sameApp, otherApp].map(async (tenant) => ({ tenant, client: await clientOf(tenant), jobs: [] as string[] })));
+    const tenants = await Promise.all(
+      [first, sameApp, otherApp].map(async (tenant) => ({
+        tenant,
+        client: await clientOf(tenant),
+        jobs: [] as string[],
+      })),
+    );
     // The same pool and labels in every tenant, submitted in turns so their ids interleave.
     for (let round = 0; round < 5; round += 1) {
       for (const tenant of tenants) tenant.jobs.push(await submit(tenant.client, "shared-name", { team: "a" }));
@@ -102,7 +121,13 @@ describe("jobs/list and tenancy", () => {
 
     for (const { tenant, client, jobs } of tenants) {
       const own = [...jobs].reverse();
-      const bodies = [{}, { pool_id: "shared-name" }, { label: "team=a" }, { state: "queued" as const }, { type: "shell" }];
+      const bodies = [
+        {},
+        { pool_id: "shared-name" },
+        { label: "team=a" },
+        { state: "queued" as const },
+        { type: "shell" },
+      ];
       for (const body of bodies) {
         const page = await client.call("listJobs", { limit: 200, ...body });
         for (const item of page.items) {

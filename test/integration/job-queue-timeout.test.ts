@@ -23,12 +23,21 @@ let customer: ComputeClient;
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, { gateways: 2, schedulers: 2, registries: 1 }, { CJS_OPERATOR_POOLS: POOL, CJS_LEDGER_AUDIT_GRACE_MS: "100" });
+  system = await startSystem(
+    nats.url,
+    { gateways: 2, schedulers: 2, registries: 1 },
+    { CJS_OPERATOR_POOLS: POOL, CJS_LEDGER_AUDIT_GRACE_MS: "100" },
+  );
   nc = await connect({ servers: nats.url, name: "test-queue-timeout" });
   const operator = await createTenant(nc, { operator: true });
   const tenant = await createTenant(nc, { appId: operator.app.app_id });
   customer = (await signedInClient(system.gateways[0]!.baseUrl, tenant)).client;
-  await requestRpc(nc, subjects.adminCreditSet(), { business_id: tenant.business.business_id, amount: CREDIT }, SetCreditResponse);
+  await requestRpc(
+    nc,
+    subjects.adminCreditSet(),
+    { business_id: tenant.business.business_id, amount: CREDIT },
+    SetCreditResponse,
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -38,13 +47,20 @@ afterAll(async () => {
 });
 
 async function cancelledJob(jobId: string): Promise<Job> {
-  await expect.poll(async () => (await customer.call("retrieveJob", { job_id: jobId })).job.state, { timeout: 15_000 }).toBe("cancelled");
+  await expect
+    .poll(async () => (await customer.call("retrieveJob", { job_id: jobId })).job.state, { timeout: 15_000 })
+    .toBe("cancelled");
   return (await customer.call("retrieveJob", { job_id: jobId })).job;
 }
 
 describe("queue timeout", () => {
   it("a job no node starts in time ends cancelled with job.queue_timeout, and is never charged", async () => {
-    const { job_id: jobId } = await customer.call("submitJob", { type: "shell", command: ["true"], pool_id: POOL, queue_timeout_seconds: 1 });
+    const { job_id: jobId } = await customer.call("submitJob", {
+      type: "shell",
+      command: ["true"],
+      pool_id: POOL,
+      queue_timeout_seconds: 1,
+    });
     const job = await cancelledJob(jobId);
     expect(job).toMatchObject({ attempt: 0, error: { code: "job.queue_timeout" }, pending_reason: null });
     const end = job.timeline.at(-1)!;
@@ -59,7 +75,13 @@ describe("queue timeout", () => {
 
   it("counts from run_at for a scheduled job", async () => {
     const runAt = new Date(Date.now() + 2000).toISOString();
-    const { job_id: jobId } = await customer.call("submitJob", { type: "shell", command: ["true"], pool_id: POOL, run_at: runAt, queue_timeout_seconds: 1 });
+    const { job_id: jobId } = await customer.call("submitJob", {
+      type: "shell",
+      command: ["true"],
+      pool_id: POOL,
+      run_at: runAt,
+      queue_timeout_seconds: 1,
+    });
     const job = await cancelledJob(jobId);
     expect(job.error?.code).toBe("job.queue_timeout");
     expect(Date.parse(job.timeline.at(-1)!.at)).toBeGreaterThanOrEqual(Date.parse(runAt) + 1000);

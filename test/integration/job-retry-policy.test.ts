@@ -24,7 +24,10 @@ const OPERATOR_POOL = "retry-operator";
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, undefined, { CJS_OPERATOR_POOLS: OPERATOR_POOL, CJS_LEDGER_AUDIT_GRACE_MS: "100" });
+  system = await startSystem(nats.url, undefined, {
+    CJS_OPERATOR_POOLS: OPERATOR_POOL,
+    CJS_LEDGER_AUDIT_GRACE_MS: "100",
+  });
   nc = await connect({ servers: nats.url, name: "test-retry-policy" });
   tenant = await createTenant(nc);
   ({ client: user } = await signedInClient(system.gateways[0]!.baseUrl, tenant));
@@ -50,17 +53,27 @@ async function retrieve(jobId: string): Promise<Job> {
 }
 
 function registerNode(pool: string): Promise<FakeNode> {
-  return FakeNode.register(user, system.gateways[1]!.baseUrl, tenant.app.app_id, { name: `node-${pool}`, pool_id: pool });
+  return FakeNode.register(user, system.gateways[1]!.baseUrl, tenant.app.app_id, {
+    name: `node-${pool}`,
+    pool_id: pool,
+  });
 }
 
 /** Long-polls until the node is given `attempt` of `jobId`. */
 async function pollFor(node: FakeNode, jobId: string, attempt: number) {
-  await expect.poll(async () => (await node.poll(2), node.running.get(jobId)?.attempt), { timeout: 20_000, interval: 1 }).toBe(attempt);
+  await expect
+    .poll(async () => (await node.poll(2), node.running.get(jobId)?.attempt), { timeout: 20_000, interval: 1 })
+    .toBe(attempt);
 }
 
 function report(node: FakeNode, jobId: string, attempt: number, exitCode: number) {
   node.running.delete(jobId);
-  return node.client.call("result", { job_id: jobId, attempt, outcome: exitCode === 0 ? "succeeded" : "failed", exit_code: exitCode });
+  return node.client.call("result", {
+    job_id: jobId,
+    attempt,
+    outcome: exitCode === 0 ? "succeeded" : "failed",
+    exit_code: exitCode,
+  });
 }
 
 describe("a job with a retry policy", () => {
@@ -71,10 +84,19 @@ describe("a job with a retry policy", () => {
     await pollFor(node, jobId, 1);
     expect(await report(node, jobId, 1, 3)).toMatchObject({ state: "queued", duplicate: false });
     const waiting = await retrieve(jobId);
-    expect(waiting).toMatchObject({ state: "queued", pending_reason: "retry_backoff", retry_count: 1, attempt: 1, exit_code: null, error: null });
+    expect(waiting).toMatchObject({
+      state: "queued",
+      pending_reason: "retry_backoff",
+      retry_count: 1,
+      attempt: 1,
+      exit_code: null,
+      error: null,
+    });
     expect(waiting.next_attempt_at).not.toBeNull();
     // The same result sent again is a duplicate, not a stale attempt.
-    expect(await node.client.call("result", { job_id: jobId, attempt: 1, outcome: "failed", exit_code: 3 })).toMatchObject({ duplicate: true });
+    expect(
+      await node.client.call("result", { job_id: jobId, attempt: 1, outcome: "failed", exit_code: 3 }),
+    ).toMatchObject({ duplicate: true });
 
     await pollFor(node, jobId, 2);
     await report(node, jobId, 2, 3);
@@ -85,8 +107,18 @@ describe("a job with a retry policy", () => {
     expect(job).toMatchObject({ state: "succeeded", attempt: 3, retry_count: 2, next_attempt_at: null });
     const retries = job.timeline.filter((event) => event.reason === "retry_scheduled");
     expect(retries).toEqual([
-      expect.objectContaining({ state: "queued", attempt: 1, exit_code: 3, error: expect.objectContaining({ code: "job.exit_nonzero" }) }),
-      expect.objectContaining({ state: "queued", attempt: 2, exit_code: 3, error: expect.objectContaining({ code: "job.exit_nonzero" }) }),
+      expect.objectContaining({
+        state: "queued",
+        attempt: 1,
+        exit_code: 3,
+        error: expect.objectContaining({ code: "job.exit_nonzero" }),
+      }),
+      expect.objectContaining({
+        state: "queued",
+        attempt: 2,
+        exit_code: 3,
+        error: expect.objectContaining({ code: "job.exit_nonzero" }),
+      }),
     ]);
     // Each next attempt was assigned no earlier than its retry allowed.
     for (const retry of retries) {
@@ -103,7 +135,12 @@ describe("a job with a retry policy", () => {
     await report(node, jobId, 1, 1);
     await pollFor(node, jobId, 2);
     expect(await report(node, jobId, 2, 1)).toMatchObject({ state: "failed" });
-    expect(await retrieve(jobId)).toMatchObject({ state: "failed", retry_count: 1, exit_code: 1, error: { code: "job.exit_nonzero" } });
+    expect(await retrieve(jobId)).toMatchObject({
+      state: "failed",
+      retry_count: 1,
+      exit_code: 1,
+      error: { code: "job.exit_nonzero" },
+    });
   });
 
   it("ends failed at once when the exit code is not in on_exit_codes, and retries one that is", async () => {
@@ -124,14 +161,19 @@ describe("a job with a retry policy", () => {
 
   it("retries a timed-out attempt when on_codes names job.timed_out", async () => {
     const node = await registerNode("retry-timeout");
-    const jobId = await submit("retry-timeout", { timeout_seconds: 1, retry: { max_retries: 1, backoff: fixedBackoff(0), on_codes: ["job.timed_out"] } });
+    const jobId = await submit("retry-timeout", {
+      timeout_seconds: 1,
+      retry: { max_retries: 1, backoff: fixedBackoff(0), on_codes: ["job.timed_out"] },
+    });
     await pollFor(node, jobId, 1);
     // The reconciler times attempt 1 out and the policy requeues it: the node is given attempt 2.
     await pollFor(node, jobId, 2);
     await expect.poll(async () => (await retrieve(jobId)).state, { timeout: 20_000 }).toBe("timed_out");
     const job = await retrieve(jobId);
     expect(job).toMatchObject({ attempt: 2, retry_count: 1, error: { code: "job.timed_out" } });
-    expect(job.timeline.filter((event) => event.reason === "retry_scheduled")).toEqual([expect.objectContaining({ attempt: 1, error: expect.objectContaining({ code: "job.timed_out" }) })]);
+    expect(job.timeline.filter((event) => event.reason === "retry_scheduled")).toEqual([
+      expect.objectContaining({ attempt: 1, error: expect.objectContaining({ code: "job.timed_out" }) }),
+    ]);
   });
 
   it("in its backoff: queued, cancellable, and a manual retry is 409", async () => {
@@ -145,7 +187,11 @@ describe("a job with a retry policy", () => {
 
     const refused = await failureOf(user.call("retryJob", { job_id: jobId }));
     expect(refused).toMatchObject({ status: 409, code: "state.conflict" });
-    expect((await user.call("cancelJob", { job_id: jobId })).job).toMatchObject({ state: "cancelled", next_attempt_at: null, retry_count: 1 });
+    expect((await user.call("cancelJob", { job_id: jobId })).job).toMatchObject({
+      state: "cancelled",
+      next_attempt_at: null,
+      retry_count: 1,
+    });
   });
 });
 
@@ -155,17 +201,34 @@ describe("a retried job on an operator pool", () => {
     const operator = (await signedInClient(system.gateways[0]!.baseUrl, operatorTenant)).client;
     const customerTenant = await createTenant(nc, { appId: operatorTenant.app.app_id });
     const customer = (await signedInClient(system.gateways[0]!.baseUrl, customerTenant)).client;
-    await requestRpc(nc, subjects.adminCreditSet(), { business_id: customerTenant.business.business_id, amount: 1_000_000 }, SetCreditResponse);
-    const node = await FakeNode.register(operator, system.gateways[1]!.baseUrl, operatorTenant.app.app_id, { pool_id: OPERATOR_POOL });
+    await requestRpc(
+      nc,
+      subjects.adminCreditSet(),
+      { business_id: customerTenant.business.business_id, amount: 1_000_000 },
+      SetCreditResponse,
+    );
+    const node = await FakeNode.register(operator, system.gateways[1]!.baseUrl, operatorTenant.app.app_id, {
+      pool_id: OPERATOR_POOL,
+    });
 
-    const { job_id: jobId } = await customer.call("submitJob", { type: "shell", command: ["flaky"], pool_id: OPERATOR_POOL, retry: { max_retries: 1, backoff: fixedBackoff(0) } });
+    const { job_id: jobId } = await customer.call("submitJob", {
+      type: "shell",
+      command: ["flaky"],
+      pool_id: OPERATOR_POOL,
+      retry: { max_retries: 1, backoff: fixedBackoff(0) },
+    });
     await pollFor(node, jobId, 1);
     await report(node, jobId, 1, 1);
     await pollFor(node, jobId, 2);
     await report(node, jobId, 2, 0);
 
-    const debitsOf = async () => (await listAllLedgerEntries(customer)).items.filter((entry) => entry.kind === "debit" && entry.job_id === jobId).map((entry) => entry.entry_id);
-    await expect.poll(async () => (await debitsOf()).sort(), { timeout: 30_000 }).toEqual([`job.${jobId}.1`, `job.${jobId}.2`]);
+    const debitsOf = async () =>
+      (await listAllLedgerEntries(customer)).items
+        .filter((entry) => entry.kind === "debit" && entry.job_id === jobId)
+        .map((entry) => entry.entry_id);
+    await expect
+      .poll(async () => (await debitsOf()).sort(), { timeout: 30_000 })
+      .toEqual([`job.${jobId}.1`, `job.${jobId}.2`]);
     await waitUntilAudited(nc);
     expect((await debitsOf()).sort()).toEqual([`job.${jobId}.1`, `job.${jobId}.2`]);
   });

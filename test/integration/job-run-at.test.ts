@@ -30,7 +30,12 @@ afterAll(async () => {
 });
 
 function submitAt(pool: string, runAt: number) {
-  return user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool, run_at: new Date(runAt).toISOString() });
+  return user.call("submitJob", {
+    type: "shell",
+    command: ["true"],
+    pool_id: pool,
+    run_at: new Date(runAt).toISOString(),
+  });
 }
 
 describe("run_at", () => {
@@ -39,7 +44,11 @@ describe("run_at", () => {
     ["more than a year ahead", 366 * DAY_MS],
   ])("%s is 400 request.invalid on run_at", async (_, offsetMs) => {
     const refused = await failureOf(submitAt("run-at-refused", Date.now() + offsetMs));
-    expect(refused).toMatchObject({ status: 400, code: "request.invalid", details: { issues: [expect.objectContaining({ path: "run_at" })] } });
+    expect(refused).toMatchObject({
+      status: 400,
+      code: "request.invalid",
+      details: { issues: [expect.objectContaining({ path: "run_at" })] },
+    });
     expect((await user.call("listJobs", { pool_id: "run-at-refused" })).items).toEqual([]);
   });
 
@@ -49,9 +58,19 @@ describe("run_at", () => {
     const submitted = await submitAt("run-at", runAt);
     expect(submitted.state).toBe("queued");
     const waiting = (await user.call("retrieveJob", { job_id: submitted.job_id })).job;
-    expect(waiting).toMatchObject({ state: "queued", pending_reason: "scheduled", run_at: new Date(runAt).toISOString(), next_attempt_at: new Date(runAt).toISOString() });
+    expect(waiting).toMatchObject({
+      state: "queued",
+      pending_reason: "scheduled",
+      run_at: new Date(runAt).toISOString(),
+      next_attempt_at: new Date(runAt).toISOString(),
+    });
 
-    await expect.poll(async () => (await node.poll(2)).some((job) => job.job_id === submitted.job_id), { timeout: 20_000, interval: 1 }).toBe(true);
+    await expect
+      .poll(async () => (await node.poll(2)).some((job) => job.job_id === submitted.job_id), {
+        timeout: 20_000,
+        interval: 1,
+      })
+      .toBe(true);
     const job = (await user.call("retrieveJob", { job_id: submitted.job_id })).job;
     expect(job).toMatchObject({ state: "running", next_attempt_at: null });
     const assigned = job.timeline.find((event) => event.state === "assigned")!;
@@ -60,6 +79,10 @@ describe("run_at", () => {
 
   it("a scheduled job can be cancelled before its time", async () => {
     const submitted = await submitAt("run-at-cancel", Date.now() + DAY_MS);
-    expect((await user.call("cancelJob", { job_id: submitted.job_id })).job).toMatchObject({ state: "cancelled", next_attempt_at: null, error: { code: "job.cancelled" } });
+    expect((await user.call("cancelJob", { job_id: submitted.job_id })).job).toMatchObject({
+      state: "cancelled",
+      next_attempt_at: null,
+      error: { code: "job.cancelled" },
+    });
   });
 });

@@ -35,7 +35,11 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function submit(client: ComputeClient, pool: string, fields: Partial<RpcRequest<"submitJob">> = {}): Promise<string> {
+async function submit(
+  client: ComputeClient,
+  pool: string,
+  fields: Partial<RpcRequest<"submitJob">> = {},
+): Promise<string> {
   return (await client.call("submitJob", { type: "shell", command: ["true"], pool_id: pool, ...fields })).job_id;
 }
 
@@ -100,11 +104,18 @@ describe("jobs/list search", () => {
     const first = await user.call("listJobs", { pool_id: "paged", metadata: "batch=even", limit: 2 });
     expect(first.items.map((item) => item.job_id)).toEqual(even.slice(0, 2));
     await submit(user, "paged", { metadata: { batch: "even" } });
-    const rest = await user.call("listJobs", { pool_id: "paged", metadata: "batch=even", limit: 10, cursor: first.next_cursor! });
+    const rest = await user.call("listJobs", {
+      pool_id: "paged",
+      metadata: "batch=even",
+      limit: 10,
+      cursor: first.next_cursor!,
+    });
     expect(rest.items.map((item) => item.job_id)).toEqual(even.slice(2));
     expect(rest.next_cursor).toBeNull();
 
-    expect((await pages({ pool_id: "paged", metadata: "batch=odd" }, 1)).flat()).toEqual(submitted.filter((_, index) => index % 2 === 1).reverse());
+    expect((await pages({ pool_id: "paged", metadata: "batch=odd" }, 1)).flat()).toEqual(
+      submitted.filter((_, index) => index % 2 === 1).reverse(),
+    );
   });
 
   it("refuses a cursor that is no next_cursor of this listing with 400 request.invalid, never an empty page", async () => {
@@ -132,7 +143,9 @@ describe("jobs/list search", () => {
       expect(await errorCodeOf(user.call("listJobs", { pool_id: "cursor", limit: 1, cursor }))).toBe("request.invalid");
     }
     // This listing's own cursor under other filters.
-    expect(await errorCodeOf(user.call("listJobs", { pool_id: "cursor", limit: 1, cursor: next_cursor!, metadata: "a=b" }))).toBe("request.invalid");
+    expect(
+      await errorCodeOf(user.call("listJobs", { pool_id: "cursor", limit: 1, cursor: next_cursor!, metadata: "a=b" })),
+    ).toBe("request.invalid");
     const response = await user.raw("POST", "/api/compute/jobs/list", { pool_id: "cursor", cursor: strangerJob });
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ code: "request.invalid" });
@@ -144,7 +157,11 @@ describe("jobs/list search", () => {
     const { client: stranger } = await signedInClient(system.gateways[1]!.baseUrl, other);
     const theirs = await submit(stranger, "tenancy", { name: "shared-name", metadata: { k: "v" } });
 
-    for (const body of [{ name_prefix: "shared" }, { metadata: "k=v" }, { name_prefix: "shared", metadata: "k=v", pool_id: "tenancy" }]) {
+    for (const body of [
+      { name_prefix: "shared" },
+      { metadata: "k=v" },
+      { name_prefix: "shared", metadata: "k=v", pool_id: "tenancy" },
+    ]) {
       expect(await ids(body)).toEqual([mine]);
       expect(await ids(body, stranger)).toEqual([theirs]);
     }

@@ -6,7 +6,15 @@ import { errorCodeOf, failureOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { finishJobsWithData, storedJobData, uploadArtifact } from "../harness/job-data.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startLogRelay, startSystem, type RunningService, type RunningSystem, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startLogRelay,
+  startSystem,
+  type RunningService,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 /** `jobs/delete` against one replica of each service: what goes, what is refused, and tenancy. */
 let nats: NatsHarness;
@@ -22,7 +30,10 @@ beforeAll(async () => {
   system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 });
   tenant = await createTenant(system.gateways[0]!.nc);
   ({ client: user } = await signedInClient(system.gateways[0]!.baseUrl, tenant));
-  node = await FakeNode.register(user, system.gateways[0]!.baseUrl, tenant.app.app_id, { pool_id: POOL, capacity: { cpu: 32, memory_mb: 65_536, gpu: 0, slots: 16 } });
+  node = await FakeNode.register(user, system.gateways[0]!.baseUrl, tenant.app.app_id, {
+    pool_id: POOL,
+    capacity: { cpu: 32, memory_mb: 65_536, gpu: 0, slots: 16 },
+  });
 });
 
 afterAll(async () => {
@@ -31,8 +42,11 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-const refOf = (jobId: string) => ({ app_id: tenant.app.app_id, business_id: tenant.business.business_id, job_id: jobId });
-
+const refOf = (jobId: string) => ({
+  app_id: tenant.app.app_id,
+  business_id: tenant.business.business_id,
+  job_id: jobId,
+});
 
 describe("jobs/delete", () => {
   it("deletes a finished job with its log lines and artifacts; retrieve and a second delete then answer 404", async () => {
@@ -58,7 +72,9 @@ describe("jobs/delete", () => {
     expect(failure.code).toBe("state.conflict");
     expect(failure.details).toMatchObject({ state: "queued" });
 
-    expect((await user.call("retrieveJob", { job_id: jobId })).artifacts.map((artifact) => artifact.artifact_id)).toEqual(["result.txt"]);
+    expect(
+      (await user.call("retrieveJob", { job_id: jobId })).artifacts.map((artifact) => artifact.artifact_id),
+    ).toEqual(["result.txt"]);
     await user.call("cancelJob", { job_id: jobId });
     await user.call("deleteJob", { job_id: jobId });
     expect(await storedJobData(system.gateways[0]!.nc, refOf(jobId))).toEqual({ logMessages: 0, artifacts: 0 });
@@ -68,10 +84,20 @@ describe("jobs/delete", () => {
     const member = await requestRpc(
       system.gateways[0]!.nc,
       subjects.adminUserCreate(),
-      { app_id: tenant.app.app_id, business_id: tenant.business.business_id, email: `member-${Date.now()}@example.test`, password: "member-password-1", role: "member" },
+      {
+        app_id: tenant.app.app_id,
+        business_id: tenant.business.business_id,
+        email: `member-${Date.now()}@example.test`,
+        password: "member-password-1",
+        role: "member",
+      },
       User,
     );
-    const { client: memberClient } = await signedInClient(system.gateways[0]!.baseUrl, { ...tenant, user: member, password: "member-password-1" });
+    const { client: memberClient } = await signedInClient(system.gateways[0]!.baseUrl, {
+      ...tenant,
+      user: member,
+      password: "member-password-1",
+    });
     const [jobId] = await finishJobsWithData(user, node, POOL, 1);
     expect(await memberClient.call("deleteJob", { job_id: jobId! })).toEqual({ job_id: jobId });
   });

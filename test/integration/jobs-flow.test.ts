@@ -21,7 +21,6 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-
 async function registerNode(pool: string, overrides: Record<string, unknown> = {}) {
   const registered = await user.call("registerNode", {
     name: `node-${pool}`,
@@ -31,7 +30,11 @@ async function registerNode(pool: string, overrides: Record<string, unknown> = {
     agent_version: "test",
     ...overrides,
   });
-  const node = new ComputeClient({ baseUrl: system.gateways[1]!.baseUrl, appId: tenant.app.app_id, apiKey: registered.api_key });
+  const node = new ComputeClient({
+    baseUrl: system.gateways[1]!.baseUrl,
+    appId: tenant.app.app_id,
+    apiKey: registered.api_key,
+  });
   return { registered, node };
 }
 
@@ -58,14 +61,23 @@ describe("a job's life over HTTP", () => {
 
   it("says why a job waits when no node of its pool exists", async () => {
     const submitted = await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "empty-pool" });
-    await expect.poll(async () => (await user.call("retrieveJob", { job_id: submitted.job_id })).job.pending_reason, { timeout: 10_000 }).toBe("no_nodes_in_pool");
+    await expect
+      .poll(async () => (await user.call("retrieveJob", { job_id: submitted.job_id })).job.pending_reason, {
+        timeout: 10_000,
+      })
+      .toBe("no_nodes_in_pool");
   });
 
   it("refuses to cancel a finished job with 409 and its state, and retries it as the next attempt", async () => {
     const { node } = await registerNode("retry");
     const submitted = await user.call("submitJob", { type: "shell", command: ["false"], pool_id: "retry" });
     const [assignment] = (await node.call("poll", { wait_seconds: 10 })).jobs;
-    await node.call("result", { job_id: submitted.job_id, attempt: assignment!.attempt, outcome: "failed", exit_code: 1 });
+    await node.call("result", {
+      job_id: submitted.job_id,
+      attempt: assignment!.attempt,
+      outcome: "failed",
+      exit_code: 1,
+    });
     const refused = await user.raw("POST", "/api/compute/jobs/cancel", { job_id: submitted.job_id });
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ code: "state.conflict", details: { state: "failed" } });
@@ -74,14 +86,19 @@ describe("a job's life over HTTP", () => {
     expect(retried.job.state).toBe("queued");
     const [second] = (await node.call("poll", { wait_seconds: 10 })).jobs;
     expect(second).toMatchObject({ job_id: submitted.job_id, attempt: 2 });
-    expect(await errorCodeOf(node.call("result", { job_id: submitted.job_id, attempt: 1, outcome: "succeeded", exit_code: 0 }))).toBe("job.stale_attempt");
+    expect(
+      await errorCodeOf(
+        node.call("result", { job_id: submitted.job_id, attempt: 1, outcome: "succeeded", exit_code: 0 }),
+      ),
+    ).toBe("job.stale_attempt");
     await node.call("result", { job_id: submitted.job_id, attempt: 2, outcome: "succeeded", exit_code: 0 });
     expect((await user.call("retrieveJob", { job_id: submitted.job_id })).job.state).toBe("succeeded");
   });
 
   it("lists jobs newest first with a stable cursor", async () => {
     const ids = [];
-    for (let index = 0; index < 5; index += 1) ids.push((await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "listing" })).job_id);
+    for (let index = 0; index < 5; index += 1)
+      ids.push((await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "listing" })).job_id);
     const first = await user.call("listJobs", { pool_id: "listing", limit: 2 });
     expect(first.items.map((item) => item.job_id)).toEqual([ids[4], ids[3]]);
     await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "listing" });

@@ -9,7 +9,12 @@
 import { Kvm, KvWatchInclude, type KV, type KvWatchEntry } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JobsWatch, type JobRevision, type JobRevisionListener, type OpenJobsWatch } from "../../services/scheduler/jobs-watch.js";
+import {
+  JobsWatch,
+  type JobRevision,
+  type JobRevisionListener,
+  type OpenJobsWatch,
+} from "../../services/scheduler/jobs-watch.js";
 import { QueuedJobs } from "../../services/scheduler/queued-jobs.js";
 import { encodeJson, JsonBucket } from "../../shared/nats/index.js";
 import { JobRecord } from "../../shared/records/index.js";
@@ -78,7 +83,9 @@ function queuedRecord(jobId: string, state = "queued"): Uint8Array {
   });
 }
 
-async function watched(lose: (entry: KvWatchEntry) => boolean): Promise<{ kv: KV; watch: JobsWatch; queued: QueuedJobs; arrivals: Arrivals }> {
+async function watched(
+  lose: (entry: KvWatchEntry) => boolean,
+): Promise<{ kv: KV; watch: JobsWatch; queued: QueuedJobs; arrivals: Arrivals }> {
   bucketNumber += 1;
   const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
   const queued = new QueuedJobs();

@@ -32,7 +32,9 @@ afterAll(async () => {
 });
 
 /** A bucket of counters whose KV handle counts its reads. */
-async function countingBucket(name: string): Promise<{ records: JsonBucket<typeof Counter>; reads: () => number; kv: KV }> {
+async function countingBucket(
+  name: string,
+): Promise<{ records: JsonBucket<typeof Counter>; reads: () => number; kv: KV }> {
   const kv = await new Kvm(nc).create(name, { history: 1 });
   const counted = countingKv(kv);
   return { records: new JsonBucket(counted.kv, Counter), reads: counted.reads, kv };
@@ -131,7 +133,10 @@ describe("upsert from a held entry", () => {
     const { records, reads } = await countingBucket("upsert_current");
     const revision = await records.create("a", { count: 1 });
 
-    const stored = await records.upsert("a", (current) => ({ count: (current?.count ?? 0) + 1 }), { value: { count: 1 }, revision });
+    const stored = await records.upsert("a", (current) => ({ count: (current?.count ?? 0) + 1 }), {
+      value: { count: 1 },
+      revision,
+    });
 
     expect(reads()).toBe(0);
     expect(stored).toMatchObject({ value: { count: 2 }, written: true });
@@ -176,12 +181,18 @@ describe("a record too busy to change", () => {
 });
 
 /** A bucket of counters whose stream lets messages carry their own lifetime (as `cjs_jobs`). */
-async function expiringMarkersBucket(name: string): Promise<{ records: JsonBucket<typeof Counter>; kv: KV; messages: () => Promise<number> }> {
+async function expiringMarkersBucket(
+  name: string,
+): Promise<{ records: JsonBucket<typeof Counter>; kv: KV; messages: () => Promise<number> }> {
   const kv = await new Kvm(nc).create(name, { history: 1 });
   const jsm = await jetstreamManager(nc);
   const { config } = await jsm.streams.info(`KV_${name}`);
   await jsm.streams.update(config.name, { ...config, allow_msg_ttl: true });
-  return { records: new JsonBucket(kv, Counter), kv, messages: async () => (await jsm.streams.info(`KV_${name}`)).state.messages };
+  return {
+    records: new JsonBucket(kv, Counter),
+    kv,
+    messages: async () => (await jsm.streams.info(`KV_${name}`)).state.messages,
+  };
 }
 
 const refuseOdd = (current: Counter): boolean => {
@@ -209,7 +220,9 @@ describe("removeIf and erase", () => {
     const { records } = await expiringMarkersBucket("remove_refused");
     const revision = await records.create("a", { count: 2 });
     await records.put("a", { count: 3 });
-    await expect(records.removeIf("a", refuseOdd, { markerTtlSeconds: 60, known: { value: { count: 2 }, revision } })).rejects.toMatchObject({ code: "state.conflict" });
+    await expect(
+      records.removeIf("a", refuseOdd, { markerTtlSeconds: 60, known: { value: { count: 2 }, revision } }),
+    ).rejects.toMatchObject({ code: "state.conflict" });
     expect((await records.get("a"))?.value).toEqual({ count: 3 });
     expect(await records.removeIf("missing", refuseOdd, { markerTtlSeconds: 60 })).toBeNull();
   });

@@ -37,11 +37,15 @@ afterAll(async () => {
 });
 
 /** A new key of the user with these quotas, and one client with it per gateway. */
-async function keyClients(quotas: Omit<RpcRequest<"createApiKey">, "name">): Promise<{ keyId: string; clients: ComputeClient[] }> {
+async function keyClients(
+  quotas: Omit<RpcRequest<"createApiKey">, "name">,
+): Promise<{ keyId: string; clients: ComputeClient[] }> {
   const created = await user.call("createApiKey", { name: "quota test", ...quotas });
   return {
     keyId: created.key_id,
-    clients: system.gateways.map(({ baseUrl }) => new ComputeClient({ baseUrl, appId: tenant.app.app_id, apiKey: created.key })),
+    clients: system.gateways.map(
+      ({ baseUrl }) => new ComputeClient({ baseUrl, appId: tenant.app.app_id, apiKey: created.key }),
+    ),
   };
 }
 
@@ -53,7 +57,12 @@ function job(pool: string, overrides: Partial<RpcRequest<"submitJob">> = {}): Rp
 async function submitRaw(client: ComputeClient, body: RpcRequest<"submitJob">) {
   const response = await client.raw("POST", "/api/compute/jobs/submit", body);
   const envelope = response.body as { code?: string; payload?: { job_id: string } };
-  return { status: response.status, code: envelope.code, jobId: envelope.payload?.job_id, retryAfter: response.headers.get("retry-after") };
+  return {
+    status: response.status,
+    code: envelope.code,
+    jobId: envelope.payload?.job_id,
+    retryAfter: response.headers.get("retry-after"),
+  };
 }
 
 /** Submits `count` at once, alternating gateways. */
@@ -74,7 +83,9 @@ describe("quotas on submits made with a key", () => {
 
     const accepted = await submitRaw(clients[0]!, job("types-only"));
     expect(accepted.status).toBe(200);
-    expect((await jobsOfPool("types-only")).map((each) => [each.job_id, each.type])).toEqual([[accepted.jobId, "shell"]]);
+    expect((await jobsOfPool("types-only")).map((each) => [each.job_id, each.type])).toEqual([
+      [accepted.jobId, "shell"],
+    ]);
   });
 
   it("50 submits at once with maxConcurrentJobs 10 admit exactly 10; the others get 429 quota.concurrent_jobs_exceeded with Retry-After 5", async () => {
@@ -83,8 +94,12 @@ describe("quotas on submits made with a key", () => {
     const admitted = answers.filter((answer) => answer.status === 200);
     const refused = answers.filter((answer) => answer.status !== 200);
     expect(admitted).toHaveLength(10);
-    expect(new Set(refused.map((answer) => `${answer.status} ${answer.code} ${answer.retryAfter}`))).toEqual(new Set(["429 quota.concurrent_jobs_exceeded 5"]));
-    expect((await jobsOfPool("concurrent-50")).map((each) => each.job_id).sort()).toEqual(admitted.map((answer) => answer.jobId).sort());
+    expect(new Set(refused.map((answer) => `${answer.status} ${answer.code} ${answer.retryAfter}`))).toEqual(
+      new Set(["429 quota.concurrent_jobs_exceeded 5"]),
+    );
+    expect((await jobsOfPool("concurrent-50")).map((each) => each.job_id).sort()).toEqual(
+      admitted.map((answer) => answer.jobId).sort(),
+    );
   });
 
   it("50 submits at once with maxJobsPerHour 10 admit exactly 10; Retry-After counts down to when the oldest leaves the hour", async () => {
@@ -93,25 +108,39 @@ describe("quotas on submits made with a key", () => {
     const answers = await submitAtOnce(clients, 50, job("hourly-50"));
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(10);
     // All ten were admitted 0.25 s into one second: they leave the window when second + 3600 begins.
-    expect(new Set(answers.filter((answer) => answer.status !== 200).map((answer) => `${answer.status} ${answer.code} ${answer.retryAfter}`))).toEqual(
-      new Set(["429 quota.jobs_per_hour_exceeded 3600"]),
-    );
+    expect(
+      new Set(
+        answers
+          .filter((answer) => answer.status !== 200)
+          .map((answer) => `${answer.status} ${answer.code} ${answer.retryAfter}`),
+      ),
+    ).toEqual(new Set(["429 quota.jobs_per_hour_exceeded 3600"]));
     expect(await jobsOfPool("hourly-50")).toHaveLength(10);
 
     fakeNow = start + 1_200_000;
-    expect(await submitRaw(clients[1]!, job("hourly-50"))).toMatchObject({ status: 429, code: "quota.jobs_per_hour_exceeded", retryAfter: "2400" });
+    expect(await submitRaw(clients[1]!, job("hourly-50"))).toMatchObject({
+      status: 429,
+      code: "quota.jobs_per_hour_exceeded",
+      retryAfter: "2400",
+    });
 
     fakeNow = start - 250 + HOUR_MS;
     const afterTheHour = await submitAtOnce(clients, 12, job("hourly-50"));
     expect(afterTheHour.filter((answer) => answer.status === 200)).toHaveLength(10);
     // The new ten were admitted at the top of a second: the 11th waits a whole hour again.
-    expect(new Set(afterTheHour.filter((answer) => answer.status !== 200).map((answer) => answer.retryAfter))).toEqual(new Set(["3600"]));
+    expect(new Set(afterTheHour.filter((answer) => answer.status !== 200).map((answer) => answer.retryAfter))).toEqual(
+      new Set(["3600"]),
+    );
     expect(await jobsOfPool("hourly-50")).toHaveLength(20);
   });
 
   it("a job that ends (finished or cancelled) frees its key's concurrency slot", async () => {
     const pool = "frees-slots";
-    const node = await FakeNode.register(user, system.gateways[1]!.baseUrl, tenant.app.app_id, { name: "runner", pool_id: pool, capacity: { cpu: 4, memory_mb: 4096, gpu: 0, slots: 1 } });
+    const node = await FakeNode.register(user, system.gateways[1]!.baseUrl, tenant.app.app_id, {
+      name: "runner",
+      pool_id: pool,
+      capacity: { cpu: 4, memory_mb: 4096, gpu: 0, slots: 1 },
+    });
     const { clients } = await keyClients({ maxConcurrentJobs: 2 });
     const [key0, key1] = clients as [ComputeClient, ComputeClient];
     const first = await key0.call("submitJob", job(pool));
@@ -134,7 +163,11 @@ describe("quotas on submits made with a key", () => {
 
   it("a retry of a key's job takes a place of that key again: 429 while the key is full", async () => {
     const pool = "retries";
-    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, tenant.app.app_id, { name: "retrier", pool_id: pool, capacity: { cpu: 4, memory_mb: 4096, gpu: 0, slots: 1 } });
+    const node = await FakeNode.register(user, system.gateways[0]!.baseUrl, tenant.app.app_id, {
+      name: "retrier",
+      pool_id: pool,
+      capacity: { cpu: 4, memory_mb: 4096, gpu: 0, slots: 1 },
+    });
     const { clients } = await keyClients({ maxConcurrentJobs: 1 });
     const failed = await clients[0]!.call("submitJob", job(pool));
     expect((await node.poll(10)).map((each) => each.job_id)).toEqual([failed.job_id]);
@@ -149,7 +182,10 @@ describe("quotas on submits made with a key", () => {
     expect((await node.poll(10)).map((each) => each.job_id)).toEqual([other.job_id]);
     await node.finish(other.job_id);
     expect((await user.call("retryJob", { job_id: failed.job_id })).job.state).toBe("queued");
-    expect(await submitRaw(clients[0]!, job(pool))).toMatchObject({ status: 429, code: "quota.concurrent_jobs_exceeded" });
+    expect(await submitRaw(clients[0]!, job(pool))).toMatchObject({
+      status: 429,
+      code: "quota.concurrent_jobs_exceeded",
+    });
   });
 
   it("a slot whose release was lost is found free at the limit: ended jobs and long-missing ones are dropped, a just-admitted one is kept", async () => {
@@ -168,10 +204,16 @@ describe("quotas on submits made with a key", () => {
     expect((await submitRaw(clients[1]!, job("healing"))).status).toBe(200);
     expect(Object.keys((await quotaRecords.get(kvKey(keyId)))!.value.active)).toHaveLength(1);
 
-    await quotaRecords.mutate(kvKey(keyId), (record) => ({ ...record, active: { ...record.active, [lostJustNow]: fakeNow } }));
+    await quotaRecords.mutate(kvKey(keyId), (record) => ({
+      ...record,
+      active: { ...record.active, [lostJustNow]: fakeNow },
+    }));
     // The next heal may be a second away on this replica: the clock moves on by one.
     fakeNow += 1000;
-    expect(await submitRaw(clients[0]!, job("healing"))).toMatchObject({ status: 429, code: "quota.concurrent_jobs_exceeded" });
+    expect(await submitRaw(clients[0]!, job("healing"))).toMatchObject({
+      status: 429,
+      code: "quota.concurrent_jobs_exceeded",
+    });
     expect(Object.keys((await quotaRecords.get(kvKey(keyId)))!.value.active)).toContain(lostJustNow);
   });
 
@@ -230,7 +272,12 @@ describe("a node registered with a capped key", () => {
 
     // Two more slots free, but only one assignment is left in this hour.
     for (const each of firstTwo) await node.finish(each.job_id);
-    await settled(pool, { succeeded: 2, assigned: 1, "queued:no_node_with_type": 1, "queued:all_nodes_at_hourly_quota": 2 });
+    await settled(pool, {
+      succeeded: 2,
+      assigned: 1,
+      "queued:no_node_with_type": 1,
+      "queued:all_nodes_at_hourly_quota": 2,
+    });
     const third = await node.poll(0);
     expect(third).toHaveLength(1);
     await node.finish(third[0]!.job_id);
@@ -254,8 +301,16 @@ describe("a node registered with a capped key", () => {
       agent_version: "test",
     });
     const rotated = await user.call("rotateNodeKey", { node_id: registered.node_id });
-    const node = new ComputeClient({ baseUrl: system.gateways[0]!.baseUrl, appId: tenant.app.app_id, apiKey: rotated.api_key });
-    expect((await user.call("listNodes", { pool_id: pool })).items[0]?.quotas).toEqual({ allowedJobTypes: ["shell"], maxConcurrentJobs: 1, maxJobsPerHour: null });
+    const node = new ComputeClient({
+      baseUrl: system.gateways[0]!.baseUrl,
+      appId: tenant.app.app_id,
+      apiKey: rotated.api_key,
+    });
+    expect((await user.call("listNodes", { pool_id: pool })).items[0]?.quotas).toEqual({
+      allowedJobTypes: ["shell"],
+      maxConcurrentJobs: 1,
+      maxJobsPerHour: null,
+    });
 
     await user.call("submitJob", job(pool, { type: "python" }));
     await user.call("submitJob", job(pool));
@@ -280,7 +335,11 @@ describe("a submit refused because the queue is full", () => {
     fullNats = await startNats();
     // A queue of two waiting jobs, and one scheduler: near the limit it reads the depth afresh on every submit,
     // while a second replica may count on a reading up to a second old (the documented approximation).
-    small = await startSystem(fullNats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_JOB_QUEUE_MAX_MESSAGES: "2" });
+    small = await startSystem(
+      fullNats.url,
+      { gateways: 1, schedulers: 1, registries: 1 },
+      { CJS_JOB_QUEUE_MAX_MESSAGES: "2" },
+    );
   });
 
   afterAll(async () => {
@@ -292,7 +351,11 @@ describe("a submit refused because the queue is full", () => {
     const smallTenant = await createTenant(small.gateways[0]!.nc);
     const { client: owner } = await signedInClient(small.gateways[0]!.baseUrl, smallTenant);
     const created = await owner.call("createApiKey", { name: "full queue", maxJobsPerHour: 1, maxConcurrentJobs: 1 });
-    const key = new ComputeClient({ baseUrl: small.gateways[0]!.baseUrl, appId: smallTenant.app.app_id, apiKey: created.key });
+    const key = new ComputeClient({
+      baseUrl: small.gateways[0]!.baseUrl,
+      appId: smallTenant.app.app_id,
+      apiKey: created.key,
+    });
     const body = job("no-nodes");
     // The owner (no key quotas) fills the queue until it refuses; the depth is read at most once a second.
     const filled: string[] = [];
@@ -306,7 +369,8 @@ describe("a submit refused because the queue is full", () => {
         { timeout: 15_000, interval: 100 },
       )
       .toBe("queue.full");
-    for (let refused = 0; refused < 3; refused += 1) expect(await submitRaw(key, body)).toMatchObject({ status: 503, code: "queue.full" });
+    for (let refused = 0; refused < 3; refused += 1)
+      expect(await submitRaw(key, body)).toMatchObject({ status: 503, code: "queue.full" });
 
     // Room again: the key's one job of the hour is still there, so none of the refused tries took it.
     for (const jobId of filled) await owner.call("cancelJob", { job_id: jobId });

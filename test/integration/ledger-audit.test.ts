@@ -46,7 +46,11 @@ const audited: Array<{ client: ComputeClient; jobIds: string[] }> = [];
 
 beforeAll(async () => {
   nats = await startNats();
-  services.push(await startScheduler(nats.url, ENV), await startNodeRegistry(nats.url, ENV), await startLogRelay(nats.url));
+  services.push(
+    await startScheduler(nats.url, ENV),
+    await startNodeRegistry(nats.url, ENV),
+    await startLogRelay(nats.url),
+  );
   billing = await startBilling(nats.url, BILLING_ENV);
   gateway = await startGateway(nats.url);
   nc = await connect({ servers: nats.url, name: "test-ledger-audit" });
@@ -71,7 +75,9 @@ function operatorNode(pool: string): Promise<FakeNode> {
 }
 
 async function runOnce(node: FakeNode, jobId: string): Promise<void> {
-  await expect.poll(async () => (await node.poll(1)).some((job) => job.job_id === jobId), { timeout: 20_000, interval: 50 }).toBe(true);
+  await expect
+    .poll(async () => (await node.poll(1)).some((job) => job.job_id === jobId), { timeout: 20_000, interval: 50 })
+    .toBe(true);
   await node.finish(jobId);
 }
 
@@ -84,7 +90,9 @@ function ledger(client: ComputeClient): Promise<ListLedgerResponse> {
 }
 
 async function waitForEntry(client: ComputeClient, entryId: string): Promise<void> {
-  await expect.poll(async () => (await ledger(client)).items.map((entry) => entry.entry_id), { timeout: 30_000, interval: 50 }).toContain(entryId);
+  await expect
+    .poll(async () => (await ledger(client)).items.map((entry) => entry.entry_id), { timeout: 30_000, interval: 50 })
+    .toContain(entryId);
 }
 
 /** The charge of an attempt, recomputed from the job's own timeline at the free plan's rates. */
@@ -102,10 +110,13 @@ async function repairs(): Promise<number> {
 /** Every job record revision written so far has been delivered to the audit and acknowledged. */
 async function auditSettled(): Promise<void> {
   await expect
-    .poll(async () => {
-      const info = await jsm.consumers.info(AUDIT_STREAM, CONSUMERS.billingLedgerAudit);
-      return info.num_pending + info.num_ack_pending;
-    }, { timeout: 30_000, interval: 50 })
+    .poll(
+      async () => {
+        const info = await jsm.consumers.info(AUDIT_STREAM, CONSUMERS.billingLedgerAudit);
+        return info.num_pending + info.num_ack_pending;
+      },
+      { timeout: 30_000, interval: 50 },
+    )
     .toBe(0);
 }
 
@@ -127,7 +138,9 @@ describe("the ledger audit", () => {
     await auditSettled();
     const charge = expectedCharge(await retrieve(client, job_id), 1);
     const { balance, items } = await ledger(client);
-    expect(items.filter((entry) => entry.kind === "debit")).toEqual([expect.objectContaining({ job_id, attempt: 1, amount: -charge })]);
+    expect(items.filter((entry) => entry.kind === "debit")).toEqual([
+      expect.objectContaining({ job_id, attempt: 1, amount: -charge }),
+    ]);
     expect(balance).toBe(FREE.included_credit - charge);
     expect((await repairs()) - before).toBe(1);
     audited.push({ client, jobIds: [job_id] });
@@ -160,7 +173,9 @@ describe("the ledger audit", () => {
 
     await operatorNode("audit-free");
     const early = await client.call("submitJob", { ...JOB, pool_id: "audit-free" });
-    await expect.poll(async () => (await retrieve(client, early.job_id)).state, { timeout: 20_000, interval: 50 }).toBe("assigned");
+    await expect
+      .poll(async () => (await retrieve(client, early.job_id)).state, { timeout: 20_000, interval: 50 })
+      .toBe("assigned");
     await client.call("cancelJob", { job_id: early.job_id });
 
     await auditSettled();

@@ -10,7 +10,15 @@ import { LogMessage } from "../../shared/records/index.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startGateway, startLogRelay, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startGateway,
+  startLogRelay,
+  startSystem,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 /** Small, so the cap test reaches it; the other tests stay below it. */
 const CAP = 50;
@@ -24,7 +32,11 @@ let baseUrl: string;
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_LOG_MAX_LINES_PER_JOB: String(CAP) });
+  system = await startSystem(
+    nats.url,
+    { gateways: 1, schedulers: 1, registries: 1 },
+    { CJS_LOG_MAX_LINES_PER_JOB: String(CAP) },
+  );
   baseUrl = system.gateways[0]!.baseUrl;
   tenant = await createTenant(system.gateways[0]!.nc);
   const signedIn = await signedInClient(baseUrl, tenant);
@@ -65,7 +77,8 @@ class FrameReader {
         const frame: Frame = {};
         for (const line of block.split("\n")) {
           const colon = line.indexOf(":");
-          const [field, value] = colon < 0 ? [line, ""] : [line.slice(0, colon), line.slice(colon + 1).replace(/^ /, "")];
+          const [field, value] =
+            colon < 0 ? [line, ""] : [line.slice(0, colon), line.slice(colon + 1).replace(/^ /, "")];
           if (field === "") frame.comment = value;
           else if (field === "id" || field === "event" || field === "data") frame[field] = value;
         }
@@ -96,7 +109,9 @@ function streamHeaders(extra: Record<string, string> = {}): Record<string, strin
  */
 async function openStream(jobId: string, headers: Record<string, string>, base = baseUrl) {
   const request = get(`${base}${logStreamPath(jobId)}`, { headers, agent: false });
-  const response = await new Promise<IncomingMessage>((resolve, reject) => request.once("response", resolve).once("error", reject));
+  const response = await new Promise<IncomingMessage>((resolve, reject) =>
+    request.once("response", resolve).once("error", reject),
+  );
   expect(response.statusCode).toBe(200);
   return { response, frames: new FrameReader(response), disconnect: () => request.destroy() };
 }
@@ -189,7 +204,9 @@ describe("the job log stream", () => {
         source.close();
         resolve(LogEndEventData.parse(JSON.parse(event.data)));
       });
-      source.addEventListener("error", (event) => reject(new Error(`EventSource failed: ${event.message ?? event.code}`)));
+      source.addEventListener("error", (event) =>
+        reject(new Error(`EventSource failed: ${event.message ?? event.code}`)),
+      );
     });
     const receivedCount = (count: number) =>
       new Promise<void>((resolve) => {
@@ -215,7 +232,9 @@ describe("the job log stream", () => {
     const other = await createTenant(system.gateways[0]!.nc);
     const { client: stranger, tokens } = await signedInClient(baseUrl, other);
 
-    const response = await fetch(`${baseUrl}${logStreamPath(jobId)}`, { headers: { "x-app-id": other.app.app_id, authorization: `Bearer ${tokens.access_token}` } });
+    const response = await fetch(`${baseUrl}${logStreamPath(jobId)}`, {
+      headers: { "x-app-id": other.app.app_id, authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(response.status).toBe(404);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     expect(await response.json()).toMatchObject({ status: "ERROR", code: "resource.not_found" });
@@ -250,9 +269,14 @@ describe("the job log stream", () => {
     const post = await fetch(`${baseUrl}${logStreamPath(jobId)}`, { method: "POST", headers: streamHeaders() });
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET");
-    const bad = await fetch(`${baseUrl}${logStreamPath(jobId)}`, { headers: streamHeaders({ "last-event-id": "nope" }) });
+    const bad = await fetch(`${baseUrl}${logStreamPath(jobId)}`, {
+      headers: streamHeaders({ "last-event-id": "nope" }),
+    });
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toMatchObject({ code: "request.invalid", details: { issues: [{ path: "Last-Event-ID" }] } });
+    expect(await bad.json()).toMatchObject({
+      code: "request.invalid",
+      details: { issues: [{ path: "Last-Event-ID" }] },
+    });
   });
 
   it("drops lines past the job's cap, stores one marker line, and reports the count in the end event", async () => {
@@ -276,15 +300,29 @@ describe("the job log stream", () => {
     const texts = logs.map((event) => event.data);
     expect(texts.slice(0, CAP).map((line) => line.line)).toEqual(lines(1, CAP).map((line) => line.line));
     expect(texts.slice(CAP)).toEqual([
-      { attempt: 1, seq: CAP + 1, stream: "stderr", line: expect.stringMatching(/^\[log truncated: .*50 lines/), ts: expect.any(String) },
-      { attempt: 2, seq: 1, stream: "stderr", line: expect.stringMatching(/^\[log truncated: /), ts: expect.any(String) },
+      {
+        attempt: 1,
+        seq: CAP + 1,
+        stream: "stderr",
+        line: expect.stringMatching(/^\[log truncated: .*50 lines/),
+        ts: expect.any(String),
+      },
+      {
+        attempt: 2,
+        seq: 1,
+        stream: "stderr",
+        line: expect.stringMatching(/^\[log truncated: /),
+        ts: expect.any(String),
+      },
     ]);
     expect(end).toMatchObject({ state: "succeeded", attempt: 2, dropped_lines: 35 });
   });
 
   it("counts in log-relay's metrics the lines stored, the lines dropped at the cap, and a push refused as stale", async () => {
     const counter = async (name: string, labels: Record<string, string> = {}) =>
-      (await metricsRegistry.getSingleMetric(name)?.get())?.values.find((value) => Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted))?.value ?? 0;
+      (await metricsRegistry.getSingleMetric(name)?.get())?.values.find((value) =>
+        Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted),
+      )?.value ?? 0;
     const before = {
       stored: await counter("cjs_log_lines_stored_total"),
       dropped: await counter("cjs_log_lines_dropped_total"),
@@ -331,7 +369,9 @@ async function storedLines(jobId: string, attempt = 1): Promise<LogLine[]> {
   const jsm = await jetstreamManager(system.gateways[0]!.nc);
   const stored: LogLine[] = [];
   for (let seq = 1; ; ) {
-    const message = await jsm.direct.getMessage(STREAMS.logs, { seq, next_by_subj: subjects.jobLogs(jobId, attempt) }).catch(() => null);
+    const message = await jsm.direct
+      .getMessage(STREAMS.logs, { seq, next_by_subj: subjects.jobLogs(jobId, attempt) })
+      .catch(() => null);
     if (!message) return stored;
     stored.push(...LogMessage.parse(decodeJson(message.data)).lines);
     seq = message.seq + 1;
@@ -369,7 +409,9 @@ describe("a resent log batch", () => {
     // The node sends the same batch again, as the agent does after any failure.
     expect(await push(1, batch)).toEqual({ accepted: 4, duplicates: 4, dropped: 0 });
     expect(await push(1, lines(9, 10))).toEqual({ accepted: 2, duplicates: 0, dropped: 0 });
-    expect(await storedLines(jobId)).toEqual([...batch, ...lines(9, 10)].map((line) => expect.objectContaining({ seq: line.seq, line: line.line })));
+    expect(await storedLines(jobId)).toEqual(
+      [...batch, ...lines(9, 10)].map((line) => expect.objectContaining({ seq: line.seq, line: line.line })),
+    );
     await node.finish(jobId, "succeeded");
 
     const { frames } = await openStream(jobId, streamHeaders());
@@ -383,7 +425,9 @@ describe("a resent log batch", () => {
     // Resuming after any line gives exactly the lines after it.
     for (const [index, { id }] of logs.entries()) {
       const resumed = await openStream(jobId, streamHeaders({ "last-event-id": String(id) }));
-      expect((await readToEnd(resumed.frames)).logs.map((event) => event.data.seq)).toEqual(logs.slice(index + 1).map((event) => event.data.seq));
+      expect((await readToEnd(resumed.frames)).logs.map((event) => event.data.seq)).toEqual(
+        logs.slice(index + 1).map((event) => event.data.seq),
+      );
     }
   });
 

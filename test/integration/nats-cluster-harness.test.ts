@@ -43,7 +43,12 @@ describe("nats cluster harness", () => {
     const connections: NatsConnection[] = [];
     const connectTo = async (index: number) => {
       // One server each, no failover: a write must go through the node named.
-      const nc = await connect({ servers: cluster.urls[index], ignoreClusterUpdates: true, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+      const nc = await connect({
+        servers: cluster.urls[index],
+        ignoreClusterUpdates: true,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 100,
+      });
       connections.push(nc);
       return nc;
     };
@@ -54,7 +59,12 @@ describe("nats cluster harness", () => {
       const [second, third] = [await connectTo(1), await connectTo(2)];
       // Killing the node may have taken the stream's leader with it; the two survivors elect another.
       const jsm = await jetstreamManager(second, { checkAPI: false });
-      await expect.poll(async () => (await streamCluster(jsm, `KV_${bucket}`))?.leader, { timeout: CLUSTER_WAIT_MS, interval: 200 }).toMatch(/^n[23]$/);
+      await expect
+        .poll(async () => (await streamCluster(jsm, `KV_${bucket}`))?.leader, {
+          timeout: CLUSTER_WAIT_MS,
+          interval: 200,
+        })
+        .toMatch(/^n[23]$/);
       await (await new Kvm(second).open(bucket)).put("via-second", "2");
       await (await new Kvm(third).open(bucket)).put("via-third", "3");
 
@@ -62,7 +72,10 @@ describe("nats cluster harness", () => {
       const first = await connectTo(0);
       const viaFirst = await jetstreamManager(first, { checkAPI: false });
       await expect
-        .poll(async () => (await streamCluster(viaFirst, `KV_${bucket}`))?.allCurrent, { timeout: CLUSTER_WAIT_MS, interval: 200 })
+        .poll(async () => (await streamCluster(viaFirst, `KV_${bucket}`))?.allCurrent, {
+          timeout: CLUSTER_WAIT_MS,
+          interval: 200,
+        })
         .toBe(true);
       const kv = await new Kvm(first).open(bucket);
       expect((await kv.get("via-second"))?.string()).toBe("2");
@@ -76,7 +89,8 @@ describe("nats cluster harness", () => {
   it("after stop no node accepts a connection, and a second stop does nothing", async () => {
     const cluster = await startNatsCluster();
     await cluster.stop();
-    for (const url of cluster.urls) await expect(connect({ servers: url, reconnect: false, timeout: 1_000 })).rejects.toThrow();
+    for (const url of cluster.urls)
+      await expect(connect({ servers: url, reconnect: false, timeout: 1_000 })).rejects.toThrow();
     await cluster.stop();
     await expect(cluster.restart(0)).rejects.toThrow(/stopped/);
   });

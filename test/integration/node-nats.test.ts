@@ -56,13 +56,25 @@ const REGISTER: RpcRequest<"registerNode"> = {
 };
 
 /** A node registered over NATS in `pool` of `appId`, and its NATS node plane. */
-async function registerOverNats(pool: string, appId = tenant.app.app_id, key = apiKey): Promise<{ nodeId: string; nodeKey: string; plane: NodePlane }> {
+async function registerOverNats(
+  pool: string,
+  appId = tenant.app.app_id,
+  key = apiKey,
+): Promise<{ nodeId: string; nodeKey: string; plane: NodePlane }> {
   const registered = await natsNodePlane({ link, appId }).register({ ...REGISTER, pool_id: pool }, key);
-  return { nodeId: registered.node_id, nodeKey: registered.api_key, plane: natsNodePlane({ link, appId }).withNodeKey(registered.api_key) };
+  return {
+    nodeId: registered.node_id,
+    nodeKey: registered.api_key,
+    plane: natsNodePlane({ link, appId }).withNodeKey(registered.api_key),
+  };
 }
 
 /** One raw request on a node-plane subject: the decoded envelope the gateway answered. */
-async function rawRequest(subject: string, body: Uint8Array | string, headerValues: Record<string, string> = {}): Promise<Record<string, unknown>> {
+async function rawRequest(
+  subject: string,
+  body: Uint8Array | string,
+  headerValues: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
   const h = natsHeaders();
   for (const [name, value] of Object.entries(headerValues)) h.set(name, value);
   const reply = await nc.request(subject, body, { timeout: 10_000, headers: h });
@@ -102,7 +114,9 @@ describe("the NATS node plane's credentials", () => {
     await plane.heartbeat({ running: [] });
     const rotated = await user.call("rotateNodeKey", { node_id: nodeId, grace_seconds: 0 });
     expect(await errorCodeOf(plane.heartbeat({ running: [] }))).toBe("auth.invalid_credentials");
-    await expect(natsNodePlane({ link, appId: tenant.app.app_id }).withNodeKey(rotated.api_key).heartbeat({ running: [] })).resolves.toMatchObject({ draining: false });
+    await expect(
+      natsNodePlane({ link, appId: tenant.app.app_id }).withNodeKey(rotated.api_key).heartbeat({ running: [] }),
+    ).resolves.toMatchObject({ draining: false });
   });
 
   it("a user's API key where the node's own key is needed is refused with permission.denied", async () => {
@@ -113,7 +127,9 @@ describe("the NATS node plane's credentials", () => {
 
   it("no X-App-ID is app.missing, no key is auth.missing_credentials", async () => {
     expect(await rawRequest(subjects.nodePlane("poll"), "{}")).toMatchObject({ status: "ERROR", code: "app.missing" });
-    expect(await rawRequest(subjects.nodePlane("poll"), "{}", { [NODE_NATS_HEADERS.appId]: tenant.app.app_id })).toMatchObject({
+    expect(
+      await rawRequest(subjects.nodePlane("poll"), "{}", { [NODE_NATS_HEADERS.appId]: tenant.app.app_id }),
+    ).toMatchObject({
       status: "ERROR",
       code: "auth.missing_credentials",
     });
@@ -122,7 +138,11 @@ describe("the NATS node plane's credentials", () => {
   it("a node key presented for another application is auth.invalid_credentials", async () => {
     const { nodeKey } = await registerOverNats("nats-other-app");
     const other = await createTenant(system.gateways[0]!.nc);
-    expect(await errorCodeOf(natsNodePlane({ link, appId: other.app.app_id }).withNodeKey(nodeKey).heartbeat({ running: [] }))).toBe("auth.invalid_credentials");
+    expect(
+      await errorCodeOf(
+        natsNodePlane({ link, appId: other.app.app_id }).withNodeKey(nodeKey).heartbeat({ running: [] }),
+      ),
+    ).toBe("auth.invalid_credentials");
   });
 });
 
@@ -130,12 +150,24 @@ describe("the NATS node plane's input checks", () => {
   it("malformed JSON is request.malformed_json, a body off the schema is request.invalid with its issues", async () => {
     const { nodeKey } = await registerOverNats("nats-malformed");
     const credentials = { [NODE_NATS_HEADERS.appId]: tenant.app.app_id, [NODE_NATS_HEADERS.apiKey]: nodeKey };
-    expect(await rawRequest(subjects.nodePlane("heartbeat"), "{not json", credentials)).toMatchObject({ status: "ERROR", code: "request.malformed_json" });
-    const invalid = await rawRequest(subjects.nodePlane("heartbeat"), JSON.stringify({ running: "all", extra: 1 }), credentials);
+    expect(await rawRequest(subjects.nodePlane("heartbeat"), "{not json", credentials)).toMatchObject({
+      status: "ERROR",
+      code: "request.malformed_json",
+    });
+    const invalid = await rawRequest(
+      subjects.nodePlane("heartbeat"),
+      JSON.stringify({ running: "all", extra: 1 }),
+      credentials,
+    );
     expect(invalid).toMatchObject({ status: "ERROR", code: "request.invalid", details: { issues: expect.any(Array) } });
-    expect(await rawRequest(subjects.nodePlane("poll"), "[1,2]", credentials)).toMatchObject({ status: "ERROR", code: "request.invalid" });
+    expect(await rawRequest(subjects.nodePlane("poll"), "[1,2]", credentials)).toMatchObject({
+      status: "ERROR",
+      code: "request.invalid",
+    });
     // The listener still serves: nothing crashed.
-    expect(await rawRequest(subjects.nodePlane("heartbeat"), JSON.stringify({ running: [] }), credentials)).toMatchObject({ status: "SUCCESS", message: "Heartbeat recorded" });
+    expect(
+      await rawRequest(subjects.nodePlane("heartbeat"), JSON.stringify({ running: [] }), credentials),
+    ).toMatchObject({ status: "SUCCESS", message: "Heartbeat recorded" });
   });
 
   it("the answers are the HTTP envelope: status, message and payload", async () => {
@@ -156,9 +188,13 @@ describe("the NATS node plane's tenancy", () => {
     const assignment = await pollFor(owner.plane, jobId);
     expect((await intruder.plane.poll({ wait_seconds: 0 })).jobs).toEqual([]);
     const lines = [{ seq: 1, stream: "stdout" as const, line: "not mine", ts: new Date().toISOString() }];
-    expect(["job.stale_attempt", "resource.not_found"]).toContain(await errorCodeOf(intruder.plane.pushLogs({ job_id: jobId, attempt: assignment.attempt, lines })));
     expect(["job.stale_attempt", "resource.not_found"]).toContain(
-      await errorCodeOf(intruder.plane.result({ job_id: jobId, attempt: assignment.attempt, outcome: "succeeded", exit_code: 0 })),
+      await errorCodeOf(intruder.plane.pushLogs({ job_id: jobId, attempt: assignment.attempt, lines })),
+    );
+    expect(["job.stale_attempt", "resource.not_found"]).toContain(
+      await errorCodeOf(
+        intruder.plane.result({ job_id: jobId, attempt: assignment.attempt, outcome: "succeeded", exit_code: 0 }),
+      ),
     );
     expect((await user.call("retrieveJob", { job_id: jobId })).job.state).toBe("running");
   });
@@ -173,7 +209,9 @@ describe("the NATS node plane's tenancy", () => {
     const otherKey = (await otherUser.call("createApiKey", { name: "other" })).key;
     const stranger = await registerOverNats("nats-tenant-a", other.app.app_id, otherKey);
     expect(["job.stale_attempt", "resource.not_found"]).toContain(
-      await errorCodeOf(stranger.plane.result({ job_id: jobId, attempt: assignment.attempt, outcome: "failed", exit_code: 1 })),
+      await errorCodeOf(
+        stranger.plane.result({ job_id: jobId, attempt: assignment.attempt, outcome: "failed", exit_code: 1 }),
+      ),
     );
     expect((await user.call("retrieveJob", { job_id: jobId })).job.state).toBe("running");
   });
@@ -217,7 +255,9 @@ describe("artifact uploads over NATS", () => {
 
   async function chunkMessages(): Promise<number> {
     const jsm = await jetstreamManager(nc);
-    const info = await jsm.streams.info(`OBJ_${OBJECT_STORES.artifacts}`, { subjects_filter: `$O.${OBJECT_STORES.artifacts}.C.>` });
+    const info = await jsm.streams.info(`OBJ_${OBJECT_STORES.artifacts}`, {
+      subjects_filter: `$O.${OBJECT_STORES.artifacts}.C.>`,
+    });
     return Object.values(info.state.subjects ?? {}).reduce((sum, count) => sum + count, 0);
   }
 
@@ -229,7 +269,13 @@ describe("artifact uploads over NATS", () => {
     expect((await downloadOverHttp(jobId, "big.bin")).equals(bytes)).toBe(true);
     const { artifacts } = await user.call("retrieveJob", { job_id: jobId });
     expect(artifacts).toEqual([
-      expect.objectContaining({ artifact_id: "big.bin", size_bytes: bytes.length, sha256: sha256(bytes), content_type: "application/octet-stream", attempt: 1 }),
+      expect.objectContaining({
+        artifact_id: "big.bin",
+        size_bytes: bytes.length,
+        sha256: sha256(bytes),
+        content_type: "application/octet-stream",
+        attempt: 1,
+      }),
     ]);
   });
 
@@ -238,17 +284,24 @@ describe("artifact uploads over NATS", () => {
     const url = new URL(urlTemplate.replace("{artifact_id}", "x.bin"));
     const signature = url.searchParams.get("signature")!;
     url.searchParams.set("signature", `${signature[0] === "A" ? "B" : "A"}${signature.slice(1)}`);
-    expect(await errorCodeOf(node.plane.upload(url.toString(), await artifactFile("x.bin", randomBytes(1000))))).toBe("url.signature_invalid");
+    expect(await errorCodeOf(node.plane.upload(url.toString(), await artifactFile("x.bin", randomBytes(1000))))).toBe(
+      "url.signature_invalid",
+    );
     const forged = new URL(urlTemplate.replace("{artifact_id}", "x.bin"));
     forged.searchParams.set("business_id", "bus_00000000000000000000");
-    expect(await errorCodeOf(node.plane.upload(forged.toString(), await artifactFile("x.bin", randomBytes(1000))))).toBe("url.signature_invalid");
+    expect(
+      await errorCodeOf(node.plane.upload(forged.toString(), await artifactFile("x.bin", randomBytes(1000)))),
+    ).toBe("url.signature_invalid");
     expect((await user.call("retrieveJob", { job_id: jobId })).artifacts).toEqual([]);
   });
 
   it("a file above the size limit is request.too_large at open, before any byte is sent", async () => {
     const { urlTemplate } = await runningJob("nats-upload-large");
     const url = urlTemplate.replace("{artifact_id}", "huge.bin");
-    const envelope = await rawRequest(subjects.nodePlaneUploadOpen(), JSON.stringify({ url, size_bytes: MAX_ARTIFACT_BYTES + 1 }));
+    const envelope = await rawRequest(
+      subjects.nodePlaneUploadOpen(),
+      JSON.stringify({ url, size_bytes: MAX_ARTIFACT_BYTES + 1 }),
+    );
     expect(envelope).toMatchObject({ status: "ERROR", code: "request.too_large" });
   });
 
@@ -256,12 +309,30 @@ describe("artifact uploads over NATS", () => {
     const { jobId, urlTemplate } = await runningJob("nats-upload-digest");
     const before = await chunkMessages();
     const bytes = randomBytes(NATS_UPLOAD_CHUNK_MAX_BYTES + 10);
-    const opened = await rawRequest(subjects.nodePlaneUploadOpen(), JSON.stringify({ url: urlTemplate.replace("{artifact_id}", "bad.bin"), size_bytes: bytes.length }));
+    const opened = await rawRequest(
+      subjects.nodePlaneUploadOpen(),
+      JSON.stringify({ url: urlTemplate.replace("{artifact_id}", "bad.bin"), size_bytes: bytes.length }),
+    );
     const subject = (opened.payload as { subject: string }).subject;
-    expect(await rawRequest(`${subject}.chunk`, bytes.subarray(0, NATS_UPLOAD_CHUNK_MAX_BYTES), { [NODE_NATS_HEADERS.chunkSeq]: "1" })).toMatchObject({ status: "SUCCESS" });
-    expect(await rawRequest(`${subject}.chunk`, bytes.subarray(NATS_UPLOAD_CHUNK_MAX_BYTES), { [NODE_NATS_HEADERS.chunkSeq]: "2" })).toMatchObject({ status: "SUCCESS" });
-    const refused = await rawRequest(`${subject}.commit`, encodeJson({ size_bytes: bytes.length, sha256: "0".repeat(64) }));
-    expect(refused).toMatchObject({ status: "ERROR", code: "request.invalid", details: { issues: [expect.objectContaining({ path: "sha256" })] } });
+    expect(
+      await rawRequest(`${subject}.chunk`, bytes.subarray(0, NATS_UPLOAD_CHUNK_MAX_BYTES), {
+        [NODE_NATS_HEADERS.chunkSeq]: "1",
+      }),
+    ).toMatchObject({ status: "SUCCESS" });
+    expect(
+      await rawRequest(`${subject}.chunk`, bytes.subarray(NATS_UPLOAD_CHUNK_MAX_BYTES), {
+        [NODE_NATS_HEADERS.chunkSeq]: "2",
+      }),
+    ).toMatchObject({ status: "SUCCESS" });
+    const refused = await rawRequest(
+      `${subject}.commit`,
+      encodeJson({ size_bytes: bytes.length, sha256: "0".repeat(64) }),
+    );
+    expect(refused).toMatchObject({
+      status: "ERROR",
+      code: "request.invalid",
+      details: { issues: [expect.objectContaining({ path: "sha256" })] },
+    });
     expect((await user.call("retrieveJob", { job_id: jobId })).artifacts).toEqual([]);
     expect(await chunkMessages()).toBe(before);
   });
@@ -269,9 +340,14 @@ describe("artifact uploads over NATS", () => {
   it("an upload left idle is aborted: its subject stops answering and nothing is stored", async () => {
     const { jobId, urlTemplate } = await runningJob("nats-upload-idle");
     const before = await chunkMessages();
-    const opened = await rawRequest(subjects.nodePlaneUploadOpen(), JSON.stringify({ url: urlTemplate.replace("{artifact_id}", "idle.bin"), size_bytes: 10 }));
+    const opened = await rawRequest(
+      subjects.nodePlaneUploadOpen(),
+      JSON.stringify({ url: urlTemplate.replace("{artifact_id}", "idle.bin"), size_bytes: 10 }),
+    );
     const subject = (opened.payload as { subject: string }).subject;
-    expect(await rawRequest(`${subject}.chunk`, randomBytes(5), { [NODE_NATS_HEADERS.chunkSeq]: "1" })).toMatchObject({ status: "SUCCESS" });
+    expect(await rawRequest(`${subject}.chunk`, randomBytes(5), { [NODE_NATS_HEADERS.chunkSeq]: "1" })).toMatchObject({
+      status: "SUCCESS",
+    });
     expect(await openUploads()).toBe(1);
     // The gateway's idle timeout (3 s here) ends the upload; its subject then has no responder.
     await expect.poll(openUploads, { timeout: 15_000, interval: 100 }).toBe(0);

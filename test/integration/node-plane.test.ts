@@ -1,6 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../harness/client.js";
-import { type Job, type JobState, RPC_ROUTES, type RpcName, type RpcRequest, TERMINAL_STATES } from "../../shared/contract/index.js";
+import {
+  type Job,
+  type JobState,
+  RPC_ROUTES,
+  type RpcName,
+  type RpcRequest,
+  TERMINAL_STATES,
+} from "../../shared/contract/index.js";
 import { ApiError } from "../../clients/sdk/src/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -28,7 +35,11 @@ beforeAll(async () => {
   tenant = await createTenant(system.gateways[0]!.nc);
   const signedIn = await signedInClient(system.gateways[0]!.baseUrl, tenant);
   user = signedIn.client;
-  userOnSecondGateway = new ComputeClient({ baseUrl: system.gateways[1]!.baseUrl, appId: tenant.app.app_id, accessToken: signedIn.tokens.access_token });
+  userOnSecondGateway = new ComputeClient({
+    baseUrl: system.gateways[1]!.baseUrl,
+    appId: tenant.app.app_id,
+    accessToken: signedIn.tokens.access_token,
+  });
 });
 
 afterAll(async () => {
@@ -70,7 +81,11 @@ function keepAlive(node: FakeNode): () => Promise<void> {
 }
 
 /** A node of the tenant in `pool`, talking through the second gateway. */
-async function registerNode(pool: string, overrides: Partial<RpcRequest<"registerNode">> = {}, owner: { user: ComputeClient; appId: string } = { user, appId: tenant.app.app_id }) {
+async function registerNode(
+  pool: string,
+  overrides: Partial<RpcRequest<"registerNode">> = {},
+  owner: { user: ComputeClient; appId: string } = { user, appId: tenant.app.app_id },
+) {
   return FakeNode.register(owner.user, system.gateways[1]!.baseUrl, owner.appId, {
     name: `node-${pool}`,
     pool_id: pool,
@@ -88,7 +103,11 @@ async function retrieve(jobId: string, client = user): Promise<Job> {
 }
 
 /** The HTTP status and error code of a call that must fail. */
-async function refusal<N extends RpcName>(client: ComputeClient, name: N, body: RpcRequest<N>): Promise<{ status: number; code: unknown }> {
+async function refusal<N extends RpcName>(
+  client: ComputeClient,
+  name: N,
+  body: RpcRequest<N>,
+): Promise<{ status: number; code: unknown }> {
   const route = RPC_ROUTES[name];
   const response = await client.raw(route.method, route.path, body);
   return { status: response.status, code: (response.body as { code?: unknown } | undefined)?.code };
@@ -96,7 +115,9 @@ async function refusal<N extends RpcName>(client: ComputeClient, name: N, body: 
 
 /** Polls (long) until the node is given `jobId`, and answers that assignment. */
 async function pollFor(node: FakeNode, jobId: string, timeoutMs = 15_000) {
-  await expect.poll(async () => (await node.poll(2)).some((job) => job.job_id === jobId), { timeout: timeoutMs, interval: 1 }).toBe(true);
+  await expect
+    .poll(async () => (await node.poll(2)).some((job) => job.job_id === jobId), { timeout: timeoutMs, interval: 1 })
+    .toBe(true);
   return node.running.get(jobId)!;
 }
 
@@ -126,15 +147,22 @@ describe("node loss", () => {
     expect(second.attempt).toBe(2);
     const moved = await retrieve(jobId);
     expect(moved).toMatchObject({ state: "running", attempt: 2, node_id: b.nodeId });
-    expect(moved.timeline.find((event) => event.reason === "node_lost")).toMatchObject({ state: "queued", attempt: 1, error: { code: "node.lost" } });
+    expect(moved.timeline.find((event) => event.reason === "node_lost")).toMatchObject({
+      state: "queued",
+      attempt: 1,
+      error: { code: "node.lost" },
+    });
 
-    expect(await refusal(a.client, "result", { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 })).toEqual({ status: 409, code: "job.stale_attempt" });
+    expect(
+      await refusal(a.client, "result", { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 }),
+    ).toEqual({ status: 409, code: "job.stale_attempt" });
     expect(await retrieve(jobId)).toEqual(moved);
 
     await b.finish(jobId);
     expect(await retrieve(jobId)).toMatchObject({ state: "succeeded", attempt: 2, node_id: b.nodeId, exit_code: 0 });
 
-    const stateOf = async (nodeId: string) => (await user.call("listNodes", {})).items.find((node) => node.node_id === nodeId)?.state;
+    const stateOf = async (nodeId: string) =>
+      (await user.call("listNodes", {})).items.find((node) => node.node_id === nodeId)?.state;
     expect(await stateOf(a.nodeId)).toBe("offline");
     expect(await stateOf(b.nodeId)).toBe("online");
 
@@ -179,7 +207,12 @@ describe("races", () => {
       node.running.delete(jobId);
 
       expect([cancelled.status, reported.status].filter((status) => status === "fulfilled")).toHaveLength(1);
-      const loser = cancelled.status === "rejected" ? cancelled.reason : reported.status === "rejected" ? reported.reason : undefined;
+      const loser =
+        cancelled.status === "rejected"
+          ? cancelled.reason
+          : reported.status === "rejected"
+            ? reported.reason
+            : undefined;
       expect(loser).toBeInstanceOf(ApiError);
       expect(["state.conflict", "job.stale_attempt"]).toContain((loser as ApiError).code);
 
@@ -242,12 +275,19 @@ describe("tenancy", () => {
 
       // The other tenant's own node cannot end the job either.
       const intruder = await registerNode(pool, { name: "intruder" }, { user: client, appId: other.app.app_id });
-      const refused = await refusal(intruder.client, "result", { job_id: runningJob, attempt: running.attempt, outcome: "succeeded", exit_code: 0 });
+      const refused = await refusal(intruder.client, "result", {
+        job_id: runningJob,
+        attempt: running.attempt,
+        outcome: "succeeded",
+        exit_code: 0,
+      });
       expect(refused).toEqual(notFound);
     }
     // A token of another app is no credential for this one.
     const { tokens } = await signedInClient(gateway.baseUrl, otherApp);
-    expect(await refusal(user.with({ accessToken: tokens.access_token }), "retrieveJob", { job_id: runningJob })).toEqual({ status: 401, code: "auth.invalid_credentials" });
+    expect(
+      await refusal(user.with({ accessToken: tokens.access_token }), "retrieveJob", { job_id: runningJob }),
+    ).toEqual({ status: 401, code: "auth.invalid_credentials" });
 
     expect(await retrieve(runningJob)).toEqual(before.running);
     expect(await retrieve(failedJob)).toEqual(before.failed);
@@ -270,7 +310,11 @@ describe("timeouts", () => {
     expect(terminalEvents(job)).toEqual([expect.objectContaining({ state: "timed_out", reason: "timed_out" })]);
     expect((await node.heartbeat()).stop).toEqual([{ job_id: jobId, attempt: 1, reason: "timed_out" }]);
 
-    expect((await user.call("retryJob", { job_id: jobId })).job).toMatchObject({ state: "queued", attempt: 1, error: null });
+    expect((await user.call("retryJob", { job_id: jobId })).job).toMatchObject({
+      state: "queued",
+      attempt: 1,
+      error: null,
+    });
     expect(await pollFor(node, jobId)).toMatchObject({ attempt: 2 });
     await node.finish(jobId);
     expect(await retrieve(jobId)).toMatchObject({ state: "succeeded", attempt: 2 });
@@ -287,7 +331,12 @@ describe("capacity appears", () => {
     keepAlive(node);
     const { jobs } = await node.client.call("poll", { wait_seconds: 10 });
     expect(jobs.map((job) => job.job_id)).toEqual([jobId]);
-    expect(await retrieve(jobId)).toMatchObject({ state: "running", attempt: 1, node_id: node.nodeId, pending_reason: null });
+    expect(await retrieve(jobId)).toMatchObject({
+      state: "running",
+      attempt: 1,
+      node_id: node.nodeId,
+      pending_reason: null,
+    });
   });
 
   it("a drained node gets no new jobs until the drain is lifted", async () => {
@@ -324,7 +373,11 @@ describe("capacity appears", () => {
 
   it("a job says which requirement no live node of its pool meets: labels, type or resources", async () => {
     const pool = "fit";
-    const node = await registerNode(pool, { labels: { zone: "a" }, job_types: ["shell"], capacity: { cpu: 2, memory_mb: 2048, gpu: 0, slots: 4 } });
+    const node = await registerNode(pool, {
+      labels: { zone: "a" },
+      job_types: ["shell"],
+      capacity: { cpu: 2, memory_mb: 2048, gpu: 0, slots: 4 },
+    });
     keepAlive(node);
     const wrongLabels = await submit(pool, { labels: { zone: "b" } });
     const wrongType = await submit(pool, { type: "python" });
@@ -340,13 +393,28 @@ describe("credentials", () => {
   it("a user's token cannot poll as a node, and a node's key cannot submit jobs", async () => {
     const node = await registerNode("credentials");
     expect(await refusal(user, "poll", { wait_seconds: 0 })).toEqual({ status: 403, code: "permission.denied" });
-    expect(await refusal(node.client, "submitJob", { type: "shell", command: ["true"], pool_id: "credentials" })).toEqual({ status: 403, code: "permission.denied" });
+    expect(
+      await refusal(node.client, "submitJob", { type: "shell", command: ["true"], pool_id: "credentials" }),
+    ).toEqual({ status: 403, code: "permission.denied" });
   });
 
   /** Registers a node and answers its first key, with a client of that key on each gateway. */
   async function registerWithKey(pool: string) {
-    const registered = await user.call("registerNode", { name: `node-${pool}`, hostname: "host.local", pool_id: pool, capacity: { cpu: 1, memory_mb: 512 }, agent_version: "test" });
-    return { nodeId: registered.node_id, onEachGateway: (apiKey: string) => system.gateways.map((gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey })), apiKey: registered.api_key };
+    const registered = await user.call("registerNode", {
+      name: `node-${pool}`,
+      hostname: "host.local",
+      pool_id: pool,
+      capacity: { cpu: 1, memory_mb: 512 },
+      agent_version: "test",
+    });
+    return {
+      nodeId: registered.node_id,
+      onEachGateway: (apiKey: string) =>
+        system.gateways.map(
+          (gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey }),
+        ),
+      apiKey: registered.api_key,
+    };
   }
 
   it("a rotated node key with no grace stops working at once, and the new key works", async () => {
@@ -363,7 +431,8 @@ describe("credentials", () => {
     expect(await refusal(oldOnFirst, "heartbeat", {})).toEqual(invalid);
     await expect.poll(() => refusal(oldOnSecond, "heartbeat", {}), { timeout: 5_000 }).toEqual(invalid);
 
-    for (const fresh of node.onEachGateway(rotated.api_key)) expect((await fresh.call("heartbeat", {})).stop).toEqual([]);
+    for (const fresh of node.onEachGateway(rotated.api_key))
+      expect((await fresh.call("heartbeat", {})).stop).toEqual([]);
   });
 
   it("a rotated node key with a grace period keeps working beside the new one", async () => {
@@ -392,7 +461,9 @@ describe("metrics", () => {
     };
     const jobId = await submit(pool);
     // Assigned and not yet polled: the stuck-job gauge sees it, from every replica's records.
-    await expect.poll(scrape, { timeout: 5_000 }).toMatch(/^cjs_job_oldest_age_seconds\{state="assigned",pool="self_hosted"\} \d/m);
+    await expect
+      .poll(scrape, { timeout: 5_000 })
+      .toMatch(/^cjs_job_oldest_age_seconds\{state="assigned",pool="self_hosted"\} \d/m);
     await pollFor(node, jobId);
     await node.finish(jobId);
 

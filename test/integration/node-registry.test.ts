@@ -14,7 +14,14 @@ import {
 } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { BUCKETS, ensureBuckets, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
-import { AllocationRecord, JobRecord, jobKey, NodeRecord, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
+import {
+  AllocationRecord,
+  JobRecord,
+  jobKey,
+  NodeRecord,
+  operatorPoolKey,
+  selfHostedPoolKey,
+} from "../../shared/records/index.js";
 import { createLogger, metricsRegistry, newId } from "../../shared/runtime/index.js";
 import { queuedJobRecord } from "../harness/job-records.js";
 import { type NatsHarness, startNats } from "../harness/nats-server.js";
@@ -71,11 +78,21 @@ function nodeCaller(owner: UserContext, node: NodeSummary): NodeContext {
 }
 
 async function register(caller: UserContext, body: Record<string, unknown> = {}): Promise<RegisterNodeReply> {
-  const request = { name: "worker", hostname: "worker.local", pool_id: "gpu", capacity: { cpu: 8, memory_mb: 16_384 }, agent_version: "1.0.0", ...body };
+  const request = {
+    name: "worker",
+    hostname: "worker.local",
+    pool_id: "gpu",
+    capacity: { cpu: 8, memory_mb: 16_384 },
+    agent_version: "1.0.0",
+    ...body,
+  };
   return requestRpc(client, subjects.nodeRegister(), { caller, body: request }, RegisterNodeReply);
 }
 
-function heartbeat(caller: NodeContext, running: { job_id: string; attempt: number }[] = []): Promise<HeartbeatResponse> {
+function heartbeat(
+  caller: NodeContext,
+  running: { job_id: string; attempt: number }[] = [],
+): Promise<HeartbeatResponse> {
   return requestRpc(client, subjects.nodeHeartbeat(), { caller, body: { running } }, HeartbeatResponse);
 }
 
@@ -84,7 +101,12 @@ function drain(caller: UserContext | NodeContext, body: { node_id?: string; drai
 }
 
 function getNode(caller: UserContext, nodeId: string): Promise<NodeReply> {
-  return requestRpc(client, subjects.nodeGet(), { caller: { app_id: caller.app_id, business_id: caller.business_id }, node_id: nodeId }, NodeReply);
+  return requestRpc(
+    client,
+    subjects.nodeGet(),
+    { caller: { app_id: caller.app_id, business_id: caller.business_id }, node_id: nodeId },
+    NodeReply,
+  );
 }
 
 function listNodes(caller: UserContext, body: Record<string, unknown> = {}): Promise<ListNodesResponse> {
@@ -159,9 +181,13 @@ describe("register", () => {
 
   it("lets only an admin of the operator's business add nodes to an operator pool", async () => {
     const businessId = newId("biz");
-    expect((await failureOf(register(user(businessId, "member", "app1", true), { pool_id: "default" }))).code).toBe("permission.denied");
+    expect((await failureOf(register(user(businessId, "member", "app1", true), { pool_id: "default" }))).code).toBe(
+      "permission.denied",
+    );
     // An admin of an ordinary business cannot put a node where every business's jobs run.
-    expect((await failureOf(register(user(businessId, "admin"), { pool_id: "default" }))).code).toBe("permission.denied");
+    expect((await failureOf(register(user(businessId, "admin"), { pool_id: "default" }))).code).toBe(
+      "permission.denied",
+    );
 
     const reply = await register(user(businessId, "admin", "app1", true), { pool_id: "default" });
     expect(reply.node.pool_id).toBe("default");
@@ -203,7 +229,9 @@ describe("heartbeat", () => {
     const operator = user(newId("biz"), "admin", "app1", true);
     const { node } = await register(operator, { pool_id: "default" });
     const customer = user(newId("biz"));
-    const job = await storeJob(jobRecord(customer, node.node_id, { pool_id: "default", pool_key: operatorPoolKey("app1", "default", []) }));
+    const job = await storeJob(
+      jobRecord(customer, node.node_id, { pool_id: "default", pool_key: operatorPoolKey("app1", "default", []) }),
+    );
     await allocations.put(node.node_id, {
       node_id: node.node_id,
       attempts: {
@@ -274,8 +302,18 @@ describe("list and get", () => {
     await allocations.put(older.node_id, {
       node_id: older.node_id,
       attempts: {
-        a: { job_key: "x", attempt: 1, resources: { cpu: 2, memory_mb: 1024, gpu: 0 }, assigned_at: new Date(fakeNow).toISOString() },
-        b: { job_key: "y", attempt: 3, resources: { cpu: 0.5, memory_mb: 256, gpu: 1 }, assigned_at: new Date(fakeNow).toISOString() },
+        a: {
+          job_key: "x",
+          attempt: 1,
+          resources: { cpu: 2, memory_mb: 1024, gpu: 0 },
+          assigned_at: new Date(fakeNow).toISOString(),
+        },
+        b: {
+          job_key: "y",
+          attempt: 3,
+          resources: { cpu: 0.5, memory_mb: 256, gpu: 1 },
+          assigned_at: new Date(fakeNow).toISOString(),
+        },
       },
     });
     await drain(owner, { node_id: newer.node_id });
@@ -337,7 +375,9 @@ describe("liveness", () => {
 
     await nats.restart();
     // The replica notices the outage only once it has reconnected; wait for that, not for time.
-    await expect.poll(async () => (await getNode(owner, node.node_id).catch(() => null))?.node.node_id, { timeout: 15_000 }).toBe(node.node_id);
+    await expect
+      .poll(async () => (await getNode(owner, node.node_id).catch(() => null))?.node.node_id, { timeout: 15_000 })
+      .toBe(node.node_id);
     await expect.poll(() => first.ready()).toBe(true);
     fakeNow += 1;
     // Overdue by the node's last heartbeat, but the replica has listened for less than a window since it reconnected.

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../harness/client.js";
-import { DeleteNodeReply, RPC_ROUTES, type RpcName, type RpcRequest, type UserContext } from "../../shared/contract/index.js";
+import {
+  DeleteNodeReply,
+  RPC_ROUTES,
+  type RpcName,
+  type RpcRequest,
+  type UserContext,
+} from "../../shared/contract/index.js";
 import { BUCKETS, ensureBuckets, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
 import { AllocationRecord } from "../../shared/records/index.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -34,8 +40,16 @@ afterAll(async () => {
 
 /** A node of the tenant in `pool`: a client of its key on each gateway (the first is `node`). */
 async function registerNode(pool: string) {
-  const registered = await user.call("registerNode", { name: `node-${pool}`, hostname: "host.local", pool_id: pool, capacity: { cpu: 8, memory_mb: 16_384 }, agent_version: "test" });
-  const onEachGateway = system.gateways.map((gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: registered.api_key }));
+  const registered = await user.call("registerNode", {
+    name: `node-${pool}`,
+    hostname: "host.local",
+    pool_id: pool,
+    capacity: { cpu: 8, memory_mb: 16_384 },
+    agent_version: "test",
+  });
+  const onEachGateway = system.gateways.map(
+    (gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: registered.api_key }),
+  );
   return { nodeId: registered.node_id, node: onEachGateway[0]!, onEachGateway };
 }
 
@@ -48,7 +62,8 @@ async function refusal<N extends RpcName>(client: ComputeClient, name: N, body: 
 }
 
 async function stateOf(nodeId: string, client = user) {
-  return (await client.call("listNodes", { include_offline: true })).items.find((node) => node.node_id === nodeId)?.state;
+  return (await client.call("listNodes", { include_offline: true })).items.find((node) => node.node_id === nodeId)
+    ?.state;
 }
 
 /** Waits until the silent node's heartbeats are overdue. */
@@ -60,10 +75,18 @@ describe("nodes/delete", () => {
   it("refuses an online or draining node with 409 and its state, and leaves it in place", async () => {
     const { nodeId, node } = await registerNode("delete-live");
     await node.call("heartbeat", {});
-    expect(await refusal(user, "deleteNode", { node_id: nodeId })).toEqual({ status: 409, code: "state.conflict", details: { state: "online" } });
+    expect(await refusal(user, "deleteNode", { node_id: nodeId })).toEqual({
+      status: 409,
+      code: "state.conflict",
+      details: { state: "online" },
+    });
     await user.call("drainNode", { node_id: nodeId, draining: true });
     await node.call("heartbeat", {});
-    expect(await refusal(user, "deleteNode", { node_id: nodeId })).toEqual({ status: 409, code: "state.conflict", details: { state: "draining" } });
+    expect(await refusal(user, "deleteNode", { node_id: nodeId })).toEqual({
+      status: 409,
+      code: "state.conflict",
+      details: { state: "draining" },
+    });
     expect((await node.call("heartbeat", {})).draining).toBe(true);
   });
 
@@ -72,8 +95,15 @@ describe("nodes/delete", () => {
     const { nodeId, onEachGateway } = await registerNode(pool);
     const [onFirst, onSecond] = onEachGateway as [ComputeClient, ComputeClient];
     const { job_id: jobId } = await user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool });
-    await expect.poll(async () => (await onFirst.call("poll", { wait_seconds: 1 })).jobs.some((job) => job.job_id === jobId), { timeout: 15_000, interval: 1 }).toBe(true);
-    await expect.poll(async () => (await allocations.get(nodeId))?.value.attempts[jobId] !== undefined, { timeout: 5_000 }).toBe(true);
+    await expect
+      .poll(async () => (await onFirst.call("poll", { wait_seconds: 1 })).jobs.some((job) => job.job_id === jobId), {
+        timeout: 15_000,
+        interval: 1,
+      })
+      .toBe(true);
+    await expect
+      .poll(async () => (await allocations.get(nodeId))?.value.attempts[jobId] !== undefined, { timeout: 5_000 })
+      .toBe(true);
     // The second gateway holds the key in its cache before the delete too.
     await onSecond.call("poll", { wait_seconds: 0 });
     await waitOffline(nodeId);
@@ -85,9 +115,14 @@ describe("nodes/delete", () => {
     await expect.poll(async () => (await refusal(onSecond, "heartbeat", {})).status, { timeout: 5_000 }).toBe(401);
 
     expect(await stateOf(nodeId)).toBeUndefined();
-    expect(await refusal(user, "deleteNode", { node_id: nodeId })).toMatchObject({ status: 404, code: "resource.not_found" });
+    expect(await refusal(user, "deleteNode", { node_id: nodeId })).toMatchObject({
+      status: 404,
+      code: "resource.not_found",
+    });
     // The scheduler drops the node: its job goes back to the queue and the node's allocation record is removed.
-    await expect.poll(async () => (await user.call("retrieveJob", { job_id: jobId })).job.state, { timeout: 15_000 }).toBe("queued");
+    await expect
+      .poll(async () => (await user.call("retrieveJob", { job_id: jobId })).job.state, { timeout: 15_000 })
+      .toBe("queued");
     await expect.poll(() => allocations.get(nodeId), { timeout: 15_000 }).toBeNull();
   });
 
@@ -95,9 +130,15 @@ describe("nodes/delete", () => {
     const { nodeId, node } = await registerNode("delete-tenancy");
     await waitOffline(nodeId);
     const gateway = system.gateways[0]!;
-    for (const other of [await createTenant(gateway.nc, { appId: tenant.app.app_id }), await createTenant(gateway.nc)]) {
+    for (const other of [
+      await createTenant(gateway.nc, { appId: tenant.app.app_id }),
+      await createTenant(gateway.nc),
+    ]) {
       const { client } = await signedInClient(gateway.baseUrl, other);
-      expect(await refusal(client, "deleteNode", { node_id: nodeId })).toMatchObject({ status: 404, code: "resource.not_found" });
+      expect(await refusal(client, "deleteNode", { node_id: nodeId })).toMatchObject({
+        status: 404,
+        code: "resource.not_found",
+      });
     }
     expect(await stateOf(nodeId)).toBe("offline");
     // The key still works (its heartbeat brings the node back).
@@ -108,9 +149,24 @@ describe("nodes/delete", () => {
     const { nodeId, node } = await registerNode("delete-crash");
     await waitOffline(nodeId);
     // The registry's half alone, as if the gateway died right after it.
-    const caller: UserContext = { app_id: tenant.app.app_id, business_id: tenant.business.business_id, user_id: tenant.user.user_id, role: "admin", key_id: null, operator: false };
-    await requestRpc(system.gateways[0]!.nc, subjects.nodeDelete(), { caller, body: { node_id: nodeId } }, DeleteNodeReply);
-    expect(await refusal(user, "deleteNode", { node_id: nodeId })).toMatchObject({ status: 404, code: "resource.not_found" });
+    const caller: UserContext = {
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      user_id: tenant.user.user_id,
+      role: "admin",
+      key_id: null,
+      operator: false,
+    };
+    await requestRpc(
+      system.gateways[0]!.nc,
+      subjects.nodeDelete(),
+      { caller, body: { node_id: nodeId } },
+      DeleteNodeReply,
+    );
+    expect(await refusal(user, "deleteNode", { node_id: nodeId })).toMatchObject({
+      status: 404,
+      code: "resource.not_found",
+    });
     expect(await refusal(node, "heartbeat", {})).toMatchObject({ status: 401, code: "auth.invalid_credentials" });
   });
 });

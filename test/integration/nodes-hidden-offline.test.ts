@@ -2,7 +2,12 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../services/node-registry/config.js";
 import { buildNodeRegistry, type NodeRegistry } from "../../services/node-registry/node-registry.js";
-import { ListNodesResponse, type ListNodesRequest, RegisterNodeReply, type UserContext } from "../../shared/contract/index.js";
+import {
+  ListNodesResponse,
+  type ListNodesRequest,
+  RegisterNodeReply,
+  type UserContext,
+} from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { createLogger, newId } from "../../shared/runtime/index.js";
 import { type NatsHarness, startNats } from "../harness/nats-server.js";
@@ -20,7 +25,11 @@ let registry: NodeRegistry;
 beforeAll(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
-  const config = loadConfig({ NATS_URL: nats.url, CJS_LIVENESS_SWEEP_MS: "3600000", CJS_NODES_HIDE_OFFLINE_AFTER_SECONDS: String(HIDE_AFTER_SECONDS) });
+  const config = loadConfig({
+    NATS_URL: nats.url,
+    CJS_LIVENESS_SWEEP_MS: "3600000",
+    CJS_NODES_HIDE_OFFLINE_AFTER_SECONDS: String(HIDE_AFTER_SECONDS),
+  });
   registry = buildNodeRegistry({ nc, logger, clock, config });
   await registry.start();
 });
@@ -31,10 +40,23 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-const caller: UserContext = { app_id: "app1", business_id: newId("biz"), user_id: newId("usr"), role: "member", key_id: null, operator: false };
+const caller: UserContext = {
+  app_id: "app1",
+  business_id: newId("biz"),
+  user_id: newId("usr"),
+  role: "member",
+  key_id: null,
+  operator: false,
+};
 
 async function register(name: string): Promise<string> {
-  const body = { name, hostname: `${name}.local`, pool_id: "own", capacity: { cpu: 1, memory_mb: 512 }, agent_version: "1.0.0" };
+  const body = {
+    name,
+    hostname: `${name}.local`,
+    pool_id: "own",
+    capacity: { cpu: 1, memory_mb: 512 },
+    agent_version: "1.0.0",
+  };
   return (await requestRpc(nc, subjects.nodeRegister(), { caller, body }, RegisterNodeReply)).node.node_id;
 }
 

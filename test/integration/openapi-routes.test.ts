@@ -26,7 +26,12 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-const forBrowsers = (url: string) => url === "/" || url === "/docs" || url.startsWith("/docs/") || url.startsWith("/assets/") || (PORTAL_PAGES as readonly string[]).includes(url);
+const forBrowsers = (url: string) =>
+  url === "/" ||
+  url === "/docs" ||
+  url.startsWith("/docs/") ||
+  url.startsWith("/assets/") ||
+  (PORTAL_PAGES as readonly string[]).includes(url);
 const asOpenApiPath = (url: string) => url.replace(/:([A-Za-z]+)/g, "{$1}");
 
 describe("/openapi.json", () => {
@@ -38,7 +43,12 @@ describe("/openapi.json", () => {
   });
 
   it("names every path the gateway serves, and no other", () => {
-    const served = new Set(routesOf(gateway.gateway.app).map((route) => route.url).filter((url) => !forBrowsers(url)).map(asOpenApiPath));
+    const served = new Set(
+      routesOf(gateway.gateway.app)
+        .map((route) => route.url)
+        .filter((url) => !forBrowsers(url))
+        .map(asOpenApiPath),
+    );
     expect([...served].sort()).toEqual(Object.keys(document.paths).sort());
   });
 
@@ -47,7 +57,9 @@ describe("/openapi.json", () => {
     for (const [path, item] of Object.entries(document.paths)) {
       for (const method of Object.keys(item)) {
         const url = path.replace(/\{([A-Za-z]+)\}/g, ":$1");
-        expect(app.hasRoute({ method: method.toUpperCase() as "GET", url }), `${method.toUpperCase()} ${path}`).toBe(true);
+        expect(app.hasRoute({ method: method.toUpperCase() as "GET", url }), `${method.toUpperCase()} ${path}`).toBe(
+          true,
+        );
       }
     }
   });

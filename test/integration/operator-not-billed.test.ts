@@ -51,20 +51,31 @@ afterAll(async () => {
 });
 
 async function creditSet(tenant: Tenant, amount: number) {
-  return requestRpc(nc, subjects.adminCreditSet(), { business_id: tenant.business.business_id, amount }, SetCreditResponse);
+  return requestRpc(
+    nc,
+    subjects.adminCreditSet(),
+    { business_id: tenant.business.business_id, amount },
+    SetCreditResponse,
+  );
 }
 
 async function runToEnd(jobId: string): Promise<void> {
-  await expect.poll(async () => (await node.poll(1)).some((job) => job.job_id === jobId), { timeout: 20_000, interval: 50 }).toBe(true);
+  await expect
+    .poll(async () => (await node.poll(1)).some((job) => job.job_id === jobId), { timeout: 20_000, interval: 50 })
+    .toBe(true);
   await node.finish(jobId);
 }
 
 /** Billing removes a job's metering message once it has settled the attempt (charged or free). */
 async function waitUntilMetered(jobId: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
-  await expect.poll(async () => jsm.streams.getMessage(STREAMS.metering, { last_by_subj: subjects.metering(jobId) }), { timeout: 30_000, interval: 100 }).toBeNull();
+  await expect
+    .poll(async () => jsm.streams.getMessage(STREAMS.metering, { last_by_subj: subjects.metering(jobId) }), {
+      timeout: 30_000,
+      interval: 100,
+    })
+    .toBeNull();
 }
-
 
 describe("the operator's own business", () => {
   it("runs jobs on an operator pool with no credit and over the plan's limits, and neither metering nor the ledger audit charges them", async () => {
@@ -88,13 +99,19 @@ describe("the operator's own business", () => {
 
 describe("a customer on the same operator pool", () => {
   it("is refused over the plan's limits and without credit, and charged for a run", async () => {
-    expect(await errorCodeOf(customer.call("submitJob", { ...BIG_JOB, pool_id: "default" }))).toBe("plan.limit_exceeded");
+    expect(await errorCodeOf(customer.call("submitJob", { ...BIG_JOB, pool_id: "default" }))).toBe(
+      "plan.limit_exceeded",
+    );
     const { job_id } = await customer.call("submitJob", { ...JOB, pool_id: "default" });
     await runToEnd(job_id);
     await waitUntilMetered(job_id);
-    expect((await customer.call("listLedger", { limit: 200 })).items.map((entry) => entry.entry_id)).toContain(`job.${job_id}.1`);
+    expect((await customer.call("listLedger", { limit: 200 })).items.map((entry) => entry.entry_id)).toContain(
+      `job.${job_id}.1`,
+    );
 
     await creditSet(customerTenant, 0);
-    expect(await errorCodeOf(customer.call("submitJob", { ...JOB, pool_id: "default" }))).toBe("resource.limit_reached");
+    expect(await errorCodeOf(customer.call("submitJob", { ...JOB, pool_id: "default" }))).toBe(
+      "resource.limit_reached",
+    );
   });
 });

@@ -15,7 +15,12 @@ import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem } from "../harness/system.js";
 
 const SHARED_POOL = "everyone";
-const JOB = { type: "shell", command: ["true"], resources: { cpu: 1, memory_mb: 256, gpu: 0 }, env: { SECRET: "of-its-own-app" } };
+const JOB = {
+  type: "shell",
+  command: ["true"],
+  resources: { cpu: 1, memory_mb: 256, gpu: 0 },
+  env: { SECRET: "of-its-own-app" },
+};
 
 let nats: NatsHarness;
 let system: RunningSystem;
@@ -23,7 +28,11 @@ let nc: NatsConnection;
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_OPERATOR_POOLS: `default,${SHARED_POOL}`, CJS_SHARED_OPERATOR_POOLS: SHARED_POOL });
+  system = await startSystem(
+    nats.url,
+    { gateways: 1, schedulers: 1, registries: 1 },
+    { CJS_OPERATOR_POOLS: `default,${SHARED_POOL}`, CJS_SHARED_OPERATOR_POOLS: SHARED_POOL },
+  );
   nc = await connect({ servers: nats.url, name: "test-operator-pool-tenancy" });
 }, 120_000);
 
@@ -37,9 +46,18 @@ afterAll(async () => {
 async function application(): Promise<{ appId: string; operator: ComputeClient; customer: ComputeClient }> {
   const operator = await createTenant(nc, { operator: true });
   const customer = await createTenant(nc, { appId: operator.app.app_id });
-  await requestRpc(nc, subjects.adminCreditSet(), { business_id: customer.business.business_id, amount: 1_000 }, SetCreditResponse);
+  await requestRpc(
+    nc,
+    subjects.adminCreditSet(),
+    { business_id: customer.business.business_id, amount: 1_000 },
+    SetCreditResponse,
+  );
   const baseUrl = system.gateways[0]!.baseUrl;
-  return { appId: operator.app.app_id, operator: (await signedInClient(baseUrl, operator)).client, customer: (await signedInClient(baseUrl, customer)).client };
+  return {
+    appId: operator.app.app_id,
+    operator: (await signedInClient(baseUrl, operator)).client,
+    customer: (await signedInClient(baseUrl, customer)).client,
+  };
 }
 
 /** Long-polls until `jobId` is delivered; returns every job the node was given meanwhile. */
@@ -53,7 +71,10 @@ describe("operator pools and applications", () => {
   it("never gives a job of application B to application A's node in the pool default, and gives it to B's node", async () => {
     const a = await application();
     const b = await application();
-    const nodeA = await FakeNode.register(a.operator, system.gateways[0]!.baseUrl, a.appId, { name: "node-a", pool_id: "default" });
+    const nodeA = await FakeNode.register(a.operator, system.gateways[0]!.baseUrl, a.appId, {
+      name: "node-a",
+      pool_id: "default",
+    });
 
     // A's node is known to the placer once it has taken A's own job.
     const first = (await a.customer.call("submitJob", { ...JOB, name: "a-first" })).job_id;
@@ -65,9 +86,16 @@ describe("operator pools and applications", () => {
     const givenToA = await pollUntil(nodeA, second);
 
     expect(givenToA.map((job) => job.job_id)).not.toContain(fromB);
-    expect((await b.customer.call("retrieveJob", { job_id: fromB })).job).toMatchObject({ state: "queued", node_id: null, pending_reason: "no_nodes_in_pool" });
+    expect((await b.customer.call("retrieveJob", { job_id: fromB })).job).toMatchObject({
+      state: "queued",
+      node_id: null,
+      pending_reason: "no_nodes_in_pool",
+    });
 
-    const nodeB = await FakeNode.register(b.operator, system.gateways[0]!.baseUrl, b.appId, { name: "node-b", pool_id: "default" });
+    const nodeB = await FakeNode.register(b.operator, system.gateways[0]!.baseUrl, b.appId, {
+      name: "node-b",
+      pool_id: "default",
+    });
     const givenToB = await pollUntil(nodeB, fromB);
     expect(givenToB.find((job) => job.job_id === fromB)?.env).toEqual(JOB.env);
     expect((await b.customer.call("retrieveJob", { job_id: fromB })).job).toMatchObject({ node_id: nodeB.nodeId });
@@ -77,7 +105,10 @@ describe("operator pools and applications", () => {
   it("gives a job of application B to application A's node in a pool declared shared", async () => {
     const a = await application();
     const b = await application();
-    const nodeA = await FakeNode.register(a.operator, system.gateways[0]!.baseUrl, a.appId, { name: "node-a-shared", pool_id: SHARED_POOL });
+    const nodeA = await FakeNode.register(a.operator, system.gateways[0]!.baseUrl, a.appId, {
+      name: "node-a-shared",
+      pool_id: SHARED_POOL,
+    });
 
     const fromB = (await b.customer.call("submitJob", { ...JOB, name: "b-shared", pool_id: SHARED_POOL })).job_id;
     await pollUntil(nodeA, fromB);

@@ -18,13 +18,21 @@ let apiUrl: string;
 
 beforeAll(async () => {
   nats = await startNats();
-  for (const service of SERVICES) children.set(service, startServiceProcess({ service, env: serviceProcessEnv(service, nats.url, 1) }));
+  for (const service of SERVICES)
+    children.set(service, startServiceProcess({ service, env: serviceProcessEnv(service, nats.url, 1) }));
   const gateway = children.get("gateway")!;
-  const listening = gateway.waitForLog((line) => typeof line.msg === "string" && line.msg.startsWith("gateway listening on"), READY_WAIT_MS);
+  const listening = gateway.waitForLog(
+    (line) => typeof line.msg === "string" && line.msg.startsWith("gateway listening on"),
+    READY_WAIT_MS,
+  );
   // Every wait begins at once: a line logged before its wait begins is not seen.
-  const urls = await Promise.all([...children].map(async ([service, child]) => [service, await healthUrlOf(child)] as const));
+  const urls = await Promise.all(
+    [...children].map(async ([service, child]) => [service, await healthUrlOf(child)] as const),
+  );
   for (const [service, url] of urls) opsUrls.set(service, url);
-  await Promise.all([...children].map(([service, child]) => untilReadyz(child, opsUrls.get(service)!, 200, READY_WAIT_MS)));
+  await Promise.all(
+    [...children].map(([service, child]) => untilReadyz(child, opsUrls.get(service)!, 200, READY_WAIT_MS)),
+  );
   apiUrl = String((await listening).address);
 }, 120_000);
 
@@ -54,9 +62,18 @@ describe("/metrics", () => {
   it("on billing's ops port, reports the metering backlog and the ledger audit's from their consumers", async () => {
     const ops = opsUrls.get("billing")!;
     // Read once per probe interval after the start: wait for the first read.
-    await expect.poll(() => metricValue(ops, 'cjs_jetstream_consumer_pending{stream="CJS_METERING",consumer="billing-metering"}'), { timeout: 10_000 }).toBe(0);
-    expect(await metricValue(ops, 'cjs_jetstream_consumer_redelivered{stream="CJS_METERING",consumer="billing-metering"}')).toBe(0);
-    expect(await metricValue(ops, 'cjs_jetstream_consumer_pending{stream="KV_cjs_jobs",consumer="billing-ledger-audit"}')).toBeGreaterThanOrEqual(0);
+    await expect
+      .poll(
+        () => metricValue(ops, 'cjs_jetstream_consumer_pending{stream="CJS_METERING",consumer="billing-metering"}'),
+        { timeout: 10_000 },
+      )
+      .toBe(0);
+    expect(
+      await metricValue(ops, 'cjs_jetstream_consumer_redelivered{stream="CJS_METERING",consumer="billing-metering"}'),
+    ).toBe(0);
+    expect(
+      await metricValue(ops, 'cjs_jetstream_consumer_pending{stream="KV_cjs_jobs",consumer="billing-ledger-audit"}'),
+    ).toBeGreaterThanOrEqual(0);
   });
 
   it("on log-relay's ops port, has its own metrics", async () => {

@@ -31,7 +31,9 @@ describe.each(NATS_TOPOLOGIES)("the placement lease on $name", (topology) => {
   });
 
   /** A fresh bucket per test, so one test's lease never meets the next one's. */
-  async function bucket(name: string): Promise<{ open: () => Promise<KV>; openWithConnection: () => Promise<{ kv: KV; nc: NatsConnection }> }> {
+  async function bucket(
+    name: string,
+  ): Promise<{ open: () => Promise<KV>; openWithConnection: () => Promise<{ kv: KV; nc: NatsConnection }> }> {
     const admin = await connect({ servers: nats.url.split(",") });
     connections.push(admin);
     await new Kvm(admin).create(`${BUCKETS.leases}_${name}`, { history: 1, replicas: nats.replicas });
@@ -52,9 +54,13 @@ describe.each(NATS_TOPOLOGIES)("the placement lease on $name", (topology) => {
 
   it("of replicas racing for a free lease, exactly one holds it", async () => {
     const kvs = await bucket("race");
-    const racers = await Promise.all(Array.from({ length: 5 }, async (_, index) => lease(await kvs.open(), `r${index}`)));
+    const racers = await Promise.all(
+      Array.from({ length: 5 }, async (_, index) => lease(await kvs.open(), `r${index}`)),
+    );
     racers.forEach(({ lease: each }) => each.start());
-    await expect.poll(() => racers.filter(({ lease: each }) => each.leading).length, { timeout: 10_000, interval: 20 }).toBe(1);
+    await expect
+      .poll(() => racers.filter(({ lease: each }) => each.leading).length, { timeout: 10_000, interval: 20 })
+      .toBe(1);
     // Several renewals later, still one, and the same one.
     const holder = racers.find(({ lease: each }) => each.leading);
     for (let tick = 0; tick < 5; tick += 1) await Promise.all(racers.map(({ lease: each }) => each.tick()));

@@ -25,7 +25,12 @@ const LEASE_MS = "600000";
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_PLACEMENT_LEASE_MS: LEASE_MS }, { schedulerClock: clock, loggerFor: (service) => logs.logger(service) });
+  system = await startSystem(
+    nats.url,
+    { gateways: 1, schedulers: 1, registries: 1 },
+    { CJS_PLACEMENT_LEASE_MS: LEASE_MS },
+    { schedulerClock: clock, loggerFor: (service) => logs.logger(service) },
+  );
   const tenant = await createTenant(system.gateways[0]!.nc);
   ({ client: user } = await signedInClient(system.gateways[0]!.baseUrl, tenant));
   node = await FakeNode.register(user, system.gateways[0]!.baseUrl, tenant.app.app_id, { pool_id: POOL });
@@ -39,18 +44,32 @@ afterAll(async () => {
 describe("a placement round lost to the broker", () => {
   it("is planned again once the broker is back: the job that fell due meanwhile is placed", async () => {
     const runAt = clock.now() + 60_000;
-    const { job_id: jobId } = await user.call("submitJob", { type: "shell", command: ["true"], pool_id: POOL, run_at: new Date(runAt).toISOString() });
-    expect((await user.call("retrieveJob", { job_id: jobId })).job).toMatchObject({ state: "queued", pending_reason: "scheduled" });
+    const { job_id: jobId } = await user.call("submitJob", {
+      type: "shell",
+      command: ["true"],
+      pool_id: POOL,
+      run_at: new Date(runAt).toISOString(),
+    });
+    expect((await user.call("retrieveJob", { job_id: jobId })).job).toMatchObject({
+      state: "queued",
+      pending_reason: "scheduled",
+    });
 
     // The broker dies; the job falls due; the next tick's round cannot read or write and fails (after the client's request timeout).
     const mark = logs.mark();
     await nats.kill();
     clock.advance(61_000);
-    await logs.waitFor((line) => line.service === "scheduler" && line.msg?.startsWith("placement round failed") === true, mark);
+    await logs.waitFor(
+      (line) => line.service === "scheduler" && line.msg?.startsWith("placement round failed") === true,
+      mark,
+    );
     await nats.restart();
 
     await expect
-      .poll(async () => (await node.poll(2).catch(() => [])).some((job) => job.job_id === jobId), { timeout: 30_000, interval: 1 })
+      .poll(async () => (await node.poll(2).catch(() => [])).some((job) => job.job_id === jobId), {
+        timeout: 30_000,
+        interval: 1,
+      })
       .toBe(true);
     expect((await user.call("retrieveJob", { job_id: jobId })).job).toMatchObject({ state: "running", attempt: 1 });
   }, 120_000);

@@ -43,7 +43,14 @@ async function queueDepth(appId: string): Promise<number> {
 }
 
 function callerOf(tenant: Tenant): UserContext {
-  return { app_id: tenant.app.app_id, business_id: tenant.business.business_id, user_id: tenant.user.user_id, role: "admin", key_id: null, operator: false };
+  return {
+    app_id: tenant.app.app_id,
+    business_id: tenant.business.business_id,
+    user_id: tenant.user.user_id,
+    role: "admin",
+    key_id: null,
+    operator: false,
+  };
 }
 
 /** Submits straight to the scheduler, as the gateway does, many at a time: the backlog is built in seconds, not minutes. */
@@ -53,7 +60,9 @@ async function submitBacklog(caller: UserContext, count: number): Promise<string
   const lane = async (): Promise<void> => {
     for (let index = next++; index < count; index = next++) {
       const body = { ...JOB, name: `backlog-${index}` };
-      ids[index] = (await requestRpc(nc, subjects.jobSubmit(), { caller, body }, SubmitJobResponse, { timeoutMs: 30_000 })).job_id;
+      ids[index] = (
+        await requestRpc(nc, subjects.jobSubmit(), { caller, body }, SubmitJobResponse, { timeoutMs: 30_000 })
+      ).job_id;
     }
   };
   await Promise.all(Array.from({ length: 64 }, lane));
@@ -66,7 +75,12 @@ describe("the queue's order over a backlog of 50,000 jobs", () => {
     const small = await createTenant(nc, { appId: big.app.app_id });
     const operator = await createTenant(nc, { appId: big.app.app_id, operator: true });
     for (const tenant of [big, small]) {
-      await requestRpc(nc, subjects.adminCreditSet(), { business_id: tenant.business.business_id, amount: 1_000_000 }, SetCreditResponse);
+      await requestRpc(
+        nc,
+        subjects.adminCreditSet(),
+        { business_id: tenant.business.business_id, amount: 1_000_000 },
+        SetCreditResponse,
+      );
     }
     const baseUrl = system.gateways[0]!.baseUrl;
     const bigUser = (await signedInClient(baseUrl, big)).client;
@@ -75,7 +89,10 @@ describe("the queue's order over a backlog of 50,000 jobs", () => {
     const backlog = await submitBacklog(callerOf(big), BACKLOG);
     const single = (await smallUser.call("submitJob", { ...JOB, name: "single" })).job_id;
     const urgent = (await bigUser.call("submitJob", { ...JOB, name: "urgent", priority: 10 })).job_id;
-    expect((await smallUser.call("retrieveJob", { job_id: single })).job).toMatchObject({ state: "queued", pending_reason: "no_nodes_in_pool" });
+    expect((await smallUser.call("retrieveJob", { job_id: single })).job).toMatchObject({
+      state: "queued",
+      pending_reason: "no_nodes_in_pool",
+    });
     // The scheduler places from its watch of the bucket: once its queue holds every job, a node may come.
     await expect.poll(() => queueDepth(big.app.app_id), { timeout: 60_000, interval: 100 }).toBe(BACKLOG + 2);
 

@@ -45,7 +45,10 @@ afterAll(async () => {
 /** A tenant's user with one client per gateway replica, all carrying the same access token. */
 async function userOn(tenant: Tenant): Promise<ComputeClient[]> {
   const { tokens } = await signedInClient(gateways[0]!.baseUrl, tenant);
-  return gateways.map((gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, accessToken: tokens.access_token }));
+  return gateways.map(
+    (gateway) =>
+      new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, accessToken: tokens.access_token }),
+  );
 }
 
 /** One counted request (list API keys) through a client. */
@@ -56,7 +59,8 @@ function request(client: ComputeClient): Promise<RawResponse> {
 /** `count` requests one after another, alternating between the clients; every status, in order. */
 async function spend(clients: ComputeClient[], count: number): Promise<number[]> {
   const statuses: number[] = [];
-  for (let index = 0; index < count; index += 1) statuses.push((await request(clients[index % clients.length]!)).status);
+  for (let index = 0; index < count; index += 1)
+    statuses.push((await request(clients[index % clients.length]!)).status);
   return statuses;
 }
 
@@ -97,7 +101,11 @@ describe("rate limits across gateway replicas", () => {
     const clients = await userOn(await createTenant(gateways[0]!.nc));
     const first = await request(clients[0]!);
     expect(first.status).toBe(200);
-    expect(Object.fromEntries(["limit", "remaining", "reset", "policy"].map((name) => [name, first.headers.get(`ratelimit-${name}`)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ["limit", "remaining", "reset", "policy"].map((name) => [name, first.headers.get(`ratelimit-${name}`)]),
+      ),
+    ).toEqual({
       limit: "20",
       remaining: "19",
       reset: "60",
@@ -121,7 +129,9 @@ describe("rate limits across gateway replicas", () => {
     const [jwt] = await userOn(tenant);
     // An API key: the access token would expire while the clock moves through the hour.
     const { key } = await jwt!.call("createApiKey", { name: "hourly" });
-    const clients = gateways.map((gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: key }));
+    const clients = gateways.map(
+      (gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, apiKey: key }),
+    );
     expect(await spend(clients, 19)).toEqual(ok(19));
     expectRateLimited(await request(clients[0]!), "minute");
     clock.advance(60_000);
@@ -163,10 +173,15 @@ describe("rate limits across gateway replicas", () => {
     try {
       const tenant = await createTenant(roomy[0]!.nc);
       const { tokens } = await signedInClient(roomy[0]!.baseUrl, tenant);
-      const clients = roomy.map((gateway) => new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, accessToken: tokens.access_token }));
+      const clients = roomy.map(
+        (gateway) =>
+          new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, accessToken: tokens.access_token }),
+      );
       const answers = await Promise.all(Array.from({ length: 200 }, (_, index) => request(clients[index % 2]!)));
       expect(answers.map((answer) => answer.status)).toEqual(ok(200));
-      const remaining = answers.map((answer) => Number(answer.headers.get("ratelimit-remaining"))).sort((a, b) => a - b);
+      const remaining = answers
+        .map((answer) => Number(answer.headers.get("ratelimit-remaining")))
+        .sort((a, b) => a - b);
       expect(remaining).toEqual(Array.from({ length: 200 }, (_, index) => 800 + index));
     } finally {
       await Promise.all(roomy.map((gateway) => gateway.stop()));
@@ -176,7 +191,9 @@ describe("rate limits across gateway replicas", () => {
   it("a node key's polls and heartbeats are not counted: they pass after its user exhausted the limit", async () => {
     const tenant = await createTenant(gateways[0]!.nc);
     const clients = await userOn(tenant);
-    const node = await FakeNode.register(clients[0]!, gateways[1]!.baseUrl, tenant.app.app_id, { pool_id: "rate-limits" });
+    const node = await FakeNode.register(clients[0]!, gateways[1]!.baseUrl, tenant.app.app_id, {
+      pool_id: "rate-limits",
+    });
     expect(await spend(clients, 19)).toEqual(ok(19));
     expectRateLimited(await request(clients[1]!), "minute");
     for (let round = 0; round < 25; round += 1) {
@@ -203,7 +220,10 @@ describe("rate limits across gateway replicas", () => {
     const clients = await userOn(tenant);
     expect(await spend(clients, 20)).toEqual(ok(20));
     const anonymous = new ComputeClient({ baseUrl: gateways[1]!.baseUrl, appId: tenant.app.app_id });
-    const login = await anonymous.raw(RPC_ROUTES.login.method, RPC_ROUTES.login.path, { email: tenant.user.email, password: tenant.password });
+    const login = await anonymous.raw(RPC_ROUTES.login.method, RPC_ROUTES.login.path, {
+      email: tenant.user.email,
+      password: tenant.password,
+    });
     expect(login.status).toBe(200);
     expect(login.headers.get("ratelimit-limit")).toBeNull();
   });
@@ -211,7 +231,10 @@ describe("rate limits across gateway replicas", () => {
 
 describe("rate-limit settings", () => {
   it("a gateway started with a limit of 0 refuses to start and names the setting", async () => {
-    const gateway = startServiceProcess({ service: "gateway", env: { NATS_URL: nats.url, CJS_PORT: "0", CJS_RATE_LIMIT_PER_MINUTE: "0", CJS_RATE_LIMIT_PER_HOUR: "-1" } });
+    const gateway = startServiceProcess({
+      service: "gateway",
+      env: { NATS_URL: nats.url, CJS_PORT: "0", CJS_RATE_LIMIT_PER_MINUTE: "0", CJS_RATE_LIMIT_PER_HOUR: "-1" },
+    });
     const { code } = await gateway.exited;
     expect(code).toBe(2);
     expect(gateway.output()).toContain("CJS_RATE_LIMIT_PER_MINUTE");

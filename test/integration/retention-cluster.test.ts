@@ -16,7 +16,12 @@ import { createTenant, signedInClient, startSystem, type RunningSystem } from ".
 
 const JOBS = 20;
 const POOL = "cluster-retention";
-const STORE_STREAMS = [kvStreams.name(BUCKETS.jobs), STREAMS.logs, `OBJ_${OBJECT_STORES.artifacts}`, kvStreams.name(BUCKETS.artifactIndex)];
+const STORE_STREAMS = [
+  kvStreams.name(BUCKETS.jobs),
+  STREAMS.logs,
+  `OBJ_${OBJECT_STORES.artifacts}`,
+  kvStreams.name(BUCKETS.artifactIndex),
+];
 
 let cluster: NatsClusterHarness;
 let system: RunningSystem;
@@ -30,7 +35,12 @@ beforeAll(async () => {
   system = await startSystem(
     cluster.url,
     { gateways: 2, schedulers: 2, registries: 1 },
-    { CJS_NATS_REPLICAS: String(cluster.replicas), CJS_RETENTION_SECONDS_OVERRIDE: "1", CJS_RETENTION_SWEEP_INTERVAL_MS: "250", CJS_RETENTION_MARKER_TTL_SECONDS: "1" },
+    {
+      CJS_NATS_REPLICAS: String(cluster.replicas),
+      CJS_RETENTION_SECONDS_OVERRIDE: "1",
+      CJS_RETENTION_SWEEP_INTERVAL_MS: "250",
+      CJS_RETENTION_MARKER_TTL_SECONDS: "1",
+    },
   );
 }, 120_000);
 
@@ -54,10 +64,17 @@ describe("retention on a cluster", () => {
 
     const tenant = await createTenant(nc);
     const { client: user } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
-    const node = await FakeNode.register(user, system.gateways[1]!.baseUrl, tenant.app.app_id, { pool_id: POOL, capacity: { cpu: 32, memory_mb: 65_536, gpu: 0, slots: JOBS } });
+    const node = await FakeNode.register(user, system.gateways[1]!.baseUrl, tenant.app.app_id, {
+      pool_id: POOL,
+      capacity: { cpu: 32, memory_mb: 65_536, gpu: 0, slots: JOBS },
+    });
     const jobIds = await finishJobsWithData(user, node, POOL, JOBS);
 
-    await vi.waitFor(async () => expect(await messagesStored()).toEqual(Object.fromEntries(STORE_STREAMS.map((stream) => [stream, 0]))), { timeout: 30_000, interval: 200 });
+    await vi.waitFor(
+      async () =>
+        expect(await messagesStored()).toEqual(Object.fromEntries(STORE_STREAMS.map((stream) => [stream, 0]))),
+      { timeout: 30_000, interval: 200 },
+    );
     for (const jobId of jobIds.slice(0, 3)) {
       await expect(user.call("retrieveJob", { job_id: jobId })).rejects.toMatchObject({ code: "resource.not_found" });
     }

@@ -6,7 +6,14 @@ import { metricsRegistry } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { finishJobsWithData } from "../harness/job-data.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startScheduler, startSystem, type RunningService, type RunningSystem } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startScheduler,
+  startSystem,
+  type RunningService,
+  type RunningSystem,
+} from "../harness/system.js";
 
 /**
  * Bounded disk: with a retention of one second, jobs that finish with log lines and an
@@ -18,7 +25,12 @@ import { createTenant, signedInClient, startScheduler, startSystem, type Running
 const ROUNDS = 12;
 const ROUND_JOBS = 25;
 const POOL = "soak";
-const STORE_STREAMS = [kvStreams.name(BUCKETS.jobs), STREAMS.logs, `OBJ_${OBJECT_STORES.artifacts}`, kvStreams.name(BUCKETS.artifactIndex)];
+const STORE_STREAMS = [
+  kvStreams.name(BUCKETS.jobs),
+  STREAMS.logs,
+  `OBJ_${OBJECT_STORES.artifacts}`,
+  kvStreams.name(BUCKETS.artifactIndex),
+];
 
 let nats: NatsHarness;
 let system: RunningSystem;
@@ -31,12 +43,19 @@ beforeAll(async () => {
   system = await startSystem(
     nats.url,
     { gateways: 1, schedulers: 1, registries: 1 },
-    { CJS_RETENTION_SECONDS_OVERRIDE: "1", CJS_RETENTION_SWEEP_INTERVAL_MS: "250", CJS_RETENTION_MARKER_TTL_SECONDS: "1" },
+    {
+      CJS_RETENTION_SECONDS_OVERRIDE: "1",
+      CJS_RETENTION_SWEEP_INTERVAL_MS: "250",
+      CJS_RETENTION_MARKER_TTL_SECONDS: "1",
+    },
   );
   const gateway = system.gateways[0]!;
   const tenant = await createTenant(gateway.nc);
   ({ client: user } = await signedInClient(gateway.baseUrl, tenant));
-  node = await FakeNode.register(user, gateway.baseUrl, tenant.app.app_id, { pool_id: POOL, capacity: { cpu: 64, memory_mb: 262_144, gpu: 0, slots: ROUND_JOBS } });
+  node = await FakeNode.register(user, gateway.baseUrl, tenant.app.app_id, {
+    pool_id: POOL,
+    capacity: { cpu: 64, memory_mb: 262_144, gpu: 0, slots: ROUND_JOBS },
+  });
 });
 
 afterAll(async () => {
@@ -60,25 +79,27 @@ const EMPTY = Object.fromEntries(STORE_STREAMS.map((stream) => [stream, { messag
 
 async function deletedByRetention(kind: string): Promise<number> {
   const metric = await metricsRegistry.getSingleMetric("cjs_retention_deleted_total")!.get();
-  return metric.values.filter((value) => value.labels.kind === kind && value.labels.reason === "retention").reduce((sum, value) => sum + value.value, 0);
+  return metric.values
+    .filter((value) => value.labels.kind === kind && value.labels.reason === "retention")
+    .reduce((sum, value) => sum + value.value, 0);
 }
 
 describe("bounded disk under retention", () => {
-  it(
-    `the store comes back to empty after each of ${ROUNDS} rounds of ${ROUND_JOBS} jobs with logs and an artifact`,
-    async () => {
-      const before = { jobs: await deletedByRetention("job"), artifacts: await deletedByRetention("artifact"), logs: await deletedByRetention("log_message") };
-      for (let round = 1; round <= ROUNDS; round += 1) {
-        await finishJobsWithData(user, node, POOL, ROUND_JOBS);
-        await vi.waitFor(async () => expect(await storeUse()).toEqual(EMPTY), { timeout: 30_000, interval: 100 });
-      }
-      // Every job stored a log batch and an artifact, and the sweep is what removed them.
-      expect((await deletedByRetention("job")) - before.jobs).toBe(ROUNDS * ROUND_JOBS);
-      expect((await deletedByRetention("artifact")) - before.artifacts).toBe(ROUNDS * ROUND_JOBS);
-      expect((await deletedByRetention("log_message")) - before.logs).toBe(ROUNDS * ROUND_JOBS);
-    },
-    120_000,
-  );
+  it(`the store comes back to empty after each of ${ROUNDS} rounds of ${ROUND_JOBS} jobs with logs and an artifact`, async () => {
+    const before = {
+      jobs: await deletedByRetention("job"),
+      artifacts: await deletedByRetention("artifact"),
+      logs: await deletedByRetention("log_message"),
+    };
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      await finishJobsWithData(user, node, POOL, ROUND_JOBS);
+      await vi.waitFor(async () => expect(await storeUse()).toEqual(EMPTY), { timeout: 30_000, interval: 100 });
+    }
+    // Every job stored a log batch and an artifact, and the sweep is what removed them.
+    expect((await deletedByRetention("job")) - before.jobs).toBe(ROUNDS * ROUND_JOBS);
+    expect((await deletedByRetention("artifact")) - before.artifacts).toBe(ROUNDS * ROUND_JOBS);
+    expect((await deletedByRetention("log_message")) - before.logs).toBe(ROUNDS * ROUND_JOBS);
+  }, 120_000);
 
   it("a scheduler started once the last deleted job's marker has expired starts and answers lists", async () => {
     // The bucket's last sequence is now a marker the server removed: no watch will ever deliver it.

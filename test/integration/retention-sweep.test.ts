@@ -66,7 +66,9 @@ async function finishedJob(owner: Business): Promise<string> {
 
 /** Runs one sweep on whichever scheduler replica holds the lease; exactly one does. */
 async function sweep(): Promise<void> {
-  const swept = await Promise.all(system.schedulers.map((running) => (running.service as Scheduler).sweepRetentionNow()));
+  const swept = await Promise.all(
+    system.schedulers.map((running) => (running.service as Scheduler).sweepRetentionNow()),
+  );
   expect(swept.filter(Boolean)).toHaveLength(1);
 }
 
@@ -86,7 +88,12 @@ async function kept(owner: Business, jobId: string): Promise<boolean> {
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, { gateways: 1, schedulers: 2, registries: 1 }, { CJS_RETENTION_SWEEP_INTERVAL_MS: "3600000", CJS_PLACEMENT_LEASE_MS: "10000" }, { schedulerClock: clock });
+  system = await startSystem(
+    nats.url,
+    { gateways: 1, schedulers: 2, registries: 1 },
+    { CJS_RETENTION_SWEEP_INTERVAL_MS: "3600000", CJS_PLACEMENT_LEASE_MS: "10000" },
+    { schedulerClock: clock },
+  );
 });
 
 afterAll(async () => {
@@ -99,7 +106,11 @@ describe("retention sweep", () => {
     const [free, team] = await Promise.all([business("free"), business("team")]);
     const freeOld = await finishedJob(free);
     const teamOld = await finishedJob(team);
-    const { job_id: unfinished } = await free.user.call("submitJob", { type: "shell", command: ["echo"], pool_id: "no-nodes" });
+    const { job_id: unfinished } = await free.user.call("submitJob", {
+      type: "shell",
+      command: ["echo"],
+      pool_id: "no-nodes",
+    });
 
     clock.advance(29 * DAY_MS);
     const freeRecent = await finishedJob(free);

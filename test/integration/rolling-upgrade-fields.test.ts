@@ -22,7 +22,13 @@ import { subscriptionKey } from "../../services/billing/subscriptions/subscripti
 import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
 import { scheduleKey } from "../../services/scheduler/schedules/schedule-record.js";
 import { ComputeClient } from "../harness/client.js";
-import { billingWebhookPath, RotateKeysResponse, RPC_ROUTES, SANDBOX_SIGNATURE_HEADER, SetCreditResponse } from "../../shared/contract/index.js";
+import {
+  billingWebhookPath,
+  RotateKeysResponse,
+  RPC_ROUTES,
+  SANDBOX_SIGNATURE_HEADER,
+  SetCreditResponse,
+} from "../../shared/contract/index.js";
 import { BUCKETS, type BucketName, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
 import { jobKey } from "../../shared/records/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
@@ -139,7 +145,10 @@ async function postCheckoutEvent(eventId: string): Promise<Raw> {
   });
   const response = await fetch(`${baseUrl}${billingWebhookPath("sandbox")}`, {
     method: "POST",
-    headers: { "content-type": "application/json", [SANDBOX_SIGNATURE_HEADER]: signSandboxPayload(await sandboxSecret(), body, now / 1000) },
+    headers: {
+      "content-type": "application/json",
+      [SANDBOX_SIGNATURE_HEADER]: signSandboxPayload(await sandboxSecret(), body, now / 1000),
+    },
     body,
   });
   expect(response.status).toBe(200);
@@ -147,11 +156,19 @@ async function postCheckoutEvent(eventId: string): Promise<Raw> {
 }
 
 function setCredit(amount: number) {
-  return requestRpc(nc, subjects.adminCreditSet(), { business_id: tenant.business.business_id, amount }, SetCreditResponse);
+  return requestRpc(
+    nc,
+    subjects.adminCreditSet(),
+    { business_id: tenant.business.business_id, amount },
+    SetCreditResponse,
+  );
 }
 
 /** One case per rewritten bucket: the type makes a bucket left out of both lists a compile error too. */
-const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { operation: string; run: () => Promise<void> }> = {
+const REWRITTEN: Record<
+  Exclude<BucketName, keyof typeof NOT_REWRITTEN>,
+  { operation: string; run: () => Promise<void> }
+> = {
   [BUCKETS.nodes]: {
     operation: "a heartbeat, then a drain",
     async run() {
@@ -174,7 +191,9 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
     operation: "two jobs placed, one finished (its attempt released)",
     async run() {
       const node = await FakeNode.register(user, baseUrl, tenant.app.app_id, { pool_id: "upgrade-alloc" });
-      const [kept, finished] = await Promise.all([0, 1].map(() => user.call("submitJob", { type: "shell", command: ["true"], pool_id: "upgrade-alloc" })));
+      const [kept, finished] = await Promise.all(
+        [0, 1].map(() => user.call("submitJob", { type: "shell", command: ["true"], pool_id: "upgrade-alloc" })),
+      );
       await expect.poll(async () => (await node.poll(), node.running.size), { timeout: 10_000 }).toBe(2);
       await addNewerFields(BUCKETS.allocations, node.nodeId, nestedIn("attempts", kept!.job_id));
       await node.finish(finished!.job_id);
@@ -209,7 +228,9 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
         const key = `${tenant.app.app_id}.${tenant.business.business_id}.${webhook.webhook_id}.${delivery_id}`;
         await addNewerFields(BUCKETS.webhookDeliveries, key);
         answer(200);
-        await expect.poll(async () => (await stored(BUCKETS.webhookDeliveries, key)).state, { timeout: 10_000 }).toBe("succeeded");
+        await expect
+          .poll(async () => (await stored(BUCKETS.webhookDeliveries, key)).state, { timeout: 10_000 })
+          .toBe("succeeded");
         expect(await stored(BUCKETS.webhookDeliveries, key)).toMatchObject(NEWER);
       } finally {
         await receiver.close();
@@ -244,7 +265,10 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
       const other = await createTenant(nc);
       await addNewerFields(BUCKETS.users, other.user.user_id);
       await signedInClient(baseUrl, other);
-      expect(await stored(BUCKETS.users, other.user.user_id)).toMatchObject({ last_sign_in_at: expect.any(String), ...NEWER });
+      expect(await stored(BUCKETS.users, other.user.user_id)).toMatchObject({
+        last_sign_in_at: expect.any(String),
+        ...NEWER,
+      });
     },
   },
   [BUCKETS.sessions]: {
@@ -271,8 +295,13 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
       const sent = system.gateways[0]!.outbox.get(other.user.email)!.at(-1)!;
       const wrong = sent === "000000" ? "111111" : "000000";
       const before = await stored(BUCKETS.otpCodes, key);
-      expect(await errorCodeOf(anonymous.call("verifyOtp", { email: other.user.email, code: wrong }))).toBe("auth.otp_invalid");
-      expect(await stored(BUCKETS.otpCodes, key)).toMatchObject({ tries_left: (before.tries_left as number) - 1, ...NEWER });
+      expect(await errorCodeOf(anonymous.call("verifyOtp", { email: other.user.email, code: wrong }))).toBe(
+        "auth.otp_invalid",
+      );
+      expect(await stored(BUCKETS.otpCodes, key)).toMatchObject({
+        tries_left: (before.tries_left as number) - 1,
+        ...NEWER,
+      });
     },
   },
   [BUCKETS.loginGuards]: {
@@ -280,7 +309,8 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
     async run() {
       const other = await createTenant(nc);
       const anonymous = new ComputeClient({ baseUrl, appId: other.app.app_id });
-      const failLogin = () => errorCodeOf(anonymous.call("login", { email: other.user.email, password: "not the password" }));
+      const failLogin = () =>
+        errorCodeOf(anonymous.call("login", { email: other.user.email, password: "not the password" }));
       expect(await failLogin()).toBe("auth.login_failed");
       const key = await onlyKey(BUCKETS.loginGuards, `acct.${other.app.app_id}.*`);
       await addNewerFields(BUCKETS.loginGuards, key);
@@ -321,12 +351,24 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
       // The newer replica's entry, left unwritten as if it stopped right after its compare-and-set.
       await addNewerFields(BUCKETS.creditAccounts, key, (account) => {
         seq = (account.last_seq as number) + 1;
-        const entry = { seq, entry_id: `set.newer-${randomBase62(8)}`, kind: "set", amount_micros: 0, balance_after_micros: account.balance_micros, job_id: null, attempt: null, usage: null, created_at: new Date().toISOString() };
+        const entry = {
+          seq,
+          entry_id: `set.newer-${randomBase62(8)}`,
+          kind: "set",
+          amount_micros: 0,
+          balance_after_micros: account.balance_micros,
+          job_id: null,
+          attempt: null,
+          usage: null,
+          created_at: new Date().toISOString(),
+        };
         account.unwritten = [...(account.unwritten as Raw[]), { ...entry, ...NEWER }];
         account.last_seq = seq;
       });
       await setCredit(20);
-      expect(await stored(BUCKETS.creditEntries, entryKey(tenant.app.app_id, tenant.business.business_id, seq))).toMatchObject({ seq, ...NEWER });
+      expect(
+        await stored(BUCKETS.creditEntries, entryKey(tenant.app.app_id, tenant.business.business_id, seq)),
+      ).toMatchObject({ seq, ...NEWER });
       expect((await stored(BUCKETS.creditAccounts, key)).unwritten).toEqual([]);
     },
   },
@@ -347,7 +389,15 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
       const eventId = `evt_upgrade_${randomBase62(12)}`;
       const key = webhookEventKey("sandbox", eventId);
       const now = new Date().toISOString();
-      await (await rawBucket(BUCKETS.webhookEvents)).create(key, { provider: "sandbox", event_id: eventId, type: "checkout.completed", status: "received", received_at: now, updated_at: now, ...NEWER });
+      await (await rawBucket(BUCKETS.webhookEvents)).create(key, {
+        provider: "sandbox",
+        event_id: eventId,
+        type: "checkout.completed",
+        status: "received",
+        received_at: now,
+        updated_at: now,
+        ...NEWER,
+      });
       expect(await postCheckoutEvent(eventId)).toMatchObject({ duplicate: true, outcome: "applied" });
       expect(await stored(BUCKETS.webhookEvents, key)).toMatchObject({ status: "applied", ...NEWER });
     },
@@ -361,21 +411,39 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
       await expect.poll(async () => (await node.poll(), node.running.size), { timeout: 10_000 }).toBe(1);
       await node.finish(job_id, "failed");
       const idempotencyKey = `upgrade-${randomBase62(12)}`;
-      const key = idempotencyRecordKey({ app_id: tenant.app.app_id, business_id: tenant.business.business_id }, idempotencyKey);
+      const key = idempotencyRecordKey(
+        { app_id: tenant.app.app_id, business_id: tenant.business.business_id },
+        idempotencyKey,
+      );
       const path = RPC_ROUTES.retryJob.path;
       // Claimed long ago by a replica that stopped: the next request with the key takes it over.
-      const claim = { route: path, fingerprint: requestFingerprint(path, { job_id }), holder: "idem_newer", claimed_at: 0, job_id: null, answer: null, ...NEWER };
+      const claim = {
+        route: path,
+        fingerprint: requestFingerprint(path, { job_id }),
+        holder: "idem_newer",
+        claimed_at: 0,
+        job_id: null,
+        answer: null,
+        ...NEWER,
+      };
       await (await rawBucket(BUCKETS.idempotency)).create(key, claim);
       const retried = await user.raw("POST", path, { job_id }, { "idempotency-key": idempotencyKey });
       expect(retried.status).toBe(200);
-      expect(await stored(BUCKETS.idempotency, key)).toMatchObject({ answer: { job: { job_id, state: "queued" } }, ...NEWER });
+      expect(await stored(BUCKETS.idempotency, key)).toMatchObject({
+        answer: { job: { job_id, state: "queued" } },
+        ...NEWER,
+      });
     },
   },
   [BUCKETS.checkoutSessions]: {
     operation: "Pay on the sandbox checkout page",
     async run() {
       const { client: admin } = await signedInClient(baseUrl, await createTenant(nc));
-      const created = await admin.call("createCheckout", { plan_id: "team", success_url: "https://app.example.test/done", cancel_url: "https://app.example.test/canceled" });
+      const created = await admin.call("createCheckout", {
+        plan_id: "team",
+        success_url: "https://app.example.test/done",
+        cancel_url: "https://app.example.test/canceled",
+      });
       const key = sandboxSessionKey(created.session_id);
       await addNewerFields(BUCKETS.checkoutSessions, key);
       const paid = await fetch(created.checkout_url, {
@@ -385,13 +453,19 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
         redirect: "manual",
       });
       expect(paid.status).toBe(303);
-      expect(await stored(BUCKETS.checkoutSessions, key)).toMatchObject({ state: expect.stringMatching(/^(paid|completed)$/), ...NEWER });
+      expect(await stored(BUCKETS.checkoutSessions, key)).toMatchObject({
+        state: expect.stringMatching(/^(paid|completed)$/),
+        ...NEWER,
+      });
     },
   },
   [BUCKETS.signingKeys]: {
     operation: "the operator's key rotation, of both kinds",
     async run() {
-      for (const [kind, key] of [["jwt", "current"], ["url", "url-hmac"]] as const) {
+      for (const [kind, key] of [
+        ["jwt", "current"],
+        ["url", "url-hmac"],
+      ] as const) {
         await addNewerFields(BUCKETS.signingKeys, key);
         const before = await stored(BUCKETS.signingKeys, key);
         await requestRpc(nc, subjects.adminKeysRotate(), { kind }, RotateKeysResponse);
@@ -404,7 +478,10 @@ const REWRITTEN: Record<Exclude<BucketName, keyof typeof NOT_REWRITTEN>, { opera
   [BUCKETS.schedules]: {
     operation: "a pause",
     async run() {
-      const { schedule } = await user.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"], pool_id: "upgrade-schedules" } });
+      const { schedule } = await user.call("createSchedule", {
+        cron: "0 3 * * *",
+        job: { type: "shell", command: ["true"], pool_id: "upgrade-schedules" },
+      });
       const key = scheduleKey(tenant.app.app_id, tenant.business.business_id, schedule.schedule_id);
       await addNewerFields(BUCKETS.schedules, key, nestedIn("job"));
       await user.call("pauseSchedule", { schedule_id: schedule.schedule_id });
@@ -423,7 +500,10 @@ describe("records keep the fields a newer replica wrote", () => {
     expect([...rewritten, ...exempt].sort()).toEqual(Object.values(BUCKETS).sort());
   });
 
-  it.each(Object.entries(REWRITTEN).map(([bucket, { operation, run }]) => ({ bucket, operation, run })))("$bucket: $operation keeps them", async ({ run }) => {
-    await run();
-  });
+  it.each(Object.entries(REWRITTEN).map(([bucket, { operation, run }]) => ({ bucket, operation, run })))(
+    "$bucket: $operation keeps them",
+    async ({ run }) => {
+      await run();
+    },
+  );
 });

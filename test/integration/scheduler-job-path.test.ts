@@ -27,7 +27,14 @@ import type { MeteringMessage } from "../../shared/contract/index.js";
 import { isAppError } from "../../shared/errors/index.js";
 import { decodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index.js";
 import { newId } from "../../shared/runtime/index.js";
-import { AllocationRecord, JobRecord, jobKey, type NodeRecord, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
+import {
+  AllocationRecord,
+  JobRecord,
+  jobKey,
+  type NodeRecord,
+  operatorPoolKey,
+  selfHostedPoolKey,
+} from "../../shared/records/index.js";
 import { countingKv } from "../harness/counting-kv.js";
 import { queuedJobRecord } from "../harness/job-records.js";
 import { ManualClock } from "../harness/manual-clock.js";
@@ -68,7 +75,19 @@ beforeAll(async () => {
   };
   reads = { jobs: jobs.reads, allocations: allocations.reads, keyQuotas: keyQuotas.reads };
   const view = new ClusterView(store, () => undefined);
-  ctx = { nc, logger, clock, config, store, view, allocations: new AllocationWriter(store, view), queueDepth: new QueueDepthGuard({ size: 0 }, 1000), jobsWatch: new JobsWatch(store, []), concurrency: new ActiveJobs(), requestPlacement: () => undefined };
+  ctx = {
+    nc,
+    logger,
+    clock,
+    config,
+    store,
+    view,
+    allocations: new AllocationWriter(store, view),
+    queueDepth: new QueueDepthGuard({ size: 0 }, 1000),
+    jobsWatch: new JobsWatch(store, []),
+    concurrency: new ActiveJobs(),
+    requestPlacement: () => undefined,
+  };
 });
 
 afterAll(async () => {
@@ -86,7 +105,11 @@ beforeEach(async () => {
 
 /** Reads of each bucket since the test began. */
 function readsSoFar() {
-  return { jobs: reads.jobs() - counted.jobs, allocations: reads.allocations() - counted.allocations, keyQuotas: reads.keyQuotas() - counted.keyQuotas };
+  return {
+    jobs: reads.jobs() - counted.jobs,
+    allocations: reads.allocations() - counted.allocations,
+    keyQuotas: reads.keyQuotas() - counted.keyQuotas,
+  };
 }
 
 /** A queued job's record as submit writes it, with `overrides` applied. */
@@ -117,7 +140,12 @@ async function placedJob(options: { running?: boolean; overrides?: Partial<JobRe
     node_id: NODE,
     attempts: {
       ...(current?.attempts ?? {}),
-      [jobId]: { job_key: key, attempt: record.attempt, resources: record.resources, assigned_at: new Date(clock.now()).toISOString() },
+      [jobId]: {
+        job_key: key,
+        attempt: record.attempt,
+        resources: record.resources,
+        assigned_at: new Date(clock.now()).toISOString(),
+      },
     },
   }));
   if (options.viewLearns !== false && allocation) ctx.view.learn(NODE, allocation.value, allocation.revision);
@@ -127,13 +155,17 @@ async function placedJob(options: { running?: boolean; overrides?: Partial<JobRe
 const caller = { app_id: APP, business_id: BUSINESS, node_id: NODE };
 
 /** Every message on these subjects, in the order nats-server routed them. */
-async function listen(...subjectFilters: string[]): Promise<{ seen: Array<{ subject: string; data: Uint8Array }>; stop(): Promise<void> }> {
+async function listen(
+  ...subjectFilters: string[]
+): Promise<{ seen: Array<{ subject: string; data: Uint8Array }>; stop(): Promise<void> }> {
   const seen: Array<{ subject: string; data: Uint8Array }> = [];
-  const subscriptions: Subscription[] = subjectFilters.map((filter) => tap.subscribe(filter, {
+  const subscriptions: Subscription[] = subjectFilters.map((filter) =>
+    tap.subscribe(filter, {
       callback: (_error, msg) => {
         seen.push({ subject: msg.subject, data: msg.data });
       },
-    }));
+    }),
+  );
   await tap.flush();
   return {
     seen,
@@ -149,7 +181,10 @@ describe("a node's result", () => {
   it("reads the job once: its key comes from the view, its reservation is freed from the view's copy, and a key without a concurrency quota is not read", async () => {
     const { jobId, key } = await placedJob({ running: true });
 
-    const answer = await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
+    const answer = await recordResult(ctx)({
+      caller,
+      body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
+    });
 
     expect(answer).toEqual({ job_id: jobId, attempt: 1, state: "succeeded", duplicate: false });
     expect(readsSoFar()).toEqual({ jobs: 1, allocations: 0, keyQuotas: 0 });
@@ -161,7 +196,10 @@ describe("a node's result", () => {
   it("with no copy of the node's record in the view: the key is found from the reservation, and the result is recorded", async () => {
     const { jobId, key } = await placedJob({ running: true, viewLearns: false });
 
-    const answer = await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "failed", exit_code: 3 } });
+    const answer = await recordResult(ctx)({
+      caller,
+      body: { job_id: jobId, attempt: 1, outcome: "failed", exit_code: 3 },
+    });
 
     expect(answer.state).toBe("failed");
     expect(readsSoFar().jobs).toBe(1);
@@ -172,23 +210,37 @@ describe("a node's result", () => {
   it("for another business's job the node never held: not found, and the job is unchanged", async () => {
     const jobId = newJobId(clock.now());
     const otherKey = jobKey("app_other", OTHER_BUSINESS, jobId);
-    const record = start(assign(queuedJob(jobId, { app_id: "app_other", business_id: OTHER_BUSINESS }), OTHER_NODE, clock.now()), 1, OTHER_NODE, clock.now());
+    const record = start(
+      assign(queuedJob(jobId, { app_id: "app_other", business_id: OTHER_BUSINESS }), OTHER_NODE, clock.now()),
+      1,
+      OTHER_NODE,
+      clock.now(),
+    );
     const revision = await raw.jobs.create(otherKey, record);
 
-    const refused = await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } }).catch((error: unknown) => error);
+    const refused = await recordResult(ctx)({
+      caller,
+      body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
+    }).catch((error: unknown) => error);
 
     expect(isAppError(refused) && refused.code).toBe("resource.not_found");
     expect((await raw.jobs.get(otherKey))?.revision).toBe(revision);
   });
 
   it("for an attempt the record has moved past: job.stale_attempt, nothing published, nothing changed", async () => {
-    const { jobId, key, record } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey(APP, "default", []), pool_id: "default" } });
+    const { jobId, key, record } = await placedJob({
+      running: true,
+      overrides: { pool_key: operatorPoolKey(APP, "default", []), pool_id: "default" },
+    });
     // The record is now at a later attempt on the same node (the node's reservation of attempt 1 is still there).
     const later = start(assign({ ...record, state: "queued", node_id: null }, NODE, clock.now()), 2, NODE, clock.now());
     const moved = await raw.jobs.update(key, later, (await raw.jobs.get(key))!.revision);
     const metering = await listen(subjects.metering(jobId));
 
-    const refused = await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } }).catch((error: unknown) => error);
+    const refused = await recordResult(ctx)({
+      caller,
+      body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
+    }).catch((error: unknown) => error);
     await metering.stop();
 
     expect(isAppError(refused) && refused.code).toBe("job.stale_attempt");
@@ -197,7 +249,10 @@ describe("a node's result", () => {
   });
 
   it("on an operator pool: the job is read once, and its metering message goes out before the write that ends the attempt", async () => {
-    const { jobId, key } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey(APP, "default", []), pool_id: "default" } });
+    const { jobId, key } = await placedJob({
+      running: true,
+      overrides: { pool_key: operatorPoolKey(APP, "default", []), pool_id: "default" },
+    });
     const order = await listen(subjects.metering(jobId), `$KV.cjs_jobs.${key}`);
 
     await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
@@ -205,24 +260,44 @@ describe("a node's result", () => {
 
     expect(readsSoFar().jobs).toBe(1);
     expect(order.seen.map((message) => message.subject)).toEqual([subjects.metering(jobId), `$KV.cjs_jobs.${key}`]);
-    expect(decodeJson(order.seen[0]!.data)).toEqual({ job_key: key, job_id: jobId, attempt: 1, reason: "result" } satisfies MeteringMessage);
+    expect(decodeJson(order.seen[0]!.data)).toEqual({
+      job_key: key,
+      job_id: jobId,
+      attempt: 1,
+      reason: "result",
+    } satisfies MeteringMessage);
   });
 });
 
 describe("ending an attempt from a record that has moved on", () => {
   it("the write on the old revision is refused; the record is read again, and the attempt running now gets its message before it ends", async () => {
-    const { jobId, key, record, revision } = await placedJob({ running: true, overrides: { pool_key: operatorPoolKey(APP, "default", []), pool_id: "default" } });
+    const { jobId, key, record, revision } = await placedJob({
+      running: true,
+      overrides: { pool_key: operatorPoolKey(APP, "default", []), pool_id: "default" },
+    });
     // Another replica requeued attempt 1 and attempt 2 started, after this caller read the record.
-    const second = start(assign({ ...record, state: "queued", node_id: null }, NODE, clock.now()), 2, NODE, clock.now());
+    const second = start(
+      assign({ ...record, state: "queued", node_id: null }, NODE, clock.now()),
+      2,
+      NODE,
+      clock.now(),
+    );
     await raw.jobs.update(key, second, revision);
     const order = await listen(subjects.metering(jobId), `$KV.cjs_jobs.${key}`);
 
-    const { before, after } = await endAttempt(ctx, key, "timeout", (job) => timeOut(job, clock.now()), { value: record, revision });
+    const { before, after } = await endAttempt(ctx, key, "timeout", (job) => timeOut(job, clock.now()), {
+      value: record,
+      revision,
+    });
     await order.stop();
 
     expect(before.attempt).toBe(2);
     expect(after).toMatchObject({ state: "timed_out", attempt: 2 });
-    const attempts = order.seen.map((message) => (message.subject === subjects.metering(jobId) ? `metering ${(decodeJson(message.data) as MeteringMessage).attempt}` : "write"));
+    const attempts = order.seen.map((message) =>
+      message.subject === subjects.metering(jobId)
+        ? `metering ${(decodeJson(message.data) as MeteringMessage).attempt}`
+        : "write",
+    );
     // The write on the held revision is refused after its attempt was announced (billing settles that one from the record).
     expect(attempts).toEqual(["metering 1", "write", "metering 2", "write"]);
   });
@@ -282,19 +357,28 @@ describe("the allocation writer", () => {
     created_at: at,
     updated_at: at,
   });
-  const attemptOf = (jobId: string) => ({ job_key: jobKey(APP, BUSINESS, jobId), attempt: 1, resources: { cpu: 1, memory_mb: 256, gpu: 0 }, assigned_at: at });
+  const attemptOf = (jobId: string) => ({
+    job_key: jobKey(APP, BUSINESS, jobId),
+    attempt: 1,
+    resources: { cpu: 1, memory_mb: 256, gpu: 0 },
+    assigned_at: at,
+  });
 
   it("puts reserves asked for at once into one write per turn, and grants exactly the room there is", async () => {
     const running = await placedJob();
     const writes = await listen(`$KV.cjs_allocations.${NODE}`);
     const jobIds = Array.from({ length: 10 }, () => newJobId(clock.now()));
 
-    const granted = await Promise.all(jobIds.map((jobId) => reserve(ctx, node(4), jobId, attemptOf(jobId), "shell", clock.now())));
+    const granted = await Promise.all(
+      jobIds.map((jobId) => reserve(ctx, node(4), jobId, attemptOf(jobId), "shell", clock.now())),
+    );
     await writes.stop();
 
     expect(granted.filter(Boolean)).toHaveLength(3);
     const stored = (await raw.allocations.get(NODE))?.value;
-    expect(Object.keys(stored?.attempts ?? {}).sort()).toEqual([running.jobId, ...jobIds.filter((_, index) => granted[index])].sort());
+    expect(Object.keys(stored?.attempts ?? {}).sort()).toEqual(
+      [running.jobId, ...jobIds.filter((_, index) => granted[index])].sort(),
+    );
     // The first reserve writes alone; the nine that asked meanwhile go together in the next write.
     expect(writes.seen.length).toBeLessThanOrEqual(2);
   });
@@ -303,7 +387,10 @@ describe("the allocation writer", () => {
     const { jobId, record } = await placedJob();
     const newcomer = newJobId(clock.now());
 
-    const [, granted] = await Promise.all([release(ctx, NODE, jobId, record.attempt), reserve(ctx, node(1), newcomer, attemptOf(newcomer), "shell", clock.now())]);
+    const [, granted] = await Promise.all([
+      release(ctx, NODE, jobId, record.attempt),
+      reserve(ctx, node(1), newcomer, attemptOf(newcomer), "shell", clock.now()),
+    ]);
 
     expect(granted).toBe(true);
     expect(Object.keys((await raw.allocations.get(NODE))?.value.attempts ?? {})).toEqual([newcomer]);
@@ -331,7 +418,14 @@ describe("the key's concurrency slot when a job ends", () => {
   it("a record that does not say whether it holds one (an older replica wrote it): the key's record is read and the slot freed", async () => {
     const { jobId, key } = await placedJob({ running: true, overrides: { key_slot: undefined } });
     expect(Object.keys((await raw.jobs.get(key))!.value)).not.toContain("key_slot");
-    await raw.keyQuotas.create(kvKey(KEY), { key_id: KEY, app_id: APP, business_id: BUSINESS, admitted: [], active: { [jobId]: clock.now() }, max_concurrent: 1 });
+    await raw.keyQuotas.create(kvKey(KEY), {
+      key_id: KEY,
+      app_id: APP,
+      business_id: BUSINESS,
+      admitted: [],
+      active: { [jobId]: clock.now() },
+      max_concurrent: 1,
+    });
 
     await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
 

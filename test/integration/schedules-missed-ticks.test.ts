@@ -22,7 +22,12 @@ const clock = new ManualClock(Math.floor(Date.now() / HOUR_MS) * HOUR_MS + 5 * 6
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_SCHEDULE_CHECK_INTERVAL_MS: "100" }, { schedulerClock: clock });
+  system = await startSystem(
+    nats.url,
+    { gateways: 1, schedulers: 1, registries: 1 },
+    { CJS_SCHEDULE_CHECK_INTERVAL_MS: "100" },
+    { schedulerClock: clock },
+  );
   const tenant = await createTenant(system.gateways[0]!.nc);
   ({ client: user } = await signedInClient(system.gateways[0]!.baseUrl, tenant));
 }, 60_000);
@@ -42,7 +47,11 @@ async function jobIdsOf(scheduleId: string): Promise<string[]> {
 
 describe("schedules: late and missed ticks", () => {
   it("ticks less than the limit late each make their job; ticks missed for hours make one, of the latest, then it goes on from now", async () => {
-    const { schedule } = await user.call("createSchedule", { cron: "0 * * * *", overlap: "queue", job: { type: "shell", command: ["true"], pool_id: "missed-idle" } });
+    const { schedule } = await user.call("createSchedule", {
+      cron: "0 * * * *",
+      overlap: "queue",
+      job: { type: "shell", command: ["true"], pool_id: "missed-idle" },
+    });
     const firstTick = Date.parse(schedule.next_run_at!);
     expect(firstTick).toBe(clock.now() - 5 * 60_000 + HOUR_MS);
 
@@ -51,19 +60,33 @@ describe("schedules: late and missed ticks", () => {
     const latest = firstTick + 4 * HOUR_MS;
     await expect.poll(() => jobIdsOf(schedule.schedule_id), WAIT).toEqual([tickJobId(schedule.schedule_id, latest)]);
     const after = (await user.call("retrieveSchedule", { schedule_id: schedule.schedule_id })).schedule;
-    expect(after).toMatchObject({ last_job_id: tickJobId(schedule.schedule_id, latest), last_run_at: new Date(latest).toISOString(), next_run_at: new Date(latest + HOUR_MS).toISOString() });
+    expect(after).toMatchObject({
+      last_job_id: tickJobId(schedule.schedule_id, latest),
+      last_run_at: new Date(latest).toISOString(),
+      next_run_at: new Date(latest + HOUR_MS).toISOString(),
+    });
 
     // The next tick, seen late but within the limit: made as usual.
     clock.advance(HOUR_MS - 10 * 60_000 + LATE_TICK_LIMIT_MS / 2);
-    await expect.poll(() => jobIdsOf(schedule.schedule_id), WAIT).toEqual([tickJobId(schedule.schedule_id, latest), tickJobId(schedule.schedule_id, latest + HOUR_MS)]);
+    await expect
+      .poll(() => jobIdsOf(schedule.schedule_id), WAIT)
+      .toEqual([tickJobId(schedule.schedule_id, latest), tickJobId(schedule.schedule_id, latest + HOUR_MS)]);
   });
 
   it("several ticks within the limit are each made, in order", async () => {
-    const { schedule } = await user.call("createSchedule", { cron: "*/10 * * * * *", overlap: "queue", job: { type: "shell", command: ["true"], pool_id: "missed-idle" } });
+    const { schedule } = await user.call("createSchedule", {
+      cron: "*/10 * * * * *",
+      overlap: "queue",
+      job: { type: "shell", command: ["true"], pool_id: "missed-idle" },
+    });
     const first = Date.parse(schedule.next_run_at!);
     clock.advance(first - clock.now() + 25_000);
     const ticks = [first, first + 10_000, first + 20_000];
-    await expect.poll(() => jobIdsOf(schedule.schedule_id), WAIT).toEqual(ticks.map((tick) => tickJobId(schedule.schedule_id, tick)));
-    expect((await user.call("retrieveSchedule", { schedule_id: schedule.schedule_id })).schedule.next_run_at).toBe(new Date(first + 30_000).toISOString());
+    await expect
+      .poll(() => jobIdsOf(schedule.schedule_id), WAIT)
+      .toEqual(ticks.map((tick) => tickJobId(schedule.schedule_id, tick)));
+    expect((await user.call("retrieveSchedule", { schedule_id: schedule.schedule_id })).schedule.next_run_at).toBe(
+      new Date(first + 30_000).toISOString(),
+    );
   });
 });

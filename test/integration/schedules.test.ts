@@ -27,11 +27,18 @@ const WAIT = { timeout: 20_000, interval: 100 };
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_SCHEDULE_MIN_INTERVAL_SECONDS: "2", CJS_SCHEDULE_CHECK_INTERVAL_MS: "100" });
+  system = await startSystem(
+    nats.url,
+    { gateways: 1, schedulers: 1, registries: 1 },
+    { CJS_SCHEDULE_MIN_INTERVAL_SECONDS: "2", CJS_SCHEDULE_CHECK_INTERVAL_MS: "100" },
+  );
   baseUrl = system.gateways[0]!.baseUrl;
   tenant = await createTenant(system.gateways[0]!.nc);
   ({ client: user } = await signedInClient(baseUrl, tenant));
-  ({ client: other } = await signedInClient(baseUrl, await createTenant(system.gateways[0]!.nc, { appId: tenant.app.app_id })));
+  ({ client: other } = await signedInClient(
+    baseUrl,
+    await createTenant(system.gateways[0]!.nc, { appId: tenant.app.app_id }),
+  ));
 }, 60_000);
 
 afterAll(async () => {
@@ -40,7 +47,11 @@ afterAll(async () => {
 });
 
 function create(overrides: Partial<RpcRequest<"createSchedule">> = {}, pool = IDLE_POOL) {
-  return user.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["echo", "tick"], pool_id: pool }, ...overrides });
+  return user.call("createSchedule", {
+    cron: "0 3 * * *",
+    job: { type: "shell", command: ["echo", "tick"], pool_id: pool },
+    ...overrides,
+  });
 }
 
 async function retrieve(scheduleId: string): Promise<Schedule> {
@@ -78,7 +89,13 @@ describe("schedules: the operations", () => {
       last_error: null,
       skipped_count: 0,
     });
-    expect(schedule.job).toMatchObject({ type: "shell", command: ["echo", "tick"], pool_id: IDLE_POOL, priority: 0, max_attempts: 3 });
+    expect(schedule.job).toMatchObject({
+      type: "shell",
+      command: ["echo", "tick"],
+      pool_id: IDLE_POOL,
+      priority: 0,
+      max_attempts: 3,
+    });
     const next = Date.parse(schedule.next_run_at!);
     expect(next).toBeGreaterThan(before);
     expect(new Date(next).getUTCHours()).toBe(3);
@@ -93,7 +110,8 @@ describe("schedules: the operations", () => {
 
   it("lists the business's schedules newest first, a page at a time", async () => {
     const made = [];
-    for (let index = 0; index < 3; index += 1) made.push((await create({ name: `page-${index}` })).schedule.schedule_id);
+    for (let index = 0; index < 3; index += 1)
+      made.push((await create({ name: `page-${index}` })).schedule.schedule_id);
     const first = await user.call("listSchedules", { limit: 2 });
     const ids = first.items.map((schedule) => schedule.schedule_id);
     expect(ids).toEqual([made[2], made[1]]);
@@ -104,10 +122,19 @@ describe("schedules: the operations", () => {
 
   it("delete removes the schedule; retrieve and a second delete answer 404", async () => {
     const { schedule } = await create();
-    expect(await user.call("deleteSchedule", { schedule_id: schedule.schedule_id })).toEqual({ schedule_id: schedule.schedule_id, deleted: true });
-    expect(await errorCodeOf(user.call("retrieveSchedule", { schedule_id: schedule.schedule_id }))).toBe("resource.not_found");
-    expect(await errorCodeOf(user.call("deleteSchedule", { schedule_id: schedule.schedule_id }))).toBe("resource.not_found");
-    expect((await user.call("listSchedules", {})).items.map((item) => item.schedule_id)).not.toContain(schedule.schedule_id);
+    expect(await user.call("deleteSchedule", { schedule_id: schedule.schedule_id })).toEqual({
+      schedule_id: schedule.schedule_id,
+      deleted: true,
+    });
+    expect(await errorCodeOf(user.call("retrieveSchedule", { schedule_id: schedule.schedule_id }))).toBe(
+      "resource.not_found",
+    );
+    expect(await errorCodeOf(user.call("deleteSchedule", { schedule_id: schedule.schedule_id }))).toBe(
+      "resource.not_found",
+    );
+    expect((await user.call("listSchedules", {})).items.map((item) => item.schedule_id)).not.toContain(
+      schedule.schedule_id,
+    );
   });
 });
 
@@ -125,19 +152,28 @@ describe("schedules: validation", () => {
   });
 
   it("a template's timeout above the service's maximum is 400 request.invalid naming job.timeout_seconds", async () => {
-    const failure = await failureOf(create({ job: { type: "shell", command: ["true"], timeout_seconds: 30 * 86_400 } }));
+    const failure = await failureOf(
+      create({ job: { type: "shell", command: ["true"], timeout_seconds: 30 * 86_400 } }),
+    );
     expect(failure.code).toBe("request.invalid");
     expect(JSON.stringify(failure.details)).toContain('"path":"job.timeout_seconds"');
   });
 
   it("a job template that is no valid submit is 400 request.invalid", async () => {
-    expect(await errorCodeOf(user.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: [] } }))).toBe("request.invalid");
-    const withRunAt = { cron: "0 3 * * *", job: { type: "shell", command: ["true"], run_at: new Date().toISOString() } } as unknown as RpcRequest<"createSchedule">;
+    expect(
+      await errorCodeOf(user.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: [] } })),
+    ).toBe("request.invalid");
+    const withRunAt = {
+      cron: "0 3 * * *",
+      job: { type: "shell", command: ["true"], run_at: new Date().toISOString() },
+    } as unknown as RpcRequest<"createSchedule">;
     expect(await errorCodeOf(user.call("createSchedule", withRunAt))).toBe("request.invalid");
   });
 
   it("a schedule id or cursor not of the schedule format is 400 request.invalid", async () => {
-    expect(await errorCodeOf(user.call("retrieveSchedule", { schedule_id: "job_00000000000000000000" }))).toBe("request.invalid");
+    expect(await errorCodeOf(user.call("retrieveSchedule", { schedule_id: "job_00000000000000000000" }))).toBe(
+      "request.invalid",
+    );
     expect(await errorCodeOf(user.call("listSchedules", { cursor: "not-a-cursor" }))).toBe("request.invalid");
   });
 });
@@ -146,31 +182,65 @@ describe("schedules: API keys", () => {
   it("a key needs schedules:write to create and schedules:read to list; its allowedJobTypes apply to the template", async () => {
     const reader = await user.call("createApiKey", { name: "schedules reader", scopes: ["schedules:read"] });
     const readerClient = user.with({ apiKey: reader.key });
-    expect(await errorCodeOf(readerClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] } }))).toBe("auth.scope_missing");
+    expect(
+      await errorCodeOf(
+        readerClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] } }),
+      ),
+    ).toBe("auth.scope_missing");
     expect(await readerClient.call("listSchedules", {})).toMatchObject({ items: expect.any(Array) });
 
     const limited = await user.call("createApiKey", { name: "schedules shell only", allowedJobTypes: ["shell"] });
     const limitedClient = user.with({ apiKey: limited.key });
-    expect(await errorCodeOf(limitedClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "gpu-train", command: ["true"] } }))).toBe("quota.job_type_not_allowed");
-    const { schedule } = await limitedClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] } });
+    expect(
+      await errorCodeOf(
+        limitedClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "gpu-train", command: ["true"] } }),
+      ),
+    ).toBe("quota.job_type_not_allowed");
+    const { schedule } = await limitedClient.call("createSchedule", {
+      cron: "0 3 * * *",
+      job: { type: "shell", command: ["true"] },
+    });
     expect(schedule.user_id).toBe(tenant.user.user_id);
   });
 
   it("a schedule makes jobs, so creating or resuming one with a key also needs jobs:write; pausing does not", async () => {
-    const scheduler = await user.call("createApiKey", { name: "schedules only", scopes: ["schedules:read", "schedules:write"] });
+    const scheduler = await user.call("createApiKey", {
+      name: "schedules only",
+      scopes: ["schedules:read", "schedules:write"],
+    });
     const schedulerClient = user.with({ apiKey: scheduler.key });
-    const refused = await failureOf(schedulerClient.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] }, name: "no-jobs-write" }));
+    const refused = await failureOf(
+      schedulerClient.call("createSchedule", {
+        cron: "0 3 * * *",
+        job: { type: "shell", command: ["true"] },
+        name: "no-jobs-write",
+      }),
+    );
     expect(refused).toMatchObject({ status: 403, code: "auth.scope_missing", details: { scope: "jobs:write" } });
     expect((await user.call("listSchedules", {})).items.map((listed) => listed.name)).not.toContain("no-jobs-write");
 
-    const { schedule } = await user.call("createSchedule", { cron: "0 3 * * *", job: { type: "shell", command: ["true"] }, paused: true });
-    expect(await errorCodeOf(schedulerClient.call("resumeSchedule", { schedule_id: schedule.schedule_id }))).toBe("auth.scope_missing");
+    const { schedule } = await user.call("createSchedule", {
+      cron: "0 3 * * *",
+      job: { type: "shell", command: ["true"] },
+      paused: true,
+    });
+    expect(await errorCodeOf(schedulerClient.call("resumeSchedule", { schedule_id: schedule.schedule_id }))).toBe(
+      "auth.scope_missing",
+    );
     expect((await user.call("retrieveSchedule", { schedule_id: schedule.schedule_id })).schedule.state).toBe("paused");
     await user.call("resumeSchedule", { schedule_id: schedule.schedule_id });
-    expect((await schedulerClient.call("pauseSchedule", { schedule_id: schedule.schedule_id })).schedule.state).toBe("paused");
+    expect((await schedulerClient.call("pauseSchedule", { schedule_id: schedule.schedule_id })).schedule.state).toBe(
+      "paused",
+    );
 
-    const both = await user.call("createApiKey", { name: "schedules and jobs", scopes: ["schedules:write", "jobs:write"] });
-    expect((await user.with({ apiKey: both.key }).call("resumeSchedule", { schedule_id: schedule.schedule_id })).schedule.state).toBe("active");
+    const both = await user.call("createApiKey", {
+      name: "schedules and jobs",
+      scopes: ["schedules:write", "jobs:write"],
+    });
+    expect(
+      (await user.with({ apiKey: both.key }).call("resumeSchedule", { schedule_id: schedule.schedule_id })).schedule
+        .state,
+    ).toBe("active");
   });
 });
 
@@ -181,14 +251,20 @@ describe("schedules: tenancy", () => {
     for (const operation of ["retrieveSchedule", "pauseSchedule", "resumeSchedule", "deleteSchedule"] as const) {
       expect(await errorCodeOf(other.call(operation, ref)), operation).toBe("resource.not_found");
     }
-    expect((await other.call("listSchedules", {})).items.map((item) => item.schedule_id)).not.toContain(schedule.schedule_id);
+    expect((await other.call("listSchedules", {})).items.map((item) => item.schedule_id)).not.toContain(
+      schedule.schedule_id,
+    );
     expect(await retrieve(schedule.schedule_id)).toEqual(schedule);
   });
 });
 
 describe("schedules: the jobs of ticks", () => {
   it("each tick makes a normal job of the template, carrying the schedule's id, under the id of its tick", async () => {
-    const { schedule } = await create({ cron: EVERY_2_S, overlap: "queue", job: { type: "shell", command: ["echo", "tick"], pool_id: IDLE_POOL, metadata: { from: "schedule" } } });
+    const { schedule } = await create({
+      cron: EVERY_2_S,
+      overlap: "queue",
+      job: { type: "shell", command: ["echo", "tick"], pool_id: IDLE_POOL, metadata: { from: "schedule" } },
+    });
     const [first, second] = await madeJobs(schedule.schedule_id, 2);
     await user.call("pauseSchedule", { schedule_id: schedule.schedule_id });
     for (const job of [first!, second!]) {
@@ -263,20 +339,30 @@ describe("schedules: the jobs of ticks", () => {
     await expect.poll(async () => (await node.poll(), node.running.has(first!.job_id)), WAIT).toBe(true);
     const [, second] = await madeJobs(schedule.schedule_id, 2);
     // The node has room, but the schedule's key allows one running job: the second waits for the first.
-    await expect.poll(async () => (await user.call("retrieveJob", { job_id: second!.job_id })).job.pending_reason, WAIT).toBe("concurrency_limit");
+    await expect
+      .poll(async () => (await user.call("retrieveJob", { job_id: second!.job_id })).job.pending_reason, WAIT)
+      .toBe("concurrency_limit");
     await node.poll();
     expect(node.running.has(second!.job_id)).toBe(false);
 
     await node.finish(first!.job_id);
     await expect.poll(async () => (await node.poll(), node.running.has(second!.job_id)), WAIT).toBe(true);
     await user.call("deleteSchedule", { schedule_id: schedule.schedule_id });
-    expect((await user.call("retrieveJob", { job_id: second!.job_id })).job.concurrency).toEqual({ key: `schedule:${schedule.schedule_id}`, max_running: 1 });
+    expect((await user.call("retrieveJob", { job_id: second!.job_id })).job.concurrency).toEqual({
+      key: `schedule:${schedule.schedule_id}`,
+      max_running: 1,
+    });
   });
 
   it("a tick whose job is refused records why on the schedule, makes nothing, and is not tried again", async () => {
     // More cores than any plan allows on an operator pool: billing refuses every tick's job.
-    const { schedule } = await create({ cron: EVERY_2_S, job: { type: "shell", command: ["true"], pool_id: "default", resources: { cpu: 1000, memory_mb: 512, gpu: 0 } } });
-    await expect.poll(async () => (await retrieve(schedule.schedule_id)).last_error?.code, WAIT).toBe("plan.limit_exceeded");
+    const { schedule } = await create({
+      cron: EVERY_2_S,
+      job: { type: "shell", command: ["true"], pool_id: "default", resources: { cpu: 1000, memory_mb: 512, gpu: 0 } },
+    });
+    await expect
+      .poll(async () => (await retrieve(schedule.schedule_id)).last_error?.code, WAIT)
+      .toBe("plan.limit_exceeded");
     const refused = await retrieve(schedule.schedule_id);
     await user.call("deleteSchedule", { schedule_id: schedule.schedule_id });
     expect(refused).toMatchObject({ last_job_id: null, last_run_at: null });
@@ -291,7 +377,10 @@ describe("schedules: the jobs of ticks", () => {
     await user.call("deleteSchedule", { schedule_id: schedule.schedule_id });
     // The second job was made after the first was cancelled.
     const firstNow = (await user.call("retrieveJob", { job_id: first!.job_id })).job;
-    expect(firstNow).toMatchObject({ state: "cancelled", timeline: expect.arrayContaining([expect.objectContaining({ state: "cancelled" })]) });
+    expect(firstNow).toMatchObject({
+      state: "cancelled",
+      timeline: expect.arrayContaining([expect.objectContaining({ state: "cancelled" })]),
+    });
     const jobs = await jobsOf(schedule.schedule_id);
     expect(jobs.filter((job) => job.state === "queued").length).toBeLessThanOrEqual(1);
     expect(jobs.slice(0, -1).every((job) => job.state === "cancelled")).toBe(true);

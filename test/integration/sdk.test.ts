@@ -1,11 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError, ComputeJobsClient, IntegrityError, type LogStreamItem, type Tokens } from "../../clients/sdk/src/index.js";
+import {
+  ApiError,
+  ComputeJobsClient,
+  IntegrityError,
+  type LogStreamItem,
+  type Tokens,
+} from "../../clients/sdk/src/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { ManualClock } from "../harness/manual-clock.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startGateway, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startGateway,
+  startSystem,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 /**
  * The SDK (clients/sdk) against the real stack: sign-in and token refresh, typed errors,
@@ -36,7 +49,13 @@ afterAll(async () => {
 });
 
 function signIn(onTokens?: (tokens: Tokens) => void) {
-  return ComputeJobsClient.signIn({ baseUrl, appId: tenant.app.app_id, email: tenant.user.email, password: tenant.password, ...(onTokens ? { onTokens } : {}) });
+  return ComputeJobsClient.signIn({
+    baseUrl,
+    appId: tenant.app.app_id,
+    email: tenant.user.email,
+    password: tenant.password,
+    ...(onTokens ? { onTokens } : {}),
+  });
 }
 
 /** The test harness's own client (for the node plane), signed in now: the clock moves past token lifetimes. */
@@ -74,7 +93,9 @@ describe("credentials", () => {
 describe("errors", () => {
   it("a refusal is an ApiError with the envelope's code, the status, details and the request id", async () => {
     const client = await signIn();
-    const refused = await client.jobs.submit({ type: "shell", command: [], pool_id: "p" } as never).catch((error: unknown) => error);
+    const refused = await client.jobs
+      .submit({ type: "shell", command: [], pool_id: "p" } as never)
+      .catch((error: unknown) => error);
 
     expect(refused).toBeInstanceOf(ApiError);
     const error = refused as ApiError;
@@ -90,7 +111,8 @@ describe("jobs", () => {
     const client = await signIn();
     const pool = uniquePool();
     const submitted = [];
-    for (let index = 0; index < 5; index += 1) submitted.push(await client.jobs.submit({ type: "shell", command: ["true"], pool_id: pool }));
+    for (let index = 0; index < 5; index += 1)
+      submitted.push(await client.jobs.submit({ type: "shell", command: ["true"], pool_id: pool }));
 
     const seen: string[] = [];
     for await (const job of client.jobs.all({ pool_id: pool, limit: 2 })) seen.push(job.job_id);
@@ -103,7 +125,10 @@ describe("jobs", () => {
     const pool = uniquePool();
     const node = await FakeNode.register(await harnessUser(), baseUrl, tenant.app.app_id, { pool_id: pool });
 
-    const waiting = client.jobs.submit({ type: "shell", command: ["true"], pool_id: pool }, { wait: true, pollIntervalMs: 20, maxPollIntervalMs: 100 });
+    const waiting = client.jobs.submit(
+      { type: "shell", command: ["true"], pool_id: pool },
+      { wait: true, pollIntervalMs: 20, maxPollIntervalMs: 100 },
+    );
     const [assignment] = await node.poll(10);
     await node.finish(assignment!.job_id, "failed");
     const job = await waiting;
@@ -121,9 +146,18 @@ describe("jobs", () => {
     const cutting = (async (url: string, init: RequestInit) => {
       const response = await fetch(url, init);
       if (!url.endsWith("/logs") || opened++ > 0) return response;
-      return new Response(response.body!.pipeThrough(cutAfterEvents(2)), { status: response.status, headers: response.headers });
+      return new Response(response.body!.pipeThrough(cutAfterEvents(2)), {
+        status: response.status,
+        headers: response.headers,
+      });
     }) as typeof fetch;
-    const client = await ComputeJobsClient.signIn({ baseUrl, appId: tenant.app.app_id, email: tenant.user.email, password: tenant.password, fetch: cutting });
+    const client = await ComputeJobsClient.signIn({
+      baseUrl,
+      appId: tenant.app.app_id,
+      email: tenant.user.email,
+      password: tenant.password,
+      fetch: cutting,
+    });
 
     const items: LogStreamItem[] = [];
     for await (const item of client.jobs.logs(jobId)) {
@@ -135,7 +169,9 @@ describe("jobs", () => {
     }
 
     expect(opened).toBeGreaterThanOrEqual(2);
-    expect(items.filter((item) => item.type === "log").map((item) => item.type === "log" && item.line.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(items.filter((item) => item.type === "log").map((item) => item.type === "log" && item.line.seq)).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8,
+    ]);
     expect(items.at(-1)).toMatchObject({ type: "end", end: { state: "succeeded" } });
   });
 });
@@ -161,7 +197,13 @@ describe("artifacts", () => {
       altered[0] = altered[0]! ^ 0xff;
       return new Response(altered, { status: response.status, headers: response.headers });
     }) as typeof fetch;
-    const client = await ComputeJobsClient.signIn({ baseUrl, appId: tenant.app.app_id, email: tenant.user.email, password: tenant.password, fetch: tampering });
+    const client = await ComputeJobsClient.signIn({
+      baseUrl,
+      appId: tenant.app.app_id,
+      email: tenant.user.email,
+      password: tenant.password,
+      fetch: tampering,
+    });
     const { job_id } = await client.jobs.submit({ type: "shell", command: ["true"], pool_id: uniquePool() });
     await client.artifacts.upload(job_id, "out.bin", new Uint8Array([1, 2, 3, 4]));
 

@@ -29,7 +29,12 @@ let workDir: string;
 
 beforeAll(async () => {
   nats = await startNats();
-  system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_HEARTBEAT_INTERVAL_SECONDS: "1" }, { loggerFor });
+  system = await startSystem(
+    nats.url,
+    { gateways: 1, schedulers: 1, registries: 1 },
+    { CJS_HEARTBEAT_INTERVAL_SECONDS: "1" },
+    { loggerFor },
+  );
   workDir = await mkdtemp(join(tmpdir(), "cjs-secrets-test-"));
 });
 
@@ -42,7 +47,9 @@ afterAll(async () => {
 
 /** A log line with every serialised Buffer (`{"type":"Buffer","data":[…]}`) turned back into its text. */
 function readable(line: string): string {
-  return line.replace(/\{"type":"Buffer","data":\[([\d,]*)\]\}/g, (_, bytes: string) => Buffer.from(bytes === "" ? [] : bytes.split(",").map(Number)).toString("latin1"));
+  return line.replace(/\{"type":"Buffer","data":\[([\d,]*)\]\}/g, (_, bytes: string) =>
+    Buffer.from(bytes === "" ? [] : bytes.split(",").map(Number)).toString("latin1"),
+  );
 }
 
 /** Sends a request line with `query` and a malformed header, and waits for the server to close the connection. */
@@ -78,7 +85,15 @@ describe("credentials never reach a log line", () => {
     const apiKey = (await user.call("createApiKey", { name: "secrets test" })).key;
     const pool = "secrets";
     agent = buildAgent({
-      config: loadAgentConfig({ CJS_GATEWAY_URL: baseUrl, CJS_APP_ID: tenant.app.app_id, CJS_API_KEY: apiKey, CJS_POOL: pool, CJS_SLOTS: "1", CJS_WORK_DIR: workDir, LOG_LEVEL: "trace" }),
+      config: loadAgentConfig({
+        CJS_GATEWAY_URL: baseUrl,
+        CJS_APP_ID: tenant.app.app_id,
+        CJS_API_KEY: apiKey,
+        CJS_POOL: pool,
+        CJS_SLOTS: "1",
+        CJS_WORK_DIR: workDir,
+        LOG_LEVEL: "trace",
+      }),
       logger: loggerFor("agent"),
       clock: systemClock,
       env: process.env,
@@ -91,7 +106,12 @@ describe("credentials never reach a log line", () => {
       pool_id: pool,
       max_attempts: 1,
     });
-    await expect.poll(async () => (await user.call("retrieveJob", { job_id: jobId })).job.state, { timeout: 20_000, interval: 100 }).toBe("succeeded");
+    await expect
+      .poll(async () => (await user.call("retrieveJob", { job_id: jobId })).job.state, {
+        timeout: 20_000,
+        interval: 100,
+      })
+      .toBe("succeeded");
 
     const minted: string[] = [];
     const { url: streamPath } = await user.call("logStreamUrl", { job_id: jobId });
@@ -105,7 +125,10 @@ describe("credentials never reach a log line", () => {
     minted.push(download.url);
     expect(await (await fetch(new URL(download.url, baseUrl))).text()).toBe("data");
     // Refused and unrouted requests log too: a tampered signature, an unknown path with credentials in its query.
-    const tampered = download.url.replace(/signature=([^&]+)/, (_, signature: string) => `signature=${signature.slice(1)}A`);
+    const tampered = download.url.replace(
+      /signature=([^&]+)/,
+      (_, signature: string) => `signature=${signature.slice(1)}A`,
+    );
     expect((await fetch(new URL(tampered, baseUrl))).status).toBe(403);
     const probe = "probe-secret-0123456789";
     expect((await fetch(`${baseUrl}/no/such/path?signature=${probe}&api_key=${probe}`)).status).toBe(404);
@@ -117,9 +140,19 @@ describe("credentials never reach a log line", () => {
     await system.stop();
     stopped = true;
 
-    const signatures = minted.map((url) => new URL(url, baseUrl).searchParams.get("signature")).filter((value): value is string => value !== null);
+    const signatures = minted
+      .map((url) => new URL(url, baseUrl).searchParams.get("signature"))
+      .filter((value): value is string => value !== null);
     expect(signatures.length).toBe(minted.length);
-    const secrets = [tokens.access_token, tokens.refresh_token, apiKey, tenant.password, probe, ...signatures, new URL(tampered, baseUrl).searchParams.get("signature")!];
+    const secrets = [
+      tokens.access_token,
+      tokens.refresh_token,
+      apiKey,
+      tenant.password,
+      probe,
+      ...signatures,
+      new URL(tampered, baseUrl).searchParams.get("signature")!,
+    ];
     const log = lines.map(readable).join("");
     expect(lines.length).toBeGreaterThan(0);
     for (const secret of secrets) expect(log, `a log line holds ${secret}`).not.toContain(secret);

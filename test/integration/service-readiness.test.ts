@@ -24,10 +24,14 @@ describe("a service started while NATS is away", () => {
   it("serves /healthz 200 and /readyz 503 at once, logs the URL it waits for, and turns ready once NATS starts", async () => {
     await using nats = await startNats();
     await nats.kill();
-    const children = SERVICES.map((service) => startServiceProcess({ service, env: serviceProcessEnv(service, nats.url, 1) }));
+    const children = SERVICES.map((service) =>
+      startServiceProcess({ service, env: serviceProcessEnv(service, nats.url, 1) }),
+    );
     try {
       // Listening from the start: a log line written before a wait begins is not seen by it.
-      const waitLines = children.map((child) => child.waitForLog((line) => line.msg === `waiting for NATS at ${nats.url}`));
+      const waitLines = children.map((child) =>
+        child.waitForLog((line) => line.msg === `waiting for NATS at ${nats.url}`),
+      );
       const urls = await Promise.all(children.map((child) => healthUrlOf(child)));
       for (const [index, child] of children.entries()) {
         expect((await waitLines[index])?.nats_url, child.name).toBe(nats.url);
@@ -62,7 +66,9 @@ describe("on a three-node cluster", () => {
 
   it("losing two of three nodes turns /readyz 503 while the connection to the surviving node stays up; restarting them turns it 200", async () => {
     // Connected to node 0 only, which survives: the connection never drops, only JetStream's quorum does.
-    const children = SERVICES.map((service) => startServiceProcess({ service, env: serviceProcessEnv(service, cluster.urls[0]!, cluster.replicas) }));
+    const children = SERVICES.map((service) =>
+      startServiceProcess({ service, env: serviceProcessEnv(service, cluster.urls[0]!, cluster.replicas) }),
+    );
     try {
       const urls = await Promise.all(children.map((child) => healthUrlOf(child)));
       await Promise.all(children.map((child, index) => untilReadyz(child, urls[index]!, 200, CHANGE_WAIT_MS)));
@@ -73,15 +79,27 @@ describe("on a three-node cluster", () => {
         expect((await readyz(urls[index]!)).report?.checks, child.name).toMatchObject({ nats: true, jetstream: false });
         // The probe that made /readyz 503 set the metrics in the same step.
         expect(await metricValue(urls[index]!, `cjs_jetstream_ready{service="${child.name}"}`), child.name).toBe(0);
-        expect(await metricValue(urls[index]!, `cjs_jetstream_streams_without_leader{service="${child.name}"}`), child.name).toBeGreaterThan(0);
-        expect(await metricValue(urls[index]!, `cjs_nats_connected{connection="${CONNECTION_NAMES[child.name as (typeof SERVICES)[number]]}"}`), child.name).toBe(1);
+        expect(
+          await metricValue(urls[index]!, `cjs_jetstream_streams_without_leader{service="${child.name}"}`),
+          child.name,
+        ).toBeGreaterThan(0);
+        expect(
+          await metricValue(
+            urls[index]!,
+            `cjs_nats_connected{connection="${CONNECTION_NAMES[child.name as (typeof SERVICES)[number]]}"}`,
+          ),
+          child.name,
+        ).toBe(1);
       }
 
       await Promise.all([cluster.restart(1), cluster.restart(2)]);
       await Promise.all(children.map((child, index) => untilReadyz(child, urls[index]!, 200, CHANGE_WAIT_MS)));
       for (const [index, child] of children.entries()) {
         expect(child.alive(), child.name).toBe(true);
-        expect(await metricValue(urls[index]!, `cjs_jetstream_streams_without_leader{service="${child.name}"}`), child.name).toBe(0);
+        expect(
+          await metricValue(urls[index]!, `cjs_jetstream_streams_without_leader{service="${child.name}"}`),
+          child.name,
+        ).toBe(0);
       }
     } finally {
       await stopAll(children);

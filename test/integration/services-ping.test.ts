@@ -22,11 +22,23 @@ const SILENCE_WAIT_MS = 500;
 const logger = createLogger({ service: "test", level: "silent" });
 
 const SERVICES: { name: string; build: (nc: NatsConnection) => Service }[] = [
-  { name: "scheduler", build: (nc) => buildScheduler({ nc, logger, clock: systemClock, config: loadSchedulerConfig({}) }) },
-  { name: "node-registry", build: (nc) => buildNodeRegistry({ nc, logger, clock: systemClock, config: loadNodeRegistryConfig({}) }) },
-  { name: "log-relay", build: (nc) => buildLogRelay({ nc, logger, clock: systemClock, config: loadLogRelayConfig({}) }) },
+  {
+    name: "scheduler",
+    build: (nc) => buildScheduler({ nc, logger, clock: systemClock, config: loadSchedulerConfig({}) }),
+  },
+  {
+    name: "node-registry",
+    build: (nc) => buildNodeRegistry({ nc, logger, clock: systemClock, config: loadNodeRegistryConfig({}) }),
+  },
+  {
+    name: "log-relay",
+    build: (nc) => buildLogRelay({ nc, logger, clock: systemClock, config: loadLogRelayConfig({}) }),
+  },
   { name: "billing", build: (nc) => buildBilling({ nc, logger, clock: systemClock, config: loadBillingConfig({}) }) },
-  { name: "webhooks", build: (nc) => buildWebhooks({ nc, logger, clock: systemClock, config: loadWebhooksConfig({}) }) },
+  {
+    name: "webhooks",
+    build: (nc) => buildWebhooks({ nc, logger, clock: systemClock, config: loadWebhooksConfig({}) }),
+  },
 ];
 
 let nats: NatsHarness;
@@ -41,7 +53,11 @@ async function connectClient(): Promise<NatsConnection> {
 /** Gathers ping replies until `maxMessages` have come or `maxWaitMs` has passed. */
 async function ping(nc: NatsConnection, service: string, maxMessages: number, maxWaitMs: number): Promise<PingReply[]> {
   const replies: PingReply[] = [];
-  const messages = await nc.requestMany(subjects.servicePing(service), undefined, { strategy: "count", maxMessages, maxWait: maxWaitMs });
+  const messages = await nc.requestMany(subjects.servicePing(service), undefined, {
+    strategy: "count",
+    maxMessages,
+    maxWait: maxWaitMs,
+  });
   for await (const msg of messages) replies.push(PingReply.parse(decodeJson(msg.data)));
   return replies;
 }

@@ -13,7 +13,15 @@ import { signingKeyReloadFailures } from "../../services/gateway/secrets/signing
 import { errorCodeOf } from "../harness/error-code.js";
 import { LogCapture, type LogLine } from "../harness/log-capture.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startGateway, startSystem, type RunningGateway, type RunningSystem, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startGateway,
+  startSystem,
+  type RunningGateway,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 /**
  * Signing keys and their rotation, on two gateway replicas sharing NATS KV and on a third
@@ -39,12 +47,17 @@ beforeAll(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
   // The records as the previous version made them: no `retired`, a URL secret without an id.
-  const kv = (await ensureBuckets(nc, [BUCKETS.signingKeys], { replicas: 1, logger: pino({ level: "silent" }) }))[BUCKETS.signingKeys];
+  const kv = (await ensureBuckets(nc, [BUCKETS.signingKeys], { replicas: 1, logger: pino({ level: "silent" }) }))[
+    BUCKETS.signingKeys
+  ];
   const jwt = generateJwtKey();
   legacyKid = jwt.kid;
   const urlSecret = randomBytes(32).toString("base64url");
   const created_at = new Date().toISOString();
-  await kv.put("current", JSON.stringify({ kid: jwt.kid, alg: "EdDSA", private_jwk: jwt.privateJwk, public_jwk: jwt.publicJwk, created_at }));
+  await kv.put(
+    "current",
+    JSON.stringify({ kid: jwt.kid, alg: "EdDSA", private_jwk: jwt.privateJwk, public_jwk: jwt.publicJwk, created_at }),
+  );
   await kv.put("url-hmac", JSON.stringify({ secret: urlSecret, created_at }));
   secrets.push(String(jwt.privateJwk.d), urlSecret);
 
@@ -76,7 +89,12 @@ async function signIn(gateway: RunningGateway): Promise<string> {
 /** Rotates through the operator command, and waits until every replica in `replicas` logged the new key. */
 async function rotate(kind: "jwt" | "url", replicas: string[], keepSeconds?: number): Promise<RotateKeysResponse> {
   const from = logs.mark();
-  const rotation = await requestRpc(nc, subjects.adminKeysRotate(), { kind, ...(keepSeconds === undefined ? {} : { keep_seconds: keepSeconds }) }, RotateKeysResponse);
+  const rotation = await requestRpc(
+    nc,
+    subjects.adminKeysRotate(),
+    { kind, ...(keepSeconds === undefined ? {} : { keep_seconds: keepSeconds }) },
+    RotateKeysResponse,
+  );
   await Promise.all(replicas.map((service) => logs.waitFor(reloaded(service, kind, rotation.kid), from)));
   return rotation;
 }
@@ -92,7 +110,9 @@ function reloaded(service: string, kind: "jwt" | "url", kid: string, retired?: s
 
 /** Keeps the secrets of the current KV records, so the log check looks for them too. */
 async function rememberKvSecrets(): Promise<void> {
-  const kv = (await ensureBuckets(nc, [BUCKETS.signingKeys], { replicas: 1, logger: pino({ level: "silent" }) }))[BUCKETS.signingKeys];
+  const kv = (await ensureBuckets(nc, [BUCKETS.signingKeys], { replicas: 1, logger: pino({ level: "silent" }) }))[
+    BUCKETS.signingKeys
+  ];
   const jwt = (await kv.get("current"))!.json<{ private_jwk: { d: string } }>();
   const url = (await kv.get("url-hmac"))!.json<{ secret: string }>();
   secrets.push(jwt.private_jwk.d, url.secret);
@@ -113,7 +133,10 @@ async function download(gateway: RunningGateway, url: string): Promise<{ status:
   const parsed = new URL(url);
   const response = await fetch(`${gateway.baseUrl}${parsed.pathname}${parsed.search}`);
   const text = await response.text();
-  return { status: response.status, body: response.status === 200 ? text : String((JSON.parse(text) as { code?: unknown }).code) };
+  return {
+    status: response.status,
+    body: response.status === 200 ? text : String((JSON.parse(text) as { code?: unknown }).code),
+  };
 }
 
 describe("signing keys in NATS KV", () => {
@@ -135,13 +158,17 @@ describe("signing keys in NATS KV", () => {
     const after = await signIn(gatewayB);
     expect(kidOf(after)).toBe(rotation.kid);
     await expect(clientWith(gatewayA, after).call("listApiKeys", {})).resolves.toBeDefined();
-    const jwks = (await (await fetch(`${gatewayB.baseUrl}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string; d?: string }> };
+    const jwks = (await (await fetch(`${gatewayB.baseUrl}/.well-known/jwks.json`)).json()) as {
+      keys: Array<{ kid: string; d?: string }>;
+    };
     expect(jwks.keys.map(({ kid }) => kid)).toEqual([rotation.kid, legacyKid]);
     expect(jwks.keys.every((key) => key.d === undefined)).toBe(true);
   });
 
   it("keeps the signing key where the previous version reads it, beside the fields it does not know", async () => {
-    const kv = (await ensureBuckets(nc, [BUCKETS.signingKeys], { replicas: 1, logger: pino({ level: "silent" }) }))[BUCKETS.signingKeys];
+    const kv = (await ensureBuckets(nc, [BUCKETS.signingKeys], { replicas: 1, logger: pino({ level: "silent" }) }))[
+      BUCKETS.signingKeys
+    ];
     await kv.put("current", JSON.stringify({ ...(await kv.get("current"))!.json<object>(), from_a_newer_version: 1 }));
     const rotation = await rotate("jwt", ["gateway-a", "gateway-b"]);
     await rememberKvSecrets();
@@ -160,7 +187,9 @@ describe("signing keys in NATS KV", () => {
       // The first key was retired earlier with the full lifetime: its tokens still verify.
       await expect(clientWith(gateway, legacyToken).call("listApiKeys", {})).resolves.toBeDefined();
     }
-    const jwks = (await (await fetch(`${gatewayA.baseUrl}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> };
+    const jwks = (await (await fetch(`${gatewayA.baseUrl}/.well-known/jwks.json`)).json()) as {
+      keys: Array<{ kid: string }>;
+    };
     expect(jwks.keys.map(({ kid }) => kid)).not.toContain(earlyKid);
     expect(jwks.keys.map(({ kid }) => kid)).toContain(legacyKid);
   });
@@ -169,7 +198,9 @@ describe("signing keys in NATS KV", () => {
     const token = await signIn(gatewayA);
     const [, payload, signature] = token.split(".");
     const header = Buffer.from(JSON.stringify({ alg: "EdDSA", kid: "no-such-key", typ: "JWT" })).toString("base64url");
-    expect(await errorCodeOf(clientWith(gatewayB, `${header}.${payload}.${signature}`).call("listApiKeys", {}))).toBe("auth.invalid_credentials");
+    expect(await errorCodeOf(clientWith(gatewayB, `${header}.${payload}.${signature}`).call("listApiKeys", {}))).toBe(
+      "auth.invalid_credentials",
+    );
   });
 
   it("a signed artifact URL made before a rotation still downloads from both replicas; one whose key ended does not", async () => {
@@ -180,7 +211,8 @@ describe("signing keys in NATS KV", () => {
 
     const rotation = await rotate("url", ["gateway-a", "gateway-b"]);
     await rememberKvSecrets();
-    for (const gateway of [gatewayA, gatewayB]) expect(await download(gateway, before)).toEqual({ status: 200, body: "bytes of before.txt" });
+    for (const gateway of [gatewayA, gatewayB])
+      expect(await download(gateway, before)).toEqual({ status: 200, body: "bytes of before.txt" });
 
     const after = await artifactUrl(gatewayB, token, "after.txt");
     expect(new URL(after).searchParams.get("kid")).toBe(rotation.kid);
@@ -241,7 +273,10 @@ describe("signing keys from files", () => {
     let from = logs.mark();
     await replaceFile(jwtFile(), { keys: [f1, { ...f2, current: true }] });
     await replaceFile(urlFile(), { keys: [{ ...u2, current: true }, u1] });
-    await Promise.all([logs.waitFor(reloaded("gateway-f", "jwt", "f2", ["f1"]), from), logs.waitFor(reloaded("gateway-f", "url", "u2", ["u1"]), from)]);
+    await Promise.all([
+      logs.waitFor(reloaded("gateway-f", "jwt", "f2", ["f1"]), from),
+      logs.waitFor(reloaded("gateway-f", "url", "u2", ["u1"]), from),
+    ]);
     const late = await signIn(fileGateway);
     expect(kidOf(late)).toBe("f2");
     await expect(clientWith(fileGateway, early).call("listApiKeys", {})).resolves.toBeDefined();
@@ -250,19 +285,26 @@ describe("signing keys from files", () => {
     from = logs.mark();
     await replaceFile(jwtFile(), { keys: [f2] });
     await replaceFile(urlFile(), { keys: [u2] });
-    await Promise.all([logs.waitFor(reloaded("gateway-f", "jwt", "f2", []), from), logs.waitFor(reloaded("gateway-f", "url", "u2", []), from)]);
+    await Promise.all([
+      logs.waitFor(reloaded("gateway-f", "jwt", "f2", []), from),
+      logs.waitFor(reloaded("gateway-f", "url", "u2", []), from),
+    ]);
     expect(await errorCodeOf(clientWith(fileGateway, early).call("listApiKeys", {}))).toBe("auth.invalid_credentials");
     expect(await download(fileGateway, earlyUrl)).toEqual({ status: 403, body: "url.signature_invalid" });
     await expect(clientWith(fileGateway, late).call("listApiKeys", {})).resolves.toBeDefined();
   });
 
   it("a file that turns bad keeps the keys in use and logs why, without its content", async () => {
-    const failures = async () => (await signingKeyReloadFailures.get()).values.find(({ labels }) => labels.kind === "jwt")?.value ?? 0;
+    const failures = async () =>
+      (await signingKeyReloadFailures.get()).values.find(({ labels }) => labels.kind === "jwt")?.value ?? 0;
     const failuresBefore = await failures();
     const from = logs.mark();
     const leaked = jwk("bad");
     await replaceFile(jwtFile(), `{"keys":[${JSON.stringify(leaked)}`);
-    const line = await logs.waitFor((each) => each.service === "gateway-f" && each.msg === "signing keys not reloaded; the previous keys stay in use", from);
+    const line = await logs.waitFor(
+      (each) => each.service === "gateway-f" && each.msg === "signing keys not reloaded; the previous keys stay in use",
+      from,
+    );
     expect(line.problems).toEqual(["CJS_JWT_SIGNING_KEYS_FILE: is not valid JSON"]);
     expect(await failures()).toBe(failuresBefore + 1);
     expect(kidOf(await signIn(fileGateway))).toBe("f2");

@@ -8,7 +8,15 @@ import { billingWebhookPath, RPC_ROUTES, SANDBOX_SIGNATURE_HEADER, User } from "
 import { BUCKETS, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startBilling, startGateway, type RunningGateway, type RunningService, type Tenant } from "../harness/system.js";
+import {
+  createTenant,
+  signedInClient,
+  startBilling,
+  startGateway,
+  type RunningGateway,
+  type RunningService,
+  type Tenant,
+} from "../harness/system.js";
 
 /**
  * `billing/subscription/cancel` end to end with the sandbox payment provider: a plan is
@@ -44,7 +52,11 @@ async function signIn(tenant: Tenant): Promise<ComputeClient> {
 async function subscribedAdmin(): Promise<{ tenant: Tenant; client: ComputeClient }> {
   const tenant = await createTenant(gateways[0]!.nc);
   const client = await signIn(tenant);
-  const { checkout_url } = await client.call("createCheckout", { plan_id: "team", success_url: "https://app.example.test/done", cancel_url: "https://app.example.test/back" });
+  const { checkout_url } = await client.call("createCheckout", {
+    plan_id: "team",
+    success_url: "https://app.example.test/done",
+    cancel_url: "https://app.example.test/back",
+  });
   const paid = await fetch(`${gateways[1]!.baseUrl}${new URL(checkout_url).pathname}`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -68,10 +80,18 @@ async function refusal(client: ComputeClient) {
 
 /** Posts a sandbox event, signed with the sandbox's secret, as the sandbox provider sends them. */
 async function sendSandboxEvent(type: string, data: Record<string, unknown>): Promise<number> {
-  const body = JSON.stringify({ id: `evt_test_${randomBase62(20)}`, type, created: Math.floor(Date.now() / 1000), data });
+  const body = JSON.stringify({
+    id: `evt_test_${randomBase62(20)}`,
+    type,
+    created: Math.floor(Date.now() / 1000),
+    data,
+  });
   const response = await fetch(`${gateways[0]!.baseUrl}${billingWebhookPath("sandbox")}`, {
     method: "POST",
-    headers: { "content-type": "application/json", [SANDBOX_SIGNATURE_HEADER]: signSandboxPayload(sandboxSecret, body, Date.now() / 1000) },
+    headers: {
+      "content-type": "application/json",
+      [SANDBOX_SIGNATURE_HEADER]: signSandboxPayload(sandboxSecret, body, Date.now() / 1000),
+    },
     body,
   });
   return response.status;
@@ -84,8 +104,18 @@ describe("billing/subscription/cancel with the sandbox provider", () => {
     expect(before).toMatchObject({ cancel_at_period_end: false, ends_at: null });
 
     const cancelled = await client.call("cancelSubscription", {});
-    expect(cancelled).toMatchObject({ plan: { id: "team" }, status: "active", cancel_at_period_end: true, ends_at: before.current_period_end, current_period_end: before.current_period_end });
-    expect(await client.call("getSubscription", {})).toMatchObject({ plan: { id: "team" }, cancel_at_period_end: true, ends_at: before.current_period_end });
+    expect(cancelled).toMatchObject({
+      plan: { id: "team" },
+      status: "active",
+      cancel_at_period_end: true,
+      ends_at: before.current_period_end,
+      current_period_end: before.current_period_end,
+    });
+    expect(await client.call("getSubscription", {})).toMatchObject({
+      plan: { id: "team" },
+      cancel_at_period_end: true,
+      ends_at: before.current_period_end,
+    });
 
     expect(await refusal(client)).toEqual({ status: 409, code: "state.conflict", details: { state: "canceling" } });
   });
@@ -106,17 +136,32 @@ describe("billing/subscription/cancel with the sandbox provider", () => {
       period_end: new Date(ended).toISOString(),
     });
     expect(status).toBe(200);
-    expect(await client.call("getSubscription", {})).toMatchObject({ plan: { id: "free" }, status: "active", provider: null, cancel_at_period_end: false, ends_at: null });
+    expect(await client.call("getSubscription", {})).toMatchObject({
+      plan: { id: "free" },
+      status: "active",
+      provider: null,
+      cancel_at_period_end: false,
+      ends_at: null,
+    });
     expect(await refusal(client)).toEqual({ status: 409, code: "state.conflict", details: { state: "default_plan" } });
   });
 
   it("a business on the default plan, or one whose subscription was canceled, cannot cancel: 409", async () => {
     const onDefault = await signIn(await createTenant(gateways[0]!.nc));
-    expect(await refusal(onDefault)).toEqual({ status: 409, code: "state.conflict", details: { state: "default_plan" } });
+    expect(await refusal(onDefault)).toEqual({
+      status: 409,
+      code: "state.conflict",
+      details: { state: "default_plan" },
+    });
 
     const { tenant, client } = await subscribedAdmin();
     const record = (await recordOf(tenant))!.value;
-    const status = await sendSandboxEvent("subscription.canceled", { app_id: tenant.app.app_id, business_id: tenant.business.business_id, subscription_id: record.provider_subscription_id, ended_at: new Date().toISOString() });
+    const status = await sendSandboxEvent("subscription.canceled", {
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      subscription_id: record.provider_subscription_id,
+      ended_at: new Date().toISOString(),
+    });
     expect(status).toBe(200);
     expect(await refusal(client)).toEqual({ status: 409, code: "state.conflict", details: { state: "default_plan" } });
   });
@@ -132,8 +177,15 @@ describe("billing/subscription/cancel with the sandbox provider", () => {
   it("another business of the same app, or another app, cancels only its own subscription: the first one's is untouched", async () => {
     const { tenant } = await subscribedAdmin();
     const before = await recordOf(tenant);
-    for (const other of [await createTenant(gateways[0]!.nc, { appId: tenant.app.app_id }), await createTenant(gateways[0]!.nc)]) {
-      expect(await refusal(await signIn(other))).toEqual({ status: 409, code: "state.conflict", details: { state: "default_plan" } });
+    for (const other of [
+      await createTenant(gateways[0]!.nc, { appId: tenant.app.app_id }),
+      await createTenant(gateways[0]!.nc),
+    ]) {
+      expect(await refusal(await signIn(other))).toEqual({
+        status: 409,
+        code: "state.conflict",
+        details: { state: "default_plan" },
+      });
     }
     expect((await recordOf(tenant))?.revision).toBe(before?.revision);
     expect((await recordOf(tenant))?.value.cancel_at_period_end).toBe(false);
@@ -146,7 +198,13 @@ async function createTenantUser(tenant: Tenant, role: "admin" | "member"): Promi
   const user = await requestRpc(
     gateways[0]!.nc,
     subjects.adminUserCreate(),
-    { app_id: tenant.app.app_id, business_id: tenant.business.business_id, email: `member-${randomBase62(8).toLowerCase()}@example.test`, password, role },
+    {
+      app_id: tenant.app.app_id,
+      business_id: tenant.business.business_id,
+      email: `member-${randomBase62(8).toLowerCase()}@example.test`,
+      password,
+      role,
+    },
     User,
   );
   return signIn({ ...tenant, user, password });

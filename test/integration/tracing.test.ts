@@ -61,14 +61,20 @@ describe("request ids in the services' log lines (tracing off)", () => {
   let system: RunningSystem;
 
   beforeAll(async () => {
-    system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 }, {}, { loggerFor: (service) => createLogger({ service, level: "info", destination }) });
+    system = await startSystem(
+      nats.url,
+      { gateways: 1, schedulers: 1, registries: 1 },
+      {},
+      { loggerFor: (service) => createLogger({ service, level: "info", destination }) },
+    );
   });
 
   afterAll(async () => {
     await system?.stop();
   });
 
-  const schedulerLine = (jobId: string) => lines.find((line) => line.service === "scheduler" && line.msg === "job submitted" && line.job_id === jobId);
+  const schedulerLine = (jobId: string) =>
+    lines.find((line) => line.service === "scheduler" && line.msg === "job submitted" && line.job_id === jobId);
 
   it("the scheduler's line for a job submitted over HTTP carries the request id the gateway answered with", async () => {
     const { client } = await signedInClient(system.gateways[0]!.baseUrl, await createTenant(system.gateways[0]!.nc));
@@ -85,12 +91,20 @@ describe("request ids in the services' log lines (tracing off)", () => {
 
   it("a caller's X-Request-ID and traceparent are passed on to the scheduler's line and the traceparent answered back", async () => {
     const { client } = await signedInClient(system.gateways[0]!.baseUrl, await createTenant(system.gateways[0]!.nc));
-    const response = await client.raw(SUBMIT.method, SUBMIT.path, JOB, { "x-request-id": "caller-req-1", traceparent: CALLER_TRACEPARENT });
+    const response = await client.raw(SUBMIT.method, SUBMIT.path, JOB, {
+      "x-request-id": "caller-req-1",
+      traceparent: CALLER_TRACEPARENT,
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("x-request-id")).toBe("caller-req-1");
     expect(response.headers.get("traceparent")).toBe(CALLER_TRACEPARENT);
-    expect(schedulerLine(jobIdOf(response.body))).toMatchObject({ request_id: "caller-req-1", trace_id: CALLER_TRACE_ID });
-    const accessLine = await lineWhere((line) => line.service === "gateway" && line.msg === "request completed" && line.request_id === "caller-req-1");
+    expect(schedulerLine(jobIdOf(response.body))).toMatchObject({
+      request_id: "caller-req-1",
+      trace_id: CALLER_TRACE_ID,
+    });
+    const accessLine = await lineWhere(
+      (line) => line.service === "gateway" && line.msg === "request completed" && line.request_id === "caller-req-1",
+    );
     expect(accessLine).toMatchObject({ route: SUBMIT.path, trace_id: CALLER_TRACE_ID });
   });
 
@@ -103,10 +117,23 @@ describe("request ids in the services' log lines (tracing off)", () => {
     sent.set(NODE_NATS_HEADERS.apiKey, apiKey);
     sent.set(NODE_NATS_HEADERS.requestId, "agent-req-1");
     sent.set(NODE_NATS_HEADERS.traceparent, CALLER_TRACEPARENT);
-    const body = { name: "traced-node", hostname: "traced.local", capacity: { cpu: 1, memory_mb: 512, gpu: 0, slots: 1 }, agent_version: "test", pool_id: "traced" };
-    const reply = await system.gateways[0]!.nc.request(subjects.nodePlane("register"), JSON.stringify(body), { headers: sent, timeout: 10_000 });
+    const body = {
+      name: "traced-node",
+      hostname: "traced.local",
+      capacity: { cpu: 1, memory_mb: 512, gpu: 0, slots: 1 },
+      agent_version: "test",
+      pool_id: "traced",
+    };
+    const reply = await system.gateways[0]!.nc.request(subjects.nodePlane("register"), JSON.stringify(body), {
+      headers: sent,
+      timeout: 10_000,
+    });
     const nodeId = z.object({ payload: z.object({ node_id: z.string() }) }).parse(reply.json()).payload.node_id;
-    expect(lines.find((line) => line.service === "node-registry" && line.msg === "node registered" && line.node_id === nodeId)).toMatchObject({
+    expect(
+      lines.find(
+        (line) => line.service === "node-registry" && line.msg === "node registered" && line.node_id === nodeId,
+      ),
+    ).toMatchObject({
       request_id: "agent-req-1",
       trace_id: CALLER_TRACE_ID,
     });
@@ -114,7 +141,9 @@ describe("request ids in the services' log lines (tracing off)", () => {
 
   it("a malformed traceparent is ignored, not passed on", async () => {
     const { client } = await signedInClient(system.gateways[0]!.baseUrl, await createTenant(system.gateways[0]!.nc));
-    const response = await client.raw(SUBMIT.method, SUBMIT.path, JOB, { traceparent: `00-${"0".repeat(32)}-${CALLER_SPAN_ID}-01` });
+    const response = await client.raw(SUBMIT.method, SUBMIT.path, JOB, {
+      traceparent: `00-${"0".repeat(32)}-${CALLER_SPAN_ID}-01`,
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("traceparent")).toBeNull();
     expect(schedulerLine(jobIdOf(response.body))).not.toHaveProperty("trace_id");
@@ -140,7 +169,10 @@ describe("trace context in NATS headers, with and without an OTLP endpoint", () 
     const subject = "test.tracing.echo";
     const echo = nc.subscribe(subject, {
       callback: (_error, msg) => {
-        seen.push({ requestId: msg.headers?.get(TRACE_HEADERS.requestId), traceparent: msg.headers?.get(TRACE_HEADERS.traceparent) || undefined });
+        seen.push({
+          requestId: msg.headers?.get(TRACE_HEADERS.requestId),
+          traceparent: msg.headers?.get(TRACE_HEADERS.traceparent) || undefined,
+        });
         msg.respond(JSON.stringify({ ok: true, payload: {} }), { headers: natsHeaders() });
       },
     });
@@ -158,7 +190,13 @@ describe("trace context in NATS headers, with and without an OTLP endpoint", () 
     expect(seen[1]?.requestId).toBe("traced-1");
     expect(receiver.spans).toHaveLength(1);
     const [span] = receiver.spans;
-    expect(span).toMatchObject({ service: "cjs-test", name: subject, kind: SPAN_KINDS.client, parentSpanId: "", attributes: { "cjs.request_id": "traced-1" } });
+    expect(span).toMatchObject({
+      service: "cjs-test",
+      name: subject,
+      kind: SPAN_KINDS.client,
+      parentSpanId: "",
+      attributes: { "cjs.request_id": "traced-1" },
+    });
     expect(seen[1]?.traceparent).toBe(`00-${span!.traceId}-${span!.spanId}-01`);
   });
 
@@ -189,20 +227,35 @@ describe("trace context in NATS headers, with and without an OTLP endpoint", () 
     expect(client!.attributes).not.toHaveProperty("cjs.request_id");
     expect(server).toMatchObject({ name: subject, traceId: client!.traceId, parentSpanId: client!.spanId });
     // What the handler passes on names its own span: its calls are the server span's children.
-    expect(handled).toEqual([{ requestId: undefined, traceparent: `00-${server!.traceId}-${server!.spanId}-01`, tracestate: undefined }]);
+    expect(handled).toEqual([
+      { requestId: undefined, traceparent: `00-${server!.traceId}-${server!.spanId}-01`, tracestate: undefined },
+    ]);
   });
 });
 
 /** A gateway and a scheduler as production runs them, with `otel` added to their environment. */
 async function startTracedPair(otel: Record<string, string>) {
-  const env = { NATS_URL: nats.url, CJS_HOST: "127.0.0.1", CJS_PORT: "0", CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: "0", LOG_LEVEL: "info", ...otel };
+  const env = {
+    NATS_URL: nats.url,
+    CJS_HOST: "127.0.0.1",
+    CJS_PORT: "0",
+    CJS_OPS_HOST: "127.0.0.1",
+    CJS_OPS_PORT: "0",
+    LOG_LEVEL: "info",
+    ...otel,
+  };
   const scheduler = startServiceProcess({ service: "scheduler", env });
   const gateway = startServiceProcess({ service: "gateway", env });
   const processes: ServiceProcess[] = [scheduler, gateway];
   try {
     await scheduler.waitForLog((line) => line.msg === "scheduler ready", 60_000);
     const listening = await gateway.waitForLog((line) => typeof line.address === "string", 60_000);
-    return { scheduler, gateway, baseUrl: String(listening.address), stop: () => Promise.all(processes.map((process) => process.stop())) };
+    return {
+      scheduler,
+      gateway,
+      baseUrl: String(listening.address),
+      stop: () => Promise.all(processes.map((process) => process.stop())),
+    };
   } catch (error) {
     await Promise.all(processes.map((process) => process.kill()));
     throw error;
@@ -232,8 +285,14 @@ describe("spans exported over OTLP (real processes)", () => {
     const find = (spans: readonly ReceivedSpan[]) => {
       const mine = ofTrace(spans);
       const route = mine.find((span) => span.service === "cjs-gateway" && span.kind === SPAN_KINDS.server);
-      const call = mine.find((span) => span.service === "cjs-gateway" && span.kind === SPAN_KINDS.client && span.name === subjects.jobSubmit());
-      const handled = mine.find((span) => span.service === "cjs-scheduler" && span.kind === SPAN_KINDS.server && span.name === subjects.jobSubmit());
+      const call = mine.find(
+        (span) =>
+          span.service === "cjs-gateway" && span.kind === SPAN_KINDS.client && span.name === subjects.jobSubmit(),
+      );
+      const handled = mine.find(
+        (span) =>
+          span.service === "cjs-scheduler" && span.kind === SPAN_KINDS.server && span.name === subjects.jobSubmit(),
+      );
       return route && call && handled ? { route, call, handled } : undefined;
     };
     return find(await receiver.waitFor((spans) => find(spans) !== undefined))!;
@@ -253,12 +312,20 @@ describe("spans exported over OTLP (real processes)", () => {
 
     const { route, call, handled } = await submitSpans(traceId!);
     expect(route).toMatchObject({ spanId: routeSpanId, parentSpanId: "", name: `POST ${SUBMIT.path}` });
-    expect(route.attributes).toMatchObject({ "http.request.method": "POST", "http.route": SUBMIT.path, "http.response.status_code": 200, "cjs.request_id": requestId });
+    expect(route.attributes).toMatchObject({
+      "http.request.method": "POST",
+      "http.route": SUBMIT.path,
+      "http.response.status_code": 200,
+      "cjs.request_id": requestId,
+    });
     // Never the URL, its query or the headers: a signature or a token may be in them.
     expect(Object.keys(route.attributes).filter((key) => key.startsWith("url.") || key.includes("header"))).toEqual([]);
     expect(call.parentSpanId).toBe(route.spanId);
     expect(handled.parentSpanId).toBe(call.spanId);
-    expect(handled.attributes).toMatchObject({ "cjs.request_id": requestId, "messaging.destination.name": subjects.jobSubmit() });
+    expect(handled.attributes).toMatchObject({
+      "cjs.request_id": requestId,
+      "messaging.destination.name": subjects.jobSubmit(),
+    });
 
     expect(await submitted).toMatchObject({ job_id: jobIdOf(response.body), request_id: requestId, trace_id: traceId });
     // Spans leave in the order they end: the probe's, had there been one, would be here by now.
@@ -300,7 +367,10 @@ describe("a collector that is down", () => {
 
 describe("tracing settings", () => {
   it("an OTLP endpoint that is not an http(s) URL stops a service at start with exit 2 and a line naming the variable", async () => {
-    const scheduler = startServiceProcess({ service: "scheduler", env: { NATS_URL: nats.url, CJS_OPS_PORT: "0", OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" } });
+    const scheduler = startServiceProcess({
+      service: "scheduler",
+      env: { NATS_URL: nats.url, CJS_OPS_PORT: "0", OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" },
+    });
     const { code } = await scheduler.exited;
     expect(code, scheduler.output()).toBe(2);
     expect(scheduler.output()).toContain("OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL");

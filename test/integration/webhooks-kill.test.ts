@@ -53,7 +53,12 @@ beforeAll(async () => {
     CJS_WEBHOOK_TIMEOUT_MS: "1000",
     CJS_WEBHOOK_RETRY_SCHEDULE_SECONDS: "1",
   };
-  services.push(await startScheduler(nats.url), await startNodeRegistry(nats.url), await startLogRelay(nats.url), await startBilling(nats.url));
+  services.push(
+    await startScheduler(nats.url),
+    await startNodeRegistry(nats.url),
+    await startLogRelay(nats.url),
+    await startBilling(nats.url),
+  );
   gateway = await startGateway(nats.url);
   tenant = await createTenant(gateway.nc);
   ({ client: user } = await signedInClient(gateway.baseUrl, tenant));
@@ -73,7 +78,9 @@ describe("the webhooks service SIGKILLed mid-way", () => {
     // Holds every POST unanswered until the crash, so deliveries are in flight when it comes.
     let holding = true;
     let answerHeld: Array<() => void> = [];
-    receiver = await startWebhookReceiver(() => (holding ? new Promise<number>((resolve) => answerHeld.push(() => resolve(200))) : 200));
+    receiver = await startWebhookReceiver(() =>
+      holding ? new Promise<number>((resolve) => answerHeld.push(() => resolve(200))) : 200,
+    );
     await user.call("createWebhook", { url: receiver.url, events: ["job.succeeded"] });
 
     const jobIds: string[] = [];
@@ -87,7 +94,11 @@ describe("the webhooks service SIGKILLed mid-way", () => {
     answerHeld = [];
 
     await startWebhooksProcess();
-    const eventsOf = () => receiver.received.map((received) => ({ header: String(received.headers["cjs-event-id"]), event: JSON.parse(received.body) as WebhookEvent }));
+    const eventsOf = () =>
+      receiver.received.map((received) => ({
+        header: String(received.headers["cjs-event-id"]),
+        event: JSON.parse(received.body) as WebhookEvent,
+      }));
     const deliveredJobs = () => new Set(eventsOf().map(({ event }) => event.data.job?.job_id));
     await expect.poll(() => jobIds.filter((jobId) => !deliveredJobs().has(jobId)), { timeout: 45_000 }).toEqual([]);
 

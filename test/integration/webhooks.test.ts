@@ -52,13 +52,23 @@ async function business() {
 const runJob = (client: ComputeClient, owner: Tenant, pool: string, outcome: "succeeded" | "failed" = "succeeded") =>
   runJobToEnd(client, baseUrl, owner.app.app_id, pool, outcome);
 
-const events = (target: WebhookReceiver): WebhookEvent[] => target.received.map((received) => JSON.parse(received.body) as WebhookEvent);
+const events = (target: WebhookReceiver): WebhookEvent[] =>
+  target.received.map((received) => JSON.parse(received.body) as WebhookEvent);
 
 describe("webhook subscriptions", () => {
   it("create shows the secret once; list and delete never show it; another business's webhook is 404 and unchanged", async () => {
-    const created = await user.call("createWebhook", { url: "http://127.0.0.1:9/hook", events: ["job.succeeded"], description: "ci" });
+    const created = await user.call("createWebhook", {
+      url: "http://127.0.0.1:9/hook",
+      events: ["job.succeeded"],
+      description: "ci",
+    });
     expect(created.secret).toMatch(/^whsec_[0-9A-Za-z]{48}$/);
-    expect(created.webhook).toMatchObject({ webhook_id: expect.stringMatching(/^whk_/), url: "http://127.0.0.1:9/hook", events: ["job.succeeded"], description: "ci" });
+    expect(created.webhook).toMatchObject({
+      webhook_id: expect.stringMatching(/^whk_/),
+      url: "http://127.0.0.1:9/hook",
+      events: ["job.succeeded"],
+      description: "ci",
+    });
     expect(created.webhook).not.toHaveProperty("secret");
 
     const listed = await user.call("listWebhooks", {});
@@ -66,29 +76,50 @@ describe("webhook subscriptions", () => {
     expect(JSON.stringify(listed)).not.toContain(created.secret);
 
     const other = await business();
-    expect(await errorCodeOf(other.client.call("deleteWebhook", { webhook_id: created.webhook.webhook_id }))).toBe("resource.not_found");
-    expect(await errorCodeOf(other.client.call("testWebhook", { webhook_id: created.webhook.webhook_id }))).toBe("resource.not_found");
-    expect(await errorCodeOf(other.client.call("listWebhookDeliveries", { webhook_id: created.webhook.webhook_id }))).toBe("resource.not_found");
+    expect(await errorCodeOf(other.client.call("deleteWebhook", { webhook_id: created.webhook.webhook_id }))).toBe(
+      "resource.not_found",
+    );
+    expect(await errorCodeOf(other.client.call("testWebhook", { webhook_id: created.webhook.webhook_id }))).toBe(
+      "resource.not_found",
+    );
+    expect(
+      await errorCodeOf(other.client.call("listWebhookDeliveries", { webhook_id: created.webhook.webhook_id })),
+    ).toBe("resource.not_found");
     expect((await other.client.call("listWebhooks", {})).items).toEqual([]);
     expect((await user.call("listWebhooks", {})).items).toEqual([created.webhook]);
 
-    expect(await user.call("deleteWebhook", { webhook_id: created.webhook.webhook_id })).toEqual({ webhook_id: created.webhook.webhook_id, deleted: true });
+    expect(await user.call("deleteWebhook", { webhook_id: created.webhook.webhook_id })).toEqual({
+      webhook_id: created.webhook.webhook_id,
+      deleted: true,
+    });
     expect((await user.call("listWebhooks", {})).items).toEqual([]);
-    expect(await errorCodeOf(user.call("deleteWebhook", { webhook_id: created.webhook.webhook_id }))).toBe("resource.not_found");
+    expect(await errorCodeOf(user.call("deleteWebhook", { webhook_id: created.webhook.webhook_id }))).toBe(
+      "resource.not_found",
+    );
   });
 
   it("refuses a URL that is not http(s) and an event it does not know with 400", async () => {
-    const bad = await user.raw("POST", "/api/compute/webhooks/create", { url: "ftp://example.com/hook", events: ["job.succeeded"] });
+    const bad = await user.raw("POST", "/api/compute/webhooks/create", {
+      url: "ftp://example.com/hook",
+      events: ["job.succeeded"],
+    });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: "request.invalid" });
-    const unknown = await user.raw("POST", "/api/compute/webhooks/create", { url: "https://example.com/hook", events: ["job.exploded"] });
+    const unknown = await user.raw("POST", "/api/compute/webhooks/create", {
+      url: "https://example.com/hook",
+      events: ["job.exploded"],
+    });
     expect(unknown.body).toMatchObject({ code: "request.invalid" });
   });
 
   it("caps a business at 20 webhooks with webhook.limit_reached", async () => {
     const own = await business();
-    for (let index = 0; index < 20; index += 1) await own.client.call("createWebhook", { url: `http://127.0.0.1:9/hook-${index}`, events: ["job.*"] });
-    const refused = await own.client.raw("POST", "/api/compute/webhooks/create", { url: "http://127.0.0.1:9/one-more", events: ["job.*"] });
+    for (let index = 0; index < 20; index += 1)
+      await own.client.call("createWebhook", { url: `http://127.0.0.1:9/hook-${index}`, events: ["job.*"] });
+    const refused = await own.client.raw("POST", "/api/compute/webhooks/create", {
+      url: "http://127.0.0.1:9/one-more",
+      events: ["job.*"],
+    });
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ code: "webhook.limit_reached", details: { limit: 20 } });
     const first = await own.client.call("listWebhooks", { limit: 15 });
@@ -102,14 +133,17 @@ describe("webhook subscriptions", () => {
 describe("the cost rule", () => {
   it("the job-event consumer reads only the job records of businesses that have a webhook", async () => {
     const jsm = await jetstreamManager(system.gateways[0]!.nc);
-    const filters = async () => (await jsm.consumers.info(kvStreams.name(BUCKETS.jobs), CONSUMERS.webhookEvents)).config.filter_subjects ?? [];
+    const filters = async () =>
+      (await jsm.consumers.info(kvStreams.name(BUCKETS.jobs), CONSUMERS.webhookEvents)).config.filter_subjects ?? [];
     const own = await business();
     const subject = `$KV.${BUCKETS.jobs}.${own.tenant.app.app_id}.${own.tenant.business.business_id}.*`;
     expect(await filters()).not.toContain(subject);
 
     const { webhook } = await own.client.call("createWebhook", { url: "http://127.0.0.1:9/hook", events: ["job.*"] });
     expect(await filters()).toContain(subject);
-    expect((await filters()).every((filter) => filter.startsWith(`$KV.${BUCKETS.jobs}.`) && !filter.endsWith(".>"))).toBe(true);
+    expect(
+      (await filters()).every((filter) => filter.startsWith(`$KV.${BUCKETS.jobs}.`) && !filter.endsWith(".>")),
+    ).toBe(true);
     await own.client.call("deleteWebhook", { webhook_id: webhook.webhook_id });
     expect(await filters()).not.toContain(subject);
   });
@@ -126,14 +160,34 @@ describe("deliveries", () => {
     const [delivery] = target.received;
     expect(verify(secret, String(delivery!.headers["cjs-signature"]), delivery!.body)).toBe(true);
     const event = JSON.parse(delivery!.body) as WebhookEvent;
-    expect(event).toMatchObject({ id: expect.stringMatching(/^evt_/), type: "job.succeeded", data: { job: { job_id: jobId, state: "succeeded" } } });
+    expect(event).toMatchObject({
+      id: expect.stringMatching(/^evt_/),
+      type: "job.succeeded",
+      data: { job: { job_id: jobId, state: "succeeded" } },
+    });
     expect(event.data.job).not.toHaveProperty("env");
-    expect(delivery!.headers).toMatchObject({ "cjs-event-id": event.id, "cjs-event-type": "job.succeeded", "cjs-delivery-id": expect.stringMatching(/^dlv_/), "user-agent": expect.any(String) });
+    expect(delivery!.headers).toMatchObject({
+      "cjs-event-id": event.id,
+      "cjs-event-type": "job.succeeded",
+      "cjs-delivery-id": expect.stringMatching(/^dlv_/),
+      "user-agent": expect.any(String),
+    });
 
-    await expect.poll(async () => (await own.client.call("listWebhookDeliveries", { webhook_id: webhook.webhook_id })).items[0]?.state, { timeout: 10_000 }).toBe("succeeded");
+    await expect
+      .poll(
+        async () =>
+          (await own.client.call("listWebhookDeliveries", { webhook_id: webhook.webhook_id })).items[0]?.state,
+        { timeout: 10_000 },
+      )
+      .toBe("succeeded");
     const { items } = await own.client.call("listWebhookDeliveries", { webhook_id: webhook.webhook_id });
     expect(items).toHaveLength(1);
-    expect(items[0]).toMatchObject({ event_id: event.id, event_type: "job.succeeded", next_attempt_at: null, attempts: [{ status_code: 200, error: null }] });
+    expect(items[0]).toMatchObject({
+      event_id: event.id,
+      event_type: "job.succeeded",
+      next_attempt_at: null,
+      attempts: [{ status_code: 200, error: null }],
+    });
   });
 
   it("job.* receives every event of the business's jobs: started and succeeded, started and failed, cancelled", async () => {
@@ -142,9 +196,17 @@ describe("deliveries", () => {
     await own.client.call("createWebhook", { url: target.url, events: ["job.*"] });
     const succeeded = await runJob(own.client, own.tenant, "hooks-all-ok");
     const failed = await runJob(own.client, own.tenant, "hooks-all-fail", "failed");
-    const { job_id: cancelled } = await own.client.call("submitJob", { type: "shell", command: ["true"], pool_id: "hooks-all-nobody" });
+    const { job_id: cancelled } = await own.client.call("submitJob", {
+      type: "shell",
+      command: ["true"],
+      pool_id: "hooks-all-nobody",
+    });
     await own.client.call("cancelJob", { job_id: cancelled });
-    const typesOf = (jobId: string) => events(target).filter((event) => event.data.job?.job_id === jobId).map((event) => event.type).sort();
+    const typesOf = (jobId: string) =>
+      events(target)
+        .filter((event) => event.data.job?.job_id === jobId)
+        .map((event) => event.type)
+        .sort();
 
     await expect.poll(() => typesOf(succeeded), { timeout: 15_000 }).toEqual(["job.started", "job.succeeded"]);
     await expect.poll(() => typesOf(failed), { timeout: 15_000 }).toEqual(["job.failed", "job.started"]);
@@ -156,10 +218,19 @@ describe("deliveries", () => {
     const target = await receiver();
     await own.client.call("createWebhook", { url: target.url, events: ["job.timed_out"] });
     const node = await FakeNode.register(own.client, baseUrl, own.tenant.app.app_id, { pool_id: "hooks-timeout" });
-    const { job_id } = await own.client.call("submitJob", { type: "shell", command: ["sleep", "60"], pool_id: "hooks-timeout", timeout_seconds: 1 });
+    const { job_id } = await own.client.call("submitJob", {
+      type: "shell",
+      command: ["sleep", "60"],
+      pool_id: "hooks-timeout",
+      timeout_seconds: 1,
+    });
     await expect.poll(async () => (await node.poll(1), node.running.has(job_id)), { timeout: 10_000 }).toBe(true);
 
-    await expect.poll(() => events(target).map((event) => [event.type, event.data.job?.job_id, event.data.job?.state]), { timeout: 15_000 }).toEqual([["job.timed_out", job_id, "timed_out"]]);
+    await expect
+      .poll(() => events(target).map((event) => [event.type, event.data.job?.job_id, event.data.job?.state]), {
+        timeout: 15_000,
+      })
+      .toEqual([["job.timed_out", job_id, "timed_out"]]);
   });
 
   it("a webhook gets only the events it names", async () => {
@@ -176,7 +247,9 @@ describe("deliveries", () => {
     await expect.poll(() => events(everything).length, { timeout: 15_000 }).toBe(4);
     const { items } = await own.client.call("listWebhookDeliveries", { webhook_id: webhook.webhook_id });
     expect(items.map((delivery) => delivery.event_type)).toEqual(["job.failed"]);
-    await expect.poll(() => events(onlyFailed).map((event) => [event.type, event.data.job?.job_id]), { timeout: 15_000 }).toEqual([["job.failed", bad]]);
+    await expect
+      .poll(() => events(onlyFailed).map((event) => [event.type, event.data.job?.job_id]), { timeout: 15_000 })
+      .toEqual([["job.failed", bad]]);
   });
 
   it("a receiver answering 500 then 200 is tried again and the log shows both status codes", async () => {
@@ -185,7 +258,13 @@ describe("deliveries", () => {
     const { webhook } = await own.client.call("createWebhook", { url: target.url, events: ["job.succeeded"] });
     await runJob(own.client, own.tenant, "hooks-retry");
 
-    await expect.poll(async () => (await own.client.call("listWebhookDeliveries", { webhook_id: webhook.webhook_id })).items[0]?.state, { timeout: 20_000 }).toBe("succeeded");
+    await expect
+      .poll(
+        async () =>
+          (await own.client.call("listWebhookDeliveries", { webhook_id: webhook.webhook_id })).items[0]?.state,
+        { timeout: 20_000 },
+      )
+      .toBe("succeeded");
     const [delivery] = (await own.client.call("listWebhookDeliveries", { webhook_id: webhook.webhook_id })).items;
     expect(delivery!.attempts.map((attempt) => attempt.status_code)).toEqual([500, 200]);
     expect(new Set(target.received.map((received) => received.headers["cjs-event-id"])).size).toBe(1);
@@ -201,8 +280,15 @@ describe("deliveries", () => {
     // The receiver holds its first POST open from here on.
     await expect.poll(() => target.received.length, { timeout: 15_000 }).toBeGreaterThan(0);
 
-    const later = [await runJob(own.client, own.tenant, "hooks-hang-a"), await runJob(own.client, own.tenant, "hooks-hang-b")];
-    for (const jobId of later) expect((await own.client.call("retrieveJob", { job_id: jobId })).job).toMatchObject({ state: "succeeded", exit_code: 0 });
+    const later = [
+      await runJob(own.client, own.tenant, "hooks-hang-a"),
+      await runJob(own.client, own.tenant, "hooks-hang-b"),
+    ];
+    for (const jobId of later)
+      expect((await own.client.call("retrieveJob", { job_id: jobId })).job).toMatchObject({
+        state: "succeeded",
+        exit_code: 0,
+      });
     const { items } = await own.client.call("listWebhookDeliveries", { webhook_id: webhook.webhook_id });
     expect(items.length).toBeGreaterThan(0);
     expect(items.every((delivery) => delivery.state === "pending" && delivery.attempts.length === 0)).toBe(true);
@@ -218,7 +304,11 @@ describe("deliveries", () => {
 
     await expect.poll(() => target.received.length, { timeout: 15_000 }).toBe(1);
     const [delivery] = target.received;
-    expect(JSON.parse(delivery!.body)).toMatchObject({ id: queued.event_id, type: "webhook.test", data: { job: null } });
+    expect(JSON.parse(delivery!.body)).toMatchObject({
+      id: queued.event_id,
+      type: "webhook.test",
+      data: { job: null },
+    });
     expect(delivery!.headers["cjs-delivery-id"]).toBe(queued.delivery_id);
     expect(verify(secret, String(delivery!.headers["cjs-signature"]), delivery!.body)).toBe(true);
   });
@@ -231,7 +321,11 @@ describe("private receiver addresses", () => {
 
   beforeAll(async () => {
     strictNats = await startNats();
-    strict = await startSystem(strictNats.url, { gateways: 1, schedulers: 1, registries: 1 }, { CJS_WEBHOOKS_ALLOW_PRIVATE_URLS: "false" });
+    strict = await startSystem(
+      strictNats.url,
+      { gateways: 1, schedulers: 1, registries: 1 },
+      { CJS_WEBHOOKS_ALLOW_PRIVATE_URLS: "false" },
+    );
     const own = await createTenant(strict.gateways[0]!.nc);
     ({ client: strictUser } = await signedInClient(strict.gateways[0]!.baseUrl, own));
   });
@@ -241,13 +335,19 @@ describe("private receiver addresses", () => {
     await strictNats?.stop();
   });
 
-  it.each(["http://127.0.0.1:8080/hook", "http://10.0.0.5/hook", "http://169.254.169.254/latest", "http://[::1]/hook", "http://localhost:8080/hook"])(
-    "refuses %s with 400 saying the operator can allow it",
-    async (url) => {
-      const refused = await strictUser.raw("POST", "/api/compute/webhooks/create", { url, events: ["job.*"] });
-      expect(refused.status).toBe(400);
-      expect(refused.body).toMatchObject({ code: "request.invalid", message: expect.stringContaining("CJS_WEBHOOKS_ALLOW_PRIVATE_URLS") });
-      expect((await strictUser.call("listWebhooks", {})).items).toEqual([]);
-    },
-  );
+  it.each([
+    "http://127.0.0.1:8080/hook",
+    "http://10.0.0.5/hook",
+    "http://169.254.169.254/latest",
+    "http://[::1]/hook",
+    "http://localhost:8080/hook",
+  ])("refuses %s with 400 saying the operator can allow it", async (url) => {
+    const refused = await strictUser.raw("POST", "/api/compute/webhooks/create", { url, events: ["job.*"] });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      code: "request.invalid",
+      message: expect.stringContaining("CJS_WEBHOOKS_ALLOW_PRIVATE_URLS"),
+    });
+    expect((await strictUser.call("listWebhooks", {})).items).toEqual([]);
+  });
 });

@@ -41,7 +41,10 @@ async function promtool(...args: string[]): Promise<string> {
 
 async function promtoolIn(cwd: string, ...args: string[]): Promise<string> {
   const bin = findPromtool();
-  if (bin === null) throw new Error("promtool is not installed: run `make test-tools` or `make test` (deploy/scripts/ensure-promtool.sh installs Debian's prometheus package, which ships it)");
+  if (bin === null)
+    throw new Error(
+      "promtool is not installed: run `make test-tools` or `make test` (deploy/scripts/ensure-promtool.sh installs Debian's prometheus package, which ships it)",
+    );
   try {
     const { stdout, stderr } = await run(bin, args, { cwd });
     return `${stdout}${stderr}`;
@@ -63,12 +66,21 @@ describe("the Prometheus alert rules (deploy/prometheus/alerts.yml)", () => {
 
 describe("the Grafana dashboard (deploy/grafana/dashboards/cjs.json)", () => {
   it("has only queries that parse: promtool checks them as recording rules", async () => {
-    const dashboard = JSON.parse(readFileSync(join(RULES_DIR, "../grafana/dashboards/cjs.json"), "utf8")) as { panels: Array<{ targets?: Array<{ expr: string }> }> };
+    const dashboard = JSON.parse(readFileSync(join(RULES_DIR, "../grafana/dashboards/cjs.json"), "utf8")) as {
+      panels: Array<{ targets?: Array<{ expr: string }> }>;
+    };
     const exprs = dashboard.panels.flatMap((panel) => panel.targets ?? []).map((target) => target.expr);
     expect(exprs.length).toBeGreaterThan(0);
     const dir = mkdtempSync(join(tmpdir(), "cjs-dashboard-"));
     try {
-      writeFileSync(join(dir, "queries.yml"), stringify({ groups: [{ name: "dashboard", rules: exprs.map((expr, index) => ({ record: `dashboard:query_${index}`, expr })) }] }));
+      writeFileSync(
+        join(dir, "queries.yml"),
+        stringify({
+          groups: [
+            { name: "dashboard", rules: exprs.map((expr, index) => ({ record: `dashboard:query_${index}`, expr })) },
+          ],
+        }),
+      );
       expect(await promtoolIn(dir, "check", "rules", "queries.yml")).toContain(`SUCCESS: ${exprs.length} rules found`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -79,14 +91,22 @@ describe("the Grafana dashboard (deploy/grafana/dashboards/cjs.json)", () => {
 describe("every alert", () => {
   it("has a unit test in which it fires", () => {
     const tests = parse(readFileSync(join(RULES_DIR, "alerts.test.yml"), "utf8")) as RuleTests;
-    const fired = new Set(tests.tests.flatMap((test) => test.alert_rule_test ?? []).filter((check) => check.exp_alerts.length > 0).map((check) => check.alertname));
+    const fired = new Set(
+      tests.tests
+        .flatMap((test) => test.alert_rule_test ?? [])
+        .filter((check) => check.exp_alerts.length > 0)
+        .map((check) => check.alertname),
+    );
     expect(alerts.map((rule) => rule.alert).filter((name) => !fired.has(name as string))).toEqual([]);
   });
 
   it("links its runbook, a section of docs/operations.md named after it", () => {
     const doc = readFileSync(OPERATIONS_DOC, "utf8");
-    for (const rule of alerts) expect(rule.annotations?.runbook_url).toBe(`docs/operations.md#${(rule.alert as string).toLowerCase()}`);
-    const withoutRunbook = alerts.map((rule) => rule.alert as string).filter((name) => !doc.includes(`\n### ${name}\n`));
+    for (const rule of alerts)
+      expect(rule.annotations?.runbook_url).toBe(`docs/operations.md#${(rule.alert as string).toLowerCase()}`);
+    const withoutRunbook = alerts
+      .map((rule) => rule.alert as string)
+      .filter((name) => !doc.includes(`\n### ${name}\n`));
     expect(withoutRunbook, "alerts without a `### <alert>` runbook in docs/operations.md").toEqual([]);
   });
 });

@@ -31,7 +31,12 @@ describe("architecture/import-boundaries", () => {
   });
 
   it("lets services/dev host every service", async () => {
-    expect(await boundaryErrors("services/dev/main.ts", `import "../gateway/gateway.js"; import "../scheduler/scheduler.js";`)).toEqual([]);
+    expect(
+      await boundaryErrors(
+        "services/dev/main.ts",
+        `import "../gateway/gateway.js"; import "../scheduler/scheduler.js";`,
+      ),
+    ).toEqual([]);
   });
 
   it("refuses shared/ importing services/", async () => {
@@ -62,7 +67,9 @@ describe("architecture/import-boundaries", () => {
     expect(await boundaryErrors("services/scheduler/scheduler.ts", `import "../../clients/agent/index.js";`)).toEqual([
       expect.stringContaining("services/scheduler must not import clients/agent"),
     ]);
-    expect(await boundaryErrors("shared/client/compute-client.ts", `import "../../clients/agent/index.js";`)).toHaveLength(1);
+    expect(
+      await boundaryErrors("shared/client/compute-client.ts", `import "../../clients/agent/index.js";`),
+    ).toHaveLength(1);
     expect(await boundaryErrors("services/dev/local-agent.ts", `import "../../clients/agent/index.js";`)).toEqual([]);
     expect(await boundaryErrors("clients/agent/agent.ts", `import "../../shared/client/index.js";`)).toEqual([]);
   });
@@ -72,6 +79,8 @@ describe("architecture/import-boundaries", () => {
     expect(await boundaryErrors("clients/cli/program.ts", `import "../sdk/src/transport.js";`)).toEqual([
       expect.stringContaining("clients/cli must not import clients/sdk"),
     ]);
-    expect(await boundaryErrors("clients/cli/program.ts", `import "../agent/index.js";`)).toEqual([expect.stringContaining("clients/cli must not import clients/agent")]);
+    expect(await boundaryErrors("clients/cli/program.ts", `import "../agent/index.js";`)).toEqual([
+      expect.stringContaining("clients/cli must not import clients/agent"),
+    ]);
   });
 });

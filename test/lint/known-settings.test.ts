@@ -11,10 +11,24 @@ import { KNOWN_SETTINGS, settingNames } from "../../shared/runtime/index.js";
 
 describe("KNOWN_SETTINGS", () => {
   it("is exactly the CJS_* keys of every process's config schema", () => {
-    const fromSchemas = [...settingNames([SchedulerConfig, GatewayConfig, NodeRegistryConfig, LogRelayConfig, BillingConfig, DevConfig, AgentConfig, WebhooksConfig])]
+    const fromSchemas = [
+      ...settingNames([
+        SchedulerConfig,
+        GatewayConfig,
+        NodeRegistryConfig,
+        LogRelayConfig,
+        BillingConfig,
+        DevConfig,
+        AgentConfig,
+        WebhooksConfig,
+      ]),
+    ]
       .filter((name) => name.startsWith("CJS_"))
       .sort();
     const listed = [...KNOWN_SETTINGS].sort();
-    expect(listed, `shared/runtime/known-settings.ts should list:\n${fromSchemas.map((name) => `  "${name}",`).join("\n")}`).toEqual(fromSchemas);
+    expect(
+      listed,
+      `shared/runtime/known-settings.ts should list:\n${fromSchemas.map((name) => `  "${name}",`).join("\n")}`,
+    ).toEqual(fromSchemas);
   });
 });

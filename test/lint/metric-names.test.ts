@@ -20,7 +20,8 @@ async function exposedNames(): Promise<Set<string>> {
   const names = new Set<string>();
   for (const metric of await metricsRegistry.getMetricsAsJSON()) {
     names.add(metric.name);
-    if (["histogram", "summary"].includes(String(metric.type))) for (const suffix of ["_bucket", "_sum", "_count"]) names.add(`${metric.name}${suffix}`);
+    if (["histogram", "summary"].includes(String(metric.type)))
+      for (const suffix of ["_bucket", "_sum", "_count"]) names.add(`${metric.name}${suffix}`);
   }
   return names;
 }
@@ -34,7 +35,9 @@ function dashboardExpressions(): Array<{ file: string; expr: string }> {
   return readdirSync(DASHBOARDS)
     .filter((file) => file.endsWith(".json"))
     .flatMap((file) => {
-      const dashboard = JSON.parse(readFileSync(join(DASHBOARDS, file), "utf8")) as { panels: Array<{ targets?: Array<{ expr: string }> }> };
+      const dashboard = JSON.parse(readFileSync(join(DASHBOARDS, file), "utf8")) as {
+        panels: Array<{ targets?: Array<{ expr: string }> }>;
+      };
       return dashboard.panels.flatMap((panel) => panel.targets ?? []).map((target) => ({ file, expr: target.expr }));
     });
 }
@@ -51,7 +54,9 @@ describe("metric names in the dashboards and alert rules", () => {
     const known = await exposedNames();
     const expressions = dashboardExpressions();
     expect(expressions.length).toBeGreaterThan(0);
-    const unknown = expressions.flatMap(({ file, expr }) => [...namesIn(expr)].filter((name) => !known.has(name)).map((name) => `${file}: ${name}`));
+    const unknown = expressions.flatMap(({ file, expr }) =>
+      [...namesIn(expr)].filter((name) => !known.has(name)).map((name) => `${file}: ${name}`),
+    );
     expect(unknown).toEqual([]);
   });
 });

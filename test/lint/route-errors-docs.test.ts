@@ -14,10 +14,13 @@ const document = buildOpenApiDocument() as { paths: Record<string, { post?: { "x
 
 /** The codes named in the tables and error lines of the section that documents `path`. */
 function documentedCodes(path: string): string[] {
-  const section = API_DOC.split(/\n(?=#{2,4} )/).find((text) => new RegExp(`^\`(?:POST )?${path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\``, "m").test(text));
+  const section = API_DOC.split(/\n(?=#{2,4} )/).find((text) =>
+    new RegExp(`^\`(?:POST )?${path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\``, "m").test(text),
+  );
   if (section === undefined) return [];
   const codes = new Set<string>();
-  for (const [, cell] of section.matchAll(/^\| \d{3} \| ([^|]+) \|/gm)) for (const [, code] of cell!.matchAll(/`([a-z_]+\.[a-z_]+)`/g)) codes.add(code!);
+  for (const [, cell] of section.matchAll(/^\| \d{3} \| ([^|]+) \|/gm))
+    for (const [, code] of cell!.matchAll(/`([a-z_]+\.[a-z_]+)`/g)) codes.add(code!);
   for (const [, code] of section.matchAll(/Errors?:[^\n]*?`([a-z_]+\.[a-z_]+)`/g)) codes.add(code!);
   return [...codes];
 }

@@ -23,7 +23,13 @@ describe("the SDK package", () => {
     mkdirSync(installed, { recursive: true });
     cpSync(join(SDK, "package.json"), join(installed, "package.json"));
     symlinkSync(join(ROOT, "node_modules/zod"), join(project, "node_modules/zod"));
-    await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(SDK, "tsconfig.json"), "--outDir", join(installed, "dist")]);
+    await run(process.execPath, [
+      join(ROOT, "node_modules/typescript/bin/tsc"),
+      "-p",
+      join(SDK, "tsconfig.json"),
+      "--outDir",
+      join(installed, "dist"),
+    ]);
 
     expect(existsSync(join(installed, "dist/clients/sdk/src/index.d.ts"))).toBe(true);
     const script = [

@@ -23,7 +23,9 @@ function counting(onBytes: (total: number) => void): Transform {
 }
 
 export function registerArtifactCommands(program: Command, run: Run): void {
-  const artifacts = program.command("artifacts").description("A job's artifacts: list, download, upload (downloads are checked against their SHA-256)");
+  const artifacts = program
+    .command("artifacts")
+    .description("A job's artifacts: list, download, upload (downloads are checked against their SHA-256)");
 
   artifacts
     .command("ls")
@@ -36,7 +38,17 @@ export function registerArtifactCommands(program: Command, run: Run): void {
         ctx.print({ items }, () =>
           items.length === 0
             ? "No artifacts.\n"
-            : table(["NAME", "SIZE", "TYPE", "CREATED", "SHA-256"], items.map((item) => [item.artifact_id, bytesText(item.size_bytes), item.content_type, timeText(item.created_at), item.sha256.slice(0, 12)]), ctx.colors),
+            : table(
+                ["NAME", "SIZE", "TYPE", "CREATED", "SHA-256"],
+                items.map((item) => [
+                  item.artifact_id,
+                  bytesText(item.size_bytes),
+                  item.content_type,
+                  timeText(item.created_at),
+                  item.sha256.slice(0, 12),
+                ]),
+                ctx.colors,
+              ),
         );
       }),
     );
@@ -51,7 +63,9 @@ export function registerArtifactCommands(program: Command, run: Run): void {
       run(async (ctx: CliContext, jobId: string, name: string, options: { output?: string }) => {
         const download = await ctx.client().artifacts.download(jobId, name);
         const progress = new ProgressLine(ctx.io.stderr);
-        const body = Readable.fromWeb(download.body as import("node:stream/web").ReadableStream<Uint8Array>).pipe(counting((total) => progress.update(`${name} ${bytesText(total)} of ${bytesText(download.sizeBytes)}`)));
+        const body = Readable.fromWeb(download.body as import("node:stream/web").ReadableStream<Uint8Array>).pipe(
+          counting((total) => progress.update(`${name} ${bytesText(total)} of ${bytesText(download.sizeBytes)}`)),
+        );
         const output = options.output ?? basename(name);
         try {
           if (output === "-") {
@@ -68,7 +82,11 @@ export function registerArtifactCommands(program: Command, run: Run): void {
         } finally {
           progress.done();
         }
-        if (output !== "-") ctx.print({ path: output, sha256: download.sha256, size_bytes: download.sizeBytes }, () => `${output} (${bytesText(download.sizeBytes)}, sha256 ${download.sha256.slice(0, 12)}… checked)\n`);
+        if (output !== "-")
+          ctx.print(
+            { path: output, sha256: download.sha256, size_bytes: download.sizeBytes },
+            () => `${output} (${bytesText(download.sizeBytes)}, sha256 ${download.sha256.slice(0, 12)}… checked)\n`,
+          );
       }),
     );
 
@@ -102,12 +120,18 @@ export function registerArtifactCommands(program: Command, run: Run): void {
         }
         const name = options.name ?? basename(file);
         const progress = new ProgressLine(ctx.io.stderr);
-        const body = createReadStream(file).pipe(counting((total) => progress.update(`${name} ${bytesText(total)} of ${bytesText(size)}`)));
+        const body = createReadStream(file).pipe(
+          counting((total) => progress.update(`${name} ${bytesText(total)} of ${bytesText(size)}`)),
+        );
         const stored = await ctx
           .client()
           .artifacts.upload(jobId, name, body, options.contentType ? { contentType: options.contentType } : {})
           .finally(() => progress.done());
-        ctx.print(stored, () => `${stored.artifact_id} stored (${bytesText(stored.size_bytes)}, sha256 ${stored.sha256.slice(0, 12)}…)\n`);
+        ctx.print(
+          stored,
+          () =>
+            `${stored.artifact_id} stored (${bytesText(stored.size_bytes)}, sha256 ${stored.sha256.slice(0, 12)}…)\n`,
+        );
       }),
     );
 }

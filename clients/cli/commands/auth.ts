@@ -36,8 +36,11 @@ async function signIn(ctx: CliContext, options: LoginOptions): Promise<{ email: 
       const code = prompt ? await prompt.askSecret("Code: ") : (await readStdin(ctx.io.stdin)).trim();
       return { email, tokens: await client.call("verifyOtp", { email, code: code.trim() }) };
     }
-    if (!prompt && options.passwordStdin !== true) throw new UsageError("No terminal to ask for the password on: pass it with --password-stdin.");
-    const password = prompt ? await prompt.askSecret("Password: ") : (await readStdin(ctx.io.stdin)).replace(/\r?\n$/, "");
+    if (!prompt && options.passwordStdin !== true)
+      throw new UsageError("No terminal to ask for the password on: pass it with --password-stdin.");
+    const password = prompt
+      ? await prompt.askSecret("Password: ")
+      : (await readStdin(ctx.io.stdin)).replace(/\r?\n$/, "");
     return { email, tokens: await client.call("login", { email, password }) };
   } finally {
     prompt?.close();
@@ -47,7 +50,9 @@ async function signIn(ctx: CliContext, options: LoginOptions): Promise<{ email: 
 export function registerAuthCommands(program: Command, run: Run): void {
   program
     .command("login")
-    .description("Sign in with e-mail and password (or a one-time code) and keep the session in the config dir (mode 0600)")
+    .description(
+      "Sign in with e-mail and password (or a one-time code) and keep the session in the config dir (mode 0600)",
+    )
     .option("--email <email>", "the account's e-mail (asked when on a terminal)")
     .option("--password-stdin", "read the password from stdin (for scripts)")
     .option("--otp", "sign in with a one-time code sent by e-mail instead of a password")
@@ -61,8 +66,16 @@ export function registerAuthCommands(program: Command, run: Run): void {
           if (error instanceof PromptCancelled) throw new UsageError("Cancelled; not signed in.");
           throw error;
         }
-        writeSession(ctx.io.env, { url: target.url, app_id: target.appId, email: signedIn.email, tokens: signedIn.tokens });
-        ctx.print({ url: target.url, app_id: target.appId, email: signedIn.email, session_file: sessionPath(ctx.io.env) }, () => `Signed in to ${target.url} (app ${target.appId}) as ${signedIn.email}.\n`);
+        writeSession(ctx.io.env, {
+          url: target.url,
+          app_id: target.appId,
+          email: signedIn.email,
+          tokens: signedIn.tokens,
+        });
+        ctx.print(
+          { url: target.url, app_id: target.appId, email: signedIn.email, session_file: sessionPath(ctx.io.env) },
+          () => `Signed in to ${target.url} (app ${target.appId}) as ${signedIn.email}.\n`,
+        );
       }),
     );
 
@@ -80,7 +93,11 @@ export function registerAuthCommands(program: Command, run: Run): void {
         await ctx
           .anonymousClient()
           .call("logout", { refresh_token: session.tokens.refresh_token })
-          .catch((error: unknown) => ctx.note(`The service did not confirm the sign-out (${error instanceof Error ? error.message : String(error)}); the local session is removed anyway.`));
+          .catch((error: unknown) =>
+            ctx.note(
+              `The service did not confirm the sign-out (${error instanceof Error ? error.message : String(error)}); the local session is removed anyway.`,
+            ),
+          );
         removeSession(ctx.io.env);
         ctx.print({ signed_out: true }, () => `Signed out of ${session.url}.\n`);
       }),
@@ -95,7 +112,12 @@ export function registerAuthCommands(program: Command, run: Run): void {
         const client = ctx.client();
         const keys = await client.keys.list();
         // Read after the call: it may have refreshed the stored tokens.
-        const token = target.source === "session" ? readSession(ctx.io.env)?.tokens.access_token : target.source === "CJS_TOKEN" ? ctx.io.env.CJS_TOKEN : undefined;
+        const token =
+          target.source === "session"
+            ? readSession(ctx.io.env)?.tokens.access_token
+            : target.source === "CJS_TOKEN"
+              ? ctx.io.env.CJS_TOKEN
+              : undefined;
         const claims = token ? claimsOf(token) : {};
         const who = {
           url: target.url,
@@ -107,14 +129,16 @@ export function registerAuthCommands(program: Command, run: Run): void {
           role: (claims.role as string | undefined) ?? null,
           api_keys: keys.items.filter((key) => key.revoked_at === null).length,
         };
-        ctx.print(who, () =>
-          [
-            `${who.email ?? (who.credential === "CJS_API_KEY" ? "an API key (CJS_API_KEY)" : "a token (CJS_TOKEN)")} on ${who.url} (app ${who.app_id})`,
-            who.user_id ? `user ${who.user_id}, ${who.role} of business ${who.business_id}` : null,
-            `${who.api_keys} active API key(s)`,
-          ]
-            .filter((line) => line !== null)
-            .join("\n") + "\n",
+        ctx.print(
+          who,
+          () =>
+            [
+              `${who.email ?? (who.credential === "CJS_API_KEY" ? "an API key (CJS_API_KEY)" : "a token (CJS_TOKEN)")} on ${who.url} (app ${who.app_id})`,
+              who.user_id ? `user ${who.user_id}, ${who.role} of business ${who.business_id}` : null,
+              `${who.api_keys} active API key(s)`,
+            ]
+              .filter((line) => line !== null)
+              .join("\n") + "\n",
         );
       }),
     );

@@ -5,7 +5,9 @@ import { table, timeText } from "../output.js";
 import type { Run } from "../run.js";
 
 export function registerBillingCommands(program: Command, run: Run): void {
-  const billing = program.command("billing").description("Plans, the business's subscription, buying a plan, the credit ledger");
+  const billing = program
+    .command("billing")
+    .description("Plans, the business's subscription, buying a plan, the credit ledger");
 
   billing
     .command("plans")
@@ -16,7 +18,15 @@ export function registerBillingCommands(program: Command, run: Run): void {
         ctx.print(answer, () =>
           table(
             ["PLAN", "NAME", "PRICE", "CREDIT", "CPU CORE-HOUR", "MAX CPU", "DEFAULT"],
-            answer.plans.map((plan) => [plan.id, plan.name, `${plan.price} ${plan.currency}/${plan.interval}`, String(plan.included_credit), String(plan.rates.cpu_core_hour), String(plan.limits.max_job_cpu), plan.id === answer.default_plan_id ? "yes" : ""]),
+            answer.plans.map((plan) => [
+              plan.id,
+              plan.name,
+              `${plan.price} ${plan.currency}/${plan.interval}`,
+              String(plan.included_credit),
+              String(plan.rates.cpu_core_hour),
+              String(plan.limits.max_job_cpu),
+              plan.id === answer.default_plan_id ? "yes" : "",
+            ]),
             ctx.colors,
           ),
         );
@@ -29,13 +39,15 @@ export function registerBillingCommands(program: Command, run: Run): void {
     .action(
       run(async (ctx: CliContext) => {
         const sub = await ctx.client().billing.subscription();
-        ctx.print(sub, () =>
-          [
-            `plan      ${sub.plan.name} (${sub.plan.id}), ${sub.status}`,
-            `period    ${timeText(sub.current_period_start)} to ${timeText(sub.current_period_end)}`,
-            `credit    ${sub.credit_balance} left, ${sub.usage_this_period} used this period`,
-            `provider  ${sub.provider ?? "-"}`,
-          ].join("\n") + "\n",
+        ctx.print(
+          sub,
+          () =>
+            [
+              `plan      ${sub.plan.name} (${sub.plan.id}), ${sub.status}`,
+              `period    ${timeText(sub.current_period_start)} to ${timeText(sub.current_period_end)}`,
+              `credit    ${sub.credit_balance} left, ${sub.usage_this_period} used this period`,
+              `provider  ${sub.provider ?? "-"}`,
+            ].join("\n") + "\n",
         );
       }),
     );
@@ -46,7 +58,11 @@ export function registerBillingCommands(program: Command, run: Run): void {
     .action(
       run(async (ctx: CliContext) => {
         const sub = await ctx.client().billing.cancelSubscription();
-        ctx.print(sub, () => `${sub.plan.name} ends at ${timeText(sub.ends_at ?? sub.current_period_end)}; the business then goes back to the default plan.\n`);
+        ctx.print(
+          sub,
+          () =>
+            `${sub.plan.name} ends at ${timeText(sub.ends_at ?? sub.current_period_end)}; the business then goes back to the default plan.\n`,
+        );
       }),
     );
 
@@ -57,7 +73,11 @@ export function registerBillingCommands(program: Command, run: Run): void {
     .option("-o, --output <path>", "where to write it (default stdout)", "-")
     .action(
       run(async (ctx: CliContext, options: { format: string; output: string }) => {
-        await saveExport(ctx, await ctx.client().billing.exportLedger({ format: exportFormat(options.format) }), options.output);
+        await saveExport(
+          ctx,
+          await ctx.client().billing.exportLedger({ format: exportFormat(options.format) }),
+          options.output,
+        );
       }),
     );
 
@@ -76,7 +96,8 @@ export function registerBillingCommands(program: Command, run: Run): void {
           cancel_url: options.cancelUrl ?? `${base}/?checkout=cancelled`,
         });
         ctx.print(checkout, () => `${checkout.checkout_url}\n`);
-        if (!ctx.json) ctx.note(ctx.colors.dim("Open it in a browser to pay; the plan changes once the payment provider confirms."));
+        if (!ctx.json)
+          ctx.note(ctx.colors.dim("Open it in a browser to pay; the plan changes once the payment provider confirms."));
       }),
     );
 
@@ -91,13 +112,26 @@ export function registerBillingCommands(program: Command, run: Run): void {
         const first = await client.billing.ledger({ limit: Math.min(200, Number(options.limit) || 50) });
         const items = [...first.items];
         if (options.all && first.next_cursor !== null) {
-          for await (const entry of client.paginate("listLedger", { limit: 200, cursor: first.next_cursor })) items.push(entry);
+          for await (const entry of client.paginate("listLedger", { limit: 200, cursor: first.next_cursor }))
+            items.push(entry);
         }
-        ctx.print({ balance: first.balance, items }, () =>
-          `balance ${first.balance}\n` +
-          (items.length === 0
-            ? "No entries.\n"
-            : table(["WHEN", "KIND", "AMOUNT", "BALANCE", "JOB"], items.map((entry) => [timeText(entry.created_at), entry.kind, String(entry.amount), String(entry.balance_after), entry.job_id ? `${entry.job_id} #${entry.attempt}` : "-"]), ctx.colors)),
+        ctx.print(
+          { balance: first.balance, items },
+          () =>
+            `balance ${first.balance}\n` +
+            (items.length === 0
+              ? "No entries.\n"
+              : table(
+                  ["WHEN", "KIND", "AMOUNT", "BALANCE", "JOB"],
+                  items.map((entry) => [
+                    timeText(entry.created_at),
+                    entry.kind,
+                    String(entry.amount),
+                    String(entry.balance_after),
+                    entry.job_id ? `${entry.job_id} #${entry.attempt}` : "-",
+                  ]),
+                  ctx.colors,
+                )),
         );
       }),
     );

@@ -2,9 +2,20 @@ import type { Command } from "commander";
 
 /** Every command path of the tree (`""`, `jobs`, `jobs submit`, …) with the words that may follow it. */
 function completions(command: Command, path = ""): Array<{ path: string; words: string[] }> {
-  const words = [...command.commands.flatMap((sub) => [sub.name(), ...sub.aliases()]), ...command.options.flatMap((option) => [option.long, option.short].filter((flag): flag is string => flag !== undefined)), "--help"];
+  const words = [
+    ...command.commands.flatMap((sub) => [sub.name(), ...sub.aliases()]),
+    ...command.options.flatMap((option) =>
+      [option.long, option.short].filter((flag): flag is string => flag !== undefined),
+    ),
+    "--help",
+  ];
   const below = (name: string) => (path === "" ? name : `${path} ${name}`);
-  return [{ path, words }, ...command.commands.flatMap((sub) => [sub.name(), ...sub.aliases()].flatMap((name) => completions(sub, below(name))))];
+  return [
+    { path, words },
+    ...command.commands.flatMap((sub) =>
+      [sub.name(), ...sub.aliases()].flatMap((name) => completions(sub, below(name))),
+    ),
+  ];
 }
 
 /**
@@ -38,7 +49,8 @@ export function registerCompletionCommand(program: Command): void {
     .description("Print a shell completion script: `source <(cjs completion bash)`, or add it to ~/.bashrc / ~/.zshrc")
     .argument("<shell>", "bash or zsh")
     .action((shell: string, _options: unknown, command: Command) => {
-      if (shell !== "bash" && shell !== "zsh") command.error(`error: completion is for bash or zsh, not "${shell}"`, { exitCode: 64, code: "cjs.usage" });
+      if (shell !== "bash" && shell !== "zsh")
+        command.error(`error: completion is for bash or zsh, not "${shell}"`, { exitCode: 64, code: "cjs.usage" });
       process.stdout.write(completionScript(program, shell as "bash" | "zsh"));
     });
 }

@@ -10,7 +10,16 @@ import { stateText, table, timeText } from "../output.js";
 import type { Run } from "../run.js";
 
 type SubmitRequest = RpcRequest<"submitJob">;
-type JobRow = { job_id: string; name: string | null; state: string; pool_id: string; attempt: number; exit_code: number | null; created_at: string; pending_reason?: string | null };
+type JobRow = {
+  job_id: string;
+  name: string | null;
+  state: string;
+  pool_id: string;
+  attempt: number;
+  exit_code: number | null;
+  created_at: string;
+  pending_reason?: string | null;
+};
 
 interface SubmitOptions {
   file?: string;
@@ -54,7 +63,8 @@ interface ListOptions {
 }
 
 /** Without the flag, the SDK sends a key of its own (the same on each of its retries). */
-const IDEMPOTENCY_KEY_HELP = "a key (1 to 255 printable ASCII characters) that makes running the same command again within 24 h answer as the first did";
+const IDEMPOTENCY_KEY_HELP =
+  "a key (1 to 255 printable ASCII characters) that makes running the same command again within 24 h answer as the first did";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -80,7 +90,9 @@ function pairs(flag: string, values: string[]): Record<string, string> | undefin
 function retryPolicy(options: SubmitOptions, base: SubmitRequest["retry"]): SubmitRequest["retry"] {
   const maxRetries = number("--retries", options.retries);
   const initialSeconds = number("--retry-backoff", options.retryBackoff);
-  const onExitCodes = options.retryOnExitCodes?.split(",").map((code) => number("--retry-on-exit-codes", code.trim()) as number);
+  const onExitCodes = options.retryOnExitCodes
+    ?.split(",")
+    .map((code) => number("--retry-on-exit-codes", code.trim()) as number);
   if (maxRetries === undefined && initialSeconds === undefined && onExitCodes === undefined) return base;
   const max_retries = maxRetries ?? base?.max_retries;
   if (max_retries === undefined) throw new UsageError("--retry-backoff and --retry-on-exit-codes need --retries <n>.");
@@ -105,7 +117,14 @@ function readJobFile(path: string): Partial<SubmitRequest> {
 /** The submit body: the file's fields, then each flag given over them, then the command after `--`. */
 export function submitRequest(options: SubmitOptions, command: string[]): SubmitRequest {
   const base = options.file ? readJobFile(options.file) : {};
-  const resources = { ...base.resources, ...definedOnly({ cpu: number("--cpu", options.cpu), memory_mb: number("--memory", options.memory), gpu: number("--gpu", options.gpu) }) };
+  const resources = {
+    ...base.resources,
+    ...definedOnly({
+      cpu: number("--cpu", options.cpu),
+      memory_mb: number("--memory", options.memory),
+      gpu: number("--gpu", options.gpu),
+    }),
+  };
   const body = {
     ...base,
     ...definedOnly({
@@ -128,7 +147,8 @@ export function submitRequest(options: SubmitOptions, command: string[]): Submit
     ...(command.length > 0 ? { command } : {}),
   } as Partial<SubmitRequest>;
   body.type ??= "shell";
-  if (!body.command || body.command.length === 0) throw new UsageError("Give the command after `--` (cjs jobs submit -- echo hello), or in --file.");
+  if (!body.command || body.command.length === 0)
+    throw new UsageError("Give the command after `--` (cjs jobs submit -- echo hello), or in --file.");
   return body as SubmitRequest;
 }
 
@@ -148,7 +168,15 @@ function definedOnly<T extends Record<string, unknown>>(object: T): Partial<T> {
 function jobRows(ctx: CliContext, jobs: JobRow[]): string {
   return table(
     ["JOB", "STATE", "POOL", "ATTEMPT", "EXIT", "CREATED", "NAME"],
-    jobs.map((job) => [job.job_id, stateText(ctx.colors, job.state) + (job.pending_reason ? ctx.colors.dim(` (${job.pending_reason})`) : ""), job.pool_id, String(job.attempt), job.exit_code === null ? "-" : String(job.exit_code), timeText(job.created_at), job.name ?? ""]),
+    jobs.map((job) => [
+      job.job_id,
+      stateText(ctx.colors, job.state) + (job.pending_reason ? ctx.colors.dim(` (${job.pending_reason})`) : ""),
+      job.pool_id,
+      String(job.attempt),
+      job.exit_code === null ? "-" : String(job.exit_code),
+      timeText(job.created_at),
+      job.name ?? "",
+    ]),
     ctx.colors,
   );
 }
@@ -171,7 +199,10 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .option("--priority <n>", "higher runs first within a pool (-1000 to 1000)")
     .option("--max-attempts <n>", "runs allowed in all")
     .option("--run-at <time>", "not before this ISO-8601 UTC time (e.g. 2026-11-23T02:00:00Z)")
-    .option("--queue-timeout <seconds>", "cancel the job if no node has started it this long after its submit (or --run-at)")
+    .option(
+      "--queue-timeout <seconds>",
+      "cancel the job if no node has started it this long after its submit (or --run-at)",
+    )
     .option("--retries <n>", "run a failed or timed-out attempt again, up to n times, after a backoff")
     .option("--retry-on-exit-codes <codes>", "with --retries: retry only these exit codes (comma-separated)")
     .option("--retry-backoff <seconds>", "with --retries: the first backoff (doubling each retry, at most 600 s)")
@@ -184,7 +215,10 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .option("--wait", "wait for the job's end; exit with its outcome")
     .option("--follow", "stream its log until it ends; exit with its outcome")
     .option("--idempotency-key <key>", IDEMPOTENCY_KEY_HELP)
-    .option("--dry-run", "say what a submit would do (nodes that fit, cost, credit, quota and rate-limit room), creating nothing")
+    .option(
+      "--dry-run",
+      "say what a submit would do (nodes that fit, cost, credit, quota and rate-limit room), creating nothing",
+    )
     .action(
       run(async (ctx: CliContext, command: string[], options: SubmitOptions) => {
         const client = ctx.client();
@@ -193,7 +227,9 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
           ctx.print(answer, () => dryRunText(ctx, answer));
           return;
         }
-        const queued = await client.jobs.submit(submitRequest(options, command), { idempotencyKey: options.idempotencyKey });
+        const queued = await client.jobs.submit(submitRequest(options, command), {
+          idempotencyKey: options.idempotencyKey,
+        });
         if (options.follow) {
           ctx.note(ctx.colors.dim(`job ${queued.job_id} queued; following its log`));
           setExit(await printLogs(ctx, client, queued.job_id, true));
@@ -217,7 +253,12 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .option("--pool <pool>", "only this pool")
     .option("--type <type>", "only this type")
     .option("--label <key=value>", "only jobs with this label (repeatable)", collect, [])
-    .option("--metadata <key=value>", "only jobs with this metadata entry (repeatable; split at the first =)", collect, [])
+    .option(
+      "--metadata <key=value>",
+      "only jobs with this metadata entry (repeatable; split at the first =)",
+      collect,
+      [],
+    )
     .option("--name-prefix <prefix>", "only jobs whose name starts with this")
     .option("--schedule <schedule>", "only jobs made by this schedule")
     .option("--limit <n>", "at most this many", "50")
@@ -260,8 +301,19 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
             job.node_id ? `node      ${job.node_id}` : null,
             "",
             ctx.colors.bold("timeline"),
-            ...job.timeline.map((event) => `  ${timeText(event.at)}  ${stateText(ctx.colors, event.state).padEnd(9)}  attempt ${event.attempt}  ${event.reason}${event.node_id ? ` on ${event.node_id}` : ""}`),
-            ...(answer.artifacts.length > 0 ? ["", ctx.colors.bold("artifacts"), ...answer.artifacts.map((artifact) => `  ${artifact.artifact_id}  ${artifact.size_bytes} B  ${artifact.content_type}`)] : []),
+            ...job.timeline.map(
+              (event) =>
+                `  ${timeText(event.at)}  ${stateText(ctx.colors, event.state).padEnd(9)}  attempt ${event.attempt}  ${event.reason}${event.node_id ? ` on ${event.node_id}` : ""}`,
+            ),
+            ...(answer.artifacts.length > 0
+              ? [
+                  "",
+                  ctx.colors.bold("artifacts"),
+                  ...answer.artifacts.map(
+                    (artifact) => `  ${artifact.artifact_id}  ${artifact.size_bytes} B  ${artifact.content_type}`,
+                  ),
+                ]
+              : []),
           ];
           return lines.filter((line) => line !== null).join("\n") + "\n";
         });
@@ -274,13 +326,12 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
   ] as const) {
     const command = jobs.command(name).description(description).argument("<job>", "the job id");
     if (verb === "retry") command.option("--idempotency-key <key>", IDEMPOTENCY_KEY_HELP);
-    command
-      .action(
-        run(async (ctx: CliContext, jobId: string, options: { idempotencyKey?: string }) => {
-          const answer = await ctx.client().jobs[verb](jobId, { idempotencyKey: options.idempotencyKey });
-          ctx.print(answer, () => `${answer.job.job_id} ${stateText(ctx.colors, answer.job.state)}\n`);
-        }),
-      );
+    command.action(
+      run(async (ctx: CliContext, jobId: string, options: { idempotencyKey?: string }) => {
+        const answer = await ctx.client().jobs[verb](jobId, { idempotencyKey: options.idempotencyKey });
+        ctx.print(answer, () => `${answer.job.job_id} ${stateText(ctx.colors, answer.job.state)}\n`);
+      }),
+    );
   }
 
   jobs
@@ -304,15 +355,20 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .option("--pool <pool>", "only this pool")
     .option("--label <key=value>", "only jobs with this label (repeatable)", collect, [])
     .action(
-      run(async (ctx: CliContext, options: { format: string; output: string; state: string[]; pool?: string; label: string[] }) => {
-        const request = {
-          format: exportFormat(options.format),
-          ...(options.state.length > 0 ? { state: options.state } : {}),
-          ...(options.pool ? { pool_id: options.pool } : {}),
-          ...(options.label.length > 0 ? { label: options.label } : {}),
-        } as ExportRequest<"exportJobs">;
-        await saveExport(ctx, await ctx.client().jobs.export(request), options.output);
-      }),
+      run(
+        async (
+          ctx: CliContext,
+          options: { format: string; output: string; state: string[]; pool?: string; label: string[] },
+        ) => {
+          const request = {
+            format: exportFormat(options.format),
+            ...(options.state.length > 0 ? { state: options.state } : {}),
+            ...(options.pool ? { pool_id: options.pool } : {}),
+            ...(options.label.length > 0 ? { label: options.label } : {}),
+          } as ExportRequest<"exportJobs">;
+          await saveExport(ctx, await ctx.client().jobs.export(request), options.output);
+        },
+      ),
     );
 
   program
@@ -337,8 +393,12 @@ async function watchJobs(ctx: CliContext, filter: RpcRequest<"listJobs">): Promi
     for (const job of [...items].reverse()) {
       if (seen.get(job.job_id) === job.state) continue;
       seen.set(job.job_id, job.state);
-      if (ctx.json) ctx.io.stdout.write(`${JSON.stringify({ job_id: job.job_id, state: job.state, at: job.updated_at })}\n`);
-      else ctx.io.stdout.write(`${timeText(job.updated_at)}  ${job.job_id}  ${stateText(ctx.colors, job.state)}${job.pending_reason ? ctx.colors.dim(` (${job.pending_reason})`) : ""}\n`);
+      if (ctx.json)
+        ctx.io.stdout.write(`${JSON.stringify({ job_id: job.job_id, state: job.state, at: job.updated_at })}\n`);
+      else
+        ctx.io.stdout.write(
+          `${timeText(job.updated_at)}  ${job.job_id}  ${stateText(ctx.colors, job.state)}${job.pending_reason ? ctx.colors.dim(` (${job.pending_reason})`) : ""}\n`,
+        );
     }
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }

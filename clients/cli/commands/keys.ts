@@ -7,7 +7,8 @@ import type { Run } from "../run.js";
 
 function credits(text: string): number {
   const value = Number(text);
-  if (text.trim() === "" || !Number.isFinite(value)) throw new UsageError(`--budget takes a number of credits, not "${text}".`);
+  if (text.trim() === "" || !Number.isFinite(value))
+    throw new UsageError(`--budget takes a number of credits, not "${text}".`);
   return value;
 }
 
@@ -25,25 +26,45 @@ export function registerKeyCommands(program: Command, run: Run): void {
     .option("--expires-at <time>", "when it stops working (ISO 8601)")
     .option("--budget <credits>", "compute credits its jobs may be charged per month")
     .action(
-      run(async (ctx: CliContext, options: { name: string; maxJobsPerHour?: string; maxConcurrentJobs?: string; allowedJobTypes?: string; scopes?: string; expiresAt?: string; budget?: string }) => {
-        const whole = (flag: string, text: string | undefined) => {
-          if (text === undefined) return undefined;
-          if (!/^\d+$/.test(text)) throw new UsageError(`${flag} takes a whole number, not "${text}".`);
-          return Number(text);
-        };
-        const request = {
-          name: options.name,
-          ...(options.maxJobsPerHour !== undefined ? { maxJobsPerHour: whole("--max-jobs-per-hour", options.maxJobsPerHour) } : {}),
-          ...(options.maxConcurrentJobs !== undefined ? { maxConcurrentJobs: whole("--max-concurrent-jobs", options.maxConcurrentJobs) } : {}),
-          ...(options.allowedJobTypes !== undefined ? { allowedJobTypes: options.allowedJobTypes.split(",").map((type) => type.trim()) } : {}),
-          ...(options.scopes !== undefined ? { scopes: options.scopes.split(",").map((scope) => scope.trim()) } : {}),
-          ...(options.expiresAt !== undefined ? { expires_at: options.expiresAt } : {}),
-          ...(options.budget !== undefined ? { budget_credits_per_month: credits(options.budget) } : {}),
-        } as RpcRequest<"createApiKey">;
-        const created = await ctx.client().keys.create(request);
-        ctx.print(created, () => `${created.key}\n`);
-        if (!ctx.json) ctx.note(ctx.colors.dim(`Key ${created.key_id} ("${created.name}"). Store it now: it is not shown again.`));
-      }),
+      run(
+        async (
+          ctx: CliContext,
+          options: {
+            name: string;
+            maxJobsPerHour?: string;
+            maxConcurrentJobs?: string;
+            allowedJobTypes?: string;
+            scopes?: string;
+            expiresAt?: string;
+            budget?: string;
+          },
+        ) => {
+          const whole = (flag: string, text: string | undefined) => {
+            if (text === undefined) return undefined;
+            if (!/^\d+$/.test(text)) throw new UsageError(`${flag} takes a whole number, not "${text}".`);
+            return Number(text);
+          };
+          const request = {
+            name: options.name,
+            ...(options.maxJobsPerHour !== undefined
+              ? { maxJobsPerHour: whole("--max-jobs-per-hour", options.maxJobsPerHour) }
+              : {}),
+            ...(options.maxConcurrentJobs !== undefined
+              ? { maxConcurrentJobs: whole("--max-concurrent-jobs", options.maxConcurrentJobs) }
+              : {}),
+            ...(options.allowedJobTypes !== undefined
+              ? { allowedJobTypes: options.allowedJobTypes.split(",").map((type) => type.trim()) }
+              : {}),
+            ...(options.scopes !== undefined ? { scopes: options.scopes.split(",").map((scope) => scope.trim()) } : {}),
+            ...(options.expiresAt !== undefined ? { expires_at: options.expiresAt } : {}),
+            ...(options.budget !== undefined ? { budget_credits_per_month: credits(options.budget) } : {}),
+          } as RpcRequest<"createApiKey">;
+          const created = await ctx.client().keys.create(request);
+          ctx.print(created, () => `${created.key}\n`);
+          if (!ctx.json)
+            ctx.note(ctx.colors.dim(`Key ${created.key_id} ("${created.name}"). Store it now: it is not shown again.`));
+        },
+      ),
     );
 
   keys
@@ -64,7 +85,9 @@ export function registerKeyCommands(program: Command, run: Run): void {
                   `…${key.hint}`,
                   key.scopes === null ? "all" : key.scopes.join(","),
                   timeText(key.expires_at),
-                  key.budget_credits_per_month === null ? "-" : `${key.spent_credits_this_month ?? "?"}/${key.budget_credits_per_month}`,
+                  key.budget_credits_per_month === null
+                    ? "-"
+                    : `${key.spent_credits_this_month ?? "?"}/${key.budget_credits_per_month}`,
                   key.last_used_at ? `${timeText(key.last_used_at)} ${key.last_used_ip ?? ""}`.trim() : "-",
                   key.revoked_at ? ctx.colors.red(timeText(key.revoked_at)) : "-",
                 ]),
@@ -82,13 +105,20 @@ export function registerKeyCommands(program: Command, run: Run): void {
     .option("--budget <credits>", "its monthly budget in credits; `none` removes it")
     .action(
       run(async (ctx: CliContext, keyId: string, options: { name?: string; budget?: string }) => {
-        if (options.name === undefined && options.budget === undefined) throw new UsageError("Give --name, --budget or both.");
+        if (options.name === undefined && options.budget === undefined)
+          throw new UsageError("Give --name, --budget or both.");
         const updated = await ctx.client().keys.update({
           key_id: keyId,
           ...(options.name !== undefined ? { name: options.name } : {}),
-          ...(options.budget !== undefined ? { budget_credits_per_month: options.budget === "none" ? null : credits(options.budget) } : {}),
+          ...(options.budget !== undefined
+            ? { budget_credits_per_month: options.budget === "none" ? null : credits(options.budget) }
+            : {}),
         });
-        ctx.print(updated, () => `${updated.key_id} "${updated.name}"${updated.budget_credits_per_month !== null ? `, budget ${updated.budget_credits_per_month} credits a month` : ""}\n`);
+        ctx.print(
+          updated,
+          () =>
+            `${updated.key_id} "${updated.name}"${updated.budget_credits_per_month !== null ? `, budget ${updated.budget_credits_per_month} credits a month` : ""}\n`,
+        );
       }),
     );
 

@@ -17,7 +17,11 @@ export function registerNodeCommands(program: Command, run: Run): void {
     .option("--all", "also nodes offline for long (hidden by default)")
     .action(
       run(async (ctx: CliContext, options: { pool?: string; state?: string; all?: boolean }) => {
-        const request = { ...(options.pool ? { pool_id: options.pool } : {}), ...(options.state ? { state: options.state } : {}), ...(options.all ? { include_offline: true } : {}) };
+        const request = {
+          ...(options.pool ? { pool_id: options.pool } : {}),
+          ...(options.state ? { state: options.state } : {}),
+          ...(options.all ? { include_offline: true } : {}),
+        };
         const { items } = await ctx.client().nodes.list(request as RpcRequest<"listNodes">);
         ctx.print({ items }, () =>
           items.length === 0
@@ -74,7 +78,12 @@ export function registerNodeCommands(program: Command, run: Run): void {
         if (!/^\d+$/.test(options.grace)) throw new UsageError(`--grace takes whole seconds, not "${options.grace}".`);
         const rotated = await ctx.client().nodes.rotateKey({ node_id: nodeId, grace_seconds: Number(options.grace) });
         ctx.print(rotated, () => `${rotated.api_key}\n`);
-        if (!ctx.json) ctx.note(ctx.colors.dim(`The previous key stops working at ${timeText(rotated.previous_key_expires_at)}. Store this one now: it is not shown again.`));
+        if (!ctx.json)
+          ctx.note(
+            ctx.colors.dim(
+              `The previous key stops working at ${timeText(rotated.previous_key_expires_at)}. Store this one now: it is not shown again.`,
+            ),
+          );
       }),
     );
 }

@@ -27,14 +27,21 @@ function scheduleRows(ctx: CliContext, schedules: Schedule[]): string {
 }
 
 function scheduleText(ctx: CliContext, schedule: Schedule): string {
-  const lines = [scheduleRows(ctx, [schedule]), `command: ${schedule.job.command.join(" ")} (pool ${schedule.job.pool_id})`];
-  if (schedule.last_error) lines.push(ctx.colors.red(`last tick refused: ${schedule.last_error.code}: ${schedule.last_error.message}`));
-  if (schedule.skipped_count > 0) lines.push(`ticks skipped: ${schedule.skipped_count} (last ${timeText(schedule.last_skipped_at)})`);
+  const lines = [
+    scheduleRows(ctx, [schedule]),
+    `command: ${schedule.job.command.join(" ")} (pool ${schedule.job.pool_id})`,
+  ];
+  if (schedule.last_error)
+    lines.push(ctx.colors.red(`last tick refused: ${schedule.last_error.code}: ${schedule.last_error.message}`));
+  if (schedule.skipped_count > 0)
+    lines.push(`ticks skipped: ${schedule.skipped_count} (last ${timeText(schedule.last_skipped_at)})`);
   return `${lines.join("\n")}\n`;
 }
 
 export function registerScheduleCommands(program: Command, run: Run): void {
-  const schedules = program.command("schedules").description("Jobs made on the ticks of a cron expression: create, list, pause, resume, delete");
+  const schedules = program
+    .command("schedules")
+    .description("Jobs made on the ticks of a cron expression: create, list, pause, resume, delete");
 
   schedules
     .command("create")
@@ -49,22 +56,40 @@ export function registerScheduleCommands(program: Command, run: Run): void {
     .option("--type <type>", "the job type (default shell)")
     .option("--pool <pool>", "the job's pool (default: the service's default pool)")
     .action(
-      run(async (ctx: CliContext, command: string[], options: { cron: string; timezone?: string; overlap?: string; name?: string; paused?: boolean; file?: string; type?: string; pool?: string }) => {
-        if (options.overlap !== undefined && !(OVERLAPS as readonly string[]).includes(options.overlap)) {
-          throw new UsageError(`--overlap takes ${OVERLAPS.join(", ")}, not "${options.overlap}".`);
-        }
-        const job = submitRequest({ file: options.file, type: options.type, pool: options.pool, label: [], env: [], meta: [], dependsOn: [] }, command);
-        const request = {
-          cron: options.cron,
-          job,
-          ...(options.timezone !== undefined ? { timezone: options.timezone } : {}),
-          ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
-          ...(options.name !== undefined ? { name: options.name } : {}),
-          ...(options.paused ? { paused: true } : {}),
-        } as RpcRequest<"createSchedule">;
-        const { schedule } = await ctx.client().schedules.create(request);
-        ctx.print({ schedule }, () => scheduleText(ctx, schedule));
-      }),
+      run(
+        async (
+          ctx: CliContext,
+          command: string[],
+          options: {
+            cron: string;
+            timezone?: string;
+            overlap?: string;
+            name?: string;
+            paused?: boolean;
+            file?: string;
+            type?: string;
+            pool?: string;
+          },
+        ) => {
+          if (options.overlap !== undefined && !(OVERLAPS as readonly string[]).includes(options.overlap)) {
+            throw new UsageError(`--overlap takes ${OVERLAPS.join(", ")}, not "${options.overlap}".`);
+          }
+          const job = submitRequest(
+            { file: options.file, type: options.type, pool: options.pool, label: [], env: [], meta: [], dependsOn: [] },
+            command,
+          );
+          const request = {
+            cron: options.cron,
+            job,
+            ...(options.timezone !== undefined ? { timezone: options.timezone } : {}),
+            ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
+            ...(options.name !== undefined ? { name: options.name } : {}),
+            ...(options.paused ? { paused: true } : {}),
+          } as RpcRequest<"createSchedule">;
+          const { schedule } = await ctx.client().schedules.create(request);
+          ctx.print({ schedule }, () => scheduleText(ctx, schedule));
+        },
+      ),
     );
 
   schedules
@@ -104,7 +129,11 @@ export function registerScheduleCommands(program: Command, run: Run): void {
       .action(
         run(async (ctx: CliContext, scheduleId: string) => {
           const { schedule } = await ctx.client().schedules[name](scheduleId);
-          ctx.print({ schedule }, () => `${schedule.schedule_id} ${schedule.state}${schedule.next_run_at ? `, next run ${timeText(schedule.next_run_at)}` : ""}\n`);
+          ctx.print(
+            { schedule },
+            () =>
+              `${schedule.schedule_id} ${schedule.state}${schedule.next_run_at ? `, next run ${timeText(schedule.next_run_at)}` : ""}\n`,
+          );
         }),
       );
   }

@@ -20,7 +20,9 @@ async function secrets(ctx: CliContext, questions: string[]): Promise<string[]> 
   if (ctx.io.stdin.isTTY !== true) {
     const lines = (await readStdin(ctx.io.stdin)).split(/\r?\n/);
     if (lines.length < questions.length || lines.slice(0, questions.length).some((line) => line === "")) {
-      throw new UsageError(`No terminal to ask on: send ${questions.length} line(s) on stdin (${questions.map((question) => question.replace(/: $/, "")).join(", ")}).`);
+      throw new UsageError(
+        `No terminal to ask on: send ${questions.length} line(s) on stdin (${questions.map((question) => question.replace(/: $/, "")).join(", ")}).`,
+      );
     }
     return lines.slice(0, questions.length);
   }
@@ -38,15 +40,24 @@ async function secrets(ctx: CliContext, questions: string[]): Promise<string[]> 
 }
 
 export function registerAccountCommands(program: Command, run: Run): void {
-  const account = program.command("account").description("Your own account: change the password, reset a forgotten one");
+  const account = program
+    .command("account")
+    .description("Your own account: change the password, reset a forgotten one");
 
   account
     .command("password")
-    .description("Change your password (asks for the current and the new one; on stdin, one per line, without a terminal). Your other sessions end")
+    .description(
+      "Change your password (asks for the current and the new one; on stdin, one per line, without a terminal). Your other sessions end",
+    )
     .action(
       run(async (ctx: CliContext) => {
-        const [current, next, again] = await secrets(ctx, ["Current password: ", "New password: ", ...(ctx.io.stdin.isTTY === true ? ["New password again: "] : [])]);
-        if (again !== undefined && again !== next) throw new UsageError("The two new passwords differ; nothing was changed.");
+        const [current, next, again] = await secrets(ctx, [
+          "Current password: ",
+          "New password: ",
+          ...(ctx.io.stdin.isTTY === true ? ["New password again: "] : []),
+        ]);
+        if (again !== undefined && again !== next)
+          throw new UsageError("The two new passwords differ; nothing was changed.");
         await ctx.client().account.changePassword({ current_password: current!, new_password: next! });
         ctx.print({ password_changed: true }, () => "Password changed; your other sessions are signed out.\n");
       }),
@@ -54,7 +65,9 @@ export function registerAccountCommands(program: Command, run: Run): void {
 
   account
     .command("reset")
-    .description("Reset a forgotten password: e-mails a code, then asks for it and the new password (or give --code and the password on stdin)")
+    .description(
+      "Reset a forgotten password: e-mails a code, then asks for it and the new password (or give --code and the password on stdin)",
+    )
     .requiredOption("--email <email>", "the account's e-mail")
     .option("--code <code>", "the six-digit code from the e-mail (skips sending a new one)")
     .action(
@@ -68,14 +81,20 @@ export function registerAccountCommands(program: Command, run: Run): void {
           [code] = await secrets(ctx, ["Code: "]);
         }
         const [password] = await secrets(ctx, ["New password: "]);
-        await client.account.confirmPasswordReset({ email: options.email, code: code!.trim(), new_password: password! });
+        await client.account.confirmPasswordReset({
+          email: options.email,
+          code: code!.trim(),
+          new_password: password!,
+        });
         ctx.print({ password_reset: true }, () => "Password set; sign in with it (`cjs login`).\n");
       }),
     );
 }
 
 export function registerUserCommands(program: Command, run: Run): void {
-  const users = program.command("users").description("The users of your business (business admins): list, invite, disable, enable, set a role");
+  const users = program
+    .command("users")
+    .description("The users of your business (business admins): list, invite, disable, enable, set a role");
 
   users
     .command("ls")
@@ -86,7 +105,18 @@ export function registerUserCommands(program: Command, run: Run): void {
         const items: UserSummary[] = [];
         for await (const user of ctx.client().users.all()) items.push(user);
         ctx.print({ items }, () =>
-          table(["USER", "E-MAIL", "ROLE", "STATUS", "CREATED", "LAST SIGN-IN"], items.map((user) => [user.user_id, user.email, user.role, user.status === "disabled" ? ctx.colors.red(user.status) : user.status, timeText(user.created_at), timeText(user.last_sign_in_at)]), ctx.colors),
+          table(
+            ["USER", "E-MAIL", "ROLE", "STATUS", "CREATED", "LAST SIGN-IN"],
+            items.map((user) => [
+              user.user_id,
+              user.email,
+              user.role,
+              user.status === "disabled" ? ctx.colors.red(user.status) : user.status,
+              timeText(user.created_at),
+              timeText(user.last_sign_in_at),
+            ]),
+            ctx.colors,
+          ),
         );
       }),
     );

@@ -12,24 +12,38 @@ function limitOf(text: string | undefined): number | undefined {
 }
 
 export function registerWebhookCommands(program: Command, run: Run): void {
-  const webhooks = program.command("webhooks").description("Your business's webhooks: create (the secret is shown once), list, remove, test, deliveries");
+  const webhooks = program
+    .command("webhooks")
+    .description("Your business's webhooks: create (the secret is shown once), list, remove, test, deliveries");
 
   webhooks
     .command("create")
     .description("Subscribe a URL to job events; prints the signing secret once")
     .argument("<url>", "where events are POSTed (http or https)")
-    .option("--events <events>", "comma-separated: job.started, job.succeeded, job.failed, job.timed_out, job.cancelled, or job.*", "job.*")
+    .option(
+      "--events <events>",
+      "comma-separated: job.started, job.succeeded, job.failed, job.timed_out, job.cancelled, or job.*",
+      "job.*",
+    )
     .option("--description <text>", "a note for yourself")
     .action(
       run(async (ctx: CliContext, url: string, options: { events: string; description?: string }) => {
         const request = {
           url,
-          events: options.events.split(",").map((event) => event.trim()).filter((event) => event !== ""),
+          events: options.events
+            .split(",")
+            .map((event) => event.trim())
+            .filter((event) => event !== ""),
           ...(options.description !== undefined ? { description: options.description } : {}),
         } as RpcRequest<"createWebhook">;
         const created = await ctx.client().webhooks.create(request);
         ctx.print(created, () => `${created.secret}\n`);
-        if (!ctx.json) ctx.note(ctx.colors.dim(`Webhook ${created.webhook.webhook_id} → ${created.webhook.url}. Store the secret now: it is not shown again.`));
+        if (!ctx.json)
+          ctx.note(
+            ctx.colors.dim(
+              `Webhook ${created.webhook.webhook_id} → ${created.webhook.url}. Store the secret now: it is not shown again.`,
+            ),
+          );
       }),
     );
 
@@ -42,13 +56,22 @@ export function registerWebhookCommands(program: Command, run: Run): void {
     .action(
       run(async (ctx: CliContext, options: { limit?: string; cursor?: string }) => {
         const limit = limitOf(options.limit);
-        const page = await ctx.client().webhooks.list({ ...(limit !== undefined ? { limit } : {}), ...(options.cursor !== undefined ? { cursor: options.cursor } : {}) });
+        const page = await ctx.client().webhooks.list({
+          ...(limit !== undefined ? { limit } : {}),
+          ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
+        });
         ctx.print(page, () =>
           page.items.length === 0
             ? "No webhooks.\n"
             : table(
                 ["WEBHOOK", "URL", "EVENTS", "CREATED", "DESCRIPTION"],
-                page.items.map((webhook) => [webhook.webhook_id, webhook.url, webhook.events.join(","), timeText(webhook.created_at), webhook.description ?? "-"]),
+                page.items.map((webhook) => [
+                  webhook.webhook_id,
+                  webhook.url,
+                  webhook.events.join(","),
+                  timeText(webhook.created_at),
+                  webhook.description ?? "-",
+                ]),
                 ctx.colors,
               ) + (page.next_cursor ? ctx.colors.dim(`More: --cursor ${page.next_cursor}\n`) : ""),
         );
@@ -74,7 +97,11 @@ export function registerWebhookCommands(program: Command, run: Run): void {
     .action(
       run(async (ctx: CliContext, webhookId: string) => {
         const queued = await ctx.client().webhooks.test(webhookId);
-        ctx.print(queued, () => `${queued.delivery_id} queued (event ${queued.event_id}); see \`cjs webhooks deliveries ${webhookId}\`\n`);
+        ctx.print(
+          queued,
+          () =>
+            `${queued.delivery_id} queued (event ${queued.event_id}); see \`cjs webhooks deliveries ${webhookId}\`\n`,
+        );
       }),
     );
 
@@ -102,7 +129,11 @@ export function registerWebhookCommands(program: Command, run: Run): void {
                   delivery.event_type,
                   stateText(ctx.colors, delivery.state),
                   timeText(delivery.created_at),
-                  delivery.attempts.map((attempt) => (attempt.status_code === null ? (attempt.error ?? "error") : String(attempt.status_code))).join(",") || "-",
+                  delivery.attempts
+                    .map((attempt) =>
+                      attempt.status_code === null ? (attempt.error ?? "error") : String(attempt.status_code),
+                    )
+                    .join(",") || "-",
                   timeText(delivery.next_attempt_at),
                 ]),
                 ctx.colors,

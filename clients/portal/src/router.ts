@@ -19,7 +19,8 @@ export function useLocation(): URL {
 
 /** A same-tab link: a modified click (new tab, …) is left to the browser. */
 export function followLink(event: MouseEvent): void {
-  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey)
+    return;
   const anchor = event.currentTarget as HTMLAnchorElement;
   event.preventDefault();
   navigate(anchor.pathname + anchor.search);

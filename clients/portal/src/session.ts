@@ -79,7 +79,8 @@ export async function signOut(): Promise<void> {
   const ended = client;
   client = undefined;
   notify();
-  if (refreshToken !== null && ended !== undefined) await ended.call("logout", { refresh_token: refreshToken }).catch(() => undefined);
+  if (refreshToken !== null && ended !== undefined)
+    await ended.call("logout", { refresh_token: refreshToken }).catch(() => undefined);
 }
 
 /** The signed-in client; pages are only shown with a session. */

@@ -10,7 +10,11 @@ export interface Loaded<T> {
  * Loads `load()` now, again when `deps` change, and every `pollMs` while `poll` says so
  * (live state without a socket: the API has no push for jobs and nodes).
  */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[], options: { pollMs?: number; poll?: (data: T | undefined) => boolean } = {}): Loaded<T> {
+export function useLoad<T>(
+  load: () => Promise<T>,
+  deps: unknown[],
+  options: { pollMs?: number; poll?: (data: T | undefined) => boolean } = {},
+): Loaded<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<unknown>();
   const latest = useRef(load);

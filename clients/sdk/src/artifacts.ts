@@ -22,7 +22,12 @@ function asRequestBody(body: ArtifactBody): RequestBody {
 }
 
 /** Stores one artifact through its signed upload URL (`url` from presign-upload); answers the artifact as stored. */
-export async function putArtifact(transport: Transport, url: string, body: ArtifactBody, contentType: string | undefined): Promise<Artifact> {
+export async function putArtifact(
+  transport: Transport,
+  url: string,
+  body: ArtifactBody,
+  contentType: string | undefined,
+): Promise<Artifact> {
   const response = await transport.request("PUT", url, asRequestBody(body), {
     idempotent: true,
     authenticate: false,
@@ -58,10 +63,22 @@ export async function getArtifact(transport: Transport, url: string, signal?: Ab
     },
     flush(controller) {
       const actual = hash.digest("hex");
-      if (actual !== sha256) controller.error(new IntegrityError(`The artifact's bytes do not match its SHA-256 (${received} bytes received).`, sha256, actual));
+      if (actual !== sha256)
+        controller.error(
+          new IntegrityError(
+            `The artifact's bytes do not match its SHA-256 (${received} bytes received).`,
+            sha256,
+            actual,
+          ),
+        );
     },
   });
-  return { body: response.body!.pipeThrough(checked), sha256, sizeBytes, contentType: response.headers.get("content-type") ?? "application/octet-stream" };
+  return {
+    body: response.body!.pipeThrough(checked),
+    sha256,
+    sizeBytes,
+    contentType: response.headers.get("content-type") ?? "application/octet-stream",
+  };
 }
 
 /** Reads a whole download into memory (small artifacts); throws IntegrityError when it does not check out. */

@@ -13,14 +13,26 @@ function scriptedFetch(script: Scripted[]) {
     keys.push((init.headers as Record<string, string>)["idempotency-key"]);
     const next = script[keys.length - 1];
     if (next === undefined) throw new Error("the script ran out");
-    const body = next.status < 300 ? { status: "SUCCESS", message: "ok", payload: next.payload ?? {} } : { status: "ERROR", code: next.code, message: "refused" };
-    return new Response(JSON.stringify(body), { status: next.status, headers: { "content-type": "application/json", "retry-after": "0" } });
+    const body =
+      next.status < 300
+        ? { status: "SUCCESS", message: "ok", payload: next.payload ?? {} }
+        : { status: "ERROR", code: next.code, message: "refused" };
+    return new Response(JSON.stringify(body), {
+      status: next.status,
+      headers: { "content-type": "application/json", "retry-after": "0" },
+    });
   }) as unknown as typeof fetch;
   return { send, keys };
 }
 
 function client(send: typeof fetch) {
-  return new ComputeJobsClient({ baseUrl: "http://gateway.test", appId: "app", credentials: { apiKey: "k" }, fetch: send, retry: { baseDelayMs: 1, maxRetries: 3 } });
+  return new ComputeJobsClient({
+    baseUrl: "http://gateway.test",
+    appId: "app",
+    credentials: { apiKey: "k" },
+    fetch: send,
+    retry: { baseDelayMs: 1, maxRetries: 3 },
+  });
 }
 
 const QUEUED = { job_id: "job_0VbeygdjkkWnwRC9cwe1", state: "queued", created_at: "2026-11-22T01:08:54.919Z" };
@@ -28,7 +40,11 @@ const UNAVAILABLE = { status: 503, code: "service.unavailable" };
 
 describe("Idempotency-Key", () => {
   it("a submit sends a random key, the same on each of its retries after a 503, and a new one on the next submit", async () => {
-    const { send, keys } = scriptedFetch([UNAVAILABLE, { status: 200, payload: QUEUED }, { status: 200, payload: QUEUED }]);
+    const { send, keys } = scriptedFetch([
+      UNAVAILABLE,
+      { status: 200, payload: QUEUED },
+      { status: 200, payload: QUEUED },
+    ]);
     const jobs = client(send).jobs;
     expect(await jobs.submit({ type: "shell", command: ["true"] })).toEqual(QUEUED);
     await jobs.submit({ type: "shell", command: ["true"] });
@@ -45,7 +61,9 @@ describe("Idempotency-Key", () => {
 
   it("other operations send no key, and a 503 of one that must not run twice is not retried", async () => {
     const { send, keys } = scriptedFetch([UNAVAILABLE]);
-    await expect(client(send).jobs.cancel(QUEUED.job_id, { idempotencyKey: "ignored" })).rejects.toMatchObject({ code: "service.unavailable" });
+    await expect(client(send).jobs.cancel(QUEUED.job_id, { idempotencyKey: "ignored" })).rejects.toMatchObject({
+      code: "service.unavailable",
+    });
     expect(keys).toEqual([undefined]);
   });
 });

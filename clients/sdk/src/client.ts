@@ -5,7 +5,15 @@ import { EXPORT_ROUTES, openExport, type ExportRequest } from "./exports.js";
 import { newIdempotencyKey } from "./idempotency-key.js";
 import { followLogs, type FollowLogsOptions, type LogStreamItem } from "./logs.js";
 import { pause } from "./retry-policy.js";
-import { isIdempotent, RPC_ROUTES, takesIdempotencyKey, type DryRunResponse, type RpcName, type RpcRequest, type RpcResponse } from "./routes.js";
+import {
+  isIdempotent,
+  RPC_ROUTES,
+  takesIdempotencyKey,
+  type DryRunResponse,
+  type RpcName,
+  type RpcRequest,
+  type RpcResponse,
+} from "./routes.js";
 import { Transport, type TransportOptions } from "./transport.js";
 
 export type ClientOptions = TransportOptions;
@@ -35,7 +43,8 @@ export interface SubmitJob {
   (request: RpcRequest<"submitJob">, options: WaitOptions & { wait: true }): Promise<Job>;
   (request: RpcRequest<"submitJob">, options?: WaitOptions & { wait?: false }): Promise<RpcResponse<"submitJob">>;
 }
-type Page<N extends RpcName> = RpcResponse<N> extends { items: Array<infer Item>; next_cursor: string | null } ? Item : never;
+type Page<N extends RpcName> =
+  RpcResponse<N> extends { items: Array<infer Item>; next_cursor: string | null } ? Item : never;
 
 /**
  * A client of the compute job service's HTTP API. Every operation of the API is `call`,
@@ -46,11 +55,19 @@ export class ComputeJobsClient {
   private readonly transport: Transport;
 
   constructor(options: ClientOptions) {
-    this.transport = new Transport(options, async (refreshToken) => this.call("refresh", { refresh_token: refreshToken }));
+    this.transport = new Transport(options, async (refreshToken) =>
+      this.call("refresh", { refresh_token: refreshToken }),
+    );
   }
 
   /** Signs in with e-mail and password and answers a client on that session (refreshed as needed). */
-  static async signIn(options: Omit<ClientOptions, "credentials"> & { email: string; password: string; onTokens?: (tokens: Tokens) => void | Promise<void> }): Promise<ComputeJobsClient> {
+  static async signIn(
+    options: Omit<ClientOptions, "credentials"> & {
+      email: string;
+      password: string;
+      onTokens?: (tokens: Tokens) => void | Promise<void>;
+    },
+  ): Promise<ComputeJobsClient> {
     const { email, password, onTokens, ...rest } = options;
     const client = new ComputeJobsClient(rest);
     const tokens = await client.call("login", { email, password });
@@ -67,8 +84,14 @@ export class ComputeJobsClient {
   /** One operation of the API by its contract name; answers the envelope's payload or throws an ApiError. */
   async call<N extends RpcName>(name: N, body: RpcRequest<N>, options: CallOptions = {}): Promise<RpcResponse<N>> {
     const route = RPC_ROUTES[name];
-    const headers: Record<string, string> = takesIdempotencyKey(name) ? { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: options.idempotencyKey ?? newIdempotencyKey() } : {};
-    const response = await this.transport.request(route.method, route.path, JSON.stringify(body ?? {}), { idempotent: isIdempotent(name), signal: options.signal, headers });
+    const headers: Record<string, string> = takesIdempotencyKey(name)
+      ? { [IDEMPOTENCY_KEY_HEADER.toLowerCase()]: options.idempotencyKey ?? newIdempotencyKey() }
+      : {};
+    const response = await this.transport.request(route.method, route.path, JSON.stringify(body ?? {}), {
+      idempotent: isIdempotent(name),
+      signal: options.signal,
+      headers,
+    });
     const envelope = (await response.json()) as { payload: RpcResponse<N> };
     return envelope.payload;
   }
@@ -77,7 +100,11 @@ export class ComputeJobsClient {
   async *paginate<N extends RpcName>(name: N, body: RpcRequest<N>, options: CallOptions = {}): AsyncGenerator<Page<N>> {
     let cursor: string | undefined;
     do {
-      const page = (await this.call(name, { ...(body as object), ...(cursor !== undefined ? { cursor } : {}) } as RpcRequest<N>, options)) as unknown as { items: Array<Page<N>>; next_cursor: string | null };
+      const page = (await this.call(
+        name,
+        { ...(body as object), ...(cursor !== undefined ? { cursor } : {}) } as RpcRequest<N>,
+        options,
+      )) as unknown as { items: Array<Page<N>>; next_cursor: string | null };
       yield* page.items;
       cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
@@ -95,13 +122,15 @@ export class ComputeJobsClient {
     retrieve: (jobId: string, options?: CallOptions) => this.call("retrieveJob", { job_id: jobId }, options),
     list: (filter: RpcRequest<"listJobs"> = {}, options?: CallOptions) => this.call("listJobs", filter, options),
     /** Every job the filter matches, newest first, across pages. */
-    all: (filter: Omit<RpcRequest<"listJobs">, "cursor"> = {}, options?: CallOptions) => this.paginate("listJobs", filter, options),
+    all: (filter: Omit<RpcRequest<"listJobs">, "cursor"> = {}, options?: CallOptions) =>
+      this.paginate("listJobs", filter, options),
     cancel: (jobId: string, options?: CallOptions) => this.call("cancelJob", { job_id: jobId }, options),
     retry: (jobId: string, options?: CallOptions) => this.call("retryJob", { job_id: jobId }, options),
     /** Deletes a finished job with its logs and artifacts. */
     delete: (jobId: string, options?: CallOptions) => this.call("deleteJob", { job_id: jobId }, options),
     /** The business's jobs as a streamed CSV or NDJSON file (business admins), with `list`'s filters. */
-    export: (request: ExportRequest<"exportJobs">, options?: CallOptions) => openExport(this.transport, EXPORT_ROUTES.exportJobs.path, request, options),
+    export: (request: ExportRequest<"exportJobs">, options?: CallOptions) =>
+      openExport(this.transport, EXPORT_ROUTES.exportJobs.path, request, options),
     /** Answers the job once it is terminal (succeeded, failed, timed_out or cancelled). */
     wait: async (jobId: string, options: WaitOptions = {}): Promise<Job> => {
       let interval = options.pollIntervalMs ?? 250;
@@ -113,15 +142,21 @@ export class ComputeJobsClient {
       }
     },
     /** The job's log lines as they are stored, then its end; resumes by itself after a dropped connection. */
-    logs: (jobId: string, options?: FollowLogsOptions): AsyncGenerator<LogStreamItem> => followLogs(this.transport, jobId, options),
+    logs: (jobId: string, options?: FollowLogsOptions): AsyncGenerator<LogStreamItem> =>
+      followLogs(this.transport, jobId, options),
   };
 
   readonly artifacts = {
     list: (jobId: string, options?: CallOptions) => this.call("listArtifacts", { job_id: jobId }, options),
-    delete: (jobId: string, artifactId: string, options?: CallOptions) => this.call("deleteArtifact", { job_id: jobId, artifact_id: artifactId }, options),
+    delete: (jobId: string, artifactId: string, options?: CallOptions) =>
+      this.call("deleteArtifact", { job_id: jobId, artifact_id: artifactId }, options),
     /** Uploads one artifact of a job (needs a signed-in session: presign-upload takes no API key). */
     upload: async (jobId: string, artifactId: string, body: ArtifactBody, options: { contentType?: string } = {}) => {
-      const target = await this.call("presignUpload", { job_id: jobId, artifact_id: artifactId, ...(options.contentType ? { content_type: options.contentType } : {}) });
+      const target = await this.call("presignUpload", {
+        job_id: jobId,
+        artifact_id: artifactId,
+        ...(options.contentType ? { content_type: options.contentType } : {}),
+      });
       return putArtifact(this.transport, target.url, body, options.contentType);
     },
     /** Opens one artifact of a job as a stream checked against its SHA-256 (needs a signed-in session). */
@@ -130,7 +165,8 @@ export class ComputeJobsClient {
       return getArtifact(this.transport, target.url, options.signal);
     },
     /** The whole artifact in memory, checked. */
-    bytes: async (jobId: string, artifactId: string, options: CallOptions = {}): Promise<Uint8Array> => readAll(await this.artifacts.download(jobId, artifactId, options)),
+    bytes: async (jobId: string, artifactId: string, options: CallOptions = {}): Promise<Uint8Array> =>
+      readAll(await this.artifacts.download(jobId, artifactId, options)),
   };
 
   readonly keys = {
@@ -144,7 +180,8 @@ export class ComputeJobsClient {
   readonly nodes = {
     list: (request: RpcRequest<"listNodes"> = {}, options?: CallOptions) => this.call("listNodes", request, options),
     drain: (request: RpcRequest<"drainNode">, options?: CallOptions) => this.call("drainNode", request, options),
-    rotateKey: (request: RpcRequest<"rotateNodeKey">, options?: CallOptions) => this.call("rotateNodeKey", request, options),
+    rotateKey: (request: RpcRequest<"rotateNodeKey">, options?: CallOptions) =>
+      this.call("rotateNodeKey", request, options),
     /** Deletes an offline node; its keys stop working. */
     delete: (nodeId: string, options?: CallOptions) => this.call("deleteNode", { node_id: nodeId }, options),
   };
@@ -154,33 +191,43 @@ export class ComputeJobsClient {
     subscription: (options?: CallOptions) => this.call("getSubscription", {}, options),
     /** Cancels the subscription at the end of its period (business admins). */
     cancelSubscription: (options?: CallOptions) => this.call("cancelSubscription", {}, options),
-    checkout: (request: RpcRequest<"createCheckout">, options?: CallOptions) => this.call("createCheckout", request, options),
-    ledger: (request: RpcRequest<"listLedger"> = {}, options?: CallOptions) => this.call("listLedger", request, options),
+    checkout: (request: RpcRequest<"createCheckout">, options?: CallOptions) =>
+      this.call("createCheckout", request, options),
+    ledger: (request: RpcRequest<"listLedger"> = {}, options?: CallOptions) =>
+      this.call("listLedger", request, options),
     /** Every ledger entry, newest first, across pages. */
     allLedgerEntries: (options?: CallOptions) => this.paginate("listLedger", {}, options),
     /** The ledger as a streamed CSV or NDJSON file (business admins). */
-    exportLedger: (request: ExportRequest<"exportLedger">, options?: CallOptions) => openExport(this.transport, EXPORT_ROUTES.exportLedger.path, request, options),
+    exportLedger: (request: ExportRequest<"exportLedger">, options?: CallOptions) =>
+      openExport(this.transport, EXPORT_ROUTES.exportLedger.path, request, options),
   };
 
   /** The signed-in user's own account. */
   readonly account = {
     /** Needs the current password; ends the user's other sessions. */
-    changePassword: (request: RpcRequest<"changePassword">, options?: CallOptions) => this.call("changePassword", request, options),
+    changePassword: (request: RpcRequest<"changePassword">, options?: CallOptions) =>
+      this.call("changePassword", request, options),
     /** E-mails a reset code (the same answer whether or not the address has an account). */
-    requestPasswordReset: (email: string, options?: CallOptions) => this.call("requestPasswordReset", { email }, options),
+    requestPasswordReset: (email: string, options?: CallOptions) =>
+      this.call("requestPasswordReset", { email }, options),
     /** Sets a new password with the e-mailed code; ends every session of the user. */
-    confirmPasswordReset: (request: RpcRequest<"confirmPasswordReset">, options?: CallOptions) => this.call("confirmPasswordReset", request, options),
+    confirmPasswordReset: (request: RpcRequest<"confirmPasswordReset">, options?: CallOptions) =>
+      this.call("confirmPasswordReset", request, options),
   };
 
   /** The business's webhooks (docs/webhooks.md); a create's answer holds the signing secret, shown that once. */
   readonly webhooks = {
-    create: (request: RpcRequest<"createWebhook">, options?: CallOptions) => this.call("createWebhook", request, options),
-    list: (request: RpcRequest<"listWebhooks"> = {}, options?: CallOptions) => this.call("listWebhooks", request, options),
-    delete: (webhookId: string, options?: CallOptions) => this.call("deleteWebhook", { webhook_id: webhookId }, options),
+    create: (request: RpcRequest<"createWebhook">, options?: CallOptions) =>
+      this.call("createWebhook", request, options),
+    list: (request: RpcRequest<"listWebhooks"> = {}, options?: CallOptions) =>
+      this.call("listWebhooks", request, options),
+    delete: (webhookId: string, options?: CallOptions) =>
+      this.call("deleteWebhook", { webhook_id: webhookId }, options),
     /** Queues a `webhook.test` event through the normal delivery path; answers its delivery id. */
     test: (webhookId: string, options?: CallOptions) => this.call("testWebhook", { webhook_id: webhookId }, options),
     /** One page of the webhook's deliveries of the last 7 days, newest first, each with its tries. */
-    deliveries: (request: RpcRequest<"listWebhookDeliveries">, options?: CallOptions) => this.call("listWebhookDeliveries", request, options),
+    deliveries: (request: RpcRequest<"listWebhookDeliveries">, options?: CallOptions) =>
+      this.call("listWebhookDeliveries", request, options),
   };
 
   /** The users of the caller's business (business admins). */
@@ -191,19 +238,26 @@ export class ComputeJobsClient {
     invite: (request: RpcRequest<"inviteUser">, options?: CallOptions) => this.call("inviteUser", request, options),
     disable: (userId: string, options?: CallOptions) => this.call("disableUser", { user_id: userId }, options),
     enable: (userId: string, options?: CallOptions) => this.call("enableUser", { user_id: userId }, options),
-    setRole: (userId: string, role: RpcRequest<"setUserRole">["role"], options?: CallOptions) => this.call("setUserRole", { user_id: userId, role }, options),
+    setRole: (userId: string, role: RpcRequest<"setUserRole">["role"], options?: CallOptions) =>
+      this.call("setUserRole", { user_id: userId, role }, options),
   };
 
   /** Jobs made on the ticks of a cron expression. */
   readonly schedules = {
-    create: (request: RpcRequest<"createSchedule">, options?: CallOptions) => this.call("createSchedule", request, options),
-    list: (request: RpcRequest<"listSchedules"> = {}, options?: CallOptions) => this.call("listSchedules", request, options),
+    create: (request: RpcRequest<"createSchedule">, options?: CallOptions) =>
+      this.call("createSchedule", request, options),
+    list: (request: RpcRequest<"listSchedules"> = {}, options?: CallOptions) =>
+      this.call("listSchedules", request, options),
     /** Every schedule of the business, newest first, across pages. */
     all: (options?: CallOptions) => this.paginate("listSchedules", {}, options),
-    retrieve: (scheduleId: string, options?: CallOptions) => this.call("retrieveSchedule", { schedule_id: scheduleId }, options),
-    pause: (scheduleId: string, options?: CallOptions) => this.call("pauseSchedule", { schedule_id: scheduleId }, options),
-    resume: (scheduleId: string, options?: CallOptions) => this.call("resumeSchedule", { schedule_id: scheduleId }, options),
+    retrieve: (scheduleId: string, options?: CallOptions) =>
+      this.call("retrieveSchedule", { schedule_id: scheduleId }, options),
+    pause: (scheduleId: string, options?: CallOptions) =>
+      this.call("pauseSchedule", { schedule_id: scheduleId }, options),
+    resume: (scheduleId: string, options?: CallOptions) =>
+      this.call("resumeSchedule", { schedule_id: scheduleId }, options),
     /** Deletes the schedule; the jobs it made are kept. */
-    delete: (scheduleId: string, options?: CallOptions) => this.call("deleteSchedule", { schedule_id: scheduleId }, options),
+    delete: (scheduleId: string, options?: CallOptions) =>
+      this.call("deleteSchedule", { schedule_id: scheduleId }, options),
   };
 }

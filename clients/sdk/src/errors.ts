@@ -13,7 +13,17 @@ export class ApiError extends Error {
   /** `Retry-After`, in seconds, when the service said when to try again. */
   readonly retryAfterSeconds: number | undefined;
 
-  constructor(fields: { code: string; message: string; status: number; details?: Record<string, unknown> | undefined; requestId?: string | undefined; retryAfterSeconds?: number | undefined }, options?: { cause?: unknown }) {
+  constructor(
+    fields: {
+      code: string;
+      message: string;
+      status: number;
+      details?: Record<string, unknown> | undefined;
+      requestId?: string | undefined;
+      retryAfterSeconds?: number | undefined;
+    },
+    options?: { cause?: unknown },
+  ) {
     super(fields.message, options);
     this.name = "ApiError";
     this.code = fields.code;
@@ -27,7 +37,14 @@ export class ApiError extends Error {
 /** The request never got an answer (connection refused or reset, DNS): `code` is `network.error`. */
 export class NetworkError extends ApiError {
   constructor(cause: unknown) {
-    super({ code: "network.error", status: 0, message: `The service could not be reached: ${cause instanceof Error ? cause.message : String(cause)}` }, { cause });
+    super(
+      {
+        code: "network.error",
+        status: 0,
+        message: `The service could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`,
+      },
+      { cause },
+    );
     this.name = "NetworkError";
   }
 }

@@ -19,8 +19,16 @@ export interface ExportDownload {
  * midway ends an NDJSON file with a last line `{"error":{…}}` and cuts a CSV file short
  * (docs/api.md, "Export").
  */
-export async function openExport(transport: Transport, path: string, request: unknown, options: CallOptions = {}): Promise<ExportDownload> {
-  const response = await transport.request("POST", path, JSON.stringify(request), { idempotent: true, signal: options.signal });
+export async function openExport(
+  transport: Transport,
+  path: string,
+  request: unknown,
+  options: CallOptions = {},
+): Promise<ExportDownload> {
+  const response = await transport.request("POST", path, JSON.stringify(request), {
+    idempotent: true,
+    signal: options.signal,
+  });
   const disposition = response.headers.get("content-disposition") ?? "";
   return {
     body: response.body!,

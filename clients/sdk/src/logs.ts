@@ -20,7 +20,11 @@ export interface FollowLogsOptions {
  * a proxy's idle cut) is opened again with the last id received, so no line is missed or
  * repeated; refusals (404, 403) end the iteration with their ApiError.
  */
-export async function* followLogs(transport: Transport, jobId: string, options: FollowLogsOptions = {}): AsyncGenerator<LogStreamItem> {
+export async function* followLogs(
+  transport: Transport,
+  jobId: string,
+  options: FollowLogsOptions = {},
+): AsyncGenerator<LogStreamItem> {
   let lastEventId = options.lastEventId;
   const maxReconnects = options.maxReconnects ?? 8;
   let dropsInARow = 0;
@@ -30,7 +34,10 @@ export async function* followLogs(transport: Transport, jobId: string, options: 
       response = await transport.request("GET", logStreamPath(jobId), undefined, {
         idempotent: true,
         signal: options.signal,
-        headers: { accept: "text/event-stream", ...(lastEventId !== undefined ? { "last-event-id": lastEventId } : {}) },
+        headers: {
+          accept: "text/event-stream",
+          ...(lastEventId !== undefined ? { "last-event-id": lastEventId } : {}),
+        },
       });
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 0 || dropsInARow >= maxReconnects) throw error;
@@ -54,7 +61,12 @@ export async function* followLogs(transport: Transport, jobId: string, options: 
       if (!isDroppedStream(error)) throw error;
     }
     // Closed without `end`: open it again from the last line received.
-    if (dropsInARow >= maxReconnects) throw new ApiError({ code: "network.error", status: 0, message: `The log stream of ${jobId} kept closing before its end.` });
+    if (dropsInARow >= maxReconnects)
+      throw new ApiError({
+        code: "network.error",
+        status: 0,
+        message: `The log stream of ${jobId} kept closing before its end.`,
+      });
     dropsInARow += 1;
     await pause(retryDelayMs(DEFAULT_RETRY_POLICY, dropsInARow, undefined), options.signal);
   }
@@ -62,5 +74,8 @@ export async function* followLogs(transport: Transport, jobId: string, options: 
 
 /** A read that failed because the connection went (not a parse error of ours). */
 function isDroppedStream(error: unknown): boolean {
-  return error instanceof TypeError || (error instanceof Error && /terminated|socket|ECONNRESET|aborted/i.test(error.message));
+  return (
+    error instanceof TypeError ||
+    (error instanceof Error && /terminated|socket|ECONNRESET|aborted/i.test(error.message))
+  );
 }

@@ -15,7 +15,12 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 2
  * exponential backoff; plus up to 20 % jitter so that many clients refused at once do not
  * all come back in the same instant; never more than `maxDelayMs`.
  */
-export function retryDelayMs(policy: RetryPolicy, retry: number, retryAfterSeconds: number | undefined, random: () => number = Math.random): number {
+export function retryDelayMs(
+  policy: RetryPolicy,
+  retry: number,
+  retryAfterSeconds: number | undefined,
+  random: () => number = Math.random,
+): number {
   const base = retryAfterSeconds !== undefined ? retryAfterSeconds * 1000 : policy.baseDelayMs * 2 ** (retry - 1);
   return Math.min(policy.maxDelayMs, Math.round(base * (1 + 0.2 * random())));
 }

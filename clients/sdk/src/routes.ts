@@ -1,4 +1,11 @@
-import { IDEMPOTENCY_KEY_ROUTES, RPC_ROUTES, type DryRunResponse, type RpcName, type RpcRequest, type RpcResponse } from "../../../shared/contract/index.js";
+import {
+  IDEMPOTENCY_KEY_ROUTES,
+  RPC_ROUTES,
+  type DryRunResponse,
+  type RpcName,
+  type RpcRequest,
+  type RpcResponse,
+} from "../../../shared/contract/index.js";
 
 export { RPC_ROUTES };
 export type { DryRunResponse, RpcName, RpcRequest, RpcResponse };

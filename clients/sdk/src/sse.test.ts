@@ -20,7 +20,9 @@ async function eventsOf(chunks: string[]): Promise<ServerSentEvent[]> {
 
 describe("framing Server-Sent Events", () => {
   it("reads id, event and data, skips comments, and joins data lines with LF", async () => {
-    const events = await eventsOf([": keep-alive\n\nid: 7\nevent: log\ndata: {\"a\":1}\n\nevent: end\ndata: one\ndata: two\n\n"]);
+    const events = await eventsOf([
+      ': keep-alive\n\nid: 7\nevent: log\ndata: {"a":1}\n\nevent: end\ndata: one\ndata: two\n\n',
+    ]);
     expect(events).toEqual([
       { id: "7", event: "log", data: '{"a":1}' },
       { id: undefined, event: "end", data: "one\ntwo" },
@@ -50,6 +52,8 @@ describe("framing Server-Sent Events", () => {
   });
 
   it("an event the stream cut before its blank line is not delivered", async () => {
-    expect(await eventsOf(["id: 1\ndata: whole\n\nid: 2\ndata: cut"])).toEqual([{ id: "1", event: "message", data: "whole" }]);
+    expect(await eventsOf(["id: 1\ndata: whole\n\nid: 2\ndata: cut"])).toEqual([
+      { id: "1", event: "message", data: "whole" },
+    ]);
   });
 });

@@ -36,11 +36,20 @@ export interface SendOptions {
 }
 
 /** Codes whose answer says nothing was done, so a retry cannot do it twice. */
-const REFUSED_BEFORE_ANY_CHANGE = new Set(["rate.limited", "queue.full", "quota.jobs_per_hour_exceeded", "quota.concurrent_jobs_exceeded", "idempotency.in_progress"]);
+const REFUSED_BEFORE_ANY_CHANGE = new Set([
+  "rate.limited",
+  "queue.full",
+  "quota.jobs_per_hour_exceeded",
+  "quota.concurrent_jobs_exceeded",
+  "idempotency.in_progress",
+]);
 
 /** Whether sending the request again can do nothing twice: by its nature, or by its Idempotency-Key. */
 function safeToRepeat(options: SendOptions): boolean {
-  return options.idempotent || Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === IDEMPOTENCY_KEY_HEADER.toLowerCase());
+  return (
+    options.idempotent ||
+    Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === IDEMPOTENCY_KEY_HEADER.toLowerCase())
+  );
 }
 
 function retryAfterOf(response: Response): number | undefined {
@@ -60,7 +69,10 @@ export async function errorOf(response: Response): Promise<ApiError> {
     code: typeof envelope?.code === "string" ? envelope.code : "internal.error",
     message: typeof envelope?.message === "string" ? envelope.message : `HTTP ${response.status}`,
     status: response.status,
-    details: envelope?.details !== null && typeof envelope?.details === "object" ? (envelope.details as Record<string, unknown>) : undefined,
+    details:
+      envelope?.details !== null && typeof envelope?.details === "object"
+        ? (envelope.details as Record<string, unknown>)
+        : undefined,
     requestId: response.headers.get("x-request-id") ?? undefined,
     retryAfterSeconds: retryAfterOf(response),
   });
@@ -119,13 +131,19 @@ export class Transport {
       }
       if (response.ok || (response.status >= 300 && response.status < 400)) return response;
       const error = await errorOf(response);
-      if (error.code === "auth.token_expired" && !refreshed && this.credentials.canRefresh && options.authenticate !== false) {
+      if (
+        error.code === "auth.token_expired" &&
+        !refreshed &&
+        this.credentials.canRefresh &&
+        options.authenticate !== false
+      ) {
         refreshed = true;
         await this.credentials.refresh();
         retry -= 1;
         continue;
       }
-      const retryable = error.status === 429 || REFUSED_BEFORE_ANY_CHANGE.has(error.code) || (error.status === 503 && repeatable);
+      const retryable =
+        error.status === 429 || REFUSED_BEFORE_ANY_CHANGE.has(error.code) || (error.status === 503 && repeatable);
       // A wait longer than the cap (an hourly quota) is the caller's to decide on.
       const waitsTooLong = (error.retryAfterSeconds ?? 0) * 1000 > this.policy.maxDelayMs;
       if (!retryable || waitsTooLong || retry >= this.policy.maxRetries || !replayable(body)) throw error;
@@ -134,7 +152,8 @@ export class Transport {
   }
 
   private async headersFor(options: SendOptions, body: RequestBody | undefined): Promise<Record<string, string>> {
-    const credential = options.authenticate === false ? {} : { "x-app-id": this.appId, ...(await this.credentials.headers()) };
+    const credential =
+      options.authenticate === false ? {} : { "x-app-id": this.appId, ...(await this.credentials.headers()) };
     return {
       "user-agent": this.userAgent,
       ...credential,
@@ -146,5 +165,11 @@ export class Transport {
 
 /** A body that can be sent again (a stream is spent by its first send). */
 function replayable(body: RequestBody | undefined): boolean {
-  return body === undefined || typeof body === "string" || body instanceof Uint8Array || body instanceof ArrayBuffer || body instanceof Blob;
+  return (
+    body === undefined ||
+    typeof body === "string" ||
+    body instanceof Uint8Array ||
+    body instanceof ArrayBuffer ||
+    body instanceof Blob
+  );
 }

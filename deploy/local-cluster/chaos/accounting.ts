@@ -86,10 +86,17 @@ export function doubledRun(job: FinalJob, deliveries: ReadonlyMap<string, number
   return null;
 }
 
-export function account(submissions: readonly Submission[], finals: ReadonlyMap<string, FinalJob | null>, debits: readonly Debit[], deliveries: readonly Delivery[]): SoakAccount {
+export function account(
+  submissions: readonly Submission[],
+  finals: ReadonlyMap<string, FinalJob | null>,
+  debits: readonly Debit[],
+  deliveries: readonly Delivery[],
+): SoakAccount {
   const acknowledged = submissions.filter((submission) => submission.jobId !== null);
   const refused: Record<string, number> = {};
-  for (const submission of submissions) if (submission.jobId === null) refused[submission.error ?? "unknown"] = (refused[submission.error ?? "unknown"] ?? 0) + 1;
+  for (const submission of submissions)
+    if (submission.jobId === null)
+      refused[submission.error ?? "unknown"] = (refused[submission.error ?? "unknown"] ?? 0) + 1;
   const debitCounts = count(debits, (debit) => attemptKey(debit.job_id, debit.attempt));
   const deliveryCounts = count(deliveries, (delivery) => attemptKey(delivery.job_id, delivery.attempt));
   const result: SoakAccount = {
@@ -128,7 +135,10 @@ export function account(submissions: readonly Submission[], finals: ReadonlyMap<
         else if (times === 0) result.uncharged.push({ job_id: job.job_id, why: `attempt ${attempt} has no debit` });
         else result.overcharged.push({ job_id: job.job_id, why: `attempt ${attempt} has ${times} debits` });
       } else if (times > 0) {
-        result.overcharged.push({ job_id: job.job_id, why: `attempt ${attempt} must be free but has ${times} debit${times === 1 ? "" : "s"}` });
+        result.overcharged.push({
+          job_id: job.job_id,
+          why: `attempt ${attempt} must be free but has ${times} debit${times === 1 ? "" : "s"}`,
+        });
       }
     }
   }
@@ -137,7 +147,12 @@ export function account(submissions: readonly Submission[], finals: ReadonlyMap<
 
 /** The soak fails on any lost, doubled, uncharged or overcharged job. */
 export function passed(result: SoakAccount): boolean {
-  return result.lost.length === 0 && result.doubled.length === 0 && result.uncharged.length === 0 && result.overcharged.length === 0;
+  return (
+    result.lost.length === 0 &&
+    result.doubled.length === 0 &&
+    result.uncharged.length === 0 &&
+    result.overcharged.length === 0
+  );
 }
 
 /** One injected fault, as the soak timed it. */
@@ -164,7 +179,11 @@ export interface FaultRecovery {
  * A fault's recovery: from the kill until both the restarted process is ready and a job
  * submitted after the kill has succeeded. Null parts when either never happened.
  */
-export function recoveryOf(fault: FaultTiming, submissions: readonly Submission[], finals: ReadonlyMap<string, FinalJob | null>): FaultRecovery {
+export function recoveryOf(
+  fault: FaultTiming,
+  submissions: readonly Submission[],
+  finals: ReadonlyMap<string, FinalJob | null>,
+): FaultRecovery {
   let firstSuccessAt: number | null = null;
   for (const submission of submissions) {
     if (submission.jobId === null || submission.sentAtMs < fault.killedAtMs) continue;
@@ -175,5 +194,10 @@ export function recoveryOf(fault: FaultTiming, submissions: readonly Submission[
   }
   const readyMs = fault.readyAtMs === null ? null : fault.readyAtMs - fault.killedAtMs;
   const firstSuccessMs = firstSuccessAt === null ? null : Math.max(0, firstSuccessAt - fault.killedAtMs);
-  return { target: fault.target, readyMs, firstSuccessMs, recoveryMs: readyMs === null || firstSuccessMs === null ? null : Math.max(readyMs, firstSuccessMs) };
+  return {
+    target: fault.target,
+    readyMs,
+    firstSuccessMs,
+    recoveryMs: readyMs === null || firstSuccessMs === null ? null : Math.max(readyMs, firstSuccessMs),
+  };
 }

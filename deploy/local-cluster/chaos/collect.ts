@@ -12,7 +12,11 @@ const LEDGER_PAGE = 200;
 const MAX_LEDGER_PAGES = 100;
 
 /** Each job as `jobs/retrieve` shows it; null for one the service does not know. */
-export async function retrieveJobs(session: Session, jobIds: readonly string[], appId: string): Promise<Map<string, FinalJob | null>> {
+export async function retrieveJobs(
+  session: Session,
+  jobIds: readonly string[],
+  appId: string,
+): Promise<Map<string, FinalJob | null>> {
   const finals = new Map<string, FinalJob | null>();
   await forEachBounded(jobIds, RETRIEVE_CONCURRENCY, async (jobId) => {
     try {
@@ -40,7 +44,8 @@ export async function ledgerDebits(session: Session, jobIds: ReadonlySet<string>
   for (let page = 0; page < MAX_LEDGER_PAGES; page++) {
     const answer = await session.read("listLedger", { limit: LEDGER_PAGE, ...(cursor ? { cursor } : {}) });
     for (const entry of answer.items) {
-      if (entry.kind === "debit" && entry.job_id !== null && entry.attempt !== null && jobIds.has(entry.job_id)) debits.push({ job_id: entry.job_id, attempt: entry.attempt });
+      if (entry.kind === "debit" && entry.job_id !== null && entry.attempt !== null && jobIds.has(entry.job_id))
+        debits.push({ job_id: entry.job_id, attempt: entry.attempt });
     }
     const oldest = answer.items.at(-1);
     if (!answer.next_cursor || (oldest && Date.parse(oldest.created_at) < sinceMs)) break;
@@ -63,7 +68,12 @@ export function agentDeliveries(logs: readonly string[], jobIds: ReadonlySet<str
       if (!line.includes('"job received"')) continue;
       try {
         const entry = JSON.parse(line) as { msg?: string; job_id?: string; attempt?: number };
-        if (entry.msg === "job received" && typeof entry.job_id === "string" && typeof entry.attempt === "number" && jobIds.has(entry.job_id)) {
+        if (
+          entry.msg === "job received" &&
+          typeof entry.job_id === "string" &&
+          typeof entry.attempt === "number" &&
+          jobIds.has(entry.job_id)
+        ) {
           deliveries.push({ job_id: entry.job_id, attempt: entry.attempt });
         }
       } catch {

@@ -14,14 +14,28 @@ export interface SoakCustomer {
   password: string;
 }
 
-export async function createSoakCustomer(natsUrls: readonly string[], appId: string, runId: string): Promise<SoakCustomer> {
+export async function createSoakCustomer(
+  natsUrls: readonly string[],
+  appId: string,
+  runId: string,
+): Promise<SoakCustomer> {
   const logger = createLogger({ service: "chaos", level: "warn" });
   const nc = await connectNats({ url: natsUrls.join(","), name: "cjs-chaos", logger });
   try {
-    const business = await requestRpc(nc, subjects.adminBusinessCreate(), { app_id: appId, name: `chaos customer ${runId}`, operator: false }, Business);
+    const business = await requestRpc(
+      nc,
+      subjects.adminBusinessCreate(),
+      { app_id: appId, name: `chaos customer ${runId}`, operator: false },
+      Business,
+    );
     const email = `chaos-${runId.toLowerCase()}@localhost`;
     const password = randomBase62(20);
-    await requestRpc(nc, subjects.adminUserCreate(), { app_id: appId, business_id: business.business_id, email, password, role: "admin" }, User);
+    await requestRpc(
+      nc,
+      subjects.adminUserCreate(),
+      { app_id: appId, business_id: business.business_id, email, password, role: "admin" },
+      User,
+    );
     return { businessId: business.business_id, email, password };
   } finally {
     await nc.close();

@@ -35,7 +35,12 @@ export const ALL_FAULTS = [
 /** `--quick`: one of each kind of process that matters most. */
 export const QUICK_FAULTS = ["nats-2", "gateway-1", "scheduler-1", "agent-1"] as const;
 
-export async function injectFault(state: ClusterState, dir: string, target: string, env: Record<string, string | undefined>): Promise<FaultTiming> {
+export async function injectFault(
+  state: ClusterState,
+  dir: string,
+  target: string,
+  env: Record<string, string | undefined>,
+): Promise<FaultTiming> {
   const record = state.processes.find((candidate) => candidate.name === target);
   if (!record) throw new Error(`no process named ${target} in the cluster`);
   const identity = identityOf(record);
@@ -51,7 +56,10 @@ export async function injectFault(state: ClusterState, dir: string, target: stri
   timing.restartedAtMs = Date.now();
   writeState(dir, state);
   try {
-    await waitReady({ name: record.name, pid: record.pid, identity, ready: record.ready, log: record.log, logOffset }, READY_TIMEOUT_MS);
+    await waitReady(
+      { name: record.name, pid: record.pid, identity, ready: record.ready, log: record.log, logOffset },
+      READY_TIMEOUT_MS,
+    );
     timing.readyAtMs = Date.now();
   } catch (error) {
     timing.error = (error as Error).message.split("\n")[0] ?? "not ready";
@@ -64,7 +72,9 @@ export async function untilAllReady(state: ClusterState, timeoutMs: number): Pro
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const checks = await Promise.all(
-      state.processes.filter((record) => record.ready.kind !== "log").map(async (record) => ((await probeOnce(record.ready, record.log, 0)) ? null : record.name)),
+      state.processes
+        .filter((record) => record.ready.kind !== "log")
+        .map(async (record) => ((await probeOnce(record.ready, record.log, 0)) ? null : record.name)),
     );
     const notReady = checks.filter((name): name is string => name !== null);
     if (notReady.length === 0 || Date.now() >= deadline) return notReady;

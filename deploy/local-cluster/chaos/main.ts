@@ -26,7 +26,8 @@ import { JobStream } from "./job-stream.js";
 import { renderReport } from "./report.js";
 import { Session } from "./session.js";
 
-const USAGE = "usage: tsx deploy/local-cluster/chaos/main.ts [--seconds 180] [--rate 2] [--quick] [--dir .data/cluster] [--base-port 18000]\n";
+const USAGE =
+  "usage: tsx deploy/local-cluster/chaos/main.ts [--seconds 180] [--rate 2] [--quick] [--dir .data/cluster] [--base-port 18000]\n";
 const FULL_SECONDS = 180;
 const QUICK_SECONDS = 75;
 const WARMUP_MS = 5_000;
@@ -55,9 +56,23 @@ function fail(message: string, code = 1): never {
 
 let flags: z.infer<typeof ChaosFlags>;
 try {
-  const parsed = parseArgs({ options: { dir: { type: "string" }, "base-port": { type: "string" }, seconds: { type: "string" }, rate: { type: "string" }, quick: { type: "boolean" } } });
+  const parsed = parseArgs({
+    options: {
+      dir: { type: "string" },
+      "base-port": { type: "string" },
+      seconds: { type: "string" },
+      rate: { type: "string" },
+      quick: { type: "boolean" },
+    },
+  });
   const result = ChaosFlags.safeParse(parsed.values);
-  if (!result.success) fail(`${zodIssues(result.error).map((issue) => `--${issue.path} ${issue.message}`).join("; ")}\n${USAGE}`, 2);
+  if (!result.success)
+    fail(
+      `${zodIssues(result.error)
+        .map((issue) => `--${issue.path} ${issue.message}`)
+        .join("; ")}\n${USAGE}`,
+      2,
+    );
   flags = result.data;
 } catch (error) {
   fail(`${(error as Error).message}\n${USAGE}`, 2);
@@ -72,7 +87,9 @@ async function clusterState(): Promise<ClusterState> {
   if (recorded && alive.length === recorded.processes.length && recorded.started_at) return recorded;
   if (recorded && alive.length > 0) {
     const down = recorded.processes.filter((record) => !alive.includes(record)).map((record) => record.name);
-    fail(`the cluster in ${dir} is only partly running (not running: ${down.join(", ")}); \`make cluster-stop\` then \`make chaos\``);
+    fail(
+      `the cluster in ${dir} is only partly running (not running: ${down.join(", ")}); \`make cluster-stop\` then \`make chaos\``,
+    );
   }
   say(`no cluster running in ${dir}; starting one`);
   const started = await startCluster(clusterSettings(flags, process.env), process.env, (line) => say(line.trim()));
@@ -94,19 +111,30 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 const runId = randomBase62(6);
-const customer = await createSoakCustomer(state.nats_urls, state.app_id, runId).catch((error: Error) => fail(`could not create the soak's customer business: ${error.message}`));
-const session = new Session({ lbUrl: state.lb_url, appId: state.app_id, email: customer.email, password: customer.password });
+const customer = await createSoakCustomer(state.nats_urls, state.app_id, runId).catch((error: Error) =>
+  fail(`could not create the soak's customer business: ${error.message}`),
+);
+const session = new Session({
+  lbUrl: state.lb_url,
+  appId: state.app_id,
+  email: customer.email,
+  password: customer.password,
+});
 const startedAtMs = Date.now();
 // A second of slack: the gateway's clock stamps created_at, ours stamps the start.
 const since = new Date(startedAtMs - 1_000).toISOString();
-say(`run ${runId}: ${flags.rate} jobs/s for ${streamMs / 1000} s through ${state.lb_url}; faults: ${targets.join(", ")}`);
+say(
+  `run ${runId}: ${flags.rate} jobs/s for ${streamMs / 1000} s through ${state.lb_url}; faults: ${targets.join(", ")}`,
+);
 
 const stream = new JobStream(session, runId, flags.rate);
 let phase = "warming up";
 let terminalSoFar = 0;
 const progress = setInterval(() => {
   const elapsed = Math.round((Date.now() - startedAtMs) / 1000);
-  say(`${elapsed} s · submitted ${stream.submissions.length} · acknowledged ${stream.acknowledged} · terminal ${terminalSoFar} · ${phase}`);
+  say(
+    `${elapsed} s · submitted ${stream.submissions.length} · acknowledged ${stream.acknowledged} · terminal ${terminalSoFar} · ${phase}`,
+  );
 }, PROGRESS_MS);
 const tracking = (async () => {
   while (phase !== "done") {
@@ -138,7 +166,9 @@ for (const [index, target] of targets.entries()) {
   phase = `fault ${index + 1}/${targets.length}: ${target} killed`;
   const timing = await injectFault(state, dir, target, process.env);
   timings.push(timing);
-  say(`${target}: killed, restarted, ${timing.readyAtMs === null ? `not ready (${timing.error})` : `ready ${((timing.readyAtMs - timing.killedAtMs) / 1000).toFixed(1)} s after the kill`}`);
+  say(
+    `${target}: killed, restarted, ${timing.readyAtMs === null ? `not ready (${timing.error})` : `ready ${((timing.readyAtMs - timing.killedAtMs) / 1000).toFixed(1)} s after the kill`}`,
+  );
 }
 phase = "stream running, faults done";
 const remaining = streamMs - (Date.now() - startedAtMs);
@@ -158,17 +188,29 @@ say(`reading ${acked.length} jobs, the ledger and the agents' logs`);
 const ackedSet = new Set(acked);
 const finals = await retrieveJobs(session, acked, state.app_id);
 const agentLogs = state.processes.filter((record) => record.kind === "agent").map((record) => record.log);
-let result = account(stream.submissions, finals, await ledgerDebits(session, ackedSet, startedAtMs - 60_000), agentDeliveries(agentLogs, ackedSet));
+let result = account(
+  stream.submissions,
+  finals,
+  await ledgerDebits(session, ackedSet, startedAtMs - 60_000),
+  agentDeliveries(agentLogs, ackedSet),
+);
 // Billing charges from a durable stream shortly after each end, and its audit catches what that missed: wait for both.
 const chargeDeadline = Date.now() + CHARGE_TIMEOUT_MS;
 while (result.uncharged.length > 0 && Date.now() < chargeDeadline) {
   say(`${result.uncharged.length} charged attempts have no debit yet; waiting for billing`);
   await delay(POLL_MS * 2);
-  result = account(stream.submissions, finals, await ledgerDebits(session, ackedSet, startedAtMs - 60_000), agentDeliveries(agentLogs, ackedSet));
+  result = account(
+    stream.submissions,
+    finals,
+    await ledgerDebits(session, ackedSet, startedAtMs - 60_000),
+    agentDeliveries(agentLogs, ackedSet),
+  );
 }
 
 const listed = await listJobsSince(session, since);
-const createdWithoutAck = [...listed].filter(([jobId, job]) => job.metadata.chaos_run === runId && !ackedSet.has(jobId)).length;
+const createdWithoutAck = [...listed].filter(
+  ([jobId, job]) => job.metadata.chaos_run === runId && !ackedSet.has(jobId),
+).length;
 const faults = timings.map((timing) => ({ timing, recovery: recoveryOf(timing, stream.submissions, finals) }));
 process.stdout.write(renderReport({ result, faults, skipped, createdWithoutAck, elapsedMs: Date.now() - startedAtMs }));
 const faultFailed = timings.some((timing) => timing.error !== null);

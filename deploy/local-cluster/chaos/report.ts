@@ -7,7 +7,11 @@ const SHOWN_PROBLEMS = 10;
 function problems(title: string, list: readonly Problem[]): string[] {
   if (list.length === 0) return [];
   const shown = list.slice(0, SHOWN_PROBLEMS).map((problem) => `    ${problem.job_id}: ${problem.why}`);
-  return [`  ${title}:`, ...shown, ...(list.length > SHOWN_PROBLEMS ? [`    … and ${list.length - SHOWN_PROBLEMS} more`] : [])];
+  return [
+    `  ${title}:`,
+    ...shown,
+    ...(list.length > SHOWN_PROBLEMS ? [`    … and ${list.length - SHOWN_PROBLEMS} more`] : []),
+  ];
 }
 
 export function renderReport(options: {
@@ -34,7 +38,11 @@ export function renderReport(options: {
     `  lost           ${result.lost.length}`,
     `  doubled        ${result.doubled.length}`,
     `  charged once   ${result.chargedOnce} of ${result.chargeable} chargeable attempts   (uncharged ${result.uncharged.length}, overcharged ${result.overcharged.length})`,
-    ...(options.createdWithoutAck > 0 ? [`  created without an answer to the submit: ${options.createdWithoutAck} (the client timed out; not counted above)`] : []),
+    ...(options.createdWithoutAck > 0
+      ? [
+          `  created without an answer to the submit: ${options.createdWithoutAck} (the client timed out; not counted above)`,
+        ]
+      : []),
     "",
     "  fault (kill -9, restart after 3 s)   ready again   first success   recovery",
     ...faults.map(

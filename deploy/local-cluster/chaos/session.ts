@@ -12,7 +12,8 @@ const RETRIES = 6;
 /** A short word for a failed call: the envelope's code, the load balancer's status, or the transport's failure. */
 export function errorCode(error: unknown): string {
   // No envelope: the load balancer answered itself (a 502 for a request its gateway died on, a 503 with no gateway up).
-  if (error instanceof AppError && error.code === "internal.error" && /^HTTP \d{3}$/.test(error.message)) return `lb.http_${error.message.slice(5)}`;
+  if (error instanceof AppError && error.code === "internal.error" && /^HTTP \d{3}$/.test(error.message))
+    return `lb.http_${error.message.slice(5)}`;
   if (error instanceof AppError) return error.code;
   if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) return "client.timeout";
   return "client.network_error";

@@ -11,7 +11,11 @@ export type BillingSecretRecord = z.infer<typeof BillingSecretRecord>;
 export const SANDBOX_WEBHOOK_SECRET_KEY = "sandbox-webhook";
 
 /** The secret under `name`, created (32 random bytes) by whichever replica asks first. */
-export async function loadBillingSecret(bucket: JsonBucket<typeof BillingSecretRecord>, name: string, clock: Clock): Promise<Buffer> {
+export async function loadBillingSecret(
+  bucket: JsonBucket<typeof BillingSecretRecord>,
+  name: string,
+  clock: Clock,
+): Promise<Buffer> {
   let record = (await bucket.get(name))?.value;
   if (!record) {
     const fresh = { secret: randomBytes(32).toString("base64url"), created_at: new Date(clock.now()).toISOString() };

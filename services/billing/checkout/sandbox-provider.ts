@@ -1,10 +1,22 @@
 import { z } from "zod";
-import { publicPlan, SANDBOX_SIGNATURE_HEADER, sandboxCheckoutPath, type SandboxActionReply, type SandboxSessionView } from "../../../shared/contract/index.js";
+import {
+  publicPlan,
+  SANDBOX_SIGNATURE_HEADER,
+  sandboxCheckoutPath,
+  type SandboxActionReply,
+  type SandboxSessionView,
+} from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { randomBase62, type Clock } from "../../../shared/runtime/index.js";
 import type { BillingStore } from "../billing-store.js";
 import type { PlanCatalog } from "../plans/plan-catalog.js";
-import { periodEnd, type CheckoutRequest, type CheckoutSession, type PaymentProvider, type ProviderEvent } from "./payment-provider.js";
+import {
+  periodEnd,
+  type CheckoutRequest,
+  type CheckoutSession,
+  type PaymentProvider,
+  type ProviderEvent,
+} from "./payment-provider.js";
 import { sandboxSessionKey, type SandboxSessionRecord } from "./sandbox-session-record.js";
 import { signSandboxPayload, verifySandboxSignature } from "./sandbox-signature.js";
 
@@ -55,7 +67,9 @@ export interface SandboxDeps {
 }
 
 function unusable(state: string): AppError {
-  return new AppError("state.conflict", `This checkout session is ${state}; start a new checkout.`, { details: { state } });
+  return new AppError("state.conflict", `This checkout session is ${state}; start a new checkout.`, {
+    details: { state },
+  });
 }
 
 /**
@@ -83,7 +97,11 @@ export class SandboxProvider implements PaymentProvider {
       expires_at: new Date(expiresAtMs).toISOString(),
       event_body: null,
     });
-    return { session_id: sessionId, checkout_url: `${request.origin}${sandboxCheckoutPath(sessionId)}`, expires_at_ms: expiresAtMs };
+    return {
+      session_id: sessionId,
+      checkout_url: `${request.origin}${sandboxCheckoutPath(sessionId)}`,
+      expires_at_ms: expiresAtMs,
+    };
   }
 
   async verifyWebhook(rawBody: Buffer, headers: Readonly<Record<string, string>>): Promise<ProviderEvent> {
@@ -101,10 +119,14 @@ export class SandboxProvider implements PaymentProvider {
     const base = { provider: this.name, event_id: id, created_at_ms: created * 1000, type };
     if (!Object.hasOwn(SandboxEventData, type)) return { ...base, kind: "ignored" };
     const data = SandboxEventData[type as keyof typeof SandboxEventData].safeParse(envelope.data.data);
-    if (!data.success) throw new AppError("request.invalid", `The data of this ${type} event is not as the sandbox writes it.`);
+    if (!data.success)
+      throw new AppError("request.invalid", `The data of this ${type} event is not as the sandbox writes it.`);
     const value = data.data as Record<string, unknown> & z.infer<typeof Account>;
     const account = { app_id: value.app_id, business_id: value.business_id };
-    const period = (start: unknown, end: unknown) => ({ start_ms: Date.parse(String(start)), end_ms: Date.parse(String(end)) });
+    const period = (start: unknown, end: unknown) => ({
+      start_ms: Date.parse(String(start)),
+      end_ms: Date.parse(String(end)),
+    });
     if (type === "checkout.completed") {
       const completed = value as z.infer<(typeof SandboxEventData)["checkout.completed"]>;
       return {
@@ -133,7 +155,13 @@ export class SandboxProvider implements PaymentProvider {
       };
     }
     const canceled = value as z.infer<(typeof SandboxEventData)["subscription.canceled"]>;
-    return { ...base, kind: "subscription_canceled", account, subscription_id: canceled.subscription_id, ended_at_ms: Date.parse(canceled.ended_at) };
+    return {
+      ...base,
+      kind: "subscription_canceled",
+      account,
+      subscription_id: canceled.subscription_id,
+      ended_at_ms: Date.parse(canceled.ended_at),
+    };
   }
 
   /**
@@ -163,7 +191,9 @@ export class SandboxProvider implements PaymentProvider {
     const session = await this.readSession(sessionId);
     if (action === "cancel") {
       if (session.state === "paid" || session.state === "completed") throw unusable(session.state);
-      await store.checkoutSessions.mutate(key, (current) => (current.state === "open" && !this.expired(current) ? { ...current, state: "canceled" } : undefined));
+      await store.checkoutSessions.mutate(key, (current) =>
+        current.state === "open" && !this.expired(current) ? { ...current, state: "canceled" } : undefined,
+      );
       return { redirect_url: session.cancel_url, delivery: null };
     }
     let refusal: AppError | undefined;
@@ -185,7 +215,9 @@ export class SandboxProvider implements PaymentProvider {
 
   /** Marks the session of an applied checkout event used. */
   async completeSession(sessionRef: string): Promise<void> {
-    await this.deps.store.checkoutSessions.mutate(sessionRef, (current) => (current.state === "paid" ? { ...current, state: "completed" } : undefined));
+    await this.deps.store.checkoutSessions.mutate(sessionRef, (current) =>
+      current.state === "paid" ? { ...current, state: "completed" } : undefined,
+    );
   }
 
   private checkoutEvent(session: SandboxSessionRecord, sessionRef: string): string {
@@ -210,7 +242,9 @@ export class SandboxProvider implements PaymentProvider {
   }
 
   private async readSession(sessionId: string): Promise<SandboxSessionRecord> {
-    const stored = SESSION_ID.test(sessionId) ? await this.deps.store.checkoutSessions.get(sandboxSessionKey(sessionId)) : null;
+    const stored = SESSION_ID.test(sessionId)
+      ? await this.deps.store.checkoutSessions.get(sandboxSessionKey(sessionId))
+      : null;
     if (!stored) throw new AppError("resource.not_found", "No such checkout session.");
     return stored.value;
   }

@@ -19,7 +19,13 @@ const invalid = (message: string) => new AppError("webhook.signature_invalid", m
  * constant time) and `t` is within `toleranceSeconds` of now, either way: an old delivery
  * replayed after that is refused even if its event was forgotten.
  */
-export function verifySandboxSignature(secret: Buffer, body: Buffer, header: string | undefined, nowMs: number, toleranceSeconds: number): void {
+export function verifySandboxSignature(
+  secret: Buffer,
+  body: Buffer,
+  header: string | undefined,
+  nowMs: number,
+  toleranceSeconds: number,
+): void {
   if (header === undefined) throw invalid(`The ${SANDBOX_SIGNATURE_HEADER} header is missing.`);
   const parts = new Map<string, string[]>();
   for (const item of header.split(",")) {
@@ -39,5 +45,6 @@ export function verifySandboxSignature(secret: Buffer, body: Buffer, header: str
     return timingSafeEqual(Buffer.from(signature, "hex"), expected);
   });
   if (!matches) throw invalid("The webhook signature does not match its body.");
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceSeconds) throw invalid("The webhook signature's timestamp is outside the tolerance.");
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceSeconds)
+    throw invalid("The webhook signature's timestamp is outside the tolerance.");
 }

@@ -4,7 +4,13 @@ import type { SubscriptionStatus } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { Clock, Logger } from "../../../shared/runtime/index.js";
 import type { PlanCatalog } from "../plans/plan-catalog.js";
-import type { CheckoutRequest, CheckoutSession, EventPeriod, PaymentProvider, ProviderEvent } from "./payment-provider.js";
+import type {
+  CheckoutRequest,
+  CheckoutSession,
+  EventPeriod,
+  PaymentProvider,
+  ProviderEvent,
+} from "./payment-provider.js";
 
 export const STRIPE_SIGNATURE_HEADER = "stripe-signature";
 
@@ -23,7 +29,10 @@ export interface StripeProviderOptions {
 const OurMetadata = z.object({ app_id: z.string().min(1), business_id: z.string().min(1), plan_id: z.string().min(1) });
 
 /** An id field that Stripe sends as an id or, expanded, as an object with one. */
-const IdOrObject = z.union([z.string(), z.object({ id: z.string() })]).nullish().transform((value) => (value == null ? null : typeof value === "string" ? value : value.id));
+const IdOrObject = z
+  .union([z.string(), z.object({ id: z.string() })])
+  .nullish()
+  .transform((value) => (value == null ? null : typeof value === "string" ? value : value.id));
 
 const CheckoutSessionObject = z.object({
   id: z.string(),
@@ -46,7 +55,13 @@ const SubscriptionObject = z.object({
   current_period_end: z.number().nullish(),
   items: z
     .object({
-      data: z.array(z.object({ price: z.object({ id: z.string() }).nullish(), current_period_start: z.number().nullish(), current_period_end: z.number().nullish() })),
+      data: z.array(
+        z.object({
+          price: z.object({ id: z.string() }).nullish(),
+          current_period_start: z.number().nullish(),
+          current_period_end: z.number().nullish(),
+        }),
+      ),
     })
     .nullish(),
 });
@@ -76,12 +91,18 @@ export class StripeProvider implements PaymentProvider {
 
   constructor(private readonly options: StripeProviderOptions) {
     // Two tries of 10 s at most: inside the 30 s the gateway waits for a checkout.
-    this.stripe = new Stripe(options.secretKey, { maxNetworkRetries: 1, timeout: 10_000, telemetry: false, ...apiOptions(options.apiUrl) });
+    this.stripe = new Stripe(options.secretKey, {
+      maxNetworkRetries: 1,
+      timeout: 10_000,
+      telemetry: false,
+      ...apiOptions(options.apiUrl),
+    });
   }
 
   async createCheckout(request: CheckoutRequest): Promise<CheckoutSession> {
     const { plan, account } = request;
-    if (!plan.stripe_price_id) throw new AppError("request.invalid", `Plan ${plan.id} cannot be bought through Stripe.`);
+    if (!plan.stripe_price_id)
+      throw new AppError("request.invalid", `Plan ${plan.id} cannot be bought through Stripe.`);
     const metadata = { app_id: account.app_id, business_id: account.business_id, plan_id: plan.id };
     let session: Stripe.Checkout.Session;
     try {
@@ -98,9 +119,14 @@ export class StripeProvider implements PaymentProvider {
     } catch (error) {
       // Stripe's message may name account details: log it, answer without it.
       this.options.logger.error({ err: error, plan_id: plan.id }, "stripe checkout session could not be created");
-      throw new AppError("service.unavailable", "The payment provider did not take the checkout; try again shortly.", { retryAfterSeconds: 5 });
+      throw new AppError("service.unavailable", "The payment provider did not take the checkout; try again shortly.", {
+        retryAfterSeconds: 5,
+      });
     }
-    if (!session.url) throw new AppError("service.unavailable", "The payment provider returned no checkout page; try again shortly.", { retryAfterSeconds: 5 });
+    if (!session.url)
+      throw new AppError("service.unavailable", "The payment provider returned no checkout page; try again shortly.", {
+        retryAfterSeconds: 5,
+      });
     return { session_id: session.id, checkout_url: session.url, expires_at_ms: session.expires_at * 1000 };
   }
 
@@ -108,17 +134,32 @@ export class StripeProvider implements PaymentProvider {
     try {
       await this.stripe.subscriptions.update(subscription_id, { cancel_at_period_end: true });
     } catch (error) {
-      this.options.logger.error({ err: error, subscription_id }, "stripe subscription could not be set to cancel at period end");
-      throw new AppError("service.unavailable", "The payment provider did not take the cancellation; try again shortly.", { retryAfterSeconds: 5 });
+      this.options.logger.error(
+        { err: error, subscription_id },
+        "stripe subscription could not be set to cancel at period end",
+      );
+      throw new AppError(
+        "service.unavailable",
+        "The payment provider did not take the cancellation; try again shortly.",
+        { retryAfterSeconds: 5 },
+      );
     }
   }
 
   async verifyWebhook(rawBody: Buffer, headers: Readonly<Record<string, string>>): Promise<ProviderEvent> {
     const signature = headers[STRIPE_SIGNATURE_HEADER];
-    if (signature === undefined) throw new AppError("webhook.signature_invalid", `The ${STRIPE_SIGNATURE_HEADER} header is missing.`);
+    if (signature === undefined)
+      throw new AppError("webhook.signature_invalid", `The ${STRIPE_SIGNATURE_HEADER} header is missing.`);
     let event: Stripe.Event;
     try {
-      event = this.stripe.webhooks.constructEvent(rawBody, signature, this.options.webhookSecret, this.options.toleranceSeconds, undefined, this.options.clock.now());
+      event = this.stripe.webhooks.constructEvent(
+        rawBody,
+        signature,
+        this.options.webhookSecret,
+        this.options.toleranceSeconds,
+        undefined,
+        this.options.clock.now(),
+      );
     } catch (error) {
       if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
         throw new AppError("webhook.signature_invalid", "The Stripe signature does not match the body, or is too old.");
@@ -165,7 +206,9 @@ export class StripeProvider implements PaymentProvider {
     const { app_id, business_id } = metadata.data;
     // The price decides the plan, so a change made in Stripe (its portal, its dashboard) shows here.
     const priceId = subscription.data.items?.data[0]?.price?.id;
-    const plan = (priceId ? this.options.catalog.findByStripePrice(priceId) : undefined) ?? this.options.catalog.find(metadata.data.plan_id);
+    const plan =
+      (priceId ? this.options.catalog.findByStripePrice(priceId) : undefined) ??
+      this.options.catalog.find(metadata.data.plan_id);
     if (!plan) return { kind: "ignored" };
     return {
       kind: "subscription_updated",
@@ -185,7 +228,12 @@ export class StripeProvider implements PaymentProvider {
     if (!subscription.success || !metadata.success) return { kind: "ignored" };
     const { app_id, business_id } = metadata.data;
     const endedSeconds = subscription.data.ended_at ?? subscription.data.canceled_at ?? createdSeconds;
-    return { kind: "subscription_canceled", account: { app_id, business_id }, subscription_id: subscription.data.id, ended_at_ms: endedSeconds * 1000 };
+    return {
+      kind: "subscription_canceled",
+      account: { app_id, business_id },
+      subscription_id: subscription.data.id,
+      ended_at_ms: endedSeconds * 1000,
+    };
   }
 }
 

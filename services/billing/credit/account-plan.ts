@@ -3,7 +3,12 @@ import type { JsonBucket } from "../../../shared/nats/index.js";
 import type { Logger } from "../../../shared/runtime/index.js";
 import type { Account, BillingPeriod } from "../ledger/index.js";
 import type { PlanCatalog } from "../plans/plan-catalog.js";
-import { effectiveSubscription, subscriptionKey, type EffectiveSubscription, type SubscriptionRecord } from "../subscriptions/subscription-record.js";
+import {
+  effectiveSubscription,
+  subscriptionKey,
+  type EffectiveSubscription,
+  type SubscriptionRecord,
+} from "../subscriptions/subscription-record.js";
 
 export interface AccountPlan {
   plan: Plan;
@@ -30,12 +35,19 @@ export async function accountPlan(
   const subscription = effectiveSubscription(record, catalog.defaultPlan.id, now);
   let plan = catalog.find(subscription.plan_id);
   if (!plan) {
-    logger.warn({ plan_id: subscription.plan_id, business_id: account.business_id }, "subscription names a plan the plans file no longer lists");
+    logger.warn(
+      { plan_id: subscription.plan_id, business_id: account.business_id },
+      "subscription names a plan the plans file no longer lists",
+    );
     plan = catalog.defaultPlan;
   }
   return {
     plan,
-    period: { start: subscription.current_period_start, end: subscription.current_period_end, included_credit: plan.included_credit },
+    period: {
+      start: subscription.current_period_start,
+      end: subscription.current_period_end,
+      included_credit: plan.included_credit,
+    },
     subscription,
     record,
   };

@@ -28,20 +28,33 @@ export function checkCredit(ctx: CreditContext) {
     const { plan, period } = await ctx.planOf(account);
     if (await ctx.isOperatorAccount(account)) {
       creditChecks.inc({ result: "allowed" });
-      return { plan_id: plan.id, billed: false, balance: (await ctx.ledger.summary(account, period)).balance, ...pricing(plan.rates, body.resources) };
+      return {
+        plan_id: plan.id,
+        billed: false,
+        balance: (await ctx.ledger.summary(account, period)).balance,
+        ...pricing(plan.rates, body.resources),
+      };
     }
     const { max_job_cpu, max_job_timeout_seconds } = plan.limits;
     if (body.resources.cpu > max_job_cpu) {
       creditChecks.inc({ result: "plan_limit" });
-      throw new AppError("plan.limit_exceeded", `The ${plan.name} plan allows at most ${max_job_cpu} CPU cores per job on operator pools.`, {
-        details: { limit: "max_job_cpu", max: max_job_cpu, plan_id: plan.id },
-      });
+      throw new AppError(
+        "plan.limit_exceeded",
+        `The ${plan.name} plan allows at most ${max_job_cpu} CPU cores per job on operator pools.`,
+        {
+          details: { limit: "max_job_cpu", max: max_job_cpu, plan_id: plan.id },
+        },
+      );
     }
     if (body.timeout_seconds > max_job_timeout_seconds) {
       creditChecks.inc({ result: "plan_limit" });
-      throw new AppError("plan.limit_exceeded", `The ${plan.name} plan allows a timeout of at most ${max_job_timeout_seconds} s per job on operator pools.`, {
-        details: { limit: "max_job_timeout_seconds", max: max_job_timeout_seconds, plan_id: plan.id },
-      });
+      throw new AppError(
+        "plan.limit_exceeded",
+        `The ${plan.name} plan allows a timeout of at most ${max_job_timeout_seconds} s per job on operator pools.`,
+        {
+          details: { limit: "max_job_timeout_seconds", max: max_job_timeout_seconds, plan_id: plan.id },
+        },
+      );
     }
     const { balance, spent_by_key } = await ctx.ledger.summary(account, period);
     if (plan.billed && balance <= 0) {

@@ -16,9 +16,14 @@ export const KeyBudgetView = z.looseObject({
 export type KeyBudgetView = z.infer<typeof KeyBudgetView>;
 
 /** A key's budget in credits, or null when it has none (or is not the account's). */
-export async function budgetOf(keys: JsonBucket<typeof KeyBudgetView>, account: Account, keyId: string): Promise<number | null> {
+export async function budgetOf(
+  keys: JsonBucket<typeof KeyBudgetView>,
+  account: Account,
+  keyId: string,
+): Promise<number | null> {
   const stored = await keys.get(keyId);
-  if (!stored || stored.value.app_id !== account.app_id || stored.value.business_id !== account.business_id) return null;
+  if (!stored || stored.value.app_id !== account.app_id || stored.value.business_id !== account.business_id)
+    return null;
   return stored.value.budget_credits_per_month;
 }
 

@@ -11,7 +11,16 @@ export function setCredit(ctx: CreditContext) {
     const account = { app_id: business.value.app_id, business_id };
     const { period } = await ctx.planOf(account);
     const { entry, previous_balance } = await ctx.ledger.setBalance(account, period, amount);
-    log.info({ app_id: account.app_id, business_id, previous_balance, balance: entry.balance_after }, "credit set by an operator");
-    return { app_id: account.app_id, business_id, previous_balance, balance: entry.balance_after, entry_id: entry.entry_id };
+    log.info(
+      { app_id: account.app_id, business_id, previous_balance, balance: entry.balance_after },
+      "credit set by an operator",
+    );
+    return {
+      app_id: account.app_id,
+      business_id,
+      previous_balance,
+      balance: entry.balance_after,
+      entry_id: entry.entry_id,
+    };
   };
 }

@@ -56,5 +56,9 @@ export interface CreditLedger {
   /** An operator's adjustment: a `set` entry that makes the balance exactly `credits`. */
   setBalance(account: Account, period: BillingPeriod, credits: number): Promise<RecordedEntry>;
   /** Entries newest first; `cursor` is the previous page's `next_cursor`. */
-  list(account: Account, period: BillingPeriod, page: { limit: number; cursor?: string | undefined }): Promise<ListLedgerResponse>;
+  list(
+    account: Account,
+    period: BillingPeriod,
+    page: { limit: number; cursor?: string | undefined },
+  ): Promise<ListLedgerResponse>;
 }

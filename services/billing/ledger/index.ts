@@ -9,8 +9,14 @@ export type { Account, BillingPeriod, CreditLedger, CreditSummary, JobDebit, Rec
 export { toCredits, toMicros } from "./credit-units.js";
 
 /** Opens (creating if needed) the ledger's buckets: `cjs_credit_accounts` and `cjs_credit_entries`. */
-export async function openCreditLedger(nc: NatsConnection, options: { replicas: number; clock: Clock; logger: Logger }): Promise<CreditLedger> {
-  const kv = await ensureBuckets(nc, [BUCKETS.creditAccounts, BUCKETS.creditEntries], { replicas: options.replicas, logger: options.logger });
+export async function openCreditLedger(
+  nc: NatsConnection,
+  options: { replicas: number; clock: Clock; logger: Logger },
+): Promise<CreditLedger> {
+  const kv = await ensureBuckets(nc, [BUCKETS.creditAccounts, BUCKETS.creditEntries], {
+    replicas: options.replicas,
+    logger: options.logger,
+  });
   return new LedgerStore(
     {
       accounts: new JsonBucket(kv[BUCKETS.creditAccounts], CreditAccountRecord),

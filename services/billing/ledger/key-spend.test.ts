@@ -13,7 +13,12 @@ describe("a key's monthly spend", () => {
   });
 
   it("adds charges per key within a month and starts over in a new one", () => {
-    const november = addKeySpend(addKeySpend(addKeySpend(null, "2026-11", "key_a", 5), "2026-11", "key_a", 7), "2026-11", "key_b", 1);
+    const november = addKeySpend(
+      addKeySpend(addKeySpend(null, "2026-11", "key_a", 5), "2026-11", "key_a", 7),
+      "2026-11",
+      "key_b",
+      1,
+    );
     expect(november).toEqual({ month: "2026-11", micros: { key_a: 12, key_b: 1 } });
     expect(addKeySpend(november, "2026-12", "key_b", 3)).toEqual({ month: "2026-12", micros: { key_b: 3 } });
   });

@@ -25,7 +25,12 @@ export function nextMonthStart(atMs: number): string {
 }
 
 /** The spend with `micros` more charged to `keyId` in `month`. */
-export function addKeySpend(current: KeySpendRecord | null | undefined, month: string, keyId: string, micros: number): KeySpendRecord {
+export function addKeySpend(
+  current: KeySpendRecord | null | undefined,
+  month: string,
+  keyId: string,
+  micros: number,
+): KeySpendRecord {
   const sameMonth = current?.month === month ? current.micros : {};
   return { month, micros: { ...sameMonth, [keyId]: (sameMonth[keyId] ?? 0) + micros } };
 }

@@ -57,7 +57,9 @@ function isNewPeriod(grantedStart: string | null, period: BillingPeriod): boolea
 /** Adds one entry to the record (a pure step of the next value to write); a debit of a key's job adds to that key's spend of the month. */
 function append(
   record: CreditAccountRecord,
-  entry: Pick<StoredEntry, "entry_id" | "kind" | "amount_micros" | "job_id" | "attempt" | "usage" | "created_at"> & { key_id?: string | null },
+  entry: Pick<StoredEntry, "entry_id" | "kind" | "amount_micros" | "job_id" | "attempt" | "usage" | "created_at"> & {
+    key_id?: string | null;
+  },
 ): StoredEntry {
   const seq = record.last_seq + 1;
   const balance = record.balance_micros + entry.amount_micros;
@@ -65,7 +67,13 @@ function append(
   record.last_seq = seq;
   record.balance_micros = balance;
   if (entry.kind === "debit") record.period_used_micros -= entry.amount_micros;
-  if (entry.kind === "debit" && entry.key_id) record.key_spend = addKeySpend(record.key_spend, monthOf(Date.parse(entry.created_at)), entry.key_id, -entry.amount_micros);
+  if (entry.kind === "debit" && entry.key_id)
+    record.key_spend = addKeySpend(
+      record.key_spend,
+      monthOf(Date.parse(entry.created_at)),
+      entry.key_id,
+      -entry.amount_micros,
+    );
   record.unwritten = [...record.unwritten, stored];
   return stored;
 }
@@ -95,7 +103,8 @@ export class LedgerStore implements CreditLedger {
   }
 
   async debitJob(account: Account, period: BillingPeriod, debit: JobDebit): Promise<RecordedEntry> {
-    if (!Number.isInteger(debit.charge_micros) || debit.charge_micros < 0) throw new Error(`invalid charge ${debit.charge_micros}`);
+    if (!Number.isInteger(debit.charge_micros) || debit.charge_micros < 0)
+      throw new Error(`invalid charge ${debit.charge_micros}`);
     const { result } = await this.apply(account, period, {
       entry_id: jobEntryId(debit.job_id, debit.attempt),
       kind: "debit",
@@ -127,19 +136,25 @@ export class LedgerStore implements CreditLedger {
     return recorded(result);
   }
 
-  async list(account: Account, period: BillingPeriod, page: { limit: number; cursor?: string | undefined }): Promise<ListLedgerResponse> {
+  async list(
+    account: Account,
+    period: BillingPeriod,
+    page: { limit: number; cursor?: string | undefined },
+  ): Promise<ListLedgerResponse> {
     const { record } = await this.apply(account, period, null);
     const pending = new Map(record.unwritten.map((entry) => [entry.seq, entry]));
     const prefixLength = entriesFilter(account.app_id, account.business_id).length - 1;
     const seqs = new Set(pending.keys());
-    for (const key of await this.buckets.entries.keys(entriesFilter(account.app_id, account.business_id))) seqs.add(Number(key.slice(prefixLength)));
+    for (const key of await this.buckets.entries.keys(entriesFilter(account.app_id, account.business_id)))
+      seqs.add(Number(key.slice(prefixLength)));
     const before = page.cursor === undefined ? Number.POSITIVE_INFINITY : Number(page.cursor);
     const ordered = [...seqs].filter((seq) => seq < before).sort((a, b) => b - a);
     const items = [];
     let index = 0;
     for (; index < ordered.length && items.length < page.limit; index += 1) {
       const seq = ordered[index] as number;
-      const entry = pending.get(seq) ?? (await this.buckets.entries.get(entryKey(account.app_id, account.business_id, seq)))?.value;
+      const entry =
+        pending.get(seq) ?? (await this.buckets.entries.get(entryKey(account.app_id, account.business_id, seq)))?.value;
       if (entry) items.push(publicEntry(entry));
     }
     return {
@@ -150,7 +165,11 @@ export class LedgerStore implements CreditLedger {
   }
 
   /** The entry already applied under this id, if any. Reads the record's `unwritten` first, then the index. */
-  private async findApplied(account: Account, record: CreditAccountRecord, entryId: string): Promise<StoredEntry | null> {
+  private async findApplied(
+    account: Account,
+    record: CreditAccountRecord,
+    entryId: string,
+  ): Promise<StoredEntry | null> {
     const pending = record.unwritten.find((entry) => entry.entry_id === entryId);
     if (pending) return pending;
     const indexed = await this.buckets.index.get(entryIndexKey(account.app_id, account.business_id, entryId));
@@ -174,7 +193,16 @@ export class LedgerStore implements CreditLedger {
       const now = new Date(this.clock.now()).toISOString();
       const record: CreditAccountRecord = current
         ? { ...current.value }
-        : { ...account, balance_micros: 0, period_start: null, period_used_micros: 0, last_seq: 0, unwritten: [], created_at: now, updated_at: now };
+        : {
+            ...account,
+            balance_micros: 0,
+            period_start: null,
+            period_used_micros: 0,
+            last_seq: 0,
+            unwritten: [],
+            created_at: now,
+            updated_at: now,
+          };
       let changed = current === null;
 
       if (isNewPeriod(record.period_start, period)) {
@@ -183,7 +211,15 @@ export class LedgerStore implements CreditLedger {
         record.period_start = period.start;
         record.period_used_micros = 0;
         if (amount > 0 && !(await this.findApplied(account, record, id))) {
-          append(record, { entry_id: id, kind: "grant", amount_micros: amount, job_id: null, attempt: null, usage: null, created_at: now });
+          append(record, {
+            entry_id: id,
+            kind: "grant",
+            amount_micros: amount,
+            job_id: null,
+            attempt: null,
+            usage: null,
+            created_at: now,
+          });
         }
         changed = true;
       }
@@ -210,16 +246,22 @@ export class LedgerStore implements CreditLedger {
       }
       if (changed) {
         record.updated_at = now;
-        const written = current ? await this.buckets.accounts.update(key, record, current.revision) : await this.createAccount(key, record);
+        const written = current
+          ? await this.buckets.accounts.update(key, record, current.revision)
+          : await this.createAccount(key, record);
         if (written === null) continue;
       }
       // Also entries a replica left unwritten when it died after its compare-and-set.
       if (record.unwritten.length > 0) {
-        await this.writeOut(account).catch((error: unknown) => this.logger.warn({ err: error, account: key }, "ledger entries not written out yet; the next use retries"));
+        await this.writeOut(account).catch((error: unknown) =>
+          this.logger.warn({ err: error, account: key }, "ledger entries not written out yet; the next use retries"),
+        );
       }
       return { record, result };
     }
-    throw new AppError("service.unavailable", "The credit account is too busy to change right now; try again.", { retryAfterSeconds: 1 });
+    throw new AppError("service.unavailable", "The credit account is too busy to change right now; try again.", {
+      retryAfterSeconds: 1,
+    });
   }
 
   private async createAccount(key: string, record: CreditAccountRecord): Promise<number | null> {
@@ -239,7 +281,9 @@ export class LedgerStore implements CreditLedger {
     const written = new Set<number>();
     for (const entry of current.value.unwritten) {
       await this.buckets.entries.put(entryKey(account.app_id, account.business_id, entry.seq), entry);
-      await this.buckets.index.put(entryIndexKey(account.app_id, account.business_id, entry.entry_id), { seq: entry.seq } satisfies EntryIndexRecord);
+      await this.buckets.index.put(entryIndexKey(account.app_id, account.business_id, entry.entry_id), {
+        seq: entry.seq,
+      } satisfies EntryIndexRecord);
       written.add(entry.seq);
     }
     await this.buckets.accounts.mutate(key, (record) => {
@@ -252,5 +296,9 @@ export class LedgerStore implements CreditLedger {
 function recorded(result: Applied["result"]): RecordedEntry {
   if (!result) throw new Error("a ledger change returned no entry");
   const { entry, duplicate } = result;
-  return { entry: publicEntry(entry), duplicate, previous_balance: toCredits(entry.balance_after_micros - entry.amount_micros) };
+  return {
+    entry: publicEntry(entry),
+    duplicate,
+    previous_balance: toCredits(entry.balance_after_micros - entry.amount_micros),
+  };
 }

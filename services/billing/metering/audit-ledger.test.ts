@@ -20,7 +20,12 @@ function event(at: string, state: JobEvent["state"], attempt: number, reason: st
   return { at: `2026-11-22T10:${at}.000Z`, state, attempt, reason, node_id: state === "queued" ? null : "nod_1" };
 }
 
-const SUCCEEDED: JobEvent[] = [event("00:00", "queued", 0, "submitted"), event("00:01", "assigned", 1, "assigned"), event("00:02", "running", 1, "started"), event("01:32", "succeeded", 1, "exited")];
+const SUCCEEDED: JobEvent[] = [
+  event("00:00", "queued", 0, "submitted"),
+  event("00:01", "assigned", 1, "assigned"),
+  event("00:02", "running", 1, "started"),
+  event("01:32", "succeeded", 1, "exited"),
+];
 
 /** A job that succeeded on its first attempt on the operator pool `default`, 90 s of run. */
 function record(overrides: Partial<JobRecord> = {}): JobRecord {
@@ -55,12 +60,25 @@ function message(job: JobRecord | null): FakeMsg {
   const marker = headers();
   marker.set("KV-Operation", "DEL");
   const body = job ? { data: encodeJson(job) } : { data: new Uint8Array(), headers: marker };
-  return { seq: 1, subject: "$KV.cjs_jobs.app.biz_1.job_1", ...body, ack: vi.fn(), nak: vi.fn(), term: vi.fn() } as unknown as FakeMsg;
+  return {
+    seq: 1,
+    subject: "$KV.cjs_jobs.app.biz_1.job_1",
+    ...body,
+    ack: vi.fn(),
+    nak: vi.fn(),
+    term: vi.fn(),
+  } as unknown as FakeMsg;
 }
 
 /** A context whose ledger and metering stream the test sets, at `now`. */
 function audit(options: { now: number; debited?: boolean; meteringHolds?: boolean }) {
-  const debitJob = vi.fn(async (): Promise<RecordedEntry> => ({ entry: { amount: -0.1 } as RecordedEntry["entry"], duplicate: false, previous_balance: 10 }));
+  const debitJob = vi.fn(
+    async (): Promise<RecordedEntry> => ({
+      entry: { amount: -0.1 } as RecordedEntry["entry"],
+      duplicate: false,
+      previous_balance: 10,
+    }),
+  );
   const ledger = { hasJobDebit: vi.fn(async () => options.debited ?? false), debitJob } as unknown as CreditLedger;
   const ctx = {
     logger: createLogger({ service: "test", level: "silent" }),
@@ -70,7 +88,9 @@ function audit(options: { now: number; debited?: boolean; meteringHolds?: boolea
     // A customer's business: the operator's own is never charged (operator-not-billed.test.ts).
     isOperatorAccount: async () => false,
   } as unknown as CreditContext;
-  const jsm = { streams: { getMessage: vi.fn(async () => (options.meteringHolds ? {} : null)) } } as unknown as JetStreamManager;
+  const jsm = {
+    streams: { getMessage: vi.fn(async () => (options.meteringHolds ? {} : null)) },
+  } as unknown as JetStreamManager;
   return { run: (msg: JsMsg) => auditRevision(ctx, jsm, GRACE_MS, msg), debitJob, jsm };
 }
 

@@ -52,7 +52,12 @@ export async function startLedgerAudit(ctx: CreditContext, options: { graceMs: n
   };
 }
 
-export async function auditRevision(ctx: CreditContext, jsm: JetStreamManager, graceMs: number, msg: JsMsg): Promise<void> {
+export async function auditRevision(
+  ctx: CreditContext,
+  jsm: JetStreamManager,
+  graceMs: number,
+  msg: JsMsg,
+): Promise<void> {
   // A delete or purge marker: no record, the operation in a header.
   if (msg.headers?.has("KV-Operation")) {
     msg.ack();

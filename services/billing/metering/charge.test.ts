@@ -28,12 +28,22 @@ describe("chargeMicros", () => {
   });
 
   it("charges fractions of a core", () => {
-    expect(chargeMicros(HOUR_MS, { cpu: 0.5, memory_mb: 512, gpu: 0 }, { cpu_core_hour: 0.8, memory_gb_hour: 0.08, gpu_hour: 16 })).toBe(440_000);
+    expect(
+      chargeMicros(
+        HOUR_MS,
+        { cpu: 0.5, memory_mb: 512, gpu: 0 },
+        { cpu_core_hour: 0.8, memory_gb_hour: 0.08, gpu_hour: 16 },
+      ),
+    ).toBe(440_000);
   });
 });
 
 describe("attemptEnd", () => {
-  const started = [event("00:00", "queued", 0, "submitted"), event("00:01", "assigned", 1, "assigned"), event("00:02", "running", 1, "started")];
+  const started = [
+    event("00:00", "queued", 0, "submitted"),
+    event("00:01", "assigned", 1, "assigned"),
+    event("00:02", "running", 1, "started"),
+  ];
 
   it("is open while the attempt is assigned or running", () => {
     expect(attemptEnd(job(started), 1)).toEqual({ status: "open" });
@@ -53,15 +63,33 @@ describe("attemptEnd", () => {
   });
 
   it("charges a timeout and a cancel after the start", () => {
-    expect(attemptEnd(job([...started, event("00:12", "timed_out", 1, "timed_out")]), 1)).toMatchObject({ status: "charged", wall_ms: 10_000 });
-    expect(attemptEnd(job([...started, event("00:07", "cancelled", 1, "cancelled")]), 1)).toMatchObject({ status: "charged", outcome: "cancelled", wall_ms: 5_000 });
+    expect(attemptEnd(job([...started, event("00:12", "timed_out", 1, "timed_out")]), 1)).toMatchObject({
+      status: "charged",
+      wall_ms: 10_000,
+    });
+    expect(attemptEnd(job([...started, event("00:07", "cancelled", 1, "cancelled")]), 1)).toMatchObject({
+      status: "charged",
+      outcome: "cancelled",
+      wall_ms: 5_000,
+    });
   });
 
   it("does not charge a cancel before the start, a lost node, or a self-hosted pool", () => {
-    expect(attemptEnd(job([...started.slice(0, 2), event("00:05", "cancelled", 1, "cancelled")]), 1)).toEqual({ status: "free", why: "never_started" });
-    expect(attemptEnd(job([...started, event("00:09", "queued", 1, "node_lost")]), 1)).toEqual({ status: "free", why: "node_lost" });
-    expect(attemptEnd(job([...started, event("00:09", "failed", 1, "node_lost")]), 1)).toEqual({ status: "free", why: "node_lost" });
-    expect(attemptEnd(job([...started, event("00:09", "succeeded", 1, "exited")], { pool_key: "sh.biz_1.mine" }), 1)).toEqual({ status: "free", why: "self_hosted" });
+    expect(attemptEnd(job([...started.slice(0, 2), event("00:05", "cancelled", 1, "cancelled")]), 1)).toEqual({
+      status: "free",
+      why: "never_started",
+    });
+    expect(attemptEnd(job([...started, event("00:09", "queued", 1, "node_lost")]), 1)).toEqual({
+      status: "free",
+      why: "node_lost",
+    });
+    expect(attemptEnd(job([...started, event("00:09", "failed", 1, "node_lost")]), 1)).toEqual({
+      status: "free",
+      why: "node_lost",
+    });
+    expect(
+      attemptEnd(job([...started, event("00:09", "succeeded", 1, "exited")], { pool_key: "sh.biz_1.mine" }), 1),
+    ).toEqual({ status: "free", why: "self_hosted" });
   });
 
   it("tells one attempt from the next: a lost first attempt is free, the second one is charged", () => {
@@ -77,17 +105,28 @@ describe("attemptEnd", () => {
   });
 
   it("charges a retried job's earlier attempt once the record moved on", () => {
-    const timeline = [...started, event("00:22", "failed", 1, "exited"), event("00:30", "queued", 1, "retried"), event("00:31", "assigned", 2, "assigned")];
+    const timeline = [
+      ...started,
+      event("00:22", "failed", 1, "exited"),
+      event("00:30", "queued", 1, "retried"),
+      event("00:31", "assigned", 2, "assigned"),
+    ];
     expect(attemptEnd(job(timeline), 1)).toMatchObject({ status: "charged", outcome: "failed", wall_ms: 20_000 });
   });
 
   it("is unknown when the timeline holds no trace of the attempt", () => {
-    expect(attemptEnd(job([event("00:00", "queued", 0, "submitted"), event("00:31", "succeeded", 7, "exited")]), 3)).toEqual({ status: "unknown" });
+    expect(
+      attemptEnd(job([event("00:00", "queued", 0, "submitted"), event("00:31", "succeeded", 7, "exited")]), 3),
+    ).toEqual({ status: "unknown" });
   });
 });
 
 describe("chargedAttempts", () => {
-  const started = [event("00:00", "queued", 0, "submitted"), event("00:01", "assigned", 1, "assigned"), event("00:02", "running", 1, "started")];
+  const started = [
+    event("00:00", "queued", 0, "submitted"),
+    event("00:01", "assigned", 1, "assigned"),
+    event("00:02", "running", 1, "started"),
+  ];
 
   it("lists every attempt that ended charged, and none that is open or free", () => {
     const timeline = [
@@ -100,12 +139,18 @@ describe("chargedAttempts", () => {
       event("00:41", "assigned", 3, "assigned"),
       event("00:42", "running", 3, "started"),
     ];
-    expect(chargedAttempts(job(timeline))).toEqual([{ attempt: 1, end: expect.objectContaining({ status: "charged", wall_ms: 20_000 }) }]);
-    expect(chargedAttempts(job([...timeline, event("00:52", "succeeded", 3, "exited")])).map(({ attempt }) => attempt)).toEqual([1, 3]);
+    expect(chargedAttempts(job(timeline))).toEqual([
+      { attempt: 1, end: expect.objectContaining({ status: "charged", wall_ms: 20_000 }) },
+    ]);
+    expect(
+      chargedAttempts(job([...timeline, event("00:52", "succeeded", 3, "exited")])).map(({ attempt }) => attempt),
+    ).toEqual([1, 3]);
   });
 
   it("lists nothing for a self-hosted pool or a cancel before the start", () => {
-    expect(chargedAttempts(job([...started, event("00:09", "succeeded", 1, "exited")], { pool_key: "sh.biz_1.mine" }))).toEqual([]);
+    expect(
+      chargedAttempts(job([...started, event("00:09", "succeeded", 1, "exited")], { pool_key: "sh.biz_1.mine" })),
+    ).toEqual([]);
     expect(chargedAttempts(job([...started.slice(0, 2), event("00:05", "cancelled", 1, "cancelled")]))).toEqual([]);
   });
 });

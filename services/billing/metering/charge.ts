@@ -39,7 +39,11 @@ export function attemptEnd(job: JobView, attempt: number): AttemptEnd {
   const startedAt = events.findIndex((event) => event.attempt === attempt && event.state === "running");
   const from = startedAt >= 0 ? startedAt : assignedAt;
   if (from < 0) return { status: "unknown" };
-  const end = events.slice(from + 1).find((event) => event.attempt === attempt && (event.reason === "node_lost" || ENDING_STATES.includes(event.state)));
+  const end = events
+    .slice(from + 1)
+    .find(
+      (event) => event.attempt === attempt && (event.reason === "node_lost" || ENDING_STATES.includes(event.state)),
+    );
   if (!end) return job.attempt === attempt ? { status: "open" } : { status: "unknown" };
   if (!isOperatorPoolKey(job.pool_key)) return { status: "free", why: "self_hosted" };
   if (end.reason === "node_lost") return { status: "free", why: "node_lost" };
@@ -65,6 +69,9 @@ export function chargedAttempts(job: JobView): Array<{ attempt: number; end: Cha
  * micro-credit.
  */
 export function chargeMicros(wallMs: number, resources: Resources, rates: PlanRates): number {
-  const perHour = resources.cpu * rates.cpu_core_hour + (resources.memory_mb / MB_PER_GB) * rates.memory_gb_hour + resources.gpu * rates.gpu_hour;
+  const perHour =
+    resources.cpu * rates.cpu_core_hour +
+    (resources.memory_mb / MB_PER_GB) * rates.memory_gb_hour +
+    resources.gpu * rates.gpu_hour;
   return Math.round((wallMs * perHour * MICROS_PER_CREDIT) / MS_PER_HOUR);
 }

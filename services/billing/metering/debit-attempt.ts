@@ -9,7 +9,12 @@ import { chargeMicros, type ChargedEnd } from "./charge.js";
  * Metering and the ledger audit both charge through here; the entry id
  * (`job.<job id>.<attempt>`) makes any repeat change nothing.
  */
-export async function debitAttempt(ctx: CreditContext, job: JobRecord, attempt: number, end: ChargedEnd): Promise<RecordedEntry | null> {
+export async function debitAttempt(
+  ctx: CreditContext,
+  job: JobRecord,
+  attempt: number,
+  end: ChargedEnd,
+): Promise<RecordedEntry | null> {
   const account = { app_id: job.app_id, business_id: job.business_id };
   if (await ctx.isOperatorAccount(account)) return null;
   const { plan, period } = await ctx.planOf(account);

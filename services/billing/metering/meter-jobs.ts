@@ -63,7 +63,10 @@ export async function meter(ctx: CreditContext, msg: JsMsg): Promise<void> {
       msg.nak(delayFor(msg));
       return;
     case "unknown":
-      ctx.logger.error({ job_id: jobId, attempt }, "dropping a metering message: the job's timeline no longer shows the attempt");
+      ctx.logger.error(
+        { job_id: jobId, attempt },
+        "dropping a metering message: the job's timeline no longer shows the attempt",
+      );
       msg.term();
       return;
     case "free":
@@ -79,7 +82,11 @@ export async function meter(ctx: CreditContext, msg: JsMsg): Promise<void> {
         return;
       }
       attemptsMetered.inc({ result: recorded.duplicate ? "duplicate" : "charged" });
-      if (!recorded.duplicate) ctx.logger.info({ job_id: jobId, attempt, amount: recorded.entry.amount, balance: recorded.entry.balance_after }, "attempt charged");
+      if (!recorded.duplicate)
+        ctx.logger.info(
+          { job_id: jobId, attempt, amount: recorded.entry.amount, balance: recorded.entry.balance_after },
+          "attempt charged",
+        );
       return;
     }
   }

@@ -13,10 +13,16 @@ const PlansFile = z
   .superRefine((file, ctx) => {
     const ids = new Set<string>();
     for (const plan of file.plans) {
-      if (ids.has(plan.id)) ctx.addIssue({ code: "custom", message: `plan id "${plan.id}" appears twice`, path: ["plans"] });
+      if (ids.has(plan.id))
+        ctx.addIssue({ code: "custom", message: `plan id "${plan.id}" appears twice`, path: ["plans"] });
       ids.add(plan.id);
     }
-    if (!ids.has(file.default_plan)) ctx.addIssue({ code: "custom", message: `default_plan "${file.default_plan}" is not a listed plan`, path: ["default_plan"] });
+    if (!ids.has(file.default_plan))
+      ctx.addIssue({
+        code: "custom",
+        message: `default_plan "${file.default_plan}" is not a listed plan`,
+        path: ["default_plan"],
+      });
   });
 
 /** The configured plans, read once at start; the file is the only source. */
@@ -46,11 +52,15 @@ export async function loadPlanCatalog(path?: string): Promise<PlanCatalog> {
   }
   const parsed = PlansFile.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `  - ${issue.path.join(".") || "(file)"}: ${issue.message}`).join("\n");
+    const problems = parsed.error.issues
+      .map((issue) => `  - ${issue.path.join(".") || "(file)"}: ${issue.message}`)
+      .join("\n");
     throw new Error(`invalid plans file ${source}:\n${problems}`);
   }
   const byId = new Map(parsed.data.plans.map((plan) => [plan.id, plan]));
-  const byPrice = new Map(parsed.data.plans.flatMap((plan) => (plan.stripe_price_id ? [[plan.stripe_price_id, plan] as const] : [])));
+  const byPrice = new Map(
+    parsed.data.plans.flatMap((plan) => (plan.stripe_price_id ? [[plan.stripe_price_id, plan] as const] : [])),
+  );
   return {
     plans: parsed.data.plans,
     defaultPlan: byId.get(parsed.data.default_plan) as Plan,

@@ -21,27 +21,45 @@ function refusalState(ctx: BillingContext, record: SubscriptionRecord | null, no
  * business may. The provider is told first; the record is marked once it took it.
  */
 export function cancelSubscription(ctx: BillingContext) {
-  return async ({ caller }: z.infer<typeof BillingCallerCommand>, { log }: ServedRequest): Promise<SubscriptionResponse> => {
-    if (caller.role !== "admin") throw new AppError("permission.denied", "Only an admin of the business can cancel its subscription.");
+  return async (
+    { caller }: z.infer<typeof BillingCallerCommand>,
+    { log }: ServedRequest,
+  ): Promise<SubscriptionResponse> => {
+    if (caller.role !== "admin")
+      throw new AppError("permission.denied", "Only an admin of the business can cancel its subscription.");
     const key = subscriptionKey(caller.app_id, caller.business_id);
     const record = (await ctx.store.subscriptions.get(key))?.value ?? null;
     const refused = refusalState(ctx, record, ctx.clock.now());
     if (refused !== null || !record) {
-      throw new AppError("state.conflict", `There is no renewing subscription to cancel (${refused}).`, { details: { state: refused } });
+      throw new AppError("state.conflict", `There is no renewing subscription to cancel (${refused}).`, {
+        details: { state: refused },
+      });
     }
     const subscriptionId = record.provider_subscription_id;
     if (record.provider !== ctx.provider.name || subscriptionId === null) {
-      throw new AppError("state.conflict", "This subscription was not bought through the payment provider now in use; cancel it with the operator.", {
-        details: { state: record.status, provider: record.provider },
-      });
+      throw new AppError(
+        "state.conflict",
+        "This subscription was not bought through the payment provider now in use; cancel it with the operator.",
+        {
+          details: { state: record.status, provider: record.provider },
+        },
+      );
     }
-    await ctx.provider.cancelAtPeriodEnd({ account: { app_id: caller.app_id, business_id: caller.business_id }, subscription_id: subscriptionId });
+    await ctx.provider.cancelAtPeriodEnd({
+      account: { app_id: caller.app_id, business_id: caller.business_id },
+      subscription_id: subscriptionId,
+    });
     const now = new Date(ctx.clock.now()).toISOString();
     // The same subscription only: one bought meanwhile is not the one the provider was told about.
     await ctx.store.subscriptions.mutate(key, (current) =>
-      current.provider_subscription_id === subscriptionId && !current.cancel_at_period_end ? { ...current, cancel_at_period_end: true, cancel_requested_at: now, updated_at: now } : undefined,
+      current.provider_subscription_id === subscriptionId && !current.cancel_at_period_end
+        ? { ...current, cancel_at_period_end: true, cancel_requested_at: now, updated_at: now }
+        : undefined,
     );
-    log.info({ business_id: caller.business_id, subscription_id: subscriptionId, provider: ctx.provider.name }, "subscription set to end at period end");
+    log.info(
+      { business_id: caller.business_id, subscription_id: subscriptionId, provider: ctx.provider.name },
+      "subscription set to end at period end",
+    );
     return subscriptionView(ctx, caller);
   };
 }

@@ -63,11 +63,22 @@ function subscriptionEnded(record: SubscriptionRecord, now: number): boolean {
  * default plan, in calendar months. One cancelled at period end ends at that moment by
  * this rule, whether or not the provider's event saying so has arrived.
  */
-export function effectiveSubscription(record: SubscriptionRecord | null, defaultPlanId: string, now: number): EffectiveSubscription {
+export function effectiveSubscription(
+  record: SubscriptionRecord | null,
+  defaultPlanId: string,
+  now: number,
+): EffectiveSubscription {
   if (record && !subscriptionEnded(record, now)) {
     const { plan_id, status, current_period_start, current_period_end, cancel_at_period_end } = record;
     return { plan_id, status, current_period_start, current_period_end, cancel_at_period_end, stored: true };
   }
   const month = calendarMonth(now);
-  return { plan_id: defaultPlanId, status: "active", current_period_start: month.start, current_period_end: month.end, cancel_at_period_end: false, stored: false };
+  return {
+    plan_id: defaultPlanId,
+    status: "active",
+    current_period_start: month.start,
+    current_period_end: month.end,
+    cancel_at_period_end: false,
+    stored: false,
+  };
 }

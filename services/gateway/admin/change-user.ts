@@ -8,9 +8,11 @@ import { publicUser } from "../identity/users.js";
  * admin's, but across the app, and free to leave a business without an admin.
  */
 export function changeUserOfApp(gw: GatewayContext, kind: "disable" | "enable") {
-  return async ({ app_id, user_id }: AdminUserRef): Promise<User> => publicUser(await changeUser(gw, { app_id }, user_id, { kind }));
+  return async ({ app_id, user_id }: AdminUserRef): Promise<User> =>
+    publicUser(await changeUser(gw, { app_id }, user_id, { kind }));
 }
 
 export function setRoleOfUser(gw: GatewayContext) {
-  return async ({ app_id, user_id, role }: AdminSetUserRoleRequest): Promise<User> => publicUser(await changeUser(gw, { app_id }, user_id, { kind: "set_role", role }));
+  return async ({ app_id, user_id, role }: AdminSetUserRoleRequest): Promise<User> =>
+    publicUser(await changeUser(gw, { app_id }, user_id, { kind: "set_role", role }));
 }

@@ -7,7 +7,13 @@ import type { GatewayContext } from "../gateway-context.js";
 export function createBusiness(gw: GatewayContext) {
   return async ({ app_id, name, operator }: CreateBusinessRequest): Promise<Business> => {
     if (!(await gw.store.apps.get(app_id))) throw new AppError("resource.not_found", `No application ${app_id}.`);
-    const business: Business = { business_id: newId("biz"), app_id, name, operator, created_at: new Date(gw.clock.now()).toISOString() };
+    const business: Business = {
+      business_id: newId("biz"),
+      app_id,
+      name,
+      operator,
+      created_at: new Date(gw.clock.now()).toISOString(),
+    };
     await gw.store.businesses.create(business.business_id, business);
     return business;
   };

@@ -8,8 +8,12 @@ import { newUserRecord, publicUser, storeNewUser } from "../identity/users.js";
 export function createUser(gw: GatewayContext) {
   return async ({ app_id, business_id, email, password, role }: CreateUserRequest): Promise<User> => {
     const business = await gw.store.businesses.get(business_id);
-    if (!business || business.value.app_id !== app_id) throw new AppError("resource.not_found", `No business ${business_id} in application ${app_id}.`);
-    const record = newUserRecord({ app_id, business_id, email, role, status: "active", password_hash: await hashPassword(password) }, gw.clock.now());
+    if (!business || business.value.app_id !== app_id)
+      throw new AppError("resource.not_found", `No business ${business_id} in application ${app_id}.`);
+    const record = newUserRecord(
+      { app_id, business_id, email, role, status: "active", password_hash: await hashPassword(password) },
+      gw.clock.now(),
+    );
     await storeNewUser(gw.store, record);
     return publicUser(record);
   };

@@ -1,4 +1,9 @@
-import { SubmitJobRequest, type RotateKeysRequest, type RotateKeysResponse, type SigningKeyKind } from "../../../shared/contract/index.js";
+import {
+  SubmitJobRequest,
+  type RotateKeysRequest,
+  type RotateKeysResponse,
+  type SigningKeyKind,
+} from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayConfig } from "../config.js";
 import type { GatewayContext } from "../gateway-context.js";
@@ -26,13 +31,20 @@ export function rotateKeys(gw: GatewayContext) {
   return async ({ kind, keep_seconds }: RotateKeysRequest): Promise<RotateKeysResponse> => {
     const keys = gw.signingKeys[kind];
     if (keys.variable !== null) {
-      throw new AppError("state.conflict", `The ${kind} signing keys come from ${keys.variable}; rotate them by changing it (docs/operations.md).`, {
-        details: { state: "configured" },
-      });
+      throw new AppError(
+        "state.conflict",
+        `The ${kind} signing keys come from ${keys.variable}; rotate them by changing it (docs/operations.md).`,
+        {
+          details: { state: "configured" },
+        },
+      );
     }
     const keepSeconds = keep_seconds ?? retiredKeyLifetimeSeconds(kind, gw.config);
     const rotation = await keys.rotate(gw.clock.now() + keepSeconds * 1000);
-    gw.logger.info({ kind, signing_kid: rotation.kid, retired_kids: rotation.retired.map(({ kid }) => kid) }, "signing key rotated");
+    gw.logger.info(
+      { kind, signing_kid: rotation.kid, retired_kids: rotation.retired.map(({ kid }) => kid) },
+      "signing key rotated",
+    );
     return { kind, ...rotation };
   };
 }

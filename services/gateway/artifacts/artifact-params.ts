@@ -15,7 +15,9 @@ const ArtifactPath = z.object({ job_id: JobId, artifact_id: ArtifactId });
 export function artifactParams({ jobId, artifactId }: ArtifactRouteParams): { job_id: string; artifact_id: string } {
   const parsed = ArtifactPath.safeParse({ job_id: jobId, artifact_id: artifactId });
   if (!parsed.success) {
-    throw new AppError("request.invalid", "The path does not name a job and an artifact.", { details: { issues: zodIssues(parsed.error) } });
+    throw new AppError("request.invalid", "The path does not name a job and an artifact.", {
+      details: { issues: zodIssues(parsed.error) },
+    });
   }
   return parsed.data;
 }

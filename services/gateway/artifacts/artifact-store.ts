@@ -5,7 +5,16 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import { Artifact, checkId } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { BUCKETS, ensureBuckets, ensureObjectStore, JsonBucket, kvKey, OBJECT_STORES, RecordBusyError, type TopologyOptions } from "../../../shared/nats/index.js";
+import {
+  BUCKETS,
+  ensureBuckets,
+  ensureObjectStore,
+  JsonBucket,
+  kvKey,
+  OBJECT_STORES,
+  RecordBusyError,
+  type TopologyOptions,
+} from "../../../shared/nats/index.js";
 import { readObject, type ByteSpan } from "./read-object.js";
 
 /** One artifact: tenancy, job and name. */
@@ -96,7 +105,12 @@ export class ArtifactStore {
       ensureObjectStore(nc, OBJECT_STORES.artifacts, topology),
       ensureBuckets(nc, [BUCKETS.artifactIndex], topology),
     ]);
-    return new ArtifactStore(objects, new JsonBucket(kv[BUCKETS.artifactIndex], ArtifactRecord), jetstream(nc), await jetstreamManager(nc));
+    return new ArtifactStore(
+      objects,
+      new JsonBucket(kv[BUCKETS.artifactIndex], ArtifactRecord),
+      jetstream(nc),
+      await jetstreamManager(nc),
+    );
   }
 
   /**
@@ -110,16 +124,27 @@ export class ArtifactStore {
     if (facts.attempt !== null) metadata.attempt = String(facts.attempt);
     const info = await this.objects.put({ name: objectName(ref), metadata }, body);
     const artifact = toArtifact(ref.artifact_id, info);
-    await this.writeIndex(ref, { ...artifact, app_id: ref.app_id, business_id: ref.business_id, job_id: ref.job_id, object_revision: info.revision });
+    await this.writeIndex(ref, {
+      ...artifact,
+      app_id: ref.app_id,
+      business_id: ref.business_id,
+      job_id: ref.job_id,
+      object_revision: info.revision,
+    });
     return artifact;
   }
 
   /** Keeps the entry of the newest version: two uploads of one name may finish in either order. */
   private async writeIndex(ref: ArtifactRef, record: ArtifactRecord): Promise<void> {
     try {
-      await this.index.upsert(indexKey(ref), (current) => (current && current.object_revision >= record.object_revision ? undefined : record));
+      await this.index.upsert(indexKey(ref), (current) =>
+        current && current.object_revision >= record.object_revision ? undefined : record,
+      );
     } catch (error) {
-      if (error instanceof RecordBusyError) throw new AppError("service.unavailable", "The artifact index is too busy right now; upload again.", { retryAfterSeconds: 1 });
+      if (error instanceof RecordBusyError)
+        throw new AppError("service.unavailable", "The artifact index is too busy right now; upload again.", {
+          retryAfterSeconds: 1,
+        });
       throw error;
     }
   }
@@ -137,7 +162,9 @@ export class ArtifactStore {
     const records = await Promise.all(keys.map(async (key) => (await this.index.get(key))?.value));
     return records
       .filter((record): record is ArtifactRecord => record !== undefined)
-      .map(({ app_id: _app, business_id: _business, job_id: _job, object_revision: _revision, ...artifact }) => artifact)
+      .map(
+        ({ app_id: _app, business_id: _business, job_id: _job, object_revision: _revision, ...artifact }) => artifact,
+      )
       .sort((a, b) => (a.artifact_id < b.artifact_id ? -1 : a.artifact_id > b.artifact_id ? 1 : 0));
   }
 

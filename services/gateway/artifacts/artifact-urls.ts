@@ -36,7 +36,10 @@ const ARTIFACT_URL_PARAMS = ["app_id", "business_id", "attempt", "content_type",
 const GrantQuery = z.object({
   app_id: AppId,
   business_id: BusinessId,
-  attempt: z.string().regex(/^[1-9][0-9]{0,8}$/).optional(),
+  attempt: z
+    .string()
+    .regex(/^[1-9][0-9]{0,8}$/)
+    .optional(),
   content_type: ContentType.optional(),
 });
 
@@ -53,22 +56,41 @@ function signedPath(grant: ArtifactGrant, path: string): string {
 }
 
 /** A URL of the artifact routes, signed by `urls`, under `origin` (`https://host`). */
-export function signArtifactUrl(urls: UrlSigner, origin: string, { kind, job_id, artifact_id, grant, expiresAtMs }: ArtifactUrlRequest): string {
+export function signArtifactUrl(
+  urls: UrlSigner,
+  origin: string,
+  { kind, job_id, artifact_id, grant, expiresAtMs }: ArtifactUrlRequest,
+): string {
   const prefix = artifact_id === null;
   const path = artifactPath(kind, job_id, prefix ? "" : artifact_id);
   const facts = new URLSearchParams({ app_id: grant.app_id, business_id: grant.business_id });
   if (grant.attempt !== null) facts.set("attempt", String(grant.attempt));
   if (grant.content_type !== null) facts.set("content_type", grant.content_type);
-  const signature = urls.sign({ method: kind === "upload" ? "PUT" : "GET", path: signedPath(grant, path), expiresAtMs, prefix });
+  const signature = urls.sign({
+    method: kind === "upload" ? "PUT" : "GET",
+    path: signedPath(grant, path),
+    expiresAtMs,
+    prefix,
+  });
   return `${origin}${path}${prefix ? ARTIFACT_ID_PLACEHOLDER : ""}?${facts.toString()}&${signature}`;
 }
 
 /** The grant of a request to `path`; throws `url.signature_invalid` or `url.expired` unless its query authorises it now. */
-export function verifyArtifactUrl(urls: UrlSigner, method: "PUT" | "GET", path: string, query: Record<string, unknown>): ArtifactGrant {
+export function verifyArtifactUrl(
+  urls: UrlSigner,
+  method: "PUT" | "GET",
+  path: string,
+  query: Record<string, unknown>,
+): ArtifactGrant {
   const parsed = GrantQuery.safeParse(query);
   if (!parsed.success) throw new AppError("url.signature_invalid", "This URL is not a valid signed URL.");
   const { app_id, business_id, attempt, content_type } = parsed.data;
-  const grant = { app_id, business_id, attempt: attempt === undefined ? null : Number(attempt), content_type: content_type ?? null };
+  const grant = {
+    app_id,
+    business_id,
+    attempt: attempt === undefined ? null : Number(attempt),
+    content_type: content_type ?? null,
+  };
   urls.verify(method, signedPath(grant, path), query, ARTIFACT_URL_PARAMS);
   return grant;
 }

@@ -13,7 +13,8 @@ export function deleteArtifact(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES
   return async (body, { caller, trace }) => {
     const job = await callersJob(gw, caller, body.job_id, trace);
     const ref = { app_id: job.app_id, business_id: job.business_id, job_id: job.job_id, artifact_id: body.artifact_id };
-    if (!(await gw.artifacts.remove(ref))) throw new AppError("resource.not_found", `Job ${job.job_id} has no artifact ${body.artifact_id}.`);
+    if (!(await gw.artifacts.remove(ref)))
+      throw new AppError("resource.not_found", `Job ${job.job_id} has no artifact ${body.artifact_id}.`);
     return { job_id: job.job_id, artifact_id: body.artifact_id };
   };
 }

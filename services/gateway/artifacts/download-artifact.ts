@@ -11,10 +11,18 @@ import { parseByteRange } from "./byte-range.js";
  */
 export function downloadArtifact(gw: GatewayContext, natsUp: () => boolean) {
   return async (request: FastifyRequest<{ Params: ArtifactRouteParams }>, reply: FastifyReply) => {
-    if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
+    if (!natsUp())
+      throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", {
+        retryAfterSeconds: 1,
+      });
     const grant = verifyArtifactUrl(gw.urls, "GET", pathOf(request.url), request.query as Record<string, unknown>);
     const { job_id, artifact_id } = artifactParams(request.params);
-    const stored = await gw.artifacts.find({ app_id: grant.app_id, business_id: grant.business_id, job_id, artifact_id });
+    const stored = await gw.artifacts.find({
+      app_id: grant.app_id,
+      business_id: grant.business_id,
+      job_id,
+      artifact_id,
+    });
     if (!stored) throw new AppError("resource.not_found", `Job ${job_id} has no artifact ${artifact_id}.`);
 
     const { artifact } = stored;
@@ -25,7 +33,9 @@ export function downloadArtifact(gw: GatewayContext, natsUp: () => boolean) {
     const range = ifRange === undefined || ifRange === etag ? parseByteRange(request.headers.range, size) : null;
     if (range === "unsatisfiable") {
       reply.header("content-range", `bytes */${size}`);
-      throw new AppError("request.range_not_satisfiable", `The artifact has ${size} bytes.`, { details: { size_bytes: size } });
+      throw new AppError("request.range_not_satisfiable", `The artifact has ${size} bytes.`, {
+        details: { size_bytes: size },
+      });
     }
 
     reply
@@ -36,7 +46,10 @@ export function downloadArtifact(gw: GatewayContext, natsUp: () => boolean) {
       .header("x-content-type-options", "nosniff")
       .header("cache-control", "private, max-age=0");
     if (range) {
-      reply.code(206).header("content-range", `bytes ${range.start}-${range.end}/${size}`).header("content-length", String(range.end - range.start + 1));
+      reply
+        .code(206)
+        .header("content-range", `bytes ${range.start}-${range.end}/${size}`)
+        .header("content-length", String(range.end - range.start + 1));
     } else {
       reply.header("content-length", String(size));
     }

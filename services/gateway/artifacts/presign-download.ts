@@ -10,10 +10,17 @@ export function presignDownload(gw: GatewayContext): RpcHandler<typeof RPC_ROUTE
   return async (body, { caller, origin, trace }) => {
     const job = await callersJob(gw, caller, body.job_id, trace);
     const ref = { app_id: job.app_id, business_id: job.business_id, job_id: job.job_id, artifact_id: body.artifact_id };
-    if (!(await gw.artifacts.find(ref))) throw new AppError("resource.not_found", `Job ${job.job_id} has no artifact ${body.artifact_id}.`);
+    if (!(await gw.artifacts.find(ref)))
+      throw new AppError("resource.not_found", `Job ${job.job_id} has no artifact ${body.artifact_id}.`);
     const expiresAtMs = gw.clock.now() + gw.config.CJS_ARTIFACT_URL_TTL_SECONDS * 1000;
     const grant = { app_id: job.app_id, business_id: job.business_id, attempt: null, content_type: null };
-    const url = signArtifactUrl(gw.urls, origin, { kind: "download", job_id: job.job_id, artifact_id: body.artifact_id, grant, expiresAtMs });
+    const url = signArtifactUrl(gw.urls, origin, {
+      kind: "download",
+      job_id: job.job_id,
+      artifact_id: body.artifact_id,
+      grant,
+      expiresAtMs,
+    });
     return { url, method: "GET", expires_at: signedExpiry(expiresAtMs) };
   };
 }

@@ -9,8 +9,19 @@ export function presignUpload(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.
   return async (body, { caller, origin, trace }) => {
     const job = await callersJob(gw, caller, body.job_id, trace);
     const expiresAtMs = gw.clock.now() + gw.config.CJS_ARTIFACT_URL_TTL_SECONDS * 1000;
-    const grant = { app_id: job.app_id, business_id: job.business_id, attempt: null, content_type: body.content_type ?? null };
-    const url = signArtifactUrl(gw.urls, origin, { kind: "upload", job_id: job.job_id, artifact_id: body.artifact_id, grant, expiresAtMs });
+    const grant = {
+      app_id: job.app_id,
+      business_id: job.business_id,
+      attempt: null,
+      content_type: body.content_type ?? null,
+    };
+    const url = signArtifactUrl(gw.urls, origin, {
+      kind: "upload",
+      job_id: job.job_id,
+      artifact_id: body.artifact_id,
+      grant,
+      expiresAtMs,
+    });
     return { url, method: "PUT", expires_at: signedExpiry(expiresAtMs) };
   };
 }

@@ -30,7 +30,10 @@ export function readObject(js: JetStreamClient, bucket: string, info: ObjectInfo
     let received = 0;
     try {
       while (received < info.chunks && offset <= wanted.end) {
-        const batch = await consumer.fetch({ max_messages: Math.min(CHUNKS_PER_FETCH, info.chunks - received), expires: FETCH_EXPIRES_MS });
+        const batch = await consumer.fetch({
+          max_messages: Math.min(CHUNKS_PER_FETCH, info.chunks - received),
+          expires: FETCH_EXPIRES_MS,
+        });
         const before = received;
         for await (const message of batch) {
           received += 1;

@@ -44,8 +44,22 @@ export function registerArtifactRoutes(app: FastifyInstance, edge: Edge, gw: Gat
     const upload = `${UPLOAD_ROUTE}/:jobId/:artifactId`;
     const download = `${DOWNLOAD_ROUTE}/:jobId/:artifactId`;
     scope.put<{ Params: ArtifactRouteParams }>(upload, uploadArtifact(gw, edge.natsUp));
-    scope.route<{ Params: ArtifactRouteParams }>({ method: ["GET", "HEAD"], url: download, exposeHeadRoute: false, handler: downloadArtifact(gw, edge.natsUp) });
-    scope.route({ method: ["GET", "HEAD", "POST", "PATCH", "DELETE"], url: upload, exposeHeadRoute: false, handler: methodNotAllowed(["PUT"]) });
-    scope.route({ method: ["POST", "PUT", "PATCH", "DELETE"], url: download, handler: methodNotAllowed(["GET", "HEAD"]) });
+    scope.route<{ Params: ArtifactRouteParams }>({
+      method: ["GET", "HEAD"],
+      url: download,
+      exposeHeadRoute: false,
+      handler: downloadArtifact(gw, edge.natsUp),
+    });
+    scope.route({
+      method: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
+      url: upload,
+      exposeHeadRoute: false,
+      handler: methodNotAllowed(["PUT"]),
+    });
+    scope.route({
+      method: ["POST", "PUT", "PATCH", "DELETE"],
+      url: download,
+      handler: methodNotAllowed(["GET", "HEAD"]),
+    });
   });
 }

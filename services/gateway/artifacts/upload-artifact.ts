@@ -11,7 +11,9 @@ import { verifyArtifactUrl } from "./artifact-urls.js";
 const DEFAULT_CONTENT_TYPE = "application/octet-stream";
 
 export function tooLarge(limit: number): AppError {
-  return new AppError("request.too_large", `An artifact may have at most ${limit} bytes.`, { details: { max_bytes: limit } });
+  return new AppError("request.too_large", `An artifact may have at most ${limit} bytes.`, {
+    details: { max_bytes: limit },
+  });
 }
 
 /** How an upload's body went: past the limit, or cut off by the client. */
@@ -44,7 +46,9 @@ function limitedBody(source: Readable, limit: number): { body: Transform; outcom
 
 /** An upload's `Content-Type` that is not a media type: a malformed request (any media type is taken, so it is no 415). */
 export function notAMediaType(message = "a media type such as `text/plain`"): AppError {
-  return new AppError("request.invalid", "The Content-Type header is not a media type.", { details: { issues: [{ path: "Content-Type", message }] } });
+  return new AppError("request.invalid", "The Content-Type header is not a media type.", {
+    details: { issues: [{ path: "Content-Type", message }] },
+  });
 }
 
 function contentTypeOf(request: FastifyRequest): string | undefined {
@@ -80,7 +84,10 @@ export interface UploadRequest {
  * name is an artifact id, and the announced size is within the limit.
  */
 export function authorizeUpload(gw: GatewayContext, natsUp: () => boolean, request: UploadRequest): AuthorizedUpload {
-  if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
+  if (!natsUp())
+    throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", {
+      retryAfterSeconds: 1,
+    });
   const grant = verifyArtifactUrl(gw.urls, "PUT", request.path, request.query);
   const { job_id, artifact_id } = artifactParams(request.params);
   const limit = gw.config.CJS_MAX_ARTIFACT_BYTES;
@@ -118,7 +125,8 @@ export function uploadArtifact(gw: GatewayContext, natsUp: () => boolean) {
       source.unpipe(body);
       source.resume();
       if (outcome.overflowed) throw tooLarge(limit);
-      if (outcome.cutOff) throw new AppError("request.invalid", "The upload ended before its body was complete; nothing was stored.");
+      if (outcome.cutOff)
+        throw new AppError("request.invalid", "The upload ended before its body was complete; nothing was stored.");
       throw error;
     }
   };

@@ -7,5 +7,11 @@ import { userContext } from "../rpc/forward.js";
 /** Forwards a checkout to billing with the origin the client addressed: the sandbox's page lives there. */
 export function createCheckout(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.createCheckout> {
   return async (body, { caller, origin, trace }) =>
-    requestRpc(gw.nc, subjects.billingCheckoutCreate(), { caller: userContext(caller), body, origin }, CreateCheckoutResponse, { timeoutMs: 30_000, trace });
+    requestRpc(
+      gw.nc,
+      subjects.billingCheckoutCreate(),
+      { caller: userContext(caller), body, origin },
+      CreateCheckoutResponse,
+      { timeoutMs: 30_000, trace },
+    );
 }

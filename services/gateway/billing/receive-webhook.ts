@@ -16,7 +16,10 @@ const PROVIDER = /^[a-z][a-z0-9_-]{0,31}$/;
  */
 export function receiveWebhook(gw: GatewayContext, natsUp: () => boolean) {
   return async (request: FastifyRequest<{ Params: { provider: string } }>, reply: FastifyReply) => {
-    if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
+    if (!natsUp())
+      throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", {
+        retryAfterSeconds: 1,
+      });
     const { provider } = request.params;
     if (!PROVIDER.test(provider)) throw new AppError("resource.not_found", "No such payment provider.");
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
@@ -24,7 +27,13 @@ export function receiveWebhook(gw: GatewayContext, natsUp: () => boolean) {
     for (const [name, value] of Object.entries(request.headers)) {
       if (typeof value === "string" && !WITHHELD_HEADERS.has(name)) headers[name] = value;
     }
-    const answer = await requestRpc(gw.nc, subjects.billingWebhookReceive(), { provider, body_base64: body.toString("base64"), headers }, WebhookReply, { trace: request.trace });
+    const answer = await requestRpc(
+      gw.nc,
+      subjects.billingWebhookReceive(),
+      { provider, body_base64: body.toString("base64"), headers },
+      WebhookReply,
+      { trace: request.trace },
+    );
     return sendSuccess(reply, answer.duplicate ? "Event already received" : "Event received", answer);
   };
 }

@@ -27,27 +27,54 @@ function methodNotAllowed(allow: string[]) {
  */
 export function registerBillingRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
   registerRpc(app, edge, RPC_ROUTES.listPlans, forward(gw, RPC_ROUTES.listPlans, subjects.billingPlansList()));
-  registerRpc(app, edge, RPC_ROUTES.getSubscription, forward(gw, RPC_ROUTES.getSubscription, subjects.billingSubscriptionGet()));
-  registerRpc(app, edge, RPC_ROUTES.cancelSubscription, forward(gw, RPC_ROUTES.cancelSubscription, subjects.billingSubscriptionCancel()));
+  registerRpc(
+    app,
+    edge,
+    RPC_ROUTES.getSubscription,
+    forward(gw, RPC_ROUTES.getSubscription, subjects.billingSubscriptionGet()),
+  );
+  registerRpc(
+    app,
+    edge,
+    RPC_ROUTES.cancelSubscription,
+    forward(gw, RPC_ROUTES.cancelSubscription, subjects.billingSubscriptionCancel()),
+  );
   registerRpc(app, edge, RPC_ROUTES.createCheckout, createCheckout(gw));
 
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     // Signatures cover the exact bytes: the body stays a Buffer.
-    scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: WEBHOOK_MAX_BYTES }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: WEBHOOK_MAX_BYTES }, (_request, body, done) =>
+      done(null, body),
+    );
     scope.post<{ Params: { provider: string } }>(BILLING_WEBHOOK_ROUTE, receiveWebhook(gw, edge.natsUp));
-    scope.route({ method: ["GET", "HEAD", "PUT", "PATCH", "DELETE"], url: BILLING_WEBHOOK_ROUTE, exposeHeadRoute: false, handler: methodNotAllowed(["POST"]) });
+    scope.route({
+      method: ["GET", "HEAD", "PUT", "PATCH", "DELETE"],
+      url: BILLING_WEBHOOK_ROUTE,
+      exposeHeadRoute: false,
+      handler: methodNotAllowed(["POST"]),
+    });
   });
 
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: FORM_MAX_BYTES }, (_request, body, done) =>
-      done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    scope.addContentTypeParser(
+      "application/x-www-form-urlencoded",
+      { parseAs: "string", bodyLimit: FORM_MAX_BYTES },
+      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
     );
     // The session id in the path is the page's credential: no per-request info log lines carrying it.
     const quiet = { logLevel: "warn" } as const;
-    scope.get<{ Params: { sessionId: string } }>(SANDBOX_CHECKOUT_ROUTE, { ...quiet, exposeHeadRoute: false }, showSandboxCheckout(gw));
+    scope.get<{ Params: { sessionId: string } }>(
+      SANDBOX_CHECKOUT_ROUTE,
+      { ...quiet, exposeHeadRoute: false },
+      showSandboxCheckout(gw),
+    );
     scope.post<{ Params: { sessionId: string } }>(SANDBOX_CHECKOUT_ROUTE, quiet, actOnSandboxCheckout(gw, app));
-    scope.route({ method: ["HEAD", "PUT", "PATCH", "DELETE"], url: SANDBOX_CHECKOUT_ROUTE, handler: methodNotAllowed(["GET", "POST"]) });
+    scope.route({
+      method: ["HEAD", "PUT", "PATCH", "DELETE"],
+      url: SANDBOX_CHECKOUT_ROUTE,
+      handler: methodNotAllowed(["GET", "POST"]),
+    });
   });
 }

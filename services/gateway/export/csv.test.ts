@@ -3,7 +3,13 @@ import { csvCell, csvRow } from "./csv.js";
 
 describe("csvCell", () => {
   it("writes plain text, numbers, booleans and null as they are (null empty)", () => {
-    expect([csvCell("shell"), csvCell(42), csvCell(-1.5), csvCell(true), csvCell(null)]).toEqual(["shell", "42", "-1.5", "true", ""]);
+    expect([csvCell("shell"), csvCell(42), csvCell(-1.5), csvCell(true), csvCell(null)]).toEqual([
+      "shell",
+      "42",
+      "-1.5",
+      "true",
+      "",
+    ]);
   });
 
   it("quotes a cell with a comma, a quote or a line break, doubling quotes", () => {

@@ -22,7 +22,7 @@ function pages(pageCount: number, failAt?: number): { read: PageReader<Row>; rea
     const index = cursor === undefined ? 1 : Number(cursor);
     reads.push(String(index));
     if (index === failAt) throw new AppError("service.unavailable", "The list is unavailable.");
-    const items = [1, 2].map((n) => ({ id: `r${index}.${n}`, note: n === 1 ? "plain" : "a, \"quoted\"\nnote" }));
+    const items = [1, 2].map((n) => ({ id: `r${index}.${n}`, note: n === 1 ? "plain" : 'a, "quoted"\nnote' }));
     return { items, next_cursor: index < pageCount ? String(index + 1) : null };
   };
   return { read, reads };
@@ -55,7 +55,10 @@ describe("openExportBody", () => {
 
   it("writes NDJSON one record per line", async () => {
     const base = await serve(pages(2).read, "ndjson");
-    const lines = (await (await fetch(base)).text()).trimEnd().split("\n").map((line) => JSON.parse(line) as Row);
+    const lines = (await (await fetch(base)).text())
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Row);
     expect(lines.map((row) => row.id)).toEqual(["r1.1", "r1.2", "r2.1", "r2.2"]);
   });
 
@@ -63,7 +66,10 @@ describe("openExportBody", () => {
     const base = await serve(pages(3, 2).read, "ndjson");
     const response = await fetch(base);
     expect(response.status).toBe(200);
-    const lines = (await response.text()).trimEnd().split("\n").map((line) => JSON.parse(line) as unknown);
+    const lines = (await response.text())
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as unknown);
     expect(lines).toEqual([
       { id: "r1.1", note: "plain" },
       { id: "r1.2", note: 'a, "quoted"\nnote' },
@@ -90,7 +96,9 @@ describe("openExportBody", () => {
 
   it("a first page that fails is thrown before anything is sent", async () => {
     const { read, reads } = pages(3, 1);
-    await expect(openExportBody(read, "csv", COLUMNS, fastify().log)).rejects.toMatchObject({ code: "service.unavailable" });
+    await expect(openExportBody(read, "csv", COLUMNS, fastify().log)).rejects.toMatchObject({
+      code: "service.unavailable",
+    });
     expect(reads).toEqual(["1"]);
   });
 });

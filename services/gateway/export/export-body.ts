@@ -18,7 +18,12 @@ export type PageReader<T> = (cursor: string | undefined) => Promise<Page<T>>;
  * the caller's to answer with the error envelope. The rest is read page by page as the
  * client takes the body (the stream pulls), so no more than one page is held.
  */
-export async function openExportBody<T>(read: PageReader<T>, format: ExportFormat, columns: readonly Column<T>[], log: FastifyBaseLogger): Promise<Readable> {
+export async function openExportBody<T>(
+  read: PageReader<T>,
+  format: ExportFormat,
+  columns: readonly Column<T>[],
+  log: FastifyBaseLogger,
+): Promise<Readable> {
   const first = await read(undefined);
   return Readable.from(exportChunks(first, read, format, columns, log), { objectMode: false });
 }
@@ -28,8 +33,17 @@ export async function openExportBody<T>(read: PageReader<T>, format: ExportForma
  * line `{"error":{"code","message"}}`; a CSV export has no such line, so it is cut off
  * instead: the response ends without its last chunk, which HTTP clients report as an error.
  */
-async function* exportChunks<T>(first: Page<T>, read: PageReader<T>, format: ExportFormat, columns: readonly Column<T>[], log: FastifyBaseLogger): AsyncGenerator<string> {
-  const line = format === "csv" ? (record: T) => csvRow(columns.map((column) => column.value(record))) : (record: T) => `${JSON.stringify(record)}\n`;
+async function* exportChunks<T>(
+  first: Page<T>,
+  read: PageReader<T>,
+  format: ExportFormat,
+  columns: readonly Column<T>[],
+  log: FastifyBaseLogger,
+): AsyncGenerator<string> {
+  const line =
+    format === "csv"
+      ? (record: T) => csvRow(columns.map((column) => column.value(record)))
+      : (record: T) => `${JSON.stringify(record)}\n`;
   if (format === "csv") yield csvRow(columns.map((column) => column.header));
   let page = first;
   for (;;) {

@@ -36,20 +36,37 @@ function exportSource<R extends ExportRoute, T>(source: ExportSource<R, T>): Exp
 const JOBS = exportSource({
   route: EXPORT_ROUTES.exportJobs,
   columns: JOB_COLUMNS,
-  pages: (gw, caller, { format: _format, ...filters }, trace) => (cursor) =>
-    requestRpc(gw.nc, subjects.jobList(), { caller, body: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } }, ListJobsResponse, { trace }),
+  pages:
+    (gw, caller, { format: _format, ...filters }, trace) =>
+    (cursor) =>
+      requestRpc(
+        gw.nc,
+        subjects.jobList(),
+        { caller, body: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } },
+        ListJobsResponse,
+        { trace },
+      ),
 });
 
 const LEDGER = exportSource({
   route: EXPORT_ROUTES.exportLedger,
   columns: LEDGER_COLUMNS,
   pages: (gw, caller, _body, trace) => (cursor) =>
-    requestRpc(gw.nc, subjects.creditLedgerList(), { caller, body: { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } }, ListLedgerResponse, { trace }),
+    requestRpc(
+      gw.nc,
+      subjects.creditLedgerList(),
+      { caller, body: { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } },
+      ListLedgerResponse,
+      { trace },
+    ),
 });
 
 /** `jobs-biz_….csv`, stamped to the second (UTC). */
 function fileName(route: ExportRoute, businessId: string, format: ExportFormat, nowMs: number): string {
-  const stamp = new Date(nowMs).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const stamp = new Date(nowMs)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
   return `${route.fileName}-${businessId}-${stamp}.${format === "csv" ? "csv" : "ndjson"}`;
 }
 
@@ -67,12 +84,26 @@ interface OpenedExport {
  * envelope; then the body streams.
  */
 function serveExport<R extends ExportRoute, T>(gw: GatewayContext, edge: Edge, source: ExportSource<R, T>) {
-  const route = { method: "POST", path: source.route.path, auth: "user", scope: source.route.scope, request: source.route.request, response: z.custom<OpenedExport>(), message: "", summary: source.route.summary } as const;
+  const route = {
+    method: "POST",
+    path: source.route.path,
+    auth: "user",
+    scope: source.route.scope,
+    request: source.route.request,
+    response: z.custom<OpenedExport>(),
+    message: "",
+    summary: source.route.summary,
+  } as const;
   const handler: RpcHandler<typeof route> = async (body, { caller, log, trace }) => {
-    if (caller.role !== "admin") throw new AppError("permission.denied", "Only an admin of the business can export its records.");
+    if (caller.role !== "admin")
+      throw new AppError("permission.denied", "Only an admin of the business can export its records.");
     const { format } = body as { format: ExportFormat };
     const pages = source.pages(gw, userContext(caller), body as z.infer<R["request"]>, trace);
-    return { body: await openExportBody(pages, format, source.columns, log), format, fileName: fileName(source.route, caller.business_id, format, gw.clock.now()) };
+    return {
+      body: await openExportBody(pages, format, source.columns, log),
+      format,
+      fileName: fileName(source.route, caller.business_id, format, gw.clock.now()),
+    };
   };
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const opened = await runRpc(edge, route, handler, httpCall(request, reply));
@@ -86,7 +117,12 @@ function serveExport<R extends ExportRoute, T>(gw: GatewayContext, edge: Edge, s
 /** The export routes (POST, JSON body in, a file out); other methods on their paths answer 405. */
 export function registerExportRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
   for (const source of [JOBS, LEDGER] as const) {
-    app.route({ method: "POST", url: source.route.path, config: { auth: "user" }, handler: serveExport(gw, edge, source as ExportSource<ExportRoute, unknown>) });
+    app.route({
+      method: "POST",
+      url: source.route.path,
+      config: { auth: "user" },
+      handler: serveExport(gw, edge, source as ExportSource<ExportRoute, unknown>),
+    });
     app.route({
       method: ["GET", "PUT", "PATCH", "DELETE"],
       url: source.route.path,

@@ -22,10 +22,15 @@ const PARSER_REASONS: Record<string, string> = {
 /** The envelope error for a request Node's HTTP server refused before fastify saw it. */
 export function clientErrorOf(error: { code?: unknown }): AppError {
   if (error.code === "HPE_HEADER_OVERFLOW") {
-    return new AppError("request.headers_too_large", "The request line and headers are larger than this server reads; send fewer or shorter headers.");
+    return new AppError(
+      "request.headers_too_large",
+      "The request line and headers are larger than this server reads; send fewer or shorter headers.",
+    );
   }
   if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
-    return new AppError("request.timeout", "The request did not arrive in full in time; send it again.", { retryAfterSeconds: 1 });
+    return new AppError("request.timeout", "The request did not arrive in full in time; send it again.", {
+      retryAfterSeconds: 1,
+    });
   }
   const reason = typeof error.code === "string" ? PARSER_REASONS[error.code] : undefined;
   return new AppError("request.invalid", `The request is not valid HTTP/1.1${reason ? `: ${reason}` : ""}.`);

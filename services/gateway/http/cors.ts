@@ -55,8 +55,10 @@ export function corsOriginProblem(entry: string): string | undefined {
   } catch {
     return `${shown} is not an origin (scheme://host[:port])`;
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return `${shown} is not an origin: the scheme must be https:// or http://`;
-  if (url.origin !== entry) return `${shown} is not an origin as a browser sends it: write ${JSON.stringify(url.origin)}`;
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    return `${shown} is not an origin: the scheme must be https:// or http://`;
+  if (url.origin !== entry)
+    return `${shown} is not an origin as a browser sends it: write ${JSON.stringify(url.origin)}`;
   return undefined;
 }
 
@@ -82,8 +84,10 @@ export function serveCors(app: FastifyInstance, origins: readonly string[]): voi
   app.options("*", async (request, reply) => {
     const origin = requestHeader(request, "origin");
     // Only a preflight is answered here; a bare OPTIONS is an operation the API does not have.
-    if (origin === undefined || requestHeader(request, "access-control-request-method") === undefined) return reply.callNotFound();
-    if (!allowed.has(origin)) throw new AppError("cors.origin_not_allowed", `The origin ${origin} may not call this API from a browser.`);
+    if (origin === undefined || requestHeader(request, "access-control-request-method") === undefined)
+      return reply.callNotFound();
+    if (!allowed.has(origin))
+      throw new AppError("cors.origin_not_allowed", `The origin ${origin} may not call this API from a browser.`);
     return reply
       .code(204)
       .header("access-control-allow-methods", ALLOW_METHODS)

@@ -74,10 +74,18 @@ export function absentAsEmpty(body: unknown): unknown {
  * the API key's scope, body validation, handler; returns the checked payload or throws
  * the AppError to answer with.
  */
-export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: RpcHandler<R>, call: RpcCall): Promise<z.infer<R["response"]>> {
+export async function runRpc<R extends RpcRoute>(
+  edge: Edge,
+  route: R,
+  handler: RpcHandler<R>,
+  call: RpcCall,
+): Promise<z.infer<R["response"]>> {
   const { authenticator, natsUp, rateLimiter } = edge;
   // Every operation needs NATS; while it is away, say so at once instead of after a timeout.
-  if (!natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
+  if (!natsUp())
+    throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", {
+      retryAfterSeconds: 1,
+    });
   const tenant = await authenticator.resolveApp(call.appId);
   const caller = await authenticator.authenticate(tenant, call.credentials, route.auth, { ip: call.ip });
   if (caller) await rateLimiter.admit(caller, call.responseHeaders);
@@ -85,7 +93,9 @@ export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: 
   for (const scope of scopesOf(route)) requireScope(caller, scope);
   const parsed = route.request.safeParse(absentAsEmpty(call.body));
   if (!parsed.success) {
-    throw new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: zodIssues(parsed.error) } });
+    throw new AppError("request.invalid", "The request body does not match the schema.", {
+      details: { issues: zodIssues(parsed.error) },
+    });
   }
   const context = {
     app: tenant,
@@ -104,7 +114,10 @@ export async function runRpc<R extends RpcRoute>(edge: Edge, route: R, handler: 
 export function httpCall(request: FastifyRequest, reply: FastifyReply): RpcCall {
   return {
     appId: requestHeader(request, "x-app-id"),
-    credentials: { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") },
+    credentials: {
+      authorization: requestHeader(request, "authorization"),
+      apiKey: requestHeader(request, "x-api-key"),
+    },
     body: request.body,
     responseHeaders: reply,
     ip: request.ip,
@@ -119,7 +132,12 @@ export function httpCall(request: FastifyRequest, reply: FastifyReply): RpcCall 
  * Serves one RPC of the contract over HTTP, answering with the envelope.
  * The other methods on the same path answer 405 with `Allow: POST`.
  */
-export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge, route: R, handler: RpcHandler<R>): void {
+export function registerRpc<R extends RpcRoute>(
+  app: FastifyInstance,
+  edge: Edge,
+  route: R,
+  handler: RpcHandler<R>,
+): void {
   app.route({
     method: route.method,
     url: route.path,
@@ -134,7 +152,9 @@ export function registerRpc<R extends RpcRoute>(app: FastifyInstance, edge: Edge
     url: route.path,
     handler: async (_request, reply) => {
       reply.header("allow", route.method);
-      throw new AppError("route.method_not_allowed", `Use ${route.method} for this path.`, { details: { allow: [route.method] } });
+      throw new AppError("route.method_not_allowed", `Use ${route.method} for this path.`, {
+        details: { allow: [route.method] },
+      });
     },
   });
 }

@@ -1,6 +1,19 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "@opentelemetry/semantic-conventions";
-import { acceptedTraceparent, acceptedTracestate, type RequestTrace, SPAN_KIND, startSpan, traceIdOf, tracingOn, type TraceSpan } from "../../../shared/tracing/index.js";
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+} from "@opentelemetry/semantic-conventions";
+import {
+  acceptedTraceparent,
+  acceptedTracestate,
+  type RequestTrace,
+  SPAN_KIND,
+  startSpan,
+  traceIdOf,
+  tracingOn,
+  type TraceSpan,
+} from "../../../shared/tracing/index.js";
 import { requestHeader } from "./request-header.js";
 
 declare module "fastify" {
@@ -16,10 +29,22 @@ declare module "fastify" {
 const UNTRACED_ROUTES: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** The request's server span: named after its route's pattern, child of the caller's span when it sent one. */
-function startRequestSpan(request: FastifyRequest, traceparent: string | undefined, tracestate: string | undefined): TraceSpan | undefined {
+function startRequestSpan(
+  request: FastifyRequest,
+  traceparent: string | undefined,
+  tracestate: string | undefined,
+): TraceSpan | undefined {
   const route = request.routeOptions.url;
-  const attributes = route === undefined ? { [ATTR_HTTP_REQUEST_METHOD]: request.method } : { [ATTR_HTTP_REQUEST_METHOD]: request.method, [ATTR_HTTP_ROUTE]: route };
-  return startSpan(route === undefined ? request.method : `${request.method} ${route}`, SPAN_KIND.server, { traceparent, tracestate }, { ...attributes, "cjs.request_id": request.id });
+  const attributes =
+    route === undefined
+      ? { [ATTR_HTTP_REQUEST_METHOD]: request.method }
+      : { [ATTR_HTTP_REQUEST_METHOD]: request.method, [ATTR_HTTP_ROUTE]: route };
+  return startSpan(
+    route === undefined ? request.method : `${request.method} ${route}`,
+    SPAN_KIND.server,
+    { traceparent, tracestate },
+    { ...attributes, "cjs.request_id": request.id },
+  );
 }
 
 /**
@@ -36,9 +61,14 @@ export function traceRequests(app: FastifyInstance): void {
     reply.header("x-request-id", request.id);
     const received = acceptedTraceparent(requestHeader(request, "traceparent"));
     const tracestate = received === undefined ? undefined : acceptedTracestate(requestHeader(request, "tracestate"));
-    const span = tracingOn() && !UNTRACED_ROUTES.has(request.routeOptions.url ?? "") ? startRequestSpan(request, received, tracestate) : undefined;
+    const span =
+      tracingOn() && !UNTRACED_ROUTES.has(request.routeOptions.url ?? "")
+        ? startRequestSpan(request, received, tracestate)
+        : undefined;
     request.traceSpan = span;
-    request.trace = span ? { requestId: request.id, traceparent: span.traceparent, tracestate: span.tracestate } : { requestId: request.id, traceparent: received, tracestate };
+    request.trace = span
+      ? { requestId: request.id, traceparent: span.traceparent, tracestate: span.tracestate }
+      : { requestId: request.id, traceparent: received, tracestate };
     const { traceparent } = request.trace;
     if (traceparent === undefined) return;
     reply.header("traceparent", traceparent);

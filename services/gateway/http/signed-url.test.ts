@@ -43,10 +43,20 @@ describe("signed URLs", () => {
     for (const unused of [1, 2, 3]) {
       const altered = `${base}${alphabet[last ^ unused]}`;
       expect(Buffer.from(altered, "base64url")).toEqual(Buffer.from(signed.signature!, "base64url"));
-      expect(codeOf(() => signer.verify("GET", path, { ...signed, signature: altered }, PARAMS)), altered).toBe("url.signature_invalid");
+      expect(
+        codeOf(() => signer.verify("GET", path, { ...signed, signature: altered }, PARAMS)),
+        altered,
+      ).toBe("url.signature_invalid");
     }
-    for (const padded of [`${signed.signature}=`, `${signed.signature}.`, `${base.slice(0, 10)}!${base.slice(10)}${signed.signature!.at(-1)}`]) {
-      expect(codeOf(() => signer.verify("GET", path, { ...signed, signature: padded }, PARAMS)), padded).toBe("url.signature_invalid");
+    for (const padded of [
+      `${signed.signature}=`,
+      `${signed.signature}.`,
+      `${base.slice(0, 10)}!${base.slice(10)}${signed.signature!.at(-1)}`,
+    ]) {
+      expect(
+        codeOf(() => signer.verify("GET", path, { ...signed, signature: padded }, PARAMS)),
+        padded,
+      ).toBe("url.signature_invalid");
     }
     expect(codeOf(() => signer.verify("GET", path, signed, PARAMS))).toBeUndefined();
   });
@@ -55,8 +65,12 @@ describe("signed URLs", () => {
     const signed = query(signer.sign({ method: "GET", path, expiresAtMs: now + 60_000 }));
     expect(codeOf(() => signer.verify("GET", `${path}x`, signed, PARAMS))).toBe("url.signature_invalid");
     expect(codeOf(() => signer.verify("PUT", path, signed, PARAMS))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("GET", path, { ...signed, expires: String(Number(signed.expires) + 3600) }, PARAMS))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("GET", path, { ...signed, signature: `${signed.signature}A` }, PARAMS))).toBe("url.signature_invalid");
+    expect(
+      codeOf(() => signer.verify("GET", path, { ...signed, expires: String(Number(signed.expires) + 3600) }, PARAMS)),
+    ).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, signature: `${signed.signature}A` }, PARAMS))).toBe(
+      "url.signature_invalid",
+    );
     expect(codeOf(() => signer.verify("GET", path, {}, PARAMS))).toBe("url.signature_invalid");
   });
 
@@ -64,16 +78,26 @@ describe("signed URLs", () => {
     const prefix = "/api/compute/artifacts/upload/job_1/";
     const signed = query(signer.sign({ method: "PUT", path: prefix, expiresAtMs: now + 60_000, prefix: true }));
     expect(codeOf(() => signer.verify("PUT", `${prefix}report.pdf`, signed, PARAMS))).toBeUndefined();
-    expect(codeOf(() => signer.verify("PUT", "/api/compute/artifacts/upload/job_2/report.pdf", signed, PARAMS))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("PUT", `${prefix}report.pdf`, { ...signed, scope: undefined }, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("PUT", "/api/compute/artifacts/upload/job_2/report.pdf", signed, PARAMS))).toBe(
+      "url.signature_invalid",
+    );
+    expect(codeOf(() => signer.verify("PUT", `${prefix}report.pdf`, { ...signed, scope: undefined }, PARAMS))).toBe(
+      "url.signature_invalid",
+    );
   });
 
   it("refuse a parameter they were not signed with, or one given twice, even with a good signature", () => {
     const signed = query(signer.sign({ method: "GET", path, expiresAtMs: now + 60_000 }));
     expect(codeOf(() => signer.verify("GET", path, { ...signed, app_id: "local" }, PARAMS))).toBeUndefined();
-    expect(codeOf(() => signer.verify("GET", path, { ...signed, download: "1" }, PARAMS))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("GET", path, { ...signed, app_id: ["local", "other"] }, PARAMS))).toBe("url.signature_invalid");
-    expect(codeOf(() => signer.verify("GET", path, { ...signed, expires: [signed.expires, signed.expires] }, PARAMS))).toBe("url.signature_invalid");
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, download: "1" }, PARAMS))).toBe(
+      "url.signature_invalid",
+    );
+    expect(codeOf(() => signer.verify("GET", path, { ...signed, app_id: ["local", "other"] }, PARAMS))).toBe(
+      "url.signature_invalid",
+    );
+    expect(
+      codeOf(() => signer.verify("GET", path, { ...signed, expires: [signed.expires, signed.expires] }, PARAMS)),
+    ).toBe("url.signature_invalid");
     expect(codeOf(() => signer.verify("GET", path, { ...signed, "": "x" }, PARAMS))).toBe("url.signature_invalid");
   });
 });
@@ -87,7 +111,10 @@ describe("signed URLs across a key rotation", () => {
     const urls = urlSigner(keys, clock);
     const signed = query(urls.sign({ method: "GET", path, expiresAtMs: now + 600_000 }));
     expect(signed.kid).toBe("k1");
-    keys.replace({ signer: { kid: "k2", key: second, notAfterMs: null }, retired: [{ kid: "k1", key: first, notAfterMs: now + 60_000 }] });
+    keys.replace({
+      signer: { kid: "k2", key: second, notAfterMs: null },
+      retired: [{ kid: "k1", key: first, notAfterMs: now + 60_000 }],
+    });
     expect(query(urls.sign({ method: "GET", path, expiresAtMs: now + 600_000 })).kid).toBe("k2");
     expect(codeOf(() => urls.verify("GET", path, signed, PARAMS))).toBeUndefined();
     now += 60_000;
@@ -99,7 +126,10 @@ describe("signed URLs across a key rotation", () => {
     const urls = urlSigner(keys, clock);
     const signed = query(urls.sign({ method: "GET", path, expiresAtMs: now + 600_000 }));
     expect(signed).not.toHaveProperty("kid");
-    keys.replace({ signer: { kid: "k2", key: second, notAfterMs: null }, retired: [{ kid: "", key: legacy, notAfterMs: now + 60_000 }] });
+    keys.replace({
+      signer: { kid: "k2", key: second, notAfterMs: null },
+      retired: [{ kid: "", key: legacy, notAfterMs: now + 60_000 }],
+    });
     expect(codeOf(() => urls.verify("GET", path, signed, PARAMS))).toBeUndefined();
     // Naming the new key does not make the old signature pass.
     expect(codeOf(() => urls.verify("GET", path, { ...signed, kid: "k2" }, PARAMS))).toBe("url.signature_invalid");
@@ -109,7 +139,10 @@ describe("signed URLs across a key rotation", () => {
     const urls = urlSigner(new LiveRing(ringOfOne("k1", first)), clock);
     const signed = query(urls.sign({ method: "GET", path, expiresAtMs: now + 600_000 }));
     for (const kid of ["k9", "", "k 1", "x".repeat(65)]) {
-      expect(codeOf(() => urls.verify("GET", path, { ...signed, kid }, PARAMS)), kid).toBe("url.signature_invalid");
+      expect(
+        codeOf(() => urls.verify("GET", path, { ...signed, kid }, PARAMS)),
+        kid,
+      ).toBe("url.signature_invalid");
     }
     const { kid: _dropped, ...withoutKid } = signed;
     expect(codeOf(() => urls.verify("GET", path, withoutKid, PARAMS))).toBe("url.signature_invalid");

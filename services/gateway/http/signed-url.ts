@@ -49,15 +49,30 @@ export function urlSigner(keys: LiveRing<Buffer>, clock: Clock): UrlSigner {
     },
     verify(method, path, query, params) {
       // A name given twice reads as a list, so it is refused here too.
-      const foreign = Object.entries(query).some(([name, value]) => typeof value !== "string" || !(OWN_PARAMS.includes(name) || params.includes(name)));
-      if (foreign) throw new AppError("url.signature_invalid", "This URL carries a parameter it was not signed with, or one twice.");
+      const foreign = Object.entries(query).some(
+        ([name, value]) => typeof value !== "string" || !(OWN_PARAMS.includes(name) || params.includes(name)),
+      );
+      if (foreign)
+        throw new AppError(
+          "url.signature_invalid",
+          "This URL carries a parameter it was not signed with, or one twice.",
+        );
       const { expires, signature, scope, kid } = query;
-      if (typeof expires !== "string" || typeof signature !== "string" || !/^\d{1,12}$/.test(expires) || (kid !== undefined && !Kid.safeParse(kid).success)) {
+      if (
+        typeof expires !== "string" ||
+        typeof signature !== "string" ||
+        !/^\d{1,12}$/.test(expires) ||
+        (kid !== undefined && !Kid.safeParse(kid).success)
+      ) {
         throw new AppError("url.signature_invalid", "This URL is not a valid signed URL.");
       }
       // A key retired past its end, or removed, answers as a wrong signature: the URL proves nothing.
       const secret = acceptedKey(keys.current, typeof kid === "string" ? kid : "", clock.now());
-      if (secret === undefined) throw new AppError("url.signature_invalid", "This URL was signed with a key that is no longer accepted; ask for a new one.");
+      if (secret === undefined)
+        throw new AppError(
+          "url.signature_invalid",
+          "This URL was signed with a key that is no longer accepted; ask for a new one.",
+        );
       // With a prefix scope the signature covers the path minus its last segment.
       const signedScope = scope === "prefix" ? `${path.slice(0, path.lastIndexOf("/") + 1)}*` : path;
       const expected = digest(secret, method, signedScope, expires);
@@ -68,7 +83,8 @@ export function urlSigner(keys: LiveRing<Buffer>, clock: Clock): UrlSigner {
       if (!canonical || presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
         throw new AppError("url.signature_invalid", "This URL was altered or is not for this method and path.");
       }
-      if (Number(expires) * 1000 <= clock.now()) throw new AppError("url.expired", "This URL has expired; ask for a new one.");
+      if (Number(expires) * 1000 <= clock.now())
+        throw new AppError("url.expired", "This URL has expired; ask for a new one.");
     },
   };
 }

@@ -19,7 +19,11 @@ const API_KEY_CHALLENGE = 'ApiKey header="X-API-Key"';
  * a bearer token that was offered, why it failed (RFC 6750 §3.1). A request that offered
  * no bearer token gets the bare `Bearer` challenge, whatever else was wrong.
  */
-export function challengeOf(code: ErrorCode, accepts: RouteAuth | undefined, credentials: { authorization?: string | undefined; apiKey?: string | undefined }): string {
+export function challengeOf(
+  code: ErrorCode,
+  accepts: RouteAuth | undefined,
+  credentials: { authorization?: string | undefined; apiKey?: string | undefined },
+): string {
   if (accepts === "node") return API_KEY_CHALLENGE;
   const { authorization, apiKey } = credentials;
   if (!offersBearer(authorization)) return "Bearer";
@@ -32,5 +36,8 @@ export function challengeOf(code: ErrorCode, accepts: RouteAuth | undefined, cre
 
 /** The challenge for a 401 answered to `request`, from its route's `config.auth` and the credentials it sent. */
 export function challengeFor(code: ErrorCode, request: FastifyRequest): string {
-  return challengeOf(code, request.routeOptions.config.auth, { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") });
+  return challengeOf(code, request.routeOptions.config.auth, {
+    authorization: requestHeader(request, "authorization"),
+    apiKey: requestHeader(request, "x-api-key"),
+  });
 }

@@ -8,12 +8,18 @@ const scope = { app_id: "local", business_id: "biz_0000000000000000000A" };
 describe("readIdempotencyKey", () => {
   it("answers undefined without the header, and the key when it is 1 to 255 printable ASCII characters", () => {
     expect(readIdempotencyKey(header(undefined))).toBeUndefined();
-    for (const key of ["a", " ", "~", "k".repeat(255), "order 42/retry#1"]) expect(readIdempotencyKey(header(key))).toBe(key);
+    for (const key of ["a", " ", "~", "k".repeat(255), "order 42/retry#1"])
+      expect(readIdempotencyKey(header(key))).toBe(key);
   });
 
   it("refuses any other value with request.invalid naming the header", () => {
     for (const key of ["", "k".repeat(256), "a\tb", "clé", "\u007f", "日本"]) {
-      expect(() => readIdempotencyKey(header(key)), JSON.stringify(key)).toThrow(expect.objectContaining({ code: "request.invalid", details: { issues: [expect.objectContaining({ path: "Idempotency-Key" })] } }));
+      expect(() => readIdempotencyKey(header(key)), JSON.stringify(key)).toThrow(
+        expect.objectContaining({
+          code: "request.invalid",
+          details: { issues: [expect.objectContaining({ path: "Idempotency-Key" })] },
+        }),
+      );
     }
   });
 });
@@ -34,7 +40,9 @@ describe("requestFingerprint", () => {
     const body = { type: "shell", command: ["echo", "hi"], resources: { cpu: 1, memory_mb: 512 } };
     const reordered = { resources: { memory_mb: 512, cpu: 1 }, command: ["echo", "hi"], type: "shell" };
     expect(requestFingerprint("/submit", reordered)).toBe(requestFingerprint("/submit", body));
-    expect(requestFingerprint("/submit", { ...body, command: ["hi", "echo"] })).not.toBe(requestFingerprint("/submit", body));
+    expect(requestFingerprint("/submit", { ...body, command: ["hi", "echo"] })).not.toBe(
+      requestFingerprint("/submit", body),
+    );
     expect(requestFingerprint("/retry", body)).not.toBe(requestFingerprint("/submit", body));
   });
 });

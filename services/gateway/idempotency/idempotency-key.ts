@@ -9,7 +9,9 @@ export function readIdempotencyKey(requestHeader: (name: string) => string | und
   if (value === undefined) return undefined;
   if (!IDEMPOTENCY_KEY_FORMAT.test(value)) {
     throw new AppError("request.invalid", "The Idempotency-Key header must be 1 to 255 printable ASCII characters.", {
-      details: { issues: [{ path: IDEMPOTENCY_KEY_HEADER, message: "1 to 255 printable ASCII characters (0x20 to 0x7E)" }] },
+      details: {
+        issues: [{ path: IDEMPOTENCY_KEY_HEADER, message: "1 to 255 printable ASCII characters (0x20 to 0x7E)" }],
+      },
     });
   }
   return value;

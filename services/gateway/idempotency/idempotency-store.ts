@@ -3,7 +3,13 @@ import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import { AppError } from "../../../shared/errors/index.js";
-import { BUCKETS, ensureBuckets, JsonBucket, type TopologyOptions, type Versioned } from "../../../shared/nats/index.js";
+import {
+  BUCKETS,
+  ensureBuckets,
+  JsonBucket,
+  type TopologyOptions,
+  type Versioned,
+} from "../../../shared/nats/index.js";
 
 /** What the first request with one Idempotency-Key asked, and (a retry, once done) answered. */
 export const IdempotencyRecord = z.looseObject({
@@ -69,16 +75,27 @@ export class IdempotencyStore {
         // A key given back is the next request's to reclaim, whatever its body.
         if (found.value.released === true) return { record: found, first: false };
         if (found.value.route !== fresh.route || found.value.fingerprint !== fresh.fingerprint) {
-          throw new AppError("idempotency.key_reused", "This Idempotency-Key was used for another request in the last 24 h; use a new key for a new request.");
+          throw new AppError(
+            "idempotency.key_reused",
+            "This Idempotency-Key was used for another request in the last 24 h; use a new key for a new request.",
+          );
         }
         return { record: found, first: false };
       }
-      if (tryNumber >= CLAIM_TRIES) throw new AppError("service.unavailable", "The Idempotency-Key record is changing too fast; try again.", { retryAfterSeconds: 1 });
+      if (tryNumber >= CLAIM_TRIES)
+        throw new AppError("service.unavailable", "The Idempotency-Key record is changing too fast; try again.", {
+          retryAfterSeconds: 1,
+        });
     }
   }
 
   /** Hands a stale claim to `holder` by compare-and-set; null when another request changed the record first. */
-  async takeOver(key: string, stale: Versioned<IdempotencyRecord>, holder: string, nowMs: number): Promise<Versioned<IdempotencyRecord> | null> {
+  async takeOver(
+    key: string,
+    stale: Versioned<IdempotencyRecord>,
+    holder: string,
+    nowMs: number,
+  ): Promise<Versioned<IdempotencyRecord> | null> {
     const value = { ...stale.value, holder, claimed_at: nowMs };
     const revision = await this.bucket.update(key, value, stale.revision);
     return revision === null ? null : { value, revision };
@@ -94,7 +111,9 @@ export class IdempotencyStore {
    * and a repeat acts on it at once instead of waiting for an answer that will not come.
    */
   async abandon(key: string, holder: string): Promise<void> {
-    await this.bucket.mutate(key, (record) => (record.holder === holder && record.answer === null ? { ...record, claimed_at: 0 } : undefined));
+    await this.bucket.mutate(key, (record) =>
+      record.holder === holder && record.answer === null ? { ...record, claimed_at: 0 } : undefined,
+    );
   }
 
   /**
@@ -103,7 +122,9 @@ export class IdempotencyStore {
    * knows no `released`, treat it as a claim given up and submit under its `job_id`.
    */
   async release(key: string, holder: string): Promise<void> {
-    await this.bucket.mutate(key, (record) => (record.holder === holder && record.answer === null ? { ...record, released: true, claimed_at: 0 } : undefined));
+    await this.bucket.mutate(key, (record) =>
+      record.holder === holder && record.answer === null ? { ...record, released: true, claimed_at: 0 } : undefined,
+    );
   }
 
   /**
@@ -111,10 +132,19 @@ export class IdempotencyStore {
    * operation and body it keeps the record's `job_id` (a repeat may have made that job);
    * with another it starts afresh. Null when another request changed the record first.
    */
-  async reclaim(key: string, released: Versioned<IdempotencyRecord>, fresh: IdempotencyRecord): Promise<Versioned<IdempotencyRecord> | null> {
+  async reclaim(
+    key: string,
+    released: Versioned<IdempotencyRecord>,
+    fresh: IdempotencyRecord,
+  ): Promise<Versioned<IdempotencyRecord> | null> {
     const same = released.value.route === fresh.route && released.value.fingerprint === fresh.fingerprint;
     const { released: _given, ...kept } = released.value;
-    const value: IdempotencyRecord = { ...kept, ...fresh, job_id: same ? released.value.job_id : fresh.job_id, answer: null };
+    const value: IdempotencyRecord = {
+      ...kept,
+      ...fresh,
+      job_id: same ? released.value.job_id : fresh.job_id,
+      answer: null,
+    };
     const revision = await this.bucket.update(key, value, released.revision);
     return revision === null ? null : { value, revision };
   }

@@ -24,18 +24,29 @@ export function idempotentRetry(gw: GatewayContext): RpcHandler<typeof route> {
     if (key === undefined) return plain(body, context);
     const { log, responseHeaders } = context;
     const recordKey = idempotencyRecordKey(context.caller, key);
-    const standing = await settleKey(gw, recordKey, { route: route.path, fingerprint: requestFingerprint(route.path, body), job_id: null }, { takeOver: true });
+    const standing = await settleKey(
+      gw,
+      recordKey,
+      { route: route.path, fingerprint: requestFingerprint(route.path, body), job_id: null },
+      { takeOver: true },
+    );
     if (standing.kind === "answered") {
       responseHeaders.header(IDEMPOTENT_REPLAYED_HEADER, "true");
       return JobPayload.parse(standing.answer);
     }
     if (standing.kind === "unsettled") {
-      throw new AppError("idempotency.in_progress", "A request with this Idempotency-Key is still being served; try again shortly for its answer.", { retryAfterSeconds: 1 });
+      throw new AppError(
+        "idempotency.in_progress",
+        "A request with this Idempotency-Key is still being served; try again shortly for its answer.",
+        { retryAfterSeconds: 1 },
+      );
     }
     const warn = (message: string) => (error: unknown) => log.warn({ err: error }, message);
     try {
       const answer = await plain(body, context);
-      await gw.idempotency.complete(recordKey, standing.holder, answer).catch(warn("could not store an idempotent answer"));
+      await gw.idempotency
+        .complete(recordKey, standing.holder, answer)
+        .catch(warn("could not store an idempotent answer"));
       return answer;
     } catch (error) {
       await gw.idempotency.release(recordKey, standing.holder).catch(warn("could not give an Idempotency-Key back"));

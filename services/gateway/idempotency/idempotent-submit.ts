@@ -36,7 +36,11 @@ export function idempotentSubmit(gw: GatewayContext): RpcHandler<typeof route> {
     if (key === undefined || body.dry_run) return plain(body, context);
     const { caller, trace, log, responseHeaders } = context;
     const recordKey = idempotencyRecordKey(caller, key);
-    const request = { route: route.path, fingerprint: requestFingerprint(route.path, body), job_id: newJobId(gw.clock.now()) };
+    const request = {
+      route: route.path,
+      fingerprint: requestFingerprint(route.path, body),
+      job_id: newJobId(gw.clock.now()),
+    };
     const standing = await settleKey(gw, recordKey, request, { takeOver: false });
     if (standing.kind === "answered") {
       responseHeaders.header(IDEMPOTENT_REPLAYED_HEADER, "true");
@@ -52,11 +56,17 @@ export function idempotentSubmit(gw: GatewayContext): RpcHandler<typeof route> {
     const warn = (message: string) => (error: unknown) => log.warn({ err: error }, message);
     try {
       const answer = await submit();
-      await gw.idempotency.complete(recordKey, standing.holder, answer).catch(warn("could not store an idempotent answer"));
+      await gw.idempotency
+        .complete(recordKey, standing.holder, answer)
+        .catch(warn("could not store an idempotent answer"));
       return answer;
     } catch (error) {
-      if (refusedBeforeCreate(error)) await gw.idempotency.release(recordKey, standing.holder).catch(warn("could not give an Idempotency-Key back"));
-      else await gw.idempotency.abandon(recordKey, standing.holder).catch(warn("could not mark an Idempotency-Key unsettled"));
+      if (refusedBeforeCreate(error))
+        await gw.idempotency.release(recordKey, standing.holder).catch(warn("could not give an Idempotency-Key back"));
+      else
+        await gw.idempotency
+          .abandon(recordKey, standing.holder)
+          .catch(warn("could not mark an Idempotency-Key unsettled"));
       throw error;
     }
   };

@@ -41,7 +41,10 @@ export interface TokenIssuer {
  */
 export function createTokenIssuer(keys: LiveRing<JwtKey>, options: TokenIssuerOptions): TokenIssuer {
   const nowSeconds = () => Math.floor(options.clock.now() / 1000);
-  const accepted = () => [keys.current.signer, ...keys.current.retired.filter(({ kid }) => acceptedKey(keys.current, kid, options.clock.now()) !== undefined)];
+  const accepted = () => [
+    keys.current.signer,
+    ...keys.current.retired.filter(({ kid }) => acceptedKey(keys.current, kid, options.clock.now()) !== undefined),
+  ];
 
   return {
     ttlSeconds: options.ttlSeconds,
@@ -73,13 +76,20 @@ export function createTokenIssuer(keys: LiveRing<JwtKey>, options: TokenIssuerOp
           currentDate: new Date(options.clock.now()),
         });
         const { sub, app_id, business_id, role, sid } = payload as Record<string, unknown>;
-        if (typeof sub !== "string" || typeof app_id !== "string" || typeof business_id !== "string" || typeof sid !== "string" || (role !== "admin" && role !== "member")) {
+        if (
+          typeof sub !== "string" ||
+          typeof app_id !== "string" ||
+          typeof business_id !== "string" ||
+          typeof sid !== "string" ||
+          (role !== "admin" && role !== "member")
+        ) {
           throw new Error("claims missing");
         }
         return { sub, app_id, business_id, role, sid };
       } catch (error) {
         // jose checks `exp` only after the signature, issuer and audience hold: a forged or garbled token never reads as expired.
-        if (error instanceof errors.JWTExpired) throw new AppError("auth.token_expired", "The bearer token has expired; refresh it or sign in again.");
+        if (error instanceof errors.JWTExpired)
+          throw new AppError("auth.token_expired", "The bearer token has expired; refresh it or sign in again.");
         throw new AppError("auth.invalid_credentials", "The bearer token is invalid; sign in again or refresh it.");
       }
     },

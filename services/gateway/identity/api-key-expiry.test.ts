@@ -22,11 +22,17 @@ describe("a new key's expiry", () => {
 
   it("is the requested time when it lies in the future and within the maximum (the maximum itself included)", () => {
     expect(keyExpiry("2027-01-01T00:00:00Z", NOW, undefined)).toBe("2027-01-01T00:00:00.000Z");
-    expect(keyExpiry(new Date(NOW + 30 * DAY_MS).toISOString(), NOW, 30)).toBe(new Date(NOW + 30 * DAY_MS).toISOString());
+    expect(keyExpiry(new Date(NOW + 30 * DAY_MS).toISOString(), NOW, 30)).toBe(
+      new Date(NOW + 30 * DAY_MS).toISOString(),
+    );
   });
 
   it("refuses now, the past and beyond the maximum with request.invalid on expires_at", () => {
-    for (const [requested, max] of [[new Date(NOW).toISOString(), undefined], ["2020-01-01T00:00:00Z", 30], [new Date(NOW + 30 * DAY_MS + 1).toISOString(), 30]] as const) {
+    for (const [requested, max] of [
+      [new Date(NOW).toISOString(), undefined],
+      ["2020-01-01T00:00:00Z", 30],
+      [new Date(NOW + 30 * DAY_MS + 1).toISOString(), 30],
+    ] as const) {
       const error = refusal(() => keyExpiry(requested, NOW, max));
       expect(error?.code).toBe("request.invalid");
       expect(error?.details).toMatchObject({ issues: [{ path: "expires_at" }] });

@@ -3,7 +3,9 @@ import { AppError } from "../../../shared/errors/index.js";
 const DAY_MS = 86_400_000;
 
 function refused(message: string): AppError {
-  return new AppError("request.invalid", "The request body does not match the schema.", { details: { issues: [{ path: "expires_at", message }] } });
+  return new AppError("request.invalid", "The request body does not match the schema.", {
+    details: { issues: [{ path: "expires_at", message }] },
+  });
 }
 
 /**
@@ -16,7 +18,8 @@ export function keyExpiry(requested: string | undefined, nowMs: number, maxTtlDa
   if (requested === undefined) return latestMs === null ? null : new Date(latestMs).toISOString();
   const atMs = Date.parse(requested);
   if (atMs <= nowMs) throw refused("a time in the future");
-  if (latestMs !== null && atMs > latestMs) throw refused(`at most ${maxTtlDays} days from now (CJS_API_KEY_MAX_TTL_DAYS)`);
+  if (latestMs !== null && atMs > latestMs)
+    throw refused(`at most ${maxTtlDays} days from now (CJS_API_KEY_MAX_TTL_DAYS)`);
   return new Date(atMs).toISOString();
 }
 

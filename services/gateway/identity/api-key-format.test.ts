@@ -29,7 +29,10 @@ describe("API key format", () => {
     expect(parseApiKey(altered)).toBeNull();
   });
 
-  it.each(["", "cjs_", "xyz_" + "a".repeat(58), mintApiKey().key + "x", "Bearer something"])("refuses malformed text %j", (text) => {
-    expect(parseApiKey(text)).toBeNull();
-  });
+  it.each(["", "cjs_", "xyz_" + "a".repeat(58), mintApiKey().key + "x", "Bearer something"])(
+    "refuses malformed text %j",
+    (text) => {
+      expect(parseApiKey(text)).toBeNull();
+    },
+  );
 });

@@ -9,7 +9,9 @@ const ID_LENGTH = 20;
 /** 32 base62 characters: 190 bits of randomness. */
 const SECRET_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
-const BODY = new RegExp(`^${API_KEY_PREFIX}_([0-9A-Za-z]{${ID_LENGTH}})([0-9A-Za-z]{${SECRET_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`);
+const BODY = new RegExp(
+  `^${API_KEY_PREFIX}_([0-9A-Za-z]{${ID_LENGTH}})([0-9A-Za-z]{${SECRET_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`,
+);
 
 function checksum(text: string): string {
   return toBase62(crc32(text), CHECKSUM_LENGTH);

@@ -10,5 +10,9 @@ import type { Caller } from "./authenticator.js";
 export function requireScope(caller: Caller | null, scope: Scope | null): void {
   if (caller?.credential.kind !== "api_key") return;
   if (grantsScope(caller.credential.key.scopes, scope)) return;
-  throw new AppError("auth.scope_missing", `This API key does not hold the scope ${scope}, which this operation needs.`, { details: { scope } });
+  throw new AppError(
+    "auth.scope_missing",
+    `This API key does not hold the scope ${scope}, which this operation needs.`,
+    { details: { scope } },
+  );
 }

@@ -12,10 +12,18 @@ const SPEND_TIMEOUT_MS = 1000;
  * What billing charged each key of the caller's business this month, or null when billing
  * does not answer: a key list still answers then, without the spend.
  */
-export async function keySpendThisMonth(gw: GatewayContext, caller: Caller, trace: RequestTrace, log: FastifyBaseLogger): Promise<KeySpendReply | null> {
+export async function keySpendThisMonth(
+  gw: GatewayContext,
+  caller: Caller,
+  trace: RequestTrace,
+  log: FastifyBaseLogger,
+): Promise<KeySpendReply | null> {
   const command: KeySpendCommand = { caller: { app_id: caller.app_id, business_id: caller.business_id } };
   try {
-    return await requestRpc(gw.nc, subjects.creditKeySpend(), command, KeySpendReply, { timeoutMs: SPEND_TIMEOUT_MS, trace });
+    return await requestRpc(gw.nc, subjects.creditKeySpend(), command, KeySpendReply, {
+      timeoutMs: SPEND_TIMEOUT_MS,
+      trace,
+    });
   } catch (error) {
     log.warn({ err: error }, "could not read the API keys' spend from billing; listing keys without it");
     return null;

@@ -57,7 +57,13 @@ export class Authenticator {
   private connected = true;
 
   constructor(
-    private readonly deps: { nc: NatsConnection; store: IdentityStore; tokens: TokenIssuer; clock: Clock; logger: Logger },
+    private readonly deps: {
+      nc: NatsConnection;
+      store: IdentityStore;
+      tokens: TokenIssuer;
+      clock: Clock;
+      logger: Logger;
+    },
   ) {}
 
   async start(): Promise<void> {
@@ -97,7 +103,8 @@ export class Authenticator {
 
   /** The application named by `X-App-ID`. */
   async resolveApp(header: string | undefined): Promise<AppRecord> {
-    if (header === undefined || header === "") throw new AppError("app.missing", "Send the X-App-ID header with your application id.");
+    if (header === undefined || header === "")
+      throw new AppError("app.missing", "Send the X-App-ID header with your application id.");
     if (!isId("app", header)) throw new AppError("app.unknown", "X-App-ID does not name a known application.");
     const app = await this.cached(this.apps, header, () => this.deps.store.apps.get(header));
     if (!app) throw new AppError("app.unknown", "X-App-ID does not name a known application.");
@@ -105,22 +112,39 @@ export class Authenticator {
   }
 
   /** The caller of a route that needs a credential; `null` for public routes. */
-  async authenticate(app: AppRecord, headers: CredentialHeaders, auth: RouteAuth, origin: RequestOrigin): Promise<Caller | null> {
+  async authenticate(
+    app: AppRecord,
+    headers: CredentialHeaders,
+    auth: RouteAuth,
+    origin: RequestOrigin,
+  ): Promise<Caller | null> {
     if (auth === "public") return null;
     const { authorization, apiKey } = headers;
-    if (authorization !== undefined && apiKey !== undefined) throw invalid("Send one credential: Authorization or X-API-Key, not both.");
+    if (authorization !== undefined && apiKey !== undefined)
+      throw invalid("Send one credential: Authorization or X-API-Key, not both.");
     if (authorization !== undefined) {
-      if (auth === "node") throw new AppError("permission.denied", "This operation takes the node's own key (X-API-Key, returned by register).");
+      if (auth === "node")
+        throw new AppError(
+          "permission.denied",
+          "This operation takes the node's own key (X-API-Key, returned by register).",
+        );
       return this.fromBearer(app, authorization);
     }
     if (apiKey !== undefined) {
-      if (auth === "jwt") throw new AppError("auth.jwt_required", "This operation needs a signed-in session (Authorization: Bearer); an API key cannot perform it.");
+      if (auth === "jwt")
+        throw new AppError(
+          "auth.jwt_required",
+          "This operation needs a signed-in session (Authorization: Bearer); an API key cannot perform it.",
+        );
       const caller = await this.fromApiKey(app, apiKey, origin);
       if (caller.credential.kind === "node_key" && auth === "user") {
         throw new AppError("permission.denied", "A node key works only on node-plane operations.");
       }
       if (caller.credential.kind === "api_key" && auth === "node") {
-        throw new AppError("permission.denied", "This operation takes the node's own key (returned by register), not a user's key.");
+        throw new AppError(
+          "permission.denied",
+          "This operation takes the node's own key (returned by register), not a user's key.",
+        );
       }
       return caller;
     }
@@ -139,7 +163,8 @@ export class Authenticator {
     }
     // The role and status come from the user's record as it is now, not from the token's claims.
     const user = await this.userOf(app, claims.sub);
-    if (!user || session.user_id !== user.user_id || endedByUser(session, user)) throw invalid("The session of this token has ended; sign in again.");
+    if (!user || session.user_id !== user.user_id || endedByUser(session, user))
+      throw invalid("The session of this token has ended; sign in again.");
     return {
       app_id: user.app_id,
       business_id: user.business_id,
@@ -154,15 +179,27 @@ export class Authenticator {
     if (!parsed) throw invalid("The API key is not valid.");
     const record = await this.cached(this.keys, parsed.keyId, () => this.deps.store.apiKeys.get(parsed.keyId));
     // Each check answers the same, so a caller learns nothing about which one failed.
-    if (!record || !apiKeyMatches(presented.trim(), record.key_hash) || record.revoked_at !== null || record.app_id !== app.app_id) {
+    if (
+      !record ||
+      !apiKeyMatches(presented.trim(), record.key_hash) ||
+      record.revoked_at !== null ||
+      record.app_id !== app.app_id
+    ) {
       throw invalid("The API key is not valid.");
     }
     if (hasExpired(record.expires_at, this.deps.clock.now())) {
       // Only the holder of the real key learns it expired; a node's rotated-out key answers as the agent expects.
       if (record.kind === "node") throw invalid("The API key is not valid.");
-      throw new AppError("auth.key_expired", "This API key has expired; mint a new one.", { details: { expired_at: record.expires_at } });
+      throw new AppError("auth.key_expired", "This API key has expired; mint a new one.", {
+        details: { expired_at: record.expires_at },
+      });
     }
-    const owner = { app_id: record.app_id, business_id: record.business_id, user_id: record.user_id, role: record.role };
+    const owner = {
+      app_id: record.app_id,
+      business_id: record.business_id,
+      user_id: record.user_id,
+      role: record.role,
+    };
     // A node's key keeps working whatever becomes of the user who registered the node.
     if (record.kind === "node" && record.node_id !== null) {
       this.touch(record.key_id, origin.ip);
@@ -171,7 +208,11 @@ export class Authenticator {
     const user = await this.userOf(app, record.user_id);
     if (!user) throw invalid("The API key is not valid.");
     this.touch(record.key_id, origin.ip);
-    return { ...owner, role: lowerRole(record.role, user.role), credential: { kind: "api_key", key_id: record.key_id, key: record } };
+    return {
+      ...owner,
+      role: lowerRole(record.role, user.role),
+      credential: { kind: "api_key", key_id: record.key_id, key: record },
+    };
   }
 
   /** The user as it is now, or null when it is gone, of another app or disabled. */
@@ -187,17 +228,27 @@ export class Authenticator {
     if (now - (this.lastUsedWrites.get(keyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
     this.lastUsedWrites.set(keyId, now);
     this.deps.store.apiKeys
-      .mutate(keyId, (key) => (key.revoked_at === null ? { ...key, last_used_at: new Date(now).toISOString(), last_used_ip: ip } : undefined))
-      .catch((error: unknown) => this.deps.logger.warn({ err: error, key_id: keyId }, "could not record last use of an API key"));
+      .mutate(keyId, (key) =>
+        key.revoked_at === null ? { ...key, last_used_at: new Date(now).toISOString(), last_used_ip: ip } : undefined,
+      )
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ err: error, key_id: keyId }, "could not record last use of an API key"),
+      );
   }
 
-  private async cached<V>(cache: InvalidatedCache<V>, key: string, load: () => Promise<{ value: V } | null>): Promise<V | null> {
+  private async cached<V>(
+    cache: InvalidatedCache<V>,
+    key: string,
+    load: () => Promise<{ value: V } | null>,
+  ): Promise<V | null> {
     try {
       if (!this.connected) return (await load())?.value ?? null;
       return await cache.get(key, async () => (await load())?.value ?? null);
     } catch (error) {
       this.deps.logger.warn({ err: error }, "identity lookup failed");
-      throw new AppError("service.unavailable", "The identity store is unreachable; try again shortly.", { retryAfterSeconds: 1 });
+      throw new AppError("service.unavailable", "The identity store is unreachable; try again shortly.", {
+        retryAfterSeconds: 1,
+      });
     }
   }
 

@@ -33,7 +33,10 @@ export class LoginGuard {
   async check(keys: GuardKey[]): Promise<void> {
     const now = this.clock.now();
     const records = await Promise.all(keys.map(({ key }) => this.bucket.get(key)));
-    const until = Math.max(0, ...records.map((entry) => (entry ? Math.max(entry.value.next_try_at, entry.value.locked_until) : 0)));
+    const until = Math.max(
+      0,
+      ...records.map((entry) => (entry ? Math.max(entry.value.next_try_at, entry.value.locked_until) : 0)),
+    );
     if (until > now) {
       throw new AppError("auth.too_many_attempts", "Too many failed attempts; wait before trying again.", {
         retryAfterSeconds: Math.ceil((until - now) / 1000),
@@ -56,7 +59,8 @@ export class LoginGuard {
       const failures = (record?.failures ?? 0) + 1;
       const now = this.clock.now();
       const { slowAfterFailures, lockAfterFailures, lockSeconds } = policy;
-      const delay = failures >= slowAfterFailures ? Math.min(MAX_DELAY_MS, 1000 * 2 ** (failures - slowAfterFailures)) : 0;
+      const delay =
+        failures >= slowAfterFailures ? Math.min(MAX_DELAY_MS, 1000 * 2 ** (failures - slowAfterFailures)) : 0;
       return {
         ...record,
         failures,

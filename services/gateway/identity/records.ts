@@ -25,26 +25,28 @@ export type UserRecord = z.infer<typeof UserRecord>;
 /** The index entry that makes an e-mail unique within an app. */
 export const UserEmailRecord = z.object({ user_id: z.string() });
 
-export const ApiKeyRecord = ApiKeySummary.omit({ spent_credits_this_month: true }).extend({
-  /** A user's key, or a node's own key (minted by register and rotate-key). */
-  kind: z.enum(["user", "node"]).default("user"),
-  /** The node a node key belongs to. */
-  node_id: z.string().nullable().default(null),
-  /** The minting user's role when the key was made; the key acts with it. */
-  role: z.enum(["admin", "member"]).default("member"),
-  /** When the key stops working (a user's key past its expiry, a node's rotated-out key); null: never. */
-  expires_at: z.string().nullable().default(null),
-  /** A user key's scopes; null (and absent, in records older than scopes): every scope. Strings, so a scope added later survives an older replica. */
-  scopes: z.array(z.string()).nullable().default(null),
-  last_used_ip: z.string().nullable().default(null),
-  budget_credits_per_month: z.number().nullable().default(null),
-  app_id: z.string(),
-  business_id: z.string(),
-  /** The user who minted it (for a node key: who registered the node). */
-  user_id: z.string(),
-  /** SHA-256 of the whole key; the key itself is never stored. */
-  key_hash: z.string(),
-}).loose();
+export const ApiKeyRecord = ApiKeySummary.omit({ spent_credits_this_month: true })
+  .extend({
+    /** A user's key, or a node's own key (minted by register and rotate-key). */
+    kind: z.enum(["user", "node"]).default("user"),
+    /** The node a node key belongs to. */
+    node_id: z.string().nullable().default(null),
+    /** The minting user's role when the key was made; the key acts with it. */
+    role: z.enum(["admin", "member"]).default("member"),
+    /** When the key stops working (a user's key past its expiry, a node's rotated-out key); null: never. */
+    expires_at: z.string().nullable().default(null),
+    /** A user key's scopes; null (and absent, in records older than scopes): every scope. Strings, so a scope added later survives an older replica. */
+    scopes: z.array(z.string()).nullable().default(null),
+    last_used_ip: z.string().nullable().default(null),
+    budget_credits_per_month: z.number().nullable().default(null),
+    app_id: z.string(),
+    business_id: z.string(),
+    /** The user who minted it (for a node key: who registered the node). */
+    user_id: z.string(),
+    /** SHA-256 of the whole key; the key itself is never stored. */
+    key_hash: z.string(),
+  })
+  .loose();
 export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>;
 
 /** The business index entry of a user (the KV key says it all). */

@@ -110,7 +110,8 @@ export class Sessions {
     const result = { ended: false };
     await this.bucket.mutate(parts.sessionId, (session) => {
       result.ended = false;
-      if (session.app_id !== appId || !this.isLive(session) || !digestsEqual(session.token_hash, parts.secretHash)) return undefined;
+      if (session.app_id !== appId || !this.isLive(session) || !digestsEqual(session.token_hash, parts.secretHash))
+        return undefined;
       result.ended = true;
       return { ...session, ended_at: new Date(this.clock.now()).toISOString(), end_reason: "logout" };
     });

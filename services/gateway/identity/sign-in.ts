@@ -7,7 +7,13 @@ import { isDisabled } from "./users.js";
 
 /** Issues the access token of a session for a user. */
 export async function accessTokenFor(gw: GatewayContext, user: UserRecord, sessionId: string): Promise<string> {
-  return gw.tokens.issue({ sub: user.user_id, app_id: user.app_id, business_id: user.business_id, role: user.role, sid: sessionId });
+  return gw.tokens.issue({
+    sub: user.user_id,
+    app_id: user.app_id,
+    business_id: user.business_id,
+    role: user.role,
+    sid: sessionId,
+  });
 }
 
 /**
@@ -22,7 +28,11 @@ export async function signIn(gw: GatewayContext, user: UserRecord): Promise<Toke
   );
   // The generation as written: a change that ended the user's sessions before this write ends none started after it.
   const generation = (stored?.value ?? user).session_generation;
-  const { sessionId, refreshToken } = await gw.sessions.start({ app_id: user.app_id, user_id: user.user_id, generation });
+  const { sessionId, refreshToken } = await gw.sessions.start({
+    app_id: user.app_id,
+    user_id: user.user_id,
+    generation,
+  });
   return {
     access_token: await accessTokenFor(gw, user, sessionId),
     refresh_token: refreshToken,
@@ -32,17 +42,30 @@ export async function signIn(gw: GatewayContext, user: UserRecord): Promise<Toke
 }
 
 /** The login guard's counters: the account (per app and e-mail) first, then the client address. */
-export function guardKeys(gw: GatewayContext, appId: string, email: string, ip: string): [account: GuardKey, address: GuardKey] {
+export function guardKeys(
+  gw: GatewayContext,
+  appId: string,
+  email: string,
+  ip: string,
+): [account: GuardKey, address: GuardKey] {
   const { config } = gw;
   const lockSeconds = config.CJS_LOGIN_LOCK_SECONDS;
   return [
     {
       key: kvKey("acct", appId, email),
-      policy: { slowAfterFailures: config.CJS_LOGIN_SLOW_AFTER_FAILURES, lockAfterFailures: config.CJS_LOGIN_LOCK_AFTER_FAILURES, lockSeconds },
+      policy: {
+        slowAfterFailures: config.CJS_LOGIN_SLOW_AFTER_FAILURES,
+        lockAfterFailures: config.CJS_LOGIN_LOCK_AFTER_FAILURES,
+        lockSeconds,
+      },
     },
     {
       key: kvKey("addr", ip),
-      policy: { slowAfterFailures: config.CJS_LOGIN_ADDRESS_SLOW_AFTER_FAILURES, lockAfterFailures: config.CJS_LOGIN_ADDRESS_LOCK_AFTER_FAILURES, lockSeconds },
+      policy: {
+        slowAfterFailures: config.CJS_LOGIN_ADDRESS_SLOW_AFTER_FAILURES,
+        lockAfterFailures: config.CJS_LOGIN_ADDRESS_LOCK_AFTER_FAILURES,
+        lockSeconds,
+      },
     },
   ];
 }

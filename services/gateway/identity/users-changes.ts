@@ -16,7 +16,8 @@ export interface UserScope {
 
 /** Business-admin-only operations refuse members. */
 export function requireBusinessAdmin(caller: Caller): void {
-  if (caller.role !== "admin") throw new AppError("permission.denied", "Only an admin of the business can manage its users.");
+  if (caller.role !== "admin")
+    throw new AppError("permission.denied", "Only an admin of the business can manage its users.");
 }
 
 function isActiveAdmin(user: Pick<UserRecord, "role" | "status">): boolean {
@@ -28,7 +29,14 @@ function applied(user: UserRecord, change: UserChange): UserRecord | undefined {
   switch (change.kind) {
     case "disable":
       // Disabling ends every session, so enabling later does not bring old ones back.
-      return isDisabled(user) ? undefined : { ...user, status: "disabled", status_before_disable: user.status === "invited" ? "invited" : "active", ...endSessionsOfUser(user) };
+      return isDisabled(user)
+        ? undefined
+        : {
+            ...user,
+            status: "disabled",
+            status_before_disable: user.status === "invited" ? "invited" : "active",
+            ...endSessionsOfUser(user),
+          };
     case "enable":
       return isDisabled(user) ? { ...user, status: user.status_before_disable ?? "active" } : undefined;
     case "set_role":
@@ -42,7 +50,10 @@ async function activeAdminsOf(gw: GatewayContext, user: UserRecord): Promise<Use
 }
 
 function lastAdmin(): AppError {
-  return new AppError("user.last_admin", "The business would be left without an active admin; make another user admin first.");
+  return new AppError(
+    "user.last_admin",
+    "The business would be left without an active admin; make another user admin first.",
+  );
 }
 
 /**
@@ -52,12 +63,23 @@ function lastAdmin(): AppError {
  * each other at once are caught after the write: a change that left no active admin is
  * undone and refused, so at least one of the two stays.
  */
-export async function changeUser(gw: GatewayContext, scope: UserScope, userId: string, change: UserChange, actor?: Caller): Promise<UserRecord> {
+export async function changeUser(
+  gw: GatewayContext,
+  scope: UserScope,
+  userId: string,
+  change: UserChange,
+  actor?: Caller,
+): Promise<UserRecord> {
   const found = await gw.store.users.get(userId);
-  const inScope = (user: UserRecord) => user.app_id === scope.app_id && (scope.business_id === undefined || user.business_id === scope.business_id);
-  if (!found || !inScope(found.value)) throw new AppError("resource.not_found", "No user with this id in your business.");
+  const inScope = (user: UserRecord) =>
+    user.app_id === scope.app_id && (scope.business_id === undefined || user.business_id === scope.business_id);
+  if (!found || !inScope(found.value))
+    throw new AppError("resource.not_found", "No user with this id in your business.");
   if (actor && change.kind === "disable" && actor.user_id === userId) {
-    throw new AppError("user.cannot_disable_self", "You cannot disable your own account; another admin of the business must.");
+    throw new AppError(
+      "user.cannot_disable_self",
+      "You cannot disable your own account; another admin of the business must.",
+    );
   }
   const guarded = actor !== undefined;
   const removesAdmin = (before: UserRecord, after: UserRecord) => isActiveAdmin(before) && !isActiveAdmin(after);
@@ -82,7 +104,9 @@ export async function changeUser(gw: GatewayContext, scope: UserScope, userId: s
   if (removed !== undefined && (await activeAdminsOf(gw, stored.value)).length === 0) {
     const before = removed;
     await gw.store.users.mutate(userId, (current) =>
-      current.role === stored.value.role && current.status === stored.value.status ? { ...current, role: before.role, status: before.status } : undefined,
+      current.role === stored.value.role && current.status === stored.value.status
+        ? { ...current, role: before.role, status: before.status }
+        : undefined,
     );
     gw.authenticator.forgetUser(userId);
     throw lastAdmin();

@@ -44,8 +44,18 @@ export function userSummary(record: UserRecord): UserSummary {
 }
 
 /** A new user's record: no sign-in yet, no session ended. */
-export function newUserRecord(fields: Pick<UserRecord, "app_id" | "business_id" | "email" | "role" | "status" | "password_hash">, now: number): UserRecord {
-  return { ...fields, user_id: newId("usr"), created_at: new Date(now).toISOString(), last_sign_in_at: null, session_generation: 0, session_kept: null };
+export function newUserRecord(
+  fields: Pick<UserRecord, "app_id" | "business_id" | "email" | "role" | "status" | "password_hash">,
+  now: number,
+): UserRecord {
+  return {
+    ...fields,
+    user_id: newId("usr"),
+    created_at: new Date(now).toISOString(),
+    last_sign_in_at: null,
+    session_generation: 0,
+    session_kept: null,
+  };
 }
 
 /**
@@ -58,7 +68,10 @@ export async function storeNewUser(store: IdentityStore, user: UserRecord): Prom
     await store.userEmails.create(userEmailKey(user.app_id, user.email), { user_id: user.user_id });
   } catch (error) {
     if (error instanceof AppError && error.code === "resource.already_exists") {
-      throw new AppError("resource.already_exists", `A user with e-mail ${user.email} already exists in application ${user.app_id}.`);
+      throw new AppError(
+        "resource.already_exists",
+        `A user with e-mail ${user.email} already exists in application ${user.app_id}.`,
+      );
     }
     throw error;
   }
@@ -75,7 +88,8 @@ export async function usersOf(
   scope: { appId: string; businessId?: string | undefined },
   page: { after?: string | undefined; limit?: number } = {},
 ): Promise<{ users: UserRecord[]; more: boolean }> {
-  const filter = scope.businessId === undefined ? `${kvKey(scope.appId)}.>` : `${kvKey(scope.appId, scope.businessId)}.*`;
+  const filter =
+    scope.businessId === undefined ? `${kvKey(scope.appId)}.>` : `${kvKey(scope.appId, scope.businessId)}.*`;
   const ids = (await store.businessUsers.keys(filter))
     .map((key) => key.slice(key.lastIndexOf(".") + 1))
     .filter((id) => page.after === undefined || id > page.after)
@@ -83,7 +97,11 @@ export async function usersOf(
   const wanted = page.limit === undefined ? ids : ids.slice(0, page.limit);
   const records = await Promise.all(wanted.map((id) => store.users.get(id)));
   const users = records.flatMap((entry) =>
-    entry && entry.value.app_id === scope.appId && (scope.businessId === undefined || entry.value.business_id === scope.businessId) ? [entry.value] : [],
+    entry &&
+    entry.value.app_id === scope.appId &&
+    (scope.businessId === undefined || entry.value.business_id === scope.businessId)
+      ? [entry.value]
+      : [],
   );
   return { users, more: wanted.length < ids.length };
 }

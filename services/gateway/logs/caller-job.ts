@@ -4,7 +4,14 @@ import type { RequestTrace } from "../../../shared/tracing/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 
 /** The caller's job, read through the scheduler: another tenant's job is `resource.not_found`. */
-export async function retrieveCallerJob(gw: GatewayContext, caller: UserContext, jobId: string, trace?: RequestTrace): Promise<Job> {
-  const { job } = await requestRpc(gw.nc, subjects.jobRetrieve(), { caller, body: { job_id: jobId } }, JobPayload, { trace });
+export async function retrieveCallerJob(
+  gw: GatewayContext,
+  caller: UserContext,
+  jobId: string,
+  trace?: RequestTrace,
+): Promise<Job> {
+  const { job } = await requestRpc(gw.nc, subjects.jobRetrieve(), { caller, body: { job_id: jobId } }, JobPayload, {
+    trace,
+  });
   return job;
 }

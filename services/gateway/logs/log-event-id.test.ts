@@ -15,7 +15,11 @@ describe("log event ids", () => {
   });
 
   it("name back the line they were made from", () => {
-    for (const position of [{ streamSeq: 1, index: 0 }, { streamSeq: 7, index: 999 }, { streamSeq: 999_999_999_999, index: 42 }]) {
+    for (const position of [
+      { streamSeq: 1, index: 0 },
+      { streamSeq: 7, index: 999 },
+      { streamSeq: 999_999_999_999, index: 42 },
+    ]) {
       expect(logPosition(logEventId(position))).toEqual(position);
     }
   });

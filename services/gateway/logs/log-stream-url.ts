@@ -12,7 +12,6 @@ export interface StreamCaller {
   user_id: string;
 }
 
-
 /**
  * What a stream URL's signature covers: method GET, the job's path and the caller, so a
  * URL neither opens another job's stream nor reads as another tenant.

@@ -2,7 +2,14 @@ import type { ServerResponse } from "node:http";
 import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { isTerminal, type Job, JobLogSummary, type LogEndEventData, type LogEventData, type UserContext } from "../../../shared/contract/index.js";
+import {
+  isTerminal,
+  type Job,
+  JobLogSummary,
+  type LogEndEventData,
+  type LogEventData,
+  type UserContext,
+} from "../../../shared/contract/index.js";
 import { decodeJson, requestRpc, STREAMS, subjects } from "../../../shared/nats/index.js";
 import { readLogMessage } from "../../../shared/records/index.js";
 import type { GatewayContext } from "../gateway-context.js";
@@ -72,7 +79,10 @@ export class LogTail {
     this.transitions = gw.nc.subscribe(subjects.jobTransitioned(jobId), { callback: () => void this.checkEnd() });
     try {
       this.job = await retrieveCallerJob(gw, caller, jobId);
-      this.consumer = await js.consumers.get(STREAMS.logs, { filter_subjects: subjects.jobLogsOfJob(jobId), opt_start_seq: Math.max(1, this.resumed.streamSeq) });
+      this.consumer = await js.consumers.get(STREAMS.logs, {
+        filter_subjects: subjects.jobLogsOfJob(jobId),
+        opt_start_seq: Math.max(1, this.resumed.streamSeq),
+      });
       this.messages = await this.consumer.consume();
     } catch (error) {
       this.close();
@@ -140,11 +150,18 @@ export class LogTail {
           const events: SseEvent[] = [];
           for (let index = from; index < stored.lines.length; index += 1) {
             const { seq, stream, line, ts } = stored.lines[index]!;
-            events.push({ name: "log", data: { attempt, seq, stream, line, ts } satisfies LogEventData, id: logEventId({ streamSeq: message.seq, index }) });
+            events.push({
+              name: "log",
+              data: { attempt, seq, stream, line, ts } satisfies LogEventData,
+              id: logEventId({ streamSeq: message.seq, index }),
+            });
           }
           await this.sse?.events(events);
         } else {
-          this.options.log.error({ job_id: this.options.jobId, seq: message.seq }, "skipped a log message that is not a log message");
+          this.options.log.error(
+            { job_id: this.options.jobId, seq: message.seq },
+            "skipped a log message that is not a log message",
+          );
         }
         this.lastSent = message.seq;
         await this.maybeEnd();
@@ -174,7 +191,10 @@ export class LogTail {
         }
       } while (this.recheck && !this.closed);
     } catch (error) {
-      this.options.log.warn({ err: error, job_id: this.options.jobId }, "could not read the job of a log stream; trying again at the next keep-alive");
+      this.options.log.warn(
+        { err: error, job_id: this.options.jobId },
+        "could not read the job of a log stream; trying again at the next keep-alive",
+      );
     } finally {
       this.checking = false;
     }
@@ -184,11 +204,16 @@ export class LogTail {
   private async settle(job: Job): Promise<void> {
     try {
       const jsm = await this.options.jsm;
-      const last = await jsm.streams.getMessage(STREAMS.logs, { last_by_subj: subjects.jobLogsOfJob(this.options.jobId) });
+      const last = await jsm.streams.getMessage(STREAMS.logs, {
+        last_by_subj: subjects.jobLogsOfJob(this.options.jobId),
+      });
       this.ending ??= { job, lastSeq: last?.seq ?? 0 };
       await this.maybeEnd();
     } catch (error) {
-      this.options.log.warn({ err: error, job_id: this.options.jobId }, "could not settle a log stream; the client will resume");
+      this.options.log.warn(
+        { err: error, job_id: this.options.jobId },
+        "could not settle a log stream; the client will resume",
+      );
       this.close();
     }
   }
@@ -198,12 +223,26 @@ export class LogTail {
     if (!ending || this.finishing || this.closed || this.lastSent < ending.lastSeq) return;
     this.finishing = true;
     try {
-      const summary = await requestRpc(this.options.gw.nc, subjects.logsSummary(), { job_id: this.options.jobId }, JobLogSummary);
+      const summary = await requestRpc(
+        this.options.gw.nc,
+        subjects.logsSummary(),
+        { job_id: this.options.jobId },
+        JobLogSummary,
+      );
       const { job } = ending;
-      const data: LogEndEventData = { state: job.state, attempt: job.attempt, exit_code: job.exit_code, error: job.error, dropped_lines: summary.dropped_lines };
+      const data: LogEndEventData = {
+        state: job.state,
+        attempt: job.attempt,
+        exit_code: job.exit_code,
+        error: job.error,
+        dropped_lines: summary.dropped_lines,
+      };
       await this.sse?.event("end", data);
     } catch (error) {
-      this.options.log.warn({ err: error, job_id: this.options.jobId }, "could not end a log stream; the client will resume");
+      this.options.log.warn(
+        { err: error, job_id: this.options.jobId },
+        "could not end a log stream; the client will resume",
+      );
     } finally {
       this.close();
     }

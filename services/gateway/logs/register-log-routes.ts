@@ -14,7 +14,13 @@ export function registerLogRoutes(app: FastifyInstance, edge: Edge, gw: GatewayC
 
   const open = new Set<LogTail>();
   const nats = { js: jetstream(gw.nc), jsm: jetstreamManager(gw.nc, { checkAPI: false }) };
-  app.route({ method: "GET", url: LOG_STREAM_ROUTE, exposeHeadRoute: false, config: { auth: "user" }, handler: streamJobLogs(gw, edge, nats, open) });
+  app.route({
+    method: "GET",
+    url: LOG_STREAM_ROUTE,
+    exposeHeadRoute: false,
+    config: { auth: "user" },
+    handler: streamJobLogs(gw, edge, nats, open),
+  });
   app.route({
     method: ["HEAD", "POST", "PUT", "PATCH", "DELETE"],
     url: LOG_STREAM_ROUTE,

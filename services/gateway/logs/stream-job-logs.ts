@@ -18,7 +18,9 @@ type StreamRequest = FastifyRequest<{ Params: { jobId: string }; Querystring: Re
 const STREAM_URL_PARAMS = ["caller", "last_event_id"] as const;
 
 function invalid(path: string, message: string): AppError {
-  return new AppError("request.invalid", "The request does not match the schema.", { details: { issues: [{ path, message }] } });
+  return new AppError("request.invalid", "The request does not match the schema.", {
+    details: { issues: [{ path, message }] },
+  });
 }
 
 /**
@@ -26,7 +28,12 @@ function invalid(path: string, message: string): AppError {
  * browser's EventSource cannot send headers), else `X-App-ID` and a user credential. Opening
  * with a credential counts against the user's rate limit; a signed URL does not (asking for it did).
  */
-async function streamCaller(gw: GatewayContext, request: StreamRequest, reply: FastifyReply, jobId: string): Promise<UserContext> {
+async function streamCaller(
+  gw: GatewayContext,
+  request: StreamRequest,
+  reply: FastifyReply,
+  jobId: string,
+): Promise<UserContext> {
   const query = request.query;
   if (query.signature !== undefined || query.caller !== undefined) {
     const callerParam = typeof query.caller === "string" ? query.caller : "";
@@ -37,7 +44,10 @@ async function streamCaller(gw: GatewayContext, request: StreamRequest, reply: F
     return { ...caller, role: "member", key_id: null, operator: false };
   }
   const app = await gw.authenticator.resolveApp(requestHeader(request, "x-app-id"));
-  const credentials = { authorization: requestHeader(request, "authorization"), apiKey: requestHeader(request, "x-api-key") };
+  const credentials = {
+    authorization: requestHeader(request, "authorization"),
+    apiKey: requestHeader(request, "x-api-key"),
+  };
   const caller = await gw.authenticator.authenticate(app, credentials, "user", { ip: request.ip });
   if (!caller) throw new AppError("auth.missing_credentials");
   await gw.rateLimiter.admit(caller, reply);
@@ -70,7 +80,10 @@ export function streamJobLogs(
   open: Set<LogTail>,
 ) {
   return async (request: StreamRequest, reply: FastifyReply): Promise<void> => {
-    if (!edge.natsUp()) throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", { retryAfterSeconds: 1 });
+    if (!edge.natsUp())
+      throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", {
+        retryAfterSeconds: 1,
+      });
     const { jobId } = request.params;
     const caller = await streamCaller(gw, request, reply, jobId);
     if (!JobId.safeParse(jobId).success) throw invalid("jobId", "a job id such as `job_…`");
@@ -91,6 +104,9 @@ export function streamJobLogs(
       logStreamsOpen.dec();
     });
     reply.hijack();
-    tail.start(reply.raw, Object.fromEntries(Object.entries(reply.getHeaders()).map(([name, value]) => [name, String(value)])));
+    tail.start(
+      reply.raw,
+      Object.fromEntries(Object.entries(reply.getHeaders()).map(([name, value]) => [name, String(value)])),
+    );
   };
 }

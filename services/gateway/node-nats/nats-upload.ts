@@ -152,7 +152,10 @@ class NatsUpload {
 
   private async chunk(msg: Msg): Promise<NatsAnswer> {
     const seq = Number(msg.headers?.get(NODE_NATS_HEADERS.chunkSeq, Match.IgnoreCase) ?? "");
-    if (seq !== this.nextSeq) throw invalid(`Expected chunk ${this.nextSeq}; the upload was aborted.`, [{ path: NODE_NATS_HEADERS.chunkSeq, message: `expected ${this.nextSeq}` }]);
+    if (seq !== this.nextSeq)
+      throw invalid(`Expected chunk ${this.nextSeq}; the upload was aborted.`, [
+        { path: NODE_NATS_HEADERS.chunkSeq, message: `expected ${this.nextSeq}` },
+      ]);
     if (msg.data.length === 0 || msg.data.length > NATS_UPLOAD_CHUNK_MAX_BYTES) {
       throw invalid(`A chunk holds 1 to ${NATS_UPLOAD_CHUNK_MAX_BYTES} bytes.`);
     }
@@ -171,10 +174,13 @@ class NatsUpload {
     if (!parsed.success) throw invalid("The commit does not match the schema.", zodIssues(parsed.error));
     const sha256 = this.hash.digest("hex");
     const issues = [
-      ...(parsed.data.size_bytes === this.received ? [] : [{ path: "size_bytes", message: `the gateway received ${this.received} bytes` }]),
+      ...(parsed.data.size_bytes === this.received
+        ? []
+        : [{ path: "size_bytes", message: `the gateway received ${this.received} bytes` }]),
       ...(parsed.data.sha256 === sha256 ? [] : [{ path: "sha256", message: "does not match the bytes received" }]),
     ];
-    if (issues.length > 0) throw invalid("The bytes received are not the file the commit describes; nothing was stored.", issues);
+    if (issues.length > 0)
+      throw invalid("The bytes received are not the file the commit describes; nothing was stored.", issues);
     this.feed.close();
     const artifact = await this.saved;
     this.end();
@@ -187,7 +193,13 @@ export class NatsUploads {
   private readonly open = new Set<NatsUpload>();
 
   constructor(
-    private readonly deps: { gw: GatewayContext; natsUp: () => boolean; instanceId: string; log: Logger; idleMs: number },
+    private readonly deps: {
+      gw: GatewayContext;
+      natsUp: () => boolean;
+      instanceId: string;
+      log: Logger;
+      idleMs: number;
+    },
   ) {}
 
   /** `cjs.nodeplane.artifact.open`: checks the signed URL as the HTTP PUT does and opens the upload here. */
@@ -196,12 +208,24 @@ export class NatsUploads {
     const parsed = NatsUploadOpenRequest.safeParse(absentAsEmpty(decodeBody(msg.data, CONTROL_MAX_BYTES)));
     if (!parsed.success) throw invalid("The request body does not match the schema.", zodIssues(parsed.error));
     const { url, size_bytes, content_type } = parsed.data;
-    const authorized = authorizeUpload(gw, natsUp, { ...uploadTarget(url), declaredBytes: size_bytes, contentType: () => content_type });
+    const authorized = authorizeUpload(gw, natsUp, {
+      ...uploadTarget(url),
+      declaredBytes: size_bytes,
+      contentType: () => content_type,
+    });
     const subject = subjects.nodePlaneUpload(instanceId, randomBase62(16));
-    const upload = new NatsUpload({ gw, log: log.child({ upload: subject }), idleMs, onEnd: (ended) => this.ended(ended) }, subject, authorized);
+    const upload = new NatsUpload(
+      { gw, log: log.child({ upload: subject }), idleMs, onEnd: (ended) => this.ended(ended) },
+      subject,
+      authorized,
+    );
     this.open.add(upload);
     natsUploadsOpen.inc();
-    const payload: NatsUploadOpenResponse = { subject, chunk_bytes: NATS_UPLOAD_CHUNK_MAX_BYTES, idle_timeout_seconds: Math.ceil(idleMs / 1000) };
+    const payload: NatsUploadOpenResponse = {
+      subject,
+      chunk_bytes: NATS_UPLOAD_CHUNK_MAX_BYTES,
+      idle_timeout_seconds: Math.ceil(idleMs / 1000),
+    };
     return Promise.resolve({ message: "Upload open", payload });
   }
 
@@ -211,6 +235,9 @@ export class NatsUploads {
 
   /** Aborts every open upload (the gateway stops): each leaves nothing behind; its agent starts again elsewhere. */
   abortAll(): void {
-    for (const upload of [...this.open]) upload.abort(new AppError("service.unavailable", "The gateway is stopping; upload again.", { retryAfterSeconds: 1 }));
+    for (const upload of [...this.open])
+      upload.abort(
+        new AppError("service.unavailable", "The gateway is stopping; upload again.", { retryAfterSeconds: 1 }),
+      );
   }
 }

@@ -1,10 +1,27 @@
 import { Match, type Msg, type Subscription } from "@nats-io/transport-node";
 import type { FastifyBaseLogger } from "fastify";
-import { NODE_NATS_HEADERS, NODE_NATS_OPERATIONS, RPC_ROUTES, successMessage, type RpcRoute } from "../../../shared/contract/index.js";
+import {
+  NODE_NATS_HEADERS,
+  NODE_NATS_OPERATIONS,
+  RPC_ROUTES,
+  successMessage,
+  type RpcRoute,
+} from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { queueGroups, subjects } from "../../../shared/nats/index.js";
 import { randomBase62 } from "../../../shared/runtime/index.js";
-import { acceptedRequestId, acceptedTraceparent, acceptedTracestate, natsSpanAttributes, type RequestTrace, SPAN_KIND, startSpan, traceLogFields, tracingOn, type TraceSpan } from "../../../shared/tracing/index.js";
+import {
+  acceptedRequestId,
+  acceptedTraceparent,
+  acceptedTracestate,
+  natsSpanAttributes,
+  type RequestTrace,
+  SPAN_KIND,
+  startSpan,
+  traceLogFields,
+  tracingOn,
+  type TraceSpan,
+} from "../../../shared/tracing/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { type Edge, type RpcHandler, runRpc } from "../http/register-rpc.js";
 import type { HandlerTable, NodePlaneName } from "../rpc/node-plane.js";
@@ -51,7 +68,13 @@ interface Received {
 export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
   const log = gw.logger.child({ transport: "nats" });
   const instanceId = randomBase62(12);
-  const uploads = new NatsUploads({ gw, natsUp: edge.natsUp, instanceId, log, idleMs: gw.config.CJS_NATS_UPLOAD_IDLE_SECONDS * 1000 });
+  const uploads = new NatsUploads({
+    gw,
+    natsUp: edge.natsUp,
+    instanceId,
+    log,
+    idleMs: gw.config.CJS_NATS_UPLOAD_IDLE_SECONDS * 1000,
+  });
   const subscriptions: Subscription[] = [];
   const inFlight = new Map<PendingReply, Promise<void>>();
 
@@ -59,15 +82,27 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
   function receive(msg: Msg, subject: string): Received {
     const requestId = acceptedRequestId(header(msg, NODE_NATS_HEADERS.requestId)) ?? randomBase62(16);
     const received = acceptedTraceparent(header(msg, NODE_NATS_HEADERS.traceparent));
-    const tracestate = received === undefined ? undefined : acceptedTracestate(header(msg, NODE_NATS_HEADERS.tracestate));
+    const tracestate =
+      received === undefined ? undefined : acceptedTracestate(header(msg, NODE_NATS_HEADERS.tracestate));
     const span = tracingOn()
-      ? startSpan(subject, SPAN_KIND.server, { traceparent: received, tracestate }, natsSpanAttributes(subject, requestId))
+      ? startSpan(
+          subject,
+          SPAN_KIND.server,
+          { traceparent: received, tracestate },
+          natsSpanAttributes(subject, requestId),
+        )
       : undefined;
-    const trace: RequestTrace = span ? { requestId, traceparent: span.traceparent, tracestate: span.tracestate } : { requestId, traceparent: received, tracestate };
+    const trace: RequestTrace = span
+      ? { requestId, traceparent: span.traceparent, tracestate: span.tracestate }
+      : { requestId, traceparent: received, tracestate };
     return { trace, span, bindings: traceLogFields(trace) };
   }
 
-  function serve(subject: string, operation: string, work: (msg: Msg, received: Received, reply: PendingReply) => Promise<NatsAnswer>): void {
+  function serve(
+    subject: string,
+    operation: string,
+    work: (msg: Msg, received: Received, reply: PendingReply) => Promise<NatsAnswer>,
+  ): void {
     subscriptions.push(
       gw.nc.subscribe(subject, {
         queue: queueGroups.gateway,
@@ -93,7 +128,10 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
         serve(subjects.nodePlane(operation), operation, async (msg, { trace, bindings }, reply) => {
           const payload = await runRpc(edge, route, handler, {
             appId: header(msg, NODE_NATS_HEADERS.appId),
-            credentials: { authorization: header(msg, NODE_NATS_HEADERS.authorization), apiKey: header(msg, NODE_NATS_HEADERS.apiKey) },
+            credentials: {
+              authorization: header(msg, NODE_NATS_HEADERS.authorization),
+              apiKey: header(msg, NODE_NATS_HEADERS.apiKey),
+            },
             body: decodeBody(msg.data, gw.config.CJS_MAX_BODY_BYTES),
             responseHeaders: reply,
             ip: "nats",
@@ -116,7 +154,9 @@ export function buildNodeNats({ gw, edge, handlers }: NodeNatsDeps): NodeNats {
       await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
       clearTimeout(timer);
       for (const reply of inFlight.keys()) {
-        reply.fail(new AppError("service.unavailable", "The gateway is stopping; ask again.", { retryAfterSeconds: 1 }));
+        reply.fail(
+          new AppError("service.unavailable", "The gateway is stopping; ask again.", { retryAfterSeconds: 1 }),
+        );
       }
     },
   };

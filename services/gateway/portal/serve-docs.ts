@@ -5,7 +5,12 @@ import type { FastifyInstance } from "fastify";
 import { DOCS_CSP, setBrowserHeaders } from "./security-headers.js";
 
 /** The files of swagger-ui-dist the page loads; its own index.html and petstore initializer are not served. */
-const SWAGGER_FILES = new Set(["/swagger-ui.css", "/swagger-ui-bundle.js", "/swagger-ui-standalone-preset.js", "/favicon-32x32.png"]);
+const SWAGGER_FILES = new Set([
+  "/swagger-ui.css",
+  "/swagger-ui-bundle.js",
+  "/swagger-ui-standalone-preset.js",
+  "/favicon-32x32.png",
+]);
 
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
@@ -52,6 +57,10 @@ export async function serveDocs(app: FastifyInstance): Promise<void> {
     allowedPath: (path) => SWAGGER_FILES.has(path),
     maxAge: "1d",
   });
-  app.get("/docs", async (_request, reply) => reply.header("cache-control", "no-cache").type("text/html; charset=utf-8").send(DOCS_PAGE));
-  app.get("/docs/initializer.js", async (_request, reply) => reply.header("cache-control", "no-cache").type("text/javascript; charset=utf-8").send(INITIALIZER));
+  app.get("/docs", async (_request, reply) =>
+    reply.header("cache-control", "no-cache").type("text/html; charset=utf-8").send(DOCS_PAGE),
+  );
+  app.get("/docs/initializer.js", async (_request, reply) =>
+    reply.header("cache-control", "no-cache").type("text/javascript; charset=utf-8").send(INITIALIZER),
+  );
 }

@@ -10,7 +10,8 @@ import { wantsPage } from "./wants-page.js";
 /** The portal's own pages (clients/portal/src/app.tsx): each answers index.html and the app routes in the browser. */
 export const PORTAL_PAGES = ["/sign-in", "/jobs", "/jobs/:jobId", "/submit", "/keys", "/nodes", "/billing"] as const;
 
-const NOT_BUILT = "The web portal is not built: run `make build` (or `make setup`) to build clients/portal into its dist folder.";
+const NOT_BUILT =
+  "The web portal is not built: run `make build` (or `make setup`) to build clients/portal into its dist folder.";
 
 /** A page with no script and no style, so it holds under the strict CSP too. */
 const NOT_BUILT_PAGE = `<!doctype html>

@@ -7,7 +7,15 @@ import { BUCKETS, ensureBuckets, JsonBucket, kvKey, RecordBusyError } from "../.
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { Caller } from "../identity/authenticator.js";
 import { rateLimited, rateLimitFailOpen } from "./rate-limit-metrics.js";
-import { decideMany, headroomOf, rateLimitHeaders, RateLimitRecord, type RateDecision, type RateLimitPolicy, type WindowStatus } from "./windows.js";
+import {
+  decideMany,
+  headroomOf,
+  rateLimitHeaders,
+  RateLimitRecord,
+  type RateDecision,
+  type RateLimitPolicy,
+  type WindowStatus,
+} from "./windows.js";
 
 /**
  * Compare-and-set tries per batch. Each replica writes one batch of a user at a time, so a
@@ -58,10 +66,18 @@ export class RateLimiter {
   ) {}
 
   /** Creates the shared counter bucket if needed and opens it with a short timeout of its own. */
-  static async open(nc: NatsConnection, options: { replicas: number; policy: RateLimitPolicy; clock: Clock; logger: Logger }): Promise<RateLimiter> {
+  static async open(
+    nc: NatsConnection,
+    options: { replicas: number; policy: RateLimitPolicy; clock: Clock; logger: Logger },
+  ): Promise<RateLimiter> {
     await ensureBuckets(nc, [BUCKETS.rateLimits], { replicas: options.replicas, logger: options.logger });
     const kv = await new Kvm(jetstream(nc, { timeout: KV_TIMEOUT_MS })).open(BUCKETS.rateLimits);
-    return new RateLimiter({ bucket: new JsonBucket(kv, RateLimitRecord), clock: options.clock, logger: options.logger, policy: options.policy });
+    return new RateLimiter({
+      bucket: new JsonBucket(kv, RateLimitRecord),
+      clock: options.clock,
+      logger: options.logger,
+      policy: options.policy,
+    });
   }
 
   /** Whether requests of this caller count against a user's budget. */
@@ -92,7 +108,11 @@ export class RateLimiter {
     }
     if (decision === null) {
       rateLimited.inc({ window: "contention" });
-      throw new AppError("rate.limited", "Too many requests at once for this user across the service; retry in a second.", { retryAfterSeconds: 1 });
+      throw new AppError(
+        "rate.limited",
+        "Too many requests at once for this user across the service; retry in a second.",
+        { retryAfterSeconds: 1 },
+      );
     }
     for (const [name, value] of Object.entries(rateLimitHeaders(policy, decision.binding))) reply.header(name, value);
     if (decision.admitted) return;
@@ -174,6 +194,9 @@ export class RateLimiter {
     // A failed batch fails each of its requests: one warning for them all.
     if (now < this.bypassUntilMs) return;
     this.bypassUntilMs = now + BYPASS_MS;
-    this.deps.logger.warn({ err: error, bypass_ms: BYPASS_MS }, "rate-limit counters unreachable; requests pass uncounted");
+    this.deps.logger.warn(
+      { err: error, bypass_ms: BYPASS_MS },
+      "rate-limit counters unreachable; requests pass uncounted",
+    );
   }
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { decide, decideMany, headroomOf, rateLimitHeaders, type RateLimitPolicy, type RateLimitRecord } from "./windows.js";
+import {
+  decide,
+  decideMany,
+  headroomOf,
+  rateLimitHeaders,
+  type RateLimitPolicy,
+  type RateLimitRecord,
+} from "./windows.js";
 
 const policy: RateLimitPolicy = { minute: 3, hour: 5 };
 const T0 = Date.parse("2026-06-01T10:00:00.250Z");
@@ -32,7 +39,11 @@ describe("rate-limit windows", () => {
   it("refuses the request past the minute limit and counts nothing for it", () => {
     const { state } = run(null, T0, 3);
     const refused = decide(state, T0 + 10_000, policy);
-    expect(refused).toMatchObject({ admitted: false, retryAfterSeconds: 50, binding: { window: "minute", remaining: 0, resetMs: 50_000 } });
+    expect(refused).toMatchObject({
+      admitted: false,
+      retryAfterSeconds: 50,
+      binding: { window: "minute", remaining: 0, resetMs: 50_000 },
+    });
     expect(state?.minute.count).toBe(3);
   });
 
@@ -132,7 +143,12 @@ describe("requests decided together", () => {
 
 describe("RateLimit headers", () => {
   it("describe the binding window in whole seconds and list both windows in the policy", () => {
-    expect(rateLimitHeaders({ minute: 1000, hour: 30000 }, { window: "minute", limit: 1000, remaining: 998, resetMs: 41_200 })).toEqual({
+    expect(
+      rateLimitHeaders(
+        { minute: 1000, hour: 30000 },
+        { window: "minute", limit: 1000, remaining: 998, resetMs: 41_200 },
+      ),
+    ).toEqual({
       "ratelimit-limit": "1000",
       "ratelimit-remaining": "998",
       "ratelimit-reset": "42",

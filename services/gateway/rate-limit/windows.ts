@@ -48,19 +48,28 @@ function current(window: RateWindow | undefined, name: WindowName, nowMs: number
 }
 
 function statusOf(name: WindowName, window: RateWindow, limit: number, nowMs: number): WindowStatus {
-  return { window: name, limit, remaining: Math.max(0, limit - window.count), resetMs: window.start_ms + WINDOW_MS[name] - nowMs };
+  return {
+    window: name,
+    limit,
+    remaining: Math.max(0, limit - window.count),
+    resetMs: window.start_ms + WINDOW_MS[name] - nowMs,
+  };
 }
 
 /** The window with the fewest requests left; among equals, the one that resets last. */
 function closestToExhaustion(statuses: WindowStatus[]): WindowStatus {
   return statuses.reduce((best, status) =>
-    status.remaining < best.remaining || (status.remaining === best.remaining && status.resetMs > best.resetMs) ? status : best,
+    status.remaining < best.remaining || (status.remaining === best.remaining && status.resetMs > best.resetMs)
+      ? status
+      : best,
   );
 }
 
 /** The window closest to exhaustion as the record stands at `nowMs`, counting nothing. */
 export function headroomOf(record: RateLimitRecord | null, nowMs: number, policy: RateLimitPolicy): WindowStatus {
-  return closestToExhaustion(WINDOW_NAMES.map((name) => statusOf(name, current(record?.[name], name, nowMs), policy[name], nowMs)));
+  return closestToExhaustion(
+    WINDOW_NAMES.map((name) => statusOf(name, current(record?.[name], name, nowMs), policy[name], nowMs)),
+  );
 }
 
 /**
@@ -70,8 +79,12 @@ export function headroomOf(record: RateLimitRecord | null, nowMs: number, policy
  * writes `next` by compare-and-set.
  */
 export function decide(record: RateLimitRecord | null, nowMs: number, policy: RateLimitPolicy): RateDecision {
-  const windows = Object.fromEntries(WINDOW_NAMES.map((name) => [name, current(record?.[name], name, nowMs)])) as RateLimitRecord;
-  const exhausted = WINDOW_NAMES.filter((name) => windows[name].count >= policy[name]).map((name) => statusOf(name, windows[name], policy[name], nowMs));
+  const windows = Object.fromEntries(
+    WINDOW_NAMES.map((name) => [name, current(record?.[name], name, nowMs)]),
+  ) as RateLimitRecord;
+  const exhausted = WINDOW_NAMES.filter((name) => windows[name].count >= policy[name]).map((name) =>
+    statusOf(name, windows[name], policy[name], nowMs),
+  );
   if (exhausted.length > 0) {
     const binding = closestToExhaustion(exhausted);
     return { admitted: false, binding, retryAfterSeconds: Math.max(1, Math.ceil(binding.resetMs / 1000)) };

@@ -13,10 +13,12 @@ import { guardKeys } from "../identity/sign-in.js";
  */
 export function changePassword(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.changePassword> {
   return async ({ current_password, new_password }, { app, caller, ip }) => {
-    if (caller.credential.kind !== "jwt") throw new AppError("auth.jwt_required", "Changing the password needs a signed-in session.");
+    if (caller.credential.kind !== "jwt")
+      throw new AppError("auth.jwt_required", "Changing the password needs a signed-in session.");
     const keptSession = caller.credential.session_id;
     const user = await gw.store.users.get(caller.user_id);
-    if (!user) throw new AppError("auth.invalid_credentials", "The account of this session no longer exists; sign in again.");
+    if (!user)
+      throw new AppError("auth.invalid_credentials", "The account of this session no longer exists; sign in again.");
     const keys = guardKeys(gw, app.app_id, user.value.email, ip);
     await gw.guard.check(keys);
     if (!(await verifyPassword(current_password, user.value.password_hash))) {
@@ -25,7 +27,11 @@ export function changePassword(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES
     }
     await gw.guard.clear(keys[0]);
     const passwordHash = await hashPassword(new_password);
-    await gw.store.users.mutate(caller.user_id, (current) => ({ ...current, password_hash: passwordHash, ...endSessionsOfUser(current, keptSession) }));
+    await gw.store.users.mutate(caller.user_id, (current) => ({
+      ...current,
+      password_hash: passwordHash,
+      ...endSessionsOfUser(current, keptSession),
+    }));
     gw.authenticator.forgetUser(caller.user_id);
     return { password_changed: true };
   };

@@ -8,7 +8,8 @@ import { endSessionsOfUser } from "../identity/sessions.js";
 import { guardKeys } from "../identity/sign-in.js";
 import { findUserByEmail, isDisabled } from "../identity/users.js";
 
-const refused = () => new AppError("auth.otp_invalid", "The code is wrong, expired or already used; request a new one.");
+const refused = () =>
+  new AppError("auth.otp_invalid", "The code is wrong, expired or already used; request a new one.");
 
 /**
  * `POST /api/auth/password/reset/confirm`: a right reset (or invitation) code sets the
@@ -27,7 +28,9 @@ export function confirmPasswordReset(gw: GatewayContext): RpcHandler<typeof RPC_
     }
     const passwordHash = await hashPassword(new_password);
     const stored = await gw.store.users.mutate(user.user_id, (current) =>
-      isDisabled(current) ? undefined : { ...current, password_hash: passwordHash, status: "active", ...endSessionsOfUser(current) },
+      isDisabled(current)
+        ? undefined
+        : { ...current, password_hash: passwordHash, status: "active", ...endSessionsOfUser(current) },
     );
     gw.authenticator.forgetUser(user.user_id);
     if (!stored || isDisabled(stored.value)) throw refused();

@@ -18,9 +18,12 @@ export function deleteNode(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.del
     const tenant = { app_id: caller.app_id, business_id: caller.business_id };
     let deleted: DeleteNodeReply;
     try {
-      deleted = await requestRpc(gw.nc, subjects.nodeDelete(), { caller: userContext(caller), body }, DeleteNodeReply, { trace });
+      deleted = await requestRpc(gw.nc, subjects.nodeDelete(), { caller: userContext(caller), body }, DeleteNodeReply, {
+        trace,
+      });
     } catch (error) {
-      if (error instanceof AppError && error.code === "resource.not_found") await retireNodeKeys(gw, tenant, body.node_id);
+      if (error instanceof AppError && error.code === "resource.not_found")
+        await retireNodeKeys(gw, tenant, body.node_id);
       throw error;
     }
     const keysRetired = await retireNodeKeys(gw, tenant, deleted.node_id);

@@ -1,5 +1,11 @@
 import type { z } from "zod";
-import { hasLimits, type NodeContext, type QuotaLimits, type RpcRoute, type UserContext } from "../../../shared/contract/index.js";
+import {
+  hasLimits,
+  type NodeContext,
+  type QuotaLimits,
+  type RpcRoute,
+  type UserContext,
+} from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
@@ -9,7 +15,11 @@ import type { ApiKeyRecord } from "../identity/records.js";
 
 /** The limits of a user's API key, as the scheduler enforces them; null when it has none. */
 function keyQuotas(key: ApiKeyRecord): QuotaLimits | null {
-  const limits = { maxJobsPerHour: key.maxJobsPerHour, maxConcurrentJobs: key.maxConcurrentJobs, allowedJobTypes: key.allowedJobTypes };
+  const limits = {
+    maxJobsPerHour: key.maxJobsPerHour,
+    maxConcurrentJobs: key.maxConcurrentJobs,
+    allowedJobTypes: key.allowedJobTypes,
+  };
   return hasLimits(limits) ? limits : null;
 }
 
@@ -27,7 +37,8 @@ export function userContext(caller: Caller): UserContext {
 }
 
 export function nodeContext(caller: Caller): NodeContext {
-  if (caller.credential.kind !== "node_key") throw new AppError("permission.denied", "This operation takes the node's own key.");
+  if (caller.credential.kind !== "node_key")
+    throw new AppError("permission.denied", "This operation takes the node's own key.");
   return { app_id: caller.app_id, business_id: caller.business_id, node_id: caller.credential.node_id };
 }
 
@@ -49,6 +60,12 @@ export function forward<R extends RpcRoute>(
 ): RpcHandler<R> {
   return async (body, { caller, trace }) => {
     if (!caller) throw new AppError("auth.missing_credentials");
-    return requestRpc(gw.nc, subject, { caller: context(caller), body }, route.response as z.ZodType, timeoutMs === undefined ? { trace } : { timeoutMs, trace }) as Promise<z.input<R["response"]>>;
+    return requestRpc(
+      gw.nc,
+      subject,
+      { caller: context(caller), body },
+      route.response as z.ZodType,
+      timeoutMs === undefined ? { trace } : { timeoutMs, trace },
+    ) as Promise<z.input<R["response"]>>;
   };
 }

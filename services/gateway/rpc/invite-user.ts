@@ -18,12 +18,27 @@ export function inviteUser(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.inv
   return async ({ email, role }, { caller, log }) => {
     requireBusinessAdmin(caller);
     const send = gw.sendOtp;
-    if (!send) throw new AppError("service.unavailable", "Invitations by e-mail are not configured on this service.", { retryAfterSeconds: 3600 });
+    if (!send)
+      throw new AppError("service.unavailable", "Invitations by e-mail are not configured on this service.", {
+        retryAfterSeconds: 3600,
+      });
     const passwordHash = await hashPassword(randomBytes(32).toString("base64url"));
-    const record = newUserRecord({ app_id: caller.app_id, business_id: caller.business_id, email, role, status: "invited", password_hash: passwordHash }, gw.clock.now());
+    const record = newUserRecord(
+      {
+        app_id: caller.app_id,
+        business_id: caller.business_id,
+        email,
+        role,
+        status: "invited",
+        password_hash: passwordHash,
+      },
+      gw.clock.now(),
+    );
     await storeNewUser(gw.store, record);
     const code = await gw.otps.issue(otpKey("password_reset", caller.app_id, email));
-    send(email, code, "password_reset").catch((error: unknown) => log.error({ err: error }, "could not deliver an invitation code"));
+    send(email, code, "password_reset").catch((error: unknown) =>
+      log.error({ err: error }, "could not deliver an invitation code"),
+    );
     return userSummary(record);
   };
 }

@@ -9,8 +9,12 @@ import { apiKeySummary } from "../identity/api-key-summary.js";
 export function listApiKeys(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.listApiKeys> {
   return async (_body, { caller, trace, log }) => {
     const keyIds: string[] = [];
-    for (const key of await gw.store.apiKeyOwners.keys(`${caller.user_id}.*`)) keyIds.push(key.slice(caller.user_id.length + 1));
-    const [records, spend] = await Promise.all([Promise.all(keyIds.map((keyId) => gw.store.apiKeys.get(keyId))), keySpendThisMonth(gw, caller, trace, log)]);
+    for (const key of await gw.store.apiKeyOwners.keys(`${caller.user_id}.*`))
+      keyIds.push(key.slice(caller.user_id.length + 1));
+    const [records, spend] = await Promise.all([
+      Promise.all(keyIds.map((keyId) => gw.store.apiKeys.get(keyId))),
+      keySpendThisMonth(gw, caller, trace, log),
+    ]);
     const items = records
       .flatMap((entry) => (entry && isOwnUserKey(entry.value, caller) ? [entry.value] : []))
       .sort((left, right) => right.created_at.localeCompare(left.created_at))

@@ -8,7 +8,11 @@ import { userSummary, usersOf } from "../identity/users.js";
 export function listUsers(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.listUsers> {
   return async ({ limit, cursor }, { caller }) => {
     requireBusinessAdmin(caller);
-    const { users, more } = await usersOf(gw.store, { appId: caller.app_id, businessId: caller.business_id }, { after: cursor, limit });
+    const { users, more } = await usersOf(
+      gw.store,
+      { appId: caller.app_id, businessId: caller.business_id },
+      { after: cursor, limit },
+    );
     return { items: users.map(userSummary), next_cursor: more ? (users.at(-1)?.user_id ?? null) : null };
   };
 }

@@ -9,7 +9,15 @@ import { registerNode } from "./register-node.js";
 import { rotateNodeKey } from "./rotate-node-key.js";
 
 /** The node-plane operations an agent or a user calls about nodes. */
-export type NodePlaneName = "registerNode" | "heartbeat" | "poll" | "result" | "pushLogs" | "drainNode" | "listNodes" | "rotateNodeKey";
+export type NodePlaneName =
+  | "registerNode"
+  | "heartbeat"
+  | "poll"
+  | "result"
+  | "pushLogs"
+  | "drainNode"
+  | "listNodes"
+  | "rotateNodeKey";
 
 export type HandlerTable<N extends RpcName> = { [K in N]: RpcHandler<RpcRoutes[K]> };
 

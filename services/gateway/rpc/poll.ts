@@ -36,7 +36,12 @@ function withUploadUrls(gw: GatewayContext, origin: string, reply: PollReply): P
 export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler<typeof RPC_ROUTES.poll> {
   return async (body, { caller, origin, trace }) => {
     const node = nodeContext(caller);
-    const ask = async (): Promise<PollResponse> => withUploadUrls(gw, origin, await requestRpc(gw.nc, subjects.nodePoll(), { caller: node, body }, PollReply, { trace }));
+    const ask = async (): Promise<PollResponse> =>
+      withUploadUrls(
+        gw,
+        origin,
+        await requestRpc(gw.nc, subjects.nodePoll(), { caller: node, body }, PollReply, { trace }),
+      );
     if (body.wait_seconds === 0) return ask();
     // Subscribe before the first ask: an assignment between the two is not missed.
     const assigned = gw.nc.subscribe(subjects.nodeAssigned(node.node_id), { max: 1 });

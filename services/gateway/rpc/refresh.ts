@@ -11,7 +11,8 @@ export function refresh(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.refres
   return async ({ refresh_token }, { app }) => {
     const { session, refreshToken } = await gw.sessions.rotate(refresh_token, app.app_id);
     const user = await gw.store.users.get(session.user_id);
-    if (!user || isDisabled(user.value) || endedByUser(session, user.value)) throw new AppError("auth.refresh_invalid", "The refresh token is not valid; sign in again.");
+    if (!user || isDisabled(user.value) || endedByUser(session, user.value))
+      throw new AppError("auth.refresh_invalid", "The refresh token is not valid; sign in again.");
     return {
       access_token: await accessTokenFor(gw, user.value, session.session_id),
       refresh_token: refreshToken,

@@ -10,8 +10,20 @@ export function registerNode(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.r
   return async (body, { caller, trace }) => {
     const business = await gw.store.businesses.get(caller.business_id);
     const context = { ...userContext(caller), operator: business?.value.operator ?? false };
-    const { node, heartbeat_interval_seconds } = await requestRpc(gw.nc, subjects.nodeRegister(), { caller: context, body }, RegisterNodeReply, { trace });
-    const { key } = await mintNodeKey(gw, { app_id: caller.app_id, business_id: caller.business_id, user_id: caller.user_id, node_id: node.node_id, name: node.name });
+    const { node, heartbeat_interval_seconds } = await requestRpc(
+      gw.nc,
+      subjects.nodeRegister(),
+      { caller: context, body },
+      RegisterNodeReply,
+      { trace },
+    );
+    const { key } = await mintNodeKey(gw, {
+      app_id: caller.app_id,
+      business_id: caller.business_id,
+      user_id: caller.user_id,
+      node_id: node.node_id,
+      name: node.name,
+    });
     return { node_id: node.node_id, api_key: key, heartbeat_interval_seconds };
   };
 }

@@ -12,7 +12,10 @@ import { findUserByEmail, isDisabled } from "../identity/users.js";
 export function requestOtp(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.requestOtp> {
   return async ({ email }, { app, log }) => {
     const send = gw.sendOtp;
-    if (!send) throw new AppError("service.unavailable", "Sign-in by one-time code is not configured on this service.", { retryAfterSeconds: 3600 });
+    if (!send)
+      throw new AppError("service.unavailable", "Sign-in by one-time code is not configured on this service.", {
+        retryAfterSeconds: 3600,
+      });
     const user = await findUserByEmail(gw.store, app.app_id, email);
     if (user && !isDisabled(user)) {
       const code = await gw.otps.issue(otpKey("sign_in", app.app_id, email));

@@ -13,11 +13,16 @@ import { findUserByEmail, isDisabled } from "../identity/users.js";
 export function requestPasswordReset(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.requestPasswordReset> {
   return async ({ email }, { app, log }) => {
     const send = gw.sendOtp;
-    if (!send) throw new AppError("service.unavailable", "Password reset by e-mail is not configured on this service.", { retryAfterSeconds: 3600 });
+    if (!send)
+      throw new AppError("service.unavailable", "Password reset by e-mail is not configured on this service.", {
+        retryAfterSeconds: 3600,
+      });
     const user = await findUserByEmail(gw.store, app.app_id, email);
     if (user && !isDisabled(user)) {
       const code = await gw.otps.issue(otpKey("password_reset", app.app_id, email));
-      send(user.email, code, "password_reset").catch((error: unknown) => log.error({ err: error }, "could not deliver a password-reset code"));
+      send(user.email, code, "password_reset").catch((error: unknown) =>
+        log.error({ err: error }, "could not deliver a password-reset code"),
+      );
     }
     return { expires_in: OTP_TTL_SECONDS };
   };

@@ -12,7 +12,9 @@ import { isOwnUserKey } from "../identity/api-key-owner.js";
 export function revokeApiKey(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.revokeApiKey> {
   return async ({ key_id }, { caller }) => {
     const now = new Date(gw.clock.now()).toISOString();
-    const stored = await gw.store.apiKeys.mutate(key_id, (key) => (isOwnUserKey(key, caller) && key.revoked_at === null ? { ...key, revoked_at: now } : undefined));
+    const stored = await gw.store.apiKeys.mutate(key_id, (key) =>
+      isOwnUserKey(key, caller) && key.revoked_at === null ? { ...key, revoked_at: now } : undefined,
+    );
     gw.authenticator.forgetKey(key_id);
     if (!stored || !isOwnUserKey(stored.value, caller) || stored.value.revoked_at === null) {
       throw new AppError("resource.not_found", "No API key with this id belongs to you.");

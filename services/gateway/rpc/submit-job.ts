@@ -1,4 +1,9 @@
-import { DryRunPlan, SubmitJobResponse, type DryRunRateLimit, type RPC_ROUTES } from "../../../shared/contract/index.js";
+import {
+  DryRunPlan,
+  SubmitJobResponse,
+  type DryRunRateLimit,
+  type RPC_ROUTES,
+} from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";

@@ -15,11 +15,18 @@ export function updateApiKey(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.u
   return async ({ key_id, name, budget_credits_per_month }, { caller, trace, log }) => {
     const stored = await gw.store.apiKeys.mutate(key_id, (key) => {
       if (!isOwnUserKey(key, caller) || key.revoked_at !== null) return undefined;
-      return { ...key, ...(name === undefined ? {} : { name }), ...(budget_credits_per_month === undefined ? {} : { budget_credits_per_month }) };
+      return {
+        ...key,
+        ...(name === undefined ? {} : { name }),
+        ...(budget_credits_per_month === undefined ? {} : { budget_credits_per_month }),
+      };
     });
-    if (!stored || !isOwnUserKey(stored.value, caller)) throw new AppError("resource.not_found", "No API key with this id belongs to you.");
+    if (!stored || !isOwnUserKey(stored.value, caller))
+      throw new AppError("resource.not_found", "No API key with this id belongs to you.");
     if (stored.value.revoked_at !== null) {
-      throw new AppError("state.conflict", "This API key is revoked and can no longer be changed.", { details: { state: "revoked", key_id } });
+      throw new AppError("state.conflict", "This API key is revoked and can no longer be changed.", {
+        details: { state: "revoked", key_id },
+      });
     }
     gw.authenticator.forgetKey(key_id);
     const spent = await keySpendThisMonth(gw, caller, trace, log);

@@ -1,4 +1,10 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKeyInput, type KeyObject } from "node:crypto";
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type JsonWebKeyInput,
+  type KeyObject,
+} from "node:crypto";
 import type { JWK } from "jose";
 import { z } from "zod";
 import { randomBase62 } from "../../../shared/runtime/index.js";
@@ -16,7 +22,12 @@ export interface JwtKey {
 }
 
 /** Public and private halves of an Ed25519 JWK (RFC 8037); `d` only in a key that signs or may sign. */
-const Ed25519Jwk = { kty: z.literal("OKP"), crv: z.literal("Ed25519"), x: z.string().min(1), d: z.string().min(1).optional() };
+const Ed25519Jwk = {
+  kty: z.literal("OKP"),
+  crv: z.literal("Ed25519"),
+  x: z.string().min(1),
+  d: z.string().min(1).optional(),
+};
 
 /**
  * `CJS_JWT_SIGNING_KEYS(_FILE)`: a JWK Set of Ed25519 keys, each with a `kid`, and two
@@ -24,7 +35,12 @@ const Ed25519Jwk = { kty: z.literal("OKP"), crv: z.literal("Ed25519"), x: z.stri
  */
 export const JwtKeySet = keySetSchema(z.looseObject({ ...Ed25519Jwk, ...KeyMarks })).superRefine(({ keys }, ctx) => {
   const signer = signerIndex(keys);
-  if (keys.length > 0 && keys[signer]?.d === undefined) ctx.addIssue({ code: "custom", path: ["keys", signer, "d"], message: "the signing key needs its private part (d)" });
+  if (keys.length > 0 && keys[signer]?.d === undefined)
+    ctx.addIssue({
+      code: "custom",
+      path: ["keys", signer, "d"],
+      message: "the signing key needs its private part (d)",
+    });
 });
 export type JwtKeySet = z.infer<typeof JwtKeySet>;
 
@@ -35,7 +51,11 @@ export function jwtKeyFromJwk(jwk: Readonly<Record<string, unknown>>, kid: strin
   const material = { kty, crv, x, ...(d === undefined ? {} : { d }) } as JsonWebKeyInput["key"];
   const privateKey = d === undefined ? null : createPrivateKey({ key: material, format: "jwk" });
   const publicKey = privateKey ? createPublicKey(privateKey) : createPublicKey({ key: material, format: "jwk" });
-  return { privateKey, publicKey, publicJwk: { ...publicKey.export({ format: "jwk" }), kid, alg: JWT_ALG, use: "sig" } };
+  return {
+    privateKey,
+    publicKey,
+    publicJwk: { ...publicKey.export({ format: "jwk" }), kid, alg: JWT_ALG, use: "sig" },
+  };
 }
 
 export function jwtRingOf(set: JwtKeySet): KeyRing<JwtKey> {

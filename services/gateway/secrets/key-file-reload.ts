@@ -31,7 +31,10 @@ export function reloadKeyFile<K>(
       if (fingerprint === seen) return;
       seen = fingerprint;
       signingKeyReloadFailures.inc({ kind: kind.name });
-      logger.error({ kind: kind.name, problems: error.problems }, "signing keys not reloaded; the previous keys stay in use");
+      logger.error(
+        { kind: kind.name, problems: error.problems },
+        "signing keys not reloaded; the previous keys stay in use",
+      );
       return;
     }
     seen = text;

@@ -16,7 +16,9 @@ export const SigningKeyRecord = z.looseObject({
   public_jwk: z.record(z.string(), z.unknown()),
   created_at: z.string(),
   /** Earlier keys, which verify the tokens they signed until `not_after`. */
-  retired: z.array(z.looseObject({ kid: z.string(), public_jwk: z.record(z.string(), z.unknown()), ...RetiredEnd })).optional(),
+  retired: z
+    .array(z.looseObject({ kid: z.string(), public_jwk: z.record(z.string(), z.unknown()), ...RetiredEnd }))
+    .optional(),
 });
 export type SigningKeyRecord = z.infer<typeof SigningKeyRecord>;
 

@@ -26,17 +26,28 @@ export function keySetSchema<S extends z.ZodType<Marked>>(key: S) {
   return z.object({ keys: z.array(key).min(1, "lists no key") }).superRefine(({ keys }, ctx) => {
     const kids = keys.map(({ kid }) => kid);
     kids.forEach((kid, index) => {
-      if (kids.indexOf(kid) !== index) ctx.addIssue({ code: "custom", path: ["keys", index, "kid"], message: `key id ${kid} is listed twice` });
+      if (kids.indexOf(kid) !== index)
+        ctx.addIssue({ code: "custom", path: ["keys", index, "kid"], message: `key id ${kid} is listed twice` });
     });
-    if (keys.filter((each) => each.current === true).length > 1) ctx.addIssue({ code: "custom", path: ["keys"], message: "more than one key is marked current" });
+    if (keys.filter((each) => each.current === true).length > 1)
+      ctx.addIssue({ code: "custom", path: ["keys"], message: "more than one key is marked current" });
     const signer = signerIndex(keys);
-    if (keys[signer]?.not_after !== undefined) ctx.addIssue({ code: "custom", path: ["keys", signer, "not_after"], message: "the signing key cannot have an end" });
+    if (keys[signer]?.not_after !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["keys", signer, "not_after"],
+        message: "the signing key cannot have an end",
+      });
   });
 }
 
 /** The ring a parsed key set describes, each key's material made by `material`. */
 export function ringOf<T extends Marked, K>(keys: readonly T[], material: (key: T) => K): KeyRing<K> {
   const signer = signerIndex(keys);
-  const ringKey = (key: T) => ({ kid: key.kid, key: material(key), notAfterMs: key.not_after === undefined ? null : Date.parse(key.not_after) });
+  const ringKey = (key: T) => ({
+    kid: key.kid,
+    key: material(key),
+    notAfterMs: key.not_after === undefined ? null : Date.parse(key.not_after),
+  });
   return { signer: ringKey(keys[signer] as T), retired: keys.filter((_, index) => index !== signer).map(ringKey) };
 }

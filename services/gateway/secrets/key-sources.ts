@@ -35,7 +35,10 @@ function parser<S extends z.ZodType, K>(schema: S, toRing: (set: z.infer<S>) => 
       throw new ConfigError([`${variable}: is not valid JSON`]);
     }
     const result = schema.safeParse(json);
-    if (!result.success) throw new ConfigError(result.error.issues.map((issue) => `${variable}: ${formatPath(issue.path) || "(key set)"}: ${issue.message}`));
+    if (!result.success)
+      throw new ConfigError(
+        result.error.issues.map((issue) => `${variable}: ${formatPath(issue.path) || "(key set)"}: ${issue.message}`),
+      );
     try {
       return toRing(result.data);
     } catch {
@@ -71,12 +74,14 @@ export function readKeyFile(path: string, variable: string): string {
 export function configuredKeys<K>(config: Readonly<GatewayConfig>, kind: KeyKind<K>): ConfiguredKeys<K> | null {
   const inline = config[kind.envVariable];
   const path = config[kind.fileVariable];
-  if (inline !== undefined && path !== undefined) throw new ConfigError([`${kind.fileVariable}: set it or ${kind.envVariable}, not both`]);
+  if (inline !== undefined && path !== undefined)
+    throw new ConfigError([`${kind.fileVariable}: set it or ${kind.envVariable}, not both`]);
   if (path !== undefined) {
     const text = readKeyFile(path, kind.fileVariable);
     return { variable: kind.fileVariable, path, text, ring: kind.parse(text, kind.fileVariable) };
   }
-  if (inline !== undefined) return { variable: kind.envVariable, path: null, text: inline, ring: kind.parse(inline, kind.envVariable) };
+  if (inline !== undefined)
+    return { variable: kind.envVariable, path: null, text: inline, ring: kind.parse(inline, kind.envVariable) };
   return null;
 }
 

@@ -30,11 +30,19 @@ interface Common {
 }
 
 /** Keys from a setting; those from a file follow its changes. */
-export function configuredKindKeys<K>(configured: ConfiguredKeys<K>, kind: KeyKind<K>, { logger, reloadIntervalMs }: Common & { reloadIntervalMs: number }): KindKeys<K> {
+export function configuredKindKeys<K>(
+  configured: ConfiguredKeys<K>,
+  kind: KeyKind<K>,
+  { logger, reloadIntervalMs }: Common & { reloadIntervalMs: number },
+): KindKeys<K> {
   const live = new LiveRing(configured.ring);
   const { path } = configured;
-  const reload = path === null ? null : reloadKeyFile({ ...configured, path }, kind, live, { logger, intervalMs: reloadIntervalMs });
-  logger.info({ kind: kind.name, source: configured.variable, ...describeRing(configured.ring) }, "signing keys loaded");
+  const reload =
+    path === null ? null : reloadKeyFile({ ...configured, path }, kind, live, { logger, intervalMs: reloadIntervalMs });
+  logger.info(
+    { kind: kind.name, source: configured.variable, ...describeRing(configured.ring) },
+    "signing keys loaded",
+  );
   return {
     live,
     variable: configured.variable,
@@ -48,7 +56,11 @@ export function configuredKindKeys<K>(configured: ConfiguredKeys<K>, kind: KeyKi
  * followed through a KV watch, so a rotation on one replica reaches every replica. The
  * watch starts before the first read, so no change between them is missed.
  */
-export async function kvKindKeys<R, K>(bucket: JsonBucket<z.ZodType<R>>, kind: KvKeyKind<R, K>, { clock, logger }: Common): Promise<KindKeys<K>> {
+export async function kvKindKeys<R, K>(
+  bucket: JsonBucket<z.ZodType<R>>,
+  kind: KvKeyKind<R, K>,
+  { clock, logger }: Common,
+): Promise<KindKeys<K>> {
   const watcher = await bucket.kv.watch({ key: kind.key, include: KvWatchInclude.UpdatesOnly });
   let stored;
   try {
@@ -73,7 +85,10 @@ export async function kvKindKeys<R, K>(bucket: JsonBucket<z.ZodType<R>>, kind: K
       try {
         adopt(bucket.schema.parse(decodeJson(entry.value)), entry.revision);
       } catch (error) {
-        logger.error({ kind: kind.name, err: error }, "signing keys not reloaded: the stored record is not valid; the previous keys stay in use");
+        logger.error(
+          { kind: kind.name, err: error },
+          "signing keys not reloaded: the stored record is not valid; the previous keys stay in use",
+        );
       }
     }
   })();
@@ -85,7 +100,13 @@ export async function kvKindKeys<R, K>(bucket: JsonBucket<z.ZodType<R>>, kind: K
       if (!rotated) throw new Error(`the ${kind.name} signing key record is missing`);
       adopt(rotated.value, rotated.revision);
       const ring = kind.ring(rotated.value);
-      return { kid: ring.signer.kid, retired: ring.retired.map(({ kid, notAfterMs: end }) => ({ kid, not_after: new Date(end ?? notAfterMs).toISOString() })) };
+      return {
+        kid: ring.signer.kid,
+        retired: ring.retired.map(({ kid, notAfterMs: end }) => ({
+          kid,
+          not_after: new Date(end ?? notAfterMs).toISOString(),
+        })),
+      };
     },
     stop: () => watcher.stop(),
   };

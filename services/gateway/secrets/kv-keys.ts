@@ -37,7 +37,10 @@ export const KV_JWT_KEYS: KvKeyKind<SigningKeyRecord, JwtKey> = {
   rotate: (record, nowMs, notAfterMs) => ({
     ...record,
     ...freshJwtRecord(nowMs),
-    retired: [{ kid: record.kid, public_jwk: record.public_jwk, not_after: iso(notAfterMs) }, ...(record.retired ?? []).filter(stillAccepted(nowMs))],
+    retired: [
+      { kid: record.kid, public_jwk: record.public_jwk, not_after: iso(notAfterMs) },
+      ...(record.retired ?? []).filter(stillAccepted(nowMs)),
+    ],
   }),
 };
 
@@ -47,12 +50,19 @@ export const KV_URL_KEYS: KvKeyKind<UrlSigningKeyRecord, Buffer> = {
   fresh: (nowMs) => ({ ...generateUrlKey(), created_at: iso(nowMs) }),
   ring: (record) => ({
     signer: { kid: record.kid ?? "", key: Buffer.from(record.secret, "base64url"), notAfterMs: null },
-    retired: (record.retired ?? []).map((old) => ({ kid: old.kid, key: Buffer.from(old.secret, "base64url"), notAfterMs: Date.parse(old.not_after) })),
+    retired: (record.retired ?? []).map((old) => ({
+      kid: old.kid,
+      key: Buffer.from(old.secret, "base64url"),
+      notAfterMs: Date.parse(old.not_after),
+    })),
   }),
   rotate: (record, nowMs, notAfterMs) => ({
     ...record,
     ...generateUrlKey(),
     created_at: iso(nowMs),
-    retired: [{ kid: record.kid ?? "", secret: record.secret, not_after: iso(notAfterMs) }, ...(record.retired ?? []).filter(stillAccepted(nowMs))],
+    retired: [
+      { kid: record.kid ?? "", secret: record.secret, not_after: iso(notAfterMs) },
+      ...(record.retired ?? []).filter(stillAccepted(nowMs)),
+    ],
   }),
 };

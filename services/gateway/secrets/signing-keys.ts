@@ -27,10 +27,14 @@ export async function openSigningKeys(
   configured: ConfiguredKeySets,
   options: SigningKeysOptions,
 ): Promise<SigningKeys> {
-  const jwt = configured.jwt ? configuredKindKeys(configured.jwt, JWT_KEYS, options) : await kvKindKeys(buckets.signingKeys, KV_JWT_KEYS, options);
+  const jwt = configured.jwt
+    ? configuredKindKeys(configured.jwt, JWT_KEYS, options)
+    : await kvKindKeys(buckets.signingKeys, KV_JWT_KEYS, options);
   let url: KindKeys<Buffer>;
   try {
-    url = configured.url ? configuredKindKeys(configured.url, URL_KEYS, options) : await kvKindKeys(buckets.urlSigningKeys, KV_URL_KEYS, options);
+    url = configured.url
+      ? configuredKindKeys(configured.url, URL_KEYS, options)
+      : await kvKindKeys(buckets.urlSigningKeys, KV_URL_KEYS, options);
   } catch (error) {
     jwt.stop();
     throw error;

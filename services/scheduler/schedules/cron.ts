@@ -30,7 +30,8 @@ function cronOf(expression: string, timezone: string): Cron {
 export function checkCron(expression: string, timezone: string, minIntervalSeconds: number, nowMs: number): number {
   if (!isTimeZone(timezone)) throw invalid("timezone", `not an IANA time zone such as "Europe/Berlin"`);
   const fields = expression.split(/\s+/).length;
-  if (fields !== 5 && fields !== 6) throw invalid("cron", "5 fields (minute hour day month weekday), or 6 with seconds first");
+  if (fields !== 5 && fields !== 6)
+    throw invalid("cron", "5 fields (minute hour day month weekday), or 6 with seconds first");
   let ticks: Date[];
   try {
     ticks = cronOf(expression, timezone).nextRuns(GAP_SAMPLE, new Date(nowMs));
@@ -53,5 +54,9 @@ export function nextTick(expression: string, timezone: string, afterMs: number):
 
 /** The last tick at or before `atMs`; null when there is none. */
 export function lastTickBy(expression: string, timezone: string, atMs: number): number | null {
-  return cronOf(expression, timezone).previousRuns(1, new Date(atMs + 1))[0]?.getTime() ?? null;
+  return (
+    cronOf(expression, timezone)
+      .previousRuns(1, new Date(atMs + 1))[0]
+      ?.getTime() ?? null
+  );
 }

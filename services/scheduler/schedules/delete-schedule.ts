@@ -13,7 +13,9 @@ const MARKER_TTL_SECONDS = 3600;
 /** Deletes the schedule: no tick after this makes a job; the jobs it made are kept. */
 export function deleteSchedule(schedules: Schedules) {
   return async (command: z.infer<typeof ScheduleRefCommand>): Promise<DeleteScheduleResponse> => {
-    const removed = await schedules.removeIf(callerScheduleKey(command), () => true, { markerTtlSeconds: MARKER_TTL_SECONDS });
+    const removed = await schedules.removeIf(callerScheduleKey(command), () => true, {
+      markerTtlSeconds: MARKER_TTL_SECONDS,
+    });
     if (!removed) throw scheduleNotFound(command.body.schedule_id);
     return { schedule_id: command.body.schedule_id, deleted: true };
   };

@@ -15,7 +15,18 @@ function record(key: string, overrides: Partial<ScheduleRecord> = {}): ScheduleR
     name: null,
     cron: "* * * * *",
     timezone: "UTC",
-    job: { type: "shell", command: ["true"], env: {}, resources: { cpu: 1, memory_mb: 512, gpu: 0 }, timeout_seconds: 60, pool_id: "default", labels: {}, priority: 0, metadata: {}, max_attempts: 1 },
+    job: {
+      type: "shell",
+      command: ["true"],
+      env: {},
+      resources: { cpu: 1, memory_mb: 512, gpu: 0 },
+      timeout_seconds: 60,
+      pool_id: "default",
+      labels: {},
+      priority: 0,
+      metadata: {},
+      max_attempts: 1,
+    },
     overlap: "skip",
     state: "active",
     next_run_at: new Date(NOW).toISOString(),
@@ -32,7 +43,10 @@ function record(key: string, overrides: Partial<ScheduleRecord> = {}): ScheduleR
 
 /** A bucket of fixed records, read by the resync (the watch is not started here). */
 function bucketOf(stored: Record<string, Versioned<ScheduleRecord>>): Schedules {
-  return { keys: async () => Object.keys(stored), get: async (key: string) => stored[key] ?? null } as unknown as Schedules;
+  return {
+    keys: async () => Object.keys(stored),
+    get: async (key: string) => stored[key] ?? null,
+  } as unknown as Schedules;
 }
 
 describe("DueSchedules", () => {

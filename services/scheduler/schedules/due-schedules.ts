@@ -56,7 +56,9 @@ export class DueSchedules {
   /** The keys of the schedules due at `nowMs`; first reads the whole bucket again when a resync is due. */
   async dueKeys(nowMs: number): Promise<string[]> {
     if (nowMs - this.#resyncedAt >= RESYNC_MS) {
-      await forEachBounded(await this.schedules.keys(), PARALLEL_READS, async (key) => this.note(key, await this.schedules.get(key)));
+      await forEachBounded(await this.schedules.keys(), PARALLEL_READS, async (key) =>
+        this.note(key, await this.schedules.get(key)),
+      );
       this.#resyncedAt = nowMs;
     }
     return [...this.#due].filter(([, due]) => due.at !== null && due.at <= nowMs).map(([key]) => key);

@@ -50,26 +50,42 @@ function isPassing(error: unknown): boolean {
  * makes no other: exactly one job per tick. A schedule that fails is left for the next
  * pass without holding up the others.
  */
-export async function fireDueSchedules(ctx: SchedulerContext, schedules: Schedules, due: DueSchedules, logger: Logger): Promise<FirePass> {
+export async function fireDueSchedules(
+  ctx: SchedulerContext,
+  schedules: Schedules,
+  due: DueSchedules,
+  logger: Logger,
+): Promise<FirePass> {
   const nowMs = ctx.clock.now();
   const pass: FirePass = { made: 0, skipped: 0, refused: 0 };
   await forEachBounded(await due.dueKeys(nowMs), PARALLEL_SCHEDULES, async (key) => {
     try {
       due.note(key, await fireSchedule(ctx, schedules, key, nowMs, pass, logger));
     } catch (error) {
-      logger.warn({ err: error, schedule_key: key }, "a schedule's due ticks were not all handled; the next pass tries again");
+      logger.warn(
+        { err: error, schedule_key: key },
+        "a schedule's due ticks were not all handled; the next pass tries again",
+      );
     }
   });
   return pass;
 }
 
 /** Handles each due tick of one schedule in order; answers the schedule as stored after them (null: gone). */
-async function fireSchedule(ctx: SchedulerContext, schedules: Schedules, key: string, nowMs: number, pass: FirePass, logger: Logger): Promise<Versioned<ScheduleRecord> | null> {
+async function fireSchedule(
+  ctx: SchedulerContext,
+  schedules: Schedules,
+  key: string,
+  nowMs: number,
+  pass: FirePass,
+  logger: Logger,
+): Promise<Versioned<ScheduleRecord> | null> {
   let stored = await schedules.get(key);
   while (stored && isDue(stored.value, nowMs)) {
     const schedule = stored.value;
     const dueMs = Date.parse(schedule.next_run_at!);
-    const tick = nowMs - dueMs > LATE_TICK_LIMIT_MS ? (lastTickBy(schedule.cron, schedule.timezone, nowMs) ?? dueMs) : dueMs;
+    const tick =
+      nowMs - dueMs > LATE_TICK_LIMIT_MS ? (lastTickBy(schedule.cron, schedule.timezone, nowMs) ?? dueMs) : dueMs;
     const outcome = await runTick(ctx, schedule, tick, logger.child({ schedule_id: schedule.schedule_id }));
     pass[outcome.kind] += 1;
     scheduleTicks.inc({ outcome: outcome.kind });
@@ -79,7 +95,12 @@ async function fireSchedule(ctx: SchedulerContext, schedules: Schedules, key: st
 }
 
 /** Makes the tick's job, after the overlap policy has had its say on the previous one. */
-async function runTick(ctx: SchedulerContext, schedule: ScheduleRecord, tick: number, log: Logger): Promise<TickOutcome> {
+async function runTick(
+  ctx: SchedulerContext,
+  schedule: ScheduleRecord,
+  tick: number,
+  log: Logger,
+): Promise<TickOutcome> {
   const jobId = tickJobId(schedule.schedule_id, tick);
   const key = (id: string) => jobKey(schedule.app_id, schedule.business_id, id);
   // Made already (the replica that made it stopped before recording it): the overlap policy had its say then.
@@ -90,23 +111,35 @@ async function runTick(ctx: SchedulerContext, schedule: ScheduleRecord, tick: nu
     if (schedule.overlap === "cancel_previous") {
       await cancelJobAt(ctx, key(previous.value.job_id)).catch((error: unknown) => {
         // It ended or went meanwhile: nothing left to cancel.
-        if (!(error instanceof AppError && (error.code === "state.conflict" || error.code === "resource.not_found"))) throw error;
+        if (!(error instanceof AppError && (error.code === "state.conflict" || error.code === "resource.not_found")))
+          throw error;
       });
     }
   }
   const body: SubmitJobRequest = {
     ...schedule.job,
     dry_run: false,
-    ...(schedule.overlap === "queue" ? { concurrency: { key: `schedule:${schedule.schedule_id}`, max_running: 1 } } : {}),
+    ...(schedule.overlap === "queue"
+      ? { concurrency: { key: `schedule:${schedule.schedule_id}`, max_running: 1 } }
+      : {}),
   };
   try {
-    await createJob(ctx, scheduleCaller(schedule), body, { log, trace: undefined }, { jobId, scheduleId: schedule.schedule_id });
+    await createJob(
+      ctx,
+      scheduleCaller(schedule),
+      body,
+      { log, trace: undefined },
+      { jobId, scheduleId: schedule.schedule_id },
+    );
     return { kind: "made", jobId };
   } catch (error) {
     if (error instanceof AppError && error.code === "resource.already_exists") return { kind: "made", jobId };
     if (isPassing(error)) throw error;
     const refusal = error as AppError;
-    log.info({ code: refusal.code, tick: new Date(tick).toISOString() }, "a schedule's tick was refused; it is not tried again");
+    log.info(
+      { code: refusal.code, tick: new Date(tick).toISOString() },
+      "a schedule's tick was refused; it is not tried again",
+    );
     return { kind: "refused", error: { code: refusal.code, message: refusal.message } };
   }
 }
@@ -136,7 +169,12 @@ function recordTick(
           : outcome.kind === "skipped"
             ? { last_skipped_at: tickAt, skipped_count: current.skipped_count + 1 }
             : { last_error: outcome.error };
-      return { ...current, ...result, next_run_at: next === null ? null : new Date(next).toISOString(), updated_at: new Date(ctx.clock.now()).toISOString() };
+      return {
+        ...current,
+        ...result,
+        next_run_at: next === null ? null : new Date(next).toISOString(),
+        updated_at: new Date(ctx.clock.now()).toISOString(),
+      };
     },
     stored,
   );

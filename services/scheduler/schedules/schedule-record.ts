@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { checkId, Schedule, ScheduleJobTemplate, type ScheduleRefCommand, type UserContext } from "../../../shared/contract/index.js";
+import {
+  checkId,
+  Schedule,
+  ScheduleJobTemplate,
+  type ScheduleRefCommand,
+  type UserContext,
+} from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 
 /**
@@ -38,5 +44,13 @@ export function publicSchedule(record: ScheduleRecord): Schedule {
  * API key (so no key quotas or key budget apply; the business's credit does).
  */
 export function scheduleCaller(record: ScheduleRecord): UserContext {
-  return { app_id: record.app_id, business_id: record.business_id, user_id: record.user_id, role: "member", key_id: null, quotas: null, operator: false };
+  return {
+    app_id: record.app_id,
+    business_id: record.business_id,
+    user_id: record.user_id,
+    role: "member",
+    key_id: null,
+    quotas: null,
+    operator: false,
+  };
 }

@@ -15,7 +15,12 @@ export function setScheduleState(ctx: SchedulerContext, schedules: Schedules, st
       if (schedule.state === state) return undefined;
       const nowMs = ctx.clock.now();
       const next = state === "active" ? nextTick(schedule.cron, schedule.timezone, nowMs) : null;
-      return { ...schedule, state, next_run_at: next === null ? null : new Date(next).toISOString(), updated_at: new Date(nowMs).toISOString() };
+      return {
+        ...schedule,
+        state,
+        next_run_at: next === null ? null : new Date(next).toISOString(),
+        updated_at: new Date(nowMs).toISOString(),
+      };
     });
     if (!stored) throw scheduleNotFound(command.body.schedule_id);
     return { schedule: publicSchedule(stored.value) };

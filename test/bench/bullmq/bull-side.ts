@@ -26,7 +26,10 @@ export interface BullSide {
   readonly driver: string;
   readonly redis: ProcessRef;
   /** Starts the Worker process (concurrency 100, a no-op processor) and waits until it is ready. */
-  startWorker(events: { onStarted: (jobId: string, atMs: number) => void; onCompleted: (jobId: string, atMs: number) => void }): Promise<BullWorker>;
+  startWorker(events: {
+    onStarted: (jobId: string, atMs: number) => void;
+    onCompleted: (jobId: string, atMs: number) => void;
+  }): Promise<BullWorker>;
   stop(): Promise<void>;
 }
 
@@ -63,7 +66,8 @@ export async function startBullSide(cleanup: Cleanup, progress: Progress, queueN
     const readyNow = new Promise<void>((resolve) => (ready = resolve));
     child.onMessage((raw) => {
       const parsed = WorkerMessage.safeParse(raw);
-      if (!parsed.success) return void errors.push(`the worker sent an unknown message: ${JSON.stringify(raw).slice(0, 200)}`);
+      if (!parsed.success)
+        return void errors.push(`the worker sent an unknown message: ${JSON.stringify(raw).slice(0, 200)}`);
       const message = parsed.data;
       if (message.type === "ready") ready?.();
       else if (message.type === "error") errors.push(message.message);
@@ -87,7 +91,18 @@ export async function startBullSide(cleanup: Cleanup, progress: Progress, queueN
       await Promise.race([
         readyNow,
         child.died,
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the BullMQ worker was not ready within ${WORKER_READY_TIMEOUT_MS} ms; its output:\n${child.output()}`)), WORKER_READY_TIMEOUT_MS))),
+        new Promise<never>(
+          (_, reject) =>
+            (timer = setTimeout(
+              () =>
+                reject(
+                  new Error(
+                    `the BullMQ worker was not ready within ${WORKER_READY_TIMEOUT_MS} ms; its output:\n${child.output()}`,
+                  ),
+                ),
+              WORKER_READY_TIMEOUT_MS,
+            )),
+        ),
       ]);
     } catch (error) {
       await worker.stop();

@@ -23,7 +23,13 @@ export const REDIS_SERVER_NOT_FOUND =
   "redis-server not found: `make bench` installs it (deploy/scripts/ensure-redis-server.sh); or set REDIS_SERVER_BIN to a redis-server binary";
 
 export function findRedisServerBinary(env: Record<string, string | undefined>): string | undefined {
-  const candidates = [env.REDIS_SERVER_BIN, ...(env.PATH ?? "").split(":").map((dir) => join(dir, "redis-server")), "/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"];
+  const candidates = [
+    env.REDIS_SERVER_BIN,
+    ...(env.PATH ?? "").split(":").map((dir) => join(dir, "redis-server")),
+    "/usr/bin/redis-server",
+    "/usr/sbin/redis-server",
+    "/usr/local/bin/redis-server",
+  ];
   for (const candidate of candidates) {
     if (!candidate) continue;
     try {
@@ -54,7 +60,22 @@ class PortInUseError extends Error {}
 
 async function launch(binary: string, dir: string, port: number): Promise<RedisServer> {
   // No RDB snapshots, no append-only file: a queue that lives in memory only, like a cache.
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", ""];
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--daemonize",
+    "no",
+    "--logfile",
+    "",
+  ];
   const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
@@ -73,7 +94,13 @@ async function launch(binary: string, dir: string, port: number): Promise<RedisS
     })());
 
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server on port ${port} was not ready within ${READY_TIMEOUT_MS} ms; its output:\n${output}`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(`redis-server on port ${port} was not ready within ${READY_TIMEOUT_MS} ms; its output:\n${output}`),
+        ),
+      READY_TIMEOUT_MS,
+    );
     const watch = (chunk: string) => {
       output = (output + chunk).slice(-8_000);
       if (output.includes("Ready to accept connections")) {

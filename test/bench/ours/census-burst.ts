@@ -24,7 +24,9 @@ const SETTLED_CONSUMERS = [
 async function waitUntilConsumed(jsm: JetStreamManager, signal: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   while (Date.now() < deadline && !signal.aborted) {
-    const infos = await Promise.all(SETTLED_CONSUMERS.map(([stream, consumer]) => jsm.consumers.info(stream, consumer).catch(() => null)));
+    const infos = await Promise.all(
+      SETTLED_CONSUMERS.map(([stream, consumer]) => jsm.consumers.info(stream, consumer).catch(() => null)),
+    );
     if (infos.every((info) => info === null || (info.num_pending === 0 && info.num_ack_pending === 0))) return true;
     await sleep(SETTLE_POLL_MS);
   }
@@ -44,7 +46,11 @@ export interface CensusBurstOptions {
 }
 
 /** Every tapped message with its classification, for reading by hand (`BENCH_CENSUS_DUMP`). */
-async function dump(file: string, messages: readonly TappedMessage[], snapshots: readonly ConnzSnapshot[]): Promise<void> {
+async function dump(
+  file: string,
+  messages: readonly TappedMessage[],
+  snapshots: readonly ConnzSnapshot[],
+): Promise<void> {
   const owners = new Owners(
     snapshots.flatMap((snapshot) => snapshot.connections),
     new Set([TAP_NAME]),
@@ -72,8 +78,14 @@ export async function countBurst(
   // What earlier bursts left (metering, the ledger audit's held revisions) is done before the census starts.
   progress.update("census: waiting until the consumers have nothing left from before");
   const before = await connect({ servers: options.natsUrl, name: "bench-census-settle" });
-  const settledBefore = await waitUntilConsumed(await jetstreamManager(before), options.signal).finally(() => before.close());
-  if (!settledBefore) return { census: undefined, failure: `the consumers still had messages ${SETTLE_TIMEOUT_MS / 1000} s after the earlier bursts` };
+  const settledBefore = await waitUntilConsumed(await jetstreamManager(before), options.signal).finally(() =>
+    before.close(),
+  );
+  if (!settledBefore)
+    return {
+      census: undefined,
+      failure: `the consumers still had messages ${SETTLE_TIMEOUT_MS / 1000} s after the earlier bursts`,
+    };
   const tap = await startNatsTap(options.natsUrl, options.monitorUrl);
   let burst: { ids: string[]; cpuPer1000: Map<string, number> } | undefined;
   let settled = false;

@@ -116,9 +116,12 @@ export function startFakeAgent(options: FakeAgentOptions): FakeAgent {
         continue;
       }
       const busy = running.size > 0;
-      const polled = await persist("poll", () => plane.poll({ wait_seconds: busy ? 0 : POLL_WAIT_SECONDS }, stopping.signal));
+      const polled = await persist("poll", () =>
+        plane.poll({ wait_seconds: busy ? 0 : POLL_WAIT_SECONDS }, stopping.signal),
+      );
       if (polled === undefined) {
-        if (!stopping.signal.aborted) await sleep(BACKOFF_MAX_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
+        if (!stopping.signal.aborted)
+          await sleep(BACKOFF_MAX_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
         continue;
       }
       const at = monotonicMs();
@@ -137,7 +140,9 @@ export function startFakeAgent(options: FakeAgentOptions): FakeAgent {
 
   async function heartbeatLoop(): Promise<void> {
     while (!stopping.signal.aborted) {
-      await sleep(options.heartbeatIntervalSeconds * 1000, undefined, { signal: stopping.signal }).catch(() => undefined);
+      await sleep(options.heartbeatIntervalSeconds * 1000, undefined, { signal: stopping.signal }).catch(
+        () => undefined,
+      );
       if (stopping.signal.aborted) return;
       const attempts = [...running.values()].map(({ job_id, attempt }) => ({ job_id, attempt }));
       await persist("heartbeat", () => plane.heartbeat({ running: attempts }, stopping.signal));

@@ -1,7 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findNatsServerBinary, NATS_SERVER_NOT_FOUND, NatsServerProcess, ServerExitedError } from "../../../shared/nats-server/index.js";
+import {
+  findNatsServerBinary,
+  NATS_SERVER_NOT_FOUND,
+  NatsServerProcess,
+  ServerExitedError,
+} from "../../../shared/nats-server/index.js";
 import { freePort } from "../../harness/free-port.js";
 import { killOnExit } from "../../harness/kill-on-exit.js";
 
@@ -32,7 +37,13 @@ export async function startMonitoredNats(): Promise<MonitoredNats> {
     let server: NatsServerProcess | undefined;
     const forget = killOnExit({ killNow: () => server?.killNow() });
     try {
-      server = await NatsServerProcess.start({ binary, host: "127.0.0.1", port, storeDir, extraConfig: `http: "127.0.0.1:${monitorPort}"` });
+      server = await NatsServerProcess.start({
+        binary,
+        host: "127.0.0.1",
+        port,
+        storeDir,
+        extraConfig: `http: "127.0.0.1:${monitorPort}"`,
+      });
     } catch (error) {
       forget();
       if (error instanceof ServerExitedError && error.portInUse && attempt < PORT_ATTEMPTS) continue;

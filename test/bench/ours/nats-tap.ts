@@ -62,7 +62,10 @@ async function connz(monitorUrl: string): Promise<ConnzSnapshot> {
       name: connection.name ?? "",
       inMsgs: connection.in_msgs,
       outMsgs: connection.out_msgs,
-      subscriptions: (connection.subscriptions_list_detail ?? []).map(({ subject, qgroup }) => ({ subject, queue: qgroup })),
+      subscriptions: (connection.subscriptions_list_detail ?? []).map(({ subject, qgroup }) => ({
+        subject,
+        queue: qgroup,
+      })),
     })),
   };
 }
@@ -117,7 +120,8 @@ export async function startNatsTap(natsUrl: string, monitorUrl: string): Promise
   let lost: string | undefined;
   void (async () => {
     for await (const status of nc.status()) {
-      if (status.type === "disconnect" || status.type === "slowConsumer" || status.type === "error") lost ??= `the tap's connection reported ${status.type}`;
+      if (status.type === "disconnect" || status.type === "slowConsumer" || status.type === "error")
+        lost ??= `the tap's connection reported ${status.type}`;
     }
   })();
   const subscriptions = TAPPED.map((subject) =>

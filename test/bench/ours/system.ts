@@ -22,8 +22,12 @@ export type ServiceName = (typeof SERVICES)[number];
  * The per-user limits on our side: one user here sends more in a minute than the default
  * 1000 allows. The limiter still counts every request; it never refuses one.
  */
-export const RAISED_RATE_LIMITS = { CJS_RATE_LIMIT_PER_MINUTE: "10000000", CJS_RATE_LIMIT_PER_HOUR: "600000000" } as const;
-export const RAISED_RATE_LIMITS_NOTE = "our gateway runs with CJS_RATE_LIMIT_PER_MINUTE=10000000 and CJS_RATE_LIMIT_PER_HOUR=600000000: one user here sends more than the default 1000 a minute (the limiter still counts every request)";
+export const RAISED_RATE_LIMITS = {
+  CJS_RATE_LIMIT_PER_MINUTE: "10000000",
+  CJS_RATE_LIMIT_PER_HOUR: "600000000",
+} as const;
+export const RAISED_RATE_LIMITS_NOTE =
+  "our gateway runs with CJS_RATE_LIMIT_PER_MINUTE=10000000 and CJS_RATE_LIMIT_PER_HOUR=600000000: one user here sends more than the default 1000 a minute (the limiter still counts every request)";
 
 const READY_TIMEOUT_MS = 60_000;
 
@@ -113,16 +117,27 @@ async function waitUntilReady(service: ServiceProcess, url: string): Promise<voi
     }
     await sleep(100);
   }
-  throw new Error(`${service.name} was not ready (${url}) within ${READY_TIMEOUT_MS} ms; its output:\n${service.output()}`);
+  throw new Error(
+    `${service.name} was not ready (${url}) within ${READY_TIMEOUT_MS} ms; its output:\n${service.output()}`,
+  );
 }
 
 /** Starts nats-server and the six services, waits until each answers /readyz, and signs a tenant in. */
-export async function startOurSystem(cleanup: Cleanup, progress: Progress, options: OurSystemOptions): Promise<OurSystem> {
+export async function startOurSystem(
+  cleanup: Cleanup,
+  progress: Progress,
+  options: OurSystemOptions,
+): Promise<OurSystem> {
   progress.update("starting nats-server");
-  const nats: Pick<NatsHarness, "url" | "storeDir" | "stop"> & { monitorUrl?: string } = options.monitor ? await startMonitoredNats() : await startNats();
+  const nats: Pick<NatsHarness, "url" | "storeDir" | "stop"> & { monitorUrl?: string } = options.monitor
+    ? await startMonitoredNats()
+    : await startNats();
   const stopNats = cleanup.add("nats-server", () => nats.stop());
   const children: ServiceProcess[] = [];
-  const stopChildren = cleanup.add("service processes", async () => void (await Promise.all(children.map((child) => child.stop()))));
+  const stopChildren = cleanup.add(
+    "service processes",
+    async () => void (await Promise.all(children.map((child) => child.stop()))),
+  );
   const fleets = new Set<NodeFleet>();
   let nc: NatsConnection | undefined;
   const openNodes = new Set<RegisteredNode>();
@@ -135,7 +150,10 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
   };
   try {
     const natsPid = nats.storeDir === undefined ? undefined : findPidByCommandLine(`${nats.storeDir}/nats-server.conf`);
-    if (natsPid === undefined) throw new Error("could not find the nats-server process (NATS_URL set? the bench needs a nats-server of its own to read its CPU time)");
+    if (natsPid === undefined)
+      throw new Error(
+        "could not find the nats-server process (NATS_URL set? the bench needs a nats-server of its own to read its CPU time)",
+      );
 
     progress.update(`starting ${SERVICES.join(", ")}`);
     const gatewayPort = await freePort();
@@ -145,7 +163,13 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
       const port = service === "gateway" ? gatewayPort : await freePort();
       const env: Record<string, string> =
         service === "gateway"
-          ? { CJS_HOST: "127.0.0.1", CJS_PORT: String(port), CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: "0", ...(options.rateLimits === "default" ? {} : RAISED_RATE_LIMITS) }
+          ? {
+              CJS_HOST: "127.0.0.1",
+              CJS_PORT: String(port),
+              CJS_OPS_HOST: "127.0.0.1",
+              CJS_OPS_PORT: "0",
+              ...(options.rateLimits === "default" ? {} : RAISED_RATE_LIMITS),
+            }
           : { CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: String(port) };
       const nodeArgs: string[] = [];
       if (options.cpuProfile?.services.includes(service)) {
@@ -154,7 +178,9 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
         cpuProfiles.set(service, dir);
         nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`);
       }
-      children.push(startServiceProcess({ service, nodeArgs, env: { NATS_URL: nats.url, LOG_LEVEL: options.logLevel, ...env } }));
+      children.push(
+        startServiceProcess({ service, nodeArgs, env: { NATS_URL: nats.url, LOG_LEVEL: options.logLevel, ...env } }),
+      );
       urls.set(service, `http://127.0.0.1:${port}`);
     }
     await Promise.all(children.map((child) => waitUntilReady(child, `${urls.get(child.name as ServiceName)}/readyz`)));
@@ -166,10 +192,19 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
     const { client } = await signedInClient(gatewayUrl, tenant);
     const userApiKey = (await client.call("createApiKey", { name: "bench" })).key;
     const user = new ComputeClient({ baseUrl: gatewayUrl, appId: tenant.app.app_id, apiKey: userApiKey });
-    const processes: ProcessRef[] = [{ name: "nats-server", pid: natsPid }, ...children.map(({ name, pid }) => ({ name, pid }))];
+    const processes: ProcessRef[] = [
+      { name: "nats-server", pid: natsPid },
+      ...children.map(({ name, pid }) => ({ name, pid })),
+    ];
 
     const ownKey: TenantKey = { appId: tenant.app.app_id, apiKey: userApiKey };
-    const registerNode = async (kind: NodeTransport, pool: string, slots: number, name: string, owner = ownKey): Promise<RegisteredNode & { heartbeatIntervalSeconds: number }> => {
+    const registerNode = async (
+      kind: NodeTransport,
+      pool: string,
+      slots: number,
+      name: string,
+      owner = ownKey,
+    ): Promise<RegisteredNode & { heartbeatIntervalSeconds: number }> => {
       // Each node its own connection (NATS) or connection pool (HTTP), as each agent has.
       const transport = nodeTransport(kind, nats.url, gatewayUrl, owner.appId, name);
       try {
@@ -218,7 +253,13 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
       fleets.add(handle);
       try {
         for (let index = 0; index < fleet.nodes; index++) {
-          const node = await registerNode(fleet.transport, fleet.pool, fleet.slots, `bench-${fleet.pool}-${index}`, fleet.owner);
+          const node = await registerNode(
+            fleet.transport,
+            fleet.pool,
+            fleet.slots,
+            `bench-${fleet.pool}-${index}`,
+            fleet.owner,
+          );
           nodes.push(node);
           agents.push(
             startFakeAgent({
@@ -242,7 +283,11 @@ export async function startOurSystem(cleanup: Cleanup, progress: Progress, optio
       const added = await createTenant(nc!, { operator });
       const { client: signedIn } = await signedInClient(gatewayUrl, added);
       const apiKey = (await signedIn.call("createApiKey", { name: "bench" })).key;
-      return { appId: added.app.app_id, apiKey, user: new ComputeClient({ baseUrl: gatewayUrl, appId: added.app.app_id, apiKey }) };
+      return {
+        appId: added.app.app_id,
+        apiKey,
+        user: new ComputeClient({ baseUrl: gatewayUrl, appId: added.app.app_id, apiKey }),
+      };
     };
 
     let registered = 0;
@@ -273,7 +318,13 @@ interface NodeTransportHandle {
 }
 
 /** The agent's own transports (clients/agent/transport.ts): a NATS connection (NATS-direct), or its pooled HTTP client. */
-function nodeTransport(kind: NodeTransport, natsUrl: string, gatewayUrl: string, appId: string, name: string): NodeTransportHandle {
+function nodeTransport(
+  kind: NodeTransport,
+  natsUrl: string,
+  gatewayUrl: string,
+  appId: string,
+  name: string,
+): NodeTransportHandle {
   if (kind === "nats") {
     const link = natsLink({ url: natsUrl, credentials: {}, inboxPrefix: "_INBOX", name: `cjs-agent ${name}` });
     return { plane: natsNodePlane({ link, appId }), close: () => link.close() };

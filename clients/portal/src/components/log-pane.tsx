@@ -84,9 +84,20 @@ export function LogPane(props: { jobId: string; onEnd?: () => void }) {
   return (
     <section aria-label="Log">
       <h2>
-        Log <span class="hint" data-testid="log-status">{status}</span>
+        Log{" "}
+        <span class="hint" data-testid="log-status">
+          {status}
+        </span>
       </h2>
-      <div class="log-pane" ref={pane} onScroll={onScroll} tabIndex={0} role="log" aria-live="polite" aria-label="Log lines">
+      <div
+        class="log-pane"
+        ref={pane}
+        onScroll={onScroll}
+        tabIndex={0}
+        role="log"
+        aria-live="polite"
+        aria-label="Log lines"
+      >
         {lines.map((line) => (
           <div class={`log-line ${line.stream}`} key={line.id}>
             {line.line}

@@ -1,5 +1,10 @@
 import { useState } from "preact/hooks";
-import { API_KEY_SCOPES, CreateApiKeyRequest, type CreateApiKeyResponse, type Scope } from "../../../../shared/contract/index.js";
+import {
+  API_KEY_SCOPES,
+  CreateApiKeyRequest,
+  type CreateApiKeyResponse,
+  type Scope,
+} from "../../../../shared/contract/index.js";
 import { ErrorNote } from "../components/error-note.js";
 import { SecretOnce } from "../components/secret-once.js";
 import { credits, optionalNumber, when } from "../format.js";
@@ -21,7 +26,9 @@ export function ApiKeysPage() {
   return (
     <main>
       <h1>API keys</h1>
-      {minted ? <SecretOnce label={`New key “${minted.name}”`} secret={minted.key} onDone={() => setMinted(undefined)} /> : null}
+      {minted ? (
+        <SecretOnce label={`New key “${minted.name}”`} secret={minted.key} onDone={() => setMinted(undefined)} />
+      ) : null}
       <h2>Your keys</h2>
       <ErrorNote error={keys.error ?? action.error} />
       <div class="table-wrap">
@@ -53,13 +60,20 @@ export function ApiKeysPage() {
                   {key.last_used_ip ? <span class="hint"> from {key.last_used_ip}</span> : null}
                 </td>
                 <td data-label="Spent / budget">
-                  {credits(key.spent_credits_this_month)} / {key.budget_credits_per_month === null ? "none" : credits(key.budget_credits_per_month)}
+                  {credits(key.spent_credits_this_month)} /{" "}
+                  {key.budget_credits_per_month === null ? "none" : credits(key.budget_credits_per_month)}
                 </td>
                 <td>
                   {key.revoked_at ? (
                     <span class="badge state-cancelled">revoked</span>
                   ) : (
-                    <button type="button" class="danger" disabled={action.busy} onClick={() => revoke(key.key_id)} aria-label={`Revoke ${key.name}`}>
+                    <button
+                      type="button"
+                      class="danger"
+                      disabled={action.busy}
+                      onClick={() => revoke(key.key_id)}
+                      aria-label={`Revoke ${key.name}`}
+                    >
                       Revoke
                     </button>
                   )}
@@ -90,11 +104,15 @@ function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promis
   const [problems, setProblems] = useState<string[]>([]);
   const action = useAction();
 
-  const toggle = (scope: Scope) => setScopes(scopes.includes(scope) ? scopes.filter((held) => held !== scope) : [...scopes, scope]);
+  const toggle = (scope: Scope) =>
+    setScopes(scopes.includes(scope) ? scopes.filter((held) => held !== scope) : [...scopes, scope]);
 
   const submit = (event: Event) => {
     event.preventDefault();
-    const allowed = types.split(",").map((type) => type.trim()).filter(Boolean);
+    const allowed = types
+      .split(",")
+      .map((type) => type.trim())
+      .filter(Boolean);
     const parsed = CreateApiKeyRequest.safeParse({
       name,
       ...(perHour ? { maxJobsPerHour: optionalNumber(perHour) } : {}),
@@ -125,23 +143,51 @@ function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promis
       <div class="grid">
         <label>
           Jobs per hour
-          <input name="maxJobsPerHour" inputMode="numeric" placeholder="no limit" value={perHour} onInput={(e) => setPerHour(e.currentTarget.value)} />
+          <input
+            name="maxJobsPerHour"
+            inputMode="numeric"
+            placeholder="no limit"
+            value={perHour}
+            onInput={(e) => setPerHour(e.currentTarget.value)}
+          />
         </label>
         <label>
           Concurrent jobs
-          <input name="maxConcurrentJobs" inputMode="numeric" placeholder="no limit" value={concurrent} onInput={(e) => setConcurrent(e.currentTarget.value)} />
+          <input
+            name="maxConcurrentJobs"
+            inputMode="numeric"
+            placeholder="no limit"
+            value={concurrent}
+            onInput={(e) => setConcurrent(e.currentTarget.value)}
+          />
         </label>
         <label>
           Job types (comma-separated)
-          <input name="allowedJobTypes" placeholder="any" value={types} onInput={(e) => setTypes(e.currentTarget.value)} />
+          <input
+            name="allowedJobTypes"
+            placeholder="any"
+            value={types}
+            onInput={(e) => setTypes(e.currentTarget.value)}
+          />
         </label>
         <label>
           Expires
-          <input name="expires_at" type="datetime-local" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
+          <input
+            name="expires_at"
+            type="datetime-local"
+            value={expires}
+            onInput={(e) => setExpires(e.currentTarget.value)}
+          />
         </label>
         <label>
           Monthly budget (credits)
-          <input name="budget" inputMode="decimal" placeholder="none" value={budget} onInput={(e) => setBudget(e.currentTarget.value)} />
+          <input
+            name="budget"
+            inputMode="decimal"
+            placeholder="none"
+            value={budget}
+            onInput={(e) => setBudget(e.currentTarget.value)}
+          />
         </label>
       </div>
       <fieldset>

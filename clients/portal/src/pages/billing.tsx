@@ -14,7 +14,11 @@ export function BillingPage(props: { outcome: string | null }) {
   const back = (outcome: string) => `${location.origin}/billing?checkout=${outcome}`;
   const buy = (planId: string) =>
     void action.run(async () => {
-      const checkout = await api().billing.checkout({ plan_id: planId, success_url: back("done"), cancel_url: back("canceled") });
+      const checkout = await api().billing.checkout({
+        plan_id: planId,
+        success_url: back("done"),
+        cancel_url: back("canceled"),
+      });
       location.assign(checkout.checkout_url);
     });
 
@@ -22,8 +26,16 @@ export function BillingPage(props: { outcome: string | null }) {
   return (
     <main>
       <h1>Billing</h1>
-      {props.outcome === "done" ? <p class="note" role="status">Checkout complete: the plan applies once the payment provider confirms it.</p> : null}
-      {props.outcome === "canceled" ? <p class="note" role="status">Checkout canceled: nothing was charged.</p> : null}
+      {props.outcome === "done" ? (
+        <p class="note" role="status">
+          Checkout complete: the plan applies once the payment provider confirms it.
+        </p>
+      ) : null}
+      {props.outcome === "canceled" ? (
+        <p class="note" role="status">
+          Checkout canceled: nothing was charged.
+        </p>
+      ) : null}
       <ErrorNote error={subscription.error ?? plans.error ?? action.error} />
       {current ? (
         <section class="card" aria-label="Subscription">
@@ -49,8 +61,14 @@ export function BillingPage(props: { outcome: string | null }) {
         {plans.data?.plans.map((plan) => (
           <li class="card">
             <h3>{plan.name}</h3>
-            <p>{plan.price === 0 ? "Free" : `${plan.price.toLocaleString()} ${plan.currency.toUpperCase()} a ${plan.interval}`}</p>
-            <p class="hint">{credits(plan.included_credit)} credits included each {plan.interval}</p>
+            <p>
+              {plan.price === 0
+                ? "Free"
+                : `${plan.price.toLocaleString()} ${plan.currency.toUpperCase()} a ${plan.interval}`}
+            </p>
+            <p class="hint">
+              {credits(plan.included_credit)} credits included each {plan.interval}
+            </p>
             {current?.plan.id === plan.id ? (
               <p class="hint">Your plan</p>
             ) : plan.price > 0 ? (

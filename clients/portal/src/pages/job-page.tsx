@@ -83,10 +83,18 @@ export function JobPage(props: { jobId: string }) {
             ) : null}
           </dl>
           <div class="actions">
-            <button type="button" disabled={action.busy || isTerminal(current.state)} onClick={() => act(() => api().jobs.cancel(current.job_id))}>
+            <button
+              type="button"
+              disabled={action.busy || isTerminal(current.state)}
+              onClick={() => act(() => api().jobs.cancel(current.job_id))}
+            >
               Cancel job
             </button>
-            <button type="button" disabled={action.busy || !(current.state === "failed" || current.state === "timed_out")} onClick={() => act(() => api().jobs.retry(current.job_id))}>
+            <button
+              type="button"
+              disabled={action.busy || !(current.state === "failed" || current.state === "timed_out")}
+              onClick={() => act(() => api().jobs.retry(current.job_id))}
+            >
               Retry job
             </button>
           </div>
@@ -159,7 +167,12 @@ function Artifacts(props: { jobId: string; artifacts: Artifact[]; onUploaded: ()
         </label>
         <label>
           Artifact name
-          <input name="artifact_id" value={name} placeholder="the file's name" onInput={(e) => setName(e.currentTarget.value)} />
+          <input
+            name="artifact_id"
+            value={name}
+            placeholder="the file's name"
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
         </label>
         <button type="submit" disabled={action.busy}>
           Upload

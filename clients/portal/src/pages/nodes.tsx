@@ -24,7 +24,13 @@ export function NodesPage() {
   return (
     <main>
       <h1>Nodes</h1>
-      {rotated ? <SecretOnce label={`New key of ${rotated.node_id} (the old one works until ${when(rotated.previous_key_expires_at)})`} secret={rotated.api_key} onDone={() => setRotated(undefined)} /> : null}
+      {rotated ? (
+        <SecretOnce
+          label={`New key of ${rotated.node_id} (the old one works until ${when(rotated.previous_key_expires_at)})`}
+          secret={rotated.api_key}
+          onDone={() => setRotated(undefined)}
+        />
+      ) : null}
       <ErrorNote error={nodes.error ?? action.error} />
       <div class="table-wrap">
         <table class="cards">
@@ -53,7 +59,8 @@ export function NodesPage() {
                 </td>
                 <td data-label="Pool">{node.pool_id}</td>
                 <td data-label="Slots used">
-                  <meter min={0} max={node.capacity.slots} value={node.used.slots} aria-hidden="true" /> {node.used.slots} / {node.capacity.slots}
+                  <meter min={0} max={node.capacity.slots} value={node.used.slots} aria-hidden="true" />{" "}
+                  {node.used.slots} / {node.capacity.slots}
                 </td>
                 <td data-label="CPU used">
                   {node.used.cpu} / {node.capacity.cpu}
@@ -64,15 +71,36 @@ export function NodesPage() {
                 <td data-label="Last heartbeat">{when(node.last_heartbeat_at)}</td>
                 <td class="row-actions">
                   {node.state === "draining" ? (
-                    <button type="button" disabled={action.busy} onClick={() => act(async () => void (await api().nodes.drain({ node_id: node.node_id, draining: false })))}>
+                    <button
+                      type="button"
+                      disabled={action.busy}
+                      onClick={() =>
+                        act(async () => void (await api().nodes.drain({ node_id: node.node_id, draining: false })))
+                      }
+                    >
                       Undrain
                     </button>
                   ) : (
-                    <button type="button" disabled={action.busy || node.state === "offline"} onClick={() => act(async () => void (await api().nodes.drain({ node_id: node.node_id, draining: true })))}>
+                    <button
+                      type="button"
+                      disabled={action.busy || node.state === "offline"}
+                      onClick={() =>
+                        act(async () => void (await api().nodes.drain({ node_id: node.node_id, draining: true })))
+                      }
+                    >
                       Drain
                     </button>
                   )}
-                  <button type="button" class="secondary" disabled={action.busy} onClick={() => act(async () => setRotated(await api().nodes.rotateKey({ node_id: node.node_id, grace_seconds: 300 })))}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    disabled={action.busy}
+                    onClick={() =>
+                      act(async () =>
+                        setRotated(await api().nodes.rotateKey({ node_id: node.node_id, grace_seconds: 300 })),
+                      )
+                    }
+                  >
                     Rotate key
                   </button>
                 </td>

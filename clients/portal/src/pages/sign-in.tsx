@@ -38,27 +38,57 @@ export function SignInPage() {
       <form class="stack" onSubmit={submit}>
         <label>
           App ID
-          <input name="app_id" required value={appId} onInput={(e) => setAppId(e.currentTarget.value)} autocomplete="organization" />
+          <input
+            name="app_id"
+            required
+            value={appId}
+            onInput={(e) => setAppId(e.currentTarget.value)}
+            autocomplete="organization"
+          />
         </label>
         <label>
           E-mail
-          <input name="email" type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} autocomplete="username" />
+          <input
+            name="email"
+            type="email"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+            autocomplete="username"
+          />
         </label>
         {method === "password" ? (
           <label>
             Password
-            <input name="password" type="password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} autocomplete="current-password" />
+            <input
+              name="password"
+              type="password"
+              required
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+              autocomplete="current-password"
+            />
           </label>
         ) : codeSent ? (
           <label>
             Code from the e-mail
-            <input name="code" inputMode="numeric" pattern="[0-9]{6}" required value={code} onInput={(e) => setCode(e.currentTarget.value)} autocomplete="one-time-code" />
+            <input
+              name="code"
+              inputMode="numeric"
+              pattern="[0-9]{6}"
+              required
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+              autocomplete="one-time-code"
+            />
           </label>
         ) : null}
         <button type="submit" disabled={action.busy}>
           {method === "password" || codeSent ? "Sign in" : "Send code"}
         </button>
-        {codeSent && method === "code" ? <p class="hint">If the address has an account, a six-digit code is on its way.</p> : null}
+        {codeSent && method === "code" ? (
+          <p class="hint">If the address has an account, a six-digit code is on its way.</p>
+        ) : null}
         <ErrorNote error={action.error} />
       </form>
     </main>

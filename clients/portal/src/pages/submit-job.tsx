@@ -21,7 +21,19 @@ interface Draft {
   labels: string;
 }
 
-const EMPTY: Draft = { name: "", type: "shell", command: "", pool_id: "default", cpu: "1", memory_mb: "512", gpu: "0", timeout_seconds: "3600", priority: "0", env: "", labels: "" };
+const EMPTY: Draft = {
+  name: "",
+  type: "shell",
+  command: "",
+  pool_id: "default",
+  cpu: "1",
+  memory_mb: "512",
+  gpu: "0",
+  timeout_seconds: "3600",
+  priority: "0",
+  env: "",
+  labels: "",
+};
 
 /** The request the draft describes, checked with the contract's own schema before it is sent. */
 function requestOf(draft: Draft) {
@@ -30,7 +42,11 @@ function requestOf(draft: Draft) {
     command: draft.command.split("\n").filter((arg) => arg !== ""),
     ...(draft.name.trim() ? { name: draft.name.trim() } : {}),
     pool_id: draft.pool_id.trim(),
-    resources: { cpu: optionalNumber(draft.cpu), memory_mb: optionalNumber(draft.memory_mb), gpu: optionalNumber(draft.gpu) },
+    resources: {
+      cpu: optionalNumber(draft.cpu),
+      memory_mb: optionalNumber(draft.memory_mb),
+      gpu: optionalNumber(draft.gpu),
+    },
     timeout_seconds: optionalNumber(draft.timeout_seconds),
     priority: optionalNumber(draft.priority),
     env: pairs(draft.env),

@@ -5,7 +5,11 @@ export const WorkerMessage = z.discriminatedUnion("type", [
   /** The Worker is connected and waiting for jobs. */
   z.object({ type: z.literal("ready") }),
   /** Since the last message: `[job id, monotonic ms]` when the processor began each job, and when each was completed. */
-  z.object({ type: z.literal("events"), started: z.array(z.tuple([z.string(), z.number()])), completed: z.array(z.tuple([z.string(), z.number()])) }),
+  z.object({
+    type: z.literal("events"),
+    started: z.array(z.tuple([z.string(), z.number()])),
+    completed: z.array(z.tuple([z.string(), z.number()])),
+  }),
   z.object({ type: z.literal("error"), message: z.string() }),
 ]);
 export type WorkerMessage = z.infer<typeof WorkerMessage>;

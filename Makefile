@@ -2,7 +2,7 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup test-tools node-deps nats-server chromium portal manifest-check promtool dev test build lint bench cluster cluster-stop cluster-clean chaos clean
+.PHONY: setup test-tools node-deps nats-server chromium portal manifest-check promtool dev test check build lint format bench cluster cluster-stop cluster-clean chaos clean
 
 setup: node-deps nats-server chromium portal
 
@@ -53,8 +53,17 @@ test: setup test-tools
 build: node-deps portal
 	npm run build
 
+# The format (Biome), the types (tsc) and the lint rules (ESLint).
 lint: node-deps
 	npm run lint
+
+format: node-deps
+	npm run format
+
+# The inner loop, about a minute: lint and the unit tests beside the code (no test/ folder,
+# so no cluster, no browser, no spawned services).
+check: lint
+	npx vitest run shared services clients deploy
 
 # Ours against BullMQ, side by side (docs/benchmarks.md). Quick by default (5 to 8 minutes
 # on 2 cores); `make bench BENCH_ARGS=--full` for the long run. BullMQ needs a redis-server:

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { JobPayload, JobRefCommand } from "../../shared/contract/index.js";
 import { jobKey, publicJob, type JobRecord } from "../../shared/records/index.js";
 import { endAttempt } from "./attempt-metering.js";
-import { release } from "./reservations.js";
+import { releaseEndedAttempt } from "./reservations.js";
 import type { SchedulerContext } from "./scheduler-context.js";
 import { cancel } from "./transitions.js";
 
@@ -13,7 +13,7 @@ import { cancel } from "./transitions.js";
 export async function cancelJobAt(ctx: SchedulerContext, key: string): Promise<JobRecord> {
   const { before, after } = await endAttempt(ctx, key, "cancel", (job) => cancel(job, ctx.clock.now()));
   if (before.node_id !== null && (before.state === "assigned" || before.state === "running")) {
-    await release(ctx, before.node_id, before.job_id, before.attempt);
+    await releaseEndedAttempt(ctx, before.node_id, before.job_id, before.attempt);
     ctx.requestPlacement();
   }
   return after;

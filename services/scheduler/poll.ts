@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { PollCommand, PollReply } from "../../shared/contract/index.js";
+import type { PollCommand, PollReply, RunningAttempt } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import type { AllocatedAttempt } from "../../shared/records/index.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
@@ -11,19 +11,37 @@ type Delivered = PollReply["jobs"][number];
  * The node's current attempts. Delivering an assigned attempt is what starts it (`running`);
  * polling again returns the same attempts, so a lost answer costs nothing. The wait of a
  * long poll happens in the gateway. The node's reservations are read from the record, not
- * the view, which may not have seen a placement by another replica yet; their jobs are
- * read side by side.
+ * the view, which may not have seen a placement by another replica yet.
+ *
+ * A poll that names the attempts the node runs (`known`) gets only the others, and in
+ * `held` every attempt the record still gives the node: a known attempt costs no read of
+ * its job, and one the service ended (cancelled, timed out, requeued) is missing from
+ * `held`. Without `known` (an earlier agent) every attempt's job is read and returned.
  */
 export function poll(ctx: SchedulerContext) {
-  return async ({ caller }: z.infer<typeof PollCommand>): Promise<PollReply> => {
+  return async ({ caller, body }: z.infer<typeof PollCommand>): Promise<PollReply> => {
     const allocation = await ctx.store.allocations.get(caller.node_id);
-    const delivered = await Promise.all(
-      Object.entries(allocation?.value.attempts ?? {}).map(([jobId, reserved]) =>
-        deliver(ctx, caller.node_id, jobId, reserved),
-      ),
-    );
-    return { jobs: delivered.filter((job) => job !== null) };
+    const reserved = Object.entries(allocation?.value.attempts ?? {});
+    const known = body.known && new Set(body.known.map(attemptKey));
+    const fresh = known
+      ? reserved.filter(([jobId, { attempt }]) => !known.has(attemptKey({ job_id: jobId, attempt })))
+      : reserved;
+    const delivered = (
+      await Promise.all(fresh.map(([jobId, attempt]) => deliver(ctx, caller.node_id, jobId, attempt)))
+    ).filter((job) => job !== null);
+    if (!known) return { jobs: delivered };
+    const held = [
+      ...reserved
+        .filter(([jobId, { attempt }]) => known.has(attemptKey({ job_id: jobId, attempt })))
+        .map(([jobId, { attempt }]) => ({ job_id: jobId, attempt })),
+      ...delivered.map(({ job_id, attempt }) => ({ job_id, attempt })),
+    ];
+    return { jobs: delivered, held };
   };
+}
+
+function attemptKey({ job_id, attempt }: RunningAttempt): string {
+  return `${job_id}#${attempt}`;
 }
 
 /** The attempt as the node runs it, started now if it was only assigned; null when it is not the node's to run. */

@@ -2,7 +2,7 @@ import { AppError } from "../../shared/errors/index.js";
 import type { Versioned } from "../../shared/nats/index.js";
 import type { JobRecord } from "../../shared/records/index.js";
 import { endAttempt } from "./attempt-metering.js";
-import { release } from "./reservations.js";
+import { release, releaseEndedAttempt } from "./reservations.js";
 import { changeJob, type SchedulerContext } from "./scheduler-context.js";
 import { nodeLost, timeOut } from "./transitions.js";
 
@@ -42,7 +42,7 @@ export async function reconcileOnce(ctx: SchedulerContext): Promise<void> {
         } else {
           continue;
         }
-        await release(ctx, allocation.node_id, jobId, reserved.attempt);
+        await releaseEndedAttempt(ctx, allocation.node_id, jobId, reserved.attempt);
         ctx.requestPlacement();
       } catch (error) {
         // Another replica or a result got there first.

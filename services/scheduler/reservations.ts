@@ -1,3 +1,5 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import { encodeJson, subjects } from "../../shared/nats/index.js";
 import {
   addToWindow,
   allocationUse,
@@ -171,6 +173,21 @@ export async function release(
     },
     (copy) => copy.attempts[jobId]?.attempt === attempt,
   );
+}
+
+/**
+ * Frees an attempt that the service ended while the node may still run it (cancel,
+ * timeout, lost node), and tells the node's long poll, so the agent hears at once rather
+ * than at its next heartbeat.
+ */
+export async function releaseEndedAttempt(
+  ctx: { allocations: AllocationWriter; nc: NatsConnection },
+  nodeId: string,
+  jobId: string,
+  attempt: number,
+): Promise<void> {
+  await release(ctx, nodeId, jobId, attempt);
+  ctx.nc.publish(subjects.nodeReleased(nodeId), encodeJson({ node_id: nodeId, job_id: jobId, attempt }));
 }
 
 /**

@@ -23,7 +23,7 @@ export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Prom
   const now = ctx.clock.now();
   // Jobs whose run_at or backoff has passed join their pools (the reconcile tick asks for a round when the first is due).
   queued.releaseDue(now);
-  if (queued.size === 0) return { placed: 0, again: false, wakeAt: null };
+  if (queued.size === 0) return { placed: 0, again: false, wakeAt: null, lost: false };
   const nodes = ctx.view.nodeViews(now);
   const plan = planPlacements(nodes, queued, ctx.concurrency);
   let placed = 0;
@@ -32,9 +32,9 @@ export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Prom
     if (await applyPlacement(ctx, queued, jobKey, nodeId)) placed += 1;
   });
   // A placement that lost its compare-and-set (a stale picture, which the view has learned since) is planned
-  // again at once while others of the round landed; a round that placed nothing waits for the next tick, never a busy loop.
-  if (placed < plan.placements.length) return { placed, again: placed > 0, wakeAt: now };
-  return { placed, again: false, wakeAt: plan.waiting ? hourlyRoomAt(ctx, nodes, now) : null };
+  // again at once while others of the round landed; a round that placed nothing plans again after a bounded backoff.
+  if (placed < plan.placements.length) return { placed, again: placed > 0, wakeAt: null, lost: true };
+  return { placed, again: false, wakeAt: plan.waiting ? hourlyRoomAt(ctx, nodes, now) : null, lost: false };
 }
 
 /**
@@ -46,6 +46,8 @@ export interface PlacementRound {
   /** Some placements lost their race while others landed: plan again now, from the view as it has learned. */
   again: boolean;
   wakeAt: number | null;
+  /** Some placement failed (lost its race, or the round threw): with none placed, the next round waits a bounded backoff. */
+  lost: boolean;
 }
 
 /** The first moment a node at its hourly cap gets room again. */

@@ -98,7 +98,7 @@ describe("subjects", () => {
 
 describe("checkKvKey", () => {
   it("takes keys of each bucket's shape", () => {
-    expect(checkKvKey(BUCKETS.jobs, `local.${BIZ}.${JOB}`)).toBe(`local.${BIZ}.${JOB}`);
+    expect(checkKvKey(BUCKETS.jobs, `s07.local.${BIZ}.${JOB}`)).toBe(`s07.local.${BIZ}.${JOB}`);
     expect(checkKvKey(BUCKETS.apiKeys, KEY)).toBe(KEY);
     expect(checkKvKey(BUCKETS.apiKeyOwners, `${USER}.${KEY}`)).toBe(`${USER}.${KEY}`);
     expect(checkKvKey(BUCKETS.apiKeyOwners, `${NODE}.${KEY}`)).toBe(`${NODE}.${KEY}`);
@@ -110,11 +110,11 @@ describe("checkKvKey", () => {
     for (const bad of HOSTILE) {
       expect(() => checkKvKey(BUCKETS.apiKeys, bad)).toThrow(MalformedIdError);
       expect(() => checkKvKey(BUCKETS.nodes, bad)).toThrow(MalformedIdError);
-      expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}.${bad}`)).toThrow(MalformedIdError);
+      expect(() => checkKvKey(BUCKETS.jobs, `s07.local.${BIZ}.${bad}`)).toThrow(MalformedIdError);
     }
     expect(() => checkKvKey(BUCKETS.apiKeys, "key_ecxUgow1WBd5BpAdgW2")).toThrow(MalformedIdError);
-    expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}`)).toThrow(MalformedIdError);
-    expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}.${JOB}.x`)).toThrow(MalformedIdError);
+    expect(() => checkKvKey(BUCKETS.jobs, `s07.local.${BIZ}`)).toThrow(MalformedIdError);
+    expect(() => checkKvKey(BUCKETS.jobs, `s07.local.${BIZ}.${JOB}.x`)).toThrow(MalformedIdError);
     expect(() => checkKvKey(BUCKETS.signingKeys, "*")).toThrow(MalformedIdError);
     expect(() => checkKvKey("cjs_not_listed", "a.>")).toThrow(MalformedIdError);
     expect(thrownBy(() => checkKvKey(BUCKETS.apiKeys, "key_*"))).toMatchObject({

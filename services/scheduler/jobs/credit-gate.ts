@@ -1,3 +1,4 @@
+import { isOperatorPool } from "../../../shared/records/index.js";
 import {
   CreditCheckReply,
   type CreditCheckCommand,
@@ -27,7 +28,7 @@ export async function checkCredit(
   body: Pick<SubmitJobRequest, "pool_id" | "resources" | "timeout_seconds">,
   trace: RequestTrace | undefined,
 ): Promise<CreditCheckReply | null> {
-  if (!ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id)) return null;
+  if (!isOperatorPool(ctx.config, body.pool_id)) return null;
   const command: CreditCheckCommand = {
     caller: { app_id: payer.app_id, business_id: payer.business_id, key_id: payer.key_id },
     body: { pool_id: body.pool_id, resources: body.resources, timeout_seconds: body.timeout_seconds },

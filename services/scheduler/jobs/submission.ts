@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { SubmitJobCommand, UserContext } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { operatorPoolKey, selfHostedPoolKey } from "../../../shared/records/index.js";
+import { isOperatorPool, operatorPoolKey, selfHostedPoolKey } from "../../../shared/records/index.js";
 import { checkJobType } from "./key-quota-rules.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 
@@ -56,7 +56,7 @@ export function jobPoolKey(
   caller: Pick<UserContext, "app_id" | "business_id">,
   poolId: string,
 ): string {
-  return ctx.config.CJS_OPERATOR_POOLS.includes(poolId)
+  return isOperatorPool(ctx.config, poolId)
     ? operatorPoolKey(caller.app_id, poolId, ctx.config.CJS_SHARED_OPERATOR_POOLS)
     : selfHostedPoolKey(caller.business_id, poolId);
 }

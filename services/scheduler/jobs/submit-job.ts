@@ -2,13 +2,14 @@ import type { DryRunPlan, SubmitJobResponse } from "../../../shared/contract/ind
 import { SubmitJobCommand } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { assertFitsMessage, encodeJson, type ServedRequest } from "../../../shared/nats/index.js";
-import { jobKey, type JobRecord } from "../../../shared/records/index.js";
+import { isOperatorPool, jobKey, type JobRecord } from "../../../shared/records/index.js";
 import { newJobId } from "../../../shared/runtime/index.js";
 import type { z } from "zod";
 import { checkCredit } from "./credit-gate.js";
 import { dryRun } from "./dry-run.js";
 import { checkSubmission, jobPoolKey } from "./submission.js";
 import { checkDependencies, linkDependents } from "../queue/dependencies.js";
+import { taggedJobId } from "./job-tag.js";
 import { admitToKeyQuota } from "./key-quotas.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { jobsSubmitted } from "../scheduler-metrics.js";
@@ -17,7 +18,7 @@ export { newJobId };
 
 /** How a job is made besides its request: by whom (a schedule) and under which id (one chosen before, so a repeat finds it). */
 export interface NewJobOptions {
-  /** The id to create the job under; a new one when absent. A job already there is `resource.already_exists`. */
+  /** The id to create the job under (its tag set by `taggedJobId`); a new one when absent. A job already there is `resource.already_exists`. */
   jobId?: string | undefined;
   scheduleId?: string | null | undefined;
 }
@@ -39,12 +40,13 @@ export function submitJob(ctx: SchedulerContext) {
   ): Promise<SubmitJobResponse | DryRunPlan> => {
     if (body.dry_run) return dryRun(ctx, caller, body, served);
     if (job_id === undefined) return createJob(ctx, caller, body, served);
+    const jobId = taggedJobId(ctx, caller, body, job_id);
     const made = async () =>
-      (await ctx.store.jobs.get(jobKey(caller.app_id, caller.business_id, job_id)))?.value ?? null;
+      (await ctx.store.jobs.get(jobKey(caller.app_id, caller.business_id, jobId)))?.value ?? null;
     const existing = await made();
     if (existing) return submitAnswer(existing);
     try {
-      return await createJob(ctx, caller, body, served, { jobId: job_id });
+      return await createJob(ctx, caller, body, served, { jobId });
     } catch (error) {
       // A repeat that raced the first (lost the create, or was refused a quota the first had just taken): the first's job is the answer.
       const winner = await made().catch(() => null);
@@ -75,9 +77,9 @@ export async function createJob(
   const dependencies = await checkDependencies(ctx, caller, body.depends_on);
   const now = ctx.clock.now();
   const at = new Date(now).toISOString();
-  const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
+  const operatorPool = isOperatorPool(ctx.config, body.pool_id);
   const record: JobRecord = {
-    job_id: options.jobId ?? newJobId(now),
+    job_id: taggedJobId(ctx, caller, body, options.jobId ?? newJobId(now)),
     app_id: caller.app_id,
     business_id: caller.business_id,
     user_id: caller.user_id,

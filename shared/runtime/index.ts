@@ -10,6 +10,7 @@ export type { Clock, Service } from "./lifecycle.js";
 export { formatPath, zodIssues } from "./zod-issues.js";
 export type { FieldIssue } from "./zod-issues.js";
 export { fromBase62, newId, newJobId, randomBase62, toBase62 } from "./ids.js";
+export { Coalesced } from "./coalesced.js";
 export { forEachBounded } from "./for-each-bounded.js";
 export { settingNames, unknownSettings, warnUnknownSettings } from "./unknown-settings.js";
 export type { UnknownSetting } from "./unknown-settings.js";

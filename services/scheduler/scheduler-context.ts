@@ -6,12 +6,15 @@ import type { ConcurrencyCounts } from "./queue/concurrency-keys.js";
 import type { SchedulerConfig } from "./config.js";
 import type { QueueDepthGuard } from "./queue/job-queue.js";
 import type { JobsWatch } from "./partitions/jobs-watch.js";
+import type { PartitionOwnership } from "./partitions/partition-ownership.js";
 import type { AllocationWriter } from "./placement/reservations.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 
 /** What the scheduler's handlers and loops share. */
 export interface SchedulerContext {
   nc: NatsConnection;
+  /** This replica's id: its member record, its claims, the subjects only it answers. */
+  instance: string;
   logger: Logger;
   clock: Clock;
   config: Readonly<SchedulerConfig>;
@@ -25,6 +28,8 @@ export interface SchedulerContext {
   queueDepth: QueueDepthGuard;
   /** Jobs assigned or running per concurrency key (the active jobs' index). */
   concurrency: ConcurrencyCounts;
+  /** Which job partitions this replica owns, and which replica owns the others. */
+  ownership: Pick<PartitionOwnership, "owned" | "ownerOf" | "holders">;
   /** Asks for a placement round soon (coalesced; never a busy loop). */
   requestPlacement(): void;
 }

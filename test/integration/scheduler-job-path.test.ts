@@ -28,6 +28,7 @@ import { isAppError } from "../../shared/errors/index.js";
 import { decodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index.js";
 import { newId } from "../../shared/runtime/index.js";
 import {
+  JOB_PARTITIONS,
   AllocationRecord,
   JobRecord,
   jobKey,
@@ -86,6 +87,13 @@ beforeAll(async () => {
     queueDepth: new QueueDepthGuard({ size: 0 }, 1000),
     jobsWatch: new JobsWatch(store, []),
     concurrency: new ActiveJobs(),
+    instance: "scheduler-job-path",
+    // The one replica: it owns every partition.
+    ownership: {
+      owned: new Set(Array.from({ length: JOB_PARTITIONS }, (_, partition) => partition)),
+      ownerOf: () => "scheduler-job-path",
+      holders: () => new Map(),
+    },
     requestPlacement: () => undefined,
   };
 });

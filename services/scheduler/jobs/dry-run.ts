@@ -35,13 +35,13 @@ async function creditOf(
 }
 
 /** Where the job would go now, from this replica's picture of the nodes, and why it would wait if it would (the rule of a queued job's `pending_reason`). */
-function placementOf(
+async function placementOf(
   ctx: SchedulerContext,
   caller: Command["caller"],
   body: Command["body"],
   waitingOn: readonly string[],
   nowMs: number,
-): DryRunPlacement {
+): Promise<DryRunPlacement> {
   const job = {
     app_id: caller.app_id,
     business_id: caller.business_id,
@@ -51,7 +51,11 @@ function placementOf(
     resources: body.resources,
     concurrency: body.concurrency ?? null,
   };
-  const reason = waitingReason(ctx, { ...job, waiting_on: waitingOn, next_attempt_at: body.run_at ?? null }, nowMs);
+  const reason = await waitingReason(
+    ctx,
+    { ...job, waiting_on: waitingOn, next_attempt_at: body.run_at ?? null },
+    nowMs,
+  );
   return {
     nodes: nodesTakingNow(job, ctx.view.nodeViews(nowMs)).map(({ node_id, capacity, used }) => ({
       node_id,
@@ -106,7 +110,7 @@ export async function dryRun(
     dry_run: true,
     would_queue: refusal === null,
     refusal,
-    placement: placementOf(ctx, caller, body, dependencies.waitingOn, nowMs),
+    placement: await placementOf(ctx, caller, body, dependencies.waitingOn, nowMs),
     cost:
       reply?.rates === undefined || reply.estimated_per_hour === undefined
         ? null

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { JobEvent, JobResultCommand, JobResultResponse } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import type { JobRecord } from "../../../shared/records/index.js";
+import { jobIdKeyFilter, type JobRecord } from "../../../shared/records/index.js";
 import { endAttempt } from "./attempt-metering.js";
 import { release } from "../placement/reservations.js";
 import type { SchedulerContext } from "../scheduler-context.js";
@@ -17,7 +17,7 @@ export async function findJobKey(ctx: SchedulerContext, nodeId: string, jobId: s
   if (known) return known.job_key;
   const reserved = (await ctx.store.allocations.get(nodeId))?.value.attempts[jobId];
   if (reserved) return reserved.job_key;
-  return (await ctx.store.jobs.keys(`*.*.${jobId}`))[0] ?? null;
+  return (await ctx.store.jobs.keys(jobIdKeyFilter(jobId)))[0] ?? null;
 }
 
 /**

@@ -10,6 +10,6 @@ export function retrieveJob(ctx: SchedulerContext) {
   return async ({ caller, body }: z.infer<typeof JobRefCommand>): Promise<JobPayload> => {
     const stored = await ctx.store.jobs.get(jobKey(caller.app_id, caller.business_id, body.job_id));
     if (!stored) throw new AppError("resource.not_found", `No job ${body.job_id}.`);
-    return { job: jobAsSeen(ctx, stored.value) };
+    return { job: await jobAsSeen(ctx, stored.value) };
   };
 }

@@ -35,7 +35,7 @@ export function retryJob(ctx: SchedulerContext) {
             });
           return { ...retry(job, ctx.clock.now()), key_slot: admission?.holdsSlot ?? false };
         });
-        return { job: jobAsSeen(ctx, after) };
+        return { job: await jobAsSeen(ctx, after) };
       } catch (error) {
         const now = (await ctx.store.jobs.get(key).catch(() => null))?.value;
         // Unless the retry landed after all (an answer lost), its place goes back.

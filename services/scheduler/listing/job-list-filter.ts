@@ -63,7 +63,7 @@ function keyAndValue(pair: string): readonly [key: string, value: string] {
   return [pair.slice(0, at), pair.slice(at + 1)] as const;
 }
 
-export function jobListFilterOf(body: ListJobsRequest): JobListFilter {
+export function jobListFilterOf(body: Omit<ListJobsRequest, "limit" | "cursor">): JobListFilter {
   return {
     ...(body.state === undefined ? {} : { states: new Set(asArray(body.state)) }),
     ...(body.pool_id === undefined ? {} : { pool_id: body.pool_id }),

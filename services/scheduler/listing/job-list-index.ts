@@ -1,4 +1,5 @@
 import { JobState } from "../../../shared/contract/index.js";
+import { jobPartition, parseJobKey } from "../../../shared/records/index.js";
 import {
   carriesLabels,
   carriesMetadata,
@@ -179,6 +180,11 @@ class BusinessJobs {
     this.#count = last;
   }
 
+  /** Removes every job whose id passes `drop`. */
+  removeWhere(drop: (id: string) => boolean): void {
+    for (const id of this.#ids.filter(drop)) this.remove(id, Number.POSITIVE_INFINITY);
+  }
+
   /**
    * Up to `count` ids of jobs that match `filter` and sort before `before` (all jobs when
    * it is absent), newest first; `more` says whether another match follows the last.
@@ -311,10 +317,10 @@ export class JobListIndex implements JobRevisionListener {
   readonly #shared: Shared = { names: new Interned(), pairSets: new Interned() };
 
   apply({ key, revision, record }: JobRevision): void {
-    const dot = key.lastIndexOf(".");
-    if (dot <= 0) return;
-    const business = key.slice(0, dot);
-    const id = key.slice(dot + 1);
+    const parts = parseJobKey(key);
+    if (!parts) return;
+    const business = `${parts.app_id}.${parts.business_id}`;
+    const id = parts.job_id;
     const job = record ? jobListFaceOf(record) : null;
     const jobs = this.#businesses.get(business);
     if (job) {
@@ -326,6 +332,13 @@ export class JobListIndex implements JobRevisionListener {
       }
     } else if (jobs) {
       jobs.remove(id, revision);
+      if (jobs.size === 0) this.#businesses.delete(business);
+    }
+  }
+
+  dropPartition(partition: number): void {
+    for (const [business, jobs] of [...this.#businesses]) {
+      jobs.removeWhere((id) => jobPartition(id) === partition);
       if (jobs.size === 0) this.#businesses.delete(business);
     }
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { queuedJobRecord } from "../../../test/harness/job-records.js";
 import type { JobState } from "../../../shared/contract/index.js";
-import { JobRecord } from "../../../shared/records/index.js";
+import { JOB_PARTITIONS, JobRecord, jobIdOfKey } from "../../../shared/records/index.js";
 import { JobListIndex } from "./job-list-index.js";
 import { listJobs } from "./list-jobs.js";
 import type { SchedulerContext } from "../scheduler-context.js";
@@ -17,6 +17,7 @@ const CALLER = {
   operator: false,
 } as const;
 const CREATED = Date.parse("2026-03-01T00:00:00.000Z");
+const ALL_PARTITIONS = Array.from({ length: JOB_PARTITIONS }, (_, partition) => partition);
 
 function idOf(n: number): string {
   return `job_${String(n).padStart(8, "0")}AAAAAAAAAAAA`;
@@ -74,7 +75,12 @@ class Fixture {
       view: { nodeViews: () => [] },
       config: { CJS_SHARED_OPERATOR_POOLS: [] },
       clock: { now: () => 0 },
+      // The one replica: it owns every partition.
+      instance: "one",
+      ownership: { holders: () => new Map([["one", ALL_PARTITIONS]]) },
       jobsWatch: {
+        partitions: new Set(ALL_PARTITIONS),
+        ready: true,
         caughtUp: async () => {
           this.undelivered.splice(0).forEach((deliver) => deliver());
           return true;
@@ -84,7 +90,7 @@ class Fixture {
         jobs: {
           get: async (key: string) => {
             this.reads += 1;
-            const value = this.records.get(key.split(".")[2]!);
+            const value = this.records.get(jobIdOfKey(key));
             return value ? { value, revision: 1 } : null;
           },
         },

@@ -13,7 +13,8 @@ const READ_TRIES = 4;
 const READ_PAUSE_MS = 100;
 
 /**
- * The revisions `from`..`to` (inclusive) that the bucket's stream still holds. A bucket
+ * The revisions `from`..`to` (inclusive) of keys under `keyFilter` that the bucket's
+ * stream still holds. A bucket
  * keeps one revision per key, so a revision still there is its key's latest value: one a
  * watch skipped without a later revision of the key to make up for it. The others were
  * replaced (a watch may pass over a replaced revision; that loses nothing). Each read asks
@@ -22,13 +23,13 @@ const READ_PAUSE_MS = 100;
  * revision still stored one more. A read that fails is tried again a few times, then the
  * error is thrown.
  */
-export async function readStillStored(kv: KV, from: number, to: number): Promise<StoredRevision[]> {
+export async function readStillStored(kv: KV, from: number, to: number, keyFilter = ">"): Promise<StoredRevision[]> {
   if (!(kv instanceof Bucket)) throw new Error("readStillStored needs a KV bucket opened by Kvm");
   const prefix = `$KV.${kv.bucket}.`;
   const found: StoredRevision[] = [];
   for (let seq = from; seq <= to; ) {
     // The server's message get takes `next_by_subj` with `seq`; the client's type names only the plain forms.
-    const query = { seq, next_by_subj: `${prefix}>` } as unknown as { seq: number };
+    const query = { seq, next_by_subj: `${prefix}${keyFilter}` } as unknown as { seq: number };
     const message = await withRetries(() => kv.jsm.streams.getMessage(kv.stream, query));
     if (!message || message.seq > to) break;
     const operation = message.header?.get("KV-Operation");
@@ -44,13 +45,13 @@ export async function readStillStored(kv: KV, from: number, to: number): Promise
 }
 
 /**
- * The bucket's last revision still stored, or 0 when it holds none. The stream's last
- * sequence may be a message gone since: a deleted job's marker that expired.
+ * The last revision still stored of keys under `keyFilter`, or 0 when there is none. The
+ * stream's last sequence may be a message gone since: a deleted job's marker that expired.
  */
-export async function lastStoredRevision(kv: KV): Promise<number> {
+export async function lastStoredRevision(kv: KV, keyFilter = ">"): Promise<number> {
   if (!(kv instanceof Bucket)) throw new Error("lastStoredRevision needs a KV bucket opened by Kvm");
   // As above: the server's message get takes a wildcard `last_by_subj`; the client's type does not say so.
-  const query = { last_by_subj: `$KV.${kv.bucket}.>` } as unknown as { seq: number };
+  const query = { last_by_subj: `$KV.${kv.bucket}.${keyFilter}` } as unknown as { seq: number };
   const message = await withRetries(() => kv.jsm.streams.getMessage(kv.stream, query));
   return message?.seq ?? 0;
 }

@@ -2,12 +2,12 @@ import { AppError } from "../../../shared/errors/index.js";
 import { encodeJson, subjects } from "../../../shared/nats/index.js";
 import { forEachBounded } from "../../../shared/runtime/index.js";
 import type { QueuedJobs } from "../queue/queued-jobs.js";
-import { roomAt } from "../../../shared/records/index.js";
+import { jobIdOfKey, roomAt } from "../../../shared/records/index.js";
 import { type NodeView, planPlacements } from "./plan.js";
 import { release, reserve } from "./reservations.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { changeJob } from "../jobs/change-job.js";
-import { assignLatencySeconds } from "../scheduler-metrics.js";
+import { assignLatencySeconds, placements } from "../scheduler-metrics.js";
 import { assign } from "../jobs/transitions.js";
 
 /** Writes of one round in flight at once: enough to hide round trips, few enough not to flood NATS. */
@@ -74,7 +74,7 @@ async function applyPlacement(
   const node = ctx.view.nodes.get(nodeId)?.value;
   if (!held || !node) return false;
   const attempt = held.attempt + 1;
-  const jobId = jobKey.slice(jobKey.lastIndexOf(".") + 1);
+  const jobId = jobIdOfKey(jobKey);
   const now = ctx.clock.now();
   const reserved = await reserve(
     ctx,
@@ -106,6 +106,7 @@ async function applyPlacement(
     if (held.concurrency) ctx.concurrency.noteAssigned(jobKey, revision, after);
     queued.markServed(held);
     queued.remove(jobKey, held.revision);
+    placements.inc();
     assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(after.queued_at)) / 1000);
     ctx.nc.publish(
       subjects.nodeAssigned(nodeId),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { placementPoolKey } from "../../../shared/records/index.js";
+import { parseJobKey, placementPoolKey } from "../../../shared/records/index.js";
 import { concurrencyGate, type ConcurrencyUse } from "./concurrency-keys.js";
 import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
 
@@ -87,6 +87,14 @@ export class ActiveJobs implements JobRevisionListener, ConcurrencyUse {
         concurrency_scope,
       });
     } else if (known) {
+      this.jobs.delete(key);
+      this.count(known.concurrency_scope, null);
+    }
+  }
+
+  dropPartition(partition: number): void {
+    for (const [key, known] of [...this.jobs]) {
+      if (parseJobKey(key)?.partition !== partition) continue;
       this.jobs.delete(key);
       this.count(known.concurrency_scope, null);
     }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { queuedJobRecord } from "../../../test/harness/job-records.js";
 import type { JobState } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import type { JobRecord } from "../../../shared/records/index.js";
+import { type JobRecord, jobKey } from "../../../shared/records/index.js";
 import { checkDependencies, MAX_DEPENDENTS } from "./dependencies.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 
@@ -16,7 +16,7 @@ const MISSING = "job_0000000000000000MISS";
 function schedulerWith(records: Array<Partial<JobRecord> & { job_id: string; state: JobState }>): SchedulerContext {
   const byKey = new Map(
     records.map((record) => [
-      `${CALLER.app_id}.${CALLER.business_id}.${record.job_id}`,
+      jobKey(CALLER.app_id, CALLER.business_id, record.job_id),
       { value: queuedJobRecord({ ...CALLER, ...record }), revision: 1 },
     ]),
   );

@@ -1,7 +1,7 @@
 import { isTerminal, type JobState } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { Versioned } from "../../../shared/nats/index.js";
-import type { JobRecord } from "../../../shared/records/index.js";
+import { type JobRecord, jobIdOfKey, siblingJobKey } from "../../../shared/records/index.js";
 import { forEachBounded } from "../../../shared/runtime/index.js";
 import { type SchedulerContext } from "../scheduler-context.js";
 import { changeJob } from "../jobs/change-job.js";
@@ -11,10 +11,6 @@ import type { ParentEnd, WaitingJobs } from "./waiting-jobs.js";
 
 /** Waiting jobs settled at once when a parent ends: enough to hide round trips, few enough not to flood NATS. */
 const SETTLE_LANES = 16;
-
-function jobIdOf(key: string): string {
-  return key.slice(key.lastIndexOf(".") + 1);
-}
 
 /** Adds a job to a parent's `dependents` (once); the parent as stored after, or null when it is gone. */
 export function appendDependent(
@@ -62,15 +58,24 @@ export async function settleDependency(
   }
 }
 
-/** Settles every job waiting for a parent that ended (the watch saw its end). */
+/**
+ * Settles every job waiting for a parent that ended (its owner's watch saw the end): those
+ * this replica's index knows, and those the parent's record names in `dependents`, which
+ * may be in other partitions (a job's dependents are written into its record at submit).
+ */
 export async function settleChildrenOf(
   ctx: SchedulerContext,
   waiting: WaitingJobs,
   parentKey: string,
   end: ParentEnd,
+  dependents: readonly string[] = [],
 ): Promise<void> {
-  await forEachBounded(waiting.childrenOf(parentKey), SETTLE_LANES, async (childKey) => {
-    await settleDependency(ctx, childKey, jobIdOf(parentKey), end);
+  const children = new Set([
+    ...waiting.childrenOf(parentKey),
+    ...dependents.map((childId) => siblingJobKey(parentKey, childId)),
+  ]);
+  await forEachBounded([...children], SETTLE_LANES, async (childKey) => {
+    await settleDependency(ctx, childKey, jobIdOfKey(parentKey), end);
   });
 }
 
@@ -92,15 +97,15 @@ export async function recheckWaitingJobs(ctx: SchedulerContext, waiting: Waiting
     const end: ParentEnd | undefined = !parent ? null : isTerminal(parent.value.state) ? parent.value.state : undefined;
     for (const childKey of children) {
       if (end !== undefined) {
-        if ((await settleDependency(ctx, childKey, jobIdOf(parentKey), end)).changed) {
+        if ((await settleDependency(ctx, childKey, jobIdOfKey(parentKey), end)).changed) {
           jobRepairs.inc({ kind: "dependency_unsettled" });
           ctx.logger.warn(
             { job_key: childKey, parent_key: parentKey, parent_state: end },
             "repair: a job still waited for a job that had ended; settled",
           );
         }
-      } else if (parent && !parent.value.dependents.includes(jobIdOf(childKey))) {
-        await appendDependent(ctx, parentKey, jobIdOf(childKey));
+      } else if (parent && !parent.value.dependents.includes(jobIdOfKey(childKey))) {
+        await appendDependent(ctx, parentKey, jobIdOfKey(childKey));
       }
     }
   });

@@ -1,4 +1,5 @@
 import { AppError } from "../../../shared/errors/index.js";
+import { parseJobKey } from "../../../shared/records/index.js";
 import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
 import { queueDeadlineMs, type QueueDeadlineFields } from "./queue-deadline.js";
 import { type SchedulerContext } from "../scheduler-context.js";
@@ -26,6 +27,10 @@ export class QueueDeadlines implements JobRevisionListener {
         : null;
     if (deadlineMs === null || Number.isNaN(deadlineMs)) this.#jobs.delete(key);
     else this.#jobs.set(key, { revision, deadlineMs });
+  }
+
+  dropPartition(partition: number): void {
+    for (const key of [...this.#jobs.keys()]) if (parseJobKey(key)?.partition === partition) this.#jobs.delete(key);
   }
 
   get size(): number {

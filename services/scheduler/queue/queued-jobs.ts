@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { mayBeQueued, placementPoolKey } from "../../../shared/records/index.js";
+import { mayBeQueued, parseJobKey, placementPoolKey } from "../../../shared/records/index.js";
 import { concurrencyGate } from "./concurrency-keys.js";
 import { heldReason } from "./job-holds.js";
 import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
@@ -166,6 +166,11 @@ export class QueuedJobs implements JobRevisionListener {
     this.#later.delete(key);
     this.add(job, known);
     this.onQueued();
+  }
+
+  dropPartition(partition: number): void {
+    for (const key of [...this.#byKey.keys(), ...this.#later.keys()])
+      if (parseJobKey(key)?.partition === partition) this.remove(key);
   }
 
   /**

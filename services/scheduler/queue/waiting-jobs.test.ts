@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { queuedJobRecord } from "../../../test/harness/job-records.js";
 import { AppError } from "../../../shared/errors/index.js";
+import { jobKey, jobPartition } from "../../../shared/records/index.js";
 import type { JobRevision } from "../partitions/job-revision.js";
 import { failDependency, releaseDependency } from "../jobs/transitions.js";
 import { WaitingJobs, type ParentEnd } from "./waiting-jobs.js";
@@ -13,39 +14,61 @@ function revision(key: string, rev: number, record: Record<string, unknown> | nu
   return { key, revision: rev, record, data: new Uint8Array() };
 }
 
+const APP = "app1";
+const BIZ = "biz_BBBBBBBBBBBBBBBBBBBB";
+const CHILD = jobKey(APP, BIZ, "job_0000000000000000CHLD");
+const OTHER = jobKey(APP, BIZ, "job_0000000000000000OTHR");
+const keyOf = (jobId: string) => jobKey(APP, BIZ, jobId);
+
 describe("WaitingJobs", () => {
   it("indexes a queued job by the jobs of its business it waits on, and forgets it once it waits no more", () => {
     const waiting = new WaitingJobs();
-    waiting.apply(revision("app1.biz.child", 1, { state: "queued", waiting_on: [PARENT_A, PARENT_B] }));
-    expect(waiting.childrenOf(`app1.biz.${PARENT_A}`)).toEqual(["app1.biz.child"]);
-    expect(waiting.childrenOf(`app1.biz.${PARENT_B}`)).toEqual(["app1.biz.child"]);
-    waiting.apply(revision("app1.biz.child", 2, { state: "queued", waiting_on: [PARENT_B] }));
-    expect(waiting.childrenOf(`app1.biz.${PARENT_A}`)).toEqual([]);
-    waiting.apply(revision("app1.biz.child", 3, { state: "cancelled", waiting_on: [PARENT_B] }));
+    waiting.apply(revision(CHILD, 1, { state: "queued", waiting_on: [PARENT_A, PARENT_B] }));
+    expect(waiting.childrenOf(keyOf(PARENT_A))).toEqual([CHILD]);
+    expect(waiting.childrenOf(keyOf(PARENT_B))).toEqual([CHILD]);
+    waiting.apply(revision(CHILD, 2, { state: "queued", waiting_on: [PARENT_B] }));
+    expect(waiting.childrenOf(keyOf(PARENT_A))).toEqual([]);
+    waiting.apply(revision(CHILD, 3, { state: "cancelled", waiting_on: [PARENT_B] }));
     expect(waiting.size).toBe(0);
-    expect(waiting.childrenOf(`app1.biz.${PARENT_B}`)).toEqual([]);
+    expect(waiting.childrenOf(keyOf(PARENT_B))).toEqual([]);
   });
 
   it("tells of a waited-for job that ended or was deleted, never of one still running or of a job nobody waits for", () => {
     const ends: Array<[string, ParentEnd]> = [];
     const waiting = new WaitingJobs((key, end) => ends.push([key, end]));
-    waiting.apply(revision("app1.biz.other", 1, { state: "failed" }));
-    waiting.apply(revision("app1.biz.child", 2, { state: "queued", waiting_on: [PARENT_A] }));
-    waiting.apply(revision(`app1.biz.${PARENT_A}`, 3, { state: "running" }));
-    waiting.apply(revision(`app1.biz.${PARENT_A}`, 4, { state: "failed" }));
-    waiting.apply(revision(`app1.biz.${PARENT_A}`, 5, null));
+    waiting.apply(revision(OTHER, 1, { state: "failed" }));
+    waiting.apply(revision(CHILD, 2, { state: "queued", waiting_on: [PARENT_A] }));
+    waiting.apply(revision(keyOf(PARENT_A), 3, { state: "running" }));
+    waiting.apply(revision(keyOf(PARENT_A), 4, { state: "failed" }));
+    waiting.apply(revision(keyOf(PARENT_A), 5, null));
     expect(ends).toEqual([
-      [`app1.biz.${PARENT_A}`, "failed"],
-      [`app1.biz.${PARENT_A}`, null],
+      [keyOf(PARENT_A), "failed"],
+      [keyOf(PARENT_A), null],
     ]);
+  });
+
+  it("tells of a job that ended with dependents named in its record, which may wait in another replica's partitions", () => {
+    const ends: Array<[string, ParentEnd, readonly string[]]> = [];
+    const waiting = new WaitingJobs((key, end, dependents) => ends.push([key, end, dependents]));
+    waiting.apply(revision(keyOf(PARENT_A), 1, { state: "running", dependents: ["job_0000000000000000ELSE"] }));
+    waiting.apply(revision(keyOf(PARENT_A), 2, { state: "succeeded", dependents: ["job_0000000000000000ELSE"] }));
+    expect(ends).toEqual([[keyOf(PARENT_A), "succeeded", ["job_0000000000000000ELSE"]]]);
   });
 
   it("ignores a revision older than the one it holds", () => {
     const waiting = new WaitingJobs();
-    waiting.apply(revision("app1.biz.child", 5, { state: "cancelled" }));
-    waiting.apply(revision("app1.biz.child", 6, { state: "queued", waiting_on: [PARENT_A] }));
-    waiting.apply(revision("app1.biz.child", 4, { state: "queued", waiting_on: [PARENT_B] }));
-    expect(waiting.entries()).toEqual([{ childKey: "app1.biz.child", parentKeys: [`app1.biz.${PARENT_A}`] }]);
+    waiting.apply(revision(CHILD, 5, { state: "cancelled" }));
+    waiting.apply(revision(CHILD, 6, { state: "queued", waiting_on: [PARENT_A] }));
+    waiting.apply(revision(CHILD, 4, { state: "queued", waiting_on: [PARENT_B] }));
+    expect(waiting.entries()).toEqual([{ childKey: CHILD, parentKeys: [keyOf(PARENT_A)] }]);
+  });
+
+  it("forgets the waiting jobs of a partition this replica gave up", () => {
+    const waiting = new WaitingJobs();
+    waiting.apply(revision(CHILD, 1, { state: "queued", waiting_on: [PARENT_A] }));
+    waiting.dropPartition(jobPartition("job_0000000000000000CHLD"));
+    expect(waiting.size).toBe(0);
+    expect(waiting.childrenOf(keyOf(PARENT_A))).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { isTerminal, type JobState } from "../../../shared/contract/index.js";
+import { parseJobKey, siblingJobKey } from "../../../shared/records/index.js";
 import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
 
 /** A parent's end as the watch delivered it: its terminal state, or null when its record was deleted. */
@@ -15,18 +16,30 @@ export class WaitingJobs implements JobRevisionListener {
   readonly #children = new Map<string, { revision: number; parents: string[] }>();
   readonly #byParent = new Map<string, Set<string>>();
 
-  /** `onParentEnded`: a job that others wait for is terminal (or deleted): they are due to be settled. */
-  constructor(private readonly onParentEnded: (parentKey: string, end: ParentEnd) => void = () => undefined) {}
+  /**
+   * `onParentEnded`: a job that others wait for is terminal (or deleted): they are due to
+   * be settled; `dependents` are the ids its record names (in any partition).
+   */
+  constructor(
+    private readonly onParentEnded: (parentKey: string, end: ParentEnd, dependents: readonly string[]) => void = () =>
+      undefined,
+  ) {}
 
   get size(): number {
     return this.#children.size;
   }
 
   apply({ key, revision, record }: JobRevision): void {
-    // One map lookup for the ordinary job: only a job others wait for is looked at further.
-    if (this.#byParent.has(key)) {
+    // One map lookup and one length for the ordinary job: only a job others wait for is looked at further.
+    const dependents = Array.isArray(record?.dependents) ? (record.dependents as unknown[]) : [];
+    if (this.#byParent.has(key) || dependents.length > 0) {
       const state = typeof record?.state === "string" ? (record.state as JobState) : null;
-      if (record === null || (state !== null && isTerminal(state))) this.onParentEnded(key, state);
+      if (record === null || (state !== null && isTerminal(state)))
+        this.onParentEnded(
+          key,
+          state,
+          dependents.filter((id): id is string => typeof id === "string"),
+        );
     }
     const known = this.#children.get(key);
     if (known && known.revision >= revision) return;
@@ -34,14 +47,18 @@ export class WaitingJobs implements JobRevisionListener {
       record?.state === "queued" && Array.isArray(record.waiting_on) ? (record.waiting_on as unknown[]) : [];
     if (known) this.forget(key, known.parents);
     if (waitingOn.length === 0) return;
-    const business = key.slice(0, key.lastIndexOf(".") + 1);
-    const parents = waitingOn.filter((id): id is string => typeof id === "string").map((id) => business + id);
+    const parents = waitingOn.filter((id): id is string => typeof id === "string").map((id) => siblingJobKey(key, id));
     this.#children.set(key, { revision, parents });
     for (const parent of parents) {
       let children = this.#byParent.get(parent);
       if (!children) this.#byParent.set(parent, (children = new Set()));
       children.add(key);
     }
+  }
+
+  dropPartition(partition: number): void {
+    for (const [key, { parents }] of [...this.#children])
+      if (parseJobKey(key)?.partition === partition) this.forget(key, parents);
   }
 
   /** The jobs waiting for this one. */

@@ -1,4 +1,5 @@
 import { isTerminal, type JobState } from "../../../shared/contract/index.js";
+import { parseJobKey } from "../../../shared/records/index.js";
 import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
 
 /** A finished job the retention sweep may delete: its key, the revision seen, when it finished. */
@@ -25,7 +26,8 @@ function finishedMsOf(record: Record<string, unknown> | null): number | null {
 }
 
 function businessOf(key: string): string {
-  return key.slice(0, key.lastIndexOf("."));
+  const parts = parseJobKey(key);
+  return parts ? `${parts.app_id}.${parts.business_id}` : "";
 }
 
 /**
@@ -42,6 +44,10 @@ export class FinishedJobs implements JobRevisionListener {
     const finishedMs = finishedMsOf(record);
     if (finishedMs === null) this.#jobs.delete(key);
     else this.#jobs.set(key, { revision, finishedMs });
+  }
+
+  dropPartition(partition: number): void {
+    for (const key of [...this.#jobs.keys()]) if (parseJobKey(key)?.partition === partition) this.#jobs.delete(key);
   }
 
   /** Drops a job the sweep deleted or found changed, unless the watch has brought a later revision meanwhile. */

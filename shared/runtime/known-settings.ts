@@ -56,7 +56,7 @@ export const KNOWN_SETTINGS: ReadonlySet<string> = new Set([
   "CJS_OPERATOR_POOLS",
   "CJS_OPS_HOST",
   "CJS_OPS_PORT",
-  "CJS_PLACEMENT_LEASE_MS",
+  "CJS_PARTITION_LEASE_MS",
   "CJS_POOL",
   "CJS_PORT",
   "CJS_PORTAL_DIR",

@@ -178,7 +178,7 @@ export function startScheduler(
   const config = SchedulerConfig.parse({
     NATS_URL: natsUrl,
     CJS_RECONCILE_INTERVAL_MS: "200",
-    CJS_PLACEMENT_LEASE_MS: "1000",
+    CJS_PARTITION_LEASE_MS: "1000",
     ...env,
   });
   return runService(natsUrl, "scheduler", buildScheduler, config, clock, loggerFor);

@@ -28,7 +28,7 @@ beforeAll(async () => {
   system = await startSystem(
     nats.url,
     { gateways: 1, schedulers: 1, registries: 1 },
-    { CJS_PLACEMENT_LEASE_MS: LEASE_MS },
+    { CJS_PARTITION_LEASE_MS: LEASE_MS },
     { schedulerClock: clock, loggerFor: (service) => logs.logger(service) },
   );
   const tenant = await createTenant(system.gateways[0]!.nc);

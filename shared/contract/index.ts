@@ -285,3 +285,4 @@ export {
   ScheduleState,
 } from "./schedules.js";
 export { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "./internal.js";
+export { RERUN_OF_KEY, rerunRequest } from "./rerun.js";

@@ -256,6 +256,7 @@ export {
   Delivery,
   DeliveryAttempt,
   DeliveryId,
+  DeliveryPayload,
   DeliveryState,
   ListDeliveriesRequest,
   ListDeliveriesResponse,
@@ -271,7 +272,13 @@ export {
   WebhookRef,
   webhookWants,
 } from "./webhooks.js";
-export { CreateWebhookCommand, ListDeliveriesCommand, ListWebhooksCommand, WebhookRefCommand } from "./internal.js";
+export {
+  CreateWebhookCommand,
+  ListDeliveriesCommand,
+  ListWebhooksCommand,
+  RetryDeliveryCommand,
+  WebhookRefCommand,
+} from "./internal.js";
 export {
   CreateScheduleRequest,
   DeleteScheduleResponse,

@@ -16,7 +16,13 @@ import {
   PushLogsRequest,
   RegisterNodeRequest,
 } from "./nodes.js";
-import { CreateWebhookRequest, ListDeliveriesRequest, ListWebhooksRequest, WebhookRef } from "./webhooks.js";
+import {
+  CreateWebhookRequest,
+  ListDeliveriesRequest,
+  ListWebhooksRequest,
+  RetryDeliveryRequest,
+  WebhookRef,
+} from "./webhooks.js";
 
 /**
  * Messages between the gateway and the services behind it. The gateway authenticates;
@@ -62,6 +68,7 @@ export const CreateWebhookCommand = asUser(CreateWebhookRequest);
 export const ListWebhooksCommand = asUser(ListWebhooksRequest);
 export const WebhookRefCommand = asUser(WebhookRef);
 export const ListDeliveriesCommand = asUser(ListDeliveriesRequest);
+export const RetryDeliveryCommand = asUser(RetryDeliveryRequest);
 export const JobRefCommand = asUser(JobRef);
 export const ListJobsCommand = asUser(ListJobsRequest);
 export const PollCommand = asNode(PollRequest);

@@ -50,3 +50,8 @@ export function clockTime(timestamp: string): string {
   const at = new Date(timestamp);
   return `${at.toLocaleTimeString(undefined, { hour12: false })}.${String(at.getMilliseconds()).padStart(3, "0")}`;
 }
+
+/** The problems of a form's check with the contract's schema, as lines to show. */
+export function problemsOf(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string[] {
+  return issues.map((issue) => `${issue.path.map(String).join(".") || "request"}: ${issue.message}`);
+}

@@ -56,9 +56,9 @@ export function searchOf(filter: RunFilter): string {
   return query === "" ? "" : `?${query}`;
 }
 
-/** The `jobs/list` request of a filter (the API checks it: a bad value is its 400, shown as such). */
-export function listRequestOf(filter: RunFilter, limit: number): RpcRequest<"listJobs"> {
-  const request: RpcRequest<"listJobs"> = { limit };
+/** The `jobs/list` filters of a filter, without its page (an export takes these). */
+export function filtersOf(filter: RunFilter): Omit<RpcRequest<"listJobs">, "limit" | "cursor"> {
+  const request: Omit<RpcRequest<"listJobs">, "limit" | "cursor"> = {};
   if (filter.states.length > 0) request.state = filter.states.length === 1 ? filter.states[0]! : filter.states;
   if (filter.pool !== "") request.pool_id = filter.pool;
   if (filter.name !== "") request.name_prefix = filter.name;
@@ -67,8 +67,12 @@ export function listRequestOf(filter: RunFilter, limit: number): RpcRequest<"lis
   if (filter.before !== "") request.created_before = filter.before;
   if (filter.schedule !== "") request.schedule_id = filter.schedule;
   if (filter.node !== "") request.node_id = filter.node;
-  if (filter.cursor !== "") request.cursor = filter.cursor;
   return request;
+}
+
+/** The `jobs/list` request of a filter and its page (the API checks it: a bad value is its 400, shown as such). */
+export function listRequestOf(filter: RunFilter, limit: number): RpcRequest<"listJobs"> {
+  return { limit, ...filtersOf(filter), ...(filter.cursor === "" ? {} : { cursor: filter.cursor }) };
 }
 
 /** Whether any filter is set (the page aside). */

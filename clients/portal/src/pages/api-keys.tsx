@@ -7,7 +7,7 @@ import {
 } from "../../../../shared/contract/index.js";
 import { ErrorNote } from "../components/error-note.js";
 import { SecretOnce } from "../components/secret-once.js";
-import { credits, optionalNumber, when } from "../format.js";
+import { credits, optionalNumber, problemsOf, when } from "../format.js";
 import { api } from "../session.js";
 import { useAction, useLoad } from "../use-async.js";
 
@@ -123,7 +123,7 @@ function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promis
       ...(budget ? { budget_credits_per_month: optionalNumber(budget) } : {}),
     });
     if (!parsed.success) {
-      setProblems(parsed.error.issues.map((issue) => `${issue.path.join(".") || "request"}: ${issue.message}`));
+      setProblems(problemsOf(parsed.error.issues));
       return;
     }
     setProblems([]);

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import type { RotateNodeKeyResponse } from "../../../../shared/contract/index.js";
+import { ConfirmButton } from "../components/confirm-button.js";
 import { ErrorNote } from "../components/error-note.js";
 import { SecretOnce } from "../components/secret-once.js";
 import { StateBadge } from "../components/state-badge.js";
@@ -9,9 +10,9 @@ import { useAction, useLoad } from "../use-async.js";
 
 const POLL_MS = 5000;
 
-/** The business's nodes: state, capacity and use; drain, undrain, rotate a node's key. */
+/** The business's nodes: state, capacity and use; drain, undrain, rotate a node's key, delete an offline one. */
 export function NodesPage() {
-  const nodes = useLoad(() => api().nodes.list(), [], { pollMs: POLL_MS });
+  const nodes = useLoad(() => api().nodes.list({ include_offline: true }), [], { pollMs: POLL_MS });
   const [rotated, setRotated] = useState<RotateNodeKeyResponse>();
   const action = useAction();
 
@@ -103,6 +104,16 @@ export function NodesPage() {
                   >
                     Rotate key
                   </button>
+                  <ConfirmButton
+                    label="Delete…"
+                    name={`Delete ${node.name}`}
+                    title={`Delete the node ${node.name}?`}
+                    confirm="Delete the node"
+                    disabled={action.busy || node.state !== "offline"}
+                    onConfirm={() => act(async () => void (await api().nodes.delete(node.node_id)))}
+                  >
+                    <p>Its keys stop working at once; an agent that comes back must register again.</p>
+                  </ConfirmButton>
                 </td>
               </tr>
             ))}

@@ -48,7 +48,13 @@ export function duration(ms: number | null | undefined): string {
 /** A time of day with milliseconds, for log lines. */
 export function clockTime(timestamp: string): string {
   const at = new Date(timestamp);
-  return `${at.toLocaleTimeString(undefined, { hour12: false })}.${String(at.getMilliseconds()).padStart(3, "0")}`;
+  const time = at.toLocaleTimeString(undefined, {
+    hourCycle: "h23",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  });
+  return `${time}.${String(at.getMilliseconds()).padStart(3, "0")}`;
 }
 
 /** The problems of a form's check with the contract's schema, as lines to show. */

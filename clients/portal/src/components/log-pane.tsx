@@ -185,6 +185,7 @@ export function LogPane(props: {
             Attempt
             <select
               name="log-attempt"
+              aria-label="Attempt to show"
               value={props.attempt ?? ""}
               onChange={(e) => props.onAttempt(e.currentTarget.value === "" ? null : Number(e.currentTarget.value))}
             >

@@ -8,7 +8,7 @@ import { StateBadge } from "./state-badge.js";
  * with `now`), and below it the same as a list a screen reader reads: when, which state,
  * why, for how long, and how each attempt ended.
  */
-export function TimelineBar(props: { timeline: JobEvent[]; now: number }) {
+export function TimelineBar(props: { timeline: JobEvent[]; now: number; nodeNames: ReadonlyMap<string, string> }) {
   const segments = segmentsOf(props.timeline, props.now);
   return (
     <section aria-label="Timeline">
@@ -35,7 +35,7 @@ export function TimelineBar(props: { timeline: JobEvent[]; now: number }) {
             <li data-state={event.state}>
               <time dateTime={event.at}>{when(event.at)}</time> <StateBadge state={event.state} />{" "}
               {event.reason.replaceAll("_", " ")}
-              {event.node_id ? ` on ${event.node_id}` : ""}
+              {event.node_id ? ` on ${props.nodeNames.get(event.node_id) ?? event.node_id}` : ""}
               {event.exit_code !== null && event.exit_code !== undefined ? `, exit code ${event.exit_code}` : ""}
               {event.error ? `: ${event.error.message}` : ""}{" "}
               <span class="hint">

@@ -19,6 +19,12 @@ import { useAction, useLoad, useNow } from "../use-async.js";
 
 const POLL_MS = 2000;
 
+/** A link to a schedule, by its name once read. */
+function ScheduleLink(props: { scheduleId: string }) {
+  const schedule = useLoad(() => api().schedules.retrieve(props.scheduleId), [props.scheduleId]);
+  return <Link href={`/schedules/${props.scheduleId}`}>{schedule.data?.schedule.name ?? props.scheduleId}</Link>;
+}
+
 function Pairs(props: { pairs: Record<string, string>; empty: string }) {
   const entries = Object.entries(props.pairs);
   if (entries.length === 0) return <span class="hint">{props.empty}</span>;
@@ -169,7 +175,7 @@ export function JobPage(props: { jobId: string }) {
           <>
             <dt>Schedule</dt>
             <dd>
-              <Link href={`/schedules/${current.schedule_id}`}>{current.schedule_id}</Link> ·{" "}
+              <ScheduleLink scheduleId={current.schedule_id} /> ·{" "}
               <Link href={`/jobs${searchOf({ ...NO_FILTER, schedule: current.schedule_id })}`}>its runs</Link>
             </dd>
           </>
@@ -214,7 +220,7 @@ export function JobPage(props: { jobId: string }) {
         <dt>Created</dt>
         <dd>{when(current.created_at)}</dd>
       </dl>
-      <TimelineBar timeline={current.timeline} now={now} />
+      <TimelineBar timeline={current.timeline} now={now} nodeNames={nodeNames} />
       {current.depends_on.length > 0 || current.dependents.length > 0 ? (
         <section aria-label="Dependencies">
           <h2>Dependencies</h2>

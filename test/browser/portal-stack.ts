@@ -28,10 +28,10 @@ export interface PortalStack {
   /** A browsing context allowed to use the clipboard (the copy buttons). */
   context: BrowserContext;
   page: Page;
-  /** What the browser refused under the portal's Content-Security-Policy, on any page of the stack: none is expected. */
-  cspViolations: string[];
-  /** A new signed-out page of its own context at `size`, watched for CSP refusals like the first. */
-  newPage(size: Size): Promise<Page>;
+  /** Errors a page of the stack threw, and what the browser refused under the portal's Content-Security-Policy: none is expected. */
+  problems: string[];
+  /** A new signed-out page of its own context at `size` (in `timezoneId`, else the machine's), watched for CSP refusals like the first. */
+  newPage(size: Size, options?: { timezoneId?: string }): Promise<Page>;
   stop(): Promise<void>;
 }
 
@@ -52,12 +52,13 @@ export async function startPortalStack(
   const tenant = await createTenant(system.gateways[0]!.nc);
   const { client: user } = await signedInClient(baseUrl, tenant);
   const browser = await launchChromium();
-  const cspViolations: string[] = [];
+  const problems: string[] = [];
   const watch = (page: Page) => {
     page.on("console", (message) => {
       if (message.type() === "error" && message.text().includes("Content Security Policy"))
-        cspViolations.push(message.text());
+        problems.push(message.text());
     });
+    page.on("pageerror", (error) => problems.push(`${page.url()}: ${error.message}`));
     // A failing wait should fail well inside the test's own timeout, with Playwright's call log.
     page.setDefaultTimeout(15_000);
     return page;
@@ -74,12 +75,13 @@ export async function startPortalStack(
     browser,
     context,
     page,
-    cspViolations,
-    async newPage(size) {
+    problems,
+    async newPage(size, options = {}) {
       const own = await browser.newContext({
         baseURL: baseUrl,
         acceptDownloads: true,
         viewport: { width: size.width, height: size.height },
+        ...options,
       });
       return watch(await own.newPage());
     },

@@ -216,7 +216,7 @@ describe.each(SIZES)("a team lead at a $name's width", (size) => {
 });
 
 describe("the pages of the walk", () => {
-  it("broke no rule of the portal's Content-Security-Policy", () => {
-    expect(stack.cspViolations).toEqual([]);
+  it("threw no error and broke no rule of the portal's Content-Security-Policy", () => {
+    expect(stack.problems).toEqual([]);
   });
 });

@@ -6,7 +6,17 @@ export const OWN_TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 const SHOWN_RUNS = 5;
 
 function inZone(at: Date, timeZone: string): string {
-  return at.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short", timeZone, timeZoneName: "short" });
+  // dateStyle and timeStyle cannot be given with timeZoneName: the fields one by one.
+  return at.toLocaleString(undefined, {
+    weekday: "short",
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    timeZone,
+    timeZoneName: "short",
+  });
 }
 
 /**

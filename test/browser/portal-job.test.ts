@@ -22,15 +22,6 @@ async function submit(body: { name: string } & Record<string, unknown>): Promise
   return job_id;
 }
 
-/** Waits until the node holds the job's attempt. */
-async function take(jobId: string): Promise<number> {
-  for (let polls = 0; !node.running.has(jobId); polls += 1) {
-    if (polls >= 20) throw new Error(`${jobId} was not placed`);
-    await node.poll(1);
-  }
-  return node.running.get(jobId)!.attempt;
-}
-
 function lines(texts: [LogLine["stream"], string][]): LogLine[] {
   return texts.map(([stream, line], index) => ({ seq: index + 1, stream, line, ts: new Date().toISOString() }));
 }
@@ -97,7 +88,7 @@ describe("a job's page", () => {
 
   it("shows the timeline bar, each attempt's result, and its log with line numbers, times, search, one attempt alone and download", async () => {
     twice = await submit({ name: "flaky import" });
-    await take(twice);
+    await node.take(twice);
     await node.client.call("pushLogs", {
       job_id: twice,
       attempt: 1,
@@ -108,7 +99,7 @@ describe("a job's page", () => {
     });
     await node.finish(twice, "failed");
     await stack.user.call("retryJob", { job_id: twice });
-    await take(twice);
+    await node.take(twice);
     await node.client.call("pushLogs", {
       job_id: twice,
       attempt: 2,
@@ -180,14 +171,14 @@ describe("a job's page", () => {
 
   it("retries a failed job, runs a succeeded one again as a linked new job, cancels a running one while its time grows", async () => {
     const failing = await submit({ name: "will fail" });
-    await take(failing);
+    await node.take(failing);
     await node.finish(failing, "failed");
     await page.goto(`/jobs/${failing}`);
     await page.locator(".title-row .badge", { hasText: "failed" }).waitFor();
     await page.getByRole("button", { name: "Retry job" }).click();
     await page.locator(".title-row .badge", { hasText: /queued|assigned/ }).waitFor();
     expect(await page.getByRole("button", { name: "Run again" }).count()).toBe(0);
-    await take(failing);
+    await node.take(failing);
     await node.finish(failing, "succeeded");
 
     await page.goto(`/jobs/${twice}`);
@@ -199,7 +190,7 @@ describe("a job's page", () => {
     await page.getByTestId("rerun-of").getByRole("link", { name: "flaky import" }).waitFor();
     expect((await stack.user.call("retrieveJob", { job_id: again })).job.metadata).toEqual({ rerun_of: twice });
 
-    await take(again);
+    await node.take(again);
     await page.locator(".title-row .badge", { hasText: "running" }).waitFor();
     const ran = page.getByTestId("ran-for");
     await ran.filter({ hasText: / s$/ }).waitFor();
@@ -212,7 +203,7 @@ describe("a job's page", () => {
 
   it("deletes a finished job only once the dialog is confirmed", async () => {
     const done = await submit({ name: "to delete" });
-    await take(done);
+    await node.take(done);
     await node.finish(done, "succeeded");
     await page.goto(`/jobs/${done}`);
     await page.getByRole("button", { name: "Delete…" }).click();

@@ -40,10 +40,7 @@ async function submit(name: string, pool: string, metadata: Record<string, strin
 /** Runs a job of POOL on the node to `outcome`. */
 async function run(name: string, outcome: "succeeded" | "failed", metadata: Record<string, string> = {}) {
   const jobId = await submit(name, POOL, metadata);
-  for (let polls = 0; !node.running.has(jobId); polls += 1) {
-    if (polls >= 20) throw new Error(`${name} was not placed`);
-    await node.poll(1);
-  }
+  await node.take(jobId);
   await node.finish(jobId, outcome);
   return jobId;
 }

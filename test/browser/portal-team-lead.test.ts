@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { tickJobId } from "../../services/scheduler/schedules/schedule-ids.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { ManualClock } from "../harness/manual-clock.js";
 import { fitsWidth, signIn, SIZES, startPortalStack, type PortalStack } from "./portal-stack.js";
+import { cronOf, DAY_MS, type PastRun, playPastRuns } from "./schedule-history.js";
 
 /**
  * The issue's "done when", walked in the portal alone at a laptop's and a phone's width:
@@ -15,29 +15,13 @@ import { fitsWidth, signIn, SIZES, startPortalStack, type PortalStack } from "./
  * count), 5 and 2 days ago fail, the one 3 days ago succeeds; a job that is not the
  * schedule's fails in the same week. Then the clock comes back to now.
  */
-const DAY_MS = 86_400_000;
 const POOL = "etl";
 const clock = new ManualClock(Date.now() - 9 * DAY_MS);
 let stack: PortalStack;
 let node: FakeNode;
 
-/** How each run ends, with its log and how long it runs. */
-interface Run {
-  daysAgo: number;
-  ranMs: number;
-  outcome: "succeeded" | "failed";
-  exitCode: number;
-  error?: { code: string; message: string };
-  lines: [stream: "stdout" | "stderr", text: string][];
-}
-const RUNS: Run[] = [
-  {
-    daysAgo: 8,
-    ranMs: 60_000,
-    outcome: "failed",
-    exitCode: 1,
-    lines: [["stderr", "disk full"]],
-  },
+const RUNS: PastRun[] = [
+  { daysAgo: 8, ranMs: 60_000, outcome: "failed", exitCode: 1, lines: [["stderr", "disk full"]] },
   {
     daysAgo: 5,
     ranMs: 250_000,
@@ -64,50 +48,7 @@ const RUNS: Run[] = [
 ];
 /** The runs of the last week that failed, newest first: what the walk must find. */
 const FAILED_THIS_WEEK = [RUNS[3]!, RUNS[1]!];
-let scheduleId: string;
-const jobOf = new Map<Run, string>();
-
-/** 02:00 UTC on the day `daysAgo` days before now. */
-function tickOf(daysAgo: number): number {
-  const day = new Date(Date.now() - daysAgo * DAY_MS);
-  return Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), 2);
-}
-
-/** Lets the schedule make the run's job, then runs it on the node to its end, the clock moving by its run time. */
-async function playRun(run: Run): Promise<void> {
-  const tick = tickOf(run.daysAgo);
-  clock.advance(tick + 1000 - clock.now());
-  const jobId = tickJobId(scheduleId, tick);
-  // Made by the schedule's tick (it may be placed on the node at once).
-  await vi.waitFor(
-    async () => {
-      const { job } = await stack.user.call("retrieveJob", { job_id: jobId });
-      if (job.schedule_id !== scheduleId) throw new Error(`${jobId} is not the tick's job`);
-    },
-    { timeout: 20_000, interval: 100 },
-  );
-  await node.heartbeat();
-  for (let polls = 0; !node.running.has(jobId); polls += 1) {
-    if (polls >= 20) throw new Error(`the run of ${run.daysAgo} days ago was not placed`);
-    await node.poll(1);
-  }
-  const at = (index: number) => new Date(clock.now() + index * 1000).toISOString();
-  await node.client.call("pushLogs", {
-    job_id: jobId,
-    attempt: 1,
-    lines: run.lines.map(([stream, line], index) => ({ seq: index + 1, stream, line, ts: at(index) })),
-  });
-  clock.advance(run.ranMs);
-  await node.client.call("result", {
-    job_id: jobId,
-    attempt: 1,
-    outcome: run.outcome,
-    exit_code: run.exitCode,
-    ...(run.error ? { error: run.error } : {}),
-  });
-  node.running.delete(jobId);
-  jobOf.set(run, jobId);
-}
+let jobOf: Map<PastRun, string>;
 
 beforeAll(async () => {
   stack = await startPortalStack({ env: { CJS_SCHEDULE_CHECK_INTERVAL_MS: "100" }, schedulerClock: clock });
@@ -115,15 +56,13 @@ beforeAll(async () => {
     name: "etl-worker",
     pool_id: POOL,
   });
-  const days = RUNS.map((run) => new Date(tickOf(run.daysAgo)).getUTCDate());
   const { schedule } = await stack.user.call("createSchedule", {
     name: "nightly etl",
-    cron: `0 2 ${days.join(",")} * *`,
+    cron: cronOf(RUNS),
     timezone: "UTC",
     job: { type: "shell", name: "nightly etl", command: ["./etl.sh", "--full"], pool_id: POOL },
   });
-  scheduleId = schedule.schedule_id;
-  for (const run of RUNS) await playRun(run);
+  jobOf = await playPastRuns(stack.user, clock, node, schedule.schedule_id, RUNS);
 
   // Another job failing the same week, not the schedule's: the walk must not find it.
   const { job_id: other } = await stack.user.call("submitJob", {
@@ -132,11 +71,7 @@ beforeAll(async () => {
     command: ["./backfill.sh"],
     pool_id: POOL,
   });
-  await node.heartbeat();
-  for (let polls = 0; !node.running.has(other); polls += 1) {
-    if (polls >= 20) throw new Error("the ad hoc job was not placed");
-    await node.poll(1);
-  }
+  await node.take(other);
   await node.finish(other, "failed");
   clock.advance(Date.now() - clock.now());
 }, 120_000);

@@ -12,6 +12,7 @@ import { TimelineBar } from "../components/timeline-bar.js";
 import { duration, when } from "../format.js";
 import { attemptsOf, queuedForMs, ranForMs } from "../job-times.js";
 import { pendingReasonWords } from "../pending-reason.js";
+import { useNodeNames } from "../node-names.js";
 import { navigate } from "../router.js";
 import { searchOf, NO_FILTER } from "../run-filter.js";
 import { api } from "../session.js";
@@ -55,8 +56,7 @@ export function JobPage(props: { jobId: string }) {
     () => api().jobs.list({ metadata: `${RERUN_OF_KEY}=${props.jobId}`, limit: 10 }),
     [props.jobId, job.data?.job.state],
   );
-  const nodes = useLoad(() => api().nodes.list({ include_offline: true }), []);
-  const nodeNames = new Map(nodes.data?.items.map((node) => [node.node_id, node.name]));
+  const nodeNames = useNodeNames();
   const action = useAction();
   const [attempt, setAttempt] = useState<number | null>(null);
   const current = job.data?.job;
@@ -90,7 +90,7 @@ export function JobPage(props: { jobId: string }) {
         <h1>{current.name ?? current.job_id}</h1>
         <StateBadge state={current.state} />
       </div>
-      <div class="actions job-actions">
+      <div class="actions page-actions">
         {!terminal ? (
           <button type="button" disabled={action.busy} onClick={() => act(() => api().jobs.cancel(current.job_id))}>
             Cancel job

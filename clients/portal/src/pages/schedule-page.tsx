@@ -5,6 +5,7 @@ import { Link } from "../components/link.js";
 import { RunsTable } from "../components/runs-table.js";
 import { StateBadge } from "../components/state-badge.js";
 import { when } from "../format.js";
+import { useNodeNames } from "../node-names.js";
 import { navigate } from "../router.js";
 import { NO_FILTER, searchOf } from "../run-filter.js";
 import { api } from "../session.js";
@@ -22,6 +23,7 @@ export function SchedulePage(props: { scheduleId: string }) {
     [props.scheduleId],
     { pollMs: 5000 },
   );
+  const nodeNames = useNodeNames();
   const action = useAction();
   const act = (run: () => Promise<unknown>) =>
     void action.run(async () => {
@@ -49,7 +51,7 @@ export function SchedulePage(props: { scheduleId: string }) {
         <h1>{current.name ?? current.schedule_id}</h1>
         <StateBadge state={current.state} />
       </div>
-      <div class="actions">
+      <div class="actions page-actions">
         <PauseButton schedule={current} busy={action.busy} onDone={act} />
         <ConfirmButton
           label="Delete…"
@@ -107,7 +109,7 @@ export function SchedulePage(props: { scheduleId: string }) {
         <Link href={`/jobs${searchOf(failedThisWeek)}`}>Failed in the last 7 days</Link>
       </p>
       <ErrorNote error={runs.error} />
-      <RunsTable jobs={runs.data?.items ?? []} label="Runs of the schedule" />
+      <RunsTable jobs={runs.data?.items ?? []} nodeNames={nodeNames} label="Runs of the schedule" />
       {runs.data?.items.length === 0 ? <p class="hint">No runs yet.</p> : null}
     </main>
   );

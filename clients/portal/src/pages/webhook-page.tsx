@@ -48,7 +48,7 @@ export function WebhookPage(props: { webhookId: string }) {
           <code>{props.webhookId}</code>
         )}
       </p>
-      <div class="actions">
+      <div class="actions page-actions">
         <button
           type="button"
           disabled={action.busy}

@@ -69,7 +69,6 @@ afterAll(async () => {
 const rows = (target: Page) => target.locator("table.runs tbody tr");
 const listed = (target: Page) =>
   rows(target).evaluateAll((found) => found.map((row) => row.getAttribute("data-job-id")!));
-const search = (target: Page) => new URL(target.url()).search;
 
 describe("the runs list", () => {
   it("keeps its filters in the address: each change is a step back, and the link opened afresh shows the same view", async () => {

@@ -168,7 +168,11 @@ try {
     await page.getByTestId("cron-preview").locator("time").first().waitFor();
     await shoot(page, "schedules", size.name);
     await page.goto(`/schedules/${schedule.schedule_id}`);
-    await page.getByRole("table", { name: "Runs of the schedule" }).locator("tbody tr").nth(WEEK.length - 1).waitFor();
+    await page
+      .getByRole("table", { name: "Runs of the schedule" })
+      .locator("tbody tr")
+      .nth(WEEK.length - 1)
+      .waitFor();
     await shoot(page, "schedule", size.name);
     await page.goto(`/webhooks/${webhook.webhook_id}`);
     await page.getByTestId("last-answer").filter({ hasText: "HTTP 500" }).waitFor();

@@ -48,8 +48,16 @@ export function useLoad<T>(
   return { data, error, reload };
 }
 
-/** Runs one action of a button at a time, with its error. */
-export function useAction(): { busy: boolean; error: unknown; run: (action: () => Promise<void>) => Promise<void> } {
+export interface Action {
+  busy: boolean;
+  error: unknown;
+  run: (action: () => Promise<void>) => Promise<void>;
+  /** Runs `step` as a button's action, then `after` (the reload of what it changed). */
+  act: (step: () => Promise<unknown>) => void;
+}
+
+/** Runs one action of a button at a time, with its error; `after` follows each `act`. */
+export function useAction(after?: () => Promise<void>): Action {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const run = useCallback(async (action: () => Promise<void>) => {
@@ -63,7 +71,12 @@ export function useAction(): { busy: boolean; error: unknown; run: (action: () =
       setBusy(false);
     }
   }, []);
-  return { busy, error, run };
+  const act = (step: () => Promise<unknown>) =>
+    void run(async () => {
+      await step();
+      await after?.();
+    });
+  return { busy, error, run, act };
 }
 
 /** The time now, ticking every second while `live` (a running job's duration grows on the page). */

@@ -57,16 +57,10 @@ export function JobPage(props: { jobId: string }) {
     [props.jobId, job.data?.job.state],
   );
   const nodeNames = useNodeNames();
-  const action = useAction();
+  const action = useAction(() => job.reload());
   const [attempt, setAttempt] = useState<number | null>(null);
   const current = job.data?.job;
   const now = useNow(current !== undefined && !isTerminal(current.state));
-
-  const act = (run: () => Promise<unknown>) =>
-    void action.run(async () => {
-      await run();
-      await job.reload();
-    });
 
   if (current === undefined)
     return (
@@ -92,12 +86,20 @@ export function JobPage(props: { jobId: string }) {
       </div>
       <div class="actions page-actions">
         {!terminal ? (
-          <button type="button" disabled={action.busy} onClick={() => act(() => api().jobs.cancel(current.job_id))}>
+          <button
+            type="button"
+            disabled={action.busy}
+            onClick={() => action.act(() => api().jobs.cancel(current.job_id))}
+          >
             Cancel job
           </button>
         ) : null}
         {current.state === "failed" || current.state === "timed_out" ? (
-          <button type="button" disabled={action.busy} onClick={() => act(() => api().jobs.retry(current.job_id))}>
+          <button
+            type="button"
+            disabled={action.busy}
+            onClick={() => action.act(() => api().jobs.retry(current.job_id))}
+          >
             Retry job
           </button>
         ) : null}

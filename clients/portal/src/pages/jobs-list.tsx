@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { isTerminal, JobState } from "../../../../shared/contract/index.js";
 import { useIsAdmin } from "../admin.js";
 import { ConfirmButton } from "../components/confirm-button.js";
-import { saveBlob } from "../components/download.js";
+import { saveExport } from "../components/download.js";
 import { ErrorNote } from "../components/error-note.js";
 import { Link } from "../components/link.js";
 import { RunsTable, type Selection } from "../components/runs-table.js";
@@ -74,8 +74,7 @@ export function JobsListPage(props: { url: URL }) {
     });
   const exportJobs = () =>
     void action.run(async () => {
-      const file = await api().jobs.export({ ...filtersOf(filter), format: "csv" });
-      saveBlob(await new Response(file.body).blob(), file.fileName ?? "jobs.csv");
+      await saveExport(await api().jobs.export({ ...filtersOf(filter), format: "csv" }), "jobs.csv");
     });
 
   const finished = ticked.filter((job) => isTerminal(job.state));

@@ -24,12 +24,7 @@ export function SchedulePage(props: { scheduleId: string }) {
     { pollMs: 5000 },
   );
   const nodeNames = useNodeNames();
-  const action = useAction();
-  const act = (run: () => Promise<unknown>) =>
-    void action.run(async () => {
-      await run();
-      await schedule.reload();
-    });
+  const action = useAction(() => schedule.reload());
   const current = schedule.data?.schedule;
   if (current === undefined)
     return (
@@ -52,7 +47,7 @@ export function SchedulePage(props: { scheduleId: string }) {
         <StateBadge state={current.state} />
       </div>
       <div class="actions page-actions">
-        <PauseButton schedule={current} busy={action.busy} onDone={act} />
+        <PauseButton schedule={current} busy={action.busy} onDone={action.act} />
         <ConfirmButton
           label="Delete…"
           title={`Delete the schedule ${current.name ?? current.schedule_id}?`}

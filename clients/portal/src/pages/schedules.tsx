@@ -1,7 +1,8 @@
+import { CardTable } from "../components/card-table.js";
 import { useState } from "preact/hooks";
 import { CreateScheduleRequest, OverlapPolicy, type Schedule } from "../../../../shared/contract/index.js";
 import { CronPreview, OWN_TIME_ZONE } from "../components/cron-preview.js";
-import { ErrorNote } from "../components/error-note.js";
+import { ErrorNote, Problems } from "../components/error-note.js";
 import { EMPTY_JOB, JobFields, jobBodyOf } from "../components/job-fields.js";
 import { Link } from "../components/link.js";
 import { StateBadge } from "../components/state-badge.js";
@@ -45,60 +46,42 @@ export function PauseButton(props: {
 /** The business's schedules, and a form for a new one with the next runs of its cron expression. */
 export function SchedulesPage() {
   const schedules = useLoad(() => api().schedules.list({ limit: 200 }), [], { pollMs: 10_000 });
-  const action = useAction();
-  const act = (run: () => Promise<unknown>) =>
-    void action.run(async () => {
-      await run();
-      await schedules.reload();
-    });
+  const action = useAction(() => schedules.reload());
   return (
     <main>
       <h1>Schedules</h1>
       <ErrorNote error={schedules.error ?? action.error} />
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">Schedule</th>
-              <th scope="col">When</th>
-              <th scope="col">State</th>
-              <th scope="col">Next run</th>
-              <th scope="col">Last run</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {schedules.data?.items.map((schedule) => (
-              <tr data-schedule-id={schedule.schedule_id}>
-                <td data-label="Schedule">
-                  <Link href={`/schedules/${schedule.schedule_id}`}>{schedule.name ?? schedule.schedule_id}</Link>
-                </td>
-                <td data-label="When">
-                  <code>{schedule.cron}</code> <span class="hint">{schedule.timezone}</span>
-                </td>
-                <td data-label="State">
-                  <StateBadge state={schedule.state} />
-                </td>
-                <td data-label="Next run">{when(schedule.next_run_at)}</td>
-                <td data-label="Last run">
-                  {schedule.last_job_id ? (
-                    <Link href={`/jobs/${schedule.last_job_id}`}>{when(schedule.last_run_at)}</Link>
-                  ) : (
-                    "—"
-                  )}
-                  {schedule.last_error ? <span class="error"> {schedule.last_error.message}</span> : null}
-                </td>
-                <td class="row-actions">
-                  <PauseButton schedule={schedule} busy={action.busy} onDone={act} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {schedules.data?.items.length === 0 ? <p class="hint">No schedules yet.</p> : null}
-      </div>
+      <CardTable
+        columns={["Schedule", "When", "State", "Next run", "Last run"]}
+        actions
+        empty={schedules.data?.items.length === 0 && "No schedules yet."}
+      >
+        {schedules.data?.items.map((schedule) => (
+          <tr data-schedule-id={schedule.schedule_id}>
+            <td data-label="Schedule">
+              <Link href={`/schedules/${schedule.schedule_id}`}>{schedule.name ?? schedule.schedule_id}</Link>
+            </td>
+            <td data-label="When">
+              <code>{schedule.cron}</code> <span class="hint">{schedule.timezone}</span>
+            </td>
+            <td data-label="State">
+              <StateBadge state={schedule.state} />
+            </td>
+            <td data-label="Next run">{when(schedule.next_run_at)}</td>
+            <td data-label="Last run">
+              {schedule.last_job_id ? (
+                <Link href={`/jobs/${schedule.last_job_id}`}>{when(schedule.last_run_at)}</Link>
+              ) : (
+                "—"
+              )}
+              {schedule.last_error ? <span class="error"> {schedule.last_error.message}</span> : null}
+            </td>
+            <td class="row-actions">
+              <PauseButton schedule={schedule} busy={action.busy} onDone={action.act} />
+            </td>
+          </tr>
+        ))}
+      </CardTable>
       <CreateScheduleForm />
     </main>
   );
@@ -190,13 +173,7 @@ function CreateScheduleForm() {
         <legend>The job each run submits</legend>
         <JobFields draft={job} onDraft={setJob} nodes={nodes.data?.items ?? []} />
       </fieldset>
-      {problems.length > 0 ? (
-        <ul class="error" role="alert">
-          {problems.map((problem) => (
-            <li>{problem}</li>
-          ))}
-        </ul>
-      ) : null}
+      <Problems problems={problems} />
       <button type="submit" disabled={action.busy}>
         Create schedule
       </button>

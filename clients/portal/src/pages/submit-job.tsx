@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { SubmitJobRequest } from "../../../../shared/contract/index.js";
 import { DryRunPanel, STUCK_REASONS, useDryRun } from "../components/dry-run-panel.js";
-import { ErrorNote } from "../components/error-note.js";
+import { ErrorNote, Problems } from "../components/error-note.js";
 import { EMPTY_JOB, JobFields, jobBodyOf } from "../components/job-fields.js";
 import { problemsOf } from "../format.js";
 import { navigate } from "../router.js";
@@ -51,13 +51,7 @@ export function SubmitJobPage() {
       <form class="stack" onSubmit={submit}>
         <JobFields draft={draft} onDraft={setDraft} nodes={nodes.data?.items ?? []} />
         <DryRunPanel dryRun={dryRun} job={parsed.success ? parsed.data : undefined} />
-        {problems.length > 0 ? (
-          <ul class="error" role="alert">
-            {problems.map((problem) => (
-              <li>{problem}</li>
-            ))}
-          </ul>
-        ) : null}
+        <Problems problems={problems} />
         {warned ? (
           <p class="warning" role="alert">
             No node would take this job now (see above). Submit anyway to queue it until one does.

@@ -1,6 +1,7 @@
+import { CardTable } from "../components/card-table.js";
 import { useState } from "preact/hooks";
 import { useIsAdmin } from "../admin.js";
-import { saveBlob } from "../components/download.js";
+import { saveExport } from "../components/download.js";
 import { ErrorNote } from "../components/error-note.js";
 import { Link } from "../components/link.js";
 import { credits, when } from "../format.js";
@@ -24,8 +25,7 @@ export function UsagePage() {
   const action = useAction();
   const exportLedger = () =>
     void action.run(async () => {
-      const file = await api().billing.exportLedger({ format: "csv" });
-      saveBlob(await new Response(file.body).blob(), file.fileName ?? "ledger.csv");
+      await saveExport(await api().billing.exportLedger({ format: "csv" }), "ledger.csv");
     });
   const period = subscription.data;
 
@@ -51,44 +51,33 @@ export function UsagePage() {
       </section>
       <h2>Your API keys this month</h2>
       <ErrorNote error={keys.error} />
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Spent</th>
-              <th scope="col">Budget</th>
+      <CardTable columns={["Key", "Spent", "Budget"]}>
+        {keys.data?.items
+          .filter((key) => key.revoked_at === null)
+          .map((key) => (
+            <tr data-key-id={key.key_id}>
+              <td data-label="Key">
+                {key.name} <code>…{key.hint}</code>
+              </td>
+              <td data-label="Spent">{credits(key.spent_credits_this_month)}</td>
+              <td data-label="Budget">
+                {key.budget_credits_per_month === null ? (
+                  "none"
+                ) : (
+                  <>
+                    <meter
+                      min={0}
+                      max={key.budget_credits_per_month}
+                      value={key.spent_credits_this_month ?? 0}
+                      aria-hidden="true"
+                    />{" "}
+                    {credits(key.budget_credits_per_month)}
+                  </>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {keys.data?.items
-              .filter((key) => key.revoked_at === null)
-              .map((key) => (
-                <tr data-key-id={key.key_id}>
-                  <td data-label="Key">
-                    {key.name} <code>…{key.hint}</code>
-                  </td>
-                  <td data-label="Spent">{credits(key.spent_credits_this_month)}</td>
-                  <td data-label="Budget">
-                    {key.budget_credits_per_month === null ? (
-                      "none"
-                    ) : (
-                      <>
-                        <meter
-                          min={0}
-                          max={key.budget_credits_per_month}
-                          value={key.spent_credits_this_month ?? 0}
-                          aria-hidden="true"
-                        />{" "}
-                        {credits(key.budget_credits_per_month)}
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-          </tbody>
-        </table>
-      </div>
+          ))}
+      </CardTable>
       <div class="title-row">
         <h2>Credit ledger</h2>
         {admin ? (
@@ -98,34 +87,23 @@ export function UsagePage() {
         ) : null}
       </div>
       <ErrorNote error={ledger.error} />
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Balance after</th>
-              <th scope="col">Job</th>
-            </tr>
-          </thead>
-          <tbody>
-            {ledger.data?.items.map((entry) => (
-              <tr>
-                <td data-label="When">{when(entry.created_at)}</td>
-                <td data-label="Kind">{entry.kind}</td>
-                <td data-label="Amount">{credits(entry.amount)}</td>
-                <td data-label="Balance after">{credits(entry.balance_after)}</td>
-                <td data-label="Job">
-                  {entry.job_id ? <Link href={`/jobs/${entry.job_id}`}>{entry.job_id}</Link> : "—"}
-                  {entry.usage ? <span class="hint"> {Math.round(entry.usage.wall_seconds)} s</span> : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {ledger.data?.items.length === 0 ? <p class="hint">No entries yet.</p> : null}
-      </div>
+      <CardTable
+        columns={["When", "Kind", "Amount", "Balance after", "Job"]}
+        empty={ledger.data?.items.length === 0 && "No entries yet."}
+      >
+        {ledger.data?.items.map((entry) => (
+          <tr>
+            <td data-label="When">{when(entry.created_at)}</td>
+            <td data-label="Kind">{entry.kind}</td>
+            <td data-label="Amount">{credits(entry.amount)}</td>
+            <td data-label="Balance after">{credits(entry.balance_after)}</td>
+            <td data-label="Job">
+              {entry.job_id ? <Link href={`/jobs/${entry.job_id}`}>{entry.job_id}</Link> : "—"}
+              {entry.usage ? <span class="hint"> {Math.round(entry.usage.wall_seconds)} s</span> : null}
+            </td>
+          </tr>
+        ))}
+      </CardTable>
       <nav class="pager" aria-label="Pages">
         {cursors.length > 0 ? (
           <button type="button" class="secondary" onClick={() => setCursors(cursors.slice(0, -1))}>

@@ -1,7 +1,8 @@
+import { CardTable } from "../components/card-table.js";
 import { useState } from "preact/hooks";
 import { InviteUserRequest, Role } from "../../../../shared/contract/index.js";
 import { ApiError } from "../../../sdk/src/index.js";
-import { ErrorNote } from "../components/error-note.js";
+import { ErrorNote, Problems } from "../components/error-note.js";
 import { StateBadge } from "../components/state-badge.js";
 import { problemsOf, when } from "../format.js";
 import { api } from "../session.js";
@@ -10,12 +11,7 @@ import { useAction, useLoad } from "../use-async.js";
 /** The business's users, for its admins: invite one (a code to set a password goes by e-mail), change a role, disable or enable. */
 export function UsersPage() {
   const users = useLoad(() => api().users.list({ limit: 500 }), []);
-  const action = useAction();
-  const act = (run: () => Promise<unknown>) =>
-    void action.run(async () => {
-      await run();
-      await users.reload();
-    });
+  const action = useAction(() => users.reload());
 
   if (users.error instanceof ApiError && users.error.status === 403)
     return (
@@ -28,67 +24,52 @@ export function UsersPage() {
     <main>
       <h1>Users</h1>
       <ErrorNote error={users.error ?? action.error} />
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">E-mail</th>
-              <th scope="col">Role</th>
-              <th scope="col">Status</th>
-              <th scope="col">Last sign-in</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.data?.items.map((user) => (
-              <tr data-user-id={user.user_id}>
-                <td data-label="E-mail">{user.email}</td>
-                <td data-label="Role">
-                  <select
-                    aria-label={`Role of ${user.email}`}
-                    value={user.role}
-                    disabled={action.busy}
-                    onChange={(e) => act(() => api().users.setRole(user.user_id, e.currentTarget.value as Role))}
-                  >
-                    {Role.options.map((role) => (
-                      <option value={role}>{role}</option>
-                    ))}
-                  </select>
-                </td>
-                <td data-label="Status">
-                  <StateBadge state={user.status} />
-                </td>
-                <td data-label="Last sign-in">{when(user.last_sign_in_at)}</td>
-                <td class="row-actions">
-                  {user.status === "disabled" ? (
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={action.busy}
-                      aria-label={`Enable ${user.email}`}
-                      onClick={() => act(() => api().users.enable(user.user_id))}
-                    >
-                      Enable
-                    </button>
-                  ) : (
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={action.busy}
-                      aria-label={`Disable ${user.email}`}
-                      onClick={() => act(() => api().users.disable(user.user_id))}
-                    >
-                      Disable
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <CardTable columns={["E-mail", "Role", "Status", "Last sign-in"]} actions>
+        {users.data?.items.map((user) => (
+          <tr data-user-id={user.user_id}>
+            <td data-label="E-mail">{user.email}</td>
+            <td data-label="Role">
+              <select
+                aria-label={`Role of ${user.email}`}
+                value={user.role}
+                disabled={action.busy}
+                onChange={(e) => action.act(() => api().users.setRole(user.user_id, e.currentTarget.value as Role))}
+              >
+                {Role.options.map((role) => (
+                  <option value={role}>{role}</option>
+                ))}
+              </select>
+            </td>
+            <td data-label="Status">
+              <StateBadge state={user.status} />
+            </td>
+            <td data-label="Last sign-in">{when(user.last_sign_in_at)}</td>
+            <td class="row-actions">
+              {user.status === "disabled" ? (
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={action.busy}
+                  aria-label={`Enable ${user.email}`}
+                  onClick={() => action.act(() => api().users.enable(user.user_id))}
+                >
+                  Enable
+                </button>
+              ) : (
+                <button
+                  type="button"
+                  class="danger"
+                  disabled={action.busy}
+                  aria-label={`Disable ${user.email}`}
+                  onClick={() => action.act(() => api().users.disable(user.user_id))}
+                >
+                  Disable
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </CardTable>
       <p class="hint">
         A disabled user is signed out everywhere at once and their API keys stop working; enable brings both back.
       </p>
@@ -141,13 +122,7 @@ function InviteForm(props: { onInvited: () => Promise<void> }) {
           </select>
         </label>
       </div>
-      {problems.length > 0 ? (
-        <ul class="error" role="alert">
-          {problems.map((problem) => (
-            <li>{problem}</li>
-          ))}
-        </ul>
-      ) : null}
+      <Problems problems={problems} />
       <button type="submit" disabled={action.busy}>
         Invite
       </button>

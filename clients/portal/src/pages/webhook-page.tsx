@@ -1,3 +1,4 @@
+import { CardTable } from "../components/card-table.js";
 import { useState } from "preact/hooks";
 import type { Delivery } from "../../../../shared/contract/index.js";
 import { ErrorNote } from "../components/error-note.js";
@@ -29,12 +30,7 @@ export function WebhookPage(props: { webhookId: string }) {
   );
   const webhooks = useLoad(() => api().webhooks.list({ limit: 100 }), []);
   const webhook = webhooks.data?.items.find((item) => item.webhook_id === props.webhookId);
-  const action = useAction();
-  const act = (run: () => Promise<unknown>) =>
-    void action.run(async () => {
-      await run();
-      await deliveries.reload();
-    });
+  const action = useAction(() => deliveries.reload());
 
   return (
     <main>
@@ -53,7 +49,7 @@ export function WebhookPage(props: { webhookId: string }) {
           type="button"
           disabled={action.busy}
           onClick={() =>
-            act(async () => {
+            action.act(async () => {
               setCursor(undefined);
               await api().webhooks.test(props.webhookId);
             })
@@ -63,73 +59,58 @@ export function WebhookPage(props: { webhookId: string }) {
         </button>
       </div>
       <ErrorNote error={deliveries.error ?? action.error} />
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">When</th>
-              <th scope="col">State</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Tries</th>
-              <th scope="col">Next try</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.data?.items.map((delivery) => (
-              <tr data-delivery-id={delivery.delivery_id}>
-                <td data-label="Event">{delivery.event_type}</td>
-                <td data-label="When">{when(delivery.created_at)}</td>
-                <td data-label="State">
-                  <StateBadge state={delivery.state} />
-                </td>
-                <td data-label="Last answer" data-testid="last-answer">
-                  {lastAnswer(delivery)}
-                </td>
-                <td data-label="Tries">
-                  <details>
-                    <summary>{delivery.attempts.length}</summary>
-                    <ol class="tries">
-                      {delivery.attempts.map((attempt) => (
-                        <li>
-                          {when(attempt.at)}:{" "}
-                          {attempt.status_code === null ? attempt.error : `HTTP ${attempt.status_code}`} in{" "}
-                          {attempt.duration_ms} ms
-                        </li>
-                      ))}
-                    </ol>
-                  </details>
-                </td>
-                <td data-label="Next try">{delivery.next_attempt_at ? when(delivery.next_attempt_at) : "—"}</td>
-                <td class="row-actions">
-                  {delivery.state === "pending" ? null : (
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={action.busy}
-                      aria-label={`Send ${delivery.event_type} of ${when(delivery.created_at)} again`}
-                      onClick={() =>
-                        act(() =>
-                          api().call("retryWebhookDelivery", {
-                            webhook_id: props.webhookId,
-                            delivery_id: delivery.delivery_id,
-                          }),
-                        )
-                      }
-                    >
-                      Send again
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {deliveries.data?.items.length === 0 ? <p class="hint">No deliveries in the last 7 days.</p> : null}
-      </div>
+      <CardTable
+        columns={["Event", "When", "State", "Last answer", "Tries", "Next try"]}
+        actions
+        empty={deliveries.data?.items.length === 0 && "No deliveries in the last 7 days."}
+      >
+        {deliveries.data?.items.map((delivery) => (
+          <tr data-delivery-id={delivery.delivery_id}>
+            <td data-label="Event">{delivery.event_type}</td>
+            <td data-label="When">{when(delivery.created_at)}</td>
+            <td data-label="State">
+              <StateBadge state={delivery.state} />
+            </td>
+            <td data-label="Last answer" data-testid="last-answer">
+              {lastAnswer(delivery)}
+            </td>
+            <td data-label="Tries">
+              <details>
+                <summary>{delivery.attempts.length}</summary>
+                <ol class="tries">
+                  {delivery.attempts.map((attempt) => (
+                    <li>
+                      {when(attempt.at)}: {attempt.status_code === null ? attempt.error : `HTTP ${attempt.status_code}`}{" "}
+                      in {attempt.duration_ms} ms
+                    </li>
+                  ))}
+                </ol>
+              </details>
+            </td>
+            <td data-label="Next try">{delivery.next_attempt_at ? when(delivery.next_attempt_at) : "—"}</td>
+            <td class="row-actions">
+              {delivery.state === "pending" ? null : (
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={action.busy}
+                  aria-label={`Send ${delivery.event_type} of ${when(delivery.created_at)} again`}
+                  onClick={() =>
+                    action.act(() =>
+                      api().call("retryWebhookDelivery", {
+                        webhook_id: props.webhookId,
+                        delivery_id: delivery.delivery_id,
+                      }),
+                    )
+                  }
+                >
+                  Send again
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </CardTable>
       <nav class="pager" aria-label="Pages">
         {cursor ? (
           <button type="button" class="secondary" onClick={() => setCursor(undefined)}>

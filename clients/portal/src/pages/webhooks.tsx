@@ -1,3 +1,4 @@
+import { CardTable } from "../components/card-table.js";
 import { useState } from "preact/hooks";
 import {
   CreateWebhookRequest,
@@ -5,7 +6,7 @@ import {
   WebhookEventFilter,
 } from "../../../../shared/contract/index.js";
 import { ConfirmButton } from "../components/confirm-button.js";
-import { ErrorNote } from "../components/error-note.js";
+import { ErrorNote, Problems } from "../components/error-note.js";
 import { Link } from "../components/link.js";
 import { SecretOnce } from "../components/secret-once.js";
 import { problemsOf, when } from "../format.js";
@@ -17,12 +18,7 @@ import { useAction, useLoad } from "../use-async.js";
 export function WebhooksPage() {
   const webhooks = useLoad(() => api().webhooks.list({ limit: 100 }), []);
   const [created, setCreated] = useState<CreateWebhookResponse>();
-  const action = useAction();
-  const act = (run: () => Promise<unknown>) =>
-    void action.run(async () => {
-      await run();
-      await webhooks.reload();
-    });
+  const action = useAction(() => webhooks.reload());
 
   return (
     <main>
@@ -35,60 +31,47 @@ export function WebhooksPage() {
         />
       ) : null}
       <ErrorNote error={webhooks.error ?? action.error} />
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Events</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {webhooks.data?.items.map((webhook) => (
-              <tr data-webhook-id={webhook.webhook_id}>
-                <td data-label="URL">
-                  <Link href={`/webhooks/${webhook.webhook_id}`}>{webhook.url}</Link>
-                  {webhook.description ? <span class="hint"> {webhook.description}</span> : null}
-                </td>
-                <td data-label="Events">{webhook.events.join(", ")}</td>
-                <td data-label="Created">{when(webhook.created_at)}</td>
-                <td class="row-actions">
-                  <button
-                    type="button"
-                    class="secondary"
-                    disabled={action.busy}
-                    onClick={() =>
-                      void action.run(async () => {
-                        await api().webhooks.test(webhook.webhook_id);
-                        navigate(`/webhooks/${webhook.webhook_id}`);
-                      })
-                    }
-                  >
-                    Send a test
-                  </button>
-                  <ConfirmButton
-                    label="Delete…"
-                    name={`Delete ${webhook.url}`}
-                    title={`Delete the webhook ${webhook.url}?`}
-                    confirm="Delete the webhook"
-                    disabled={action.busy}
-                    onConfirm={() => act(() => api().webhooks.delete(webhook.webhook_id))}
-                  >
-                    <p>
-                      No more events are sent to it, deliveries not yet made are dropped, and its delivery log goes.
-                    </p>
-                  </ConfirmButton>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {webhooks.data?.items.length === 0 ? <p class="hint">No webhooks yet.</p> : null}
-      </div>
+      <CardTable
+        columns={["URL", "Events", "Created"]}
+        actions
+        empty={webhooks.data?.items.length === 0 && "No webhooks yet."}
+      >
+        {webhooks.data?.items.map((webhook) => (
+          <tr data-webhook-id={webhook.webhook_id}>
+            <td data-label="URL">
+              <Link href={`/webhooks/${webhook.webhook_id}`}>{webhook.url}</Link>
+              {webhook.description ? <span class="hint"> {webhook.description}</span> : null}
+            </td>
+            <td data-label="Events">{webhook.events.join(", ")}</td>
+            <td data-label="Created">{when(webhook.created_at)}</td>
+            <td class="row-actions">
+              <button
+                type="button"
+                class="secondary"
+                disabled={action.busy}
+                onClick={() =>
+                  void action.run(async () => {
+                    await api().webhooks.test(webhook.webhook_id);
+                    navigate(`/webhooks/${webhook.webhook_id}`);
+                  })
+                }
+              >
+                Send a test
+              </button>
+              <ConfirmButton
+                label="Delete…"
+                name={`Delete ${webhook.url}`}
+                title={`Delete the webhook ${webhook.url}?`}
+                confirm="Delete the webhook"
+                disabled={action.busy}
+                onConfirm={() => action.act(() => api().webhooks.delete(webhook.webhook_id))}
+              >
+                <p>No more events are sent to it, deliveries not yet made are dropped, and its delivery log goes.</p>
+              </ConfirmButton>
+            </td>
+          </tr>
+        ))}
+      </CardTable>
       <CreateWebhookForm
         onCreated={async (answer) => {
           setCreated(answer);
@@ -160,13 +143,7 @@ function CreateWebhookForm(props: { onCreated: (answer: CreateWebhookResponse) =
         Each event is POSTed signed with the webhook's secret (shown once, when it is created) and tried again until the
         receiver answers 2xx, for 24 hours.
       </p>
-      {problems.length > 0 ? (
-        <ul class="error" role="alert">
-          {problems.map((problem) => (
-            <li>{problem}</li>
-          ))}
-        </ul>
-      ) : null}
+      <Problems problems={problems} />
       <button type="submit" disabled={action.busy}>
         Create webhook
       </button>

@@ -10,6 +10,8 @@ type Body = Omit<RpcRequest<"submitJob">, "dry_run">;
 
 /** Typing settles this long before the dry run is asked (each one counts against the rate limit). */
 const SETTLE_MS = 400;
+/** A dry run's figures are a picture of one moment: a submit asks again for one older than this. */
+const FRESH_MS = 10_000;
 
 /** Reasons no node would take the job however long it waits, unless the pool changes: worth a second look before submitting. */
 export const STUCK_REASONS: ReadonlySet<PendingReason> = new Set([
@@ -35,13 +37,19 @@ export function useDryRun(body: Body | undefined): DryRun {
   const key = body === undefined ? "" : JSON.stringify(body);
   const [shown, setShown] = useState<{ key: string; plan: DryRunResponse }>();
   const [error, setError] = useState<unknown>();
-  const asked = useRef(new Map<string, Promise<DryRunResponse>>());
+  // The last dry run asked, and when: a draft typed back to it, or a submit right after it, reuses it.
+  const asked = useRef<{ key: string; at: number; answer: Promise<DryRunResponse> } | undefined>(undefined);
   const ask = (wanted: Body, wantedKey: string) => {
-    let answer = asked.current.get(wantedKey);
+    const last = asked.current;
+    let answer = last?.key === wantedKey && Date.now() - last.at < FRESH_MS ? last.answer : undefined;
     if (answer === undefined) {
-      answer = api().jobs.dryRun(wanted);
-      asked.current.set(wantedKey, answer);
-      answer.catch(() => asked.current.delete(wantedKey));
+      const fresh = api().jobs.dryRun(wanted);
+      asked.current = { key: wantedKey, at: Date.now(), answer: fresh };
+      // A failure is not kept: the next ask tries again.
+      fresh.catch(() => {
+        if (asked.current?.answer === fresh) asked.current = undefined;
+      });
+      answer = fresh;
     }
     return answer.then(
       (plan) => {

@@ -151,6 +151,12 @@ export function buildApp(
     RPC_ROUTES.listWebhookDeliveries,
     forward(gw, RPC_ROUTES.listWebhookDeliveries, subjects.webhookDeliveriesList()),
   );
+  registerRpc(
+    app,
+    edge,
+    RPC_ROUTES.retryWebhookDelivery,
+    forward(gw, RPC_ROUTES.retryWebhookDelivery, subjects.webhookDeliveryRetry()),
+  );
   registerRpc(app, edge, RPC_ROUTES.createSchedule, forward(gw, RPC_ROUTES.createSchedule, subjects.scheduleCreate()));
   registerRpc(app, edge, RPC_ROUTES.listSchedules, forward(gw, RPC_ROUTES.listSchedules, subjects.scheduleList()));
   registerRpc(

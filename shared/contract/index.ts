@@ -260,6 +260,7 @@ export {
   Delivery,
   DeliveryAttempt,
   DeliveryId,
+  DeliveryPayload,
   DeliveryState,
   ListDeliveriesRequest,
   ListDeliveriesResponse,
@@ -275,7 +276,13 @@ export {
   WebhookRef,
   webhookWants,
 } from "./webhooks.js";
-export { CreateWebhookCommand, ListDeliveriesCommand, ListWebhooksCommand, WebhookRefCommand } from "./internal.js";
+export {
+  CreateWebhookCommand,
+  ListDeliveriesCommand,
+  ListWebhooksCommand,
+  RetryDeliveryCommand,
+  WebhookRefCommand,
+} from "./internal.js";
 export {
   CreateScheduleRequest,
   DeleteScheduleResponse,
@@ -289,3 +296,4 @@ export {
   ScheduleState,
 } from "./schedules.js";
 export { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "./internal.js";
+export { RERUN_OF_KEY, rerunRequest } from "./rerun.js";

@@ -17,7 +17,13 @@ import {
   RegisterNodeRequest,
   RunningAttempt,
 } from "./nodes.js";
-import { CreateWebhookRequest, ListDeliveriesRequest, ListWebhooksRequest, WebhookRef } from "./webhooks.js";
+import {
+  CreateWebhookRequest,
+  ListDeliveriesRequest,
+  ListWebhooksRequest,
+  RetryDeliveryRequest,
+  WebhookRef,
+} from "./webhooks.js";
 
 /**
  * Messages between the gateway and the services behind it. The gateway authenticates;
@@ -63,6 +69,7 @@ export const CreateWebhookCommand = asUser(CreateWebhookRequest);
 export const ListWebhooksCommand = asUser(ListWebhooksRequest);
 export const WebhookRefCommand = asUser(WebhookRef);
 export const ListDeliveriesCommand = asUser(ListDeliveriesRequest);
+export const RetryDeliveryCommand = asUser(RetryDeliveryRequest);
 export const JobRefCommand = asUser(JobRef);
 export const ListJobsCommand = asUser(ListJobsRequest);
 export const PollCommand = asNode(PollRequest);

@@ -69,10 +69,12 @@ import {
   CreateWebhookRequest,
   CreateWebhookResponse,
   DeleteWebhookResponse,
+  DeliveryPayload,
   ListDeliveriesRequest,
   ListDeliveriesResponse,
   ListWebhooksRequest,
   ListWebhooksResponse,
+  RetryDeliveryRequest,
   TestWebhookResponse,
   WebhookRef,
 } from "./webhooks.js";
@@ -515,6 +517,15 @@ export const RPC_ROUTES = {
     response: ListDeliveriesResponse,
     message: "Deliveries",
     summary: "The webhook's deliveries of the last 7 days, newest first, with each attempt's status code or error.",
+  }),
+  retryWebhookDelivery: rpc({
+    path: "/api/compute/webhooks/deliveries/retry",
+    auth: "user",
+    request: RetryDeliveryRequest,
+    response: DeliveryPayload,
+    message: "Delivery queued again",
+    summary:
+      "Send a delivery that has ended (succeeded or failed) again now, signed afresh; a failure within its 24-hour window is tried again as usual.",
   }),
   createSchedule: rpc({
     path: "/api/compute/schedules/create",

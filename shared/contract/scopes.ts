@@ -57,6 +57,7 @@ export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] exten
   deleteWebhook: "webhooks:write",
   testWebhook: "webhooks:write",
   listWebhookDeliveries: "webhooks:read",
+  retryWebhookDelivery: "webhooks:write",
   createSchedule: "schedules:write",
   listSchedules: "schedules:read",
   retrieveSchedule: "schedules:read",

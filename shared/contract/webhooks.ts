@@ -115,6 +115,14 @@ export type ListDeliveriesRequest = z.infer<typeof ListDeliveriesRequest>;
 export const ListDeliveriesResponse = z.object({ items: z.array(Delivery), next_cursor: z.string().nullable() });
 export type ListDeliveriesResponse = z.infer<typeof ListDeliveriesResponse>;
 
+/** A delivery of the caller's webhook that has ended (`succeeded` or `failed`), to send again now. */
+export const RetryDeliveryRequest = z.strictObject({ webhook_id: WebhookId, delivery_id: DeliveryId });
+export type RetryDeliveryRequest = z.infer<typeof RetryDeliveryRequest>;
+
+/** The delivery, `pending` again, with its next try due now. */
+export const DeliveryPayload = z.object({ delivery: Delivery });
+export type DeliveryPayload = z.infer<typeof DeliveryPayload>;
+
 /** The JSON body POSTed to a webhook. */
 export const WebhookEvent = z.object({
   /** `evt_…`: the same for every delivery of one event. */

@@ -232,6 +232,7 @@ export const subjects = {
   webhookDelete: () => `${ROOT}.webhooks.delete`,
   webhookTest: () => `${ROOT}.webhooks.test`,
   webhookDeliveriesList: () => `${ROOT}.webhooks.deliveries`,
+  webhookDeliveryRetry: () => `${ROOT}.webhooks.deliveries.retry`,
   /** A delivery due (the work queue's subjects: `cjs.webhook-deliveries.>` for all). */
   webhookDelivery: (webhookId: string) => `${ROOT}.webhook-deliveries.${checkId("webhook", webhookId)}`,
   webhookDeliveriesAll: () => `${ROOT}.webhook-deliveries.>`,

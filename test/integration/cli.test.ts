@@ -509,7 +509,7 @@ describe("accounts, users, deletion and exports", () => {
 });
 
 describe("webhooks", () => {
-  it("create prints the secret once, ls never; test delivers a webhook.test that deliveries shows; rm removes it", async () => {
+  it("create prints the secret once, ls never; test delivers a webhook.test that deliveries shows; resend sends it again; rm removes it", async () => {
     const configDir = await loggedIn();
     const receiver = await startWebhookReceiver();
     try {
@@ -534,6 +534,12 @@ describe("webhooks", () => {
           timeout: 15_000,
         })
         .toMatch(new RegExp(`${delivery_id}\\s+webhook\\.test\\s+succeeded\\s.*\\s200\\s`));
+
+      const resent = await cjs(["webhooks", "resend", webhook!.webhook_id, delivery_id], { configDir });
+      expect(resent.code, resent.stderr).toBe(0);
+      expect(resent.stdout).toContain(`${delivery_id} queued again`);
+      await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(2);
+      expect(receiver.received[1]!.headers["cjs-delivery-id"]).toBe(delivery_id);
 
       expect((await cjs(["webhooks", "rm", webhook!.webhook_id], { configDir })).code).toBe(0);
       expect((await cjs(["webhooks", "ls"], { configDir })).stdout).not.toContain(webhook!.webhook_id);

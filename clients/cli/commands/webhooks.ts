@@ -14,7 +14,7 @@ function limitOf(text: string | undefined): number | undefined {
 export function registerWebhookCommands(program: Command, run: Run): void {
   const webhooks = program
     .command("webhooks")
-    .description("Your business's webhooks: create (the secret is shown once), list, remove, test, deliveries");
+    .description("Your business's webhooks: create (the secret is shown once), list, remove, test, deliveries, resend");
 
   webhooks
     .command("create")
@@ -101,6 +101,21 @@ export function registerWebhookCommands(program: Command, run: Run): void {
           queued,
           () =>
             `${queued.delivery_id} queued (event ${queued.event_id}); see \`cjs webhooks deliveries ${webhookId}\`\n`,
+        );
+      }),
+    );
+
+  webhooks
+    .command("resend")
+    .description("Send a delivery that has ended (succeeded or failed) again now")
+    .argument("<webhook>", "the webhook id (whk_…)")
+    .argument("<delivery>", "the delivery id (dlv_…)")
+    .action(
+      run(async (ctx: CliContext, webhookId: string, deliveryId: string) => {
+        const { delivery } = await ctx.client().webhooks.retryDelivery(webhookId, deliveryId);
+        ctx.print(
+          { delivery },
+          () => `${delivery.delivery_id} queued again; see \`cjs webhooks deliveries ${webhookId}\`\n`,
         );
       }),
     );

@@ -228,6 +228,9 @@ export class ComputeJobsClient {
     /** One page of the webhook's deliveries of the last 7 days, newest first, each with its tries. */
     deliveries: (request: RpcRequest<"listWebhookDeliveries">, options?: CallOptions) =>
       this.call("listWebhookDeliveries", request, options),
+    /** Sends a delivery that has ended (succeeded or failed) again now; one still being tried is 409. */
+    retryDelivery: (webhookId: string, deliveryId: string, options?: CallOptions) =>
+      this.call("retryWebhookDelivery", { webhook_id: webhookId, delivery_id: deliveryId }, options),
   };
 
   /** The users of the caller's business (business admins). */

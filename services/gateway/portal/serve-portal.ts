@@ -8,7 +8,21 @@ import { PORTAL_CSP, setBrowserHeaders } from "./security-headers.js";
 import { wantsPage } from "./wants-page.js";
 
 /** The portal's own pages (clients/portal/src/app.tsx): each answers index.html and the app routes in the browser. */
-export const PORTAL_PAGES = ["/sign-in", "/jobs", "/jobs/:jobId", "/submit", "/keys", "/nodes", "/billing"] as const;
+export const PORTAL_PAGES = [
+  "/sign-in",
+  "/jobs",
+  "/jobs/:jobId",
+  "/submit",
+  "/schedules",
+  "/schedules/:scheduleId",
+  "/webhooks",
+  "/webhooks/:webhookId",
+  "/nodes",
+  "/usage",
+  "/billing",
+  "/keys",
+  "/users",
+] as const;
 
 const NOT_BUILT =
   "The web portal is not built: run `make build` (or `make setup`) to build clients/portal into its dist folder.";

@@ -2,16 +2,25 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup test-tools node-deps nats-server chromium portal manifest-check promtool dev test check build lint format bench cluster cluster-stop cluster-clean chaos clean
+.PHONY: setup test-tools node node-deps nats-server chromium portal manifest-check promtool dev test check build lint format bench cluster cluster-stop cluster-clean chaos clean
 
-setup: node-deps nats-server chromium portal
+# The Node.js LTS pinned in .nvmrc, fetched into .tools/ by `make node` when the machine's is
+# older: first on PATH for every recipe, so npm, npx, vitest, tsx and the processes the tests
+# spawn (process.execPath) all run on it.
+NODE_VERSION := $(shell tr -d '[:space:]v' < .nvmrc)
+export PATH := $(CURDIR)/.tools/node/$(NODE_VERSION)/bin:$(PATH)
+
+setup: node node-deps nats-server chromium portal
 
 # Tools only the tests need (validators of the deploy files); `make dev` does not wait for them.
 test-tools: manifest-check promtool
 
+node:
+	@deploy/scripts/ensure-node.sh
+
 # npm writes node_modules/.package-lock.json on every install: older than the lockfile
 # means the installed tree is stale.
-node-deps:
+node-deps: node
 	@if [ ! -f package-lock.json ]; then \
 	  echo "setup: no package-lock.json; running npm install"; \
 	  npm install; \

@@ -109,4 +109,4 @@ chaos: setup
 	npx tsx deploy/local-cluster/chaos/main.ts $(CLUSTER_FLAGS) $(if $(CHAOS_SECONDS),--seconds $(CHAOS_SECONDS)) $(CHAOS_ARGS)
 
 clean:
-	rm -rf dist .data clients/portal/dist
+	rm -rf dist .data clients/portal/dist clients/sdk/dist

@@ -11,6 +11,7 @@ import { clientErrorHandler } from "./http/client-error.js";
 import { serveCors } from "./http/cors.js";
 import { sendError } from "./http/envelope.js";
 import { shedLoad } from "./http/load-shedding.js";
+import { answerWrongMethods } from "./http/wrong-method.js";
 import { idempotentRetry } from "./idempotency/idempotent-retry.js";
 import { idempotentSubmit } from "./idempotency/idempotent-submit.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
@@ -197,6 +198,7 @@ export function buildApp(
     const report = health.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);
   });
+  answerWrongMethods(app);
 
   return app;
 }

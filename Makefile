@@ -2,7 +2,7 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup test-tools node node-deps nats-server chromium portal manifest-check promtool dev test check build lint format bench cluster cluster-stop cluster-clean chaos clean
+.PHONY: setup test-tools node node-deps nats-server schemathesis contract-test chromium portal manifest-check promtool dev test check build lint format bench cluster cluster-stop cluster-clean chaos clean
 
 # The Node.js LTS pinned in .nvmrc, fetched into .tools/ by `make node` when the machine's is
 # older: first on PATH for every recipe, so npm, npx, vitest, tsx and the processes the tests
@@ -12,8 +12,8 @@ export PATH := $(CURDIR)/.tools/node/$(NODE_VERSION)/bin:$(PATH)
 
 setup: node node-deps nats-server chromium portal
 
-# Tools only the tests need (validators of the deploy files); `make dev` does not wait for them.
-test-tools: manifest-check promtool
+# Tools only the tests need (validators of the deploy files, the OpenAPI fuzzer); `make dev` does not wait for them.
+test-tools: manifest-check promtool schemathesis
 
 node:
 	@deploy/scripts/ensure-node.sh
@@ -58,6 +58,18 @@ dev: setup
 
 test: setup test-tools
 	npx vitest run
+	deploy/scripts/contract-test.sh
+
+# schemathesis (PyPI, pinned in test/contract/schemathesis-version) in a virtualenv under .tools/.
+schemathesis:
+	@deploy/scripts/ensure-schemathesis.sh
+
+# The OpenAPI document against the running service: schemathesis with every check on a
+# `make dev` stack of its own (ports CONTRACT_PORT, default 18480, to +2), a CI-sized budget
+# (CONTRACT_MAX_EXAMPLES per operation, default 25; about a minute and a half). The answers
+# the API gives on purpose that the document cannot state are in test/contract/schemathesis.toml.
+contract-test: setup schemathesis
+	deploy/scripts/contract-test.sh
 
 build: node-deps portal
 	npm run build

@@ -3,7 +3,7 @@ import { Artifact } from "./artifacts.js";
 import { SANDBOX_SIGNATURE_HEADER, WebhookReply } from "./billing.js";
 import { ErrorEnvelope } from "./envelope.js";
 import { LogEndEventData, LogEventData } from "./logs.js";
-import { APP_ID_PARAMETER, ARTIFACT_ID_PATH_PARAMETER, JOB_ID_PATH_PARAMETER } from "./openapi-parts.js";
+import { APP_ID_PARAMETER, ARTIFACT_ID_PATH_PARAMETER, JOB_ID_PATH_PARAMETER, jsonSchemaOf } from "./openapi-parts.js";
 
 /**
  * The operations of the HTTP API that are no JSON RPC: the job log stream (Server-Sent
@@ -12,11 +12,11 @@ import { APP_ID_PARAMETER, ARTIFACT_ID_PATH_PARAMETER, JOB_ID_PATH_PARAMETER } f
  * docs/api.md; the route test keeps these paths equal to what the gateway registers.
  */
 
-const errorEnvelope = { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } };
+const errorEnvelope = { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } };
 const refused = (description: string) => ({ description, content: errorEnvelope });
 const envelopeOf = (payload: z.ZodType) => ({
   "application/json": {
-    schema: z.toJSONSchema(z.object({ status: z.literal("SUCCESS"), message: z.string(), payload })),
+    schema: jsonSchemaOf(z.object({ status: z.literal("SUCCESS"), message: z.string(), payload })),
   },
 });
 
@@ -46,6 +46,20 @@ const LOG_FRAMES = [
   "Every `data` is one line of JSON: `x-events` gives the schema of each event's data.",
 ].join(" ");
 
+/** A log event's id: a whole number, written without leading zeros, that a JavaScript number holds exactly. */
+const EVENT_ID_PATTERN = "^(0|[1-9][0-9]{0,14})$";
+
+/** One event of the stream as a client's parser frames it (`x-events` has the schema of each event's data). */
+const LOG_EVENT = {
+  type: "object",
+  properties: {
+    event: { type: "string", enum: ["log", "end"] },
+    id: { type: "string", pattern: EVENT_ID_PATTERN },
+    data: { type: "string", contentMediaType: "application/json" },
+  },
+  required: ["event", "data"],
+};
+
 function logStream() {
   return {
     get: {
@@ -67,14 +81,14 @@ function logStream() {
           in: "header",
           required: false,
           description: "Resume after this event id.",
-          schema: { type: "string", pattern: "^[0-9]+$" },
+          schema: { type: "string", pattern: EVENT_ID_PATTERN },
         },
         {
           name: "last_event_id",
           in: "query",
           required: false,
           description: "The same, for clients that cannot set the header; the header wins.",
-          schema: { type: "string", pattern: "^[0-9]+$" },
+          schema: { type: "string", pattern: EVENT_ID_PATTERN },
         },
         {
           name: "caller",
@@ -99,7 +113,7 @@ function logStream() {
         },
       ],
       responses: {
-        "200": { description: LOG_FRAMES, content: { "text/event-stream": { schema: { type: "string" } } } },
+        "200": { description: LOG_FRAMES, content: { "text/event-stream": { schema: LOG_EVENT } } },
         "400": refused("`app.missing`, or `request.invalid` (a job id or event id that is not one)."),
         "401": refused(
           "`app.unknown`, `auth.missing_credentials`, `auth.invalid_credentials`, `auth.token_expired`, `auth.key_expired`; with `WWW-Authenticate`.",
@@ -111,8 +125,8 @@ function logStream() {
         "503": refused("`service.unavailable`; retry after `Retry-After`."),
       },
       "x-events": {
-        log: { id: "The line's position in the log store.", data: z.toJSONSchema(LogEventData) },
-        end: { data: z.toJSONSchema(LogEndEventData) },
+        log: { id: "The line's position in the log store.", data: jsonSchemaOf(LogEventData) },
+        end: { data: jsonSchemaOf(LogEndEventData) },
       },
     },
   };

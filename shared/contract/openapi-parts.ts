@@ -8,13 +8,28 @@ import type { RpcName, RpcRequest } from "./routes.js";
  * request examples.
  */
 
+/**
+ * The JSON Schema of `schema` for the document. An e-mail address is described by its
+ * pattern (HTML's rule, the one the service checks, as browsers do for `<input type=email>`)
+ * without `format: email`, whose RFC 5322 reading refuses addresses the service takes.
+ */
+export function jsonSchemaOf(schema: z.ZodType, io: "input" | "output" = "output"): Record<string, unknown> {
+  return z.toJSONSchema(schema, {
+    io,
+    override: (context) => {
+      if (context.jsonSchema.format === "email" && context.jsonSchema.pattern !== undefined)
+        delete context.jsonSchema.format;
+    },
+  });
+}
+
 /** `X-App-ID`: which application (tenant) a call is for. A header of every call, not a credential. */
 export const APP_ID_PARAMETER = {
   name: "X-App-ID",
   in: "header",
   required: true,
   description: "Your application id. Without it: 400 `app.missing`; an unknown one: 401 `app.unknown`.",
-  schema: z.toJSONSchema(AppId),
+  schema: jsonSchemaOf(AppId),
   example: "local",
 };
 
@@ -23,7 +38,7 @@ export const JOB_ID_PATH_PARAMETER = {
   name: "jobId",
   in: "path",
   required: true,
-  schema: z.toJSONSchema(JobId),
+  schema: jsonSchemaOf(JobId),
   example: "job_0M3h5Kf2a1bC3dE4fG5h",
 };
 
@@ -33,7 +48,7 @@ export const ARTIFACT_ID_PATH_PARAMETER = {
   in: "path",
   required: true,
   description: "The artifact's name (docs/api.md, Artifact names).",
-  schema: z.toJSONSchema(ArtifactId),
+  schema: jsonSchemaOf(ArtifactId),
   example: "out.txt",
 };
 

@@ -69,9 +69,9 @@ describe("OpenAPI document", () => {
   it("gives path ids their pattern and uses no regular expression only JavaScript reads", () => {
     const text = JSON.stringify(document);
     expect(text).not.toContain("[^]");
-    const stream = (document.paths as Record<string, Record<string, { parameters: Array<Record<string, unknown>> }>>)[
-      "/api/compute/jobs/{jobId}/logs"
-    ]?.get;
+    const stream = (
+      document.paths as unknown as Record<string, Record<string, { parameters: Array<Record<string, unknown>> }>>
+    )["/api/compute/jobs/{jobId}/logs"]?.get;
     expect(stream?.parameters.find((parameter) => parameter.name === "jobId")).toMatchObject({
       schema: { pattern: expect.stringContaining("job_") },
     });

@@ -7,7 +7,7 @@ import { httpPathItems } from "./openapi-http.js";
 import { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, type ExportRoute } from "./exports.js";
 import { RPC_ROUTES, type RpcName, type RpcRoute } from "./routes.js";
 import { ROUTE_SCOPES, scopesOf } from "./scopes.js";
-import { APP_ID_PARAMETER, REQUEST_EXAMPLES, TAGS, tagOf } from "./openapi-parts.js";
+import { APP_ID_PARAMETER, jsonSchemaOf, REQUEST_EXAMPLES, TAGS, tagOf } from "./openapi-parts.js";
 
 /** The credentials each kind of route takes; the tenant (`X-App-ID`) is a header parameter of its own, no credential. */
 const SECURITY: Record<RpcRoute["auth"], Array<Record<string, string[]>>> = {
@@ -79,7 +79,7 @@ function unauthorizedResponse(auth: RpcRoute["auth"]) {
     "401": {
       description,
       headers: { "WWW-Authenticate": { description: challenge, schema: { type: "string" } } },
-      content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+      content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
     },
   };
 }
@@ -102,7 +102,7 @@ function withErrorResponses(responses: Record<string, unknown>, codes: readonly 
     merged[status] = {
       ...existing,
       description: existing?.description ? `${named}. ${existing.description}` : `${named}.`,
-      content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+      content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
     };
   }
   return merged;
@@ -126,7 +126,7 @@ function exportOperation(name: string, route: ExportRoute) {
     "x-api-key-scope": route.scope,
     requestBody: {
       required: true,
-      content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } },
+      content: { "application/json": { schema: jsonSchemaOf(route.request, "input") } },
     },
     "x-error-codes": [...commonErrors("user", true)],
     responses: withErrorResponses(
@@ -142,7 +142,7 @@ function exportOperation(name: string, route: ExportRoute) {
         ...unauthorizedResponse("user"),
         default: {
           description: "Error envelope; see docs/errors.md for every code.",
-          content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+          content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
         },
       },
       commonErrors("user", true),
@@ -170,7 +170,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
           required: !route.request.safeParse({}).success,
           content: {
             "application/json": {
-              schema: z.toJSONSchema(route.request, { io: "input" }),
+              schema: jsonSchemaOf(route.request, "input"),
               ...(example ? { example } : {}),
             },
           },
@@ -183,7 +183,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
               ...(COUNTED[route.auth]
                 ? { headers: { ...RATE_LIMIT_HEADERS, ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? REPLAYED_HEADERS : {}) } }
                 : {}),
-              content: { "application/json": { schema: z.toJSONSchema(successEnvelope(route.response)) } },
+              content: { "application/json": { schema: jsonSchemaOf(successEnvelope(route.response)) } },
             },
             ...unauthorizedResponse(route.auth),
             ...(COUNTED[route.auth]
@@ -197,13 +197,13 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
                       },
                       ...RATE_LIMIT_HEADERS,
                     },
-                    content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+                    content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
                   },
                 }
               : {}),
             default: {
               description: "Error envelope; see docs/errors.md for every code.",
-              content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+              content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
             },
           },
           [...commonErrors(route.auth, scope !== null), ...ROUTE_ERRORS[name]],

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { AppError } from "../../../shared/errors/index.js";
 import { routesOf } from "./route-list.js";
 
@@ -12,9 +12,6 @@ import { routesOf } from "./route-list.js";
  */
 export function answerWrongMethods(app: FastifyInstance): void {
   void app.register(async (scope) => {
-    // Any body, unread: the answer is the same whatever was sent.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("*", (_request, _payload, done) => done(null));
     const served = new Map<string, Set<string>>();
     for (const { method, url } of routesOf(app)) {
       if (url.endsWith("*")) continue;
@@ -23,16 +20,14 @@ export function answerWrongMethods(app: FastifyInstance): void {
     for (const [url, methods] of served) {
       const allow = [...methods].filter((method) => method !== "OPTIONS").sort();
       const others = scope.supportedMethods.filter((method) => !methods.has(method) && method !== "OPTIONS");
-      scope.route({
-        method: others,
-        url,
-        handler: async (_request, reply) => {
-          reply.header("allow", allow.join(", "));
-          throw new AppError("route.method_not_allowed", `Use ${allow.join(" or ")} for this path.`, {
-            details: { allow },
-          });
-        },
-      });
+      const refuse = async (_request: unknown, reply: FastifyReply) => {
+        reply.header("allow", allow.join(", "));
+        throw new AppError("route.method_not_allowed", `Use ${allow.join(" or ")} for this path.`, {
+          details: { allow },
+        });
+      };
+      // Refused in onRequest, before the body is looked at: a QUERY without Content-Type, or a body of any type, is still a 405.
+      scope.route({ method: others, url, onRequest: refuse, handler: refuse });
     }
   });
 }

@@ -43,7 +43,9 @@ done
 [[ -n "$token" ]] || { tail -50 "$data/dev.log" >&2; say "the service was not ready, or the admin could not sign in, in 2 minutes" >&2; exit 1; }
 
 say "schemathesis $version, every check, against $base/openapi.json"
-"$st" --config-file test/contract/schemathesis.toml run "$base/openapi.json" \
+# Run from the scratch directory: schemathesis keeps its cache in the working directory.
+cd "$data"
+"$st" --config-file "$root/test/contract/schemathesis.toml" run "$base/openapi.json" \
   --checks all \
   -H "X-App-ID: local" -H "Authorization: Bearer $token" \
   --max-examples "${CONTRACT_MAX_EXAMPLES:-25}" \

@@ -66,7 +66,8 @@ schemathesis:
 
 # The OpenAPI document against the running service: schemathesis with every check on a
 # `make dev` stack of its own (ports CONTRACT_PORT, default 18480, to +2), a CI-sized budget
-# (CONTRACT_MAX_EXAMPLES per operation, default 25; about a minute and a half). The answers
+# (CONTRACT_MAX_EXAMPLES per operation signed in, default 25, CONTRACT_KEY_MAX_EXAMPLES with
+# an API key, default 10; about two minutes). The answers
 # the API gives on purpose that the document cannot state are in test/contract/schemathesis.toml.
 contract-test: setup schemathesis
 	deploy/scripts/contract-test.sh

@@ -10,6 +10,8 @@ import type { GatewayContext } from "./gateway-context.js";
 import { clientErrorHandler } from "./http/client-error.js";
 import { serveCors } from "./http/cors.js";
 import { sendError } from "./http/envelope.js";
+import { shedLoad } from "./http/load-shedding.js";
+import { answerWrongMethods } from "./http/wrong-method.js";
 import { idempotentRetry } from "./idempotency/idempotent-retry.js";
 import { idempotentSubmit } from "./idempotency/idempotent-submit.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
@@ -80,6 +82,10 @@ export function buildApp(
 
   traceRequests(app);
   serveCors(app, gw.config.CJS_CORS_ORIGINS);
+  shedLoad(app, {
+    maxEventLoopDelayMs: gw.config.CJS_SHED_EVENT_LOOP_DELAY_MS,
+    retryAfterSeconds: gw.config.CJS_SHED_RETRY_AFTER_SECONDS,
+  });
   // While closing, every answer (also to a request that came before) closes its
   // connection, so a keep-alive client cannot hold the close open past its last request.
   let closing = false;
@@ -198,6 +204,7 @@ export function buildApp(
     const report = health.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);
   });
+  answerWrongMethods(app);
 
   return app;
 }

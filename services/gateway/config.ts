@@ -57,6 +57,10 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_DEV_OUTBOX: boolSetting(false),
   /** Browser origins allowed to call the API cross-origin (CORS), exactly as sent in `Origin`. */
   CJS_CORS_ORIGINS: corsOrigins,
+  /** Mean event-loop delay (ms, over the last second) above which new requests are refused with 503; 0: never. */
+  CJS_SHED_EVENT_LOOP_DELAY_MS: intSetting(1000, { min: 0, max: 60_000 }),
+  /** The `Retry-After` of those refusals. */
+  CJS_SHED_RETRY_AFTER_SECONDS: intSetting(2, { min: 1, max: 300 }),
   /** Trust `X-Forwarded-For` from a reverse proxy for the client address (sign-in throttling, logs). */
   CJS_TRUST_PROXY: boolSetting(false),
   /** The built web portal (`make build` writes it); relative paths are from the working directory. */

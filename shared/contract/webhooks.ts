@@ -34,7 +34,9 @@ export const CreateWebhookRequest = z.strictObject({
     .array(WebhookEventFilter)
     .min(1)
     .max(WebhookEventFilter.options.length)
-    .refine((events) => new Set(events).size === events.length, "each event at most once"),
+    .refine((events) => new Set(events).size === events.length, "each event at most once")
+    // The same rule in the JSON Schema (a refinement has none).
+    .meta({ uniqueItems: true }),
   description: z.string().max(200).optional(),
 });
 export type CreateWebhookRequest = z.infer<typeof CreateWebhookRequest>;

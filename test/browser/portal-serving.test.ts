@@ -98,7 +98,11 @@ describe("the portal as the gateway serves it", () => {
       expect(response.status, path).toBe(404);
       expect(await response.json()).toMatchObject({ status: "ERROR", code: "route.not_found" });
     }
-    expect(await (await get(gateway, "/healthz")).json()).toEqual({ status: "ok" });
+    const health = await get(gateway, "/healthz");
+    expect(await health.json()).toEqual({ status: "ok" });
+    // The pages' security headers stay on the pages: the API's answers carry none.
+    expect(health.headers.get("content-security-policy")).toBeNull();
+    expect(health.headers.get("x-frame-options")).toBeNull();
   });
 
   it("says to run make build when the portal was not built, as a page or as the envelope", async () => {

@@ -1,17 +1,24 @@
-import type { Readable } from "node:stream";
 import type { Artifact } from "../../../shared/contract/index.js";
 import { IntegrityError } from "./errors.js";
 import type { RequestBody, Transport } from "./transport.js";
 
-/** What an artifact upload takes: bytes, a Blob, a web stream or a Node stream (a file's `createReadStream`). */
-export type ArtifactBody = string | Uint8Array | Blob | ReadableStream<Uint8Array> | Readable;
+/**
+ * A Node stream (a file's `createReadStream`) as far as the SDK uses it: it has `pipe` (a web
+ * stream does not) and yields its chunks. Described here, not imported from node:stream, so
+ * the SDK's types compile without @types/node and the SDK loads in a browser.
+ */
+export interface NodeReadable extends AsyncIterable<Uint8Array> {
+  pipe: (...args: never[]) => unknown;
+}
 
-/** A Node stream (it has `pipe`; a web stream does not), told apart without importing node:stream, so the SDK loads in a browser. */
-function isNodeStream(body: ArtifactBody): body is Readable {
+/** What an artifact upload takes: bytes, a Blob, a web stream or a Node stream (a file's `createReadStream`). */
+export type ArtifactBody = string | Uint8Array | Blob | ReadableStream<Uint8Array> | NodeReadable;
+
+function isNodeStream(body: ArtifactBody): body is NodeReadable {
   return typeof (body as { pipe?: unknown }).pipe === "function";
 }
 
-/** `ReadableStream.from` (Node 20.6 and later), which the DOM library's types (the portal's build) do not list. */
+/** `ReadableStream.from` (Node.js 20.6 and later), which the DOM library's types (the portal's build) do not list. */
 interface WebStreamFrom {
   from(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array>;
 }

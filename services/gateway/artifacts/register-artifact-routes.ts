@@ -1,6 +1,5 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { RPC_ROUTES } from "../../../shared/contract/index.js";
-import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { registerRpc, type Edge } from "../http/register-rpc.js";
 import type { ArtifactRouteParams } from "./artifact-params.js";
@@ -11,13 +10,6 @@ import { listArtifacts } from "./list-artifacts.js";
 import { presignDownload } from "./presign-download.js";
 import { presignUpload } from "./presign-upload.js";
 import { notAMediaType, uploadArtifact } from "./upload-artifact.js";
-
-function methodNotAllowed(allow: string[]) {
-  return async (_request: unknown, reply: FastifyReply) => {
-    reply.header("allow", allow.join(", "));
-    throw new AppError("route.method_not_allowed", `Use ${allow.join(" or ")} for this path.`, { details: { allow } });
-  };
-}
 
 /**
  * The artifact operations: list, delete, the two presign RPCs, and the upload and download routes whose
@@ -49,17 +41,6 @@ export function registerArtifactRoutes(app: FastifyInstance, edge: Edge, gw: Gat
       url: download,
       exposeHeadRoute: false,
       handler: downloadArtifact(gw, edge.natsUp),
-    });
-    scope.route({
-      method: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
-      url: upload,
-      exposeHeadRoute: false,
-      handler: methodNotAllowed(["PUT"]),
-    });
-    scope.route({
-      method: ["POST", "PUT", "PATCH", "DELETE"],
-      url: download,
-      handler: methodNotAllowed(["GET", "HEAD"]),
     });
   });
 }

@@ -30,7 +30,7 @@ export async function putArtifact(
 ): Promise<Artifact> {
   const response = await transport.request("PUT", url, asRequestBody(body), {
     idempotent: true,
-    authenticate: false,
+    identify: "none",
     headers: contentType !== undefined ? { "content-type": contentType } : {},
   });
   const envelope = (await response.json()) as { payload: Artifact };
@@ -48,7 +48,7 @@ export interface ArtifactDownload {
 
 /** Opens a signed download URL; the bytes are checked against the `ETag` (the SHA-256) as they pass. */
 export async function getArtifact(transport: Transport, url: string, signal?: AbortSignal): Promise<ArtifactDownload> {
-  const response = await transport.request("GET", url, undefined, { idempotent: true, authenticate: false, signal });
+  const response = await transport.request("GET", url, undefined, { idempotent: true, identify: "none", signal });
   // Loaded here, not at the top: the SDK's other calls work in a browser, which has no node:crypto.
   const { createHash } = await import("node:crypto");
   const sha256 = (response.headers.get("etag") ?? "").replaceAll('"', "");

@@ -1,6 +1,6 @@
 import { IDEMPOTENCY_KEY_HEADER, isTerminal, type JobState } from "../../../shared/contract/index.js";
 import { getArtifact, putArtifact, readAll, type ArtifactBody, type ArtifactDownload } from "./artifacts.js";
-import type { Credentials, Tokens } from "./credentials.js";
+import type { Credentials, SessionCredentials } from "./credentials.js";
 import { EXPORT_ROUTES, openExport, type ExportRequest } from "./exports.js";
 import { newIdempotencyKey } from "./idempotency-key.js";
 import { followLogs, type FollowLogsOptions, type LogStreamItem } from "./logs.js";
@@ -60,19 +60,23 @@ export class ComputeJobsClient {
     );
   }
 
-  /** Signs in with e-mail and password and answers a client on that session (refreshed as needed). */
+  /**
+   * Signs in with e-mail and password and answers a client on that session, refreshed as
+   * needed; `onTokens` hears the first pair and every new one (see `SessionCredentials`).
+   */
   static async signIn(
-    options: Omit<ClientOptions, "credentials"> & {
-      email: string;
-      password: string;
-      onTokens?: (tokens: Tokens) => void | Promise<void>;
-    },
+    options: Omit<ClientOptions, "credentials"> &
+      Pick<SessionCredentials, "onTokens" | "loadTokens"> & { email: string; password: string },
   ): Promise<ComputeJobsClient> {
-    const { email, password, onTokens, ...rest } = options;
+    const { email, password, onTokens, loadTokens, ...rest } = options;
     const client = new ComputeJobsClient(rest);
     const tokens = await client.call("login", { email, password });
     await onTokens?.(tokens);
-    client.useCredentials(onTokens ? { tokens, onTokens } : { tokens });
+    client.useCredentials({
+      tokens,
+      ...(onTokens !== undefined ? { onTokens } : {}),
+      ...(loadTokens !== undefined ? { loadTokens } : {}),
+    });
     return client;
   }
 
@@ -91,6 +95,8 @@ export class ComputeJobsClient {
       idempotent: isIdempotent(name),
       signal: options.signal,
       headers,
+      // Sign-in, refresh and logout carry no credential: a refresh must not wait on the refresh it is.
+      identify: route.auth === "public" ? "app" : "credential",
     });
     const envelope = (await response.json()) as { payload: RpcResponse<N> };
     return envelope.payload;

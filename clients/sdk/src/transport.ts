@@ -17,6 +17,8 @@ export interface TransportOptions {
   fetch?: typeof fetch;
   /** Sent as `User-Agent`, after the SDK's own name. */
   userAgent?: string;
+  /** The time, in ms since the epoch, by which access tokens are refreshed ahead of expiry. Default: `Date.now`. */
+  now?: () => number;
 }
 
 export interface SendOptions {
@@ -31,8 +33,12 @@ export interface SendOptions {
   idempotent: boolean;
   /** Extra headers (`Last-Event-ID`, `Range`, `Idempotency-Key`). */
   headers?: Record<string, string>;
-  /** Send the client's credential (false for signed URLs, which are their own credential). */
-  authenticate?: boolean;
+  /**
+   * What identifies the caller: `X-App-ID` and the client's credential (the default);
+   * `X-App-ID` alone (the operations that take no credential: sign-in, refresh, logout);
+   * or nothing (signed URLs, which are their own credential).
+   */
+  identify?: "credential" | "app" | "none";
 }
 
 /** Codes whose answer says nothing was done, so a retry cannot do it twice. */
@@ -94,7 +100,7 @@ export class Transport {
   constructor(options: TransportOptions, refresher: (refreshToken: string) => Promise<Tokens>) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.appId = options.appId;
-    this.credentials = new CredentialHolder(options.credentials, refresher);
+    this.credentials = new CredentialHolder(options.credentials, refresher, options.now);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     // Called through a wrapper: a browser's fetch throws "Illegal invocation" when called as another object's method.
     this.send = options.fetch ?? ((input, init) => fetch(input, init));
@@ -113,19 +119,21 @@ export class Transport {
   async request(method: string, path: string, body: RequestBody | undefined, options: SendOptions): Promise<Response> {
     let refreshed = false;
     const repeatable = safeToRepeat(options);
+    const url = this.url(path);
     for (let retry = 0; ; retry += 1) {
       let response: Response;
+      const headers = await this.headersFor(options, body);
       try {
-        response = await this.send(this.url(path), {
+        response = await this.send(url, {
           method,
-          headers: await this.headersFor(options, body),
+          headers,
           ...(body !== undefined ? { body, duplex: "half" } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
         } as RequestInit);
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
-        const failure = new NetworkError(error);
-        if (!repeatable || retry >= this.policy.maxRetries || !replayable(body)) throw failure;
+        const failure = new NetworkError(error, { method, url });
+        if (!repeatable || !failure.transient || retry >= this.policy.maxRetries || !replayable(body)) throw failure;
         await pause(retryDelayMs(this.policy, retry + 1, undefined), options.signal);
         continue;
       }
@@ -135,10 +143,10 @@ export class Transport {
         error.code === "auth.token_expired" &&
         !refreshed &&
         this.credentials.canRefresh &&
-        options.authenticate !== false
+        (options.identify ?? "credential") === "credential"
       ) {
         refreshed = true;
-        await this.credentials.refresh();
+        await this.credentials.refresh(bearerOf(headers));
         retry -= 1;
         continue;
       }
@@ -152,15 +160,23 @@ export class Transport {
   }
 
   private async headersFor(options: SendOptions, body: RequestBody | undefined): Promise<Record<string, string>> {
-    const credential =
-      options.authenticate === false ? {} : { "x-app-id": this.appId, ...(await this.credentials.headers()) };
+    const identify = options.identify ?? "credential";
+    const caller =
+      identify === "none"
+        ? {}
+        : { "x-app-id": this.appId, ...(identify === "credential" ? await this.credentials.headers() : {}) };
     return {
       "user-agent": this.userAgent,
-      ...credential,
+      ...caller,
       ...(typeof body === "string" ? { "content-type": "application/json" } : {}),
       ...options.headers,
     };
   }
+}
+
+/** The access token a request carried, if any. */
+function bearerOf(headers: Record<string, string>): string | undefined {
+  return headers.authorization?.replace(/^Bearer /, "");
 }
 
 /** A body that can be sent again (a stream is spent by its first send). */

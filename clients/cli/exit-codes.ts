@@ -32,9 +32,18 @@ export class UsageError extends Error {
   }
 }
 
+/** The stored session is over (its refresh token spent or revoked, or the session ended): only a new `cjs login` helps. */
+export class SignedOut extends Error {
+  constructor(readonly reason: string) {
+    super("signed out: sign in again with `cjs login`");
+    this.name = "SignedOut";
+  }
+}
+
 /** The exit code of a failure. */
 export function exitCodeOf(error: unknown): number {
   if (error instanceof UsageError) return EXIT.usage;
+  if (error instanceof SignedOut) return EXIT.auth;
   if (error instanceof NetworkError) return EXIT.tryLater;
   if (!(error instanceof ApiError)) return EXIT.internal;
   if (

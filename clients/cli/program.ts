@@ -11,7 +11,7 @@ import { registerAccountCommands, registerUserCommands } from "./commands/users.
 import { registerWebhookCommands } from "./commands/webhooks.js";
 import { colorsFor, type CliIo } from "./output.js";
 import { ApiError } from "../sdk/src/index.js";
-import { EXIT, exitCodeOf, UsageError } from "./exit-codes.js";
+import { EXIT, exitCodeOf, SignedOut, UsageError } from "./exit-codes.js";
 import { runnerFor } from "./run.js";
 
 /** The whole command tree of `cjs`, writing to `io`. */
@@ -75,6 +75,10 @@ function report(io: CliIo, error: unknown): void {
   }
   if (error instanceof UsageError) {
     io.stderr.write(`${colors.red("error")} ${error.message}\n`);
+    return;
+  }
+  if (error instanceof SignedOut) {
+    io.stderr.write(`${colors.red("error")} ${error.message} ${colors.dim(`(${error.reason})`)}\n`);
     return;
   }
   io.stderr.write(`${colors.red("error")} ${error instanceof Error ? error.message : String(error)}\n`);

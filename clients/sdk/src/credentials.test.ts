@@ -188,7 +188,10 @@ describe("a session's refresh", () => {
     const client = new ComputeJobsClient({
       baseUrl: "http://gateway.test",
       appId: "app",
-      credentials: { tokens: { ...gateway.current, refresh_token: "spent" }, onTokens: (tokens) => heard.push(tokens) },
+      credentials: {
+        tokens: { ...gateway.current, refresh_token: "spent" },
+        onTokens: (tokens) => void heard.push(tokens),
+      },
       fetch: gateway.send,
       now: () => nowMs,
     });

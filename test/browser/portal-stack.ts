@@ -3,7 +3,15 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { ComputeClient } from "../harness/client.js";
 import { launchChromium } from "../harness/browser.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import type { Clock } from "../../shared/runtime/index.js";
+import {
+  createTenant,
+  signedInClient,
+  startGateway,
+  startSystem,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 /** The build the gateway serves (`make portal`); the gateway's default CJS_PORTAL_DIR. */
 const PORTAL_INDEX = "clients/portal/dist/index.html";
@@ -23,12 +31,18 @@ export interface PortalStack {
   stop(): Promise<void>;
 }
 
-export async function startPortalStack(): Promise<PortalStack> {
+/** `gateway`: the gateway's own settings and clock (token lifetimes, a clock the test moves). */
+export async function startPortalStack(
+  options: { gateway?: { env?: Record<string, string>; clock?: Clock } } = {},
+): Promise<PortalStack> {
   await access(PORTAL_INDEX).catch(() => {
     throw new Error(`${PORTAL_INDEX} is missing: run \`make portal\` (make test does) to build the portal.`);
   });
   const nats = await startNats();
-  const system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 });
+  const system = await startSystem(nats.url, { gateways: 0, schedulers: 1, registries: 1 });
+  system.gateways.push(
+    await startGateway(nats.url, options.gateway?.env, options.gateway?.clock ? { clock: options.gateway.clock } : {}),
+  );
   const baseUrl = system.gateways[0]!.baseUrl;
   const tenant = await createTenant(system.gateways[0]!.nc);
   const { client: user } = await signedInClient(baseUrl, tenant);

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import type { Artifact } from "../../../shared/contract/index.js";
+import { artifactPath, type Artifact } from "../../../shared/contract/index.js";
 import { IntegrityError } from "./errors.js";
 import type { RequestBody, Transport } from "./transport.js";
 
@@ -46,9 +46,20 @@ export interface ArtifactDownload {
   contentType: string;
 }
 
-/** Opens a signed download URL; the bytes are checked against the `ETag` (the SHA-256) as they pass. */
-export async function getArtifact(transport: Transport, url: string, signal?: AbortSignal): Promise<ArtifactDownload> {
-  const response = await transport.request("GET", url, undefined, { idempotent: true, identify: "none", signal });
+/**
+ * Opens one artifact of a job (`artifactPath`, with the client's credential: a session, or
+ * an API key with `jobs:read`); the bytes are checked against the `ETag` (the SHA-256) as they pass.
+ */
+export async function getArtifact(
+  transport: Transport,
+  jobId: string,
+  artifactId: string,
+  signal?: AbortSignal,
+): Promise<ArtifactDownload> {
+  const response = await transport.request("GET", artifactPath(jobId, artifactId), undefined, {
+    idempotent: true,
+    signal,
+  });
   // Loaded here, not at the top: the SDK's other calls work in a browser, which has no node:crypto.
   const { createHash } = await import("node:crypto");
   const sha256 = (response.headers.get("etag") ?? "").replaceAll('"', "");

@@ -165,11 +165,9 @@ export class ComputeJobsClient {
       });
       return putArtifact(this.transport, target.url, body, options.contentType);
     },
-    /** Opens one artifact of a job as a stream checked against its SHA-256 (needs a signed-in session). */
-    download: async (jobId: string, artifactId: string, options: CallOptions = {}): Promise<ArtifactDownload> => {
-      const target = await this.call("presignDownload", { job_id: jobId, artifact_id: artifactId }, options);
-      return getArtifact(this.transport, target.url, options.signal);
-    },
+    /** Opens one artifact of a job as a stream checked against its SHA-256 (a session, or an API key with `jobs:read`). */
+    download: (jobId: string, artifactId: string, options: CallOptions = {}): Promise<ArtifactDownload> =>
+      getArtifact(this.transport, jobId, artifactId, options.signal),
     /** The whole artifact in memory, checked. */
     bytes: async (jobId: string, artifactId: string, options: CallOptions = {}): Promise<Uint8Array> =>
       readAll(await this.artifacts.download(jobId, artifactId, options)),

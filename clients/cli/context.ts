@@ -1,7 +1,8 @@
-import { ApiError, ComputeJobsClient, type Credentials, type Tokens } from "../sdk/src/index.js";
+import { ApiError, type ClientOptions, ComputeJobsClient, type Credentials, type Tokens } from "../sdk/src/index.js";
 import { SignedOut, UsageError } from "./exit-codes.js";
 import { colorsFor, printJson, type CliIo, type Colors } from "./output.js";
 import { readSession, removeSessionIf, writeSession, type StoredSession } from "./session-file.js";
+import { CLI_VERSION } from "./version.js";
 
 /** `make dev`'s gateway and app: what a first try on a laptop talks to. */
 export const DEFAULT_URL = "http://localhost:8080";
@@ -22,6 +23,11 @@ export interface Target {
   /** Where the credential came from, for `whoami`. */
   source: "CJS_API_KEY" | "CJS_TOKEN" | "session" | "none";
   session: StoredSession | null;
+}
+
+/** A wait in words: `0.5 s`, `12 s`. */
+export function seconds(ms: number): string {
+  return `${ms < 10_000 ? (ms / 1000).toFixed(1) : Math.round(ms / 1000)} s`;
 }
 
 /** The gateway's address as given, checked before any request: an http(s) URL, no trailing slash. */
@@ -128,7 +134,7 @@ export class CliContext {
       this.sessionHeld = session.tokens;
       credentials = sessionCredentials(this.io.env, session, (tokens) => (this.sessionHeld = tokens));
     }
-    return new ComputeJobsClient({ baseUrl: target.url, appId: target.appId, credentials, userAgent: "cjs-cli" });
+    return new ComputeJobsClient({ ...this.clientOptions(target), credentials });
   }
 
   /**
@@ -144,7 +150,20 @@ export class CliContext {
   /** A client without a credential (sign-in operations). */
   anonymousClient(): ComputeJobsClient {
     const target = this.target();
-    return new ComputeJobsClient({ baseUrl: target.url, appId: target.appId, userAgent: "cjs-cli" });
+    return new ComputeJobsClient(this.clientOptions(target));
+  }
+
+  /** Where and as what the clients call; each retry is told on stderr, so a wait is never silent. */
+  private clientOptions(target: Target): ClientOptions {
+    return {
+      baseUrl: target.url,
+      appId: target.appId,
+      userAgent: `cjs-cli/${CLI_VERSION}`,
+      onRetry: ({ retry, delayMs, error }) =>
+        this.note(
+          this.colors.dim(`${error.code}: ${error.message}; trying again in ${seconds(delayMs)} (retry ${retry})`),
+        ),
+    };
   }
 
   /** `--json`: the value as JSON; otherwise the human rendering. */

@@ -21,6 +21,8 @@ export interface CliOptions {
   onStdout?: (text: string) => void;
   /** Called with everything on stderr so far, each time more arrives. */
   onStderr?: (text: string) => void;
+  /** Ends the run (SIGTERM) when it aborts; its `code` is then null. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -65,6 +67,7 @@ export class CliRunner {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, ...args], {
         env: this.env(options.configDir, options.env),
+        ...(options.signal ? { signal: options.signal } : {}),
       });
       let stdout = "";
       let stderr = "";
@@ -76,7 +79,9 @@ export class CliRunner {
         stderr += chunk.toString();
         options.onStderr?.(stderr);
       });
-      child.on("error", reject);
+      child.on("error", (error) => {
+        if (!options.signal?.aborted) reject(error);
+      });
       child.on("close", (code) => resolve({ code, stdout, stderr }));
       child.stdin.end(options.input ?? "");
     });

@@ -67,7 +67,7 @@ function causeText(cause: unknown): string {
 }
 
 /** A URL without its query: a signed URL's signature is a credential and stays out of messages. */
-function withoutQuery(url: string): string {
+export function withoutQuery(url: string): string {
   const query = url.search(/[?#]/);
   return query === -1 ? url : url.slice(0, query);
 }

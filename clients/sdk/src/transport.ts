@@ -1,5 +1,5 @@
 import { CredentialHolder, type Credentials, type Tokens } from "./credentials.js";
-import { ApiError, NetworkError } from "./errors.js";
+import { ApiError, NetworkError, withoutQuery } from "./errors.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../../../shared/contract/index.js";
 import { DEFAULT_RETRY_POLICY, pause, retryDelayMs, type RetryPolicy } from "./retry-policy.js";
 
@@ -19,6 +19,20 @@ export interface TransportOptions {
   userAgent?: string;
   /** The time, in ms since the epoch, by which access tokens are refreshed ahead of expiry. Default: `Date.now`. */
   now?: () => number;
+  /** Hears each retry before its wait: what failed and how long until the next try (a CLI tells its user). */
+  onRetry?: (retry: RetryNotice) => void;
+}
+
+/** A request about to be sent again. */
+export interface RetryNotice {
+  method: string;
+  /** The URL, without its query. */
+  url: string;
+  /** The retry about to be made, from 1. */
+  retry: number;
+  delayMs: number;
+  /** The failure that is retried. */
+  error: ApiError;
 }
 
 export interface SendOptions {
@@ -96,6 +110,7 @@ export class Transport {
   private readonly policy: RetryPolicy;
   private readonly send: typeof fetch;
   private readonly userAgent: string;
+  private readonly onRetry: ((retry: RetryNotice) => void) | undefined;
 
   constructor(options: TransportOptions, refresher: (refreshToken: string) => Promise<Tokens>) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -105,6 +120,7 @@ export class Transport {
     // Called through a wrapper: a browser's fetch throws "Illegal invocation" when called as another object's method.
     this.send = options.fetch ?? ((input, init) => fetch(input, init));
     this.userAgent = ["compute-job-sdk", options.userAgent].filter(Boolean).join(" ");
+    this.onRetry = options.onRetry;
   }
 
   /** Resolves a path (or a full URL, as signed URLs may be) against the base URL. */
@@ -134,7 +150,7 @@ export class Transport {
         if (options.signal?.aborted) throw options.signal.reason;
         const failure = new NetworkError(error, { method, url });
         if (!repeatable || !failure.transient || retry >= this.policy.maxRetries || !replayable(body)) throw failure;
-        await pause(retryDelayMs(this.policy, retry + 1, undefined), options.signal);
+        await this.pauseBeforeRetry(method, url, retry + 1, failure, options.signal);
         continue;
       }
       if (response.ok || (response.status >= 300 && response.status < 400)) return response;
@@ -155,8 +171,20 @@ export class Transport {
       // A wait longer than the cap (an hourly quota) is the caller's to decide on.
       const waitsTooLong = (error.retryAfterSeconds ?? 0) * 1000 > this.policy.maxDelayMs;
       if (!retryable || waitsTooLong || retry >= this.policy.maxRetries || !replayable(body)) throw error;
-      await pause(retryDelayMs(this.policy, retry + 1, error.retryAfterSeconds), options.signal);
+      await this.pauseBeforeRetry(method, url, retry + 1, error, options.signal);
     }
+  }
+
+  private async pauseBeforeRetry(
+    method: string,
+    url: string,
+    retry: number,
+    error: ApiError,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const delayMs = retryDelayMs(this.policy, retry, error.retryAfterSeconds);
+    this.onRetry?.({ method, url: withoutQuery(url), retry, delayMs, error });
+    await pause(delayMs, signal);
   }
 
   private async headersFor(options: SendOptions, body: RequestBody | undefined): Promise<Record<string, string>> {

@@ -38,7 +38,7 @@ export interface WaitOptions extends CallOptions {
 
 type Job = RpcResponse<"retrieveJob">;
 
-/** Submit answers the queued job, or with `wait: true` the terminal one. */
+/** Submit answers the queued job, or with `wait: true` the terminal one with its artifacts, as retrieve answers them. */
 export interface SubmitJob {
   (request: RpcRequest<"submitJob">, options: WaitOptions & { wait: true }): Promise<Job>;
   (request: RpcRequest<"submitJob">, options?: WaitOptions & { wait?: false }): Promise<RpcResponse<"submitJob">>;
@@ -117,7 +117,7 @@ export class ComputeJobsClient {
   }
 
   readonly jobs = {
-    /** Queues a job; with `wait: true`, answers the job once it is terminal. */
+    /** Queues a job; with `wait: true`, answers `{ job, artifacts }` (as retrieve) once it is terminal. */
     submit: (async (request: RpcRequest<"submitJob">, options: WaitOptions & { wait?: boolean } = {}) => {
       const queued = await this.call("submitJob", request, options);
       return options.wait ? this.jobs.wait(queued.job_id, options) : queued;
@@ -137,7 +137,7 @@ export class ComputeJobsClient {
     /** The business's jobs as a streamed CSV or NDJSON file (business admins), with `list`'s filters. */
     export: (request: ExportRequest<"exportJobs">, options?: CallOptions) =>
       openExport(this.transport, EXPORT_ROUTES.exportJobs.path, request, options),
-    /** Answers the job once it is terminal (succeeded, failed, timed_out or cancelled). */
+    /** Answers `{ job, artifacts }` (as retrieve) once the job is terminal (succeeded, failed, timed_out or cancelled). */
     wait: async (jobId: string, options: WaitOptions = {}): Promise<Job> => {
       let interval = options.pollIntervalMs ?? 250;
       for (;;) {

@@ -1,4 +1,7 @@
 import { ApiError, NetworkError } from "../sdk/src/index.js";
+import { UsageError } from "../../shared/terminal/index.js";
+
+export { UsageError };
 
 /**
  * What `cjs` exits with (docs/cli.md, "Exit codes"). Its own failures use the sysexits
@@ -23,14 +26,6 @@ export const EXIT = {
   /** `--wait`/`--follow`: the job was cancelled. */
   jobCancelled: 125,
 } as const;
-
-/** A failure of the command line itself: a missing argument, an unreadable file. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
 
 /** The stored session is over (its refresh token spent or revoked, or the session ended): only a new `cjs login` helps. */
 export class SignedOut extends Error {

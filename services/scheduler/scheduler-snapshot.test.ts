@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { NodeView } from "./plan.js";
+import type { NodeView } from "./placement/plan.js";
 import { mergeSnapshots, type Series, takeSnapshot } from "./scheduler-snapshot.js";
 
 const NOW = Date.parse("2026-11-23T12:00:00.000Z");

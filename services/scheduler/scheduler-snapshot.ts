@@ -1,6 +1,6 @@
 import { metricsPool } from "../../shared/records/index.js";
-import type { ActiveJob } from "./active-jobs.js";
-import type { NodeView } from "./plan.js";
+import type { ActiveJob } from "./queue/active-jobs.js";
+import type { NodeView } from "./placement/plan.js";
 
 /** One gauge's values, by label set (the labels as JSON in a fixed order). */
 export type Series = Map<string, { labels: Record<string, string>; value: number }>;

@@ -11,35 +11,36 @@ import { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from 
 import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
-import { cancelJob } from "./cancel-job.js";
-import { deleteJob } from "./delete-job.js";
-import { recheckWaitingJobs, settleChildrenOf } from "./dependency-resolution.js";
-import { FinishedJobs } from "./finished-jobs.js";
-import { ActiveJobs } from "./active-jobs.js";
-import { JobListIndex } from "./job-list-index.js";
-import { JobsWatch } from "./jobs-watch.js";
-import { ClusterView } from "./cluster-view.js";
-import { QueueDepthGuard } from "./job-queue.js";
+import { cancelJob } from "./jobs/cancel-job.js";
+import { deleteJob } from "./jobs/delete-job.js";
+import { recheckWaitingJobs, settleChildrenOf } from "./queue/dependency-resolution.js";
+import { FinishedJobs } from "./upkeep/finished-jobs.js";
+import { ActiveJobs } from "./queue/active-jobs.js";
+import { JobListIndex } from "./listing/job-list-index.js";
+import { JobsWatch } from "./partitions/jobs-watch.js";
+import { ClusterView } from "./placement/cluster-view.js";
+import { QueueDepthGuard } from "./queue/job-queue.js";
 import type { SchedulerConfig } from "./config.js";
-import { listJobs } from "./list-jobs.js";
-import { PlacementLease } from "./placement-lease.js";
-import { placeOnce, type PlacementRound } from "./placer.js";
-import { poll } from "./poll.js";
-import { QueuedJobs } from "./queued-jobs.js";
-import { expireQueuedOnce, QueueDeadlines } from "./queue-timeout.js";
-import { reconcileOnce } from "./reconciler.js";
-import { repairOnce } from "./repair-sweep.js";
-import { recordResult } from "./record-result.js";
-import { retrieveJob } from "./retrieve-job.js";
-import { sweepRetentionOnce } from "./retention-sweep.js";
-import { retryJob } from "./retry-job.js";
+import { listJobs } from "./listing/list-jobs.js";
+import { PlacementLease } from "./partitions/placement-lease.js";
+import { placeOnce, type PlacementRound } from "./placement/placer.js";
+import { poll } from "./jobs/poll.js";
+import { QueuedJobs } from "./queue/queued-jobs.js";
+import { expireQueuedOnce, QueueDeadlines } from "./queue/queue-timeout.js";
+import { reconcileOnce } from "./upkeep/reconciler.js";
+import { repairOnce } from "./upkeep/repair-sweep.js";
+import { recordResult } from "./jobs/record-result.js";
+import { retrieveJob } from "./jobs/retrieve-job.js";
+import { sweepRetentionOnce } from "./upkeep/retention-sweep.js";
+import { retryJob } from "./jobs/retry-job.js";
 import type { SchedulerContext } from "./scheduler-context.js";
-import { AllocationWriter } from "./reservations.js";
+import { AllocationWriter } from "./placement/reservations.js";
 import { retentionDue, schedulerSnapshots } from "./scheduler-metrics.js";
 import { takeSnapshot } from "./scheduler-snapshot.js";
-import { WaitingJobs } from "./waiting-jobs.js";
+import { WaitingJobs } from "./queue/waiting-jobs.js";
+import { WakeTimer } from "./placement/wake-timer.js";
 import { openSchedulerStore } from "./scheduler-store.js";
-import { submitJob } from "./submit-job.js";
+import { submitJob } from "./jobs/submit-job.js";
 import { createSchedule } from "./schedules/create-schedule.js";
 import { deleteSchedule } from "./schedules/delete-schedule.js";
 import { listSchedules } from "./schedules/list-schedules.js";
@@ -49,6 +50,11 @@ import { ScheduleFiring } from "./schedules/schedule-firing.js";
 import { openSchedules } from "./schedules/schedule-store.js";
 
 const SERVICE = "scheduler";
+
+/** The wait before planning again after `rounds` fruitless rounds in a row: 10 ms doubling to 1 s. */
+function retryBackoffMs(rounds: number): number {
+  return Math.min(1000, 10 * 2 ** (rounds - 1));
+}
 
 function earliest(a: number | null, b: number | null): number | null {
   if (a === null) return b;
@@ -111,8 +117,10 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   // Placement rounds never overlap; requests during a round coalesce into one more round.
   let placing: Promise<void> | undefined;
   let placeAgain = false;
-  /** When a job waiting on a node's hourly cap may fit again; the reconcile tick checks it. */
-  let wakeAt: number | null = null;
+  /** Rounds in a row that failed or lost every placement: the next one waits a bounded backoff, never a tick. */
+  let fruitless = 0;
+  /** Wakes a round when a job's run_at or backoff ends, a capped node gets room, or after a failed round. */
+  const wake = new WakeTimer(deps.clock, () => requestPlacement());
   const requestPlacement = (): void => {
     if (stopped || !ctx || !lease?.leading) return;
     if (placing) {
@@ -124,11 +132,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       do {
         placeAgain = false;
         const round = await placeOnce(context, queued).catch((error: unknown): PlacementRound => {
-          logger.warn({ err: error }, "placement round failed; the next tick plans again");
-          // Nothing announces that the broker is back (the lease may never have lapsed): the next tick tries again.
-          return { placed: 0, again: false, wakeAt: context.clock.now() };
+          logger.warn({ err: error }, "placement round failed; planning again after a short backoff");
+          // Nothing announces that the broker is back (the lease may never have lapsed): try again soon.
+          return { placed: 0, again: false, wakeAt: null, lost: true };
         });
-        wakeAt = earliest(round.wakeAt, queued.nextDueAt());
+        fruitless = round.lost && round.placed === 0 ? fruitless + 1 : 0;
+        const retryAt = fruitless > 0 ? context.clock.now() + retryBackoffMs(fruitless) : null;
+        wake.arm(earliest(earliest(round.wakeAt, queued.nextDueAt()), retryAt));
         if (round.again) placeAgain = true;
       } while (placeAgain && !stopped && lease?.leading);
     })().finally(() => {
@@ -139,10 +149,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let reconciling = false;
   const reconcile = async (): Promise<void> => {
     if (!ctx || reconciling) return;
-    if (wakeAt !== null && ctx.clock.now() >= wakeAt) {
-      wakeAt = null;
-      requestPlacement();
-    }
+    // A clock moved by hand (tests) is seen here; the timer covers real time.
+    wake.due();
     reconciling = true;
     try {
       await reconcileOnce(ctx);
@@ -320,6 +328,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       clearInterval(reconcileTimer);
       clearInterval(repairTimer);
       clearInterval(retentionTimer);
+      wake.stop();
       // Give the lease up first, so another replica places within one renewal.
       await lease?.stop();
       stopReporting();

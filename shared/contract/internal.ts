@@ -15,6 +15,7 @@ import {
   PollRequest,
   PushLogsRequest,
   RegisterNodeRequest,
+  RunningAttempt,
 } from "./nodes.js";
 import { CreateWebhookRequest, ListDeliveriesRequest, ListWebhooksRequest, WebhookRef } from "./webhooks.js";
 
@@ -107,10 +108,15 @@ export type NodeReply = z.infer<typeof NodeReply>;
  */
 export const PollReply = z.object({
   jobs: z.array(Assignment.extend({ app_id: z.string(), business_id: z.string() })),
+  held: z.array(RunningAttempt).optional(),
 });
 export type PollReply = z.infer<typeof PollReply>;
 
-/** Published (core NATS) when a node gets an assignment, so its long poll answers at once. */
+/**
+ * Published (core NATS) when a node gets an assignment, or when the service frees one of
+ * its attempts that the node did not end itself (cancel, timeout, lost node), so its long
+ * poll answers at once.
+ */
 export const NodeAssignedEvent = z.object({ node_id: z.string(), job_id: z.string(), attempt: z.number().int() });
 
 /** Published (core NATS) on every job transition, for watchers such as the log stream's `end` event. */

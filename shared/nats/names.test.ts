@@ -75,10 +75,15 @@ describe("subjects", () => {
       expect(() => subjects.jobTransitioned(bad)).toThrow(MalformedIdError);
       expect(() => subjects.metering(bad)).toThrow(MalformedIdError);
       expect(() => subjects.nodeAssigned(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.nodeReleased(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.nodeDraining(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.nodeEvents(bad)).toThrow(MalformedIdError);
     }
     expect(() => subjects.jobLogs(JOB, 0)).toThrow();
     expect(() => subjects.jobLogs(JOB, 1.5)).toThrow();
     expect(subjects.nodeAssigned(NODE)).toBe(`cjs.events.node.${NODE}.assigned`);
+    expect(subjects.nodeReleased(NODE)).toBe(`cjs.events.node.${NODE}.released`);
+    expect(subjects.nodeEvents(NODE)).toBe(`cjs.events.node.${NODE}.*`);
     expect(subjects.jobTransitionedAll()).toBe("cjs.events.job.*.transitioned");
   });
 

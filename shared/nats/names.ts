@@ -196,8 +196,13 @@ export const subjects = {
   /** Lines of a job dropped past the log cap, per attempt (kept in the log stream, so they expire with the lines). */
   jobLogDrops: (jobId: string) => `${ROOT}.logdrops.${checkId("job", jobId)}`,
   jobLogDropsAll: () => `${ROOT}.logdrops.>`,
-  /** Core NATS events: a node got an assignment (wakes its long poll); a job changed state. */
+  /** Core NATS events: a node got an assignment, or lost one it did not end itself (each wakes its long poll); a job changed state. */
   nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.assigned`,
+  nodeReleased: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.released`,
+  /** A node was set draining: its long poll ends. */
+  nodeDraining: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.draining`,
+  /** Every event of one node, what a long poll listens to. */
+  nodeEvents: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.*`,
   jobTransitioned: (jobId: string) => `${ROOT}.events.job.${checkId("job", jobId)}.transitioned`,
   jobTransitionedAll: () => `${ROOT}.events.job.*.transitioned`,
   /** NATS-direct node plane (`NODE_NATS_OPERATIONS`): an agent's requests, answered by one gateway replica. */

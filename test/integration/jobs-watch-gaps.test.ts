@@ -14,8 +14,8 @@ import {
   type JobRevision,
   type JobRevisionListener,
   type OpenJobsWatch,
-} from "../../services/scheduler/jobs-watch.js";
-import { QueuedJobs } from "../../services/scheduler/queued-jobs.js";
+} from "../../services/scheduler/partitions/jobs-watch.js";
+import { QueuedJobs } from "../../services/scheduler/queue/queued-jobs.js";
 import { encodeJson, JsonBucket } from "../../shared/nats/index.js";
 import { JobRecord } from "../../shared/records/index.js";
 import { metricsRegistry } from "../../shared/runtime/index.js";

@@ -8,7 +8,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PlacementLease } from "../../services/scheduler/placement-lease.js";
+import { PlacementLease } from "../../services/scheduler/partitions/placement-lease.js";
 import { BUCKETS } from "../../shared/nats/index.js";
 import { NATS_TOPOLOGIES, type RunningNats } from "../harness/nats-topologies.js";
 

@@ -173,6 +173,30 @@ describe("a session's refresh", () => {
     expect(gateway.seen.at(-1)!.authorization).toBe(`Bearer ${keptByOther.access_token}`);
   });
 
+  it("a kept pair the gateway finds expired as well is refreshed at its refusal, and the call goes through", async () => {
+    let nowMs = Date.now();
+    const gateway = scriptedGateway(() => Math.floor(nowMs / 1000));
+    const ours = gateway.current;
+    const other = clientOf(gateway, () => nowMs);
+    nowMs += (TTL_SECONDS + 1) * 1000;
+    await other.keys.list();
+    const keptByOther = gateway.current;
+    gateway.expire();
+
+    // This client's clock is behind: it sees neither token as expiring.
+    const client = new ComputeJobsClient({
+      baseUrl: "http://gateway.test",
+      appId: "app",
+      credentials: { tokens: ours, loadTokens: () => keptByOther },
+      fetch: gateway.send,
+      now: () => nowMs - 3_600_000,
+    });
+    await client.keys.list();
+
+    expect(gateway.refreshes().map((each) => each.refreshToken)).toEqual(["r0", "r1"]);
+    expect(gateway.seen.at(-1)!.authorization).toBe(`Bearer ${gateway.current.access_token}`);
+  });
+
   it("a client clock an hour fast refreshes once, then learns the gateway's time and stops", async () => {
     const gatewayMs = Date.now();
     const gateway = scriptedGateway(() => Math.floor(gatewayMs / 1000));

@@ -55,6 +55,12 @@ export interface SendOptions {
   identify?: "credential" | "app" | "none";
 }
 
+/**
+ * Refreshes one request may ask for on `auth.token_expired`: the first may only take the
+ * pair another process kept (`loadTokens`), which the gateway can find expired as well.
+ */
+const REFRESHES_PER_REQUEST = 2;
+
 /** Codes whose answer says nothing was done, so a retry cannot do it twice. */
 const REFUSED_BEFORE_ANY_CHANGE = new Set([
   "rate.limited",
@@ -133,7 +139,7 @@ export class Transport {
    * and throws the ApiError of the last refusal.
    */
   async request(method: string, path: string, body: RequestBody | undefined, options: SendOptions): Promise<Response> {
-    let refreshed = false;
+    let refreshes = 0;
     const repeatable = safeToRepeat(options);
     const url = this.url(path);
     for (let retry = 0; ; retry += 1) {
@@ -157,11 +163,12 @@ export class Transport {
       const error = await errorOf(response);
       if (
         error.code === "auth.token_expired" &&
-        !refreshed &&
+        refreshes < REFRESHES_PER_REQUEST &&
         this.credentials.canRefresh &&
-        (options.identify ?? "credential") === "credential"
+        (options.identify ?? "credential") === "credential" &&
+        replayable(body)
       ) {
-        refreshed = true;
+        refreshes += 1;
         await this.credentials.refresh(bearerOf(headers));
         retry -= 1;
         continue;

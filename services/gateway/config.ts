@@ -42,6 +42,8 @@ export const GatewayConfig = BaseConfig.extend({
   /** Pause between re-reads of a signing-key file. */
   CJS_SIGNING_KEYS_RELOAD_MS: intSetting(5_000, { min: 100, max: 300_000 }),
   CJS_REFRESH_TOKEN_TTL_SECONDS: intSetting(30 * 86_400, { min: 3600, max: 90 * 86_400 }),
+  /** How long the refresh token spent by a refresh still answers with the same new pair (0: never; reuse ends the session at once). */
+  CJS_REFRESH_REUSE_GRACE_SECONDS: intSetting(30, { min: 0, max: 300 }),
   /** Failed sign-ins of one account after which each try must wait, from 1 s doubling per failure. */
   CJS_LOGIN_SLOW_AFTER_FAILURES: intSetting(3, { min: 1, max: 10_000 }),
   /** Failed sign-ins of one account after which it is locked for CJS_LOGIN_LOCK_SECONDS. */

@@ -46,7 +46,15 @@ export {
   UpdateApiKeyRequest,
   UpdateApiKeyResponse,
 } from "./api-keys.js";
-export { ALSO_NEEDED_SCOPES, grantsScope, LOG_STREAM_SCOPE, ROUTE_SCOPES, scopeOf, scopesOf } from "./scopes.js";
+export {
+  ALSO_NEEDED_SCOPES,
+  ARTIFACT_DOWNLOAD_SCOPE,
+  grantsScope,
+  LOG_STREAM_SCOPE,
+  ROUTE_SCOPES,
+  scopeOf,
+  scopesOf,
+} from "./scopes.js";
 export {
   App,
   Business,
@@ -78,6 +86,8 @@ export {
 export { RotateKeysRequest, RotateKeysResponse, SigningKeyKind } from "./admin-keys.js";
 export {
   Artifact,
+  ARTIFACT_ROUTE,
+  artifactPath,
   ContentType,
   PresignDownloadRequest,
   PresignedUrl,

@@ -7,7 +7,7 @@ import { APP_ID_PARAMETER, ARTIFACT_ID_PATH_PARAMETER, JOB_ID_PATH_PARAMETER, js
 
 /**
  * The operations of the HTTP API that are no JSON RPC: the job log stream (Server-Sent
- * Events), the signed artifact upload and download, the payment providers' webhook, the
+ * Events), an artifact's download with a credential, the signed artifact upload and download, the payment providers' webhook, the
  * sandbox checkout page, and the service's own documents and probes. Their behaviour is in
  * docs/api.md; the route test keeps these paths equal to what the gateway registers.
  */
@@ -153,13 +153,23 @@ function artifactUpload() {
   };
 }
 
+const ARTIFACT_BYTES = { "*/*": { schema: { type: "string", format: "binary" } } };
+const ARTIFACT_HEADERS = {
+  ETag: { description: "The SHA-256 of the content, in quotes.", schema: { type: "string" } },
+  "Content-Disposition": { schema: { type: "string" } },
+  "Accept-Ranges": { schema: { type: "string" } },
+};
+const RANGE_PARAMETERS = [
+  { name: "Range", in: "header", required: false, schema: { type: "string" } },
+  { name: "If-Range", in: "header", required: false, schema: { type: "string" } },
+];
+const ARTIFACT_ANSWERS = {
+  "200": { description: "The whole artifact.", headers: ARTIFACT_HEADERS, content: ARTIFACT_BYTES },
+  "206": { description: "The range asked for (`Content-Range`).", headers: ARTIFACT_HEADERS, content: ARTIFACT_BYTES },
+  "416": refused("`request.range_not_satisfiable`: the range starts beyond the end; `Content-Range: bytes */<size>`."),
+};
+
 function artifactDownload() {
-  const bytes = { "*/*": { schema: { type: "string", format: "binary" } } };
-  const headers = {
-    ETag: { description: "The SHA-256 of the content, in quotes.", schema: { type: "string" } },
-    "Content-Disposition": { schema: { type: "string" } },
-    "Accept-Ranges": { schema: { type: "string" } },
-  };
   const operation = (method: "get" | "head") => ({
     operationId: method === "get" ? "downloadArtifact" : "headArtifact",
     tags: ["artifacts"],
@@ -168,23 +178,41 @@ function artifactDownload() {
         ? "An artifact's bytes through a signed download URL; one byte range allowed."
         : "The download's headers without its body.",
     security: SIGNED_URL,
-    parameters: [
-      ...artifactPathParameters,
-      ...signedUrlParameters,
-      { name: "Range", in: "header", required: false, schema: { type: "string" } },
-      { name: "If-Range", in: "header", required: false, schema: { type: "string" } },
-    ],
+    parameters: [...artifactPathParameters, ...signedUrlParameters, ...RANGE_PARAMETERS],
     responses: {
-      "200": { description: "The whole artifact.", headers, content: bytes },
-      "206": { description: "The range asked for (`Content-Range`).", headers, content: bytes },
+      ...ARTIFACT_ANSWERS,
       "403": refused("`url.signature_invalid`, `url.expired`."),
       "404": refused("`resource.not_found`: the artifact no longer exists."),
-      "416": refused(
-        "`request.range_not_satisfiable`: the range starts beyond the end; `Content-Range: bytes */<size>`.",
-      ),
     },
   });
   return { get: operation("get"), head: operation("head") };
+}
+
+function artifactWithCredential() {
+  return {
+    get: {
+      operationId: "getArtifact",
+      summary:
+        "One artifact of a job of the caller's business, its bytes at once, with X-App-ID and a JWT or an API key with jobs:read (for scripts and CI runners: presign-download takes a JWT only); one byte range allowed.",
+      security: [
+        { appId: [], bearer: [] },
+        { appId: [], apiKey: ["jobs:read"] },
+      ],
+      "x-api-key-scope": "jobs:read",
+      parameters: [...artifactPathParameters, ...RANGE_PARAMETERS],
+      responses: {
+        ...ARTIFACT_ANSWERS,
+        "400": refused("`app.missing`, or `request.invalid` (a job id or artifact name that is not one)."),
+        "401": refused(
+          "`app.unknown`, `auth.missing_credentials`, `auth.invalid_credentials`, `auth.token_expired`, `auth.key_expired`; with `WWW-Authenticate`.",
+        ),
+        "403": refused("`permission.denied` (a node key), `auth.scope_missing`."),
+        "404": refused("`resource.not_found`: no such job in the caller's business, or no such artifact of it."),
+        "429": refused("`rate.limited`; retry after `Retry-After`."),
+        "503": refused("`service.unavailable`; retry after `Retry-After`."),
+      },
+    },
+  };
 }
 
 function billingWebhook() {
@@ -300,6 +328,7 @@ export function httpPathItems(): Record<string, unknown> {
     "/api/compute/jobs/{jobId}/logs": logStream(),
     "/api/compute/artifacts/upload/{jobId}/{artifactId}": artifactUpload(),
     "/api/compute/artifacts/download/{jobId}/{artifactId}": artifactDownload(),
+    "/api/compute/jobs/{jobId}/artifacts/{artifactId}": artifactWithCredential(),
     "/api/compute/billing/webhooks/{provider}": billingWebhook(),
     "/sandbox/checkout/{sessionId}": sandboxCheckout(),
     "/.well-known/jwks.json": plainGet("jwks", "The public keys that verify access tokens (JWKS).", {

@@ -160,7 +160,8 @@ export const RPC_ROUTES = {
     request: RefreshRequest,
     response: TokenPair,
     message: "Tokens refreshed",
-    summary: "Trade a refresh token for a new pair. Reusing a spent refresh token ends its whole session.",
+    summary:
+      "Trade a refresh token for a new pair. The token spent by the last refresh, sent again within the grace (30 s by default), gets the same new refresh token; any other spent token ends its whole session.",
   }),
   logout: rpc({
     path: "/api/auth/logout",

@@ -1,4 +1,14 @@
-export { BaseConfig, ConfigError, NatsUrl, boolSetting, intSetting, natsUrlProblem, parseConfig } from "./config.js";
+export {
+  BaseConfig,
+  ConfigError,
+  NatsPort,
+  NatsUrl,
+  boolSetting,
+  intSetting,
+  localNatsUrl,
+  natsUrlProblem,
+  parseConfig,
+} from "./config.js";
 export { createLogger, scrubCredentialParameters } from "./logger.js";
 export type { Logger } from "./logger.js";
 export { collectProcessMetrics, metricsRegistry, natsRequestSeconds } from "./metrics.js";

@@ -1,10 +1,17 @@
 import { access } from "node:fs/promises";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import type { Clock } from "../../shared/runtime/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { launchChromium } from "../harness/browser.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
-import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import type { Clock } from "../../shared/runtime/index.js";
+import {
+  createTenant,
+  signedInClient,
+  startGateway,
+  startSystem,
+  type RunningSystem,
+  type Tenant,
+} from "../harness/system.js";
 
 /** The build the gateway serves (`make portal`); the gateway's default CJS_PORTAL_DIR. */
 const PORTAL_INDEX = "clients/portal/dist/index.html";
@@ -35,8 +42,16 @@ export interface PortalStack {
   stop(): Promise<void>;
 }
 
+/**
+ * `env`: every service's settings; `schedulerClock`: a clock the test moves for the
+ * scheduler; `gateway`: the gateway's own settings and clock (token lifetimes).
+ */
 export async function startPortalStack(
-  options: { env?: Record<string, string>; schedulerClock?: Clock } = {},
+  options: {
+    env?: Record<string, string>;
+    schedulerClock?: Clock;
+    gateway?: { env?: Record<string, string>; clock?: Clock };
+  } = {},
 ): Promise<PortalStack> {
   await access(PORTAL_INDEX).catch(() => {
     throw new Error(`${PORTAL_INDEX} is missing: run \`make portal\` (make test does) to build the portal.`);
@@ -44,9 +59,16 @@ export async function startPortalStack(
   const nats = await startNats();
   const system = await startSystem(
     nats.url,
-    { gateways: 1, schedulers: 1, registries: 1 },
+    { gateways: 0, schedulers: 1, registries: 1 },
     options.env ?? {},
     options.schedulerClock ? { schedulerClock: options.schedulerClock } : {},
+  );
+  system.gateways.push(
+    await startGateway(
+      nats.url,
+      { ...options.env, ...options.gateway?.env },
+      options.gateway?.clock ? { clock: options.gateway.clock } : {},
+    ),
   );
   const baseUrl = system.gateways[0]!.baseUrl;
   const tenant = await createTenant(system.gateways[0]!.nc);

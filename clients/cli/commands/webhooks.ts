@@ -4,6 +4,7 @@ import type { CliContext } from "../context.js";
 import { UsageError } from "../exit-codes.js";
 import { stateText, table, timeText } from "../output.js";
 import type { Run } from "../run.js";
+import { idOf } from "../choices.js";
 
 function limitOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -82,7 +83,7 @@ export function registerWebhookCommands(program: Command, run: Run): void {
     .command("rm")
     .alias("delete")
     .description("Delete a webhook; deliveries not yet made are dropped")
-    .argument("<webhook>", "the webhook id (whk_…)")
+    .argument("<webhook>", "the webhook id (whk_…)", idOf("webhook"))
     .action(
       run(async (ctx: CliContext, webhookId: string) => {
         const deleted = await ctx.client().webhooks.delete(webhookId);
@@ -93,7 +94,7 @@ export function registerWebhookCommands(program: Command, run: Run): void {
   webhooks
     .command("test")
     .description("Send a webhook.test event to the webhook through the normal delivery path")
-    .argument("<webhook>", "the webhook id (whk_…)")
+    .argument("<webhook>", "the webhook id (whk_…)", idOf("webhook"))
     .action(
       run(async (ctx: CliContext, webhookId: string) => {
         const queued = await ctx.client().webhooks.test(webhookId);
@@ -123,7 +124,7 @@ export function registerWebhookCommands(program: Command, run: Run): void {
   webhooks
     .command("deliveries")
     .description("The webhook's deliveries of the last 7 days, newest first, with each try's status")
-    .argument("<webhook>", "the webhook id (whk_…)")
+    .argument("<webhook>", "the webhook id (whk_…)", idOf("webhook"))
     .option("--limit <n>", "deliveries per page (1 to 100)")
     .option("--cursor <delivery>", "the next page after this delivery id")
     .action(

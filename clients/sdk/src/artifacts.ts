@@ -1,4 +1,4 @@
-import type { Artifact } from "../../../shared/contract/index.js";
+import { artifactPath, type Artifact } from "../../../shared/contract/index.js";
 import { IntegrityError } from "./errors.js";
 import type { RequestBody, Transport } from "./transport.js";
 
@@ -37,7 +37,7 @@ export async function putArtifact(
 ): Promise<Artifact> {
   const response = await transport.request("PUT", url, asRequestBody(body), {
     idempotent: true,
-    authenticate: false,
+    identify: "none",
     headers: contentType !== undefined ? { "content-type": contentType } : {},
   });
   const envelope = (await response.json()) as { payload: Artifact };
@@ -53,9 +53,20 @@ export interface ArtifactDownload {
   contentType: string;
 }
 
-/** Opens a signed download URL; the bytes are checked against the `ETag` (the SHA-256) as they pass. */
-export async function getArtifact(transport: Transport, url: string, signal?: AbortSignal): Promise<ArtifactDownload> {
-  const response = await transport.request("GET", url, undefined, { idempotent: true, authenticate: false, signal });
+/**
+ * Opens one artifact of a job (`artifactPath`, with the client's credential: a session, or
+ * an API key with `jobs:read`); the bytes are checked against the `ETag` (the SHA-256) as they pass.
+ */
+export async function getArtifact(
+  transport: Transport,
+  jobId: string,
+  artifactId: string,
+  signal?: AbortSignal,
+): Promise<ArtifactDownload> {
+  const response = await transport.request("GET", artifactPath(jobId, artifactId), undefined, {
+    idempotent: true,
+    signal,
+  });
   // Loaded here, not at the top: the SDK's other calls work in a browser, which has no node:crypto.
   const { createHash } = await import("node:crypto");
   const sha256 = (response.headers.get("etag") ?? "").replaceAll('"', "");

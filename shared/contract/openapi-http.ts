@@ -194,12 +194,10 @@ function artifactWithCredential() {
       operationId: "getArtifact",
       summary:
         "One artifact of a job of the caller's business, its bytes at once, with X-App-ID and a JWT or an API key with jobs:read (for scripts and CI runners: presign-download takes a JWT only); one byte range allowed.",
-      security: [
-        { appId: [], bearer: [] },
-        { appId: [], apiKey: ["jobs:read"] },
-      ],
+      tags: ["artifacts"],
+      security: [{ bearer: [] }, { apiKey: ["jobs:read"] }],
       "x-api-key-scope": "jobs:read",
-      parameters: [...artifactPathParameters, ...RANGE_PARAMETERS],
+      parameters: [...artifactPathParameters, APP_ID_PARAMETER, ...RANGE_PARAMETERS],
       responses: {
         ...ARTIFACT_ANSWERS,
         "400": refused("`app.missing`, or `request.invalid` (a job id or artifact name that is not one)."),

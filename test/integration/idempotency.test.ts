@@ -12,7 +12,7 @@ import { IdempotencyRecord, IdempotencyStore } from "../../services/gateway/idem
 import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
 import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js";
 import { BUCKETS, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
-import { windowCount } from "../../shared/records/index.js";
+import { tagJobId, windowCount } from "../../shared/records/index.js";
 import { newId, newJobId, randomBase62 } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { listAllJobs } from "../harness/listing.js";
@@ -168,8 +168,10 @@ describe("idempotent submit", () => {
     const repeat = await submitWithKey(client, key, body);
     expect(repeat.status).toBe(200);
     expect(repeat.headers.get("idempotent-replayed")).toBe("true");
-    expect(envelopeOf(repeat).payload!.job_id).toBe(jobId);
-    expect((await listAllJobs(client, "abandoned")).map((item) => item.job_id)).toEqual([jobId]);
+    // The key's job id, tagged by the scheduler as a job of a self-hosted pool.
+    const made = tagJobId(jobId, "self_hosted");
+    expect(envelopeOf(repeat).payload!.job_id).toBe(made);
+    expect((await listAllJobs(client, "abandoned")).map((item) => item.job_id)).toEqual([made]);
   });
 
   it.each([
@@ -237,15 +239,16 @@ describe("idempotent submit", () => {
       job_id: jobId,
       answer: null,
     });
-    // A repeat waits for its answer, stops waiting, and makes J itself.
+    // A repeat waits for its answer, stops waiting, and makes J itself (its id tagged as a self-hosted pool's job).
+    const made = tagJobId(jobId, "self_hosted");
     const repeat = await submitWithKey(client, key, body);
-    expect(envelopeOf(repeat).payload!.job_id).toBe(jobId);
+    expect(envelopeOf(repeat).payload!.job_id).toBe(made);
     // Then the first is refused and gives the key back; the next request with the key must find J, not make another job.
     await store.release(recordKey, "idem_first");
     const next = await submitWithKey(client, key, body);
     expect(next.status).toBe(200);
-    expect(envelopeOf(next).payload!.job_id).toBe(jobId);
-    expect((await listAllJobs(client, "given-back")).map((item) => item.job_id)).toEqual([jobId]);
+    expect(envelopeOf(next).payload!.job_id).toBe(made);
+    expect((await listAllJobs(client, "given-back")).map((item) => item.job_id)).toEqual([made]);
     // And that request's answer is kept for the repeats after it.
     expect((await submitWithKey(client, key, body)).headers.get("idempotent-replayed")).toBe("true");
   });
@@ -353,10 +356,12 @@ describe("the scheduler's side of a keyed submit", () => {
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => requestRpc(nc, subjects.jobSubmit(), command, SubmitJobResponse)),
     );
-    expect(new Set(answers.map((answer) => answer.job_id))).toEqual(new Set([jobId]));
+    // The id given, tagged by the scheduler as a job of a self-hosted pool.
+    const made = tagJobId(jobId, "self_hosted");
+    expect(new Set(answers.map((answer) => answer.job_id))).toEqual(new Set([made]));
     const quotas = new JsonBucket(await new Kvm(nc).open(BUCKETS.keyQuotas), KeyQuotaRecord);
     const record = (await quotas.get(kvKey(keyId)))!.value;
-    expect(Object.keys(record.active)).toEqual([jobId]);
+    expect(Object.keys(record.active)).toEqual([made]);
     expect(windowCount(record.admitted, Date.now())).toBe(1);
   });
 });

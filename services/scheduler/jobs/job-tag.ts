@@ -1,14 +1,14 @@
 import type { SubmitJobRequest, UserContext } from "../../../shared/contract/index.js";
-import { isOperatorPool, scopePartition, tagJobId } from "../../../shared/records/index.js";
+import { isOperatorPool, tagJobId } from "../../../shared/records/index.js";
 import { concurrencyGate } from "../queue/concurrency-keys.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 
 /**
  * The id a job is made under: `jobId` (new, a schedule tick's, or chosen by an idempotent
  * request) with its tag set from what the job is. An operator pool's job is tagged so, for
- * billing's ledger audit; a job with a concurrency key goes to its key's partition, so the
- * one replica that owns it counts every job of the key. The same request always gives the
- * same id.
+ * billing's ledger audit; a job with a concurrency key goes to the partition of its
+ * business's keyed jobs, so the one replica that owns it counts every job of each key and
+ * lets the keys take turns. The same request always gives the same id.
  */
 export function taggedJobId(
   ctx: Pick<SchedulerContext, "config">,
@@ -20,6 +20,6 @@ export function taggedJobId(
   return tagJobId(
     jobId,
     isOperatorPool(ctx.config, body.pool_id) ? "operator" : "self_hosted",
-    gate ? scopePartition(gate.scope) : undefined,
+    gate?.partition,
   );
 }

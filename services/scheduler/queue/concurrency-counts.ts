@@ -1,7 +1,6 @@
 import type { Subscription } from "@nats-io/transport-node";
 import { ConcurrencyInUseCommand, ConcurrencyInUseReply } from "../../../shared/contract/index.js";
 import { queueGroups, requestRpc, serveRpc, subjects } from "../../../shared/nats/index.js";
-import { scopePartition } from "../../../shared/records/index.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import type { ConcurrencyGate } from "./concurrency-keys.js";
 
@@ -10,13 +9,13 @@ type CountingContext = Pick<SchedulerContext, "nc" | "instance" | "concurrency" 
 const ASK_TIMEOUT_MS = 2000;
 
 /**
- * How many jobs of a concurrency key are assigned or running. Every job of a key is in the
- * key's partition (`taggedJobId`), so its owner counts them all: counted here when this
+ * How many jobs of a concurrency key are assigned or running. Every keyed job of a business
+ * is in one partition (`taggedJobId`), so its owner counts them all: counted here when this
  * replica owns it, else asked of the owner. Null when no replica owns it now (being handed
  * over) or the owner did not answer.
  */
 export async function concurrencyInUse(ctx: CountingContext, gate: ConcurrencyGate): Promise<number | null> {
-  const partition = scopePartition(gate.scope);
+  const { partition } = gate;
   if (ctx.ownership.owned.has(partition)) return ctx.concurrency.inUse(gate.scope);
   const owner = ctx.ownership.ownerOf(partition);
   if (owner === undefined || owner === ctx.instance) return null;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { scopePartition } from "../../../shared/records/index.js";
 import { ActiveJobs } from "./active-jobs.js";
 import { atConcurrencyLimit, concurrencyGate, type ConcurrencyUse } from "./concurrency-keys.js";
 import type { JobRevision } from "../partitions/job-revision.js";
@@ -67,7 +68,7 @@ function activeRevision(
 describe("atConcurrencyLimit", () => {
   it("holds a job once its key has its own max_running in use, never a job without a key", () => {
     const gate = concurrencyGate({ app_id: "a", business_id: "b", concurrency: { key: "k", max_running: 2 } });
-    expect(gate).toEqual({ scope: "a.b|k", max_running: 2 });
+    expect(gate).toEqual({ scope: "a.b|k", max_running: 2, partition: scopePartition("a.b") });
     expect(atConcurrencyLimit(gate, 1)).toBe(false);
     expect(atConcurrencyLimit(gate, 2)).toBe(true);
     expect(atConcurrencyLimit(concurrencyGate({ app_id: "a", business_id: "b", concurrency: null }), 1000)).toBe(false);

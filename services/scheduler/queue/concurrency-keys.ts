@@ -1,10 +1,16 @@
 import type { Job } from "../../../shared/contract/index.js";
+import { scopePartition } from "../../../shared/records/index.js";
 
 /** A job's concurrency key as placement reads it: where its key is counted, and the job's own `max_running`. */
 export interface ConcurrencyGate {
   /** `<app>.<business>|<key>`: a key counts within its business only. */
   scope: string;
   max_running: number;
+  /**
+   * The job partition of every job with a concurrency key of the business, so the one
+   * replica that owns it counts each key whole and lets the business's keys take turns.
+   */
+  partition: number;
 }
 
 /** How many jobs of a key are assigned or running now (ActiveJobs counts them). */
@@ -24,7 +30,11 @@ export function concurrencyGate(job: {
   concurrency?: Job["concurrency"] | undefined;
 }): ConcurrencyGate | null {
   if (!job.concurrency) return null;
-  return { scope: `${job.app_id}.${job.business_id}|${job.concurrency.key}`, max_running: job.concurrency.max_running };
+  return {
+    scope: `${job.app_id}.${job.business_id}|${job.concurrency.key}`,
+    max_running: job.concurrency.max_running,
+    partition: scopePartition(`${job.app_id}.${job.business_id}`),
+  };
 }
 
 /**

@@ -7,7 +7,6 @@ import {
   type UserContext,
 } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { scopePartition } from "../../../shared/records/index.js";
 import { concurrencyGate } from "../queue/concurrency-keys.js";
 
 /**
@@ -44,7 +43,7 @@ export function schedulePartitionOfKey(key: string): number {
     business_id,
     concurrency: { key: scheduleConcurrencyKey(scheduleId), max_running: 1 },
   });
-  return scopePartition(gate!.scope);
+  return gate!.partition;
 }
 
 /** The key of the caller's schedule: another business's is simply not under the caller's prefix. */

@@ -19,9 +19,16 @@ import {
 
 /**
  * Compare-and-set tries per batch. Each replica writes one batch of a user at a time, so a
- * conflict means another replica counted that user's requests in between.
+ * conflict means another replica counted that user's requests in between. A batch that
+ * loses every try is let through uncounted: contention is the service's, never the user's.
  */
 const CAS_TRIES = 50;
+/** The pause after the n-th lost try, up to this, jittered: replicas that collided do not collide again in step. */
+const CAS_PAUSE_MAX_MS = 20;
+
+function casPauseMs(write: number): number {
+  return Math.round(Math.random() * Math.min(CAS_PAUSE_MAX_MS, write * 2));
+}
 /** How long the limiter waits for one KV operation: a stalled store must not stall requests. */
 const KV_TIMEOUT_MS = 1000;
 /** After a failure to reach the counters, requests pass uncounted at once for this long before the next try. */
@@ -87,9 +94,11 @@ export class RateLimiter {
 
   /**
    * Counts one request of `caller` and writes the RateLimit headers on `reply`. Throws
-   * `rate.limited` (with its `Retry-After`) when a window is exhausted. If the counters
-   * cannot be reached, the request is let through uncounted (fail-open), and so is every
-   * request for the next BYPASS_MS, with one warning and `cjs_rate_limit_fail_open_total`.
+   * `rate.limited` (with its `Retry-After`) only when a window is exhausted. If the counters
+   * cannot be reached (NATS away, a timeout), the request is let through uncounted
+   * (fail-open), and so is every request for the next BYPASS_MS, with one warning and
+   * `cjs_rate_limit_fail_open_total`. A batch whose every compare-and-set lost is let
+   * through uncounted too, counted in the same metric.
    */
   async admit(caller: Caller, reply: HeaderSink): Promise<void> {
     if (!RateLimiter.counts(caller)) return;
@@ -102,17 +111,14 @@ export class RateLimiter {
     try {
       decision = await this.count(kvKey(caller.app_id, caller.user_id));
     } catch (error) {
-      if (isAppError(error)) throw error;
+      // A key of the wrong shape is a fault of ours; anything else is the store's hiccup.
+      if (isAppError(error) && error.code !== "service.unavailable") throw error;
       this.failOpen(error);
       return;
     }
     if (decision === null) {
-      rateLimited.inc({ window: "contention" });
-      throw new AppError(
-        "rate.limited",
-        "Too many requests at once for this user across the service; retry in a second.",
-        { retryAfterSeconds: 1 },
-      );
+      rateLimitFailOpen.inc();
+      return;
     }
     for (const [name, value] of Object.entries(rateLimitHeaders(policy, decision.binding))) reply.header(name, value);
     if (decision.admitted) return;
@@ -179,7 +185,7 @@ export class RateLimiter {
           return decided.next ?? undefined;
         },
         undefined,
-        { writes: CAS_TRIES },
+        { writes: CAS_TRIES, pauseMs: casPauseMs },
       );
     } catch (error) {
       if (error instanceof RecordBusyError) return null;

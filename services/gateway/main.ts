@@ -48,7 +48,10 @@ let jetStream: JetStreamHealth | undefined;
 let gateway: Gateway | undefined;
 /** The ops port: /metrics, /healthz and /readyz for the whole life of the process, apart from the public API. */
 let ops: Server | undefined;
-/** Until the API is built, a plain server on the API port says the process lives (/healthz) and is not ready (/readyz); no /metrics there. */
+/**
+ * Until the API is built, a plain server on the API port says the process lives (/healthz)
+ * and is not ready (/readyz), and answers every operation 503 with Retry-After; no /metrics there.
+ */
 let waiting: Server | undefined;
 installShutdown(logger, async () => {
   await gateway?.stop();
@@ -66,7 +69,13 @@ try {
     gateway: () => gateway?.ready() ?? false,
   };
   ops = await startOpsServer({ host: config.CJS_OPS_HOST, port: config.CJS_OPS_PORT, checks });
-  waiting = await startOpsServer({ host: config.CJS_HOST, port: config.CJS_PORT, checks, metrics: false });
+  waiting = await startOpsServer({
+    host: config.CJS_HOST,
+    port: config.CJS_PORT,
+    checks,
+    metrics: false,
+    starting: true,
+  });
   const { port } = waiting.address() as AddressInfo;
   const opsUrl = serverUrl(ops);
   const apiUrl = serverUrl(waiting);

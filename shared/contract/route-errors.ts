@@ -90,6 +90,8 @@ export function commonErrors(auth: RouteAuth, scoped: boolean): ErrorCode[] {
     "request.malformed_json",
     "request.unsupported_media_type",
     "request.too_large",
+    "request.timeout",
+    "rate.connections_exceeded",
     "route.method_not_allowed",
     "app.missing",
     "app.unknown",

@@ -224,6 +224,12 @@ export const ERROR_CATALOGUE = {
     summary: "The business has as many webhooks as it may (`details.limit`); delete one before creating another.",
   },
   "rate.limited": { http: 429, retryable: true, summary: "Too many requests; wait `Retry-After` seconds." },
+  "rate.connections_exceeded": {
+    http: 429,
+    retryable: true,
+    summary:
+      "The client address holds the gateway's per-address connection budget (`CJS_HTTP_MAX_CONNECTIONS_PER_IP`) already; the connection is closed after the answer. Close idle connections or retry after `Retry-After`.",
+  },
   "service.unavailable": {
     http: 503,
     retryable: true,

@@ -184,6 +184,8 @@ export {
   LOG_STREAM_ROUTE,
   LogEndEventData,
   LogEventData,
+  LogQuota,
+  LogQuotaCommand,
   logStreamPath,
   LogStreamUrlResponse,
 } from "./logs.js";

@@ -60,7 +60,7 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
   heartbeat: ["resource.not_found"],
   poll: ["resource.not_found"],
   result: ["job.stale_attempt", "resource.not_found", "state.conflict"],
-  pushLogs: ["job.stale_attempt"],
+  pushLogs: ["job.stale_attempt", "logs.quota_exceeded"],
   drainNode: ["permission.denied", "resource.not_found"],
   listNodes: [],
   rotateNodeKey: ["permission.denied", "resource.not_found"],

@@ -66,6 +66,7 @@ try {
   const checks = {
     nats: () => natsUp(),
     jetstream: () => jetStream?.ready() ?? false,
+    jetstream_storage: () => jetStream?.storageReady() ?? true,
     gateway: () => gateway?.ready() ?? false,
   };
   ops = await startOpsServer({ host: config.CJS_OPS_HOST, port: config.CJS_OPS_PORT, checks });
@@ -95,6 +96,7 @@ try {
   const health = jetStreamHealth(connection, () => provisionedStreams(connection), {
     intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS,
     service: "gateway",
+    maxStoreBytes: config.CJS_JETSTREAM_MAX_STORE_BYTES,
   });
   jetStream = health;
   await untilJetStreamReady(health, config.NATS_URL, logger);
@@ -104,7 +106,7 @@ try {
     clock: systemClock,
     config,
     keySets,
-    readinessChecks: { jetstream: health.ready },
+    readinessChecks: { jetstream: health.ready, jetstream_storage: health.storageReady },
   };
   gateway = await startWithRetries(() => buildGateway(deps), { name: "gateway", logger, jetStream: health });
   // The API takes over the port (the same one when CJS_PORT is 0).

@@ -74,6 +74,12 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_PORTAL_DIR: z.string().min(1).default("clients/portal/dist"),
   /** Lifetime of a signed log stream URL (`jobs/logs/stream-url`); a stream opened with it goes on past it. */
   CJS_LOG_STREAM_URL_TTL_SECONDS: intSetting(300, { min: 10, max: 86_400 }),
+  /** Job log streams open at once on one gateway replica: per user, per signed URL and per business (429 past each). */
+  CJS_LOG_STREAMS_PER_USER: intSetting(20, { min: 1, max: 100_000 }),
+  CJS_LOG_STREAMS_PER_URL: intSetting(4, { min: 1, max: 100_000 }),
+  CJS_LOG_STREAMS_PER_BUSINESS: intSetting(100, { min: 1, max: 1_000_000 }),
+  /** Jobs whose logs one gateway replica streams at once: one consumer of CJS_LOGS each (503 past it). */
+  CJS_LOG_STREAM_JOBS_MAX: intSetting(1_000, { min: 1, max: 1_000_000 }),
   /** Seconds between keep-alive comments on an idle log stream; at most 15, as the API promises. */
   CJS_SSE_KEEPALIVE_SECONDS: intSetting(15, { min: 1, max: 15 }),
   /** Lifetime of a presigned artifact URL; an agent's upload URL lives the job's timeout plus this. */

@@ -101,7 +101,11 @@ export class RateLimiter {
    * through uncounted too, counted in the same metric.
    */
   async admit(caller: Caller, reply: HeaderSink): Promise<void> {
-    if (!RateLimiter.counts(caller)) return;
+    if (RateLimiter.counts(caller)) await this.admitUser(caller.app_id, caller.user_id, reply);
+  }
+
+  /** `admit` for a user known without a credential of theirs: the user a signed log stream URL reads as. */
+  async admitUser(appId: string, userId: string, reply: HeaderSink): Promise<void> {
     const { policy, clock } = this.deps;
     if (clock.now() < this.bypassUntilMs) {
       rateLimitFailOpen.inc();
@@ -109,7 +113,7 @@ export class RateLimiter {
     }
     let decision: RateDecision | null;
     try {
-      decision = await this.count(kvKey(caller.app_id, caller.user_id));
+      decision = await this.count(kvKey(appId, userId));
     } catch (error) {
       // A key of the wrong shape is a fault of ours; anything else is the store's hiccup.
       if (isAppError(error) && error.code !== "service.unavailable") throw error;

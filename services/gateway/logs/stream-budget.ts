@@ -40,11 +40,12 @@ export class StreamBudget {
 
   /** Takes a place for one stream; returns what gives it back (once). Throws when a budget is used up. */
   take(owner: StreamOwner): () => void {
+    // The narrowest budget first: the refusal names the limit the caller can do something about.
     const keys: Array<[StreamLimit, string]> = [
+      ...(owner.url === undefined ? [] : [["per_url", `s/${owner.url}`] as [StreamLimit, string]]),
       ["per_user", `u/${owner.app_id}/${owner.user_id}`],
       ["per_business", `b/${owner.app_id}/${owner.business_id}`],
     ];
-    if (owner.url !== undefined) keys.push(["per_url", `s/${owner.url}`]);
     for (const [limit, key] of keys) {
       const max = this.limits[limit];
       if ((this.open.get(key) ?? 0) >= max)

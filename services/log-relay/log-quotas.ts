@@ -46,16 +46,19 @@ export class LogQuotas {
     },
   ) {}
 
-  /** Throws `logs.quota_exceeded` when the node's hour or the business's day is used up. */
-  async check(nodeId: string, account: Account): Promise<void> {
-    const now = this.deps.clock.now();
-    const hour = hourWindow(now);
+  /** Throws `logs.quota_exceeded` when the node's hour is used up: the first check of a push, before any read of its job. */
+  async checkNode(nodeId: string): Promise<void> {
+    const hour = hourWindow(this.deps.clock.now());
     const nodeUsed = await this.deps.usage.used(subjects.logUsageOfNode(nodeId, hour.id), hour.endsAtMs);
     if (nodeUsed >= this.deps.nodeBytesPerHour)
       throw exceeded("node_hour", this.deps.nodeBytesPerHour, hour.endsAtMs, "This node");
+  }
+
+  /** Throws `logs.quota_exceeded` when the job's business's day is used up. */
+  async checkBusiness(account: Account): Promise<void> {
     const maxBytes = await this.businessQuota(account);
     if (maxBytes === null) return;
-    const day = dayWindow(now);
+    const day = dayWindow(this.deps.clock.now());
     const businessUsed = await this.deps.usage.used(
       subjects.logUsageOfBusiness(account.app_id, account.business_id, day.id),
       day.endsAtMs,

@@ -130,6 +130,8 @@ export function pushLogs(
   const caps: JobLogCaps = { lines: config.CJS_LOG_MAX_LINES_PER_JOB, bytes: config.CJS_LOG_MAX_BYTES_PER_JOB };
   const known = new AttemptLogCache(ATTEMPTS_REMEMBERED);
   return async ({ caller, body }: z.infer<typeof PushLogsCommand>): Promise<PushLogsResponse> => {
+    // A node over its quota is refused before anything is read: refusing it again and again costs nothing.
+    await quotas.checkNode(caller.node_id);
     const jobKey = await heldAttempt(store, caller.node_id, body.job_id, body.attempt);
     if (jobKey === null) {
       throw new AppError("job.stale_attempt", `Attempt ${body.attempt} of ${body.job_id} is not this node's.`, {
@@ -138,7 +140,7 @@ export function pushLogs(
     }
     const [app_id = "", business_id = ""] = jobKey.split(".");
     const account = { app_id, business_id };
-    await quotas.check(caller.node_id, account);
+    await quotas.checkBusiness(account);
     const subject = subjects.jobLogs(body.job_id, body.attempt);
     const ordered = [...body.lines]
       .sort((a, b) => a.seq - b.seq)

@@ -8,6 +8,7 @@ import { metricsRegistry, newId, systemClock } from "../../shared/runtime/index.
 import type { Caller } from "../../services/gateway/identity/authenticator.js";
 import { RateLimiter } from "../../services/gateway/rate-limit/rate-limiter.js";
 import { RateLimitRecord } from "../../services/gateway/rate-limit/windows.js";
+import { countingKv } from "../harness/counting-kv.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 
 /**
@@ -103,6 +104,33 @@ describe("the rate limiter under contention", () => {
     await limiter.admit(caller, headers);
     await limiter.admit(caller, headers);
     await expect(limiter.admit(caller, headers)).rejects.toMatchObject({ code: "rate.limited" });
+  });
+
+  it("refuses a user whose window is used up again without reading the counters, with the same Retry-After", async () => {
+    const { kv: counted, reads } = countingKv(kv);
+    let nowMs = Date.parse("2026-06-01T10:00:00.000Z");
+    const limiter = new RateLimiter({
+      bucket: new JsonBucket(counted, RateLimitRecord),
+      clock: { now: () => nowMs },
+      logger,
+      policy: { minute: 1, hour: 100 },
+    });
+    const caller = callerOf(newId("usr"));
+    await limiter.admit(caller, headers);
+    await expect(limiter.admit(caller, headers)).rejects.toMatchObject({ code: "rate.limited", retryAfterSeconds: 60 });
+    const readsAfterFirstRefusal = reads();
+    nowMs += 30_000;
+    for (let index = 0; index < 5; index += 1)
+      await expect(limiter.admit(caller, headers)).rejects.toMatchObject({
+        code: "rate.limited",
+        retryAfterSeconds: 30,
+        details: { window: "minute", limit: 1 },
+      });
+    expect(reads()).toBe(readsAfterFirstRefusal);
+    // Once the window has reset, the counters decide again.
+    nowMs += 30_000;
+    await limiter.admit(caller, headers);
+    expect(reads()).toBeGreaterThan(readsAfterFirstRefusal);
   });
 
   it("lets every request through while the NATS server is down, refusing none", async () => {

@@ -35,6 +35,15 @@ const KV_TIMEOUT_MS = 1000;
 const BYPASS_MS = 5000;
 
 const PER = { minute: "a minute", hour: "an hour" } as const;
+/** Users refused and remembered at most; past it the memo starts over (it saves reads, it decides nothing). */
+const REFUSALS_REMEMBERED = 100_000;
+
+/** A user whose window is used up: refused without a read until it resets (counts only grow within a window). */
+interface Refusal {
+  untilMs: number;
+  window: WindowStatus["window"];
+  limit: number;
+}
 
 /** A request waiting for its decision in a user's batch. */
 interface Waiter {
@@ -62,6 +71,8 @@ export class RateLimiter {
   private bypassUntilMs = Number.NEGATIVE_INFINITY;
   /** Per counter key, the requests waiting for the next batch; present while a batch is under way. */
   private readonly waiting = new Map<string, Waiter[]>();
+  /** Per counter key, a used-up window and when it resets: refusing again costs no round trip to the counters. */
+  private readonly refused = new Map<string, Refusal>();
 
   constructor(
     private readonly deps: {
@@ -111,9 +122,20 @@ export class RateLimiter {
       rateLimitFailOpen.inc();
       return;
     }
+    const key = kvKey(appId, userId);
+    const known = this.refused.get(key);
+    if (known) {
+      const resetMs = known.untilMs - clock.now();
+      if (resetMs > 0) {
+        const binding = { window: known.window, limit: known.limit, remaining: 0, resetMs };
+        for (const [name, value] of Object.entries(rateLimitHeaders(policy, binding))) reply.header(name, value);
+        throw this.refusal(known.window, known.limit, Math.ceil(resetMs / 1000));
+      }
+      this.refused.delete(key);
+    }
     let decision: RateDecision | null;
     try {
-      decision = await this.count(kvKey(appId, userId));
+      decision = await this.count(key);
     } catch (error) {
       // A key of the wrong shape is a fault of ours; anything else is the store's hiccup.
       if (isAppError(error) && error.code !== "service.unavailable") throw error;
@@ -127,11 +149,17 @@ export class RateLimiter {
     for (const [name, value] of Object.entries(rateLimitHeaders(policy, decision.binding))) reply.header(name, value);
     if (decision.admitted) return;
     const { window, limit } = decision.binding;
+    if (this.refused.size >= REFUSALS_REMEMBERED) this.refused.clear();
+    this.refused.set(key, { untilMs: clock.now() + decision.retryAfterSeconds * 1000, window, limit });
+    throw this.refusal(window, limit, decision.retryAfterSeconds);
+  }
+
+  private refusal(window: WindowStatus["window"], limit: number, retryAfterSeconds: number): AppError {
     rateLimited.inc({ window });
-    throw new AppError(
+    return new AppError(
       "rate.limited",
-      `Rate limit reached: ${limit} requests ${PER[window]} for this user; retry in ${decision.retryAfterSeconds} s.`,
-      { retryAfterSeconds: decision.retryAfterSeconds, details: { window, limit } },
+      `Rate limit reached: ${limit} requests ${PER[window]} for this user; retry in ${retryAfterSeconds} s.`,
+      { retryAfterSeconds, details: { window, limit } },
     );
   }
 

@@ -4,7 +4,7 @@
 # See docs/operations.md, "Deploying with containers".
 
 # Build: every dependency, the TypeScript compiler, then dist/ and the portal's build.
-FROM node:20-bookworm-slim AS build
+FROM node:24-trixie-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -15,7 +15,7 @@ COPY shared ./shared
 RUN npm run build && npm run portal
 
 # Runtime: production dependencies only, the compiled JavaScript, a non-root user.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-trixie-slim AS runtime
 # tini as PID 1 reaps the processes an agent's jobs leave behind and forwards signals.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \

@@ -2,16 +2,25 @@
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: setup test-tools node-deps nats-server chromium portal manifest-check promtool dev test check build lint format bench cluster cluster-stop cluster-clean chaos clean
+.PHONY: setup test-tools node node-deps nats-server schemathesis contract-test chromium portal manifest-check promtool dev test check build lint format bench cluster cluster-stop cluster-clean chaos clean
 
-setup: node-deps nats-server chromium portal
+# The Node.js LTS pinned in .nvmrc, fetched into .tools/ by `make node` when the machine's is
+# older: first on PATH for every recipe, so npm, npx, vitest, tsx and the processes the tests
+# spawn (process.execPath) all run on it.
+NODE_VERSION := $(shell tr -d '[:space:]v' < .nvmrc)
+export PATH := $(CURDIR)/.tools/node/$(NODE_VERSION)/bin:$(PATH)
 
-# Tools only the tests need (validators of the deploy files); `make dev` does not wait for them.
-test-tools: manifest-check promtool
+setup: node node-deps nats-server chromium portal
+
+# Tools only the tests need (validators of the deploy files, the OpenAPI fuzzer); `make dev` does not wait for them.
+test-tools: manifest-check promtool schemathesis
+
+node:
+	@deploy/scripts/ensure-node.sh
 
 # npm writes node_modules/.package-lock.json on every install: older than the lockfile
 # means the installed tree is stale.
-node-deps:
+node-deps: node
 	@if [ ! -f package-lock.json ]; then \
 	  echo "setup: no package-lock.json; running npm install"; \
 	  npm install; \
@@ -49,6 +58,19 @@ dev: setup
 
 test: setup test-tools
 	npx vitest run
+	deploy/scripts/contract-test.sh
+
+# schemathesis (PyPI, pinned in test/contract/schemathesis-version) in a virtualenv under .tools/.
+schemathesis:
+	@deploy/scripts/ensure-schemathesis.sh
+
+# The OpenAPI document against the running service: schemathesis with every check on a
+# `make dev` stack of its own (ports CONTRACT_PORT, default 18480, to +2), a CI-sized budget
+# (CONTRACT_MAX_EXAMPLES per operation signed in, default 25, CONTRACT_KEY_MAX_EXAMPLES with
+# an API key, default 10; about two minutes). The answers
+# the API gives on purpose that the document cannot state are in test/contract/schemathesis.toml.
+contract-test: setup schemathesis
+	deploy/scripts/contract-test.sh
 
 build: node-deps portal
 	npm run build
@@ -100,4 +122,4 @@ chaos: setup
 	npx tsx deploy/local-cluster/chaos/main.ts $(CLUSTER_FLAGS) $(if $(CHAOS_SECONDS),--seconds $(CHAOS_SECONDS)) $(CHAOS_ARGS)
 
 clean:
-	rm -rf dist .data clients/portal/dist
+	rm -rf dist .data clients/portal/dist clients/sdk/dist

@@ -89,7 +89,15 @@ const importBoundaries = {
 };
 
 export default defineConfig([
-  globalIgnores(["node_modules/", "dist/", ".data/", "coverage/", "clients/portal/dist/"]),
+  globalIgnores([
+    ".tools/",
+    "node_modules/",
+    "dist/",
+    ".data/",
+    "coverage/",
+    "clients/portal/dist/",
+    "clients/sdk/dist/",
+  ]),
   js.configs.recommended,
   tseslint.configs.recommended,
   {

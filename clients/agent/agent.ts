@@ -10,20 +10,18 @@ import { Backoff, describeError, errorCode, isRetryable, retrying } from "./back
 import type { AgentConfig } from "./config.js";
 import type { NodePlane } from "./node-plane.js";
 import { RecoveredAttempt } from "./recovered-attempt.js";
-import { attemptKey, StateFile, stateFilePath } from "./state-file.js";
+import { attemptKey, parseAttemptKey, StateFile, stateFilePath } from "./state-file.js";
 import type { AttemptContext, TrackedAttempt } from "./tracked-attempt.js";
 import { openTransport } from "./transport.js";
 import { lockWorkDir } from "./work-dir-lock.js";
 
 export const AGENT_VERSION = "0.1.0";
 
-/** A long poll's wait when the node runs nothing (the gateway answers at once when a job is assigned). */
-const POLL_WAIT_SECONDS = 25;
 /**
- * The gateway's poll returns at once while the node holds any attempt, so a node that
- * runs some jobs and has a free slot asks this often.
+ * A long poll's wait while a slot is free: the poll names the attempts the node runs, and
+ * the gateway answers as soon as another is assigned (or one of them is ended there).
  */
-const POLL_BUSY_INTERVAL_MS = 1_000;
+const POLL_WAIT_SECONDS = 25;
 /** The SIGTERM → SIGKILL grace when the agent is stopped hard (second signal, `make dev` exit). */
 const STOP_GRACE_MS = 2_000;
 /** How many finished attempts are remembered, so a poll answered before a result landed does not start one again. */
@@ -94,6 +92,8 @@ export function buildAgent(deps: AgentDeps): Agent {
   let heartbeatIntervalMs = DEFAULT_HEARTBEAT_INTERVAL_MS;
   let serverDraining = false;
   let loops: Promise<void>[] = [];
+  /** The poll loop: a drain waits for its poll in flight, whose attempts were started by it. */
+  let polling: Promise<void> = Promise.resolve();
   let drained: Promise<void> | undefined;
   let stopped: Promise<void> | undefined;
   let fatal: unknown;
@@ -263,30 +263,32 @@ export function buildAgent(deps: AgentDeps): Agent {
     const backoff = new Backoff();
     const signal = pollStop.signal;
     let failures = 0;
-    while (!signal.aborted) {
+    /** What the last answer listed: a finished attempt the service still holds stays known, or it would be news each time. */
+    let listed = new Set<string>();
+    while (!signal.aborted && phase === "running") {
       if (attempts.size >= state!.current.slots) {
         await slotAlarm.wait(60_000, signal);
         continue;
       }
-      const busy = attempts.size > 0;
       try {
-        const { jobs } = await plane!.poll({ wait_seconds: busy ? 0 : POLL_WAIT_SECONDS }, signal);
+        const known = [...attempts.values(), ...[...finished].filter((key) => listed.has(key)).map(parseAttemptKey)];
+        const { jobs, held } = await plane!.poll(
+          { wait_seconds: POLL_WAIT_SECONDS, known: known.map(({ job_id, attempt }) => ({ job_id, attempt })) },
+          signal,
+        );
         if (failures > 0) logger.info({ failures }, "polls answered again");
         failures = 0;
         backoff.reset();
-        let started = 0;
         for (const job of jobs) {
           const key = attemptKey(job);
           if (signal.aborted || attempts.has(key) || finished.has(key)) continue;
           logger.info({ job_id: job.job_id, attempt: job.attempt, command: job.command[0] }, "job received");
           track(new AttemptRun(context(), job));
-          started += 1;
         }
-        // An attempt it runs that the service no longer lists has ended there (cancelled, timed out, reassigned): hear why now.
-        const listed = new Set(jobs.map(attemptKey));
-        if ([...attempts.values()].some((attempt) => attempt.commandRunning && !listed.has(attempt.key)))
+        listed = new Set([...jobs, ...(held ?? [])].map(attemptKey));
+        // An attempt it runs that the service no longer holds has ended there (cancelled, timed out, reassigned): hear why now.
+        if (held && [...attempts.values()].some((attempt) => attempt.commandRunning && !listed.has(attempt.key)))
           heartbeatAlarm.ring();
-        if (busy && started === 0) await slotAlarm.wait(POLL_BUSY_INTERVAL_MS, signal);
       } catch (error) {
         if (signal.aborted) return;
         if (!isRetryable(error)) return fail(REFUSED_CREDENTIAL.has(errorCode(error) ?? "") ? refused(error) : error);
@@ -367,7 +369,8 @@ export function buildAgent(deps: AgentDeps): Agent {
     for (const entry of current.attempts) track(new RecoveredAttempt(context(), entry));
     if (halt.signal.aborted) throw new Error("the agent was stopped while starting");
     phase = "running";
-    loops = [heartbeatLoop(), pollLoop()];
+    polling = pollLoop();
+    loops = [heartbeatLoop(), polling];
     logger.info(
       {
         node_id: current.node_id,
@@ -386,15 +389,22 @@ export function buildAgent(deps: AgentDeps): Agent {
     if (phase === "new" || phase === "starting" || phase === "stopping" || phase === "stopped") return stop();
     drained ??= (async () => {
       phase = "draining";
-      pollStop.abort();
       logger.info({ running: attempts.size }, "draining: no new jobs; waiting for the running ones to finish");
+      // The poll in flight is not cut: an attempt it delivers was started by that very poll and would be left running
+      // nowhere. The gateway ends a draining node's poll once the drain is recorded (after which nothing is assigned
+      // here); without a recorded drain it is cut at once.
       const told = serverDraining
-        ? Promise.resolve()
-        : setDrain(true).catch((error: unknown) =>
-            logger.warn({ error: describeError(error) }, "could not mark the node draining"),
+        ? Promise.resolve(false)
+        : setDrain(true).then(
+            () => true,
+            (error: unknown) => {
+              logger.warn({ error: describeError(error) }, "could not mark the node draining");
+              return false;
+            },
           );
+      if (!(await told)) pollStop.abort();
+      await polling;
       await waitForAttempts();
-      await told;
       if (phase !== "draining") return;
       loopsStop.abort();
       await Promise.all(loops);

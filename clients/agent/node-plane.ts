@@ -37,7 +37,10 @@ export interface NodePlane {
   withNodeKey(nodeKey: string): NodePlane;
   heartbeat(request: RpcRequest<"heartbeat">, signal?: AbortSignal): Promise<RpcResponse<"heartbeat">>;
   /** Long-polls; aborting `signal` ends a wait in flight (as it ends any call in flight). */
-  poll(request: RpcRequest<"poll">, signal?: AbortSignal): Promise<{ jobs: AgentAssignment[] }>;
+  poll(
+    request: RpcRequest<"poll">,
+    signal?: AbortSignal,
+  ): Promise<{ jobs: AgentAssignment[]; held?: RpcResponse<"poll">["held"] }>;
   result(request: RpcRequest<"result">, signal?: AbortSignal): Promise<RpcResponse<"result">>;
   pushLogs(request: RpcRequest<"pushLogs">, signal?: AbortSignal): Promise<RpcResponse<"pushLogs">>;
   drain(request: RpcRequest<"drainNode">, signal?: AbortSignal): Promise<RpcResponse<"drainNode">>;

@@ -48,6 +48,12 @@ export function attemptKey(entry: { job_id: string; attempt: number }): string {
   return `${entry.job_id}#${entry.attempt}`;
 }
 
+/** `attemptKey`'s inverse. */
+export function parseAttemptKey(key: string): { job_id: string; attempt: number } {
+  const hash = key.lastIndexOf("#");
+  return { job_id: key.slice(0, hash), attempt: Number(key.slice(hash + 1)) };
+}
+
 /**
  * The state file: read once at start, then changed in memory and written through
  * (atomically: a temporary file renamed over the old one). Writes are queued so the

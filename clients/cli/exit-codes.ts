@@ -1,4 +1,7 @@
 import { ApiError, NetworkError } from "../sdk/src/index.js";
+import { UsageError } from "../../shared/terminal/index.js";
+
+export { UsageError };
 
 /**
  * What `cjs` exits with (docs/cli.md, "Exit codes"). Its own failures use the sysexits
@@ -24,17 +27,18 @@ export const EXIT = {
   jobCancelled: 125,
 } as const;
 
-/** A failure of the command line itself: a missing argument, an unreadable file. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
+/** The stored session is over (its refresh token spent or revoked, or the session ended): only a new `cjs login` helps. */
+export class SignedOut extends Error {
+  constructor(readonly reason: string) {
+    super("signed out: sign in again with `cjs login`");
+    this.name = "SignedOut";
   }
 }
 
 /** The exit code of a failure. */
 export function exitCodeOf(error: unknown): number {
   if (error instanceof UsageError) return EXIT.usage;
+  if (error instanceof SignedOut) return EXIT.auth;
   if (error instanceof NetworkError) return EXIT.tryLater;
   if (!(error instanceof ApiError)) return EXIT.internal;
   if (

@@ -5,16 +5,7 @@ import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { pipeline } from "node:stream/promises";
 import type { ExportDownload } from "../sdk/src/index.js";
 import type { CliContext } from "./context.js";
-import { UsageError } from "./exit-codes.js";
 import { bytesText, ProgressLine } from "./progress.js";
-
-export const EXPORT_FORMATS = ["csv", "ndjson"] as const;
-
-export function exportFormat(text: string): (typeof EXPORT_FORMATS)[number] {
-  if (!(EXPORT_FORMATS as readonly string[]).includes(text))
-    throw new UsageError(`--format is csv or ndjson, not "${text}".`);
-  return text as (typeof EXPORT_FORMATS)[number];
-}
 
 /**
  * Writes an export to stdout (`-`, the default) or a file, as it streams. A file is written

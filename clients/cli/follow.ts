@@ -1,5 +1,5 @@
-import type { ComputeJobsClient } from "../sdk/src/index.js";
-import type { CliContext } from "./context.js";
+import type { ComputeJobsClient, LogReconnect } from "../sdk/src/index.js";
+import { seconds, type CliContext } from "./context.js";
 import { exitCodeOfJob } from "./exit-codes.js";
 import { stateText } from "./output.js";
 import { ProgressLine } from "./progress.js";
@@ -27,7 +27,13 @@ export async function printLogs(
   };
   armIdle();
   try {
-    for await (const item of client.jobs.logs(jobId, { signal: stop.signal })) {
+    const onReconnect = ({ url, attempt, maxReconnects, delayMs, error }: LogReconnect) =>
+      ctx.note(
+        ctx.colors.dim(
+          `${error === undefined ? "the log stream closed before the job's end" : `the log stream was lost (${error instanceof Error ? error.message : String(error)})`}; reconnecting to ${url} in ${seconds(delayMs)} (${attempt} of ${maxReconnects})`,
+        ),
+      );
+    for await (const item of client.jobs.logs(jobId, { signal: stop.signal, onReconnect })) {
       armIdle();
       if (item.type === "log") {
         if (ctx.json) ctx.io.stdout.write(`${JSON.stringify({ id: item.id, ...item.line })}\n`);

@@ -11,8 +11,9 @@ import { registerAccountCommands, registerUserCommands } from "./commands/users.
 import { registerWebhookCommands } from "./commands/webhooks.js";
 import { colorsFor, type CliIo } from "./output.js";
 import { ApiError } from "../sdk/src/index.js";
-import { EXIT, exitCodeOf, UsageError } from "./exit-codes.js";
+import { EXIT, exitCodeOf, SignedOut, UsageError } from "./exit-codes.js";
 import { runnerFor } from "./run.js";
+import { CLI_VERSION } from "./version.js";
 
 /** The whole command tree of `cjs`, writing to `io`. */
 export function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
@@ -21,6 +22,7 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
     .option("--url <url>", "the gateway (default: CJS_URL, the signed-in session's, or http://localhost:8080)")
     .option("--app <id>", "the application id, sent as X-App-ID (default: CJS_APP_ID, the session's, or local)")
     .option("--json", "print JSON for scripts instead of tables")
+    .version(CLI_VERSION, "--version", "print the version of cjs")
     .showHelpAfterError("(add --help for usage)")
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .exitOverride();
@@ -75,6 +77,10 @@ function report(io: CliIo, error: unknown): void {
   }
   if (error instanceof UsageError) {
     io.stderr.write(`${colors.red("error")} ${error.message}\n`);
+    return;
+  }
+  if (error instanceof SignedOut) {
+    io.stderr.write(`${colors.red("error")} ${error.message} ${colors.dim(`(${error.reason})`)}\n`);
     return;
   }
   io.stderr.write(`${colors.red("error")} ${error instanceof Error ? error.message : String(error)}\n`);

@@ -12,6 +12,10 @@ export function runnerFor(io: CliIo): Run {
     async (...args: unknown[]) => {
       const command = args.at(-1) as Command;
       const ctx = new CliContext(io, command.optsWithGlobals<GlobalOptions>());
-      await action(ctx, ...(args.slice(0, -1) as A));
+      try {
+        await action(ctx, ...(args.slice(0, -1) as A));
+      } catch (error) {
+        throw ctx.explain(error);
+      }
     };
 }

@@ -52,6 +52,12 @@ export function writeSession(env: NodeJS.ProcessEnv, session: StoredSession): vo
   renameSync(temporary, path);
 }
 
+/** Removes the stored session when `still` holds for it (a newer one written meanwhile stays). */
+export function removeSessionIf(env: NodeJS.ProcessEnv, still: (stored: StoredSession) => boolean): void {
+  const stored = readSession(env);
+  if (stored !== null && still(stored)) rmSync(sessionPath(env), { force: true });
+}
+
 export function removeSession(env: NodeJS.ProcessEnv): boolean {
   const path = sessionPath(env);
   try {

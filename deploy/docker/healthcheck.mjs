@@ -1,4 +1,4 @@
-/* global process, fetch, AbortSignal -- Node.js 20 globals; this file runs in the image as plain JavaScript. */
+/* global process, fetch, AbortSignal -- Node.js globals; this file runs in the image as plain JavaScript. */
 import { pathToFileURL } from "node:url";
 
 // The image's HEALTHCHECK: GET /healthz on the ops port of the service this container runs.

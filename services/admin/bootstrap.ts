@@ -15,7 +15,7 @@ import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { formatPath } from "../../shared/runtime/index.js";
 import type { PasswordSource } from "./password-source.js";
 import type { TerminalPrompt } from "../../shared/terminal/index.js";
-import { UsageError } from "./usage-error.js";
+import { UsageError } from "../../shared/terminal/index.js";
 
 /**
  * What `bootstrap --file` reads. The password is never in it: `password_file` names a file
@@ -117,7 +117,7 @@ export async function runBootstrap(nc: NatsConnection, plan: BootstrapPlan, pass
     if (error instanceof AppError && error.code === "resource.already_exists") {
       throw new BootstrapIncomplete(
         `application ${plan.app_id} exists already, so this system is bootstrapped (or an earlier bootstrap stopped part way): nothing was created. ` +
-          `Add an operator business or admin to it with "business create --operator true" and "user create --role admin".`,
+          `Add an operator business or admin to it with "business create --operator" and "user create --role admin".`,
         {},
         error,
       );
@@ -136,7 +136,7 @@ export async function runBootstrap(nc: NatsConnection, plan: BootstrapPlan, pass
     if (!(error instanceof AppError)) throw error;
     throw new BootstrapIncomplete(
       `created application ${app.app_id} but not its operator business (${error.code}: ${error.message}). Finish with ` +
-        `"business create --app ${app.app_id} --name NAME --operator true", then "user create ... --role admin".`,
+        `"business create --app ${app.app_id} --name NAME --operator", then "user create ... --role admin".`,
       { app },
       error,
     );

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseInvocation, resolveNatsUrl, UsageError, withPassword } from "./commands.js";
+import { UsageError } from "../../shared/terminal/index.js";
+import { parseInvocation, resolveNatsUrl, withPassword } from "./commands.js";
 
 const BUSINESS_ID = "biz_0123456789abcdefghij";
 
@@ -16,8 +17,8 @@ function usageErrorOf(argv: string[]): string {
 describe("parseInvocation", () => {
   it("refuses an unknown command with the usage text", () => {
     const message = usageErrorOf(["app", "delete", "--id", "local"]);
-    expect(message).toContain('unknown command "app delete"');
-    expect(message).toContain("Usage: npm run admin");
+    expect(message).toContain("unknown command 'delete'");
+    expect(message).toContain("Usage: npm run admin -- app");
   });
 
   it("refuses an empty command line", () => {
@@ -43,15 +44,15 @@ describe("parseInvocation", () => {
       "--role",
       "boss",
     ]);
-    expect(message).toContain("--business: a business id such as `biz_…`");
+    expect(message).toContain("--business: a business id: `biz_` and 20 letters or digits");
     expect(message).toContain("--email:");
     expect(message).toContain("--role:");
   });
 
-  it("refuses a flag that belongs to another command", () => {
-    expect(usageErrorOf(["app", "create", "--id", "local", "--name", "Local", "--email", "a@example.com"])).toContain(
-      '--email is not an option of "app create"',
-    );
+  it("refuses a flag that belongs to another command, with the command's usage", () => {
+    const message = usageErrorOf(["app", "create", "--id", "local", "--name", "Local", "--email", "a@example.com"]);
+    expect(message).toContain("unknown option '--email'");
+    expect(message).toContain("Usage: npm run admin -- app create --id ID --name NAME");
   });
 
   it("refuses an unknown flag and a flag without its value", () => {
@@ -158,7 +159,7 @@ describe("passwords never on the command line", () => {
       "--password-stdin and --password-file exclude each other",
     );
     expect(usageErrorOf(["app", "create", "--id", "local", "--name", "Local", "--password-stdin"])).toContain(
-      '--password-stdin is not an option of "app create"',
+      "unknown option '--password-stdin'",
     );
   });
 
@@ -184,7 +185,7 @@ describe("bootstrap", () => {
   });
 
   it("refuses the flags of other commands and is listed in the usage text", () => {
-    expect(usageErrorOf(["bootstrap", "--app", "acme"])).toContain('--app is not an option of "bootstrap"');
+    expect(usageErrorOf(["bootstrap", "--app", "acme"])).toContain("unknown option '--app'");
     expect(parseInvocation(["--help"])).toMatchObject({
       text: expect.stringContaining("bootstrap [--file FILE] [--password-stdin | --password-file PATH]"),
     });
@@ -219,7 +220,7 @@ describe("credit set", () => {
   it("names the missing flags and a malformed business id", () => {
     expect(usageErrorOf(["credit", "set", "--business", BUSINESS_ID])).toContain("--amount is required");
     expect(usageErrorOf(["credit", "set", "--business", "acme", "--amount", "5"])).toContain(
-      "--business: a business id such as `biz_…`",
+      "--business: a business id: `biz_` and 20 letters or digits",
     );
   });
 
@@ -230,11 +231,30 @@ describe("credit set", () => {
   });
 });
 
+describe("business create --operator", () => {
+  const BUSINESS = ["business", "create", "--app", "local", "--name", "Acme Ops"];
+
+  it("is a flag: given, the business is the operator's; absent, it is not", () => {
+    expect(parseInvocation([...BUSINESS, "--operator"])).toMatchObject({ kind: "run", body: { operator: true } });
+    expect(parseInvocation(BUSINESS)).toMatchObject({ kind: "run", body: { operator: false } });
+  });
+
+  it("takes no value", () => {
+    expect(usageErrorOf([...BUSINESS, "--operator", "true"])).toContain("too many arguments");
+  });
+});
+
 describe("resolveNatsUrl", () => {
-  it("prefers --nats, then NATS_URL, then the local default", () => {
-    expect(resolveNatsUrl("nats://a:1", { NATS_URL: "nats://b:2" })).toBe("nats://a:1");
-    expect(resolveNatsUrl(undefined, { NATS_URL: "nats://b:2" })).toBe("nats://b:2");
-    expect(resolveNatsUrl(undefined, {})).toBe("nats://127.0.0.1:4222");
+  it("prefers --nats, then NATS_URL, then make dev's server on CJS_NATS_PORT (4222 by default)", () => {
+    const both = { NATS_URL: "nats://b:2", CJS_NATS_PORT: "4299" };
+    expect(resolveNatsUrl("nats://a:1", both)).toEqual({ url: "nats://a:1", local: false });
+    expect(resolveNatsUrl(undefined, both)).toEqual({ url: "nats://b:2", local: false });
+    expect(resolveNatsUrl(undefined, { CJS_NATS_PORT: "4299" })).toEqual({ url: "nats://127.0.0.1:4299", local: true });
+    expect(resolveNatsUrl(undefined, {})).toEqual({ url: "nats://127.0.0.1:4222", local: true });
+  });
+
+  it("refuses a CJS_NATS_PORT that is not a port, naming it", () => {
+    expect(() => resolveNatsUrl(undefined, { CJS_NATS_PORT: "lots" })).toThrow(/CJS_NATS_PORT/);
   });
 
   it("refuses a --nats or NATS_URL that is not a NATS server list, naming which", () => {

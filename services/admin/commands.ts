@@ -1,5 +1,5 @@
-import { parseArgs } from "node:util";
-import type { z } from "zod";
+import { Command, CommanderError, type Option } from "commander";
+import { z } from "zod";
 import {
   App,
   Business,
@@ -11,57 +11,20 @@ import {
   User,
 } from "../../shared/contract/index.js";
 import { subjects } from "../../shared/nats/index.js";
-import { BaseConfig, formatPath, natsUrlProblem, parseConfig } from "../../shared/runtime/index.js";
+import { formatPath, localNatsUrl, NatsPort, NatsUrl, parseConfig } from "../../shared/runtime/index.js";
+import { UsageError } from "../../shared/terminal/index.js";
+import { type AdminCommand, defineCommand } from "./admin-command.js";
 import { rotateKeysCommand } from "./keys-commands.js";
-import {
-  PASSWORD_FLAGS,
-  PASSWORD_ON_ARGV,
-  PASSWORD_USAGE,
-  passwordSourceOf,
-  type PasswordSource,
-} from "./password-source.js";
-import { UsageError } from "./usage-error.js";
+import { PASSWORD_ON_ARGV, PASSWORD_USAGE, passwordSourceOf, type PasswordSource } from "./password-source.js";
 import { usersCommands } from "./users-commands.js";
-
-export { UsageError };
-
-/** A command-line flag and the request field it fills. */
-interface Flag {
-  flag: string;
-  field: string;
-  /** Placeholder shown in the usage text. */
-  value: string;
-}
-
-/** One operator command: the words that name it, its flags, and the RPC it sends. */
-export interface AdminCommand<Req extends z.ZodObject = z.ZodObject, Res extends z.ZodType = z.ZodType> {
-  /** The words typed after `npm run admin --`, e.g. `app create`. */
-  name: string;
-  summary: string;
-  /** In usage order. Whether a flag is optional comes from the request schema. */
-  flags: readonly Flag[];
-  /** The request's `password` comes from a password source (`--password-stdin`, `--password-file`, a prompt), never a flag. */
-  takesPassword?: true;
-  request: Req;
-  subject: () => string;
-  response: Res;
-  /** The one line printed without `--json`. */
-  describe(created: z.infer<Res>): string;
-}
-
-function defineCommand<Req extends z.ZodObject, Res extends z.ZodType>(
-  command: AdminCommand<Req, Res>,
-): AdminCommand<Req, Res> {
-  return command;
-}
 
 export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   defineCommand({
     name: "app create",
     summary: "Create an application (a tenant); clients send its id as X-App-ID.",
     flags: [
-      { flag: "id", field: "id", value: "ID" },
-      { flag: "name", field: "name", value: "NAME" },
+      { flag: "id", field: "id", value: "ID", help: "the application id, sent as X-App-ID" },
+      { flag: "name", field: "name", value: "NAME", help: "its name" },
     ],
     request: CreateAppRequest,
     subject: subjects.adminAppCreate,
@@ -72,9 +35,13 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     name: "business create",
     summary: "Create a business in an application; prints the business id.",
     flags: [
-      { flag: "app", field: "app_id", value: "ID" },
-      { flag: "name", field: "name", value: "NAME" },
-      { flag: "operator", field: "operator", value: "true|false" },
+      { flag: "app", field: "app_id", value: "ID", help: "the application" },
+      { flag: "name", field: "name", value: "NAME", help: "its name" },
+      {
+        flag: "operator",
+        field: "operator",
+        help: "the operator's own business: not billed, and its admins add nodes to the operator pools",
+      },
     ],
     request: CreateBusinessRequest,
     subject: subjects.adminBusinessCreate,
@@ -86,10 +53,10 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     name: "user create",
     summary: "Create a user of a business, who can then sign in with the password.",
     flags: [
-      { flag: "app", field: "app_id", value: "ID" },
-      { flag: "business", field: "business_id", value: "BID" },
-      { flag: "email", field: "email", value: "EMAIL" },
-      { flag: "role", field: "role", value: "admin|member" },
+      { flag: "app", field: "app_id", value: "ID", help: "the application" },
+      { flag: "business", field: "business_id", value: "BID", help: "the business (biz_…)" },
+      { flag: "email", field: "email", value: "EMAIL", help: "the e-mail the user signs in with" },
+      { flag: "role", field: "role", value: "admin|member", help: "the role in the business" },
     ],
     takesPassword: true,
     request: CreateUserRequest,
@@ -102,8 +69,8 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     name: "credit set",
     summary: "Set a business's compute-credit balance to AMOUNT credits (a `set` entry in its ledger).",
     flags: [
-      { flag: "business", field: "business_id", value: "BID" },
-      { flag: "amount", field: "amount", value: "AMOUNT" },
+      { flag: "business", field: "business_id", value: "BID", help: "the business (biz_…)" },
+      { flag: "amount", field: "amount", value: "AMOUNT", help: "the new balance, in credits" },
     ],
     request: SetCreditRequest,
     subject: subjects.adminCreditSet,
@@ -111,7 +78,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     describe: (set) =>
       `set the credit of business ${set.business_id} (app ${set.app_id}) to ${set.balance} (was ${set.previous_balance})`,
   }),
-  rotateKeysCommand as AdminCommand,
+  rotateKeysCommand,
   ...usersCommands,
 ];
 
@@ -142,88 +109,140 @@ export const BOOTSTRAP = {
   name: "bootstrap",
   summary:
     "Create the first application, its operator business (not billed) and an admin of it, from FILE or by asking on the terminal.",
-  flags: ["[--file FILE]", PASSWORD_USAGE],
+  usage: `[--file FILE] ${PASSWORD_USAGE}`,
 } as const;
 
-const GLOBAL_OPTIONS = {
-  json: { type: "boolean" },
-  nats: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
-
-function isBootstrap(command: AdminCommand | typeof BOOTSTRAP | undefined): command is typeof BOOTSTRAP {
-  return command === BOOTSTRAP;
+/** The usage line of a command: each flag with its value, optional ones in brackets as the request schema says. */
+function usageLine(command: AdminCommand): string {
+  const flags = command.flags.map(({ flag, field, value }) => {
+    const text = value === undefined ? `--${flag}` : `--${flag} ${value}`;
+    return isOptional(command.request, field) ? `[${text}]` : text;
+  });
+  if (command.takesPassword) flags.push(PASSWORD_USAGE);
+  return flags.join(" ");
 }
 
-const BOOTSTRAP_OPTIONS = { file: { type: "string" }, ...PASSWORD_FLAGS } as const;
-
-// Every command's flags are known to the first parse, so a value is never mistaken for a
-// command word; flags that belong to another command are refused afterwards.
-const ALL_OPTIONS = {
-  ...Object.fromEntries(
-    ADMIN_COMMANDS.flatMap((command) => command.flags.map(({ flag }) => [flag, { type: "string" } as const])),
-  ),
-  ...BOOTSTRAP_OPTIONS,
-  ...GLOBAL_OPTIONS,
-} as const;
-
-function ownFlags(command: AdminCommand | typeof BOOTSTRAP): Set<string> {
-  if (isBootstrap(command)) return new Set(Object.keys(BOOTSTRAP_OPTIONS));
-  const { flags, takesPassword } = command;
-  return new Set([...flags.map(({ flag }) => flag), ...(takesPassword ? Object.keys(PASSWORD_FLAGS) : [])]);
+function isOptional(request: z.ZodObject, field: string): boolean {
+  return request.shape[field]?.safeParse(undefined).success ?? true;
 }
 
-/** Turns argv (without node and the script) into the command to run and its validated request body. */
+function addPasswordOptions(command: Command): Command {
+  return command
+    .option("--password-stdin", "read the password from the first line of stdin")
+    .option("--password-file <PATH>", "read the password from the first line of PATH");
+}
+
+/** What the parse chose, filled in by the action commander runs. */
+type Chosen = { invocation?: Invocation };
+
+function globalsOf(command: Command): { json: boolean; natsUrl: string | undefined } {
+  const globals = command.optsWithGlobals<{ json?: boolean; nats?: string }>();
+  return { json: globals.json === true, natsUrl: globals.nats };
+}
+
+/** The request body from the flags given, checked with the command's schema; every problem is listed. */
+function bodyOf(command: AdminCommand, options: ReadonlyMap<string, Option>, values: Command): Record<string, unknown> {
+  const given = command.flags.flatMap(({ flag, field }) => {
+    const value = values.getOptionValue(options.get(flag)!.attributeName()) as unknown;
+    return value === undefined ? [] : [[field, value] as const];
+  });
+  const body = Object.fromEntries(given);
+  const result = requestWithoutPassword(command).safeParse(body);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const field = issue.path[0];
+    const flag = command.flags.find((candidate) => candidate.field === field);
+    if (!flag) return `${formatPath(issue.path) || "(request)"}: ${issue.message}`;
+    return body[flag.field] === undefined ? `--${flag.flag} is required` : `--${flag.flag}: ${issue.message}`;
+  });
+  throw new UsageError(
+    `invalid input for "${command.name}":\n${problems.map((problem) => `  ${problem}`).join("\n")}\n\n${values.helpInformation()}`,
+  );
+}
+
+/** The command tree: one sub-command per operator command (`app create`, …), and `bootstrap`. */
+function buildProgram(chosen: Chosen, output: { text: string }): Command {
+  const program = new Command("npm run admin --")
+    .description("The operator CLI: applications, businesses, users, credit and signing keys, over NATS")
+    .option("--json", "print only the created record, as JSON")
+    .option(
+      "--nats <URL>",
+      `the NATS server (default: $NATS_URL, else ${localNatsUrl(NatsPort.parse(undefined))} or the port in $CJS_NATS_PORT, as make dev)`,
+    )
+    .helpOption("-h, --help", "show this help")
+    .addHelpCommand(false)
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => (output.text += text), writeErr: (text) => (output.text += text) });
+  const groups = new Map<string, Command>();
+  const group = (word: string) => {
+    let found = groups.get(word);
+    if (found === undefined) {
+      const verbs = ADMIN_COMMANDS.filter(({ name }) => name.startsWith(`${word} `)).map(({ name }) =>
+        name.slice(word.length + 1),
+      );
+      found = program.command(word).description(verbs.join(", ")).addHelpCommand(false);
+      groups.set(word, found);
+    }
+    return found;
+  };
+  program.addHelpText("after", `\nEvery command:\n${commandList()}`);
+
+  for (const command of ADMIN_COMMANDS) {
+    const [first, second] = command.name.split(" ") as [string, string];
+    const sub = group(first).command(second).description(command.summary).usage(usageLine(command));
+    const options = new Map<string, Option>();
+    for (const flag of command.flags) {
+      sub.option(flag.value === undefined ? `--${flag.flag}` : `--${flag.flag} <${flag.value}>`, flag.help);
+      options.set(flag.flag, sub.options.at(-1)!);
+    }
+    if (command.takesPassword) addPasswordOptions(sub);
+    sub.action(() => {
+      const body = bodyOf(command, options, sub);
+      const flags = sub.opts<{ passwordStdin?: boolean; passwordFile?: string }>();
+      const password = command.takesPassword ? passwordSourceOf(flags, { from: "prompt" }) : undefined;
+      chosen.invocation = { kind: "run", command, body, password, ...globalsOf(sub) };
+    });
+  }
+
+  const bootstrap = program.command(BOOTSTRAP.name).description(BOOTSTRAP.summary).usage(BOOTSTRAP.usage);
+  addPasswordOptions(bootstrap.option("--file <FILE>", "the bootstrap file (JSON; see docs/operations.md)"));
+  bootstrap.action(() => {
+    const flags = bootstrap.opts<{ file?: string; passwordStdin?: boolean; passwordFile?: string }>();
+    chosen.invocation = {
+      kind: "bootstrap",
+      file: flags.file,
+      password: passwordSourceOf(flags, undefined),
+      ...globalsOf(bootstrap),
+    };
+  });
+  // Every command and group shares the program's output and its errors-as-exceptions.
+  for (const each of [...groups.values(), ...[...groups.values()].flatMap((one) => one.commands), bootstrap])
+    each.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError();
+  return program;
+}
+
+/**
+ * Turns argv (without node and the script) into the command to run and its validated
+ * request body, with commander (as `cjs`): unknown commands and flags, a flag without its
+ * value and every schema problem are a `UsageError` with the usage of the command.
+ */
 export function parseInvocation(argv: readonly string[]): Invocation {
   // Refused with the reason, with or without a value, before anything else is said.
   if (argv.some((arg) => arg === "--password" || arg.startsWith("--password="))) throw new UsageError(PASSWORD_ON_ARGV);
-  let parsed;
+  const chosen: Chosen = {};
+  const output = { text: "" };
+  const program = buildProgram(chosen, output);
+  if (argv.length === 0) throw new UsageError(`no command given\n\n${program.helpInformation()}`);
   try {
-    parsed = parseArgs({ args: [...argv], options: ALL_OPTIONS, allowPositionals: true, strict: true });
+    program.parse([...argv], { from: "user" });
   } catch (error) {
-    if (isParseArgsError(error)) throw new UsageError(`${error.message}\n\n${usage()}`);
-    throw error;
+    if (!(error instanceof CommanderError)) throw error;
+    if (error.exitCode === 0) return { kind: "help", text: output.text.trimEnd() };
+    throw new UsageError(output.text.trimEnd());
   }
-  const { values, positionals } = parsed;
-  const name = positionals.join(" ");
-  const command = name === BOOTSTRAP.name ? BOOTSTRAP : ADMIN_COMMANDS.find((candidate) => candidate.name === name);
-
-  if (values.help) return { kind: "help", text: usage(command) };
-  if (!command) {
-    throw new UsageError(`${name === "" ? "no command given" : `unknown command "${name}"`}\n\n${usage()}`);
-  }
-
-  const own = ownFlags(command);
-  const foreign = Object.keys(values).filter((flag) => !own.has(flag) && !Object.hasOwn(GLOBAL_OPTIONS, flag));
-  if (foreign.length > 0) {
-    const flags = foreign.map((flag) => `--${flag}`).join(", ");
-    const verb = foreign.length === 1 ? "is not an option" : "are not options";
-    throw new UsageError(`${flags} ${verb} of "${command.name}"\n\n${usage(command)}`);
-  }
-
-  const globals = { json: values.json === true, natsUrl: values.nats };
-  if (isBootstrap(command))
-    return { kind: "bootstrap", file: values.file, password: passwordSourceOf(values, undefined), ...globals };
-
-  const given = values as Record<string, string | boolean | undefined>;
-  const body = Object.fromEntries(
-    command.flags.filter(({ flag }) => given[flag] !== undefined).map(({ flag, field }) => [field, given[flag]]),
-  );
-  const result = requestWithoutPassword(command).safeParse(body);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const field = issue.path[0];
-      const flag = command.flags.find((candidate) => candidate.field === field);
-      if (!flag) return `${formatPath(issue.path) || "(request)"}: ${issue.message}`;
-      return body[flag.field] === undefined ? `--${flag.flag} is required` : `--${flag.flag}: ${issue.message}`;
-    });
-    throw new UsageError(
-      `invalid input for "${command.name}":\n${problems.map((problem) => `  ${problem}`).join("\n")}\n\n${usage(command)}`,
-    );
-  }
-
-  const password = command.takesPassword ? passwordSourceOf(values, { from: "prompt" }) : undefined;
-  return { kind: "run", command, body: result.data, password, ...globals };
+  if (chosen.invocation === undefined) throw new UsageError(`no command given\n\n${program.helpInformation()}`);
+  return chosen.invocation;
 }
 
 /** What the command line must fill: the request, less the password a command reads from its source. */
@@ -243,46 +262,39 @@ export function withPassword(
   throw new UsageError(`invalid input for "${command.name}":\n${problems.join("\n")}`);
 }
 
-/** `--nats`, else `NATS_URL`, else the default every service uses (the server `make dev` starts). */
-export function resolveNatsUrl(flag: string | undefined, env: Record<string, string | undefined>): string {
-  if (flag === undefined) return parseConfig(BaseConfig.pick({ NATS_URL: true }), env).NATS_URL;
-  const problem = natsUrlProblem(flag);
-  if (problem !== undefined) throw new UsageError(`--nats: ${problem}`);
-  return flag;
-}
+/** The NATS settings `make dev` reads: NATS_URL, else its own server on CJS_NATS_PORT. */
+const NatsSettings = z.object({ NATS_URL: NatsUrl.optional(), CJS_NATS_PORT: NatsPort });
 
-/** The usage of one command, or of the whole CLI. */
-export function usage(command?: AdminCommand | typeof BOOTSTRAP): string {
-  const lines = ["Usage: npm run admin -- <command> [options]", "", command ? "Command:" : "Commands:"];
-  if (command === undefined || isBootstrap(command))
-    lines.push(`  ${[BOOTSTRAP.name, ...BOOTSTRAP.flags].join(" ")}`, `      ${BOOTSTRAP.summary}`);
-  const commands = command === undefined ? ADMIN_COMMANDS : isBootstrap(command) ? [] : [command];
-  for (const each of commands) {
-    const flags = each.flags.map(({ flag, field, value }) => {
-      const text = `--${flag} ${value}`;
-      return isOptional(each.request, field) ? `[${text}]` : text;
-    });
-    if (each.takesPassword) flags.push(PASSWORD_USAGE);
-    lines.push(`  ${[each.name, ...flags].join(" ")}`, `      ${each.summary}`);
+/**
+ * The NATS server: `--nats`, else `NATS_URL`, else the one `make dev` starts on this machine
+ * (`CJS_NATS_PORT`, 4222 by default), so the CLI finds the same server as `make dev` with
+ * the same settings. `local` says the last: the one a connect failure names `make dev` for.
+ */
+export function resolveNatsUrl(
+  flag: string | undefined,
+  env: Record<string, string | undefined>,
+): { url: string; local: boolean } {
+  if (flag !== undefined) {
+    const parsed = NatsUrl.safeParse(flag);
+    if (!parsed.success) throw new UsageError(`--nats: ${parsed.error.issues[0]?.message ?? "not a NATS URL"}`);
+    return { url: flag, local: false };
   }
-  lines.push(
-    "",
-    "Options:",
-    "  --json       print only the created record, as JSON",
-    "  --password-stdin     read the password from the first line of stdin",
-    "  --password-file PATH read the password from the first line of PATH",
-    "                       (neither: asked twice on the terminal, not echoed)",
-    `  --nats URL   NATS server (default: $NATS_URL, else ${resolveNatsUrl(undefined, {})})`,
-    "  -h, --help   show this help",
-  );
-  return lines.join("\n");
+  const settings = parseConfig(NatsSettings, env);
+  if (settings.NATS_URL !== undefined) return { url: settings.NATS_URL, local: false };
+  return { url: localNatsUrl(settings.CJS_NATS_PORT), local: true };
 }
 
-function isOptional(request: z.ZodObject, field: string): boolean {
-  return request.shape[field]?.safeParse(undefined).success ?? true;
+/** Each command with its usage line and summary, as the whole CLI's help ends. */
+function commandList(): string {
+  return [
+    ...ADMIN_COMMANDS.map((command) => `  ${command.name} ${usageLine(command)}\n      ${command.summary}`),
+    `  ${BOOTSTRAP.name} ${BOOTSTRAP.usage}\n      ${BOOTSTRAP.summary}`,
+  ].join("\n");
 }
 
-function isParseArgsError(error: unknown): error is Error {
-  const code = (error as { code?: unknown } | null)?.code;
-  return error instanceof Error && typeof code === "string" && code.startsWith("ERR_PARSE_ARGS");
+/** The usage of the whole CLI. */
+export function usage(): string {
+  const output = { text: "" };
+  buildProgram({}, output).outputHelp();
+  return output.text;
 }

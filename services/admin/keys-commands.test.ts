@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseInvocation, UsageError } from "./commands.js";
+import { UsageError } from "../../shared/terminal/index.js";
+import { parseInvocation } from "./commands.js";
 
 describe("keys rotate", () => {
   it("sends the kind and, when given, the seconds the old key stays as a number", () => {

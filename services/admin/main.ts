@@ -10,7 +10,7 @@ import {
   loadBootstrapFile,
   runBootstrap,
 } from "./bootstrap.js";
-import { type Invocation, parseInvocation, resolveNatsUrl, UsageError, withPassword } from "./commands.js";
+import { type Invocation, parseInvocation, resolveNatsUrl, withPassword } from "./commands.js";
 import {
   describeConnectFailure,
   describePermissionFailure,
@@ -18,7 +18,7 @@ import {
   watchPermissionViolations,
 } from "./nats-failure.js";
 import { type PasswordIo, readPassword } from "./password-source.js";
-import { PromptCancelled, TerminalPrompt } from "../../shared/terminal/index.js";
+import { PromptCancelled, TerminalPrompt, UsageError } from "../../shared/terminal/index.js";
 
 /** An operator wants an answer, not a wait: a short timeout and no reconnects. */
 const CONNECT_TIMEOUT_MS = 3000;
@@ -65,7 +65,7 @@ async function runAdmin(argv: readonly string[], env: Env): Promise<number> {
     prompt: () => (terminal ??= new TerminalPrompt(process.stdin, process.stderr)),
   };
   let invocation;
-  let url;
+  let nats;
   let prepared: Prepared;
   try {
     invocation = parseInvocation(argv);
@@ -73,7 +73,7 @@ async function runAdmin(argv: readonly string[], env: Env): Promise<number> {
       console.log(invocation.text);
       return 0;
     }
-    url = resolveNatsUrl(invocation.natsUrl, env);
+    nats = resolveNatsUrl(invocation.natsUrl, env);
     prepared = await prepare(invocation, io);
   } catch (error) {
     if (error instanceof PromptCancelled) {
@@ -91,7 +91,7 @@ async function runAdmin(argv: readonly string[], env: Env): Promise<number> {
   try {
     nc = await connect({
       ...natsAuthOptions(env),
-      servers: url.split(",").map((server) => server.trim()),
+      servers: nats.url.split(",").map((server) => server.trim()),
       name: "cjs-admin",
       // Replies come back on this prefix, so the operator's NATS user needs no rights on `_INBOX.>`.
       inboxPrefix: ADMIN_INBOX_PREFIX,
@@ -103,7 +103,7 @@ async function runAdmin(argv: readonly string[], env: Env): Promise<number> {
       console.error(error.message);
       return 2;
     }
-    console.error(describeConnectFailure(error, url, env, CONNECT_TIMEOUT_MS));
+    console.error(describeConnectFailure(error, nats, env, CONNECT_TIMEOUT_MS));
     return 1;
   }
 

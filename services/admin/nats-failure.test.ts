@@ -2,20 +2,20 @@ import { errors as natsErrors } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
 import { describeConnectFailure, describePermissionFailure } from "./nats-failure.js";
 
-const LOCAL = "nats://127.0.0.1:4222";
-const PRODUCTION = "nats://n1.internal:4222,nats://n2.internal:4222";
+const LOCAL = { url: "nats://127.0.0.1:4222", local: true };
+const PRODUCTION = { url: "nats://n1.internal:4222,nats://n2.internal:4222", local: false };
 const refused = new natsErrors.ConnectionError("connection refused", {
   cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
 });
 
 describe("describeConnectFailure", () => {
-  it("names the URL, the reason and the settings, and `make dev` only for the local default", () => {
+  it("names the URL, the reason and the settings, and `make dev` only for its server", () => {
     const local = describeConnectFailure(refused, LOCAL, {}, 3000);
     expect(local).toBe(
-      `cannot reach NATS at ${LOCAL}: connection refused (ECONNREFUSED). The server is --nats, else NATS_URL. This is the local default: is \`make dev\` running?`,
+      `cannot reach NATS at ${LOCAL.url}: connection refused (ECONNREFUSED). The server is --nats, else NATS_URL, else nats://127.0.0.1:$CJS_NATS_PORT (4222 by default). This is make dev's: is \`make dev\` running, with the same CJS_NATS_PORT?`,
     );
     const production = describeConnectFailure(refused, PRODUCTION, {}, 3000);
-    expect(production).toContain(`cannot reach NATS at ${PRODUCTION}: connection refused (ECONNREFUSED)`);
+    expect(production).toContain(`cannot reach NATS at ${PRODUCTION.url}: connection refused (ECONNREFUSED)`);
     expect(production).not.toContain("make dev");
   });
 
@@ -34,7 +34,7 @@ describe("describeConnectFailure", () => {
       3000,
     );
     expect(asUser).toContain(
-      `NATS at ${PRODUCTION} refused the connection: authorization violation with user operator (NATS_USER and NATS_PASSWORD)`,
+      `NATS at ${PRODUCTION.url} refused the connection: authorization violation with user operator (NATS_USER and NATS_PASSWORD)`,
     );
     expect(asUser).not.toContain("s3cret-password");
     const withToken = describeConnectFailure(refusedAuth, LOCAL, { NATS_TOKEN: "t0ken" }, 3000);

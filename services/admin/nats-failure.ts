@@ -1,9 +1,5 @@
 import { errors as natsErrors, type NatsConnection } from "@nats-io/transport-node";
 import type { NatsCredentials } from "../../shared/nats/index.js";
-import { BaseConfig } from "../../shared/runtime/index.js";
-
-/** The server `make dev` starts, and every setting's default: the only URL where `make dev` is worth naming. */
-const LOCAL_DEFAULT_URL = BaseConfig.shape.NATS_URL.parse(undefined);
 
 /** Which credential the CLI presented, as the operator set it. */
 function credentialInUse(env: NatsCredentials): string {
@@ -22,17 +18,26 @@ function reasonOf(error: unknown, timeoutMs: number): string {
 
 /**
  * The one message for a CLI that could not connect: the URL, the reason, and the settings
- * that choose them. An authorization failure says so and names the credential presented.
+ * that choose them; `make dev` is named only when the URL is its server (`local`). An
+ * authorization failure says so and names the credential presented.
  */
-export function describeConnectFailure(error: unknown, url: string, env: NatsCredentials, timeoutMs: number): string {
+export function describeConnectFailure(
+  error: unknown,
+  nats: { url: string; local: boolean },
+  env: NatsCredentials,
+  timeoutMs: number,
+): string {
+  const { url } = nats;
   if (error instanceof natsErrors.AuthorizationError) {
     return (
       `NATS at ${url} refused the connection: authorization violation with ${credentialInUse(env)}. ` +
       "Check NATS_USER and NATS_PASSWORD, NATS_TOKEN or NATS_CREDS_FILE against the server's users."
     );
   }
-  const lines = [`cannot reach NATS at ${url}: ${reasonOf(error, timeoutMs)}. The server is --nats, else NATS_URL.`];
-  if (url === LOCAL_DEFAULT_URL) lines.push("This is the local default: is `make dev` running?");
+  const lines = [
+    `cannot reach NATS at ${url}: ${reasonOf(error, timeoutMs)}. The server is --nats, else NATS_URL, else nats://127.0.0.1:$CJS_NATS_PORT (4222 by default).`,
+  ];
+  if (nats.local) lines.push("This is make dev's: is `make dev` running, with the same CJS_NATS_PORT?");
   return lines.join(" ");
 }
 

@@ -1,16 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { UsageError } from "./usage-error.js";
+import { UsageError } from "../../shared/terminal/index.js";
 import type { TerminalPrompt } from "../../shared/terminal/index.js";
 
 /** Where a password comes from: never the command line, where `ps` and shell history show it. */
 export type PasswordSource = { from: "stdin" } | { from: "file"; path: string; setting?: string } | { from: "prompt" };
-
-/** The flags that choose a password source, shared by every command that takes a password. */
-export const PASSWORD_FLAGS = {
-  "password-stdin": { type: "boolean" },
-  "password-file": { type: "string" },
-} as const;
 
 export const PASSWORD_USAGE = "[--password-stdin | --password-file PATH]";
 
@@ -18,17 +12,17 @@ export const PASSWORD_ON_ARGV =
   "--password is refused: a password on the command line is visible to every user of the machine (ps) and stays in shell history. " +
   "Use --password-stdin (the first line of stdin), --password-file PATH (its first line), or neither to be asked on the terminal.";
 
-/** The source the flags name; `fallback` when neither is given. Both at once is a usage error. */
+/** The source `--password-stdin` and `--password-file` name; `fallback` when neither is given. Both at once is a usage error. */
 export function passwordSourceOf(
-  values: { "password-stdin"?: boolean | undefined; "password-file"?: string | undefined },
+  flags: { passwordStdin?: boolean | undefined; passwordFile?: string | undefined },
   fallback: PasswordSource | undefined,
-) {
-  const stdin = values["password-stdin"] === true;
-  const path = values["password-file"];
+): PasswordSource | undefined {
+  const stdin = flags.passwordStdin === true;
+  const path = flags.passwordFile;
   if (stdin && path !== undefined)
     throw new UsageError("--password-stdin and --password-file exclude each other: give one");
-  if (stdin) return { from: "stdin" } as const;
-  if (path !== undefined) return { from: "file", path } as const;
+  if (stdin) return { from: "stdin" };
+  if (path !== undefined) return { from: "file", path };
   return fallback;
 }
 

@@ -6,15 +6,15 @@ import {
   User,
 } from "../../shared/contract/index.js";
 import { subjects } from "../../shared/nats/index.js";
-import type { AdminCommand } from "./commands.js";
+import { type AdminCommand, defineCommand } from "./admin-command.js";
 
 function describeUser(user: User): string {
   const signedIn = user.last_sign_in_at === null ? "never signed in" : `last signed in ${user.last_sign_in_at}`;
   return `${user.user_id} <${user.email}> ${user.role} ${user.status} in business ${user.business_id} (${signedIn})`;
 }
 
-const APP = { flag: "app", field: "app_id", value: "ID" } as const;
-const USER = { flag: "user", field: "user_id", value: "UID" } as const;
+const APP = { flag: "app", field: "app_id", value: "ID", help: "the application" } as const;
+const USER = { flag: "user", field: "user_id", value: "UID", help: "the user (usr_…)" } as const;
 
 /**
  * `users …`: answered by one gateway replica. A change takes effect at once on every
@@ -22,17 +22,17 @@ const USER = { flag: "user", field: "user_id", value: "UID" } as const;
  * admin, the operator may disable or demote a business's last admin.
  */
 export const usersCommands: readonly AdminCommand[] = [
-  {
+  defineCommand({
     name: "users list",
     summary: "List the users of an application, or of one business of it: id, e-mail, role, status, last sign-in.",
-    flags: [APP, { flag: "business", field: "business_id", value: "BID" }],
+    flags: [APP, { flag: "business", field: "business_id", value: "BID", help: "only this business (biz_…)" }],
     request: AdminListUsersRequest,
     subject: subjects.adminUserList,
     response: AdminListUsersResponse,
     describe: (listed: AdminListUsersResponse) =>
       listed.items.length === 0 ? "no users" : listed.items.map(describeUser).join("\n"),
-  } satisfies AdminCommand<typeof AdminListUsersRequest, typeof AdminListUsersResponse>,
-  {
+  }),
+  defineCommand({
     name: "users disable",
     summary:
       "Refuse a user everywhere at once: their sessions end and their API keys stop working (their nodes' keys keep working).",
@@ -41,8 +41,8 @@ export const usersCommands: readonly AdminCommand[] = [
     subject: subjects.adminUserDisable,
     response: User,
     describe: (user: User) => `disabled ${describeUser(user)}`,
-  } satisfies AdminCommand<typeof AdminUserRef, typeof User>,
-  {
+  }),
+  defineCommand({
     name: "users enable",
     summary: "Let a disabled user sign in again; their API keys work again.",
     flags: [APP, USER],
@@ -50,14 +50,14 @@ export const usersCommands: readonly AdminCommand[] = [
     subject: subjects.adminUserEnable,
     response: User,
     describe: (user: User) => `enabled ${describeUser(user)}`,
-  } satisfies AdminCommand<typeof AdminUserRef, typeof User>,
-  {
+  }),
+  defineCommand({
     name: "users set-role",
     summary: "Make a user an admin or a member of their business, at once everywhere.",
-    flags: [APP, USER, { flag: "role", field: "role", value: "admin|member" }],
+    flags: [APP, USER, { flag: "role", field: "role", value: "admin|member", help: "the new role" }],
     request: AdminSetUserRoleRequest,
     subject: subjects.adminUserSetRole,
     response: User,
     describe: (user: User) => `set the role of ${describeUser(user)}`,
-  } satisfies AdminCommand<typeof AdminSetUserRoleRequest, typeof User>,
-] as AdminCommand[];
+  }),
+];

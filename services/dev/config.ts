@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppId, Email } from "../../shared/contract/index.js";
-import { intSetting, NatsUrl, parseConfig } from "../../shared/runtime/index.js";
+import { intSetting, NatsPort, NatsUrl, parseConfig } from "../../shared/runtime/index.js";
 
 /**
  * Settings of the embedded development system (`make dev`). Every other variable
@@ -12,7 +12,7 @@ export const DevConfig = z.object({
   /** A running NATS to use instead of starting one. */
   NATS_URL: NatsUrl.optional(),
   /** Port of the embedded nats-server (ignored with NATS_URL). */
-  CJS_NATS_PORT: intSetting(4222, { min: 1, max: 65535 }),
+  CJS_NATS_PORT: NatsPort,
   CJS_HOST: z.string().default("127.0.0.1"),
   CJS_PORT: intSetting(8080, { min: 0, max: 65535 }),
   /** Where the process serves /metrics, /healthz and /readyz for all six services. */

@@ -11,6 +11,8 @@ import { clientErrorHandler } from "./http/client-error.js";
 import { edgeServerOptions, guardBodies, limitConnectionsPerAddress } from "./http/edge-guard.js";
 import { serveCors } from "./http/cors.js";
 import { sendError } from "./http/envelope.js";
+import { shedLoad } from "./http/load-shedding.js";
+import { answerWrongMethods } from "./http/wrong-method.js";
 import { idempotentRetry } from "./idempotency/idempotent-retry.js";
 import { idempotentSubmit } from "./idempotency/idempotent-submit.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
@@ -84,6 +86,10 @@ export function buildApp(
 
   traceRequests(app);
   serveCors(app, gw.config.CJS_CORS_ORIGINS);
+  shedLoad(app, {
+    maxEventLoopDelayMs: gw.config.CJS_SHED_EVENT_LOOP_DELAY_MS,
+    retryAfterSeconds: gw.config.CJS_SHED_RETRY_AFTER_SECONDS,
+  });
   // While closing, every answer (also to a request that came before) closes its
   // connection, so a keep-alive client cannot hold the close open past its last request.
   let closing = false;
@@ -155,6 +161,12 @@ export function buildApp(
     RPC_ROUTES.listWebhookDeliveries,
     forward(gw, RPC_ROUTES.listWebhookDeliveries, subjects.webhookDeliveriesList()),
   );
+  registerRpc(
+    app,
+    edge,
+    RPC_ROUTES.retryWebhookDelivery,
+    forward(gw, RPC_ROUTES.retryWebhookDelivery, subjects.webhookDeliveryRetry()),
+  );
   registerRpc(app, edge, RPC_ROUTES.createSchedule, forward(gw, RPC_ROUTES.createSchedule, subjects.scheduleCreate()));
   registerRpc(app, edge, RPC_ROUTES.listSchedules, forward(gw, RPC_ROUTES.listSchedules, subjects.scheduleList()));
   registerRpc(
@@ -196,6 +208,7 @@ export function buildApp(
     const report = health.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);
   });
+  answerWrongMethods(app);
 
   return app;
 }

@@ -53,6 +53,8 @@ export const GatewayConfig = BaseConfig.extend({
   /** Pause between re-reads of a signing-key file. */
   CJS_SIGNING_KEYS_RELOAD_MS: intSetting(5_000, { min: 100, max: 300_000 }),
   CJS_REFRESH_TOKEN_TTL_SECONDS: intSetting(30 * 86_400, { min: 3600, max: 90 * 86_400 }),
+  /** How long the refresh token spent by a refresh still answers with the same new pair (0: never; reuse ends the session at once). */
+  CJS_REFRESH_REUSE_GRACE_SECONDS: intSetting(30, { min: 0, max: 300 }),
   /** Failed sign-ins of one account after which each try must wait, from 1 s doubling per failure. */
   CJS_LOGIN_SLOW_AFTER_FAILURES: intSetting(3, { min: 1, max: 10_000 }),
   /** Failed sign-ins of one account after which it is locked for CJS_LOGIN_LOCK_SECONDS. */
@@ -68,6 +70,10 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_DEV_OUTBOX: boolSetting(false),
   /** Browser origins allowed to call the API cross-origin (CORS), exactly as sent in `Origin`. */
   CJS_CORS_ORIGINS: corsOrigins,
+  /** Mean event-loop delay (ms, over the last second) above which new requests are refused with 503; 0: never. */
+  CJS_SHED_EVENT_LOOP_DELAY_MS: intSetting(1000, { min: 0, max: 60_000 }),
+  /** The `Retry-After` of those refusals. */
+  CJS_SHED_RETRY_AFTER_SECONDS: intSetting(2, { min: 1, max: 300 }),
   /** Trust `X-Forwarded-For` from a reverse proxy for the client address (sign-in throttling, logs). */
   CJS_TRUST_PROXY: boolSetting(false),
   /** The built web portal (`make build` writes it); relative paths are from the working directory. */

@@ -93,7 +93,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     clock,
     store,
     tokens,
-    sessions: new Sessions(store.sessions, clock, config.CJS_REFRESH_TOKEN_TTL_SECONDS),
+    sessions: new Sessions(
+      store.sessions,
+      clock,
+      config.CJS_REFRESH_TOKEN_TTL_SECONDS,
+      config.CJS_REFRESH_REUSE_GRACE_SECONDS,
+    ),
     guard: new LoginGuard(store.loginGuards, clock),
     otps: new OneTimeCodes(store.otpCodes, clock),
     authenticator: new Authenticator({ nc, store, tokens, clock, logger }),

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { LogLine, PushLogsCommand, PushLogsResponse } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { subjects } from "../../shared/nats/index.js";
-import { LOG_MESSAGE_MAX_LINES, lineBytes, type LogMessage } from "../../shared/records/index.js";
+import { jobIdKeyFilter, LOG_MESSAGE_MAX_LINES, lineBytes, type LogMessage } from "../../shared/records/index.js";
 import { type AttemptLog, AttemptLogCache, type JobLogCaps, readAttemptLog } from "./attempt-log.js";
 import type { LogRelayConfig } from "./config.js";
 import { recordDropped } from "./dropped-lines.js";
@@ -21,7 +21,7 @@ const CAS_TRIES = 5;
 async function heldAttempt(store: LogStore, nodeId: string, jobId: string, attempt: number): Promise<string | null> {
   const reserved = (await store.allocations.get(nodeId))?.value.attempts[jobId];
   if (reserved) return reserved.attempt === attempt ? reserved.job_key : null;
-  for (const key of await store.jobs.keys(`*.*.${jobId}`)) {
+  for (const key of await store.jobs.keys(jobIdKeyFilter(jobId))) {
     const job = (await store.jobs.get(key))?.value;
     return job?.node_id === nodeId && job.attempt === attempt ? key : null;
   }

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ServedRequest } from "../../shared/nats/index.js";
+import { encodeJson, type ServedRequest, subjects } from "../../shared/nats/index.js";
 import type { DrainNodeCommand, NodeReply } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { summarizeNode } from "./node-summary.js";
@@ -18,6 +18,8 @@ export function drainNode(ctx: RegistryContext) {
       current.draining === body.draining ? undefined : { ...current, draining: body.draining, updated_at: now },
     );
     log.info({ node_id: nodeId, draining: node.draining }, "node drain set");
+    // A long poll of a node that drains ends at once: its agent takes nothing more and is waiting for it to stop.
+    if (node.draining) ctx.nc.publish(subjects.nodeDraining(nodeId), encodeJson({ node_id: nodeId }));
     return { node: await summarizeNode(ctx, node) };
   };
 }

@@ -51,7 +51,7 @@ export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): NodeRe
       void (async () => {
         for await (const status of nc.status()) if (status.type === "reconnect") listeningSince = clock.now();
       })();
-      const ctx: RegistryContext = { config, logger, clock, store, listeningSinceMs: () => listeningSince };
+      const ctx: RegistryContext = { nc, config, logger, clock, store, listeningSinceMs: () => listeningSince };
       const rpc = { queue: queueGroups.nodeRegistry, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),

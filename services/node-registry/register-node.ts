@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { ServedRequest } from "../../shared/nats/index.js";
 import type { RegisterNodeCommand, RegisterNodeReply } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { type NodeRecord, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
+import { isOperatorPool, type NodeRecord, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
 import { newId } from "../../shared/runtime/index.js";
 import { toNodeSummary } from "./node-summary.js";
 import type { RegistryContext } from "./registry-context.js";
@@ -17,7 +17,7 @@ export function registerNode(ctx: RegistryContext) {
     { caller, body }: z.infer<typeof RegisterNodeCommand>,
     { log }: ServedRequest,
   ): Promise<RegisterNodeReply> => {
-    const operatorPool = ctx.config.CJS_OPERATOR_POOLS.includes(body.pool_id);
+    const operatorPool = isOperatorPool(ctx.config, body.pool_id);
     // Operator pools serve every business of the application (of every application when shared): only an admin of an operator business adds to them.
     if (operatorPool && !(caller.operator && caller.role === "admin")) {
       throw new AppError(

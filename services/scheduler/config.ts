@@ -11,8 +11,8 @@ export const SchedulerConfig = BaseConfig.extend({
   CJS_MAX_JOB_TIMEOUT_SECONDS: intSetting(7 * 86_400, { min: 1, max: 30 * 86_400 }),
   /** Most queued jobs the queue stream holds; a submit past it answers `queue.full`. */
   CJS_JOB_QUEUE_MAX_MESSAGES: intSetting(1_000_000, { min: 1 }),
-  /** One replica places jobs at a time (the placement lease): another takes over when it has not renewed for this long. */
-  CJS_PLACEMENT_LEASE_MS: intSetting(5000, { min: 250 }),
+  /** Each replica owns its job partitions by a lease renewed every fifth of this: another takes them over when it has not renewed for this long. */
+  CJS_PARTITION_LEASE_MS: intSetting(5000, { min: 250 }),
   /** How often each replica looks for timed-out runs, lost nodes and stale reservations. */
   CJS_RECONCILE_INTERVAL_MS: intSetting(1000, { min: 50 }),
   /** How often each replica checks every unfinished job against the reservations and the queue consumer (the repair sweep). */

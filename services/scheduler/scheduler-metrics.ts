@@ -55,22 +55,23 @@ function snapshotGauge(
 
 const EVERY_REPLICA =
   "Every scheduler replica reports the same value, from the records: take the max over replicas, never the sum.";
+const OWN_PARTITIONS = "Each scheduler replica reports the jobs of the partitions it owns: take the sum over replicas.";
 
 snapshotGauge(
   "cjs_jobs",
-  `Jobs queued, assigned and running, by state and pool. ${EVERY_REPLICA}`,
+  `Jobs queued, assigned and running, by state and pool. ${OWN_PARTITIONS}`,
   ["state", "pool"],
   (snapshot) => snapshot.jobs.values(),
 );
 snapshotGauge(
   "cjs_job_oldest_age_seconds",
-  `Seconds the oldest queued job of a pool has waited (state=queued), and the oldest assigned job has been assigned without starting (state=assigned). ${EVERY_REPLICA}`,
+  `Seconds the oldest queued job of a pool has waited (state=queued), and the oldest assigned job has been assigned without starting (state=assigned), in the partitions this replica owns: take the max over replicas.`,
   ["state", "pool"],
   (snapshot) => snapshot.oldestAgeSeconds.values(),
 );
 snapshotGauge(
   "cjs_jobs_past_deadline",
-  `Running jobs past their deadline that no reconciler has timed out yet, by pool. ${EVERY_REPLICA}`,
+  `Running jobs past their deadline that no reconciler has timed out yet, by pool. ${OWN_PARTITIONS}`,
   ["pool"],
   (snapshot) => snapshot.pastDeadline.values(),
 );
@@ -88,7 +89,7 @@ snapshotGauge(
 );
 snapshotGauge(
   "cjs_job_queue_depth",
-  `Queued jobs by pool: cjs_jobs{state="queued"} without the state label. ${EVERY_REPLICA}`,
+  `Queued jobs by pool: cjs_jobs{state="queued"} without the state label. ${OWN_PARTITIONS}`,
   ["pool"],
   (snapshot) =>
     [...snapshot.jobs.values()]
@@ -103,6 +104,55 @@ export const schedulerSnapshots = {
     return () => snapshotSources.delete(source);
   },
 };
+
+/** What a replica reports of its partitions, at scrape time. */
+interface PartitionReport {
+  owned: number;
+  unowned: number;
+  queued: number;
+}
+const partitionSources = new Set<() => PartitionReport>();
+
+function partitionGauge(name: string, help: string, value: (reports: PartitionReport[]) => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [metricsRegistry],
+    collect() {
+      this.set(value([...partitionSources].map((source) => source())));
+    },
+  });
+}
+
+partitionGauge(
+  "cjs_scheduler_partitions_owned",
+  "Job partitions this scheduler replica owns (of 31): its share of the placement work.",
+  (reports) => reports.reduce((sum, report) => sum + report.owned, 0),
+);
+partitionGauge(
+  "cjs_scheduler_partitions_unowned",
+  "Job partitions no live scheduler replica owns, as this replica sees the claims: their jobs are not placed, timed out or settled until one is taken. Take the max over replicas.",
+  (reports) => Math.max(0, ...reports.map((report) => report.unowned)),
+);
+partitionGauge(
+  "cjs_scheduler_backlog_jobs",
+  "Jobs queued in the partitions this scheduler replica owns, those waiting for their time included. Take the sum over replicas.",
+  (reports) => reports.reduce((sum, report) => sum + report.queued, 0),
+);
+
+export const partitionGauges = {
+  /** Reports `source` until the returned function is called. */
+  reportFrom(source: () => PartitionReport): () => void {
+    partitionSources.add(source);
+    return () => partitionSources.delete(source);
+  },
+};
+
+export const placements = new Counter({
+  name: "cjs_scheduler_placements_total",
+  help: "Jobs this scheduler replica placed (assigned to a node): its placement rate.",
+  registers: [metricsRegistry],
+});
 
 export const startLatencySeconds = new Histogram({
   name: "cjs_job_start_latency_seconds",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { NodeView } from "./plan.js";
+import type { NodeView } from "./placement/plan.js";
 import { mergeSnapshots, type Series, takeSnapshot } from "./scheduler-snapshot.js";
 
 const NOW = Date.parse("2026-11-23T12:00:00.000Z");
@@ -86,7 +86,7 @@ describe("scheduler snapshot", () => {
     expect(valueOf(offline.poolNodes, { pool: OP, state: "online" })).toBe(0);
   });
 
-  it("merges the replicas of one process by the highest value, never a sum", () => {
+  it("merges the replicas of one process: their own partitions' jobs added up, the oldest age the highest", () => {
     const one = takeSnapshot({ queued: [{ pool_key: OP, queued_at_ms: NOW }], active: [], nodes: [], nowMs: NOW });
     const two = takeSnapshot({
       queued: [
@@ -97,6 +97,8 @@ describe("scheduler snapshot", () => {
       nodes: [],
       nowMs: NOW,
     });
-    expect(valueOf(mergeSnapshots([one, two]).jobs, { state: "queued", pool: OP })).toBe(2);
+    const merged = mergeSnapshots([one, two]);
+    expect(valueOf(merged.jobs, { state: "queued", pool: OP })).toBe(3);
+    expect(valueOf(merged.oldestAgeSeconds, { state: "queued", pool: OP })).toBe(0);
   });
 });

@@ -1,13 +1,14 @@
 import { metricsPool } from "../../shared/records/index.js";
-import type { ActiveJob } from "./active-jobs.js";
-import type { NodeView } from "./plan.js";
+import type { ActiveJob } from "./queue/active-jobs.js";
+import type { NodeView } from "./placement/plan.js";
 
 /** One gauge's values, by label set (the labels as JSON in a fixed order). */
 export type Series = Map<string, { labels: Record<string, string>; value: number }>;
 
 /**
  * What a scheduler replica reports of jobs and nodes, worked out from the pictures it
- * keeps from its watches (the records), so every replica reports the same values.
+ * keeps from its watches (the records): the jobs of its own partitions (replicas add up),
+ * and every node (every replica reports the same).
  */
 export interface SchedulerSnapshot {
   /** `cjs_jobs{state,pool}`: queued, assigned and running jobs. */
@@ -120,7 +121,14 @@ export function takeSnapshot(input: {
   return snapshot;
 }
 
-/** The replicas of one process (tests, the embedded mode) report one value per series: the highest, as a scrape of each would give. */
+/** The series each replica reports for its own partitions: the replicas' values add up. */
+const SUMMED: ReadonlySet<(typeof SNAPSHOT_SERIES)[number]> = new Set(["jobs", "pastDeadline"]);
+
+/**
+ * The replicas of one process (tests, the embedded mode) report one value per series, as
+ * scrapes of each would be read: job counts of their own partitions added up, the oldest
+ * age and the nodes (which every replica sees whole) the highest.
+ */
 export function mergeSnapshots(snapshots: readonly SchedulerSnapshot[]): SchedulerSnapshot {
   const merged: SchedulerSnapshot = {
     jobs: new Map(),
@@ -131,7 +139,8 @@ export function mergeSnapshots(snapshots: readonly SchedulerSnapshot[]): Schedul
   };
   for (const snapshot of snapshots) {
     for (const name of SNAPSHOT_SERIES)
-      for (const { labels, value } of snapshot[name].values()) set(merged[name], labels, atLeast(value));
+      for (const { labels, value } of snapshot[name].values())
+        set(merged[name], labels, SUMMED.has(name) ? plus(value) : atLeast(value));
   }
   return merged;
 }

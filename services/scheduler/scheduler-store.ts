@@ -11,7 +11,7 @@ import {
 import { AllocationRecord, JobRecord, NodeRecord } from "../../shared/records/index.js";
 import type { Logger } from "../../shared/runtime/index.js";
 import type { SchedulerConfig } from "./config.js";
-import { KeyQuotaRecord } from "./key-quota-rules.js";
+import { KeyQuotaRecord } from "./jobs/key-quota-rules.js";
 
 /**
  * Provisions what the scheduler uses: the job, node, allocation and key quota buckets, and

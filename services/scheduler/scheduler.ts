@@ -10,49 +10,58 @@ import {
 import { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "../../shared/contract/index.js";
 import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
-import type { Service } from "../../shared/runtime/index.js";
-import { cancelJob } from "./cancel-job.js";
-import { deleteJob } from "./delete-job.js";
-import { recheckWaitingJobs, settleChildrenOf } from "./dependency-resolution.js";
-import { FinishedJobs } from "./finished-jobs.js";
-import { ActiveJobs } from "./active-jobs.js";
-import { JobListIndex } from "./job-list-index.js";
-import { JobsWatch } from "./jobs-watch.js";
-import { ClusterView } from "./cluster-view.js";
-import { QueueDepthGuard } from "./job-queue.js";
+import { Coalesced, type Service } from "../../shared/runtime/index.js";
 import type { SchedulerConfig } from "./config.js";
-import { listJobs } from "./list-jobs.js";
-import { PlacementLease } from "./placement-lease.js";
-import { placeOnce, type PlacementRound } from "./placer.js";
-import { poll } from "./poll.js";
-import { QueuedJobs } from "./queued-jobs.js";
-import { expireQueuedOnce, QueueDeadlines } from "./queue-timeout.js";
-import { reconcileOnce } from "./reconciler.js";
-import { repairOnce } from "./repair-sweep.js";
-import { recordResult } from "./record-result.js";
-import { retrieveJob } from "./retrieve-job.js";
-import { sweepRetentionOnce } from "./retention-sweep.js";
-import { retryJob } from "./retry-job.js";
+import { cancelJob } from "./jobs/cancel-job.js";
+import { deleteJob } from "./jobs/delete-job.js";
+import { poll } from "./jobs/poll.js";
+import { recordResult } from "./jobs/record-result.js";
+import { retrieveJob } from "./jobs/retrieve-job.js";
+import { retryJob } from "./jobs/retry-job.js";
+import { submitJob } from "./jobs/submit-job.js";
+import { JobListIndex } from "./listing/job-list-index.js";
+import { listJobs, serveListShard } from "./listing/list-jobs.js";
+import { JobsWatch } from "./partitions/jobs-watch.js";
+import { migrateLegacyJobKeys } from "./partitions/migrate-job-keys.js";
+import { PartitionOwnership } from "./partitions/partition-ownership.js";
+import { ClusterView } from "./placement/cluster-view.js";
+import { type PlacementRound, placeOnce } from "./placement/placer.js";
+import { AllocationWriter } from "./placement/reservations.js";
+import { WakeTimer } from "./placement/wake-timer.js";
+import { ActiveJobs } from "./queue/active-jobs.js";
+import { serveConcurrencyCounts } from "./queue/concurrency-counts.js";
+import { recheckWaitingJobs, settleChildrenOf } from "./queue/dependency-resolution.js";
+import { QueueDepthGuard } from "./queue/job-queue.js";
+import { QueuedJobs } from "./queue/queued-jobs.js";
+import { expireQueuedOnce, QueueDeadlines } from "./queue/queue-timeout.js";
+import { WaitingJobs } from "./queue/waiting-jobs.js";
 import type { SchedulerContext } from "./scheduler-context.js";
-import { AllocationWriter } from "./reservations.js";
-import { retentionDue, schedulerSnapshots } from "./scheduler-metrics.js";
+import { partitionGauges, retentionDue, schedulerSnapshots } from "./scheduler-metrics.js";
 import { takeSnapshot } from "./scheduler-snapshot.js";
-import { WaitingJobs } from "./waiting-jobs.js";
 import { openSchedulerStore } from "./scheduler-store.js";
-import { submitJob } from "./submit-job.js";
 import { createSchedule } from "./schedules/create-schedule.js";
 import { deleteSchedule } from "./schedules/delete-schedule.js";
 import { listSchedules } from "./schedules/list-schedules.js";
-import { setScheduleState } from "./schedules/set-schedule-state.js";
 import { retrieveSchedule } from "./schedules/retrieve-schedule.js";
 import { ScheduleFiring } from "./schedules/schedule-firing.js";
+import { schedulePartitionOfKey } from "./schedules/schedule-record.js";
 import { openSchedules } from "./schedules/schedule-store.js";
+import { setScheduleState } from "./schedules/set-schedule-state.js";
+import { FinishedJobs } from "./upkeep/finished-jobs.js";
+import { reconcileOnce } from "./upkeep/reconciler.js";
+import { repairOnce } from "./upkeep/repair-sweep.js";
+import { sweepRetentionOnce } from "./upkeep/retention-sweep.js";
 
 const SERVICE = "scheduler";
 
-function earliest(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  return b === null ? a : Math.min(a, b);
+/** The wait before planning again after `rounds` fruitless rounds in a row: 10 ms doubling to 1 s. */
+function retryBackoffMs(rounds: number): number {
+  return Math.min(1000, 10 * 2 ** (rounds - 1));
+}
+
+function earliest(...times: Array<number | null>): number | null {
+  const known = times.filter((time): time is number => time !== null);
+  return known.length === 0 ? null : Math.min(...known);
 }
 
 export interface Scheduler extends Service {
@@ -60,41 +69,44 @@ export interface Scheduler extends Service {
   reconcileNow(): Promise<void>;
   /** Runs one repair sweep now. */
   repairNow(): Promise<void>;
-  /** Runs one retention sweep now if this replica holds the placement lease; false when it does not (another replica sweeps). */
+  /** Runs one retention sweep now over this replica's partitions; false when it owns none. */
   sweepRetentionNow(): Promise<boolean>;
+  /** The job partitions this replica owns now. */
+  ownedPartitions(): ReadonlySet<number>;
 }
 
 /**
- * Builds the scheduler, the owner of jobs: it keeps the queue from its watch of the job
- * bucket, places queued jobs on nodes while it holds the placement lease, and answers the
- * job RPCs and the node plane's poll and result; the lease holder also deletes finished
- * jobs past their plan's retention. Every replica answers RPCs and runs the
- * reconcile and repair loops; compare-and-set on the records keeps them from ever both
- * winning one job or one slot.
+ * Builds the scheduler, the owner of jobs. Jobs are spread over partitions
+ * (`JOB_PARTITIONS`) and each replica owns some by lease (`PartitionOwnership`): it
+ * watches only their records, keeps their queue, places their jobs, times them out,
+ * settles their dependencies, fires their schedules and deletes them past their
+ * retention. Every replica answers every RPC (submit, retrieve, cancel, the node plane's
+ * poll and result) and sees every node. A replica added takes its share of the
+ * partitions; one that stops hands them on at once, one that dies within a lease.
+ * Compare-and-set on the records keeps two replicas from ever both winning one job or one
+ * slot, so a moment of two owners wastes writes and nothing else.
  */
 export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const { nc, logger, config } = deps;
   const instance = randomUUID();
   const subscriptions: Subscription[] = [];
-  let lease: PlacementLease | undefined;
+  let ownership: PartitionOwnership | undefined;
   let stopReporting = (): void => undefined;
-  let reconcileTimer: NodeJS.Timeout | undefined;
-  let repairTimer: NodeJS.Timeout | undefined;
-  let retentionTimer: NodeJS.Timeout | undefined;
+  const timers: NodeJS.Timeout[] = [];
   let scheduleFiring: ScheduleFiring | undefined;
   // A job with a concurrency key that ended frees a place of its key: the next of the key starts at once.
   const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS, () => requestPlacement());
-  // The placing replica settles the jobs waiting for one that ended; each step is a compare-and-set, and the repair pass covers a lost one.
-  const waiting = new WaitingJobs((parentKey, end) => {
-    if (stopped || !ctx || !lease?.leading) return;
-    void settleChildrenOf(ctx, waiting, parentKey, end).catch((error: unknown) =>
+  // The owner of a job that ended settles the jobs waiting for it; each step is a compare-and-set, and the repair pass covers a lost one.
+  const waiting = new WaitingJobs((parentKey, end, dependents) => {
+    if (stopped || !ctx) return;
+    void settleChildrenOf(ctx, waiting, parentKey, end, dependents).catch((error: unknown) =>
       logger.warn(
         { err: error, job_key: parentKey },
         "settling the jobs waiting for a job failed; the repair pass tries again",
       ),
     );
   });
-  // A job joining the queue asks for a round; only the lease holder's rounds place.
+  // A job joining the queue asks for a round.
   const queued = new QueuedJobs(
     () => requestPlacement(),
     config.CJS_SHARED_OPERATOR_POOLS,
@@ -107,122 +119,131 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let ctx: SchedulerContext | undefined;
   let started = false;
   let stopped = false;
+  const owns = (partition: number) => ownership?.owned.has(partition) ?? false;
 
+  /** Rounds in a row that failed or lost every placement: the next one waits a bounded backoff, never a tick. */
+  let fruitless = 0;
+  /** Wakes a round when a job's run_at or backoff ends, a capped node gets room, or after a failed round. */
+  const wake = new WakeTimer(deps.clock, () => requestPlacement());
   // Placement rounds never overlap; requests during a round coalesce into one more round.
-  let placing: Promise<void> | undefined;
-  let placeAgain = false;
-  /** When a job waiting on a node's hourly cap may fit again; the reconcile tick checks it. */
-  let wakeAt: number | null = null;
-  const requestPlacement = (): void => {
-    if (stopped || !ctx || !lease?.leading) return;
-    if (placing) {
-      placeAgain = true;
-      return;
-    }
+  const placing = new Coalesced(async () => {
     const context = ctx;
-    placing = (async () => {
-      do {
-        placeAgain = false;
-        const round = await placeOnce(context, queued).catch((error: unknown): PlacementRound => {
-          logger.warn({ err: error }, "placement round failed; the next tick plans again");
-          // Nothing announces that the broker is back (the lease may never have lapsed): the next tick tries again.
-          return { placed: 0, again: false, wakeAt: context.clock.now() };
-        });
-        wakeAt = earliest(round.wakeAt, queued.nextDueAt());
-        if (round.again) placeAgain = true;
-      } while (placeAgain && !stopped && lease?.leading);
-    })().finally(() => {
-      placing = undefined;
-    });
+    if (!context) return;
+    for (let again = true; again && !stopped && jobsWatch?.ready; ) {
+      const round = await placeOnce(context, queued).catch((error: unknown): PlacementRound => {
+        logger.warn({ err: error }, "placement round failed; planning again after a short backoff");
+        // Nothing announces that the broker is back: try again soon.
+        return { placed: 0, again: false, wakeAt: null, lost: true };
+      });
+      fruitless = round.lost && round.placed === 0 ? fruitless + 1 : 0;
+      const retryAt = fruitless > 0 ? context.clock.now() + retryBackoffMs(fruitless) : null;
+      wake.arm(earliest(round.wakeAt, queued.nextDueAt(), retryAt));
+      again = round.again;
+    }
+  });
+  // Only from a whole picture of the owned partitions' queue: placing from half of it would break the queue's order.
+  const requestPlacement = (): void => {
+    if (stopped || !ctx || !jobsWatch?.ready || jobsWatch.partitions.size === 0) return;
+    void placing.run();
   };
 
-  let reconciling = false;
-  const reconcile = async (): Promise<void> => {
-    if (!ctx || reconciling) return;
-    if (wakeAt !== null && ctx.clock.now() >= wakeAt) {
-      wakeAt = null;
-      requestPlacement();
-    }
-    reconciling = true;
+  const reconciling = new Coalesced(async () => {
+    if (!ctx) return;
+    // A clock moved by hand (tests) is seen here; the timer covers real time.
+    wake.due();
     try {
-      await reconcileOnce(ctx);
-      // The placing replica knows the whole queue; one replica expiring saves the others a refused write each.
-      if (lease?.leading) await expireQueuedOnce(ctx, queueDeadlines);
+      await reconcileOnce(ctx, owns, active);
+      await expireQueuedOnce(ctx, queueDeadlines);
     } catch (error) {
       logger.warn({ err: error }, "reconcile pass failed");
-    } finally {
-      reconciling = false;
     }
-  };
+  });
 
-  let repairing = false;
-  const repair = async (): Promise<void> => {
-    if (!ctx || repairing) return;
-    repairing = true;
+  const repairing = new Coalesced(async () => {
+    if (!ctx) return;
     try {
       await repairOnce(ctx, active);
-      if (lease?.leading && waiting.size > 0) await recheckWaitingJobs(ctx, waiting);
+      if (waiting.size > 0) await recheckWaitingJobs(ctx, waiting);
     } catch (error) {
       logger.warn({ err: error }, "repair sweep failed");
-    } finally {
-      repairing = false;
     }
-  };
+  });
 
-  // One replica at a time deletes expired jobs: the one that places (the placement lease), so two never race over the same jobs.
-  let sweeping: Promise<boolean> | undefined;
-  const sweepRetention = (): Promise<boolean> => {
-    if (!ctx || stopped || !lease?.leading) {
-      // Only the sweeping replica reports a backlog: one that lost the lease stops reporting its last.
-      retentionDue.set(0);
-      return Promise.resolve(false);
-    }
+  // Each replica deletes the expired jobs of its own partitions, so two never race over the same jobs.
+  const sweeping = new Coalesced(async () => {
     const context = ctx;
-    sweeping ??= (async () => {
-      try {
-        // Decide on every record written before the pass began, whichever replica wrote it.
-        await context.jobsWatch.caughtUp();
-        const pass = await sweepRetentionOnce(context, finished);
-        logger.info(
-          {
-            deleted_jobs: pass.deletedJobs,
-            deleted_artifacts: pass.artifacts,
-            deleted_log_messages: pass.logMessages,
-            due_left: pass.dueLeft,
-            finished_jobs: finished.size,
-          },
-          "retention sweep",
-        );
-      } catch (error) {
-        logger.warn({ err: error }, "retention sweep failed; the next one tries again");
-      }
-      return true;
-    })().finally(() => {
-      sweeping = undefined;
+    if (!context || stopped || jobsWatch?.partitions.size === 0) {
+      retentionDue.set(0);
+      return;
+    }
+    try {
+      // Decide on every record written before the pass began, whichever replica wrote it.
+      await context.jobsWatch.caughtUp();
+      const pass = await sweepRetentionOnce(context, finished);
+      logger.info(
+        {
+          deleted_jobs: pass.deletedJobs,
+          deleted_artifacts: pass.artifacts,
+          deleted_log_messages: pass.logMessages,
+          due_left: pass.dueLeft,
+          finished_jobs: finished.size,
+        },
+        "retention sweep",
+      );
+    } catch (error) {
+      logger.warn({ err: error }, "retention sweep failed; the next one tries again");
+    }
+  });
+
+  /** The partitions this replica owns changed: watch them, then place and settle what they hold. */
+  const follow = new Coalesced(async () => {
+    const watch = jobsWatch;
+    if (!watch || !ownership || stopped) return;
+    const owned = ownership.owned;
+    await watch.follow(owned).catch((error: unknown) => {
+      logger.warn({ err: error }, "could not watch this replica's partitions; trying again at the next renewal");
     });
-    return sweeping;
-  };
+    await watch.whenReady();
+    if (stopped || !ctx) return;
+    requestPlacement();
+    // Parents that ended while nobody owned them: their waiting jobs are settled now, not at the next sweep.
+    if (waiting.size > 0)
+      await recheckWaitingJobs(ctx, waiting).catch((error: unknown) =>
+        logger.warn({ err: error }, "re-checking the waiting jobs failed; the repair pass tries again"),
+      );
+  });
 
   return {
     name: SERVICE,
     async start() {
       const store = await openSchedulerStore(nc, config, logger);
+      await migrateLegacyJobKeys(store, instance, logger);
       jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished, queueDeadlines, waiting], logger);
       const view = new ClusterView(store, requestPlacement, config.CJS_SHARED_OPERATOR_POOLS);
+      ownership = new PartitionOwnership(
+        store.leases,
+        instance,
+        config.CJS_PARTITION_LEASE_MS,
+        logger,
+        () => void follow.run(),
+        () => ({ queued: queued.size }),
+      );
+      const owner = ownership;
       const context: SchedulerContext = {
         ...deps,
+        instance,
         store,
-        queueDepth: new QueueDepthGuard(queued, config.CJS_JOB_QUEUE_MAX_MESSAGES),
+        queueDepth: new QueueDepthGuard(queued, config.CJS_JOB_QUEUE_MAX_MESSAGES, () => owner.othersQueued()),
         view,
         allocations: new AllocationWriter(store, view),
         jobsWatch,
         concurrency: active,
+        ownership,
         requestPlacement,
       };
       ctx = context;
       const scheduleBucket = await openSchedules(nc, config, logger);
       await context.view.start();
-      await jobsWatch.start();
       const rpc = { queue: queueGroups.scheduler, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
@@ -234,6 +255,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
           request: ListJobsCommand,
           handle: listJobs(context, listIndex),
         }),
+        serveListShard(context, listIndex),
+        serveConcurrencyCounts(context),
         serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
         serveRpc(nc, { ...rpc, subject: subjects.jobDelete(), request: JobRefCommand, handle: deleteJob(context) }),
@@ -281,21 +304,10 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
           handle: recordResult(context),
         }),
       );
-      // Place only from a whole picture of the queue: the watch has brought every record the bucket held.
-      while (!(await jobsWatch.caughtUp()))
-        logger.info({ revisions_read: jobsWatch.seen }, "still reading the job records before placing");
-      lease = new PlacementLease(store.leases, instance, config.CJS_PLACEMENT_LEASE_MS, logger, (leading) => {
-        if (leading) {
-          requestPlacement();
-          // Parents that ended while no replica held the lease: their waiting jobs are settled now, not at the next sweep.
-          if (ctx && waiting.size > 0)
-            void recheckWaitingJobs(ctx, waiting).catch((error: unknown) =>
-              logger.warn({ err: error }, "re-checking the waiting jobs failed; the repair pass tries again"),
-            );
-        }
-      });
-      lease.start();
-      // Every replica reports the same values from the records; counted at scrape time, never on the job path.
+      await ownership.start();
+      // Ready once the partitions this replica holds at start have been read: a request served now sees them.
+      await follow.run();
+      // Each replica reports its own partitions' jobs (sum them across replicas) and every node; at scrape time, never on the job path.
       stopReporting = schedulerSnapshots.reportFrom(() => {
         const nowMs = context.clock.now();
         return takeSnapshot({
@@ -305,10 +317,22 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
           nowMs,
         });
       });
-      reconcileTimer = setInterval(() => void reconcile(), config.CJS_RECONCILE_INTERVAL_MS);
-      repairTimer = setInterval(() => void repair(), config.CJS_REPAIR_INTERVAL_MS);
-      retentionTimer = setInterval(() => void sweepRetention(), config.CJS_RETENTION_SWEEP_INTERVAL_MS);
-      scheduleFiring = new ScheduleFiring(context, scheduleBucket, logger, () => lease?.leading ?? false);
+      const stopGauges = partitionGauges.reportFrom(() => ({
+        owned: owner.owned.size,
+        unowned: owner.unowned().length,
+        queued: queued.size,
+      }));
+      const stopSnapshots = stopReporting;
+      stopReporting = () => {
+        stopSnapshots();
+        stopGauges();
+      };
+      timers.push(
+        setInterval(() => void reconciling.run(), config.CJS_RECONCILE_INTERVAL_MS),
+        setInterval(() => void repairing.run(), config.CJS_REPAIR_INTERVAL_MS),
+        setInterval(() => void sweeping.run(), config.CJS_RETENTION_SWEEP_INTERVAL_MS),
+      );
+      scheduleFiring = new ScheduleFiring(context, scheduleBucket, logger, (key) => owns(schedulePartitionOfKey(key)));
       await scheduleFiring.start();
       await nc.flush();
       started = true;
@@ -317,22 +341,26 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     async stop() {
       if (stopped) return;
       stopped = true;
-      clearInterval(reconcileTimer);
-      clearInterval(repairTimer);
-      clearInterval(retentionTimer);
-      // Give the lease up first, so another replica places within one renewal.
-      await lease?.stop();
+      for (const timer of timers) clearInterval(timer);
+      wake.stop();
+      // Give the partitions up first, so the other replicas take them within one renewal.
+      await ownership?.stop();
       stopReporting();
-      await placing;
-      await sweeping;
+      await placing.idle();
+      await sweeping.idle();
       await scheduleFiring?.stop();
       jobsWatch?.stop();
       ctx?.view.stop();
       await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },
     ready: () => started && !stopped,
-    reconcileNow: reconcile,
-    repairNow: repair,
-    sweepRetentionNow: sweepRetention,
+    reconcileNow: () => reconciling.run(),
+    repairNow: () => repairing.run(),
+    async sweepRetentionNow() {
+      if (!ctx || stopped || jobsWatch?.partitions.size === 0) return false;
+      await sweeping.run();
+      return true;
+    },
+    ownedPartitions: () => ownership?.owned ?? new Set(),
   };
 }

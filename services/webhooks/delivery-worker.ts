@@ -1,8 +1,7 @@
 import { AckPolicy, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
-import { CONSUMERS, decodeJson, STREAMS } from "../../shared/nats/index.js";
+import { ensureConsumer, CONSUMERS, decodeJson, STREAMS } from "../../shared/nats/index.js";
 import { attemptDelivery } from "./attempt-delivery.js";
-import { ensureConsumer } from "./ensure-consumer.js";
 import { DeliveryDue } from "./records.js";
 import { deliveriesInFlight } from "./webhook-metrics.js";
 import type { WebhooksContext } from "./webhooks-context.js";

@@ -39,13 +39,27 @@ export async function enqueueDelivery(
   );
   if (stored && !stored.written && (stored.value.attempts.length > 0 || stored.value.state !== "pending"))
     return deliveryId;
+  await queueDelivery(ctx, webhook, deliveryId, deliveryId);
+  return deliveryId;
+}
+
+/**
+ * Puts a delivery on the work queue. `messageId` de-duplicates the message within the
+ * stream's window: the delivery id for its first queueing, so an event read twice is
+ * queued once; another per send again, so each is queued.
+ */
+export async function queueDelivery(
+  ctx: WebhooksContext,
+  webhook: WebhookRecord,
+  deliveryId: string,
+  messageId: string,
+): Promise<void> {
   const due: DeliveryDue = {
     app_id: webhook.app_id,
     business_id: webhook.business_id,
     webhook_id: webhook.webhook_id,
     delivery_id: deliveryId,
   };
-  await ctx.js.publish(subjects.webhookDelivery(webhook.webhook_id), encodeJson(due), { msgID: deliveryId });
+  await ctx.js.publish(subjects.webhookDelivery(webhook.webhook_id), encodeJson(due), { msgID: messageId });
   deliveriesQueued.inc();
-  return deliveryId;
 }

@@ -1,10 +1,9 @@
 import { AckPolicy, type ConsumerConfig, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import { webhookWants } from "../../shared/contract/index.js";
-import { BUCKETS, CONSUMERS, decodeJson, kvStreams } from "../../shared/nats/index.js";
+import { ensureConsumer, BUCKETS, CONSUMERS, decodeJson, kvStreams } from "../../shared/nats/index.js";
 import { JobRecord } from "../../shared/records/index.js";
 import { enqueueDelivery } from "./enqueue-delivery.js";
-import { ensureConsumer } from "./ensure-consumer.js";
 import { eventFilterSubjects, sameSubjects } from "./event-filter.js";
 import { eventOfRecord } from "./job-event.js";
 import { businessWebhooks, type WebhooksContext } from "./webhooks-context.js";

@@ -1,7 +1,8 @@
+import { businessJobsFilter } from "../../shared/records/index.js";
 import { BUCKETS, kvStreams } from "../../shared/nats/index.js";
 import type { WebhooksContext } from "./webhooks-context.js";
 
-/** A subject of the job stream no record has (keys have three levels): the filter when no business has a webhook. */
+/** A subject of the job stream no record has (keys have four levels): the filter when no business has a webhook. */
 const NO_BUSINESS = `$KV.${BUCKETS.jobs}._none_`;
 
 /**
@@ -10,10 +11,12 @@ const NO_BUSINESS = `$KV.${BUCKETS.jobs}._none_`;
  * hot path, the benchmarks) cost the webhooks service nothing.
  */
 export async function eventFilterSubjects(ctx: Pick<WebhooksContext, "webhooks">): Promise<string[]> {
-  const businesses = new Set((await ctx.webhooks.keys(">")).map((key) => key.split(".").slice(0, 2).join(".")));
+  const businesses = new Set((await ctx.webhooks.keys(">")).map((key) => key.split(".").slice(0, 2)));
   if (businesses.size === 0) return [NO_BUSINESS];
   const prefix = kvStreams.allKeys(BUCKETS.jobs).slice(0, -1);
-  return [...businesses].sort().map((business) => `${prefix}${business}.*`);
+  return [
+    ...new Set([...businesses].map(([app = "", business = ""]) => `${prefix}${businessJobsFilter(app, business)}`)),
+  ].sort();
 }
 
 export function sameSubjects(a: readonly string[] | undefined, b: readonly string[]): boolean {

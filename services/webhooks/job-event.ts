@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { JobSummary, type JobState, type WebhookEvent, type WebhookEventType } from "../../shared/contract/index.js";
-import { type JobRecord, jobKey, publicJob } from "../../shared/records/index.js";
+import { type JobRecord, legacyJobKey, publicJob } from "../../shared/records/index.js";
 
 /** The event each state a job enters makes; a state not named makes none. */
 const EVENT_OF_STATE: Partial<Record<JobState, WebhookEventType>> = {
@@ -24,8 +24,9 @@ export function eventOfRecord(record: JobRecord): WebhookEvent | null {
   if (!transition || transition.state !== record.state) return null;
   const type = EVENT_OF_STATE[record.state];
   if (type === undefined) return null;
+  // The key's form from before jobs were partitioned: an event's id never changes with the record's key.
   const digest = createHash("sha256")
-    .update(`${jobKey(record.app_id, record.business_id, record.job_id)}.${index}.${transition.at}`)
+    .update(`${legacyJobKey(record.app_id, record.business_id, record.job_id)}.${index}.${transition.at}`)
     .digest("hex");
   return {
     id: `evt_${digest.slice(0, 32)}`,

@@ -4,7 +4,8 @@ import { pageAfter } from "./page.js";
 import type { DeliveryRecord } from "./records.js";
 import { ownWebhook, type WebhooksContext, webhookKey } from "./webhooks-context.js";
 
-function publicDelivery(record: DeliveryRecord): Delivery {
+/** A delivery as callers see it: the record without the event body it POSTs. */
+export function publicDelivery(record: DeliveryRecord): Delivery {
   const { delivery_id, webhook_id, event_id, event_type, created_at, state, attempts, next_attempt_at } = record;
   return { delivery_id, webhook_id, event_id, event_type, created_at, state, attempts, next_attempt_at };
 }

@@ -4,6 +4,7 @@ import {
   CreateWebhookCommand,
   ListDeliveriesCommand,
   ListWebhooksCommand,
+  RetryDeliveryCommand,
   WebhookRefCommand,
 } from "../../shared/contract/index.js";
 import {
@@ -26,6 +27,7 @@ import { type DeliveryWorker, startDeliveryWorker } from "./delivery-worker.js";
 import { type EventFeed, startEventFeed } from "./event-feed.js";
 import { listDeliveries } from "./list-deliveries.js";
 import { listWebhooks } from "./list-webhooks.js";
+import { retryDelivery } from "./retry-delivery.js";
 import { testWebhook } from "./test-webhook.js";
 import { openWebhooksContext } from "./webhooks-context.js";
 
@@ -87,6 +89,12 @@ export function buildWebhooks(deps: ServiceDeps<WebhooksConfig>): Service {
           subject: subjects.webhookDeliveriesList(),
           request: ListDeliveriesCommand,
           handle: listDeliveries(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.webhookDeliveryRetry(),
+          request: RetryDeliveryCommand,
+          handle: retryDelivery(ctx),
         }),
       );
       // The backlogs, for /metrics: job revisions not yet turned into deliveries, and deliveries not yet done.

@@ -16,7 +16,7 @@ export const CreateBusinessRequest = z.strictObject({
   app_id: AppId,
   name: z.string().trim().min(1).max(200),
   /** The operator's own business: its admins may add nodes to the operator pools, which serve every business. */
-  operator: z.union([z.boolean(), z.stringbool()]).default(false),
+  operator: z.boolean().default(false),
 });
 export type CreateBusinessRequest = z.infer<typeof CreateBusinessRequest>;
 

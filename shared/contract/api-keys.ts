@@ -134,7 +134,9 @@ export const UpdateApiKeyRequest = z
   .refine(
     (body) => body.name !== undefined || body.budget_credits_per_month !== undefined,
     "send name, budget_credits_per_month or both",
-  );
+  )
+  // The same rule in the JSON Schema (a refinement has none).
+  .meta({ anyOf: [{ required: ["name"] }, { required: ["budget_credits_per_month"] }] });
 export type UpdateApiKeyRequest = z.infer<typeof UpdateApiKeyRequest>;
 
 export const UpdateApiKeyResponse = ApiKeySummary;

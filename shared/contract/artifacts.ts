@@ -25,6 +25,18 @@ export const PresignDownloadRequest = z.strictObject({
 });
 export type PresignDownloadRequest = z.infer<typeof PresignDownloadRequest>;
 
+/**
+ * The path of one artifact of a job (`GET`, with `X-App-ID` and a JWT or an API key with
+ * `jobs:read`): its bytes at once, for scripts and CI runners, which hold a key and need no
+ * signed URL.
+ */
+export function artifactPath(jobId: string, artifactId: string): string {
+  return `/api/compute/jobs/${encodeURIComponent(jobId)}/artifacts/${encodeURIComponent(artifactId)}`;
+}
+
+/** The same path as a route pattern, for the router. */
+export const ARTIFACT_ROUTE = "/api/compute/jobs/:jobId/artifacts/:artifactId";
+
 /** A URL that is its own credential: send `method` to `url`, with no other header, before `expires_at`. */
 export const PresignedUrl = z.object({
   url: z.string(),

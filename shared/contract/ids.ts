@@ -16,6 +16,11 @@ function madeId(prefix: string): RegExp {
   return new RegExp(`^${prefix}_${MADE_ID_BODY}$`);
 }
 
+/** What a made id looks like, in words: a wrong one is usually the right prefix with the wrong rest. */
+function madeIdMessage(name: string, prefix: string): string {
+  return `${name}: \`${prefix}_\` and ${MADE_ID_BODY_LENGTH} letters or digits`;
+}
+
 /**
  * The format of every id type, the one rule for each: a request schema checks it, and so
  * does every helper that puts an id into a NATS subject, a KV key or an object name
@@ -29,22 +34,22 @@ export const ID_FORMATS = {
     pattern: /^[a-z0-9][a-z0-9_-]{0,62}$/,
     message: "lowercase letters, digits, '-' or '_', at most 63 characters",
   },
-  business: { pattern: madeId("biz"), message: "a business id such as `biz_…`" },
-  user: { pattern: madeId("usr"), message: "a user id such as `usr_…`" },
-  session: { pattern: madeId("ses"), message: "a session id such as `ses_…`" },
-  key: { pattern: madeId("key"), message: "an API key id such as `key_…`" },
-  node: { pattern: madeId("nod"), message: "a node id such as `nod_…`" },
+  business: { pattern: madeId("biz"), message: madeIdMessage("a business id", "biz") },
+  user: { pattern: madeId("usr"), message: madeIdMessage("a user id", "usr") },
+  session: { pattern: madeId("ses"), message: madeIdMessage("a session id", "ses") },
+  key: { pattern: madeId("key"), message: madeIdMessage("an API key id", "key") },
+  node: { pattern: madeId("nod"), message: madeIdMessage("a node id", "nod") },
   /** `job_`, 8 base62 characters of the creation time in ms (so ids sort by age), 12 random. */
-  job: { pattern: madeId("job"), message: "a job id such as `job_…`" },
+  job: { pattern: madeId("job"), message: madeIdMessage("a job id", "job") },
   /** A file name within its job. */
   artifact: {
     pattern: new RegExp(`^(?!\\.{1,2}$)[A-Za-z0-9._-]{1,${ARTIFACT_ID_MAX_LENGTH}}$`),
     message: `1 to ${ARTIFACT_ID_MAX_LENGTH} letters, digits, '.', '_' or '-', not '.' or '..'`,
   },
   /** `sch_`, 8 base62 characters of the creation time in ms (so ids sort by age), 12 random. */
-  schedule: { pattern: madeId("sch"), message: "a schedule id such as `sch_…`" },
+  schedule: { pattern: madeId("sch"), message: madeIdMessage("a schedule id", "sch") },
   /** An outgoing webhook of a business. */
-  webhook: { pattern: madeId("whk"), message: "a webhook id such as `whk_…`" },
+  webhook: { pattern: madeId("whk"), message: madeIdMessage("a webhook id", "whk") },
 } as const satisfies Record<string, { pattern: RegExp; message: string }>;
 
 export type IdKind = keyof typeof ID_FORMATS;

@@ -46,7 +46,15 @@ export {
   UpdateApiKeyRequest,
   UpdateApiKeyResponse,
 } from "./api-keys.js";
-export { ALSO_NEEDED_SCOPES, grantsScope, LOG_STREAM_SCOPE, ROUTE_SCOPES, scopeOf, scopesOf } from "./scopes.js";
+export {
+  ALSO_NEEDED_SCOPES,
+  ARTIFACT_DOWNLOAD_SCOPE,
+  grantsScope,
+  LOG_STREAM_SCOPE,
+  ROUTE_SCOPES,
+  scopeOf,
+  scopesOf,
+} from "./scopes.js";
 export {
   App,
   Business,
@@ -78,6 +86,8 @@ export {
 export { RotateKeysRequest, RotateKeysResponse, SigningKeyKind } from "./admin-keys.js";
 export {
   Artifact,
+  ARTIFACT_ROUTE,
+  artifactPath,
   ContentType,
   PresignDownloadRequest,
   PresignedUrl,
@@ -226,6 +236,10 @@ export {
   JobResultCommand,
   JobTransitionEvent,
   ListJobsCommand,
+  ListShardCommand,
+  ListShardReply,
+  ConcurrencyInUseCommand,
+  ConcurrencyInUseReply,
   ListNodesCommand,
   NodeAssignedEvent,
   NodeContext,
@@ -258,6 +272,7 @@ export {
   Delivery,
   DeliveryAttempt,
   DeliveryId,
+  DeliveryPayload,
   DeliveryState,
   ListDeliveriesRequest,
   ListDeliveriesResponse,
@@ -273,7 +288,13 @@ export {
   WebhookRef,
   webhookWants,
 } from "./webhooks.js";
-export { CreateWebhookCommand, ListDeliveriesCommand, ListWebhooksCommand, WebhookRefCommand } from "./internal.js";
+export {
+  CreateWebhookCommand,
+  ListDeliveriesCommand,
+  ListWebhooksCommand,
+  RetryDeliveryCommand,
+  WebhookRefCommand,
+} from "./internal.js";
 export {
   CreateScheduleRequest,
   DeleteScheduleResponse,
@@ -287,3 +308,4 @@ export {
   ScheduleState,
 } from "./schedules.js";
 export { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "./internal.js";
+export { RERUN_OF_KEY, rerunRequest } from "./rerun.js";

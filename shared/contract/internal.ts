@@ -15,8 +15,15 @@ import {
   PollRequest,
   PushLogsRequest,
   RegisterNodeRequest,
+  RunningAttempt,
 } from "./nodes.js";
-import { CreateWebhookRequest, ListDeliveriesRequest, ListWebhooksRequest, WebhookRef } from "./webhooks.js";
+import {
+  CreateWebhookRequest,
+  ListDeliveriesRequest,
+  ListWebhooksRequest,
+  RetryDeliveryRequest,
+  WebhookRef,
+} from "./webhooks.js";
 
 /**
  * Messages between the gateway and the services behind it. The gateway authenticates;
@@ -62,6 +69,7 @@ export const CreateWebhookCommand = asUser(CreateWebhookRequest);
 export const ListWebhooksCommand = asUser(ListWebhooksRequest);
 export const WebhookRefCommand = asUser(WebhookRef);
 export const ListDeliveriesCommand = asUser(ListDeliveriesRequest);
+export const RetryDeliveryCommand = asUser(RetryDeliveryRequest);
 export const JobRefCommand = asUser(JobRef);
 export const ListJobsCommand = asUser(ListJobsRequest);
 export const PollCommand = asNode(PollRequest);
@@ -107,10 +115,40 @@ export type NodeReply = z.infer<typeof NodeReply>;
  */
 export const PollReply = z.object({
   jobs: z.array(Assignment.extend({ app_id: z.string(), business_id: z.string() })),
+  held: z.array(RunningAttempt).optional(),
 });
 export type PollReply = z.infer<typeof PollReply>;
 
-/** Published (core NATS) when a node gets an assignment, so its long poll answers at once. */
+/**
+ * One scheduler replica's part of a jobs list: the ids of its own partitions' jobs of the
+ * business that match the listing, newest first, after `after`, at most `count`.
+ */
+export const ListShardCommand = z.object({
+  business: z.object({ app_id: z.string(), business_id: z.string() }),
+  listing: ListJobsRequest.omit({ limit: true, cursor: true }),
+  after: JobId.optional(),
+  count: z.number().int().min(1).max(1000),
+});
+export type ListShardCommand = z.infer<typeof ListShardCommand>;
+
+export const ListShardReply = z.object({
+  ids: z.array(z.string()),
+  /** Whether another match follows the last id. */
+  more: z.boolean(),
+  /** The partitions the answer covers: those the replica owned and had read. */
+  partitions: z.array(z.number().int()),
+});
+export type ListShardReply = z.infer<typeof ListShardReply>;
+
+/** How many jobs of a concurrency key are assigned or running, asked of the replica that owns the key's partition. */
+export const ConcurrencyInUseCommand = z.object({ scope: z.string(), partition: z.number().int() });
+export const ConcurrencyInUseReply = z.object({ in_use: z.number().int(), owned: z.boolean() });
+
+/**
+ * Published (core NATS) when a node gets an assignment, or when the service frees one of
+ * its attempts that the node did not end itself (cancel, timeout, lost node), so its long
+ * poll answers at once.
+ */
 export const NodeAssignedEvent = z.object({ node_id: z.string(), job_id: z.string(), attempt: z.number().int() });
 
 /** Published (core NATS) on every job transition, for watchers such as the log stream's `end` event. */

@@ -235,7 +235,7 @@ export const JobPayload = z.object({ job: Job });
 export type JobPayload = z.infer<typeof JobPayload>;
 
 const LabelFilter = z.string().regex(/^[^=]+=[^=]*$/, "`key=value`");
-const MetadataFilter = z.string().regex(/^[^=]{1,64}=[^]{0,1024}$/, "`key=value` (the first `=` separates them)");
+const MetadataFilter = z.string().regex(/^[^=]{1,64}=[\s\S]{0,1024}$/, "`key=value` (the first `=` separates them)");
 
 export const ListJobsRequest = z.strictObject({
   /** One state or several. */

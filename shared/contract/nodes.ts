@@ -60,6 +60,14 @@ export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 export const PollRequest = z.strictObject({
   /** Wait up to this long for an assignment when there is none (long poll). */
   wait_seconds: z.number().int().min(0).max(30).default(0),
+  /**
+   * The attempts the node runs already. Given (an empty list included), the poll waits
+   * while the node holds nothing else, answers with only the attempts not in the list,
+   * and lists in `held` which of the node's attempts are still its own. Left out (an
+   * agent of an earlier version), every attempt is returned and a node holding any
+   * attempt is answered at once.
+   */
+  known: z.array(RunningAttempt).max(1024).optional(),
 });
 export type PollRequest = z.infer<typeof PollRequest>;
 
@@ -84,7 +92,12 @@ export const Assignment = z.object({
 });
 export type Assignment = z.infer<typeof Assignment>;
 
-export const PollResponse = z.object({ jobs: z.array(Assignment) });
+export const PollResponse = z.object({
+  /** Attempts to run: every one of the node's, or, when the poll named what it `known`s, only the new ones. */
+  jobs: z.array(Assignment),
+  /** When the poll named what it knows: each attempt still the node's (new ones included). An attempt the node runs that is missing here ended on the service's side (cancelled, timed out, reassigned): its heartbeat says why. */
+  held: z.array(RunningAttempt).optional(),
+});
 export type PollResponse = z.infer<typeof PollResponse>;
 
 export const JobResultRequest = z.strictObject({

@@ -3,19 +3,20 @@ import { Artifact } from "./artifacts.js";
 import { SANDBOX_SIGNATURE_HEADER, WebhookReply } from "./billing.js";
 import { ErrorEnvelope } from "./envelope.js";
 import { LogEndEventData, LogEventData } from "./logs.js";
+import { APP_ID_PARAMETER, ARTIFACT_ID_PATH_PARAMETER, JOB_ID_PATH_PARAMETER, jsonSchemaOf } from "./openapi-parts.js";
 
 /**
  * The operations of the HTTP API that are no JSON RPC: the job log stream (Server-Sent
- * Events), the signed artifact upload and download, the payment providers' webhook, the
+ * Events), an artifact's download with a credential, the signed artifact upload and download, the payment providers' webhook, the
  * sandbox checkout page, and the service's own documents and probes. Their behaviour is in
  * docs/api.md; the route test keeps these paths equal to what the gateway registers.
  */
 
-const errorEnvelope = { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } };
+const errorEnvelope = { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } };
 const refused = (description: string) => ({ description, content: errorEnvelope });
 const envelopeOf = (payload: z.ZodType) => ({
   "application/json": {
-    schema: z.toJSONSchema(z.object({ status: z.literal("SUCCESS"), message: z.string(), payload })),
+    schema: jsonSchemaOf(z.object({ status: z.literal("SUCCESS"), message: z.string(), payload })),
   },
 });
 
@@ -35,18 +36,9 @@ const signedUrlParameters = [
     schema: { type: "string" },
   },
 ];
-const artifactPathParameters = [
-  { name: "jobId", in: "path", required: true, schema: { type: "string" } },
-  {
-    name: "artifactId",
-    in: "path",
-    required: true,
-    description: "The artifact's name (docs/api.md, Artifact names).",
-    schema: { type: "string" },
-  },
-];
+const artifactPathParameters = [JOB_ID_PATH_PARAMETER, ARTIFACT_ID_PATH_PARAMETER];
 /** A signed URL is its own credential: no X-App-ID, no key. */
-const SIGNED_URL = [{}];
+const SIGNED_URL: never[] = [];
 
 const LOG_FRAMES = [
   "Each stored line is a `log` event whose `id` is its position in the log store (send it back as `Last-Event-ID` to resume);",
@@ -54,29 +46,49 @@ const LOG_FRAMES = [
   "Every `data` is one line of JSON: `x-events` gives the schema of each event's data.",
 ].join(" ");
 
+/** A log event's id: a whole number, written without leading zeros, that a JavaScript number holds exactly. */
+const EVENT_ID_PATTERN = "^(0|[1-9][0-9]{0,14})$";
+
+/** One event of the stream as a client's parser frames it (`x-events` has the schema of each event's data). */
+const LOG_EVENT = {
+  type: "object",
+  properties: {
+    event: { type: "string", enum: ["log", "end"] },
+    id: { type: "string", pattern: EVENT_ID_PATTERN },
+    data: { type: "string", contentMediaType: "application/json" },
+  },
+  required: ["event", "data"],
+};
+
 function logStream() {
   return {
     get: {
       operationId: "streamJobLogs",
       summary:
         "A job's log as Server-Sent Events: every stored line, then `end`. With headers (JWT, or an API key with jobs:read), or as a signed stream URL with none.",
-      security: [{ appId: [], bearer: [] }, { appId: [], apiKey: ["jobs:read"] }, {}],
+      tags: ["jobs"],
+      security: [{ bearer: [] }, { apiKey: ["jobs:read"] }, {}],
       "x-api-key-scope": "jobs:read",
       parameters: [
-        { name: "jobId", in: "path", required: true, schema: { type: "string" } },
+        JOB_ID_PATH_PARAMETER,
+        {
+          ...APP_ID_PARAMETER,
+          required: false,
+          description: "Your application id; not sent with a signed stream URL.",
+        },
         {
           name: "Last-Event-ID",
           in: "header",
           required: false,
           description: "Resume after this event id.",
-          schema: { type: "string", pattern: "^[0-9]+$" },
+          schema: { type: "string", pattern: EVENT_ID_PATTERN },
         },
         {
           name: "last_event_id",
           in: "query",
           required: false,
           description: "The same, for clients that cannot set the header; the header wins.",
-          schema: { type: "string", pattern: "^[0-9]+$" },
+          schema: { type: "string", pattern: EVENT_ID_PATTERN },
         },
         {
           name: "caller",
@@ -101,7 +113,7 @@ function logStream() {
         },
       ],
       responses: {
-        "200": { description: LOG_FRAMES, content: { "text/event-stream": { schema: { type: "string" } } } },
+        "200": { description: LOG_FRAMES, content: { "text/event-stream": { schema: LOG_EVENT } } },
         "400": refused("`app.missing`, or `request.invalid` (a job id or event id that is not one)."),
         "401": refused(
           "`app.unknown`, `auth.missing_credentials`, `auth.invalid_credentials`, `auth.token_expired`, `auth.key_expired`; with `WWW-Authenticate`.",
@@ -118,8 +130,8 @@ function logStream() {
         ),
       },
       "x-events": {
-        log: { id: "The line's position in the log store.", data: z.toJSONSchema(LogEventData) },
-        end: { data: z.toJSONSchema(LogEndEventData) },
+        log: { id: "The line's position in the log store.", data: jsonSchemaOf(LogEventData) },
+        end: { data: jsonSchemaOf(LogEndEventData) },
       },
     },
   };
@@ -129,6 +141,7 @@ function artifactUpload() {
   return {
     put: {
       operationId: "uploadArtifact",
+      tags: ["artifacts"],
       summary:
         "Store an artifact's bytes through a signed upload URL (from presign-upload or an agent's attempt); replaces one of the same name once complete.",
       security: SIGNED_URL,
@@ -145,46 +158,74 @@ function artifactUpload() {
   };
 }
 
+const ARTIFACT_BYTES = { "*/*": { schema: { type: "string", format: "binary" } } };
+const ARTIFACT_HEADERS = {
+  ETag: { description: "The SHA-256 of the content, in quotes.", schema: { type: "string" } },
+  "Content-Disposition": { schema: { type: "string" } },
+  "Accept-Ranges": { schema: { type: "string" } },
+};
+const RANGE_PARAMETERS = [
+  { name: "Range", in: "header", required: false, schema: { type: "string" } },
+  { name: "If-Range", in: "header", required: false, schema: { type: "string" } },
+];
+const ARTIFACT_ANSWERS = {
+  "200": { description: "The whole artifact.", headers: ARTIFACT_HEADERS, content: ARTIFACT_BYTES },
+  "206": { description: "The range asked for (`Content-Range`).", headers: ARTIFACT_HEADERS, content: ARTIFACT_BYTES },
+  "416": refused("`request.range_not_satisfiable`: the range starts beyond the end; `Content-Range: bytes */<size>`."),
+};
+
 function artifactDownload() {
-  const bytes = { "*/*": { schema: { type: "string", format: "binary" } } };
-  const headers = {
-    ETag: { description: "The SHA-256 of the content, in quotes.", schema: { type: "string" } },
-    "Content-Disposition": { schema: { type: "string" } },
-    "Accept-Ranges": { schema: { type: "string" } },
-  };
   const operation = (method: "get" | "head") => ({
     operationId: method === "get" ? "downloadArtifact" : "headArtifact",
+    tags: ["artifacts"],
     summary:
       method === "get"
         ? "An artifact's bytes through a signed download URL; one byte range allowed."
         : "The download's headers without its body.",
     security: SIGNED_URL,
-    parameters: [
-      ...artifactPathParameters,
-      ...signedUrlParameters,
-      { name: "Range", in: "header", required: false, schema: { type: "string" } },
-      { name: "If-Range", in: "header", required: false, schema: { type: "string" } },
-    ],
+    parameters: [...artifactPathParameters, ...signedUrlParameters, ...RANGE_PARAMETERS],
     responses: {
-      "200": { description: "The whole artifact.", headers, content: bytes },
-      "206": { description: "The range asked for (`Content-Range`).", headers, content: bytes },
+      ...ARTIFACT_ANSWERS,
       "403": refused("`url.signature_invalid`, `url.expired`."),
       "404": refused("`resource.not_found`: the artifact no longer exists."),
-      "416": refused(
-        "`request.range_not_satisfiable`: the range starts beyond the end; `Content-Range: bytes */<size>`.",
-      ),
     },
   });
   return { get: operation("get"), head: operation("head") };
+}
+
+function artifactWithCredential() {
+  return {
+    get: {
+      operationId: "getArtifact",
+      summary:
+        "One artifact of a job of the caller's business, its bytes at once, with X-App-ID and a JWT or an API key with jobs:read (for scripts and CI runners: presign-download takes a JWT only); one byte range allowed.",
+      tags: ["artifacts"],
+      security: [{ bearer: [] }, { apiKey: ["jobs:read"] }],
+      "x-api-key-scope": "jobs:read",
+      parameters: [...artifactPathParameters, APP_ID_PARAMETER, ...RANGE_PARAMETERS],
+      responses: {
+        ...ARTIFACT_ANSWERS,
+        "400": refused("`app.missing`, or `request.invalid` (a job id or artifact name that is not one)."),
+        "401": refused(
+          "`app.unknown`, `auth.missing_credentials`, `auth.invalid_credentials`, `auth.token_expired`, `auth.key_expired`; with `WWW-Authenticate`.",
+        ),
+        "403": refused("`permission.denied` (a node key), `auth.scope_missing`."),
+        "404": refused("`resource.not_found`: no such job in the caller's business, or no such artifact of it."),
+        "429": refused("`rate.limited`; retry after `Retry-After`."),
+        "503": refused("`service.unavailable`; retry after `Retry-After`."),
+      },
+    },
+  };
 }
 
 function billingWebhook() {
   return {
     post: {
       operationId: "receiveBillingWebhook",
+      tags: ["billing"],
       summary:
         "A payment provider's event (Stripe, or the sandbox), applied once; the signature over the raw body is the credential (no X-App-ID).",
-      security: [{}],
+      security: [],
       parameters: [
         { name: "provider", in: "path", required: true, schema: { type: "string", enum: ["stripe", "sandbox"] } },
         {
@@ -226,30 +267,42 @@ function sandboxCheckout() {
   return {
     get: {
       operationId: "showSandboxCheckout",
+      tags: ["billing"],
       summary: "The sandbox payment provider's checkout page (an HTML form: pay or cancel).",
-      security: [{}],
+      security: [],
       parameters: [sessionId],
       responses: {
         "200": { description: "The page.", content: html },
+        "400": { description: "Not a session id.", content: html },
         "404": { description: "No such session.", content: html },
       },
     },
     post: {
       operationId: "actOnSandboxCheckout",
+      tags: ["billing"],
       summary: "Pay or cancel a sandbox checkout (the page's form); redirects to the success or cancel URL.",
-      security: [{}],
+      security: [],
       parameters: [sessionId],
       requestBody: {
         required: true,
         content: {
           "application/x-www-form-urlencoded": {
-            schema: { type: "object", properties: { action: { type: "string", enum: ["pay", "cancel"] } } },
+            schema: {
+              type: "object",
+              properties: { action: { type: "string", enum: ["pay", "cancel"] } },
+              required: ["action"],
+            },
           },
         },
       },
       responses: {
         "303": { description: "To the checkout's success_url or cancel_url." },
+        "400": { description: "No action given, or not a session id.", content: html },
         "404": { description: "No such session.", content: html },
+        "502": {
+          description: "Paid, but the payment's confirmation did not get through: press Pay again.",
+          content: html,
+        },
       },
     },
   };
@@ -265,7 +318,8 @@ function plainGet(
     get: {
       operationId,
       summary,
-      security: [{}],
+      tags: ["service"],
+      security: [],
       responses: { "200": { description: summary, content: { "application/json": { schema } } }, ...more },
     },
   };
@@ -277,6 +331,7 @@ export function httpPathItems(): Record<string, unknown> {
     "/api/compute/jobs/{jobId}/logs": logStream(),
     "/api/compute/artifacts/upload/{jobId}/{artifactId}": artifactUpload(),
     "/api/compute/artifacts/download/{jobId}/{artifactId}": artifactDownload(),
+    "/api/compute/jobs/{jobId}/artifacts/{artifactId}": artifactWithCredential(),
     "/api/compute/billing/webhooks/{provider}": billingWebhook(),
     "/sandbox/checkout/{sessionId}": sandboxCheckout(),
     "/.well-known/jwks.json": plainGet("jwks", "The public keys that verify access tokens (JWKS).", {

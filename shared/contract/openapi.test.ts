@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "./openapi.js";
 import { EXPORT_ROUTES } from "./exports.js";
+import { REQUEST_EXAMPLES } from "./openapi-parts.js";
 import { RPC_ROUTES } from "./routes.js";
 
 describe("OpenAPI document", () => {
@@ -21,16 +22,59 @@ describe("OpenAPI document", () => {
   it("names the scope an API key needs on each operation, in its security requirement and in x-api-key-scope", () => {
     const submit = document.paths["/api/compute/jobs/submit"]?.post;
     expect(submit?.["x-api-key-scope"]).toBe("jobs:write");
-    expect(submit?.security).toEqual([
-      { appId: [], bearer: [] },
-      { appId: [], apiKey: ["jobs:write"] },
-    ]);
+    expect(submit?.security).toEqual([{ bearer: [] }, { apiKey: ["jobs:write"] }]);
     expect(document.paths["/api/compute/api-keys/create"]?.post["x-api-key-scope"]).toBeNull();
-    expect(document.paths["/api/compute/nodes/poll"]?.post.security).toEqual([{ appId: [], apiKey: [] }]);
+    expect(document.paths["/api/compute/nodes/poll"]?.post.security).toEqual([{ apiKey: [] }]);
   });
 
   it("marks session-only operations as bearer-only", () => {
-    expect(document.paths["/api/compute/api-keys/create"]?.post.security).toEqual([{ appId: [], bearer: [] }]);
+    expect(document.paths["/api/compute/api-keys/create"]?.post.security).toEqual([{ bearer: [] }]);
+  });
+
+  it("takes X-App-ID as a required header parameter of every operation, not as a credential; public ones need none", () => {
+    for (const [name, route] of [...Object.entries(RPC_ROUTES), ...Object.entries(EXPORT_ROUTES)]) {
+      const parameters = document.paths[route.path]?.post.parameters as Array<{ name: string; required: boolean }>;
+      expect(
+        parameters.find((parameter) => parameter.name === "X-App-ID"),
+        name,
+      ).toMatchObject({ required: true });
+    }
+    expect(JSON.stringify((document as { components?: unknown }).components)).not.toContain("X-App-ID");
+    expect(document.paths["/api/auth/LOGIN_EMAIL"]?.post.security).toEqual([]);
+  });
+
+  it("requires a request body exactly where an empty one is refused, with examples on the first operations", () => {
+    const body = (path: string) => document.paths[path]?.post.requestBody as { required: boolean };
+    expect(body(RPC_ROUTES.login.path).required).toBe(true);
+    expect(body(RPC_ROUTES.cancelJob.path).required).toBe(true);
+    expect(body(RPC_ROUTES.listJobs.path).required).toBe(false);
+    expect(body(RPC_ROUTES.listApiKeys.path).required).toBe(false);
+    for (const [name, example] of Object.entries(REQUEST_EXAMPLES)) {
+      const route = RPC_ROUTES[name as keyof typeof RPC_ROUTES];
+      expect(route.request.safeParse(example).success, name).toBe(true);
+      expect(JSON.stringify(document.paths[route.path]?.post.requestBody)).toContain('"example"');
+    }
+  });
+
+  it("tags each operation with its resource, lists the tags, and names the serving gateway as its server", () => {
+    const doc = document as unknown as { tags: Array<{ name: string }>; servers: Array<{ url: string }> };
+    const known = new Set(doc.tags.map((tag) => tag.name));
+    for (const item of Object.values(document.paths as Record<string, Record<string, { tags?: string[] }>>))
+      for (const operation of Object.values(item)) expect(known.has(operation.tags?.[0] ?? "")).toBe(true);
+    expect(document.paths[RPC_ROUTES.submitJob.path]?.post.tags).toEqual(["jobs"]);
+    expect(document.paths[RPC_ROUTES.presignUpload.path]?.post.tags).toEqual(["artifacts"]);
+    expect(doc.servers).toEqual([expect.objectContaining({ url: "/" })]);
+  });
+
+  it("gives path ids their pattern and uses no regular expression only JavaScript reads", () => {
+    const text = JSON.stringify(document);
+    expect(text).not.toContain("[^]");
+    const stream = (
+      document.paths as unknown as Record<string, Record<string, { parameters: Array<Record<string, unknown>> }>>
+    )["/api/compute/jobs/{jobId}/logs"]?.get;
+    expect(stream?.parameters.find((parameter) => parameter.name === "jobId")).toMatchObject({
+      schema: { pattern: expect.stringContaining("job_") },
+    });
   });
 
   it("documents the RateLimit headers and the 429 on operations a user's credential calls, not on public or node-only ones", () => {
@@ -81,7 +125,7 @@ describe("OpenAPI document", () => {
     const upload = (document.paths as Record<string, Record<string, Record<string, unknown>>>)[
       "/api/compute/artifacts/upload/{jobId}/{artifactId}"
     ]?.put;
-    expect(upload?.security).toEqual([{}]);
+    expect(upload?.security).toEqual([]);
   });
 
   it("documents the Idempotency-Key header and the Idempotent-Replayed answer header on submit and retry only", () => {
@@ -91,12 +135,12 @@ describe("OpenAPI document", () => {
         responses: Record<string, { headers?: Record<string, unknown> }>;
       };
     for (const route of [RPC_ROUTES.submitJob, RPC_ROUTES.retryJob]) {
-      expect(operation(route.path).parameters).toEqual([
+      expect(operation(route.path).parameters).toContainEqual(
         expect.objectContaining({ name: "Idempotency-Key", in: "header" }),
-      ]);
+      );
       expect(operation(route.path).responses["200"]!.headers).toHaveProperty("Idempotent-Replayed");
     }
-    expect(operation(RPC_ROUTES.cancelJob.path).parameters).toBeUndefined();
+    expect(operation(RPC_ROUTES.cancelJob.path).parameters?.map((parameter) => parameter.name)).toEqual(["X-App-ID"]);
     expect(operation(RPC_ROUTES.cancelJob.path).responses["200"]!.headers).not.toHaveProperty("Idempotent-Replayed");
   });
 

@@ -7,19 +7,15 @@ import { httpPathItems } from "./openapi-http.js";
 import { EXPORT_MEDIA_TYPES, EXPORT_ROUTES, type ExportRoute } from "./exports.js";
 import { RPC_ROUTES, type RpcName, type RpcRoute } from "./routes.js";
 import { ROUTE_SCOPES, scopesOf } from "./scopes.js";
+import { APP_ID_PARAMETER, jsonSchemaOf, REQUEST_EXAMPLES, TAGS, tagOf } from "./openapi-parts.js";
 
+/** The credentials each kind of route takes; the tenant (`X-App-ID`) is a header parameter of its own, no credential. */
 const SECURITY: Record<RpcRoute["auth"], Array<Record<string, string[]>>> = {
-  public: [{ appId: [] }],
-  jwt: [{ appId: [], bearer: [] }],
-  user: [
-    { appId: [], bearer: [] },
-    { appId: [], apiKey: [] },
-  ],
-  node: [{ appId: [], apiKey: [] }],
-  user_or_node: [
-    { appId: [], bearer: [] },
-    { appId: [], apiKey: [] },
-  ],
+  public: [],
+  jwt: [{ bearer: [] }],
+  user: [{ bearer: [] }, { apiKey: [] }],
+  node: [{ apiKey: [] }],
+  user_or_node: [{ bearer: [] }, { apiKey: [] }],
 };
 
 /** The security requirements of a route; a user's API key must hold the route's scope, named as the requirement's scope. */
@@ -83,7 +79,7 @@ function unauthorizedResponse(auth: RpcRoute["auth"]) {
     "401": {
       description,
       headers: { "WWW-Authenticate": { description: challenge, schema: { type: "string" } } },
-      content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+      content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
     },
   };
 }
@@ -106,7 +102,7 @@ function withErrorResponses(responses: Record<string, unknown>, codes: readonly 
     merged[status] = {
       ...existing,
       description: existing?.description ? `${named}. ${existing.description}` : `${named}.`,
-      content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+      content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
     };
   }
   return merged;
@@ -122,13 +118,15 @@ function exportOperation(name: string, route: ExportRoute) {
   return {
     operationId: name,
     summary: route.summary,
+    tags: [tagOf(route.path)],
+    parameters: [APP_ID_PARAMETER],
     security: SECURITY.user.map((requirement) =>
       "apiKey" in requirement ? { ...requirement, apiKey: [route.scope] } : requirement,
     ),
     "x-api-key-scope": route.scope,
     requestBody: {
       required: true,
-      content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } },
+      content: { "application/json": { schema: jsonSchemaOf(route.request, "input") } },
     },
     "x-error-codes": [...commonErrors("user", true)],
     responses: withErrorResponses(
@@ -144,7 +142,7 @@ function exportOperation(name: string, route: ExportRoute) {
         ...unauthorizedResponse("user"),
         default: {
           description: "Error envelope; see docs/errors.md for every code.",
-          content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+          content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
         },
       },
       commonErrors("user", true),
@@ -157,17 +155,25 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
   const paths: Record<string, unknown> = {};
   for (const [name, route] of Object.entries(RPC_ROUTES) as Array<[RpcName, RpcRoute]>) {
     const scope = ROUTE_SCOPES[name];
+    const example = REQUEST_EXAMPLES[name];
     paths[route.path] = {
       post: {
         operationId: name,
         summary: route.summary,
+        tags: [tagOf(route.path)],
         security: securityOf(route, scopesOf(route)),
         // The scope a user's API key needs (docs/api.md, "Scopes"); null: no key scope applies. The security requirement lists any it also needs.
         "x-api-key-scope": scope,
-        ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? { parameters: [IDEMPOTENCY_KEY_PARAMETER] } : {}),
+        parameters: [APP_ID_PARAMETER, ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? [IDEMPOTENCY_KEY_PARAMETER] : [])],
         requestBody: {
-          required: false,
-          content: { "application/json": { schema: z.toJSONSchema(route.request, { io: "input" }) } },
+          // No body is read as `{}`: required where `{}` is refused.
+          required: !route.request.safeParse({}).success,
+          content: {
+            "application/json": {
+              schema: jsonSchemaOf(route.request, "input"),
+              ...(example ? { example } : {}),
+            },
+          },
         },
         "x-error-codes": [...new Set([...commonErrors(route.auth, scope !== null), ...ROUTE_ERRORS[name]])],
         responses: withErrorResponses(
@@ -177,7 +183,7 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
               ...(COUNTED[route.auth]
                 ? { headers: { ...RATE_LIMIT_HEADERS, ...(IDEMPOTENCY_KEY_ROUTES.has(name) ? REPLAYED_HEADERS : {}) } }
                 : {}),
-              content: { "application/json": { schema: z.toJSONSchema(successEnvelope(route.response)) } },
+              content: { "application/json": { schema: jsonSchemaOf(successEnvelope(route.response)) } },
             },
             ...unauthorizedResponse(route.auth),
             ...(COUNTED[route.auth]
@@ -191,13 +197,13 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
                       },
                       ...RATE_LIMIT_HEADERS,
                     },
-                    content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+                    content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
                   },
                 }
               : {}),
             default: {
               description: "Error envelope; see docs/errors.md for every code.",
-              content: { "application/json": { schema: z.toJSONSchema(ErrorEnvelope) } },
+              content: { "application/json": { schema: jsonSchemaOf(ErrorEnvelope) } },
             },
           },
           [...commonErrors(route.auth, scope !== null), ...ROUTE_ERRORS[name]],
@@ -210,11 +216,16 @@ export function buildOpenApiDocument(options: { serverUrl?: string } = {}): Reco
   Object.assign(paths, httpPathItems());
   return {
     openapi: "3.1.0",
-    info: { title: "Compute Job Service API", version: "1" },
-    ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
+    info: {
+      title: "Compute Job Service API",
+      version: "1",
+      description:
+        "Every operation answers the envelope `{status, message, payload}` or `{status, code, message, details}` (docs/errors.md). Send `X-App-ID` with your application id on every call but the signed URLs.",
+    },
+    servers: [{ url: options.serverUrl ?? "/", description: "The gateway that serves this document" }],
+    tags: TAGS,
     components: {
       securitySchemes: {
-        appId: { type: "apiKey", in: "header", name: "X-App-ID" },
         bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
         apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
       },

@@ -75,6 +75,7 @@ export const ROUTE_ERRORS: { readonly [N in RpcName]: readonly ErrorCode[] } = {
   deleteWebhook: ["resource.not_found"],
   testWebhook: ["resource.not_found"],
   listWebhookDeliveries: ["resource.not_found"],
+  retryWebhookDelivery: ["resource.not_found", "state.conflict"],
   createSchedule: ["quota.job_type_not_allowed"],
   listSchedules: [],
   retrieveSchedule: ["resource.not_found"],

@@ -69,10 +69,12 @@ import {
   CreateWebhookRequest,
   CreateWebhookResponse,
   DeleteWebhookResponse,
+  DeliveryPayload,
   ListDeliveriesRequest,
   ListDeliveriesResponse,
   ListWebhooksRequest,
   ListWebhooksResponse,
+  RetryDeliveryRequest,
   TestWebhookResponse,
   WebhookRef,
 } from "./webhooks.js";
@@ -158,7 +160,8 @@ export const RPC_ROUTES = {
     request: RefreshRequest,
     response: TokenPair,
     message: "Tokens refreshed",
-    summary: "Trade a refresh token for a new pair. Reusing a spent refresh token ends its whole session.",
+    summary:
+      "Trade a refresh token for a new pair. The token spent by the last refresh, sent again within the grace (30 s by default), gets the same new refresh token; any other spent token ends its whole session.",
   }),
   logout: rpc({
     path: "/api/auth/logout",
@@ -515,6 +518,15 @@ export const RPC_ROUTES = {
     response: ListDeliveriesResponse,
     message: "Deliveries",
     summary: "The webhook's deliveries of the last 7 days, newest first, with each attempt's status code or error.",
+  }),
+  retryWebhookDelivery: rpc({
+    path: "/api/compute/webhooks/deliveries/retry",
+    auth: "user",
+    request: RetryDeliveryRequest,
+    response: DeliveryPayload,
+    message: "Delivery queued again",
+    summary:
+      "Send a delivery that has ended (succeeded or failed) again now, signed afresh; a failure within its 24-hour window is tried again as usual.",
   }),
   createSchedule: rpc({
     path: "/api/compute/schedules/create",

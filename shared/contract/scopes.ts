@@ -57,6 +57,7 @@ export const ROUTE_SCOPES: { readonly [N in RpcName]: RpcRoutes[N]["auth"] exten
   deleteWebhook: "webhooks:write",
   testWebhook: "webhooks:write",
   listWebhookDeliveries: "webhooks:read",
+  retryWebhookDelivery: "webhooks:write",
   createSchedule: "schedules:write",
   listSchedules: "schedules:read",
   retrieveSchedule: "schedules:read",
@@ -77,6 +78,9 @@ export const ALSO_NEEDED_SCOPES: { readonly [N in RpcName]?: readonly Scope[] } 
 
 /** The job log stream (`GET /api/compute/jobs/{jobId}/logs`), which is no RPC, reads a job. */
 export const LOG_STREAM_SCOPE: Scope = "jobs:read";
+
+/** So does the download of an artifact with a credential (`GET /api/compute/jobs/{jobId}/artifacts/{id}`), as listing them does. */
+export const ARTIFACT_DOWNLOAD_SCOPE: Scope = "jobs:read";
 
 const BY_ROUTE = new Map<RpcRoute, Scope | null>(
   (Object.keys(RPC_ROUTES) as RpcName[]).map((name) => [RPC_ROUTES[name], ROUTE_SCOPES[name]]),

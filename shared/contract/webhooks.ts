@@ -34,7 +34,9 @@ export const CreateWebhookRequest = z.strictObject({
     .array(WebhookEventFilter)
     .min(1)
     .max(WebhookEventFilter.options.length)
-    .refine((events) => new Set(events).size === events.length, "each event at most once"),
+    .refine((events) => new Set(events).size === events.length, "each event at most once")
+    // The same rule in the JSON Schema (a refinement has none).
+    .meta({ uniqueItems: true }),
   description: z.string().max(200).optional(),
 });
 export type CreateWebhookRequest = z.infer<typeof CreateWebhookRequest>;
@@ -114,6 +116,14 @@ export type ListDeliveriesRequest = z.infer<typeof ListDeliveriesRequest>;
 /** The webhook's deliveries of the last 7 days, newest first. */
 export const ListDeliveriesResponse = z.object({ items: z.array(Delivery), next_cursor: z.string().nullable() });
 export type ListDeliveriesResponse = z.infer<typeof ListDeliveriesResponse>;
+
+/** A delivery of the caller's webhook that has ended (`succeeded` or `failed`), to send again now. */
+export const RetryDeliveryRequest = z.strictObject({ webhook_id: WebhookId, delivery_id: DeliveryId });
+export type RetryDeliveryRequest = z.infer<typeof RetryDeliveryRequest>;
+
+/** The delivery, `pending` again, with its next try due now. */
+export const DeliveryPayload = z.object({ delivery: Delivery });
+export type DeliveryPayload = z.infer<typeof DeliveryPayload>;
 
 /** The JSON body POSTed to a webhook. */
 export const WebhookEvent = z.object({

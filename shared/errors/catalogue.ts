@@ -245,7 +245,8 @@ export const ERROR_CATALOGUE = {
   "service.unavailable": {
     http: 503,
     retryable: true,
-    summary: "A dependency (NATS or a backing service) is unreachable; retry after `Retry-After` seconds.",
+    summary:
+      "A dependency (NATS or a backing service) is unreachable, or the gateway is overloaded (load shedding); retry after `Retry-After` seconds.",
   },
   "internal.error": {
     http: 500,

@@ -27,3 +27,4 @@ export { PingReply, servePing } from "./ping.js";
 export { ensureMeteringStream } from "./metering-stream.js";
 export { watchConsumers } from "./consumer-health.js";
 export type { DurableConsumer } from "./consumer-health.js";
+export { ensureConsumer } from "./ensure-consumer.js";

@@ -79,10 +79,15 @@ describe("subjects", () => {
       expect(() => subjects.jobTransitioned(bad)).toThrow(MalformedIdError);
       expect(() => subjects.metering(bad)).toThrow(MalformedIdError);
       expect(() => subjects.nodeAssigned(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.nodeReleased(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.nodeDraining(bad)).toThrow(MalformedIdError);
+      expect(() => subjects.nodeEvents(bad)).toThrow(MalformedIdError);
     }
     expect(() => subjects.jobLogs(JOB, 0)).toThrow();
     expect(() => subjects.jobLogs(JOB, 1.5)).toThrow();
     expect(subjects.nodeAssigned(NODE)).toBe(`cjs.events.node.${NODE}.assigned`);
+    expect(subjects.nodeReleased(NODE)).toBe(`cjs.events.node.${NODE}.released`);
+    expect(subjects.nodeEvents(NODE)).toBe(`cjs.events.node.${NODE}.*`);
     expect(subjects.jobTransitionedAll()).toBe("cjs.events.job.*.transitioned");
   });
 
@@ -97,7 +102,7 @@ describe("subjects", () => {
 
 describe("checkKvKey", () => {
   it("takes keys of each bucket's shape", () => {
-    expect(checkKvKey(BUCKETS.jobs, `local.${BIZ}.${JOB}`)).toBe(`local.${BIZ}.${JOB}`);
+    expect(checkKvKey(BUCKETS.jobs, `s07.local.${BIZ}.${JOB}`)).toBe(`s07.local.${BIZ}.${JOB}`);
     expect(checkKvKey(BUCKETS.apiKeys, KEY)).toBe(KEY);
     expect(checkKvKey(BUCKETS.apiKeyOwners, `${USER}.${KEY}`)).toBe(`${USER}.${KEY}`);
     expect(checkKvKey(BUCKETS.apiKeyOwners, `${NODE}.${KEY}`)).toBe(`${NODE}.${KEY}`);
@@ -109,11 +114,11 @@ describe("checkKvKey", () => {
     for (const bad of HOSTILE) {
       expect(() => checkKvKey(BUCKETS.apiKeys, bad)).toThrow(MalformedIdError);
       expect(() => checkKvKey(BUCKETS.nodes, bad)).toThrow(MalformedIdError);
-      expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}.${bad}`)).toThrow(MalformedIdError);
+      expect(() => checkKvKey(BUCKETS.jobs, `s07.local.${BIZ}.${bad}`)).toThrow(MalformedIdError);
     }
     expect(() => checkKvKey(BUCKETS.apiKeys, "key_ecxUgow1WBd5BpAdgW2")).toThrow(MalformedIdError);
-    expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}`)).toThrow(MalformedIdError);
-    expect(() => checkKvKey(BUCKETS.jobs, `local.${BIZ}.${JOB}.x`)).toThrow(MalformedIdError);
+    expect(() => checkKvKey(BUCKETS.jobs, `s07.local.${BIZ}`)).toThrow(MalformedIdError);
+    expect(() => checkKvKey(BUCKETS.jobs, `s07.local.${BIZ}.${JOB}.x`)).toThrow(MalformedIdError);
     expect(() => checkKvKey(BUCKETS.signingKeys, "*")).toThrow(MalformedIdError);
     expect(() => checkKvKey("cjs_not_listed", "a.>")).toThrow(MalformedIdError);
     expect(thrownBy(() => checkKvKey(BUCKETS.apiKeys, "key_*"))).toMatchObject({

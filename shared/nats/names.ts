@@ -159,6 +159,10 @@ export const subjects = {
   jobSubmit: () => `${ROOT}.scheduler.jobs.submit`,
   jobRetrieve: () => `${ROOT}.scheduler.jobs.retrieve`,
   jobList: () => `${ROOT}.scheduler.jobs.list`,
+  /** Answered by one scheduler replica only: the page of its own partitions' jobs (a list is gathered from every owner). */
+  jobListShard: (instance: string) => `${ROOT}.scheduler.replica.${checkedToken(instance)}.jobs.list`,
+  /** Answered by one scheduler replica only: how many jobs of a concurrency key of its partitions are assigned or running. */
+  concurrencyInUse: (instance: string) => `${ROOT}.scheduler.replica.${checkedToken(instance)}.concurrency`,
   jobCancel: () => `${ROOT}.scheduler.jobs.cancel`,
   jobRetry: () => `${ROOT}.scheduler.jobs.retry`,
   jobDelete: () => `${ROOT}.scheduler.jobs.delete`,
@@ -214,8 +218,13 @@ export const subjects = {
   logUsageOfBusiness: (appId: string, businessId: string, day: string) =>
     `${ROOT}.logusage.business.${checkId("app", appId)}.${checkId("business", businessId)}.${checkedWindow(day, 8)}`,
   logUsageAll: () => `${ROOT}.logusage.>`,
-  /** Core NATS events: a node got an assignment (wakes its long poll); a job changed state. */
+  /** Core NATS events: a node got an assignment, or lost one it did not end itself (each wakes its long poll); a job changed state. */
   nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.assigned`,
+  nodeReleased: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.released`,
+  /** A node was set draining: its long poll ends. */
+  nodeDraining: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.draining`,
+  /** Every event of one node, what a long poll listens to. */
+  nodeEvents: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.*`,
   jobTransitioned: (jobId: string) => `${ROOT}.events.job.${checkId("job", jobId)}.transitioned`,
   jobTransitionedAll: () => `${ROOT}.events.job.*.transitioned`,
   /** NATS-direct node plane (`NODE_NATS_OPERATIONS`): an agent's requests, answered by one gateway replica. */
@@ -241,6 +250,7 @@ export const subjects = {
   webhookDelete: () => `${ROOT}.webhooks.delete`,
   webhookTest: () => `${ROOT}.webhooks.test`,
   webhookDeliveriesList: () => `${ROOT}.webhooks.deliveries`,
+  webhookDeliveryRetry: () => `${ROOT}.webhooks.deliveries.retry`,
   /** A delivery due (the work queue's subjects: `cjs.webhook-deliveries.>` for all). */
   webhookDelivery: (webhookId: string) => `${ROOT}.webhook-deliveries.${checkId("webhook", webhookId)}`,
   webhookDeliveriesAll: () => `${ROOT}.webhook-deliveries.>`,
@@ -278,12 +288,12 @@ export const BUCKET_KEYS = {
   [BUCKETS.otpCodes]: ["app", "part", "..."],
   [BUCKETS.loginGuards]: ["part", "part", "..."],
   [BUCKETS.signingKeys]: ["part"],
-  [BUCKETS.jobs]: ["app", "business", "job"],
+  [BUCKETS.jobs]: ["part", "app", "business", "job"],
   [BUCKETS.nodes]: ["node"],
   [BUCKETS.allocations]: ["node"],
   [BUCKETS.artifactIndex]: ["app", "business", "job", "part"],
   [BUCKETS.keyQuotas]: ["key"],
-  [BUCKETS.leases]: ["part"],
+  [BUCKETS.leases]: ["part", "..."],
   [BUCKETS.subscriptions]: ["app", "business"],
   [BUCKETS.webhookEvents]: ["part", "part"],
   [BUCKETS.checkoutSessions]: ["part"],

@@ -1,6 +1,25 @@
-export { businessJobsFilter, JobRecord, jobKey, mayBeQueued, mayHaveChargedAttempt, publicJob } from "./job-record.js";
+export { JobRecord, mayBeQueued, mayHaveChargedAttempt, publicJob } from "./job-record.js";
+export {
+  businessJobsFilter,
+  JOB_PARTITIONS,
+  jobIdKeyFilter,
+  jobIdOfKey,
+  jobKey,
+  type JobKeyParts,
+  type JobKind,
+  jobPartition,
+  LEGACY_JOB_KEYS,
+  legacyJobKey,
+  operatorJobKeyFilters,
+  parseJobKey,
+  partitionKeyFilters,
+  scopePartition,
+  siblingJobKey,
+  tagJobId,
+} from "./job-key.js";
 export {
   checkSharedPools,
+  isOperatorPool,
   isOperatorPoolKey,
   metricsPool,
   operatorPoolKey,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { checkId, Job } from "../contract/index.js";
+import { Job } from "../contract/index.js";
 
 /**
  * A job as stored in the `cjs_jobs` bucket under `jobKey(...)`: the public record plus
@@ -24,16 +24,6 @@ export const JobRecord = Job.extend({
   waiting_on: z.array(z.string()).default([]),
 }).loose();
 export type JobRecord = z.infer<typeof JobRecord>;
-
-/** Tenancy is in the key: a caller's jobs are found only under their own app and business. Each id is checked by its format. */
-export function jobKey(appId: string, businessId: string, jobId: string): string {
-  return `${checkId("app", appId)}.${checkId("business", businessId)}.${checkId("job", jobId)}`;
-}
-
-/** The key filter of every job of one business. */
-export function businessJobsFilter(appId: string, businessId: string): string {
-  return `${checkId("app", appId)}.${checkId("business", businessId)}.*`;
-}
 
 const PUBLIC_FIELDS = Object.keys(Job.shape) as Array<keyof Job>;
 

@@ -71,6 +71,11 @@ export const PoolSettings = z.object({
 });
 export type PoolSettings = z.infer<typeof PoolSettings>;
 
+/** Whether `poolId` names an operator pool (every other pool id is a self-hosted pool of the caller's business). */
+export function isOperatorPool(settings: Pick<PoolSettings, "CJS_OPERATOR_POOLS">, poolId: string): boolean {
+  return settings.CJS_OPERATOR_POOLS.includes(poolId);
+}
+
 /** The check that goes with `PoolSettings`: a shared pool must be an operator pool. */
 export function checkSharedPools(settings: PoolSettings, ctx: z.RefinementCtx): void {
   const stray = settings.CJS_SHARED_OPERATOR_POOLS.filter((pool) => !settings.CJS_OPERATOR_POOLS.includes(pool));

@@ -77,6 +77,14 @@ export const NatsUrl = z
     if (problem !== undefined) context.addIssue({ code: "custom", message: problem });
   });
 
+/** The port of the nats-server `make dev` starts (`CJS_NATS_PORT`), on this machine. */
+export const NatsPort = intSetting(4222, { min: 1, max: 65535 });
+
+/** The NATS of this machine on `port`: where `make dev` starts one, and every process looks when NATS_URL is unset. */
+export function localNatsUrl(port: number): string {
+  return `nats://127.0.0.1:${port}`;
+}
+
 /** An http(s) URL setting; empty means not set. */
 const optionalUrl = z.preprocess(
   emptyAsUnset,
@@ -86,7 +94,7 @@ const optionalUrl = z.preprocess(
 /** Settings every service shares. */
 export const BaseConfig = z.object({
   /** One server or a comma-separated list. */
-  NATS_URL: NatsUrl.default("nats://127.0.0.1:4222"),
+  NATS_URL: NatsUrl.default(localNatsUrl(NatsPort.parse(undefined))),
   /** Credentials for a NATS server that requires them: a creds file (JWT + NKey), a token, or a user and password. */
   NATS_CREDS_FILE: z.string().min(1).optional(),
   NATS_TOKEN: z.string().min(1).optional(),

@@ -1,4 +1,14 @@
-export { BaseConfig, ConfigError, NatsUrl, boolSetting, intSetting, natsUrlProblem, parseConfig } from "./config.js";
+export {
+  BaseConfig,
+  ConfigError,
+  NatsPort,
+  NatsUrl,
+  boolSetting,
+  intSetting,
+  localNatsUrl,
+  natsUrlProblem,
+  parseConfig,
+} from "./config.js";
 export { createLogger, scrubCredentialParameters } from "./logger.js";
 export type { Logger } from "./logger.js";
 export { collectProcessMetrics, metricsRegistry, natsRequestSeconds } from "./metrics.js";
@@ -10,6 +20,7 @@ export type { Clock, Service } from "./lifecycle.js";
 export { formatPath, zodIssues } from "./zod-issues.js";
 export type { FieldIssue } from "./zod-issues.js";
 export { fromBase62, newId, newJobId, randomBase62, toBase62 } from "./ids.js";
+export { Coalesced } from "./coalesced.js";
 export { forEachBounded } from "./for-each-bounded.js";
 export { settingNames, unknownSettings, warnUnknownSettings } from "./unknown-settings.js";
 export type { UnknownSetting } from "./unknown-settings.js";

@@ -8,11 +8,19 @@ export const metricsRegistry = register;
 
 let defaultsCollected = false;
 
-/** Process metrics (CPU, memory, event loop lag), registered once per process. */
+/**
+ * prom-client's gauges whose `_total` suffix promtool refuses (a non-counter must not end in
+ * `_total`): each is the sum of the gauge of the same name without it, by `type`, which stays
+ * (`sum(nodejs_active_handles)`).
+ */
+const SUMMED_GAUGES = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"];
+
+/** Process metrics (CPU, memory, event loop lag), registered once per process under their standard names (`process_…`, `nodejs_…`), which stock Node.js dashboards query. */
 export function collectProcessMetrics(): void {
   if (defaultsCollected) return;
   defaultsCollected = true;
-  collectDefaultMetrics({ register: metricsRegistry, prefix: "cjs_" });
+  collectDefaultMetrics({ register: metricsRegistry });
+  for (const name of SUMMED_GAUGES) metricsRegistry.removeSingleMetric(name);
 }
 
 export const natsRequestSeconds = new Histogram({

@@ -1,1 +1,2 @@
 export { PromptCancelled, TerminalPrompt } from "./prompt.js";
+export { UsageError } from "./usage-error.js";

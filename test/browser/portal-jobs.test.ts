@@ -53,7 +53,7 @@ describe("the portal's jobs pages", () => {
       attempt: 1,
       lines: logLines(1, 3, (seq) => `hello from the node ${seq}`),
     });
-    const lines = page.getByRole("log", { name: "Log lines" }).locator(".log-line");
+    const lines = page.getByRole("log", { name: "Log lines" }).locator(".log-text");
     await lines.filter({ hasText: "hello from the node 3" }).waitFor();
     expect(await lines.allTextContents()).toEqual([
       "hello from the node 1",

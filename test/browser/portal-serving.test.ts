@@ -43,7 +43,20 @@ function expectBrowserHeaders(response: Response): void {
 
 describe("the portal as the gateway serves it", () => {
   it("answers / and the portal's pages with index.html under a strict CSP", async () => {
-    for (const path of ["/", "/jobs", "/jobs/job_0000000000000000000000", "/keys", "/billing?checkout=done"]) {
+    for (const path of [
+      "/",
+      "/jobs",
+      "/jobs?state=failed&schedule=sch_0000000000000000000000",
+      "/jobs/job_0000000000000000000000",
+      "/schedules",
+      "/schedules/sch_0000000000000000000000",
+      "/webhooks",
+      "/webhooks/whk_0000000000000000000000",
+      "/usage",
+      "/users",
+      "/keys",
+      "/billing?checkout=done",
+    ]) {
       const response = await get(gateway, path);
       expect(response.status, path).toBe(200);
       expect(response.headers.get("content-type")).toMatch(/^text\/html/);
@@ -85,7 +98,11 @@ describe("the portal as the gateway serves it", () => {
       expect(response.status, path).toBe(404);
       expect(await response.json()).toMatchObject({ status: "ERROR", code: "route.not_found" });
     }
-    expect(await (await get(gateway, "/healthz")).json()).toEqual({ status: "ok" });
+    const health = await get(gateway, "/healthz");
+    expect(await health.json()).toEqual({ status: "ok" });
+    // The pages' security headers stay on the pages: the API's answers carry none.
+    expect(health.headers.get("content-security-policy")).toBeNull();
+    expect(health.headers.get("x-frame-options")).toBeNull();
   });
 
   it("says to run make build when the portal was not built, as a page or as the envelope", async () => {

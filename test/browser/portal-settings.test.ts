@@ -61,7 +61,7 @@ describe("the portal's settings pages", () => {
     });
     await openFromNav(page, "Nodes", "Nodes");
     const row = page.locator(`tr[data-node-id="${node.nodeId}"]`);
-    await row.getByRole("button", { name: "Drain" }).click();
+    await row.getByRole("button", { name: "Drain", exact: true }).click();
     await row.getByRole("button", { name: "Undrain" }).waitFor();
     expect(await row.locator(".badge").textContent()).toBe("draining");
     const { items } = await stack.user.call("listNodes", {});

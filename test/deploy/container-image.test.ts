@@ -15,6 +15,8 @@ import { loadConfig as schedulerConfig } from "../../services/scheduler/config.j
 import { parseDockerfile, type Stage } from "./dockerfile.js";
 import { DEPLOY, ROOT } from "./manifest-check.js";
 
+/** The major of the Node.js LTS the project pins (.nvmrc, which `make setup` provides). */
+const NODE_MAJOR = readFileSync(join(ROOT, ".nvmrc"), "utf8").trim().replace(/^v/, "").split(".")[0];
 const stages = parseDockerfile(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
 const runtime = stages.at(-1) as Stage;
 const ENTRYPOINT = join(DEPLOY, "docker", "entrypoint.sh");
@@ -27,9 +29,10 @@ function args(stage: Stage, keyword: string): string[] {
 }
 
 describe("the Dockerfile", () => {
-  it("builds in one stage and runs from another, on a slim Node.js 20 image", () => {
+  it("builds in one stage and runs from another, on a slim image of the pinned Node.js LTS (.nvmrc)", () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(runtime.from).toMatch(/^node:20[.\d]*-\w+-slim$/);
+    expect(runtime.from).toMatch(new RegExp(`^node:${NODE_MAJOR}[.\\d]*-\\w+-slim$`));
+    expect(stages[0]?.from).toBe(runtime.from);
     expect(args(stages[0] as Stage, "RUN")).toContain("npm run build && npm run portal");
   });
 

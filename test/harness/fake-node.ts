@@ -38,6 +38,16 @@ export class FakeNode {
     return jobs;
   }
 
+  /** Polls (heartbeating first, so the node stays live) until it holds the job's attempt; answers the attempt. */
+  async take(jobId: string): Promise<Assignment> {
+    await this.heartbeat();
+    for (let polls = 0; !this.running.has(jobId); polls += 1) {
+      if (polls >= 20) throw new Error(`job ${jobId} was not placed on its pool's node ${this.nodeId}`);
+      await this.poll(1);
+    }
+    return this.running.get(jobId)!;
+  }
+
   async heartbeat() {
     return this.client.call("heartbeat", {
       running: [...this.running.values()].map(({ job_id, attempt }) => ({ job_id, attempt })),
@@ -71,10 +81,7 @@ export async function runJobToEnd(
 ): Promise<string> {
   const node = await FakeNode.register(client, baseUrl, appId, { pool_id: pool });
   const { job_id } = await client.call("submitJob", { type: "shell", command: ["true"], pool_id: pool });
-  for (let polls = 0; !node.running.has(job_id); polls += 1) {
-    if (polls >= 20) throw new Error(`job ${job_id} was not placed on its pool's node`);
-    await node.poll(1);
-  }
+  await node.take(job_id);
   await node.finish(job_id, outcome);
   return job_id;
 }

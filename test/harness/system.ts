@@ -47,7 +47,14 @@ export async function startGateway(
   options: { clock?: Clock; logger?: Logger } = {},
 ): Promise<RunningGateway> {
   collectProcessMetrics();
-  const config = GatewayConfig.parse({ NATS_URL: natsUrl, CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...env });
+  const config = GatewayConfig.parse({
+    NATS_URL: natsUrl,
+    CJS_HOST: "127.0.0.1",
+    CJS_PORT: "0",
+    // The test process hosts several gateways and the tests themselves: its event loop's delay is no one gateway's load, so none sheds unless a test asks.
+    CJS_SHED_EVENT_LOOP_DELAY_MS: "0",
+    ...env,
+  });
   const nc = await connect({
     servers: natsUrl.split(","),
     name: "test-gateway",
@@ -178,7 +185,7 @@ export function startScheduler(
   const config = SchedulerConfig.parse({
     NATS_URL: natsUrl,
     CJS_RECONCILE_INTERVAL_MS: "200",
-    CJS_PLACEMENT_LEASE_MS: "1000",
+    CJS_PARTITION_LEASE_MS: "1000",
     ...env,
   });
   return runService(natsUrl, "scheduler", buildScheduler, config, clock, loggerFor);

@@ -41,16 +41,20 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-/** The real CLI process, as the operator runs it. */
-function admin(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** The real CLI process, as the operator runs it; `server` is the NATS settings (NATS_URL by default). */
+function admin(
+  args: readonly string[],
+  server: Record<string, string> = { NATS_URL: nats.url },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: Record<string, string | undefined> = {
     ...process.env,
-    NATS_URL: nats.url,
+    ...server,
     NATS_USER: "operator",
     NATS_PASSWORD: OPERATOR_PASSWORD,
   };
   delete env.NATS_TOKEN;
   delete env.NATS_CREDS_FILE;
+  if (server.NATS_URL === undefined) delete env.NATS_URL;
   const child = spawn(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args], {
     cwd: REPO_ROOT,
     env,
@@ -62,6 +66,15 @@ function admin(args: readonly string[]): Promise<{ code: number | null; stdout: 
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
 }
+
+describe("the NATS server", () => {
+  it("is make dev's when only CJS_NATS_PORT says where, as make dev reads it", async () => {
+    const port = new URL(nats.url).port;
+    const listed = await admin(["users", "list", "--app", tenant.app.app_id], { CJS_NATS_PORT: port });
+    expect(listed, listed.stderr).toMatchObject({ code: 0 });
+    expect(listed.stdout).toContain(tenant.user.user_id);
+  });
+});
 
 describe("admin users", () => {
   it("lists a business's users as text, one line each", async () => {

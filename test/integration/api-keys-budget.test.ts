@@ -5,6 +5,7 @@
  * the business's other keys and sessions go on.
  */
 import { jetstream } from "@nats-io/jetstream";
+import { jobKey } from "../../shared/records/index.js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../harness/client.js";
@@ -91,7 +92,7 @@ describe("a key's monthly budget", () => {
     const debit = await debitOf(first.job_id);
     await expect.poll(() => spentOf(keyId), { timeout: 10_000, interval: 50 }).toBe(-debit.amount);
 
-    const key = `${customer.app.app_id}.${customer.business.business_id}.${first.job_id}`;
+    const key = jobKey(customer.app.app_id, customer.business.business_id, first.job_id);
     await jetstream(nc).publish(
       subjects.metering(first.job_id),
       JSON.stringify({ job_key: key, job_id: first.job_id, attempt: 1, reason: "result" }),

@@ -4,6 +4,7 @@
  * operator's `credit set`.
  */
 import { execFile } from "node:child_process";
+import { jobKey } from "../../shared/records/index.js";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { jetstream } from "@nats-io/jetstream";
@@ -182,7 +183,7 @@ describe("metering", () => {
     expect(published).toContain(`${job_id}#1`);
 
     // The same message again, under new message ids so the stream keeps both copies.
-    const key = `${customer.app.app_id}.${customer.business.business_id}.${job_id}`;
+    const key = jobKey(customer.app.app_id, customer.business.business_id, job_id);
     const js = jetstream(nc);
     for (const reason of ["result", "cancel"]) {
       await js.publish(subjects.metering(job_id), JSON.stringify({ job_key: key, job_id, attempt: 1, reason }), {

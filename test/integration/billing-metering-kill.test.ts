@@ -4,6 +4,7 @@
  * debited exactly once, and the balance must be the sum of the entries.
  */
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { jobKey } from "../../shared/records/index.js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
@@ -119,7 +120,7 @@ describe("a billing replica SIGKILLed mid-stream", () => {
     const js = jetstream(nc);
     for (const jobId of submitted.slice(0, 10)) {
       const message = {
-        job_key: `${customer.app.app_id}.${customer.business.business_id}.${jobId}`,
+        job_key: jobKey(customer.app.app_id, customer.business.business_id, jobId),
         job_id: jobId,
         attempt: 1,
         reason: "result",

@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Writable } from "node:stream";
@@ -12,90 +11,43 @@ import { logLines } from "../harness/log-jobs.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 import { startWebhookReceiver } from "../harness/webhook-receiver.js";
+import { CLI_MAIN, CliRunner, type CliOptions, type CliRun } from "../harness/cli.js";
 
 /**
  * `cjs`, the real binary (clients/cli/main.ts run by node), against the real stack: a
  * login kept in a 0600 file, environment credentials, jobs with --follow and their exit
  * codes, keys, artifacts, nodes, billing, and an interactive login under a pseudo-terminal.
  */
-const CLI_MAIN = join(import.meta.dirname, "../../clients/cli/main.ts");
-
 let nats: NatsHarness;
 let system: RunningSystem;
 let tenant: Tenant;
 let baseUrl: string;
-const configDirs: string[] = [];
+let cli: CliRunner;
 
 beforeAll(async () => {
   nats = await startNats();
   system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 });
   baseUrl = system.gateways[0]!.baseUrl;
   tenant = await createTenant(system.gateways[0]!.nc);
+  cli = new CliRunner({ baseUrl, appId: tenant.app.app_id });
 });
 
 afterAll(async () => {
   await system?.stop();
   await nats?.stop();
-  for (const dir of configDirs) rmSync(dir, { recursive: true, force: true });
+  cli?.cleanUp();
 });
 
 function freshConfigDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "cjs-cli-"));
-  configDirs.push(dir);
-  return join(dir, "cjs");
+  return cli.freshConfigDir();
 }
 
-/** The environment of a run: none of the caller's CJS_ settings, this stack's address. */
-function cliEnv(configDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith("CJS_") && name !== "FORCE_COLOR"),
-  );
-  return {
-    ...inherited,
-    NO_COLOR: "1",
-    CJS_CONFIG_DIR: configDir,
-    CJS_URL: baseUrl,
-    CJS_APP_ID: tenant.app.app_id,
-    ...extra,
-  };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `cjs args…` to its end; `input` is its stdin. */
-function cjs(
-  args: string[],
-  options: { configDir: string; env?: Record<string, string>; input?: string; onStdout?: (text: string) => void },
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, ...args], {
-      env: cliEnv(options.configDir, options.env),
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-      options.onStdout?.(stdout);
-    });
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? "");
-  });
+function cjs(args: string[], options: CliOptions): Promise<CliRun> {
+  return cli.run(args, options);
 }
 
 async function loggedIn(): Promise<string> {
-  const configDir = freshConfigDir();
-  const login = await cjs(["login", "--email", tenant.user.email, "--password-stdin"], {
-    configDir,
-    input: `${tenant.password}\n`,
-  });
-  expect(login.code, login.stderr).toBe(0);
-  return configDir;
+  return cli.loggedIn({ email: tenant.user.email, password: tenant.password });
 }
 
 describe("signing in", () => {
@@ -368,8 +320,7 @@ describe("keys, artifacts, nodes and billing with a session", () => {
     const configDir = await loggedIn();
     const submitted = await cjs(["--json", "jobs", "submit", "--pool", "cli-nobody", "--", "true"], { configDir });
     const { job_id } = JSON.parse(submitted.stdout) as { job_id: string };
-    const work = mkdtempSync(join(tmpdir(), "cjs-cli-files-"));
-    configDirs.push(work);
+    const work = cli.workDir();
     writeFileSync(join(work, "in.csv"), "a,b\n1,2\n");
 
     const put = await cjs(["artifacts", "put", job_id, join(work, "in.csv"), "--content-type", "text/csv"], {
@@ -468,8 +419,7 @@ describe("accounts, users, deletion and exports", () => {
     const { job_id } = JSON.parse(
       (await cjs(["--json", "jobs", "submit", "--pool", pool, "--", "true"], { configDir })).stdout,
     ) as { job_id: string };
-    const work = mkdtempSync(join(tmpdir(), "cjs-cli-rm-"));
-    configDirs.push(work);
+    const work = cli.workDir();
     writeFileSync(join(work, "a.txt"), "a");
     expect((await cjs(["artifacts", "put", job_id, join(work, "a.txt")], { configDir })).code).toBe(0);
 
@@ -496,8 +446,7 @@ describe("accounts, users, deletion and exports", () => {
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((row) => row.labels.export === "yes")).toBe(true);
 
-    const work = mkdtempSync(join(tmpdir(), "cjs-cli-export-"));
-    configDirs.push(work);
+    const work = cli.workDir();
     const ledger = await cjs(["billing", "export", "--format", "csv", "-o", join(work, "ledger.csv")], { configDir });
     expect(ledger.code, ledger.stderr).toBe(0);
     expect(readFileSync(join(work, "ledger.csv"), "utf8").split("\n")[0]).toContain("entry_id");
@@ -509,7 +458,7 @@ describe("accounts, users, deletion and exports", () => {
 });
 
 describe("webhooks", () => {
-  it("create prints the secret once, ls never; test delivers a webhook.test that deliveries shows; rm removes it", async () => {
+  it("create prints the secret once, ls never; test delivers a webhook.test that deliveries shows; resend sends it again; rm removes it", async () => {
     const configDir = await loggedIn();
     const receiver = await startWebhookReceiver();
     try {
@@ -534,6 +483,12 @@ describe("webhooks", () => {
           timeout: 15_000,
         })
         .toMatch(new RegExp(`${delivery_id}\\s+webhook\\.test\\s+succeeded\\s.*\\s200\\s`));
+
+      const resent = await cjs(["webhooks", "resend", webhook!.webhook_id, delivery_id], { configDir });
+      expect(resent.code, resent.stderr).toBe(0);
+      expect(resent.stdout).toContain(`${delivery_id} queued again`);
+      await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(2);
+      expect(receiver.received[1]!.headers["cjs-delivery-id"]).toBe(delivery_id);
 
       expect((await cjs(["webhooks", "rm", webhook!.webhook_id], { configDir })).code).toBe(0);
       expect((await cjs(["webhooks", "ls"], { configDir })).stdout).not.toContain(webhook!.webhook_id);
@@ -655,7 +610,7 @@ function underTerminal(
     .map((part) => `'${part.replaceAll("'", "'\\''")}'`)
     .join(" ");
   return new Promise((resolve, reject) => {
-    const child = spawn("script", ["-qec", command, "/dev/null"], { env: cliEnv(configDir) });
+    const child = spawn("script", ["-qec", command, "/dev/null"], { env: cli.env(configDir) });
     let output = "";
     let step = 0;
     let searchFrom = 0;

@@ -10,7 +10,7 @@ import { RPC_ROUTES, SubmitJobResponse, type RpcRequest } from "../../shared/con
 import { Kvm } from "@nats-io/kv";
 import { IdempotencyRecord, IdempotencyStore } from "../../services/gateway/idempotency/idempotency-store.js";
 import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
-import { KeyQuotaRecord } from "../../services/scheduler/key-quota-rules.js";
+import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js";
 import { BUCKETS, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
 import { windowCount } from "../../shared/records/index.js";
 import { newId, newJobId, randomBase62 } from "../../shared/runtime/index.js";

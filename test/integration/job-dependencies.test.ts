@@ -9,7 +9,7 @@ import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Scheduler } from "../../services/scheduler/scheduler.js";
-import { newJobId } from "../../services/scheduler/submit-job.js";
+import { newJobId } from "../../services/scheduler/jobs/submit-job.js";
 import { BUCKETS, JsonBucket } from "../../shared/nats/index.js";
 import { JobRecord, jobKey, selfHostedPoolKey } from "../../shared/records/index.js";
 import { metricsRegistry } from "../../shared/runtime/index.js";

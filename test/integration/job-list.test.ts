@@ -4,6 +4,7 @@
  * the list, and a tenant's list never holds another tenant's job.
  */
 import { Kvm } from "@nats-io/kv";
+import { jobKey } from "../../shared/records/index.js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
@@ -73,7 +74,7 @@ describe("jobs/list across scheduler replicas", () => {
     const template = await historian.call("retrieveJob", { job_id: await submit(historian, "history") });
     const { app_id, business_id } = template.job;
     const jobs = await new Kvm(nc).open(BUCKETS.jobs);
-    const raw = decodeJson((await jobs.get(`${app_id}.${business_id}.${template.job.job_id}`))!.value) as Record<
+    const raw = decodeJson((await jobs.get(jobKey(app_id, business_id, template.job.job_id)))!.value) as Record<
       string,
       unknown
     >;
@@ -82,7 +83,7 @@ describe("jobs/list across scheduler replicas", () => {
         Array.from({ length: 500 }, (_, index) => {
           const jobId = `job_0000${String(batch * 500 + index).padStart(16, "0")}`;
           return jobs.put(
-            `${app_id}.${business_id}.${jobId}`,
+            jobKey(app_id, business_id, jobId),
             encodeJson({ ...raw, job_id: jobId, state: "succeeded", pending_reason: null }),
           );
         }),

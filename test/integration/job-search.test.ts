@@ -4,6 +4,7 @@
  * filters and paging; a cursor is good only for the listing it came from.
  */
 import { Kvm } from "@nats-io/kv";
+import { jobKey } from "../../shared/records/index.js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
@@ -46,7 +47,7 @@ async function submit(
 /** Marks a job as made by a schedule, straight in the bucket (as a schedule's run is written). */
 async function linkToSchedule(jobId: string, scheduleId: string): Promise<void> {
   const jobs = await new Kvm(nc).open(BUCKETS.jobs);
-  const key = `${tenant.app.app_id}.${tenant.business.business_id}.${jobId}`;
+  const key = jobKey(tenant.app.app_id, tenant.business.business_id, jobId);
   const record = decodeJson((await jobs.get(key))!.value) as Record<string, unknown>;
   await jobs.put(key, encodeJson({ ...record, schedule_id: scheduleId }));
 }

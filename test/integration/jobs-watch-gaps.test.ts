@@ -1,21 +1,24 @@
 /**
- * The job watch does not trust the broker to bring every revision: the soak once saw the
- * lease holder's watch never bring a queued job's only revision, so that job was never
- * placed while the other replica had it. Here the miss is made by hand (the watch
- * handed to `JobsWatch` drops the entries of one key) against a real nats-server, and the
- * job must still reach the queue, read from the bucket and counted in
- * `cjs_job_repairs_total{kind="watch_skipped"}`.
+ * The job watch does not trust the broker to bring every revision: the soak once saw a
+ * placing replica's watch never bring a queued job's only revision, so that job was never
+ * placed while the other replica had it. Here the miss is made by hand (the feed handed to
+ * `JobsWatch` drops the entries of one key) against a real nats-server, and the job must
+ * still reach the queue, read from the bucket and counted in
+ * `cjs_job_repairs_total{kind="watch_skipped"}`. The watch follows one partition, as a
+ * replica follows those it owns.
  */
-import { Kvm, KvWatchInclude, type KV, type KvWatchEntry } from "@nats-io/kv";
+import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  type FeedEntry,
   JobsWatch,
   type JobRevision,
   type JobRevisionListener,
-  type OpenJobsWatch,
-} from "../../services/scheduler/jobs-watch.js";
-import { QueuedJobs } from "../../services/scheduler/queued-jobs.js";
+  type OpenJobsFeed,
+  orderedFeed,
+} from "../../services/scheduler/partitions/jobs-watch.js";
+import { QueuedJobs } from "../../services/scheduler/queue/queued-jobs.js";
 import { encodeJson, JsonBucket } from "../../shared/nats/index.js";
 import { JobRecord } from "../../shared/records/index.js";
 import { metricsRegistry } from "../../shared/runtime/index.js";
@@ -43,6 +46,8 @@ class Arrivals implements JobRevisionListener {
     for (const resolve of this.#waiting.get(revision.key)?.splice(0) ?? []) resolve(revision);
   }
 
+  dropPartition(): void {}
+
   next(key: string): Promise<JobRevision> {
     return new Promise((resolve) => {
       const waiting = this.#waiting.get(key) ?? [];
@@ -52,18 +57,22 @@ class Arrivals implements JobRevisionListener {
   }
 }
 
-/** The bucket's own watch, less the entries `lose` picks: a broker that skipped them. */
-function losing(lose: (entry: KvWatchEntry) => boolean): OpenJobsWatch {
-  return async (kv) => {
-    const inner = await kv.watch({ include: KvWatchInclude.LastValue });
+/** The bucket's own feed, less the entries `lose` picks: a broker that skipped them. */
+function losing(lose: (entry: FeedEntry) => boolean): OpenJobsFeed {
+  return async (kv, filters) => {
+    const inner = await orderedFeed(kv, filters);
     return {
       stop: () => inner.stop(),
-      async *[Symbol.asyncIterator](): AsyncGenerator<KvWatchEntry> {
+      position: () => inner.position(),
+      async *[Symbol.asyncIterator](): AsyncGenerator<FeedEntry> {
         for await (const entry of inner) if (!lose(entry)) yield entry;
       },
     };
   };
 }
+
+/** A key of the watched partition (5), in the partitioned form. */
+const key = (jobId: string) => `s05.app_test.biz_test.${jobId}`;
 
 function queuedRecord(jobId: string, state = "queued"): Uint8Array {
   return encodeJson({
@@ -84,14 +93,15 @@ function queuedRecord(jobId: string, state = "queued"): Uint8Array {
 }
 
 async function watched(
-  lose: (entry: KvWatchEntry) => boolean,
+  lose: (entry: FeedEntry) => boolean,
 ): Promise<{ kv: KV; watch: JobsWatch; queued: QueuedJobs; arrivals: Arrivals }> {
   bucketNumber += 1;
   const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
   const queued = new QueuedJobs();
   const arrivals = new Arrivals();
   const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [queued, arrivals], undefined, losing(lose));
-  await watch.start();
+  await watch.follow(new Set([5]));
+  await watch.whenReady();
   return { kv, watch, queued, arrivals };
 }
 
@@ -101,9 +111,9 @@ async function watchSkippedRepairs(): Promise<number> {
 }
 
 describe("a job revision the watch skipped", () => {
-  it("is read from the bucket once the next revision shows the gap, behind the watch, which does not wait for the read", async () => {
-    const lost = "app_test.biz_test.job_lost";
-    const next = "app_test.biz_test.job_next";
+  it("is read from the bucket once the next one shows a jump in the consumer's sequence, behind the watch, which does not wait for the read", async () => {
+    const lost = key("job_lost");
+    const next = key("job_next");
     const { kv, watch, queued, arrivals } = await watched((entry) => entry.key === lost);
     const before = await watchSkippedRepairs();
     const nextArrives = arrivals.next(next);
@@ -120,10 +130,10 @@ describe("a job revision the watch skipped", () => {
     watch.stop();
   });
 
-  it("is read by the repair sweep when it was the bucket's last: the watch did not move between two checks", async () => {
-    const lost = "app_test.biz_test.job_last";
+  it("is read by the repair sweep when it was the partition's last: the watch did not move between two checks", async () => {
+    const lost = key("job_last");
     const { kv, watch, queued } = await watched((entry) => entry.key === lost);
-    await kv.put("app_test.biz_test.job_earlier", queuedRecord("job_earlier"));
+    await kv.put(key("job_earlier"), queuedRecord("job_earlier"));
     expect(await watch.caughtUp()).toBe(true);
     const before = await watchSkippedRepairs();
 
@@ -139,8 +149,8 @@ describe("a job revision the watch skipped", () => {
   });
 
   it("is not a repair when a later revision of the same job replaced it (the bucket keeps one per job)", async () => {
-    const replaced = "app_test.biz_test.job_replaced";
-    const next = "app_test.biz_test.job_after";
+    const replaced = key("job_replaced");
+    const next = key("job_after");
     // A fresh bucket: the job's first revision is the stream's first message.
     const { kv, watch, queued, arrivals } = await watched((entry) => entry.key === replaced && entry.revision === 1);
     const before = await watchSkippedRepairs();

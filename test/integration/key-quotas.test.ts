@@ -5,7 +5,7 @@
  * clock that the tests move, so an hour passes without waiting for it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KeyQuotaRecord, MISSING_RECORD_GRACE_MS } from "../../services/scheduler/key-quota-rules.js";
+import { KeyQuotaRecord, MISSING_RECORD_GRACE_MS } from "../../services/scheduler/jobs/key-quota-rules.js";
 import { ComputeClient } from "../harness/client.js";
 import type { JobSummary, RpcRequest } from "../../shared/contract/index.js";
 import { BUCKETS, ensureBuckets, JsonBucket, kvKey } from "../../shared/nats/index.js";

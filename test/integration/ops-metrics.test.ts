@@ -1,14 +1,15 @@
 /**
  * `/metrics` as Prometheus scrapes it in production: on each process's ops port, never on
- * the gateway's public API port (it reports every operator pool of every tenant). Runs real
- * processes: the gateway (its own `main.ts`), billing and log-relay (`runServiceProcess`).
+ * the gateway's public API port (it reports every operator pool of every tenant). Runs every
+ * service as a real process of its own (`startServiceProcess`), as production does.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { healthUrlOf, metricValue, serviceProcessEnv, untilReadyz } from "../harness/readiness.js";
+import { promtool } from "../harness/promtool.js";
 import { type ServiceProcess, startServiceProcess } from "../harness/service-process.js";
 
-const SERVICES = ["gateway", "billing", "log-relay"] as const;
+const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing", "webhooks"] as const;
 const READY_WAIT_MS = 45_000;
 
 let nats: NatsHarness;
@@ -50,6 +51,15 @@ describe("/metrics", () => {
     expect(JSON.parse(text)).toMatchObject({ status: "ERROR", code: "route.not_found" });
     expect(text).not.toContain("cjs_");
   });
+
+  it.each(SERVICES)(
+    "of %s passes `promtool check metrics`, the linter Prometheus' own tools apply",
+    async (service) => {
+      const exposition = await (await fetch(`${opsUrls.get(service)!}/metrics`)).text();
+      expect(exposition).toMatch(/^process_cpu_seconds_total \d/m);
+      expect(await promtool(["check", "metrics"], { input: exposition })).toBe("");
+    },
+  );
 
   it("is served on the gateway's ops port, with its NATS connection and JetStream probe", async () => {
     const ops = opsUrls.get("gateway")!;

@@ -2,7 +2,7 @@
  * A placement round that fails because the broker is gone (here: nats-server SIGKILLed
  * just as a held job falls due) is planned again once the broker is back. Nothing else
  * announces that moment, so a round lost to the broker must not leave the job queued
- * for ever: the lease holder tries again at its next reconcile tick.
+ * for ever: the lease holder tries again after a short backoff (10 ms doubling to 1 s).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
@@ -28,7 +28,7 @@ beforeAll(async () => {
   system = await startSystem(
     nats.url,
     { gateways: 1, schedulers: 1, registries: 1 },
-    { CJS_PLACEMENT_LEASE_MS: LEASE_MS },
+    { CJS_PARTITION_LEASE_MS: LEASE_MS },
     { schedulerClock: clock, loggerFor: (service) => logs.logger(service) },
   );
   const tenant = await createTenant(system.gateways[0]!.nc);

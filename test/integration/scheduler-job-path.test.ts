@@ -8,26 +8,27 @@
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { endAttempt } from "../../services/scheduler/attempt-metering.js";
-import { ActiveJobs } from "../../services/scheduler/active-jobs.js";
-import { ClusterView } from "../../services/scheduler/cluster-view.js";
+import { endAttempt } from "../../services/scheduler/jobs/attempt-metering.js";
+import { ActiveJobs } from "../../services/scheduler/queue/active-jobs.js";
+import { ClusterView } from "../../services/scheduler/placement/cluster-view.js";
 import { loadConfig } from "../../services/scheduler/config.js";
-import { JobsWatch } from "../../services/scheduler/jobs-watch.js";
-import { AllocationWriter } from "../../services/scheduler/reservations.js";
-import { QueueDepthGuard } from "../../services/scheduler/job-queue.js";
-import { KeyQuotaRecord } from "../../services/scheduler/key-quota-rules.js";
-import { poll } from "../../services/scheduler/poll.js";
-import { recordResult } from "../../services/scheduler/record-result.js";
-import { newJobId } from "../../services/scheduler/submit-job.js";
-import { release, reserve } from "../../services/scheduler/reservations.js";
+import { JobsWatch } from "../../services/scheduler/partitions/jobs-watch.js";
+import { AllocationWriter } from "../../services/scheduler/placement/reservations.js";
+import { QueueDepthGuard } from "../../services/scheduler/queue/job-queue.js";
+import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js";
+import { poll } from "../../services/scheduler/jobs/poll.js";
+import { recordResult } from "../../services/scheduler/jobs/record-result.js";
+import { newJobId } from "../../services/scheduler/jobs/submit-job.js";
+import { release, reserve } from "../../services/scheduler/placement/reservations.js";
 import type { SchedulerContext } from "../../services/scheduler/scheduler-context.js";
 import { openSchedulerStore, type SchedulerStore } from "../../services/scheduler/scheduler-store.js";
-import { assign, start, timeOut } from "../../services/scheduler/transitions.js";
+import { assign, start, timeOut } from "../../services/scheduler/jobs/transitions.js";
 import type { MeteringMessage } from "../../shared/contract/index.js";
 import { isAppError } from "../../shared/errors/index.js";
 import { decodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index.js";
 import { newId } from "../../shared/runtime/index.js";
 import {
+  JOB_PARTITIONS,
   AllocationRecord,
   JobRecord,
   jobKey,
@@ -86,6 +87,13 @@ beforeAll(async () => {
     queueDepth: new QueueDepthGuard({ size: 0 }, 1000),
     jobsWatch: new JobsWatch(store, []),
     concurrency: new ActiveJobs(),
+    instance: "scheduler-job-path",
+    // The one replica: it owns every partition.
+    ownership: {
+      owned: new Set(Array.from({ length: JOB_PARTITIONS }, (_, partition) => partition)),
+      ownerOf: () => "scheduler-job-path",
+      holders: () => new Map(),
+    },
     requestPlacement: () => undefined,
   };
 });

@@ -150,7 +150,7 @@ describe("two scheduler replicas in one process, under load", () => {
     system = await startSystem(
       nats.url,
       { gateways: 2, schedulers: 2, registries: 2 },
-      { CJS_PLACEMENT_LEASE_MS: "1000", ...rateLimits },
+      { CJS_PARTITION_LEASE_MS: "1000", ...rateLimits },
     );
   });
 
@@ -212,7 +212,7 @@ describe("a scheduler replica SIGKILLed mid-stream", () => {
       CJS_OPS_HOST: "127.0.0.1",
       CJS_OPS_PORT: "0",
       LOG_LEVEL: "warn",
-      CJS_PLACEMENT_LEASE_MS: "1000",
+      CJS_PARTITION_LEASE_MS: "1000",
       CJS_RECONCILE_INTERVAL_MS: "200",
     };
     schedulers.push(

@@ -1,8 +1,8 @@
 /**
  * Exactly one job per tick across scheduler replicas and restarts: two scheduler
- * processes, a schedule ticking every second, and the replica that fires (the placement
- * lease holder) SIGKILLed mid-way; then a replica started afresh joins and the one that
- * fires is killed again. Each time another takes over and fires the ticks it finds due,
+ * processes, a schedule ticking every second, and the replica that fires it (the owner of
+ * the schedule's job partition) SIGKILLed mid-way; then a replica started afresh joins and
+ * the one that fires is killed again. Each time another takes over and fires the ticks it finds due,
  * the ones the dead replica may have made already included: each tick's job id is derived
  * from the tick, so every tick of the window has exactly one job, none doubled and none
  * lost (a takeover is well within the late-tick limit, past which missed ticks are
@@ -10,14 +10,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tickJobId, timeOfJobId } from "../../services/scheduler/schedules/schedule-ids.js";
+import { schedulePartitionOfKey, scheduleKey } from "../../services/scheduler/schedules/schedule-record.js";
+import { untagged } from "../harness/job-ids.js";
 import type { ComputeClient } from "../harness/client.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { healthUrlOf, serviceProcessEnv, untilReadyz } from "../harness/readiness.js";
 import { startServiceProcess, type ServiceProcess } from "../harness/service-process.js";
 import { createTenant, signedInClient, startGateway, type RunningGateway } from "../harness/system.js";
 
-const LEADING = "this replica places jobs now (it holds the placement lease)";
-const NOT_LEADING = "this replica no longer places jobs";
+const PARTITIONS_CHANGED = "this replica's job partitions changed";
 const TICK_MS = 1000;
 const WAIT = { timeout: 60_000, interval: 100 };
 
@@ -27,13 +28,17 @@ let gateway: RunningGateway;
 let user: ComputeClient;
 const schedulers: ServiceProcess[] = [];
 
-/** Whether each process holds the placement lease, as its last log line about it says. */
-const leading = new Map<ServiceProcess, boolean>();
+/** The job partitions each process owns, as its log lines about them say. */
+const owned = new Map<ServiceProcess, Set<number>>();
 
-/** Follows the process's log lines about the lease for the rest of the test. */
-function followLease(child: ServiceProcess): void {
+/** Follows the process's log lines about its partitions for the rest of the test. */
+function followPartitions(child: ServiceProcess): void {
+  owned.set(child, new Set());
   const noted = (line: Record<string, unknown>): boolean => {
-    if (line.msg === LEADING || line.msg === NOT_LEADING) leading.set(child, line.msg === LEADING);
+    if (line.msg !== PARTITIONS_CHANGED) return false;
+    const mine = owned.get(child)!;
+    for (const partition of (line.gained as number[]) ?? []) mine.add(partition);
+    for (const partition of (line.lost as number[]) ?? []) mine.delete(partition);
     return false;
   };
   // Never matches: it ends when the process exits or the test is long over.
@@ -44,19 +49,27 @@ function followLease(child: ServiceProcess): void {
 async function startScheduler(): Promise<ServiceProcess> {
   const child = startServiceProcess({ service: "scheduler", env: schedulerEnv });
   schedulers.push(child);
-  followLease(child);
+  followPartitions(child);
   await untilReadyz(child, await healthUrlOf(child, 60_000), 200, 60_000);
   return child;
 }
 
-/** SIGKILLs the replica that holds the lease (the one that fires) once one does; resolves when another has taken it over. */
-async function killTheLeader(): Promise<void> {
-  await expect.poll(() => schedulers.filter((child) => child.alive() && leading.get(child)).length, WAIT).toBe(1);
-  const leader = schedulers.find((child) => child.alive() && leading.get(child))!;
-  const others = schedulers.filter((child) => child !== leader && child.alive());
-  const takeover = Promise.race(others.map((child) => child.waitForLog((line) => line.msg === LEADING, 60_000)));
-  await leader.kill();
-  expect(await leader.exited).toEqual({ code: null, signal: "SIGKILL" });
+/** SIGKILLs the replica that owns `partition` (the one that fires its schedules); resolves when another has taken it over. */
+async function killTheFirer(partition: number): Promise<void> {
+  const owners = () => schedulers.filter((child) => child.alive() && owned.get(child)?.has(partition));
+  await expect.poll(() => owners().length, WAIT).toBe(1);
+  const firer = owners()[0]!;
+  const others = schedulers.filter((child) => child !== firer && child.alive());
+  const takeover = Promise.race(
+    others.map((child) =>
+      child.waitForLog(
+        (line) => line.msg === PARTITIONS_CHANGED && ((line.gained as number[]) ?? []).includes(partition),
+        60_000,
+      ),
+    ),
+  );
+  await firer.kill();
+  expect(await firer.exited).toEqual({ code: null, signal: "SIGKILL" });
   await takeover;
 }
 
@@ -64,7 +77,7 @@ beforeAll(async () => {
   nats = await startNats();
   schedulerEnv = {
     ...serviceProcessEnv("scheduler", nats.url, 1),
-    CJS_PLACEMENT_LEASE_MS: "1000",
+    CJS_PARTITION_LEASE_MS: "1000",
     CJS_RECONCILE_INTERVAL_MS: "200",
     CJS_SCHEDULE_MIN_INTERVAL_SECONDS: "1",
     CJS_SCHEDULE_CHECK_INTERVAL_MS: "100",
@@ -95,8 +108,9 @@ describe("schedules: exactly one job per tick", () => {
     });
     await expect.poll(async () => (await jobIdsOf(schedule.schedule_id)).length, WAIT).toBeGreaterThanOrEqual(4);
 
+    const partition = schedulePartitionOfKey(scheduleKey(schedule.app_id, schedule.business_id, schedule.schedule_id));
     const killedAt = Date.now();
-    await killTheLeader();
+    await killTheFirer(partition);
     const tookOverAt = Date.now();
     // Ticks after the takeover, made by the survivor alone.
     await expect
@@ -108,7 +122,7 @@ describe("schedules: exactly one job per tick", () => {
 
     // A replica started afresh (a restart) joins; the one that fires is killed again.
     await startScheduler();
-    await killTheLeader();
+    await killTheFirer(partition);
     const restartedTookOverAt = Date.now();
     await expect
       .poll(
@@ -121,7 +135,7 @@ describe("schedules: exactly one job per tick", () => {
     const ids = await jobIdsOf(schedule.schedule_id);
     const ticks = ids.map(timeOfJobId).sort((a, b) => a - b);
     // Each job is named after its tick: a second made for one tick would be the same job.
-    for (const id of ids) expect(id).toBe(tickJobId(schedule.schedule_id, timeOfJobId(id)));
+    for (const id of ids) expect(untagged(id)).toBe(untagged(tickJobId(schedule.schedule_id, timeOfJobId(id))));
     expect(new Set(ticks).size).toBe(ticks.length);
     // Every tick from the first to the last has its job, those around the kill included.
     const gaps = ticks.slice(1).map((tick, index) => tick - ticks[index]!);

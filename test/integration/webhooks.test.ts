@@ -1,4 +1,5 @@
 import { jetstreamManager } from "@nats-io/jetstream";
+import { businessJobsFilter } from "../../shared/records/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WebhookEvent } from "../../shared/contract/index.js";
 import { BUCKETS, CONSUMERS, kvStreams } from "../../shared/nats/index.js";
@@ -136,7 +137,7 @@ describe("the cost rule", () => {
     const filters = async () =>
       (await jsm.consumers.info(kvStreams.name(BUCKETS.jobs), CONSUMERS.webhookEvents)).config.filter_subjects ?? [];
     const own = await business();
-    const subject = `$KV.${BUCKETS.jobs}.${own.tenant.app.app_id}.${own.tenant.business.business_id}.*`;
+    const subject = `$KV.${BUCKETS.jobs}.${businessJobsFilter(own.tenant.app.app_id, own.tenant.business.business_id)}`;
     expect(await filters()).not.toContain(subject);
 
     const { webhook } = await own.client.call("createWebhook", { url: "http://127.0.0.1:9/hook", events: ["job.*"] });

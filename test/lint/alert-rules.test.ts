@@ -1,12 +1,10 @@
-import { execFile } from "node:child_process";
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
+import { promtool } from "../harness/promtool.js";
 
-const run = promisify(execFile);
 const RULES_DIR = join(import.meta.dirname, "../../deploy/prometheus");
 const OPERATIONS_DOC = join(import.meta.dirname, "../../docs/operations.md");
 
@@ -20,47 +18,17 @@ interface RuleTests {
 const rules = parse(readFileSync(join(RULES_DIR, "alerts.yml"), "utf8")) as RuleFile;
 const alerts = rules.groups.flatMap((group) => group.rules).filter((rule) => rule.alert !== undefined);
 
-/** promtool on PATH or where Debian's `prometheus` package puts it; null when absent. */
-function findPromtool(): string | null {
-  const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/bin", "/usr/local/bin"].filter((dir) => dir !== "");
-  for (const dir of dirs) {
-    const candidate = join(dir, "promtool");
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
-
-async function promtool(...args: string[]): Promise<string> {
-  return promtoolIn(RULES_DIR, ...args);
-}
-
-async function promtoolIn(cwd: string, ...args: string[]): Promise<string> {
-  const bin = findPromtool();
-  if (bin === null)
-    throw new Error(
-      "promtool is not installed: run `make test-tools` or `make test` (deploy/scripts/ensure-promtool.sh installs Debian's prometheus package, which ships it)",
-    );
-  try {
-    const { stdout, stderr } = await run(bin, args, { cwd });
-    return `${stdout}${stderr}`;
-  } catch (error) {
-    const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
-    throw new Error(`promtool ${args.join(" ")} failed:\n${stdout}${stderr}`, { cause: error });
-  }
+function promtoolIn(cwd: string, ...args: string[]): Promise<string> {
+  return promtool(args, { cwd });
 }
 
 describe("the Prometheus alert rules (deploy/prometheus/alerts.yml)", () => {
   it("pass `promtool check rules`", async () => {
-    expect(await promtool("check", "rules", "alerts.yml")).toMatch(/SUCCESS: \d+ rules found/);
+    expect(await promtoolIn(RULES_DIR, "check", "rules", "alerts.yml")).toMatch(/SUCCESS: \d+ rules found/);
   });
 
   it("pass their unit tests (`promtool test rules alerts.test.yml`): each alert fires on its series and not on the others", async () => {
-    expect(await promtool("test", "rules", "alerts.test.yml")).toContain("SUCCESS");
+    expect(await promtoolIn(RULES_DIR, "test", "rules", "alerts.test.yml")).toContain("SUCCESS");
   });
 });
 

@@ -10,6 +10,7 @@ import "../../services/scheduler/scheduler.js";
 import "../../services/webhooks/webhooks.js";
 import "../../shared/nats/index.js";
 import { collectProcessMetrics, metricsRegistry } from "../../shared/runtime/index.js";
+import { promtool } from "../harness/promtool.js";
 
 const DEPLOY = join(import.meta.dirname, "../../deploy");
 const DASHBOARDS = join(DEPLOY, "grafana/dashboards");
@@ -26,9 +27,9 @@ async function exposedNames(): Promise<Set<string>> {
   return names;
 }
 
-/** Every `cjs_…` name in a text of PromQL. */
+/** Every metric name of ours (`cjs_…`) or of prom-client's defaults (`process_…`, `nodejs_…`) in a text of PromQL. */
 function namesIn(text: string): Set<string> {
-  return new Set(text.match(/\bcjs_[a-z0-9_]+/g) ?? []);
+  return new Set(text.match(/\b(?:cjs|process|nodejs)_[a-z0-9_]+/g) ?? []);
 }
 
 function dashboardExpressions(): Array<{ file: string; expr: string }> {
@@ -41,6 +42,26 @@ function dashboardExpressions(): Array<{ file: string; expr: string }> {
       return dashboard.panels.flatMap((panel) => panel.targets ?? []).map((target) => ({ file, expr: target.expr }));
     });
 }
+
+describe("the metrics every service defines", () => {
+  it("pass `promtool check metrics` (names, types, units, help), all of them exposed at once", async () => {
+    collectProcessMetrics();
+    const exposition = await metricsRegistry.metrics();
+    expect(exposition).toContain("# TYPE cjs_");
+    expect(await promtool(["check", "metrics"], { input: exposition })).toBe("");
+  });
+
+  it("keep prom-client's process and Node.js metrics under their standard names, with no prefix", async () => {
+    const known = await exposedNames();
+    for (const name of [
+      "process_cpu_seconds_total",
+      "process_resident_memory_bytes",
+      "nodejs_eventloop_lag_p99_seconds",
+    ])
+      expect(known).toContain(name);
+    expect([...known].filter((name) => /^cjs_(process|nodejs)_/.test(name))).toEqual([]);
+  });
+});
 
 describe("metric names in the dashboards and alert rules", () => {
   it("each name an alert rule uses is a metric the services define", async () => {

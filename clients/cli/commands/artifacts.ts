@@ -9,6 +9,7 @@ import { UsageError } from "../exit-codes.js";
 import { table, timeText } from "../output.js";
 import { bytesText, ProgressLine } from "../progress.js";
 import type { Run } from "../run.js";
+import { idOf } from "../choices.js";
 
 /** Counts bytes passing through, for the progress line. */
 function counting(onBytes: (total: number) => void): Transform {
@@ -31,7 +32,7 @@ export function registerArtifactCommands(program: Command, run: Run): void {
     .command("ls")
     .alias("list")
     .description("The artifacts of a job")
-    .argument("<job>", "the job id")
+    .argument("<job>", "the job id", idOf("job"))
     .action(
       run(async (ctx: CliContext, jobId: string) => {
         const { artifacts: items } = await ctx.client().artifacts.list(jobId);
@@ -56,7 +57,7 @@ export function registerArtifactCommands(program: Command, run: Run): void {
   artifacts
     .command("get")
     .description("Download an artifact to a file (its name by default; `-o -` for stdout)")
-    .argument("<job>", "the job id")
+    .argument("<job>", "the job id", idOf("job"))
     .argument("<name>", "the artifact's name")
     .option("-o, --output <path>", "where to write it")
     .action(
@@ -94,7 +95,7 @@ export function registerArtifactCommands(program: Command, run: Run): void {
     .command("rm")
     .alias("delete")
     .description("Delete an artifact of a job")
-    .argument("<job>", "the job id")
+    .argument("<job>", "the job id", idOf("job"))
     .argument("<name>", "the artifact's name")
     .action(
       run(async (ctx: CliContext, jobId: string, name: string) => {
@@ -106,7 +107,7 @@ export function registerArtifactCommands(program: Command, run: Run): void {
   artifacts
     .command("put")
     .description("Upload a file as an artifact of a job (replaces one of the same name)")
-    .argument("<job>", "the job id")
+    .argument("<job>", "the job id", idOf("job"))
     .argument("<file>", "the file to upload")
     .option("--name <name>", "the artifact's name (default: the file's name)")
     .option("--content-type <type>", "its media type")

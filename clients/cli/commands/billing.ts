@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import type { CliContext } from "../context.js";
-import { exportFormat, saveExport } from "../export-file.js";
+import { saveExport } from "../export-file.js";
+import { choiceOption } from "../choices.js";
+import { ExportFormat } from "../../../shared/contract/index.js";
 import { table, timeText } from "../output.js";
 import type { Run } from "../run.js";
 
@@ -69,13 +71,13 @@ export function registerBillingCommands(program: Command, run: Run): void {
   billing
     .command("export")
     .description("The whole credit ledger as a CSV or NDJSON file, streamed (business admins)")
-    .option("--format <format>", "csv or ndjson", "csv")
+    .addOption(choiceOption("--format <format>", "the file's format", ExportFormat.options).default("csv"))
     .option("-o, --output <path>", "where to write it (default stdout)", "-")
     .action(
       run(async (ctx: CliContext, options: { format: string; output: string }) => {
         await saveExport(
           ctx,
-          await ctx.client().billing.exportLedger({ format: exportFormat(options.format) }),
+          await ctx.client().billing.exportLedger({ format: options.format as ExportFormat }),
           options.output,
         );
       }),

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { choiceArgument } from "../choices.js";
 
 /** Every command path of the tree (`""`, `jobs`, `jobs submit`, …) with the words that may follow it. */
 function completions(command: Command, path = ""): Array<{ path: string; words: string[] }> {
@@ -47,10 +48,8 @@ export function registerCompletionCommand(program: Command): void {
   program
     .command("completion")
     .description("Print a shell completion script: `source <(cjs completion bash)`, or add it to ~/.bashrc / ~/.zshrc")
-    .argument("<shell>", "bash or zsh")
-    .action((shell: string, _options: unknown, command: Command) => {
-      if (shell !== "bash" && shell !== "zsh")
-        command.error(`error: completion is for bash or zsh, not "${shell}"`, { exitCode: 64, code: "cjs.usage" });
-      process.stdout.write(completionScript(program, shell as "bash" | "zsh"));
+    .addArgument(choiceArgument("<shell>", "the shell", ["bash", "zsh"]))
+    .action((shell: "bash" | "zsh") => {
+      process.stdout.write(completionScript(program, shell));
     });
 }

@@ -4,7 +4,9 @@ import type { ExportRequest, RpcRequest } from "../../sdk/src/index.js";
 import type { CliContext } from "../context.js";
 import { dryRunText } from "../dry-run-text.js";
 import { exitCodeOfJob, UsageError } from "../exit-codes.js";
-import { exportFormat, saveExport } from "../export-file.js";
+import { saveExport } from "../export-file.js";
+import { choiceOption, idOf, repeatableChoiceOption } from "../choices.js";
+import { ExportFormat, JobState } from "../../../shared/contract/index.js";
 import { printLogs, waitWithProgress } from "../follow.js";
 import { stateText, table, timeText } from "../output.js";
 import type { Run } from "../run.js";
@@ -249,7 +251,7 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .command("list")
     .alias("ls")
     .description("The business's jobs, newest first")
-    .option("--state <state>", "only jobs in this state (repeatable)", collect, [])
+    .addOption(repeatableChoiceOption("--state <state>", "only jobs in this state (repeatable)", JobState.options))
     .option("--pool <pool>", "only this pool")
     .option("--type <type>", "only this type")
     .option("--label <key=value>", "only jobs with this label (repeatable)", collect, [])
@@ -288,7 +290,7 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
   jobs
     .command("get")
     .description("One job with its timeline and artifacts")
-    .argument("<job>", "the job id")
+    .argument("<job>", "the job id", idOf("job"))
     .action(
       run(async (ctx: CliContext, jobId: string) => {
         const answer = await ctx.client().jobs.retrieve(jobId);
@@ -324,7 +326,7 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     ["cancel", "cancel", "Cancel a queued, assigned or running job"],
     ["retry", "retry", "Requeue a failed or timed-out job as its next attempt"],
   ] as const) {
-    const command = jobs.command(name).description(description).argument("<job>", "the job id");
+    const command = jobs.command(name).description(description).argument("<job>", "the job id", idOf("job"));
     if (verb === "retry") command.option("--idempotency-key <key>", IDEMPOTENCY_KEY_HELP);
     command.action(
       run(async (ctx: CliContext, jobId: string, options: { idempotencyKey?: string }) => {
@@ -338,7 +340,7 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
     .command("rm")
     .alias("delete")
     .description("Delete a finished job with its logs and artifacts")
-    .argument("<job>", "the job id")
+    .argument("<job>", "the job id", idOf("job"))
     .action(
       run(async (ctx: CliContext, jobId: string) => {
         const deleted = await ctx.client().jobs.delete(jobId);
@@ -349,9 +351,9 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
   jobs
     .command("export")
     .description("The business's jobs as a CSV or NDJSON file, streamed (business admins); filters as for list")
-    .option("--format <format>", "csv or ndjson", "csv")
+    .addOption(choiceOption("--format <format>", "the file's format", ExportFormat.options).default("csv"))
     .option("-o, --output <path>", "where to write it (default stdout)", "-")
-    .option("--state <state>", "only jobs in this state (repeatable)", collect, [])
+    .addOption(repeatableChoiceOption("--state <state>", "only jobs in this state (repeatable)", JobState.options))
     .option("--pool <pool>", "only this pool")
     .option("--label <key=value>", "only jobs with this label (repeatable)", collect, [])
     .action(
@@ -361,7 +363,7 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
           options: { format: string; output: string; state: string[]; pool?: string; label: string[] },
         ) => {
           const request = {
-            format: exportFormat(options.format),
+            format: options.format as ExportFormat,
             ...(options.state.length > 0 ? { state: options.state } : {}),
             ...(options.pool ? { pool_id: options.pool } : {}),
             ...(options.label.length > 0 ? { label: options.label } : {}),
@@ -374,7 +376,7 @@ export function registerJobCommands(program: Command, run: Run, setExit: (code: 
   program
     .command("logs")
     .description("A job's log; -f follows it until the job ends (and exits with its outcome)")
-    .argument("<job>", "the job id")
+    .argument("<job>", "the job id", idOf("job"))
     .option("-f, --follow", "keep streaming until the job ends")
     .action(
       run(async (ctx: CliContext, jobId: string, options: { follow?: boolean }) => {

@@ -4,6 +4,17 @@ import type { CliContext } from "../context.js";
 import { UsageError } from "../exit-codes.js";
 import { table, timeText } from "../output.js";
 import type { Run } from "../run.js";
+import { idOf } from "../choices.js";
+import { API_KEY_SCOPES } from "../../../shared/contract/index.js";
+
+/** `--scopes a,b`: each must be a scope, and a wrong one is named with the list of them all. */
+function scopesOf(text: string): string[] {
+  const scopes = text.split(",").map((scope) => scope.trim());
+  const unknown = scopes.find((scope) => !(API_KEY_SCOPES as readonly string[]).includes(scope));
+  if (unknown !== undefined)
+    throw new UsageError(`--scopes: "${unknown}" is not a scope. The scopes are ${API_KEY_SCOPES.join(", ")}.`);
+  return scopes;
+}
 
 function credits(text: string): number {
   const value = Number(text);
@@ -22,7 +33,7 @@ export function registerKeyCommands(program: Command, run: Run): void {
     .option("--max-jobs-per-hour <n>", "submits allowed per hour")
     .option("--max-concurrent-jobs <n>", "jobs that may be unfinished at once")
     .option("--allowed-job-types <types>", "comma-separated job types it may submit")
-    .option("--scopes <scopes>", "comma-separated scopes (jobs:read, jobs:write, …); default every scope")
+    .option("--scopes <scopes>", `comma-separated scopes, of ${API_KEY_SCOPES.join(", ")}; default every scope`)
     .option("--expires-at <time>", "when it stops working (ISO 8601)")
     .option("--budget <credits>", "compute credits its jobs may be charged per month")
     .action(
@@ -55,7 +66,7 @@ export function registerKeyCommands(program: Command, run: Run): void {
             ...(options.allowedJobTypes !== undefined
               ? { allowedJobTypes: options.allowedJobTypes.split(",").map((type) => type.trim()) }
               : {}),
-            ...(options.scopes !== undefined ? { scopes: options.scopes.split(",").map((scope) => scope.trim()) } : {}),
+            ...(options.scopes !== undefined ? { scopes: scopesOf(options.scopes) } : {}),
             ...(options.expiresAt !== undefined ? { expires_at: options.expiresAt } : {}),
             ...(options.budget !== undefined ? { budget_credits_per_month: credits(options.budget) } : {}),
           } as RpcRequest<"createApiKey">;
@@ -100,7 +111,7 @@ export function registerKeyCommands(program: Command, run: Run): void {
   keys
     .command("update")
     .description("Rename a key or change its monthly budget")
-    .argument("<key>", "the key id (key_…)")
+    .argument("<key>", "the key id (key_…)", idOf("key"))
     .option("--name <name>", "its new name")
     .option("--budget <credits>", "its monthly budget in credits; `none` removes it")
     .action(
@@ -125,7 +136,7 @@ export function registerKeyCommands(program: Command, run: Run): void {
   keys
     .command("revoke")
     .description("Revoke one of your keys; every gateway refuses it from then on")
-    .argument("<key>", "the key id (key_…)")
+    .argument("<key>", "the key id (key_…)", idOf("key"))
     .action(
       run(async (ctx: CliContext, keyId: string) => {
         const revoked = await ctx.client().keys.revoke(keyId);

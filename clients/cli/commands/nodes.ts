@@ -4,6 +4,8 @@ import type { CliContext } from "../context.js";
 import { UsageError } from "../exit-codes.js";
 import { table, timeText } from "../output.js";
 import type { Run } from "../run.js";
+import { choiceOption, idOf } from "../choices.js";
+import { NodeStatus } from "../../../shared/contract/index.js";
 
 export function registerNodeCommands(program: Command, run: Run): void {
   const nodes = program.command("nodes").description("The business's nodes: list, drain, rotate a node's key");
@@ -13,7 +15,7 @@ export function registerNodeCommands(program: Command, run: Run): void {
     .alias("list")
     .description("Nodes with their state, capacity and use")
     .option("--pool <pool>", "only this pool")
-    .option("--state <state>", "only nodes in this state")
+    .addOption(choiceOption("--state <state>", "only nodes in this state", NodeStatus.options))
     .option("--all", "also nodes offline for long (hidden by default)")
     .action(
       run(async (ctx: CliContext, options: { pool?: string; state?: string; all?: boolean }) => {
@@ -47,7 +49,7 @@ export function registerNodeCommands(program: Command, run: Run): void {
   nodes
     .command("drain")
     .description("Stop giving a node new jobs (running jobs finish); --undo resumes it")
-    .argument("<node>", "the node id")
+    .argument("<node>", "the node id", idOf("node"))
     .option("--undo", "lift the drain")
     .action(
       run(async (ctx: CliContext, nodeId: string, options: { undo?: boolean }) => {
@@ -60,7 +62,7 @@ export function registerNodeCommands(program: Command, run: Run): void {
     .command("rm")
     .alias("delete")
     .description("Delete an offline node; its keys stop working")
-    .argument("<node>", "the node id")
+    .argument("<node>", "the node id", idOf("node"))
     .action(
       run(async (ctx: CliContext, nodeId: string) => {
         const deleted = await ctx.client().nodes.delete(nodeId);
@@ -71,7 +73,7 @@ export function registerNodeCommands(program: Command, run: Run): void {
   nodes
     .command("rotate-key")
     .description("A new key for a node; prints it once. The old key works for --grace seconds")
-    .argument("<node>", "the node id")
+    .argument("<node>", "the node id", idOf("node"))
     .option("--grace <seconds>", "how long the old key keeps working", "0")
     .action(
       run(async (ctx: CliContext, nodeId: string, options: { grace: string }) => {

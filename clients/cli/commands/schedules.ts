@@ -1,13 +1,13 @@
 import type { Command } from "commander";
 import type { RpcRequest, RpcResponse } from "../../sdk/src/index.js";
 import type { CliContext } from "../context.js";
-import { UsageError } from "../exit-codes.js";
 import { table, timeText } from "../output.js";
 import type { Run } from "../run.js";
 import { submitRequest } from "./jobs.js";
+import { choiceOption, idOf } from "../choices.js";
+import { OverlapPolicy } from "../../../shared/contract/index.js";
 
 type Schedule = RpcResponse<"retrieveSchedule">["schedule"];
-const OVERLAPS = ["skip", "queue", "cancel_previous"] as const;
 
 function scheduleRows(ctx: CliContext, schedules: Schedule[]): string {
   return table(
@@ -49,7 +49,7 @@ export function registerScheduleCommands(program: Command, run: Run): void {
     .argument("[command...]", "the job's command, after --")
     .requiredOption("--cron <expression>", "5 fields (minute hour day month weekday), or 6 with seconds first")
     .option("--timezone <zone>", "the IANA time zone the expression is read in (default UTC)")
-    .option("--overlap <policy>", "while the previous job runs: skip, queue or cancel_previous (default skip)")
+    .addOption(choiceOption("--overlap <policy>", "while the previous job runs (default skip)", OverlapPolicy.options))
     .option("--name <name>", "a name for the schedule")
     .option("--paused", "create it paused")
     .option("-f, --file <path>", "a JSON file with the job template (a submit body; `-` for stdin)")
@@ -71,9 +71,6 @@ export function registerScheduleCommands(program: Command, run: Run): void {
             pool?: string;
           },
         ) => {
-          if (options.overlap !== undefined && !(OVERLAPS as readonly string[]).includes(options.overlap)) {
-            throw new UsageError(`--overlap takes ${OVERLAPS.join(", ")}, not "${options.overlap}".`);
-          }
           const job = submitRequest(
             { file: options.file, type: options.type, pool: options.pool, label: [], env: [], meta: [], dependsOn: [] },
             command,
@@ -110,7 +107,7 @@ export function registerScheduleCommands(program: Command, run: Run): void {
   schedules
     .command("get")
     .description("One schedule: its next tick, its last job, a refusal or skips")
-    .argument("<schedule>", "the schedule id")
+    .argument("<schedule>", "the schedule id", idOf("schedule"))
     .action(
       run(async (ctx: CliContext, scheduleId: string) => {
         const { schedule } = await ctx.client().schedules.retrieve(scheduleId);
@@ -125,7 +122,7 @@ export function registerScheduleCommands(program: Command, run: Run): void {
     schedules
       .command(name)
       .description(description)
-      .argument("<schedule>", "the schedule id")
+      .argument("<schedule>", "the schedule id", idOf("schedule"))
       .action(
         run(async (ctx: CliContext, scheduleId: string) => {
           const { schedule } = await ctx.client().schedules[name](scheduleId);
@@ -142,7 +139,7 @@ export function registerScheduleCommands(program: Command, run: Run): void {
     .command("rm")
     .alias("delete")
     .description("Delete a schedule; the jobs it made are kept")
-    .argument("<schedule>", "the schedule id")
+    .argument("<schedule>", "the schedule id", idOf("schedule"))
     .action(
       run(async (ctx: CliContext, scheduleId: string) => {
         const deleted = await ctx.client().schedules.delete(scheduleId);

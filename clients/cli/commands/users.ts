@@ -6,14 +6,10 @@ import { UsageError } from "../exit-codes.js";
 import { table, timeText } from "../output.js";
 import type { Run } from "../run.js";
 import { readStdin } from "../stdin.js";
+import { choiceArgument, choiceOption, idOf } from "../choices.js";
+import { Role } from "../../../shared/contract/index.js";
 
-type Role = "admin" | "member";
 type UserSummary = RpcResponse<"listUsers">["items"][number];
-
-function role(text: string): Role {
-  if (text !== "admin" && text !== "member") throw new UsageError(`--role is admin or member, not "${text}".`);
-  return text;
-}
 
 /** Asks for secrets on a terminal; reads them one per line from stdin otherwise. */
 async function secrets(ctx: CliContext, questions: string[]): Promise<string[]> {
@@ -125,10 +121,10 @@ export function registerUserCommands(program: Command, run: Run): void {
     .command("invite")
     .description("Make a user in your business and e-mail them a code to set their password")
     .argument("<email>", "their e-mail")
-    .option("--role <role>", "admin or member", "member")
+    .addOption(choiceOption("--role <role>", "their role", Role.options).default("member"))
     .action(
       run(async (ctx: CliContext, email: string, options: { role: string }) => {
-        const user = await ctx.client().users.invite({ email, role: role(options.role) });
+        const user = await ctx.client().users.invite({ email, role: options.role as Role });
         ctx.print(user, () => `${user.user_id} ${user.email} invited as ${user.role}\n`);
       }),
     );
@@ -140,7 +136,7 @@ export function registerUserCommands(program: Command, run: Run): void {
     users
       .command(name)
       .description(description)
-      .argument("<user>", "the user id (usr_…)")
+      .argument("<user>", "the user id (usr_…)", idOf("user"))
       .action(
         run(async (ctx: CliContext, userId: string) => {
           const user = await ctx.client().users[name](userId);
@@ -152,11 +148,11 @@ export function registerUserCommands(program: Command, run: Run): void {
   users
     .command("set-role")
     .description("Make a user an admin or a member (at once, on every replica)")
-    .argument("<user>", "the user id (usr_…)")
-    .argument("<role>", "admin or member")
+    .argument("<user>", "the user id (usr_…)", idOf("user"))
+    .addArgument(choiceArgument("<role>", "their new role", Role.options))
     .action(
       run(async (ctx: CliContext, userId: string, roleText: string) => {
-        const user = await ctx.client().users.setRole(userId, role(roleText));
+        const user = await ctx.client().users.setRole(userId, roleText as Role);
         ctx.print(user, () => `${user.user_id} ${user.email} is ${user.role}\n`);
       }),
     );

@@ -4,6 +4,7 @@ import type { CliContext } from "../context.js";
 import { UsageError } from "../exit-codes.js";
 import { stateText, table, timeText } from "../output.js";
 import type { Run } from "../run.js";
+import { idOf } from "../choices.js";
 
 function limitOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -14,7 +15,7 @@ function limitOf(text: string | undefined): number | undefined {
 export function registerWebhookCommands(program: Command, run: Run): void {
   const webhooks = program
     .command("webhooks")
-    .description("Your business's webhooks: create (the secret is shown once), list, remove, test, deliveries");
+    .description("Your business's webhooks: create (the secret is shown once), list, remove, test, deliveries, resend");
 
   webhooks
     .command("create")
@@ -82,7 +83,7 @@ export function registerWebhookCommands(program: Command, run: Run): void {
     .command("rm")
     .alias("delete")
     .description("Delete a webhook; deliveries not yet made are dropped")
-    .argument("<webhook>", "the webhook id (whk_…)")
+    .argument("<webhook>", "the webhook id (whk_…)", idOf("webhook"))
     .action(
       run(async (ctx: CliContext, webhookId: string) => {
         const deleted = await ctx.client().webhooks.delete(webhookId);
@@ -93,7 +94,7 @@ export function registerWebhookCommands(program: Command, run: Run): void {
   webhooks
     .command("test")
     .description("Send a webhook.test event to the webhook through the normal delivery path")
-    .argument("<webhook>", "the webhook id (whk_…)")
+    .argument("<webhook>", "the webhook id (whk_…)", idOf("webhook"))
     .action(
       run(async (ctx: CliContext, webhookId: string) => {
         const queued = await ctx.client().webhooks.test(webhookId);
@@ -106,9 +107,24 @@ export function registerWebhookCommands(program: Command, run: Run): void {
     );
 
   webhooks
+    .command("resend")
+    .description("Send a delivery that has ended (succeeded or failed) again now")
+    .argument("<webhook>", "the webhook id (whk_…)")
+    .argument("<delivery>", "the delivery id (dlv_…)")
+    .action(
+      run(async (ctx: CliContext, webhookId: string, deliveryId: string) => {
+        const { delivery } = await ctx.client().webhooks.retryDelivery(webhookId, deliveryId);
+        ctx.print(
+          { delivery },
+          () => `${delivery.delivery_id} queued again; see \`cjs webhooks deliveries ${webhookId}\`\n`,
+        );
+      }),
+    );
+
+  webhooks
     .command("deliveries")
     .description("The webhook's deliveries of the last 7 days, newest first, with each try's status")
-    .argument("<webhook>", "the webhook id (whk_…)")
+    .argument("<webhook>", "the webhook id (whk_…)", idOf("webhook"))
     .option("--limit <n>", "deliveries per page (1 to 100)")
     .option("--cursor <delivery>", "the next page after this delivery id")
     .action(

@@ -30,3 +30,34 @@ export function pairs(text: string): Record<string, string> {
 export function optionalNumber(text: string): number | undefined {
   return text.trim() === "" ? undefined : Number(text);
 }
+
+/** A length of time as people say it: `850 ms`, `42 s`, `4 min 10 s`, `2 h 5 min`, `3 d 4 h`. */
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return "—";
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return seconds % 60 === 0 ? `${minutes} min` : `${minutes} min ${seconds % 60} s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 === 0 ? `${days} d` : `${days} d ${hours % 24} h`;
+}
+
+/** A time of day with milliseconds, for log lines. */
+export function clockTime(timestamp: string): string {
+  const at = new Date(timestamp);
+  const time = at.toLocaleTimeString(undefined, {
+    hourCycle: "h23",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  });
+  return `${time}.${String(at.getMilliseconds()).padStart(3, "0")}`;
+}
+
+/** The problems of a form's check with the contract's schema, as lines to show. */
+export function problemsOf(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string[] {
+  return issues.map((issue) => `${issue.path.map(String).join(".") || "request"}: ${issue.message}`);
+}

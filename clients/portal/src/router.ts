@@ -1,9 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
 
 /** The portal's pages live at real paths (the gateway answers each with index.html). */
-export function navigate(to: string): void {
+export function navigate(to: string, options: { replace?: boolean } = {}): void {
   if (to === location.pathname + location.search) return;
-  history.pushState(null, "", to);
+  if (options.replace) history.replaceState(null, "", to);
+  else history.pushState(null, "", to);
   dispatchEvent(new PopStateEvent("popstate"));
 }
 

@@ -1,14 +1,28 @@
-import { ComputeJobsClient, type Tokens } from "../../sdk/src/index.js";
+import { ApiError, ComputeJobsClient, type Tokens } from "../../sdk/src/index.js";
 
 /**
  * The signed-in session. The access token lives only in this module's memory (inside the
  * SDK client); the refresh token is kept in `sessionStorage` so a reload of this tab stays
  * signed in, and it is gone when the tab closes. Never a cookie, never `localStorage`.
+ *
+ * The SDK refreshes the pair (one refresh at a time in this tab) and hands each new pair
+ * to `keep`, which stores the refresh token at once, so a reload never starts from a spent
+ * one. Tabs of one session (a duplicated tab shares its storage) tell one another each new
+ * pair over a `BroadcastChannel` named after the session; a tab about to refresh takes a
+ * newer pair heard from another tab instead (`loadTokens`), and a sign-out ends the
+ * session in every tab. Two tabs refreshing at the very same moment are covered by the
+ * gateway's grace (docs/api.md, "Refresh tokens and sessions").
  */
 const REFRESH_KEY = "cjs.refresh_token";
 const APP_KEY = "cjs.app_id";
 
+/** What tabs of one session tell one another. */
+type TabMessage = { kind: "tokens"; tokens: Tokens } | { kind: "signed-out" };
+
 let client: ComputeJobsClient | undefined;
+/** The newest pair this tab knows of, its own or another tab's. */
+let newest: Tokens | undefined;
+let channel: BroadcastChannel | undefined;
 const listeners = new Set<() => void>();
 
 function notify(): void {
@@ -21,26 +35,59 @@ export function onSessionChange(listener: () => void): () => void {
   return () => listeners.delete(listener);
 }
 
-/** The app id of the last sign-in in this browser (not a secret: it is sent in every request). */
 /** The app to sign in to: `?app=` in the address (as make dev's banner links it), else the last one used here. */
 export function rememberedAppId(): string {
   return new URLSearchParams(location.search).get("app") ?? localStorage.getItem(APP_KEY) ?? "";
 }
 
-function keep(tokens: Tokens): void {
+/** The session id a refresh token starts with (`ses_….secret`): not a secret, it names the tabs' channel. */
+function sessionIdOf(tokens: Tokens): string {
+  return tokens.refresh_token.split(".")[0] ?? "";
+}
+
+function store(tokens: Tokens): void {
+  newest = tokens;
   sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
+}
+
+/** Keeps a new pair of this tab and tells the session's other tabs. */
+function keep(tokens: Tokens): void {
+  store(tokens);
+  channel?.postMessage({ kind: "tokens", tokens } satisfies TabMessage);
+}
+
+/** Listens to the other tabs of the session, from now until it ends here. */
+function join(tokens: Tokens): void {
+  channel?.close();
+  channel =
+    typeof BroadcastChannel === "function" ? new BroadcastChannel(`cjs.session.${sessionIdOf(tokens)}`) : undefined;
+  channel?.addEventListener("message", (event: MessageEvent<TabMessage>) => {
+    if (event.data.kind === "tokens") store(event.data.tokens);
+    else end();
+  });
 }
 
 function anonymous(appId: string): ComputeJobsClient {
   return new ComputeJobsClient({ baseUrl: location.origin, appId, userAgent: "portal" });
 }
 
-/** Starts a session from a fresh token pair: the SDK refreshes it on `auth.token_expired`. */
+/** Starts a session from a fresh token pair: the SDK refreshes it as it expires. */
 function start(appId: string, fresh: ComputeJobsClient, tokens: Tokens): void {
   localStorage.setItem(APP_KEY, appId);
+  join(tokens);
   keep(tokens);
-  fresh.useCredentials({ tokens, onTokens: keep });
+  fresh.useCredentials({ tokens, onTokens: keep, loadTokens: () => newest });
   client = fresh;
+  notify();
+}
+
+/** Forgets the session in this tab. */
+function end(): void {
+  channel?.close();
+  channel = undefined;
+  newest = undefined;
+  sessionStorage.removeItem(REFRESH_KEY);
+  client = undefined;
   notify();
 }
 
@@ -58,7 +105,11 @@ export async function signInWithCode(appId: string, email: string, code: string)
   start(appId, fresh, await fresh.call("verifyOtp", { email, code }));
 }
 
-/** After a reload: trades the tab's refresh token for a new pair; false when there is none or it is spent. */
+/**
+ * After a reload: trades the tab's refresh token for a new pair; false when there is none
+ * or it cannot be traded now. Only a session the service says is over forgets the token
+ * (a service out of reach leaves it for the next reload).
+ */
 export async function resume(): Promise<boolean> {
   const refreshToken = sessionStorage.getItem(REFRESH_KEY);
   const appId = rememberedAppId();
@@ -67,18 +118,18 @@ export async function resume(): Promise<boolean> {
   try {
     start(appId, fresh, await fresh.call("refresh", { refresh_token: refreshToken }));
     return true;
-  } catch {
-    sessionStorage.removeItem(REFRESH_KEY);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "auth.refresh_invalid") sessionStorage.removeItem(REFRESH_KEY);
     return false;
   }
 }
 
+/** Ends the session on the service and in every tab of it. */
 export async function signOut(): Promise<void> {
-  const refreshToken = sessionStorage.getItem(REFRESH_KEY);
-  sessionStorage.removeItem(REFRESH_KEY);
+  const refreshToken = newest?.refresh_token ?? sessionStorage.getItem(REFRESH_KEY);
   const ended = client;
-  client = undefined;
-  notify();
+  channel?.postMessage({ kind: "signed-out" } satisfies TabMessage);
+  end();
   if (refreshToken !== null && ended !== undefined)
     await ended.call("logout", { refresh_token: refreshToken }).catch(() => undefined);
 }

@@ -8,7 +8,9 @@ export interface Loaded<T> {
 
 /**
  * Loads `load()` now, again when `deps` change, and every `pollMs` while `poll` says so
- * (live state without a socket: the API has no push for jobs and nodes).
+ * (live state without a socket: the API has no push for jobs and nodes). A poll replaces
+ * the data in place, so a list keeps its rows, its scroll and what is selected in it; an
+ * answer to a load of older `deps` is dropped.
  */
 export function useLoad<T>(
   load: () => Promise<T>,
@@ -19,16 +21,22 @@ export function useLoad<T>(
   const [error, setError] = useState<unknown>();
   const latest = useRef(load);
   latest.current = load;
+  const generation = useRef(0);
   const reload = useCallback(async () => {
+    const asked = generation.current;
     try {
-      setData(await latest.current());
+      const loaded = await latest.current();
+      if (asked !== generation.current) return;
+      setData(loaded);
       setError(undefined);
     } catch (failure) {
-      setError(failure);
+      if (asked === generation.current) setError(failure);
     }
   }, []);
   useEffect(() => {
+    generation.current += 1;
     setData(undefined);
+    setError(undefined);
     void reload();
   }, deps);
   const keepPolling = options.pollMs !== undefined && (options.poll?.(data) ?? true);
@@ -40,8 +48,16 @@ export function useLoad<T>(
   return { data, error, reload };
 }
 
-/** Runs one action of a button at a time, with its error. */
-export function useAction(): { busy: boolean; error: unknown; run: (action: () => Promise<void>) => Promise<void> } {
+export interface Action {
+  busy: boolean;
+  error: unknown;
+  run: (action: () => Promise<void>) => Promise<void>;
+  /** Runs `step` as a button's action, then `after` (the reload of what it changed). */
+  act: (step: () => Promise<unknown>) => void;
+}
+
+/** Runs one action of a button at a time, with its error; `after` follows each `act`. */
+export function useAction(after?: () => Promise<void>): Action {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const run = useCallback(async (action: () => Promise<void>) => {
@@ -55,5 +71,22 @@ export function useAction(): { busy: boolean; error: unknown; run: (action: () =
       setBusy(false);
     }
   }, []);
-  return { busy, error, run };
+  const act = (step: () => Promise<unknown>) =>
+    void run(async () => {
+      await step();
+      await after?.();
+    });
+  return { busy, error, run, act };
+}
+
+/** The time now, ticking every second while `live` (a running job's duration grows on the page). */
+export function useNow(live: boolean): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!live) return;
+    setNow(Date.now());
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [live]);
+  return live ? now : Date.now();
 }

@@ -1,17 +1,24 @@
-import type { Readable } from "node:stream";
-import type { Artifact } from "../../../shared/contract/index.js";
+import { artifactPath, type Artifact } from "../../../shared/contract/index.js";
 import { IntegrityError } from "./errors.js";
 import type { RequestBody, Transport } from "./transport.js";
 
-/** What an artifact upload takes: bytes, a Blob, a web stream or a Node stream (a file's `createReadStream`). */
-export type ArtifactBody = string | Uint8Array | Blob | ReadableStream<Uint8Array> | Readable;
+/**
+ * A Node stream (a file's `createReadStream`) as far as the SDK uses it: it has `pipe` (a web
+ * stream does not) and yields its chunks. Described here, not imported from node:stream, so
+ * the SDK's types compile without @types/node and the SDK loads in a browser.
+ */
+export interface NodeReadable extends AsyncIterable<Uint8Array> {
+  pipe: (...args: never[]) => unknown;
+}
 
-/** A Node stream (it has `pipe`; a web stream does not), told apart without importing node:stream, so the SDK loads in a browser. */
-function isNodeStream(body: ArtifactBody): body is Readable {
+/** What an artifact upload takes: bytes, a Blob, a web stream or a Node stream (a file's `createReadStream`). */
+export type ArtifactBody = string | Uint8Array | Blob | ReadableStream<Uint8Array> | NodeReadable;
+
+function isNodeStream(body: ArtifactBody): body is NodeReadable {
   return typeof (body as { pipe?: unknown }).pipe === "function";
 }
 
-/** `ReadableStream.from` (Node 20.6 and later), which the DOM library's types (the portal's build) do not list. */
+/** `ReadableStream.from` (Node.js 20.6 and later), which the DOM library's types (the portal's build) do not list. */
 interface WebStreamFrom {
   from(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array>;
 }
@@ -30,7 +37,7 @@ export async function putArtifact(
 ): Promise<Artifact> {
   const response = await transport.request("PUT", url, asRequestBody(body), {
     idempotent: true,
-    authenticate: false,
+    identify: "none",
     headers: contentType !== undefined ? { "content-type": contentType } : {},
   });
   const envelope = (await response.json()) as { payload: Artifact };
@@ -46,9 +53,20 @@ export interface ArtifactDownload {
   contentType: string;
 }
 
-/** Opens a signed download URL; the bytes are checked against the `ETag` (the SHA-256) as they pass. */
-export async function getArtifact(transport: Transport, url: string, signal?: AbortSignal): Promise<ArtifactDownload> {
-  const response = await transport.request("GET", url, undefined, { idempotent: true, authenticate: false, signal });
+/**
+ * Opens one artifact of a job (`artifactPath`, with the client's credential: a session, or
+ * an API key with `jobs:read`); the bytes are checked against the `ETag` (the SHA-256) as they pass.
+ */
+export async function getArtifact(
+  transport: Transport,
+  jobId: string,
+  artifactId: string,
+  signal?: AbortSignal,
+): Promise<ArtifactDownload> {
+  const response = await transport.request("GET", artifactPath(jobId, artifactId), undefined, {
+    idempotent: true,
+    signal,
+  });
   // Loaded here, not at the top: the SDK's other calls work in a browser, which has no node:crypto.
   const { createHash } = await import("node:crypto");
   const sha256 = (response.headers.get("etag") ?? "").replaceAll('"', "");

@@ -1,6 +1,6 @@
 import { IDEMPOTENCY_KEY_HEADER, isTerminal, type JobState } from "../../../shared/contract/index.js";
 import { getArtifact, putArtifact, readAll, type ArtifactBody, type ArtifactDownload } from "./artifacts.js";
-import type { Credentials, Tokens } from "./credentials.js";
+import type { Credentials, SessionCredentials } from "./credentials.js";
 import { EXPORT_ROUTES, openExport, type ExportRequest } from "./exports.js";
 import { newIdempotencyKey } from "./idempotency-key.js";
 import { followLogs, type FollowLogsOptions, type LogStreamItem } from "./logs.js";
@@ -38,7 +38,7 @@ export interface WaitOptions extends CallOptions {
 
 type Job = RpcResponse<"retrieveJob">;
 
-/** Submit answers the queued job, or with `wait: true` the terminal one. */
+/** Submit answers the queued job, or with `wait: true` the terminal one with its artifacts, as retrieve answers them. */
 export interface SubmitJob {
   (request: RpcRequest<"submitJob">, options: WaitOptions & { wait: true }): Promise<Job>;
   (request: RpcRequest<"submitJob">, options?: WaitOptions & { wait?: false }): Promise<RpcResponse<"submitJob">>;
@@ -60,19 +60,23 @@ export class ComputeJobsClient {
     );
   }
 
-  /** Signs in with e-mail and password and answers a client on that session (refreshed as needed). */
+  /**
+   * Signs in with e-mail and password and answers a client on that session, refreshed as
+   * needed; `onTokens` hears the first pair and every new one (see `SessionCredentials`).
+   */
   static async signIn(
-    options: Omit<ClientOptions, "credentials"> & {
-      email: string;
-      password: string;
-      onTokens?: (tokens: Tokens) => void | Promise<void>;
-    },
+    options: Omit<ClientOptions, "credentials"> &
+      Pick<SessionCredentials, "onTokens" | "loadTokens"> & { email: string; password: string },
   ): Promise<ComputeJobsClient> {
-    const { email, password, onTokens, ...rest } = options;
+    const { email, password, onTokens, loadTokens, ...rest } = options;
     const client = new ComputeJobsClient(rest);
     const tokens = await client.call("login", { email, password });
     await onTokens?.(tokens);
-    client.useCredentials(onTokens ? { tokens, onTokens } : { tokens });
+    client.useCredentials({
+      tokens,
+      ...(onTokens !== undefined ? { onTokens } : {}),
+      ...(loadTokens !== undefined ? { loadTokens } : {}),
+    });
     return client;
   }
 
@@ -91,6 +95,8 @@ export class ComputeJobsClient {
       idempotent: isIdempotent(name),
       signal: options.signal,
       headers,
+      // Sign-in, refresh and logout carry no credential: a refresh must not wait on the refresh it is.
+      identify: route.auth === "public" ? "app" : "credential",
     });
     const envelope = (await response.json()) as { payload: RpcResponse<N> };
     return envelope.payload;
@@ -111,7 +117,7 @@ export class ComputeJobsClient {
   }
 
   readonly jobs = {
-    /** Queues a job; with `wait: true`, answers the job once it is terminal. */
+    /** Queues a job; with `wait: true`, answers `{ job, artifacts }` (as retrieve) once it is terminal. */
     submit: (async (request: RpcRequest<"submitJob">, options: WaitOptions & { wait?: boolean } = {}) => {
       const queued = await this.call("submitJob", request, options);
       return options.wait ? this.jobs.wait(queued.job_id, options) : queued;
@@ -131,7 +137,7 @@ export class ComputeJobsClient {
     /** The business's jobs as a streamed CSV or NDJSON file (business admins), with `list`'s filters. */
     export: (request: ExportRequest<"exportJobs">, options?: CallOptions) =>
       openExport(this.transport, EXPORT_ROUTES.exportJobs.path, request, options),
-    /** Answers the job once it is terminal (succeeded, failed, timed_out or cancelled). */
+    /** Answers `{ job, artifacts }` (as retrieve) once the job is terminal (succeeded, failed, timed_out or cancelled). */
     wait: async (jobId: string, options: WaitOptions = {}): Promise<Job> => {
       let interval = options.pollIntervalMs ?? 250;
       for (;;) {
@@ -159,11 +165,9 @@ export class ComputeJobsClient {
       });
       return putArtifact(this.transport, target.url, body, options.contentType);
     },
-    /** Opens one artifact of a job as a stream checked against its SHA-256 (needs a signed-in session). */
-    download: async (jobId: string, artifactId: string, options: CallOptions = {}): Promise<ArtifactDownload> => {
-      const target = await this.call("presignDownload", { job_id: jobId, artifact_id: artifactId }, options);
-      return getArtifact(this.transport, target.url, options.signal);
-    },
+    /** Opens one artifact of a job as a stream checked against its SHA-256 (a session, or an API key with `jobs:read`). */
+    download: (jobId: string, artifactId: string, options: CallOptions = {}): Promise<ArtifactDownload> =>
+      getArtifact(this.transport, jobId, artifactId, options.signal),
     /** The whole artifact in memory, checked. */
     bytes: async (jobId: string, artifactId: string, options: CallOptions = {}): Promise<Uint8Array> =>
       readAll(await this.artifacts.download(jobId, artifactId, options)),
@@ -228,6 +232,9 @@ export class ComputeJobsClient {
     /** One page of the webhook's deliveries of the last 7 days, newest first, each with its tries. */
     deliveries: (request: RpcRequest<"listWebhookDeliveries">, options?: CallOptions) =>
       this.call("listWebhookDeliveries", request, options),
+    /** Sends a delivery that has ended (succeeded or failed) again now; one still being tried is 409. */
+    retryDelivery: (webhookId: string, deliveryId: string, options?: CallOptions) =>
+      this.call("retryWebhookDelivery", { webhook_id: webhookId, delivery_id: deliveryId }, options),
   };
 
   /** The users of the caller's business (business admins). */

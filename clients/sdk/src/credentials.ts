@@ -5,14 +5,23 @@ export interface Tokens {
 }
 
 /**
- * How the client authenticates: an API key (`X-API-Key`), or a session's tokens
- * (`Authorization: Bearer`), refreshed by the client when the access token expires.
- * `onTokens` hears every new pair, to keep them (the CLI writes them to its config file).
+ * A signed-in session's tokens and where they are kept. `onTokens` hears every new pair,
+ * to keep it where the old one was (the CLI writes its session file, the portal its tab's
+ * storage). `loadTokens`, when given, reads the kept pair again just before a refresh:
+ * another process or tab of the same session may have refreshed first, and its newer pair
+ * is taken instead of trading a refresh token that is already spent.
  */
-export type Credentials =
-  | { apiKey: string }
-  | { tokens: Tokens; onTokens?: (tokens: Tokens) => void | Promise<void> }
-  | { accessToken: string };
+export interface SessionCredentials {
+  tokens: Tokens;
+  onTokens?: (tokens: Tokens) => void | Promise<void>;
+  loadTokens?: () => Tokens | undefined | Promise<Tokens | undefined>;
+}
+
+/**
+ * How the client authenticates: an API key (`X-API-Key`), a session's tokens
+ * (`Authorization: Bearer`, refreshed by the client), or a bare access token (never refreshed).
+ */
+export type Credentials = { apiKey: string } | SessionCredentials | { accessToken: string };
 
 /** Seconds before its `exp` at which an access token is refreshed ahead of use. */
 const REFRESH_AHEAD_SECONDS = 30;
@@ -24,36 +33,56 @@ function decodeBase64Url(text: string): string {
   return new TextDecoder().decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)));
 }
 
-/** The `exp` claim of a JWT, in epoch seconds; undefined when it cannot be read (the server decides then). */
-export function tokenExpiry(token: string): number | undefined {
+/** The numeric claims of a JWT that the client reads (the server checks the token; the client only plans refreshes). */
+function timeClaims(token: string): { exp?: number; iat?: number } {
   const payload = token.split(".")[1];
-  if (payload === undefined) return undefined;
+  if (payload === undefined) return {};
   try {
-    const claims = JSON.parse(decodeBase64Url(payload)) as { exp?: unknown };
-    return typeof claims.exp === "number" ? claims.exp : undefined;
+    const claims = JSON.parse(decodeBase64Url(payload)) as { exp?: unknown; iat?: unknown };
+    return {
+      ...(typeof claims.exp === "number" ? { exp: claims.exp } : {}),
+      ...(typeof claims.iat === "number" ? { iat: claims.iat } : {}),
+    };
   } catch {
-    return undefined;
+    return {};
   }
 }
 
+/** The `exp` claim of a JWT, in epoch seconds; undefined when it cannot be read (the server decides then). */
+export function tokenExpiry(token: string): number | undefined {
+  return timeClaims(token).exp;
+}
+
+function isSession(credentials: Credentials | undefined): credentials is SessionCredentials {
+  return credentials !== undefined && "tokens" in credentials;
+}
+
 /**
- * The credential headers of each request, and the refresh of a session's tokens: one
- * refresh at a time however many requests need it (a refresh token is spent by its use,
- * so two refreshes with one token would end the session).
+ * The credential headers of each request, and the refresh of a session's tokens. One
+ * refresh at a time per client, however many requests need it: a refresh token is spent
+ * by its use, and the gateway ends a session whose spent token comes back (past its short
+ * grace, docs/api.md "Refresh tokens and sessions").
  */
 export class CredentialHolder {
+  /** What `set` was given; a refresh started for other credentials does not replace these. */
+  private given: Credentials | undefined;
+  /** The same, with the session's newest pair. */
   private credentials: Credentials | undefined;
   private refreshing: Promise<void> | undefined;
+  /** The server's clock minus ours, from the `iat` of the last pair received: a client clock set wrong does not refresh on every call. */
+  private skewMs = 0;
 
   constructor(
     credentials: Credentials | undefined,
     private readonly refresher: (refreshToken: string) => Promise<Tokens>,
     private readonly now: () => number = Date.now,
   ) {
+    this.given = credentials;
     this.credentials = credentials;
   }
 
   set(credentials: Credentials | undefined): void {
+    this.given = credentials;
     this.credentials = credentials;
     this.refreshing = undefined;
   }
@@ -68,30 +97,61 @@ export class CredentialHolder {
     if (credentials === undefined) return {};
     if ("apiKey" in credentials) return { "x-api-key": credentials.apiKey };
     if ("accessToken" in credentials) return { authorization: `Bearer ${credentials.accessToken}` };
-    const expiry = tokenExpiry(credentials.tokens.access_token);
-    if (expiry !== undefined && expiry - REFRESH_AHEAD_SECONDS <= this.now() / 1000) await this.refresh();
+    if (this.expiresSoon(credentials.tokens.access_token)) await this.refresh(credentials.tokens.access_token);
     const fresh = this.credentials;
-    return fresh !== undefined && "tokens" in fresh ? { authorization: `Bearer ${fresh.tokens.access_token}` } : {};
+    return isSession(fresh) ? { authorization: `Bearer ${fresh.tokens.access_token}` } : {};
   }
 
   /** Whether a refused token can be refreshed (a session's tokens; not a bare access token or a key). */
   get canRefresh(): boolean {
-    return this.credentials !== undefined && "tokens" in this.credentials;
+    return isSession(this.credentials);
   }
 
-  /** Trades the refresh token for a new pair; concurrent callers share one refresh. */
-  refresh(): Promise<void> {
-    this.refreshing ??= this.refreshOnce().finally(() => {
-      this.refreshing = undefined;
-    });
-    return this.refreshing;
-  }
-
-  private async refreshOnce(): Promise<void> {
+  /**
+   * Trades the refresh token for a new pair. `stale` is the access token the caller found
+   * expired: when it has been replaced meanwhile (another request's refresh), there is
+   * nothing to do. Concurrent callers share the refresh in flight.
+   */
+  refresh(stale?: string): Promise<void> {
     const credentials = this.credentials;
-    if (credentials === undefined || !("tokens" in credentials)) return;
-    const tokens = await this.refresher(credentials.tokens.refresh_token);
-    this.credentials = { ...credentials, tokens };
-    await credentials.onTokens?.(tokens);
+    if (this.refreshing !== undefined) return this.refreshing;
+    if (!isSession(credentials)) return Promise.resolve();
+    if (stale !== undefined && credentials.tokens.access_token !== stale) return Promise.resolve();
+    // Started on the next microtask, so the promise is in place before any code of the refresh runs.
+    const owner = this.given;
+    const refreshing = Promise.resolve()
+      .then(() => this.refreshOnce(owner, credentials))
+      .finally(() => {
+        if (this.refreshing === refreshing) this.refreshing = undefined;
+      });
+    this.refreshing = refreshing;
+    return refreshing;
+  }
+
+  private async refreshOnce(owner: Credentials | undefined, credentials: SessionCredentials): Promise<void> {
+    let tokens = credentials.tokens;
+    const kept = await credentials.loadTokens?.();
+    if (kept !== undefined && kept.refresh_token !== tokens.refresh_token) {
+      // Another process or tab refreshed first: its pair is the session's newest.
+      tokens = kept;
+      if (!this.replace(owner, tokens) || !this.expiresSoon(tokens.access_token)) return;
+    }
+    const fresh = await this.refresher(tokens.refresh_token);
+    const { iat } = timeClaims(fresh.access_token);
+    if (iat !== undefined) this.skewMs = iat * 1000 - this.now();
+    if (this.replace(owner, fresh)) await credentials.onTokens?.(fresh);
+  }
+
+  /** Puts `tokens` in place of the session's pair, unless other credentials were set meanwhile; answers whether it did. */
+  private replace(owner: Credentials | undefined, tokens: Tokens): boolean {
+    const current = this.credentials;
+    if (this.given !== owner || !isSession(current)) return false;
+    this.credentials = { ...current, tokens };
+    return true;
+  }
+
+  private expiresSoon(accessToken: string): boolean {
+    const expiry = tokenExpiry(accessToken);
+    return expiry !== undefined && (expiry - REFRESH_AHEAD_SECONDS) * 1000 <= this.now() + this.skewMs;
   }
 }

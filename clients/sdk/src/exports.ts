@@ -1,6 +1,5 @@
 import { EXPORT_ROUTES, type ExportName } from "../../../shared/contract/index.js";
 import type { z } from "zod";
-import type { CallOptions } from "./client.js";
 import type { Transport } from "./transport.js";
 
 export { EXPORT_ROUTES };
@@ -23,7 +22,7 @@ export async function openExport(
   transport: Transport,
   path: string,
   request: unknown,
-  options: CallOptions = {},
+  options: { signal?: AbortSignal | undefined } = {},
 ): Promise<ExportDownload> {
   const response = await transport.request("POST", path, JSON.stringify(request), {
     idempotent: true,

@@ -13,6 +13,20 @@ export interface FollowLogsOptions {
   signal?: AbortSignal | undefined;
   /** Connections in a row that may drop without a line before giving up. Default 8. */
   maxReconnects?: number;
+  /** Hears each reconnection before its wait: why the stream went, and where and when it is opened again. */
+  onReconnect?: (reconnect: LogReconnect) => void;
+}
+
+/** The log stream is about to be opened again. */
+export interface LogReconnect {
+  /** The stream's URL. */
+  url: string;
+  /** This reconnection in the current run of drops, from 1, of at most `maxReconnects`. */
+  attempt: number;
+  maxReconnects: number;
+  delayMs: number;
+  /** Why: the connection that failed or dropped; undefined for a stream that ended without its `end`. */
+  error: unknown;
 }
 
 /**
@@ -28,6 +42,18 @@ export async function* followLogs(
   let lastEventId = options.lastEventId;
   const maxReconnects = options.maxReconnects ?? 8;
   let dropsInARow = 0;
+  const reconnectLater = async (error: unknown) => {
+    dropsInARow += 1;
+    const delayMs = retryDelayMs(DEFAULT_RETRY_POLICY, dropsInARow, undefined);
+    options.onReconnect?.({
+      url: transport.url(logStreamPath(jobId)),
+      attempt: dropsInARow,
+      maxReconnects,
+      delayMs,
+      error,
+    });
+    await pause(delayMs, options.signal);
+  };
   for (;;) {
     let response: Response;
     try {
@@ -41,10 +67,10 @@ export async function* followLogs(
       });
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 0 || dropsInARow >= maxReconnects) throw error;
-      dropsInARow += 1;
-      await pause(retryDelayMs(DEFAULT_RETRY_POLICY, dropsInARow, undefined), options.signal);
+      await reconnectLater(error);
       continue;
     }
+    let dropped: unknown;
     try {
       for await (const event of readServerSentEvents(response.body!)) {
         if (event.event === "log" && event.id !== undefined) {
@@ -59,6 +85,7 @@ export async function* followLogs(
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (!isDroppedStream(error)) throw error;
+      dropped = error;
     }
     // Closed without `end`: open it again from the last line received.
     if (dropsInARow >= maxReconnects)
@@ -67,8 +94,7 @@ export async function* followLogs(
         status: 0,
         message: `The log stream of ${jobId} kept closing before its end.`,
       });
-    dropsInARow += 1;
-    await pause(retryDelayMs(DEFAULT_RETRY_POLICY, dropsInARow, undefined), options.signal);
+    await reconnectLater(dropped);
   }
 }
 

@@ -16,6 +16,8 @@ export type { DryRunResponse, RpcName, RpcRequest, RpcResponse };
  * listed here) is retried only on answers that refuse before anything changed.
  */
 const IDEMPOTENT: ReadonlySet<RpcName> = new Set<RpcName>([
+  // The gateway answers a refresh token spent a moment ago with the same new pair (its grace), so a refresh whose answer was lost can be sent again.
+  "refresh",
   "retrieveJob",
   "listJobs",
   "listApiKeys",

@@ -1,3 +1,5 @@
+import { createParser } from "eventsource-parser";
+
 /** One Server-Sent Event as the stream framed it. */
 export interface ServerSentEvent {
   /** The `id` field; undefined when the event had none. */
@@ -8,36 +10,22 @@ export interface ServerSentEvent {
 }
 
 /**
- * Frames a byte stream into events by the SSE rules: lines end with CRLF, LF or CR; a
- * blank line ends an event; `:` starts a comment (keep-alives); `data` lines join with LF.
+ * Frames a byte stream into events by the SSE rules (eventsource-parser: CRLF, LF or CR line
+ * ends, comments skipped, `data` lines joined with LF). An event the stream cut before its
+ * blank line is not delivered.
  */
 export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<ServerSentEvent> {
   const decoder = new TextDecoder();
-  let buffer = "";
-  let fields: { id: string | undefined; event: string; data: string[] } = { id: undefined, event: "message", data: [] };
+  const framed: ServerSentEvent[] = [];
+  const parser = createParser({
+    onEvent: (event) => framed.push({ id: event.id, event: event.event ?? "message", data: event.data }),
+  });
   const reader = body.getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
-      let match: RegExpExecArray | null;
-      // A CR at the very end may be the first half of a CRLF: wait for the next chunk.
-      while ((match = /\r\n|\n|\r(?!$)/.exec(buffer)) !== null) {
-        const line = buffer.slice(0, match.index);
-        buffer = buffer.slice(match.index + match[0].length);
-        if (line === "") {
-          if (fields.data.length > 0) yield { id: fields.id, event: fields.event, data: fields.data.join("\n") };
-          fields = { id: undefined, event: "message", data: [] };
-          continue;
-        }
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        const name = colon === -1 ? line : line.slice(0, colon);
-        const value = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (name === "data") fields.data.push(value);
-        else if (name === "event") fields.event = value;
-        else if (name === "id") fields.id = value;
-      }
+      parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }));
+      yield* framed.splice(0);
       if (done) return;
     }
   } finally {

@@ -7,7 +7,7 @@ import { Transport } from "./transport.js";
  * answer of the script. (The SDK's behaviour against the real gateway is tested in
  * test/integration/sdk.test.ts.)
  */
-type Scripted = { status: number; code?: string; retryAfter?: string } | "network-failure";
+type Scripted = { status: number; code?: string; retryAfter?: string } | "network-failure" | { fail: Error };
 
 function scriptedFetch(script: Scripted[]) {
   const calls: Array<{ url: string; headers: Record<string, string> }> = [];
@@ -16,6 +16,7 @@ function scriptedFetch(script: Scripted[]) {
     const next = script[calls.length - 1];
     if (next === undefined) throw new Error("the script ran out");
     if (next === "network-failure") throw new TypeError("fetch failed");
+    if ("fail" in next) throw next.fail;
     const body =
       next.status < 300
         ? { status: "SUCCESS", message: "ok", payload: {} }
@@ -148,5 +149,65 @@ describe("retries", () => {
       code: "something.new",
       status: 409,
     });
+  });
+});
+
+/** A failed fetch as Node's undici reports it: `fetch failed`, caused by the socket's or the resolver's error. */
+function fetchFailed(cause: Error): { fail: Error } {
+  return { fail: new TypeError("fetch failed", { cause }) };
+}
+
+function withCode(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+describe("network errors", () => {
+  it("name the URL (without its query) and the cause, and are retried while a retry may mend them", async () => {
+    const refused = withCode("connect ECONNREFUSED 127.0.0.1:8080", "ECONNREFUSED");
+    const { send, calls } = scriptedFetch(Array.from({ length: 4 }, () => fetchFailed(refused)));
+    const failure = await transport(send)
+      .request("GET", "/api/compute/artifacts/download/j/a?signature=secret", undefined, { idempotent: true })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(NetworkError);
+    expect(failure).toMatchObject({
+      code: "network.error",
+      reason: "ECONNREFUSED",
+      url: "http://gateway.test/api/compute/artifacts/download/j/a",
+      message:
+        "Could not reach http://gateway.test/api/compute/artifacts/download/j/a: connection refused (connect ECONNREFUSED 127.0.0.1:8080)",
+    });
+    expect((failure as Error).message).not.toContain("secret");
+    expect(calls).toHaveLength(4);
+  });
+
+  it("an unknown host name and a refused certificate are not retried: they answer the same every time", async () => {
+    for (const [cause, words] of [
+      [withCode("getaddrinfo ENOTFOUND gateway.invalid", "ENOTFOUND"), "host name not found (DNS)"],
+      [withCode("self-signed certificate", "DEPTH_ZERO_SELF_SIGNED_CERT"), "TLS handshake failed"],
+    ] as const) {
+      const { send, calls } = scriptedFetch([fetchFailed(cause), { status: 200 }]);
+      const failure = await transport(send)
+        .request("POST", "/x", "{}", { idempotent: true })
+        .catch((error: unknown) => error);
+      expect((failure as Error).message).toBe(`Could not reach http://gateway.test/x: ${words} (${cause.message})`);
+      expect(calls).toHaveLength(1);
+    }
+  });
+
+  it("a name tried at each of its addresses reports each address's refusal once", async () => {
+    const both = Object.assign(
+      new AggregateError([
+        withCode("connect ECONNREFUSED ::1:8080", "ECONNREFUSED"),
+        withCode("connect ECONNREFUSED 127.0.0.1:8080", "ECONNREFUSED"),
+      ]),
+      { code: "ECONNREFUSED" },
+    );
+    const { send } = scriptedFetch([fetchFailed(both)]);
+    const failure = await transport(send)
+      .request("POST", "/x", "{}", { idempotent: false })
+      .catch((error: unknown) => error);
+    expect((failure as Error).message).toBe(
+      "Could not reach http://gateway.test/x: connection refused (connect ECONNREFUSED ::1:8080; connect ECONNREFUSED 127.0.0.1:8080)",
+    );
   });
 });

@@ -1,15 +1,15 @@
 import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager, type JsMsg } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
-import { BUCKETS, CONSUMERS, decodeJson, STREAMS, subjects } from "../../../shared/nats/index.js";
-import { JobRecord, mayHaveChargedAttempt } from "../../../shared/records/index.js";
+import { BUCKETS, CONSUMERS, decodeJson, ensureConsumer, STREAMS, subjects } from "../../../shared/nats/index.js";
+import { JobRecord, mayHaveChargedAttempt, operatorJobKeyFilters } from "../../../shared/records/index.js";
 import type { CreditContext } from "../credit/credit-context.js";
 import { ledgerRepairs } from "../credit/credit-metrics.js";
 import { chargedAttempts } from "./charge.js";
 import { debitAttempt } from "./debit-attempt.js";
 
-/** The job records' stream and subjects, as JetStream names those of a KV bucket. */
+/** The job records' stream, and the subjects of the operator pools' jobs: a self-hosted job is never charged, so never read here. */
 const JOBS_STREAM = `KV_${BUCKETS.jobs}`;
-const JOBS_SUBJECTS = `$KV.${BUCKETS.jobs}.>`;
+const OPERATOR_JOB_SUBJECTS = operatorJobKeyFilters().map((filter) => `$KV.${BUCKETS.jobs}.${filter}`);
 const ACK_WAIT_MS = 30_000;
 /** A revision held back for its grace counts here until audited: far above the attempts that end in one grace. */
 const MAX_ACK_PENDING = 20_000;
@@ -27,13 +27,13 @@ export interface LedgerAudit {
  */
 export async function startLedgerAudit(ctx: CreditContext, options: { graceMs: number }): Promise<LedgerAudit> {
   const jsm = await jetstreamManager(ctx.nc);
-  await jsm.consumers.add(JOBS_STREAM, {
+  await ensureConsumer(jsm, JOBS_STREAM, {
     durable_name: CONSUMERS.billingLedgerAudit,
     ack_policy: AckPolicy.Explicit,
     ack_wait: nanos(ACK_WAIT_MS),
     max_ack_pending: MAX_ACK_PENDING,
     max_deliver: -1,
-    filter_subject: JOBS_SUBJECTS,
+    filter_subjects: OPERATOR_JOB_SUBJECTS,
   });
   const consumer = await jetstream(ctx.nc).consumers.get(JOBS_STREAM, CONSUMERS.billingLedgerAudit);
   const messages = await consumer.consume({ max_messages: 64 });

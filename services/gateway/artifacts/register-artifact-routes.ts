@@ -1,35 +1,35 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
-import { RPC_ROUTES } from "../../../shared/contract/index.js";
-import { AppError } from "../../../shared/errors/index.js";
+import type { FastifyInstance } from "fastify";
+import { ARTIFACT_ROUTE, RPC_ROUTES } from "../../../shared/contract/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { registerRpc, type Edge } from "../http/register-rpc.js";
 import type { ArtifactRouteParams } from "./artifact-params.js";
 import { DOWNLOAD_ROUTE, UPLOAD_ROUTE } from "./artifact-urls.js";
 import { deleteArtifact } from "./delete-artifact.js";
 import { downloadArtifact } from "./download-artifact.js";
+import { getArtifact } from "./get-artifact.js";
 import { listArtifacts } from "./list-artifacts.js";
 import { presignDownload } from "./presign-download.js";
 import { presignUpload } from "./presign-upload.js";
 import { notAMediaType, uploadArtifact } from "./upload-artifact.js";
 
-function methodNotAllowed(allow: string[]) {
-  return async (_request: unknown, reply: FastifyReply) => {
-    reply.header("allow", allow.join(", "));
-    throw new AppError("route.method_not_allowed", `Use ${allow.join(" or ")} for this path.`, { details: { allow } });
-  };
-}
-
 /**
- * The artifact operations: list, delete, the two presign RPCs, and the upload and download routes whose
- * signed URL is their credential (no `X-App-ID`, no JSON). Those two live in their own
- * fastify context, where any body reaches the upload as a stream: the JSON routes keep
- * their parsers, limits and 415.
+ * The artifact operations: list, delete, the two presign RPCs, the download with a
+ * credential, and the upload and download routes whose signed URL is their credential (no
+ * `X-App-ID`, no JSON). Those two live in their own fastify context, where any body
+ * reaches the upload as a stream: the JSON routes keep their parsers, limits and 415.
  */
 export function registerArtifactRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
   registerRpc(app, edge, RPC_ROUTES.listArtifacts, listArtifacts(gw));
   registerRpc(app, edge, RPC_ROUTES.deleteArtifact, deleteArtifact(gw));
   registerRpc(app, edge, RPC_ROUTES.presignUpload, presignUpload(gw));
   registerRpc(app, edge, RPC_ROUTES.presignDownload, presignDownload(gw));
+  app.route<{ Params: ArtifactRouteParams }>({
+    method: "GET",
+    url: ARTIFACT_ROUTE,
+    exposeHeadRoute: false,
+    config: { auth: "user" },
+    handler: getArtifact(gw, edge),
+  });
 
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -49,17 +49,6 @@ export function registerArtifactRoutes(app: FastifyInstance, edge: Edge, gw: Gat
       url: download,
       exposeHeadRoute: false,
       handler: downloadArtifact(gw, edge.natsUp),
-    });
-    scope.route({
-      method: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
-      url: upload,
-      exposeHeadRoute: false,
-      handler: methodNotAllowed(["PUT"]),
-    });
-    scope.route({
-      method: ["POST", "PUT", "PATCH", "DELETE"],
-      url: download,
-      handler: methodNotAllowed(["GET", "HEAD"]),
     });
   });
 }

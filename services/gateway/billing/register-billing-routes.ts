@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
 import { BILLING_WEBHOOK_ROUTE, RPC_ROUTES, SANDBOX_CHECKOUT_ROUTE } from "../../../shared/contract/index.js";
-import { AppError } from "../../../shared/errors/index.js";
 import { subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { registerRpc, type Edge } from "../http/register-rpc.js";
@@ -12,13 +11,6 @@ import { actOnSandboxCheckout, showSandboxCheckout } from "./sandbox-checkout.js
 /** Largest webhook body taken (Stripe's events are a few KiB; base64 of this still fits a NATS message). */
 const WEBHOOK_MAX_BYTES = 256 * 1024;
 const FORM_MAX_BYTES = 1024;
-
-function methodNotAllowed(allow: string[]) {
-  return async (_request: unknown, reply: { header(name: string, value: string): unknown }) => {
-    reply.header("allow", allow.join(", "));
-    throw new AppError("route.method_not_allowed", `Use ${allow.join(" or ")} for this path.`, { details: { allow } });
-  };
-}
 
 /**
  * Billing at the edge: its RPCs (forwarded to billing), the payment providers'
@@ -48,12 +40,6 @@ export function registerBillingRoutes(app: FastifyInstance, edge: Edge, gw: Gate
       done(null, body),
     );
     scope.post<{ Params: { provider: string } }>(BILLING_WEBHOOK_ROUTE, receiveWebhook(gw, edge.natsUp));
-    scope.route({
-      method: ["GET", "HEAD", "PUT", "PATCH", "DELETE"],
-      url: BILLING_WEBHOOK_ROUTE,
-      exposeHeadRoute: false,
-      handler: methodNotAllowed(["POST"]),
-    });
   });
 
   void app.register(async (scope) => {
@@ -71,10 +57,5 @@ export function registerBillingRoutes(app: FastifyInstance, edge: Edge, gw: Gate
       showSandboxCheckout(gw),
     );
     scope.post<{ Params: { sessionId: string } }>(SANDBOX_CHECKOUT_ROUTE, quiet, actOnSandboxCheckout(gw, app));
-    scope.route({
-      method: ["HEAD", "PUT", "PATCH", "DELETE"],
-      url: SANDBOX_CHECKOUT_ROUTE,
-      handler: methodNotAllowed(["GET", "POST"]),
-    });
   });
 }

@@ -123,13 +123,5 @@ export function registerExportRoutes(app: FastifyInstance, edge: Edge, gw: Gatew
       config: { auth: "user" },
       handler: serveExport(gw, edge, source as ExportSource<ExportRoute, unknown>),
     });
-    app.route({
-      method: ["GET", "PUT", "PATCH", "DELETE"],
-      url: source.route.path,
-      handler: async (_request, reply) => {
-        reply.header("allow", "POST");
-        throw new AppError("route.method_not_allowed", "Use POST for this path.", { details: { allow: ["POST"] } });
-      },
-    });
   }
 }

@@ -1,9 +1,10 @@
+import fastifyCors from "@fastify/cors";
 import type { FastifyInstance } from "fastify";
 import { AppError } from "../../../shared/errors/index.js";
 import { requestHeader } from "./request-header.js";
 
 /** The methods the API answers: POST for the RPCs, GET and HEAD for log streams and downloads, PUT for uploads. */
-const ALLOW_METHODS = "GET, HEAD, POST, PUT";
+const ALLOW_METHODS = ["GET", "HEAD", "POST", "PUT"];
 
 /** Every request header a browser client of the API may send beyond the CORS-safelisted ones. */
 const ALLOW_HEADERS = [
@@ -17,7 +18,7 @@ const ALLOW_HEADERS = [
   "traceparent",
   "tracestate",
   "X-Request-ID",
-].join(", ");
+];
 
 /** Every answer header a client acts on: browsers hide the others from cross-origin scripts. */
 const EXPOSE_HEADERS = [
@@ -35,7 +36,7 @@ const EXPOSE_HEADERS = [
   "Content-Disposition",
   "ETag",
   "Idempotent-Replayed",
-].join(", ");
+];
 
 /** How long a browser may reuse a preflight's answer. */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
@@ -63,36 +64,38 @@ export function corsOriginProblem(entry: string): string | undefined {
 }
 
 /**
- * Cross-origin access for the browser origins listed, and only those; none listed, no CORS
- * at all (an `OPTIONS` is a 404 like any unknown route). An allowed origin's preflight
- * answers 204 for any path, and every answer to it (errors, 429s and event streams
- * included: the headers are set before anything else runs) carries
- * `Access-Control-Allow-Origin`. An unlisted origin's preflight is refused with the error
- * envelope; its other requests are served as usual without CORS headers, so the browser
- * keeps the answer from the page. No `Allow-Credentials`: the API uses no cookies.
+ * Cross-origin access for the browser origins listed, and only those, through @fastify/cors;
+ * none listed, no CORS at all (an `OPTIONS` is a 404 like any unknown route). An allowed
+ * origin's preflight answers 204 for any path, and every answer to it (errors, 429s and
+ * event streams included: the headers are set in `onRequest`, before anything else runs)
+ * carries `Access-Control-Allow-Origin`. An unlisted origin's preflight is refused with the
+ * error envelope; its other requests are served as usual without CORS headers, so the
+ * browser keeps the answer from the page. An `OPTIONS` that is no preflight (no
+ * `Access-Control-Request-Method`) is an operation the API does not have. No
+ * `Allow-Credentials`: the API uses no cookies.
  */
 export function serveCors(app: FastifyInstance, origins: readonly string[]): void {
   if (origins.length === 0) return;
   const allowed = new Set(origins);
-  app.addHook("onRequest", async (request, reply) => {
-    reply.header("vary", "Origin");
-    const origin = requestHeader(request, "origin");
-    if (origin === undefined || !allowed.has(origin)) return;
-    reply.header("access-control-allow-origin", origin);
-    reply.header("access-control-expose-headers", EXPOSE_HEADERS);
-  });
-  app.options("*", async (request, reply) => {
-    const origin = requestHeader(request, "origin");
-    // Only a preflight is answered here; a bare OPTIONS is an operation the API does not have.
-    if (origin === undefined || requestHeader(request, "access-control-request-method") === undefined)
-      return reply.callNotFound();
-    if (!allowed.has(origin))
-      throw new AppError("cors.origin_not_allowed", `The origin ${origin} may not call this API from a browser.`);
-    return reply
-      .code(204)
-      .header("access-control-allow-methods", ALLOW_METHODS)
-      .header("access-control-allow-headers", ALLOW_HEADERS)
-      .header("access-control-max-age", String(PREFLIGHT_MAX_AGE_SECONDS))
-      .send();
+  const served = {
+    methods: ALLOW_METHODS,
+    allowedHeaders: ALLOW_HEADERS,
+    exposedHeaders: EXPOSE_HEADERS,
+    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+    strictPreflight: false,
+  };
+  void app.register(fastifyCors, {
+    delegator: (request, callback) => {
+      const origin = requestHeader(request, "origin");
+      const preflight =
+        request.method === "OPTIONS" && requestHeader(request, "access-control-request-method") !== undefined;
+      if (origin !== undefined && allowed.has(origin)) return callback(null, { ...served, origin, preflight });
+      if (origin !== undefined && preflight)
+        return callback(
+          new AppError("cors.origin_not_allowed", `The origin ${origin} may not call this API from a browser.`),
+          {},
+        );
+      callback(null, { origin: false });
+    },
   });
 }

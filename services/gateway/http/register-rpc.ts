@@ -46,8 +46,6 @@ export interface Edge {
   rateLimiter: RateLimiter;
 }
 
-const OTHER_METHODS = ["GET", "PUT", "PATCH", "DELETE"] as const;
-
 /** One call of an operation as any transport received it (HTTP request, NATS message). */
 export interface RpcCall {
   appId: string | undefined;
@@ -129,8 +127,8 @@ export function httpCall(request: FastifyRequest, reply: FastifyReply): RpcCall 
 }
 
 /**
- * Serves one RPC of the contract over HTTP, answering with the envelope.
- * The other methods on the same path answer 405 with `Allow: POST`.
+ * Serves one RPC of the contract over HTTP, answering with the envelope (another method on
+ * the same path answers 405 with `Allow: POST`: see wrong-method.ts).
  */
 export function registerRpc<R extends RpcRoute>(
   app: FastifyInstance,
@@ -145,16 +143,6 @@ export function registerRpc<R extends RpcRoute>(
     handler: async (request, reply) => {
       const payload = await runRpc(edge, route, handler, httpCall(request, reply));
       return sendSuccess(reply, successMessage(route, payload), payload);
-    },
-  });
-  app.route({
-    method: [...OTHER_METHODS],
-    url: route.path,
-    handler: async (_request, reply) => {
-      reply.header("allow", route.method);
-      throw new AppError("route.method_not_allowed", `Use ${route.method} for this path.`, {
-        details: { allow: [route.method] },
-      });
     },
   });
 }

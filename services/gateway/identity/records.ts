@@ -63,8 +63,13 @@ export const SessionRecord = z.looseObject({
   token_hash: z.string(),
   /** The user's `session_generation` when the session started (records of older versions: 0). */
   generation: z.number().int().min(0).default(0),
-  /** Hashes of refresh tokens already traded in: presenting one again ends the session. */
+  /** Hashes of refresh tokens already traded in: presenting one again ends the session (but see `previous_hash`). */
   spent_hashes: z.array(z.string()),
+  /** The hash of the token the last refresh spent, and when: presented again within the grace, it gets the same new token. */
+  previous_hash: z.string().nullable().default(null),
+  rotated_at: z.string().nullable().default(null),
+  /** The current token's secret, sealed with a key only the previous token's secret gives (`sealSuccessor`). */
+  successor_sealed: z.string().nullable().default(null),
   created_at: z.string(),
   expires_at: z.string(),
   ended_at: z.string().nullable(),

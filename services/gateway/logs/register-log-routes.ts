@@ -1,7 +1,6 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { FastifyInstance } from "fastify";
 import { LOG_STREAM_ROUTE, RPC_ROUTES } from "../../../shared/contract/index.js";
-import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { registerRpc, type Edge } from "../http/register-rpc.js";
 import { logStreamUrl } from "./log-stream-url.js";
@@ -31,14 +30,6 @@ export function registerLogRoutes(app: FastifyInstance, edge: Edge, gw: GatewayC
     exposeHeadRoute: false,
     config: { auth: "user" },
     handler: streamJobLogs(gw, edge, streams),
-  });
-  app.route({
-    method: ["HEAD", "POST", "PUT", "PATCH", "DELETE"],
-    url: LOG_STREAM_ROUTE,
-    handler: async (_request, reply) => {
-      reply.header("allow", "GET");
-      throw new AppError("route.method_not_allowed", "Use GET for this path.", { details: { allow: ["GET"] } });
-    },
   });
   // Open streams would hold the server open: end them (clients resume elsewhere with Last-Event-ID).
   app.addHook("preClose", async () => {

@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance } from "fastify";
-import { DOCS_CSP, setBrowserHeaders } from "./security-headers.js";
+import { DOCS_CSP, serveBrowserHeaders } from "./security-headers.js";
 
 /** The files of swagger-ui-dist the page loads; its own index.html and petstore initializer are not served. */
 const SWAGGER_FILES = new Set([
@@ -45,10 +45,7 @@ const INITIALIZER = `window.ui = SwaggerUIBundle({
 /** The API reference at /docs: swagger-ui from the installed package (no CDN) over /openapi.json. */
 export async function serveDocs(app: FastifyInstance): Promise<void> {
   const swaggerRoot = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
-  app.addHook("onSend", async (_request, reply, payload) => {
-    setBrowserHeaders(reply, DOCS_CSP);
-    return payload;
-  });
+  await serveBrowserHeaders(app, DOCS_CSP);
   await app.register(fastifyStatic, {
     root: swaggerRoot,
     prefix: "/docs/",

@@ -4,11 +4,25 @@ import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../../../shared/errors/index.js";
 import { sendError } from "../http/envelope.js";
-import { PORTAL_CSP, setBrowserHeaders } from "./security-headers.js";
+import { PORTAL_CSP, serveBrowserHeaders } from "./security-headers.js";
 import { wantsPage } from "./wants-page.js";
 
 /** The portal's own pages (clients/portal/src/app.tsx): each answers index.html and the app routes in the browser. */
-export const PORTAL_PAGES = ["/sign-in", "/jobs", "/jobs/:jobId", "/submit", "/keys", "/nodes", "/billing"] as const;
+export const PORTAL_PAGES = [
+  "/sign-in",
+  "/jobs",
+  "/jobs/:jobId",
+  "/submit",
+  "/schedules",
+  "/schedules/:scheduleId",
+  "/webhooks",
+  "/webhooks/:webhookId",
+  "/nodes",
+  "/usage",
+  "/billing",
+  "/keys",
+  "/users",
+] as const;
 
 const NOT_BUILT =
   "The web portal is not built: run `make build` (or `make setup`) to build clients/portal into its dist folder.";
@@ -27,10 +41,7 @@ const NOT_BUILT_PAGE = `<!doctype html>
  */
 export async function servePortal(app: FastifyInstance, portalDir: string): Promise<void> {
   const root = resolve(portalDir);
-  app.addHook("onSend", async (_request, reply, payload) => {
-    setBrowserHeaders(reply, PORTAL_CSP);
-    return payload;
-  });
+  await serveBrowserHeaders(app, PORTAL_CSP);
   await app.register(fastifyStatic, {
     root: join(root, "assets"),
     prefix: "/assets/",

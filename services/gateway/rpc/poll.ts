@@ -1,4 +1,4 @@
-import { PollReply, type PollResponse, type RPC_ROUTES } from "../../../shared/contract/index.js";
+import { PollReply, type PollResponse, type RPC_ROUTES, type RunningAttempt } from "../../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../../shared/nats/index.js";
 import { signArtifactUrl } from "../artifacts/artifact-urls.js";
 import type { GatewayContext } from "../gateway-context.js";
@@ -13,6 +13,7 @@ import { nodeContext } from "./forward.js";
 function withUploadUrls(gw: GatewayContext, origin: string, reply: PollReply): PollResponse {
   const now = gw.clock.now();
   return {
+    ...(reply.held ? { held: reply.held } : {}),
     jobs: reply.jobs.map(({ app_id, business_id, ...assignment }) => ({
       ...assignment,
       artifact_upload_url: signArtifactUrl(gw.urls, origin, {
@@ -27,11 +28,15 @@ function withUploadUrls(gw: GatewayContext, origin: string, reply: PollReply): P
 }
 
 /**
- * `POST /api/compute/nodes/poll`: asks the scheduler; with nothing assigned and a
- * `wait_seconds`, waits for the node's assignment event and asks again, so a new job
- * reaches an idle node at once without the node polling in a loop. When `stopping`
- * aborts (the gateway is shutting down), a wait in progress ends at once with the empty
- * answer, so the node asks again, through another replica, instead of holding the stop up.
+ * `POST /api/compute/nodes/poll`: asks the scheduler; with a `wait_seconds` and nothing
+ * new for the node, waits for one of the node's events (an assignment, or an attempt the
+ * service freed) and asks again, so a new job reaches the node at once without the node
+ * polling in a loop, however many jobs it runs already. A poll that names what it `known`s
+ * is answered when the scheduler's answer holds something else: a new attempt, or a known
+ * one that is no longer the node's. One without (an earlier agent) is answered at once
+ * while the node holds any attempt, as that agent expects. When `stopping` aborts (the
+ * gateway is shutting down), a wait in progress ends at once with the empty answer, so
+ * the node asks again, through another replica, instead of holding the stop up.
  */
 export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler<typeof RPC_ROUTES.poll> {
   return async (body, { caller, origin, trace }) => {
@@ -43,28 +48,42 @@ export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler
         await requestRpc(gw.nc, subjects.nodePoll(), { caller: node, body }, PollReply, { trace }),
       );
     if (body.wait_seconds === 0) return ask();
-    // Subscribe before the first ask: an assignment between the two is not missed.
-    const assigned = gw.nc.subscribe(subjects.nodeAssigned(node.node_id), { max: 1 });
+    // Subscribe before the first ask: an event between the two is not missed.
+    const events = gw.nc.subscribe(subjects.nodeEvents(node.node_id));
+    const endWait = () => events.unsubscribe();
+    const timer = setTimeout(endWait, body.wait_seconds * 1000);
+    stopping?.addEventListener("abort", endWait, { once: true });
+    if (stopping?.aborted) endWait();
     try {
-      const first = await ask();
-      if (first.jobs.length > 0) return first;
-      const woken = (async () => {
-        for await (const _event of assigned) return true;
-        return false;
-      })();
-      const endWait = () => assigned.unsubscribe();
-      const timer = setTimeout(endWait, body.wait_seconds * 1000);
-      stopping?.addEventListener("abort", endWait, { once: true });
-      if (stopping?.aborted) endWait();
-      try {
-        if (!(await woken)) return first;
-      } finally {
-        clearTimeout(timer);
-        stopping?.removeEventListener("abort", endWait);
+      let answer = await ask();
+      const eventsIn = events[Symbol.asyncIterator]();
+      const draining = subjects.nodeDraining(node.node_id);
+      while (!isNews(body.known, answer)) {
+        let event = await eventsIn.next();
+        if (event.done) return answer;
+        let drained = event.value.subject === draining;
+        // Events that came meanwhile are covered by the next ask.
+        while (events.getPending() > 1) {
+          event = await eventsIn.next();
+          drained ||= !event.done && event.value.subject === draining;
+        }
+        answer = await ask();
+        // A draining node's agent waits for this poll before it stops: it ends now, with whatever the node holds.
+        if (drained) return answer;
       }
-      return await ask();
+      return answer;
     } finally {
-      assigned.unsubscribe();
+      clearTimeout(timer);
+      stopping?.removeEventListener("abort", endWait);
+      events.unsubscribe();
     }
   };
+}
+
+/** Whether an answer tells the node something: a new attempt, or (when it named what it knows) a known one gone. */
+function isNews(known: readonly RunningAttempt[] | undefined, answer: PollResponse): boolean {
+  if (answer.jobs.length > 0) return true;
+  if (!known) return false;
+  const held = new Set((answer.held ?? []).map(({ job_id, attempt }) => `${job_id}#${attempt}`));
+  return known.some(({ job_id, attempt }) => !held.has(`${job_id}#${attempt}`));
 }

@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { CreateScheduleCommand, SchedulePayload } from "../../../shared/contract/index.js";
-import { checkJobType } from "../key-quota-rules.js";
+import { checkJobType } from "../jobs/key-quota-rules.js";
 import type { SchedulerContext } from "../scheduler-context.js";
-import { checkTimeout } from "../submission.js";
+import { checkTimeout } from "../jobs/submission.js";
 import { checkCron } from "./cron.js";
 import { newScheduleId } from "./schedule-ids.js";
 import { publicSchedule, scheduleKey, type ScheduleRecord } from "./schedule-record.js";

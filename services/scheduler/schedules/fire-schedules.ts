@@ -3,14 +3,15 @@ import { AppError } from "../../../shared/errors/index.js";
 import type { Versioned } from "../../../shared/nats/index.js";
 import { jobKey } from "../../../shared/records/index.js";
 import { forEachBounded, type Logger } from "../../../shared/runtime/index.js";
-import { cancelJobAt } from "../cancel-job.js";
+import { cancelJobAt } from "../jobs/cancel-job.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { scheduleTicks } from "../scheduler-metrics.js";
-import { createJob } from "../submit-job.js";
+import { createJob } from "../jobs/submit-job.js";
 import { lastTickBy, nextTick } from "./cron.js";
 import { dueAt, type DueSchedules } from "./due-schedules.js";
 import { tickJobId } from "./schedule-ids.js";
-import { scheduleCaller, type ScheduleRecord } from "./schedule-record.js";
+import { taggedJobId } from "../jobs/job-tag.js";
+import { scheduleCaller, scheduleConcurrencyKey, type ScheduleRecord } from "./schedule-record.js";
 import type { Schedules } from "./schedule-store.js";
 
 /**
@@ -43,8 +44,8 @@ function isPassing(error: unknown): boolean {
 }
 
 /**
- * One pass of the replica that holds the placement lease: every active schedule whose
- * tick has come (read afresh) makes that tick's job, then records it and its next tick by
+ * One pass of a replica over the schedules it fires (those of its partitions): every
+ * active schedule whose tick has come (read afresh) makes that tick's job, then records it and its next tick by
  * compare-and-set. The job id is derived from the schedule and the tick (`tickJobId`), so
  * a tick made again (by a replica that took over, or after a restart) finds its job and
  * makes no other: exactly one job per tick. A schedule that fails is left for the next
@@ -55,10 +56,13 @@ export async function fireDueSchedules(
   schedules: Schedules,
   due: DueSchedules,
   logger: Logger,
+  /** Whether this replica fires the schedule under a key (it owns the schedule's partition). */
+  fires: (key: string) => boolean = () => true,
 ): Promise<FirePass> {
   const nowMs = ctx.clock.now();
   const pass: FirePass = { made: 0, skipped: 0, refused: 0 };
-  await forEachBounded(await due.dueKeys(nowMs), PARALLEL_SCHEDULES, async (key) => {
+  const keys = (await due.dueKeys(nowMs)).filter(fires);
+  await forEachBounded(keys, PARALLEL_SCHEDULES, async (key) => {
     try {
       due.note(key, await fireSchedule(ctx, schedules, key, nowMs, pass, logger));
     } catch (error) {
@@ -101,7 +105,14 @@ async function runTick(
   tick: number,
   log: Logger,
 ): Promise<TickOutcome> {
-  const jobId = tickJobId(schedule.schedule_id, tick);
+  const body: SubmitJobRequest = {
+    ...schedule.job,
+    dry_run: false,
+    ...(schedule.overlap === "queue"
+      ? { concurrency: { key: scheduleConcurrencyKey(schedule.schedule_id), max_running: 1 } }
+      : {}),
+  };
+  const jobId = taggedJobId(ctx, scheduleCaller(schedule), body, tickJobId(schedule.schedule_id, tick));
   const key = (id: string) => jobKey(schedule.app_id, schedule.business_id, id);
   // Made already (the replica that made it stopped before recording it): the overlap policy had its say then.
   if (await ctx.store.jobs.get(key(jobId))) return { kind: "made", jobId };
@@ -116,13 +127,6 @@ async function runTick(
       });
     }
   }
-  const body: SubmitJobRequest = {
-    ...schedule.job,
-    dry_run: false,
-    ...(schedule.overlap === "queue"
-      ? { concurrency: { key: `schedule:${schedule.schedule_id}`, max_running: 1 } }
-      : {}),
-  };
   try {
     await createJob(
       ctx,

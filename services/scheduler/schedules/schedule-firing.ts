@@ -6,9 +6,9 @@ import type { Schedules } from "./schedule-store.js";
 
 /**
  * The schedules' timer on one replica: every replica keeps when each schedule is due (a
- * watch), and the one that holds the placement lease fires, like the retention sweep, so
- * one replica makes the jobs; a tick's job id makes a second maker harmless. Passes never
- * overlap.
+ * watch), and fires those of the job partitions it owns (`schedulePartitionOfKey`), so one
+ * replica makes each schedule's jobs; a tick's job id makes a second maker harmless.
+ * Passes never overlap.
  */
 export class ScheduleFiring {
   readonly #due: DueSchedules;
@@ -20,8 +20,8 @@ export class ScheduleFiring {
     private readonly ctx: SchedulerContext,
     private readonly schedules: Schedules,
     private readonly logger: Logger,
-    /** Whether this replica holds the placement lease now. */
-    private readonly leading: () => boolean,
+    /** Whether this replica fires the schedule under a key now. */
+    private readonly fires: (key: string) => boolean,
   ) {
     this.#due = new DueSchedules(schedules);
   }
@@ -31,10 +31,10 @@ export class ScheduleFiring {
     this.#timer = setInterval(() => void this.fireNow(), this.ctx.config.CJS_SCHEDULE_CHECK_INTERVAL_MS);
   }
 
-  /** One pass now, when this replica fires; resolves when it is over. */
+  /** One pass now over the schedules this replica fires; resolves when it is over. */
   fireNow(): Promise<void> {
-    if (this.#stopped || !this.leading()) return Promise.resolve();
-    this.#firing ??= fireDueSchedules(this.ctx, this.schedules, this.#due, this.logger)
+    if (this.#stopped) return Promise.resolve();
+    this.#firing ??= fireDueSchedules(this.ctx, this.schedules, this.#due, this.logger, this.fires)
       .then((pass) => {
         if (pass.made + pass.skipped + pass.refused > 0) this.logger.info(pass, "schedules fired");
       })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isId } from "../../../shared/contract/index.js";
-import { newJobId } from "../submit-job.js";
+import { newJobId } from "../jobs/submit-job.js";
 import { newScheduleId, tickJobId, timeOfJobId } from "./schedule-ids.js";
 
 describe("schedule ids", () => {

@@ -7,6 +7,8 @@ import {
   type UserContext,
 } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
+import { scopePartition } from "../../../shared/records/index.js";
+import { concurrencyGate } from "../queue/concurrency-keys.js";
 
 /**
  * A schedule as stored in `cjs_schedules`. Unknown fields, here and in the job template,
@@ -23,6 +25,26 @@ export function businessSchedulesPrefix(appId: string, businessId: string): stri
 
 export function scheduleKey(appId: string, businessId: string, scheduleId: string): string {
   return `${businessSchedulesPrefix(appId, businessId)}${checkId("schedule", scheduleId)}`;
+}
+
+/** The concurrency key that makes a schedule's ticks wait for each other (overlap `queue`). */
+export function scheduleConcurrencyKey(scheduleId: string): string {
+  return `schedule:${scheduleId}`;
+}
+
+/**
+ * The job partition whose owner fires a schedule: the partition of its concurrency key's
+ * jobs, so with overlap `queue` the replica that makes a tick's job also counts the ticks
+ * still running.
+ */
+export function schedulePartitionOfKey(key: string): number {
+  const [app_id = "", business_id = "", scheduleId = ""] = key.split(".");
+  const gate = concurrencyGate({
+    app_id,
+    business_id,
+    concurrency: { key: scheduleConcurrencyKey(scheduleId), max_running: 1 },
+  });
+  return scopePartition(gate!.scope);
 }
 
 /** The key of the caller's schedule: another business's is simply not under the caller's prefix. */

@@ -5,10 +5,8 @@ import type { RpcRequest } from "../../../shared/contract/index.js";
 import { AppError, errorSpec } from "../../../shared/errors/index.js";
 import { monotonicMs } from "../clock.js";
 
-/** The agent's long poll when it runs nothing (clients/agent/agent.ts). */
+/** The agent's long poll while a slot is free (clients/agent/agent.ts). */
 const POLL_WAIT_SECONDS = 25;
-/** While it runs something and a poll brought nothing, the agent asks again after this, or when a slot frees. */
-const POLL_BUSY_INTERVAL_MS = 1_000;
 const BACKOFF_FIRST_MS = 50;
 const BACKOFF_MAX_MS = 1_000;
 /** Finished attempts remembered, so a poll answered before a result landed does not start one again (as the agent does). */
@@ -47,8 +45,8 @@ function describe(error: unknown): string {
 
 /**
  * A node that runs nothing, polling the way the agent does (clients/agent/agent.ts):
- * idle, a 25 s long poll; holding attempts, a poll with no wait as soon as the last one
- * brought something, else when a slot frees or after 1 s. Each delivered attempt
+ * while a slot is free, a 25 s long poll that names the attempts it holds, so the gateway
+ * answers when another is assigned; with every slot busy, none. Each delivered attempt
  * "starts" when its poll returns and succeeds at once: its result is sent right away,
  * while the next poll goes out. Heartbeats at the interval the service asks for.
  */
@@ -61,7 +59,13 @@ export function startFakeAgent(options: FakeAgentOptions): FakeAgent {
   const unexpected: string[] = [];
   const running = new Map<string, AgentAssignment>();
   const finished = new Set<string>();
-  const keyOf = (job: AgentAssignment) => `${job.job_id}#${job.attempt}`;
+  const keyOf = (job: { job_id: string; attempt: number }) => `${job.job_id}#${job.attempt}`;
+  const attemptOf = (key: string) => ({
+    job_id: key.slice(0, key.indexOf("#")),
+    attempt: Number(key.slice(key.indexOf("#") + 1)),
+  });
+  /** What the last answer listed: a finished attempt the service still holds stays known (as the agent does). */
+  let listed = new Set<string>();
   let slotFreed: (() => void) | undefined;
 
   const waitForSlot = (ms: number): Promise<void> =>
@@ -115,9 +119,11 @@ export function startFakeAgent(options: FakeAgentOptions): FakeAgent {
         await waitForSlot(60_000);
         continue;
       }
-      const busy = running.size > 0;
+      const known = [...running.values(), ...[...finished].filter((key) => listed.has(key)).map(attemptOf)].map(
+        ({ job_id, attempt }) => ({ job_id, attempt }),
+      );
       const polled = await persist("poll", () =>
-        plane.poll({ wait_seconds: busy ? 0 : POLL_WAIT_SECONDS }, stopping.signal),
+        plane.poll({ wait_seconds: POLL_WAIT_SECONDS, known }, stopping.signal),
       );
       if (polled === undefined) {
         if (!stopping.signal.aborted)
@@ -125,16 +131,14 @@ export function startFakeAgent(options: FakeAgentOptions): FakeAgent {
         continue;
       }
       const at = monotonicMs();
-      let started = 0;
       for (const job of polled.jobs) {
         const key = keyOf(job);
         if (running.has(key) || finished.has(key)) continue;
         running.set(key, job);
         onStarted(job.job_id, at);
-        started += 1;
         void run(job);
       }
-      if (busy && started === 0) await waitForSlot(POLL_BUSY_INTERVAL_MS);
+      listed = new Set([...polled.jobs, ...(polled.held ?? [])].map(keyOf));
     }
   }
 

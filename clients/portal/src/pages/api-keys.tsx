@@ -1,3 +1,4 @@
+import { CardTable } from "../components/card-table.js";
 import { useState } from "preact/hooks";
 import {
   API_KEY_SCOPES,
@@ -5,9 +6,9 @@ import {
   type CreateApiKeyResponse,
   type Scope,
 } from "../../../../shared/contract/index.js";
-import { ErrorNote } from "../components/error-note.js";
+import { ErrorNote, Problems } from "../components/error-note.js";
 import { SecretOnce } from "../components/secret-once.js";
-import { credits, optionalNumber, when } from "../format.js";
+import { credits, optionalNumber, problemsOf, when } from "../format.js";
 import { api } from "../session.js";
 import { useAction, useLoad } from "../use-async.js";
 
@@ -15,13 +16,8 @@ import { useAction, useLoad } from "../use-async.js";
 export function ApiKeysPage() {
   const keys = useLoad(() => api().keys.list(), []);
   const [minted, setMinted] = useState<CreateApiKeyResponse>();
-  const action = useAction();
-
-  const revoke = (keyId: string) =>
-    void action.run(async () => {
-      await api().keys.revoke(keyId);
-      await keys.reload();
-    });
+  const action = useAction(() => keys.reload());
+  const revoke = (keyId: string) => action.act(() => api().keys.revoke(keyId));
 
   return (
     <main>
@@ -31,58 +27,41 @@ export function ApiKeysPage() {
       ) : null}
       <h2>Your keys</h2>
       <ErrorNote error={keys.error ?? action.error} />
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Spent / budget this month</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data?.items.map((key) => (
-              <tr data-key-id={key.key_id}>
-                <td data-label="Name">{key.name}</td>
-                <td data-label="Key">
-                  <code>…{key.hint}</code>
-                </td>
-                <td data-label="Scopes">{key.scopes?.join(", ") ?? "all"}</td>
-                <td data-label="Expires">{key.expires_at ? when(key.expires_at) : "never"}</td>
-                <td data-label="Last used">
-                  {when(key.last_used_at)}
-                  {key.last_used_ip ? <span class="hint"> from {key.last_used_ip}</span> : null}
-                </td>
-                <td data-label="Spent / budget">
-                  {credits(key.spent_credits_this_month)} /{" "}
-                  {key.budget_credits_per_month === null ? "none" : credits(key.budget_credits_per_month)}
-                </td>
-                <td>
-                  {key.revoked_at ? (
-                    <span class="badge state-cancelled">revoked</span>
-                  ) : (
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={action.busy}
-                      onClick={() => revoke(key.key_id)}
-                      aria-label={`Revoke ${key.name}`}
-                    >
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <CardTable columns={["Name", "Key", "Scopes", "Expires", "Last used", "Spent / budget this month"]} actions>
+        {keys.data?.items.map((key) => (
+          <tr data-key-id={key.key_id}>
+            <td data-label="Name">{key.name}</td>
+            <td data-label="Key">
+              <code>…{key.hint}</code>
+            </td>
+            <td data-label="Scopes">{key.scopes?.join(", ") ?? "all"}</td>
+            <td data-label="Expires">{key.expires_at ? when(key.expires_at) : "never"}</td>
+            <td data-label="Last used">
+              {when(key.last_used_at)}
+              {key.last_used_ip ? <span class="hint"> from {key.last_used_ip}</span> : null}
+            </td>
+            <td data-label="Spent / budget">
+              {credits(key.spent_credits_this_month)} /{" "}
+              {key.budget_credits_per_month === null ? "none" : credits(key.budget_credits_per_month)}
+            </td>
+            <td>
+              {key.revoked_at ? (
+                <span class="badge state-cancelled">revoked</span>
+              ) : (
+                <button
+                  type="button"
+                  class="danger"
+                  disabled={action.busy}
+                  onClick={() => revoke(key.key_id)}
+                  aria-label={`Revoke ${key.name}`}
+                >
+                  Revoke
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </CardTable>
       <CreateKeyForm
         onCreated={async (key) => {
           setMinted(key);
@@ -123,7 +102,7 @@ function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promis
       ...(budget ? { budget_credits_per_month: optionalNumber(budget) } : {}),
     });
     if (!parsed.success) {
-      setProblems(parsed.error.issues.map((issue) => `${issue.path.join(".") || "request"}: ${issue.message}`));
+      setProblems(problemsOf(parsed.error.issues));
       return;
     }
     setProblems([]);
@@ -200,13 +179,7 @@ function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promis
           ))}
         </div>
       </fieldset>
-      {problems.length > 0 ? (
-        <ul class="error" role="alert">
-          {problems.map((problem) => (
-            <li>{problem}</li>
-          ))}
-        </ul>
-      ) : null}
+      <Problems problems={problems} />
       <button type="submit" disabled={action.busy}>
         Create key
       </button>

@@ -1,13 +1,13 @@
 import { ErrorNote } from "../components/error-note.js";
+import { Link } from "../components/link.js";
 import { credits, when } from "../format.js";
 import { api } from "../session.js";
 import { useAction, useLoad } from "../use-async.js";
 
-/** Plans, the business's subscription, checkout through the payment provider, the credit ledger. */
+/** Plans, the business's subscription, checkout through the payment provider. */
 export function BillingPage(props: { outcome: string | null }) {
   const subscription = useLoad(() => api().billing.subscription(), []);
   const plans = useLoad(() => api().billing.plans(), []);
-  const ledger = useLoad(() => api().billing.ledger({ limit: 50 }), []);
   const action = useAction();
 
   // The provider's page sends the browser back here when the checkout ends.
@@ -79,33 +79,9 @@ export function BillingPage(props: { outcome: string | null }) {
           </li>
         ))}
       </ul>
-      <h2>Credit ledger</h2>
-      <ErrorNote error={ledger.error} />
-      <div class="table-wrap">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Balance after</th>
-              <th scope="col">Job</th>
-            </tr>
-          </thead>
-          <tbody>
-            {ledger.data?.items.map((entry) => (
-              <tr>
-                <td data-label="When">{when(entry.created_at)}</td>
-                <td data-label="Kind">{entry.kind}</td>
-                <td data-label="Amount">{credits(entry.amount)}</td>
-                <td data-label="Balance after">{credits(entry.balance_after)}</td>
-                <td data-label="Job">{entry.job_id ?? "—"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {ledger.data?.items.length === 0 ? <p class="hint">No entries yet.</p> : null}
-      </div>
+      <p class="hint">
+        The credit ledger and each key's spend are under <Link href="/usage">Usage</Link>.
+      </p>
     </main>
   );
 }

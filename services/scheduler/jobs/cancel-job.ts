@@ -1,0 +1,27 @@
+import type { z } from "zod";
+import type { JobPayload, JobRefCommand } from "../../../shared/contract/index.js";
+import { jobKey, publicJob, type JobRecord } from "../../../shared/records/index.js";
+import { endAttempt } from "./attempt-metering.js";
+import { releaseEndedAttempt } from "../placement/reservations.js";
+import type { SchedulerContext } from "../scheduler-context.js";
+import { cancel } from "./transitions.js";
+
+/**
+ * Cancels the job stored under `key` (queued, assigned or running; another state is
+ * `state.conflict`) and frees its node's slot; returns the record as cancelled.
+ */
+export async function cancelJobAt(ctx: SchedulerContext, key: string): Promise<JobRecord> {
+  const { before, after } = await endAttempt(ctx, key, "cancel", (job) => cancel(job, ctx.clock.now()));
+  if (before.node_id !== null && (before.state === "assigned" || before.state === "running")) {
+    await releaseEndedAttempt(ctx, before.node_id, before.job_id, before.attempt);
+    ctx.requestPlacement();
+  }
+  return after;
+}
+
+/** Cancel a queued, assigned or running job; its node learns it from its next heartbeat's stop list. */
+export function cancelJob(ctx: SchedulerContext) {
+  return async ({ caller, body }: z.infer<typeof JobRefCommand>): Promise<JobPayload> => {
+    return { job: publicJob(await cancelJobAt(ctx, jobKey(caller.app_id, caller.business_id, body.job_id))) };
+  };
+}

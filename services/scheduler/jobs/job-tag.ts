@@ -1,0 +1,25 @@
+import type { SubmitJobRequest, UserContext } from "../../../shared/contract/index.js";
+import { isOperatorPool, scopePartition, tagJobId } from "../../../shared/records/index.js";
+import { concurrencyGate } from "../queue/concurrency-keys.js";
+import type { SchedulerContext } from "../scheduler-context.js";
+
+/**
+ * The id a job is made under: `jobId` (new, a schedule tick's, or chosen by an idempotent
+ * request) with its tag set from what the job is. An operator pool's job is tagged so, for
+ * billing's ledger audit; a job with a concurrency key goes to its key's partition, so the
+ * one replica that owns it counts every job of the key. The same request always gives the
+ * same id.
+ */
+export function taggedJobId(
+  ctx: Pick<SchedulerContext, "config">,
+  caller: Pick<UserContext, "app_id" | "business_id">,
+  body: Pick<SubmitJobRequest, "pool_id" | "concurrency">,
+  jobId: string,
+): string {
+  const gate = concurrencyGate({ ...caller, concurrency: body.concurrency });
+  return tagJobId(
+    jobId,
+    isOperatorPool(ctx.config, body.pool_id) ? "operator" : "self_hosted",
+    gate ? scopePartition(gate.scope) : undefined,
+  );
+}

@@ -1,0 +1,89 @@
+import type { z } from "zod";
+import type { PollCommand, PollReply, RunningAttempt } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import type { AllocatedAttempt } from "../../../shared/records/index.js";
+import { type SchedulerContext } from "../scheduler-context.js";
+import { changeJob } from "./change-job.js";
+import { start } from "./transitions.js";
+
+type Delivered = PollReply["jobs"][number];
+
+/**
+ * The node's current attempts. Delivering an assigned attempt is what starts it (`running`);
+ * polling again returns the same attempts, so a lost answer costs nothing. The wait of a
+ * long poll happens in the gateway. The node's reservations are read from the record, not
+ * the view, which may not have seen a placement by another replica yet.
+ *
+ * A poll that names the attempts the node runs (`known`) gets only the others, and in
+ * `held` every attempt the record still gives the node: a known attempt costs no read of
+ * its job, and one the service ended (cancelled, timed out, requeued) is missing from
+ * `held`. Without `known` (an earlier agent) every attempt's job is read and returned.
+ */
+export function poll(ctx: SchedulerContext) {
+  return async ({ caller, body }: z.infer<typeof PollCommand>): Promise<PollReply> => {
+    const allocation = await ctx.store.allocations.get(caller.node_id);
+    const reserved = Object.entries(allocation?.value.attempts ?? {});
+    const known = body.known && new Set(body.known.map(attemptKey));
+    const fresh = known
+      ? reserved.filter(([jobId, { attempt }]) => !known.has(attemptKey({ job_id: jobId, attempt })))
+      : reserved;
+    const delivered = (
+      await Promise.all(fresh.map(([jobId, attempt]) => deliver(ctx, caller.node_id, jobId, attempt)))
+    ).filter((job) => job !== null);
+    if (!known) return { jobs: delivered };
+    const held = [
+      ...reserved
+        .filter(([jobId, { attempt }]) => known.has(attemptKey({ job_id: jobId, attempt })))
+        .map(([jobId, { attempt }]) => ({ job_id: jobId, attempt })),
+      ...delivered.map(({ job_id, attempt }) => ({ job_id, attempt })),
+    ];
+    return { jobs: delivered, held };
+  };
+}
+
+function attemptKey({ job_id, attempt }: RunningAttempt): string {
+  return `${job_id}#${attempt}`;
+}
+
+/** The attempt as the node runs it, started now if it was only assigned; null when it is not the node's to run. */
+async function deliver(
+  ctx: SchedulerContext,
+  nodeId: string,
+  jobId: string,
+  reserved: AllocatedAttempt,
+): Promise<Delivered | null> {
+  const stored = await ctx.store.jobs.get(reserved.job_key);
+  if (!stored || stored.value.node_id !== nodeId || stored.value.attempt !== reserved.attempt) return null;
+  let job = stored.value;
+  if (job.state === "assigned") {
+    try {
+      job = (
+        await changeJob(
+          ctx,
+          reserved.job_key,
+          (record) => start(record, reserved.attempt, nodeId, ctx.clock.now()),
+          stored,
+        )
+      ).after;
+    } catch (error) {
+      if (error instanceof AppError) return null;
+      throw error;
+    }
+  }
+  if (job.state !== "running") return null;
+  const { app_id, business_id, name, type, command, env, resources, timeout_seconds, labels, metadata, attempt } = job;
+  return {
+    job_id: jobId,
+    attempt,
+    name,
+    type,
+    command,
+    env,
+    resources,
+    timeout_seconds,
+    labels,
+    metadata,
+    app_id,
+    business_id,
+  };
+}

@@ -1,0 +1,89 @@
+import type { z } from "zod";
+import type { JobEvent, JobResultCommand, JobResultResponse } from "../../../shared/contract/index.js";
+import { AppError } from "../../../shared/errors/index.js";
+import { jobIdKeyFilter, type JobRecord } from "../../../shared/records/index.js";
+import { endAttempt } from "./attempt-metering.js";
+import { release } from "../placement/reservations.js";
+import type { SchedulerContext } from "../scheduler-context.js";
+import { finish, staleAttempt } from "./transitions.js";
+
+/**
+ * The record key of a job a node knows only by id: from its reservation on the node (the
+ * view's copy, else the record), else by a lookup over tenants. A job's key never changes,
+ * so a copy of any age names it rightly; the record read next decides the rest.
+ */
+export async function findJobKey(ctx: SchedulerContext, nodeId: string, jobId: string): Promise<string | null> {
+  const known = ctx.view.allocations.get(nodeId)?.value.attempts[jobId];
+  if (known) return known.job_key;
+  const reserved = (await ctx.store.allocations.get(nodeId))?.value.attempts[jobId];
+  if (reserved) return reserved.job_key;
+  return (await ctx.store.jobs.keys(jobIdKeyFilter(jobId)))[0] ?? null;
+}
+
+/**
+ * Whether the node may learn anything of the job: it is its own business's, or the node held
+ * one of its attempts (an operator node runs other businesses' jobs). Any other job is
+ * another tenant's and is answered exactly like a missing one.
+ */
+function isKnownTo(job: JobRecord, caller: z.infer<typeof JobResultCommand>["caller"]): boolean {
+  if (job.app_id === caller.app_id && job.business_id === caller.business_id) return true;
+  return job.node_id === caller.node_id || job.timeline.some((event) => event.node_id === caller.node_id);
+}
+
+function isSameResult(job: JobRecord, nodeId: string, body: z.infer<typeof JobResultCommand>["body"]): boolean {
+  if (job.attempt !== body.attempt) return false;
+  if (job.node_id === nodeId && job.state === body.outcome && job.exit_code === body.exit_code) return true;
+  // An attempt its retry policy sent back to the queue: its end is in the timeline.
+  return (
+    job.state === "queued" &&
+    job.pending_reason === "retry_backoff" &&
+    job.timeline.some((event) => isEndOf(event, nodeId, body))
+  );
+}
+
+function isEndOf(event: JobEvent, nodeId: string, body: z.infer<typeof JobResultCommand>["body"]): boolean {
+  return (
+    event.attempt === body.attempt &&
+    event.node_id === nodeId &&
+    event.state === body.outcome &&
+    event.exit_code === body.exit_code
+  );
+}
+
+/**
+ * A node's terminal result. Fenced by attempt and node: a result for an older attempt, or
+ * from a node that no longer holds the job, is refused and changes nothing. The same
+ * result sent again is answered as a duplicate.
+ */
+export function recordResult(ctx: SchedulerContext) {
+  return async ({ caller, body }: z.infer<typeof JobResultCommand>): Promise<JobResultResponse> => {
+    const key = await findJobKey(ctx, caller.node_id, body.job_id);
+    const stored = key ? await ctx.store.jobs.get(key) : null;
+    if (!key || !stored || !isKnownTo(stored.value, caller))
+      throw new AppError("resource.not_found", `No job ${body.job_id}.`);
+    const current = stored.value;
+    if (isSameResult(current, caller.node_id, body))
+      return { job_id: body.job_id, attempt: body.attempt, state: current.state, duplicate: true };
+    try {
+      const { after } = await endAttempt(
+        ctx,
+        key,
+        "result",
+        (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()),
+        stored,
+      );
+      await release(ctx, caller.node_id, body.job_id, body.attempt);
+      ctx.requestPlacement();
+      return { job_id: body.job_id, attempt: body.attempt, state: after.state, duplicate: false };
+    } catch (error) {
+      // A resend that raced its own first copy.
+      const latest = (await ctx.store.jobs.get(key))?.value;
+      if (latest && isSameResult(latest, caller.node_id, body))
+        return { job_id: body.job_id, attempt: body.attempt, state: latest.state, duplicate: true };
+      if (error instanceof AppError && error.code === "job.stale_attempt") throw error;
+      if (error instanceof AppError && error.code === "state.conflict" && latest)
+        throw staleAttempt(latest, body.attempt);
+      throw error;
+    }
+  };
+}

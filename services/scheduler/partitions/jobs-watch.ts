@@ -1,0 +1,313 @@
+import { DeliverPolicy, type JsMsg, type PushConsumer } from "@nats-io/jetstream";
+import { Bucket, type KV } from "@nats-io/kv";
+import { decodeJson } from "../../../shared/nats/index.js";
+import { parseJobKey, partitionKeyFilters } from "../../../shared/records/index.js";
+import type { Logger } from "../../../shared/runtime/index.js";
+import { jobRepairs } from "../scheduler-metrics.js";
+import type { SchedulerStore } from "../scheduler-store.js";
+import type { JobRevision, JobRevisionListener } from "./job-revision.js";
+import { lastStoredRevision, readStillStored } from "./missed-revisions.js";
+
+export type { JobRevision, JobRevisionListener };
+
+/** How long a caller waits for the watch to catch up with the bucket before it goes on with what it has. */
+const CATCH_UP_LIMIT_MS = 2000;
+
+/** One message of the feed: a revision of a job record, and where it stands in the consumer's own sequence. */
+export interface FeedEntry {
+  key: string;
+  revision: number;
+  operation: "PUT" | "DEL" | "PURGE";
+  value: Uint8Array;
+  /** The consumer's delivery sequence: one more for each message it delivers, so a jump is a message not delivered. */
+  consumerSeq: number;
+  /** Messages still to come after this one, as the server counted when it sent it. */
+  pending: number;
+}
+
+/** The revisions of the keys under some filters, last values first then every change, with where the consumer stands. */
+export interface JobsFeed extends AsyncIterable<FeedEntry> {
+  /** The consumer's delivered count and what it still has to deliver, asked of the server now. */
+  position(): Promise<{ delivered: number; pending: number }>;
+  stop(): void;
+}
+
+/** What the watch is fed from: an ordered consumer on the bucket's stream, or (tests) one that loses entries on purpose. */
+export type OpenJobsFeed = (kv: KV, keyFilters: readonly string[]) => Promise<JobsFeed>;
+
+const KV_OPERATION = "KV-Operation";
+
+/** An ordered push consumer over the keys under `keyFilters` (each key's last value, then every change). */
+export const orderedFeed: OpenJobsFeed = async (kv, keyFilters) => {
+  if (!(kv instanceof Bucket)) throw new Error("the job watch needs a KV bucket opened by Kvm");
+  const prefix = `$KV.${kv.bucket}.`;
+  const consumer: PushConsumer = await kv.js.consumers.getPushConsumer(kv.stream, {
+    filter_subjects: keyFilters.map((filter) => `${prefix}${filter}`),
+    deliver_policy: DeliverPolicy.LastPerSubject,
+  });
+  const messages = await consumer.consume();
+  const toEntry = (message: JsMsg): FeedEntry => {
+    const operation = message.headers?.get(KV_OPERATION);
+    return {
+      key: message.subject.slice(prefix.length),
+      revision: message.seq,
+      operation: operation === "DEL" || operation === "PURGE" ? operation : "PUT",
+      value: message.data,
+      consumerSeq: message.info.deliverySequence,
+      pending: message.info.pending,
+    };
+  };
+  return {
+    async *[Symbol.asyncIterator]() {
+      for await (const message of messages) yield toEntry(message);
+    },
+    async position() {
+      const info = await consumer.info(false);
+      return { delivered: info.delivered.consumer_seq, pending: info.num_pending };
+    },
+    stop: () => void messages.stop(),
+  };
+};
+
+/**
+ * The replica's watch of the job records of the partitions it owns: one ordered consumer
+ * filtered to their keys (each key's last value, then every change), each revision decoded
+ * once and handed to every listener in the order of the bucket's stream. When the owned
+ * partitions change, the consumer is made again for the new set: the listeners forget the
+ * partitions given up, and those kept are delivered again (each listener ignores a
+ * revision it holds). Decoding once keeps a revision's cost the same however many
+ * pictures are kept from it, and a replica never reads another's partitions.
+ *
+ * The watch is not trusted to bring every revision that matters: a jump in the consumer's
+ * delivery sequence is a message it did not hand on, so the stream range it covered is
+ * read back from the bucket behind the watch, and what is still stored there (a job's
+ * latest value) is handed on (`cjs_job_repairs_total{kind="watch_skipped"}`).
+ * `recoverStalled` (the repair sweep) covers a skipped last revision of a partition,
+ * which no later message reveals.
+ */
+export class JobsWatch {
+  #feed: JobsFeed | undefined;
+  /** Bumped by each `follow`: entries of an earlier feed still on their way are dropped. */
+  #generation = 0;
+  #partitions: ReadonlySet<number> = new Set();
+  #seen = 0;
+  /** The highest revision handed on per partition, for the stalled-watch check. */
+  readonly #seenOf = new Map<number, number>();
+  #consumerSeq = 0;
+  #lastRevision = 0;
+  #ready = true;
+  /** The consumer sequence the first reading of the watched partitions ends at; infinite until known. */
+  #readyAt = Number.POSITIVE_INFINITY;
+  #readyWaiters: Array<() => void> = [];
+  #waiters: Array<{ consumerSeq: number; resolve: () => void }> = [];
+  /** What the last `recoverStalled` saw per partition: how far this replica knew it, and its last stored revision. */
+  readonly #lastCheck = new Map<number, { known: number; last: number }>();
+  #gapReads: Promise<void> = Promise.resolve();
+  #unread: Array<{ from: number; to: number; filters: string[] }> = [];
+
+  constructor(
+    private readonly store: Pick<SchedulerStore, "jobs">,
+    private readonly listeners: readonly JobRevisionListener[],
+    private readonly logger?: Pick<Logger, "warn">,
+    private readonly openFeed: OpenJobsFeed = orderedFeed,
+  ) {}
+
+  /** The highest revision handed to the listeners. */
+  get seen(): number {
+    return this.#seen;
+  }
+
+  /** The partitions watched now. */
+  get partitions(): ReadonlySet<number> {
+    return this.#partitions;
+  }
+
+  /** Whether the watched partitions' records have all been read once since the last `follow` (placement waits for it). */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** Resolves once the watched partitions' records have all been read once. */
+  whenReady(): Promise<void> {
+    return this.#ready ? Promise.resolve() : new Promise((resolve) => this.#readyWaiters.push(resolve));
+  }
+
+  /**
+   * Watches these partitions from now on: the listeners forget the ones given up, and a new
+   * consumer reads every record of the set again (a revision a listener holds changes
+   * nothing). Resolves once the new consumer is made, not once it has caught up (`whenReady`).
+   */
+  async follow(partitions: ReadonlySet<number>): Promise<void> {
+    const generation = (this.#generation += 1);
+    this.#feed?.stop();
+    this.#feed = undefined;
+    for (const partition of this.#partitions) {
+      if (partitions.has(partition)) continue;
+      for (const listener of this.listeners) listener.dropPartition(partition);
+      this.#seenOf.delete(partition);
+      this.#lastCheck.delete(partition);
+    }
+    this.#partitions = new Set(partitions);
+    this.#consumerSeq = 0;
+    this.#readyAt = Number.POSITIVE_INFINITY;
+    this.#lastRevision = 0;
+    for (const waiter of this.#waiters.splice(0)) waiter.resolve();
+    if (partitions.size === 0) {
+      this.#markReady();
+      return;
+    }
+    this.#ready = false;
+    const feed = await this.openFeed(
+      this.store.jobs.kv,
+      [...partitions].sort((a, b) => a - b).flatMap(partitionKeyFilters),
+    );
+    if (generation !== this.#generation) {
+      feed.stop();
+      return;
+    }
+    this.#feed = feed;
+    void (async () => {
+      for await (const entry of feed) {
+        if (generation !== this.#generation) return;
+        this.#receive(entry);
+      }
+    })();
+    // Ready once every record the partitions held when the consumer was made has been handed on (some may be on
+    // their way already: the server counts what it delivered and what it still has to).
+    const { delivered, pending } = await feed.position();
+    if (generation !== this.#generation) return;
+    this.#readyAt = delivered + pending;
+    if (this.#consumerSeq >= this.#readyAt) this.#markReady();
+  }
+
+  /** Resolves once the gaps seen so far have been read back (and what they held handed on). */
+  gapsRead(): Promise<void> {
+    return this.#gapReads;
+  }
+
+  /**
+   * Resolves once every write the watched partitions held when this was called has reached
+   * the listeners (read-your-writes for a request that follows a write on another replica):
+   * true then; false after a bound of `CATCH_UP_LIMIT_MS`, or while the partitions change.
+   */
+  async caughtUp(limitMs = CATCH_UP_LIMIT_MS): Promise<boolean> {
+    const feed = this.#feed;
+    if (!feed) return this.#partitions.size === 0;
+    const generation = this.#generation;
+    const { delivered, pending } = await feed.position();
+    const target = delivered + pending;
+    if (generation !== this.#generation) return false;
+    if (this.#consumerSeq >= target) return true;
+    return new Promise<boolean>((resolve) => {
+      const waiter = { consumerSeq: target, resolve: () => finish(generation === this.#generation) };
+      const timer = setTimeout(() => finish(false), limitMs);
+      const finish = (reached: boolean): void => {
+        clearTimeout(timer);
+        this.#waiters = this.#waiters.filter((each) => each !== waiter);
+        resolve(reached);
+      };
+      this.#waiters.push(waiter);
+    });
+  }
+
+  /**
+   * The repair sweep's check for a skipped last revision: per watched partition, when the
+   * watch has not moved since the previous check although the partition then held later
+   * revisions, those are read from the bucket and handed on. A watch that is only slow
+   * moves between checks. Gaps whose read failed are read again first.
+   */
+  async recoverStalled(): Promise<void> {
+    for (const gap of this.#unread.splice(0)) await this.#fillGap(gap.from, gap.to, gap.filters);
+    for (const partition of this.#partitions) {
+      const filters = partitionKeyFilters(partition);
+      let last = 0;
+      for (const filter of filters) last = Math.max(last, await lastStoredRevision(this.store.jobs.kv, filter));
+      const known = this.#seenOf.get(partition) ?? 0;
+      const previous = this.#lastCheck.get(partition);
+      this.#lastCheck.set(partition, { known, last });
+      if (previous && previous.last > previous.known && known === previous.known)
+        await this.#fillGap(previous.known + 1, previous.last, filters);
+    }
+  }
+
+  stop(): void {
+    this.#generation += 1;
+    this.#feed?.stop();
+    this.#feed = undefined;
+    for (const waiter of this.#waiters.splice(0)) waiter.resolve();
+    this.#markReady();
+  }
+
+  #receive(entry: FeedEntry): void {
+    // A jump in the consumer's own sequence is a message it did not hand on: its stream range is read behind the watch,
+    // one gap after another, never holding the watch up (each listener ignores a revision older than the one it holds).
+    if (entry.consumerSeq > this.#consumerSeq + 1 && entry.revision > this.#lastRevision + 1) {
+      const [from, to, filters] = [this.#lastRevision + 1, entry.revision - 1, this.#filters()];
+      this.#gapReads = this.#gapReads.then(() => this.#fillGap(from, to, filters));
+    }
+    this.#consumerSeq = entry.consumerSeq;
+    this.#lastRevision = entry.revision;
+    this.#deliver(entry);
+    if (!this.#ready && this.#consumerSeq >= this.#readyAt) this.#markReady();
+    if (this.#waiters.length > 0) {
+      const due = this.#waiters.filter((waiter) => waiter.consumerSeq <= this.#consumerSeq);
+      this.#waiters = this.#waiters.filter((waiter) => waiter.consumerSeq > this.#consumerSeq);
+      for (const waiter of due) waiter.resolve();
+    }
+  }
+
+  #filters(): string[] {
+    return [...this.#partitions].flatMap(partitionKeyFilters);
+  }
+
+  /** Hands on the revisions `from`..`to` under `filters` still stored; a failed read is logged, never the end of the watch. */
+  async #fillGap(from: number, to: number, filters: readonly string[]): Promise<void> {
+    try {
+      for (const filter of filters) {
+        for (const missed of await readStillStored(this.store.jobs.kv, from, to, filter)) {
+          const partition = parseJobKey(missed.key)?.partition;
+          if (partition === undefined || !this.#partitions.has(partition)) continue;
+          jobRepairs.inc({ kind: "watch_skipped" });
+          this.logger?.warn(
+            { job_key: missed.key, revision: missed.revision },
+            "repair: the job watch skipped a job's latest revision; read it from the bucket",
+          );
+          this.#deliver(missed);
+        }
+      }
+    } catch (error) {
+      this.#unread.push({ from, to, filters: [...filters] });
+      this.logger?.warn(
+        { err: error, from, to },
+        "the job watch skipped revisions that could not be read; the repair sweep tries again",
+      );
+    }
+  }
+
+  #deliver(entry: Pick<FeedEntry, "key" | "revision" | "operation" | "value">): void {
+    const record = entry.operation === "PUT" ? decodedRecord(entry.value) : null;
+    const revision: JobRevision = { key: entry.key, revision: entry.revision, record, data: entry.value };
+    for (const listener of this.listeners) listener.apply(revision);
+    if (entry.revision > this.#seen) this.#seen = entry.revision;
+    const partition = parseJobKey(entry.key)?.partition;
+    if (partition !== undefined && entry.revision > (this.#seenOf.get(partition) ?? 0))
+      this.#seenOf.set(partition, entry.revision);
+  }
+
+  #markReady(): void {
+    this.#ready = true;
+    for (const resolve of this.#readyWaiters.splice(0)) resolve();
+  }
+}
+
+/** A record that does not decode to an object is handed on as absent (each listener skips it), never as a crash of the watch. */
+function decodedRecord(data: Uint8Array): Record<string, unknown> | null {
+  try {
+    const value = decodeJson(data);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,123 @@
+import { KvWatchInclude } from "@nats-io/kv";
+import type { z } from "zod";
+import { decodeJson, type JsonBucket } from "../../../shared/nats/index.js";
+import {
+  allocationUse,
+  type AllocationRecord,
+  type NodeRecord,
+  placementPoolKey,
+  windowCount,
+} from "../../../shared/records/index.js";
+import { nodeCaps } from "./node-caps.js";
+import type { NodeView } from "./plan.js";
+import type { SchedulerStore } from "../scheduler-store.js";
+
+interface Versioned<T> {
+  value: T;
+  revision: number;
+}
+
+/** What placement reads of a node, as one comparable string. */
+function placementFace(node: NodeRecord): string {
+  const { pool_key, labels, capacity, job_types, draining, offline_at, quotas } = node;
+  return JSON.stringify([pool_key, labels, capacity, job_types, draining, offline_at === null, quotas ?? null]);
+}
+
+/** A new reservation takes room; only freed room can let a waiting job in. */
+function freesRoom(before: AllocationRecord | null, after: AllocationRecord | null): boolean {
+  const remaining = Object.keys(after?.attempts ?? {});
+  return Object.keys(before?.attempts ?? {}).some((jobId) => !remaining.includes(jobId));
+}
+
+/**
+ * A replica's live picture of the nodes and their reservations, rebuilt from the KV
+ * buckets at start and kept current by watching them. Placement reads it; every write
+ * still goes through compare-and-set, so a stale picture costs a retry, never a double booking.
+ */
+export class ClusterView {
+  readonly nodes = new Map<string, Versioned<NodeRecord>>();
+  readonly allocations = new Map<string, Versioned<AllocationRecord>>();
+  private readonly watchers: Array<{ stop(): void }> = [];
+
+  constructor(
+    private readonly store: SchedulerStore,
+    /** Called after any node or reservation changed. */
+    private readonly onChange: () => void,
+    /** The operator pools shared across applications: a node's pool is read through `placementPoolKey`. */
+    private readonly sharedPools: readonly string[] = [],
+  ) {}
+
+  async start(): Promise<void> {
+    // A heartbeat rewrites a node record every interval; only what placement reads should wake it.
+    await this.follow(
+      this.store.nodes,
+      this.nodes,
+      (before, after) => before === null || after === null || placementFace(before) !== placementFace(after),
+    );
+    await this.follow(this.store.allocations, this.allocations, freesRoom);
+  }
+
+  stop(): void {
+    for (const watcher of this.watchers) watcher.stop();
+  }
+
+  /**
+   * An allocation this replica just wrote or read: known at once, before the watch brings
+   * it back (the watch then skips it, so freed room is announced here).
+   */
+  learn(nodeId: string, allocation: AllocationRecord, revision: number): void {
+    const known = this.allocations.get(nodeId);
+    if (known && known.revision >= revision) return;
+    this.allocations.set(nodeId, { value: allocation, revision });
+    if (freesRoom(known?.value ?? null, allocation)) this.onChange();
+  }
+
+  /** Nodes as placement sees them at `nowMs`, with what they have reserved and their key's caps applied. */
+  nodeViews(nowMs: number): NodeView[] {
+    return [...this.nodes.values()].map(({ value: node }) => {
+      const allocation = this.allocations.get(node.node_id)?.value ?? null;
+      const caps = nodeCaps(node);
+      return {
+        node_id: node.node_id,
+        pool_key: placementPoolKey(node, this.sharedPools),
+        labels: node.labels,
+        job_types: caps.jobTypes,
+        capacity: { ...node.capacity, slots: caps.slots },
+        used: allocationUse(allocation),
+        draining: node.draining,
+        online: node.offline_at === null,
+        per_hour:
+          caps.perHour === null
+            ? undefined
+            : { limit: caps.perHour, used: windowCount(allocation?.assigned_last_hour ?? [], nowMs) },
+      };
+    });
+  }
+
+  /** Watch first (updates only), then read everything: an update during the read is applied by revision, never lost. */
+  private async follow<T>(
+    bucket: JsonBucket<z.ZodType<T>>,
+    into: Map<string, Versioned<T>>,
+    matters: (before: T | null, after: T | null) => boolean,
+  ): Promise<void> {
+    const { kv, schema } = bucket;
+    const apply = (key: string, revision: number, value: T | null) => {
+      const known = into.get(key);
+      if (known && known.revision >= revision) return;
+      if (value === null) into.delete(key);
+      else into.set(key, { value, revision });
+      if (matters(known?.value ?? null, value)) this.onChange();
+    };
+    const watcher = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
+    this.watchers.push(watcher);
+    void (async () => {
+      for await (const entry of watcher) {
+        apply(entry.key, entry.revision, entry.operation === "PUT" ? schema.parse(decodeJson(entry.value)) : null);
+      }
+    })();
+    for (const key of await bucket.keys()) {
+      const entry = await kv.get(key);
+      if (entry && entry.operation === "PUT") apply(key, entry.revision, schema.parse(decodeJson(entry.value)));
+    }
+  }
+}

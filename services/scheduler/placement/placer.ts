@@ -1,0 +1,129 @@
+import { AppError } from "../../../shared/errors/index.js";
+import { encodeJson, subjects } from "../../../shared/nats/index.js";
+import { forEachBounded } from "../../../shared/runtime/index.js";
+import type { QueuedJobs } from "../queue/queued-jobs.js";
+import { jobIdOfKey, roomAt } from "../../../shared/records/index.js";
+import { type NodeView, planPlacements } from "./plan.js";
+import { release, reserve } from "./reservations.js";
+import type { SchedulerContext } from "../scheduler-context.js";
+import { changeJob } from "../jobs/change-job.js";
+import { assignLatencySeconds, placements } from "../scheduler-metrics.js";
+import { assign } from "../jobs/transitions.js";
+
+/** Writes of one round in flight at once: enough to hide round trips, few enough not to flood NATS. */
+const PLACEMENT_LANES = 32;
+
+/**
+ * One placement round: plan over this replica's picture of the cluster and the whole
+ * queue, then apply each placement — reserve the node's capacity, assign the job, each a
+ * compare-and-set. A job that waits is not written: why it waits is worked out when it
+ * is read (`pendingReason`).
+ */
+export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Promise<PlacementRound> {
+  const now = ctx.clock.now();
+  // Jobs whose run_at or backoff has passed join their pools (the reconcile tick asks for a round when the first is due).
+  queued.releaseDue(now);
+  if (queued.size === 0) return { placed: 0, again: false, wakeAt: null, lost: false };
+  const nodes = ctx.view.nodeViews(now);
+  const plan = planPlacements(nodes, queued, ctx.concurrency);
+  let placed = 0;
+  // All side by side: the allocation writer puts one node's reserves of the round in one write.
+  await forEachBounded(plan.placements, PLACEMENT_LANES, async ({ job_key: jobKey, node_id: nodeId }) => {
+    if (await applyPlacement(ctx, queued, jobKey, nodeId)) placed += 1;
+  });
+  // A placement that lost its compare-and-set (a stale picture, which the view has learned since) is planned
+  // again at once while others of the round landed; a round that placed nothing plans again after a bounded backoff.
+  if (placed < plan.placements.length) return { placed, again: placed > 0, wakeAt: null, lost: true };
+  return { placed, again: false, wakeAt: plan.waiting ? hourlyRoomAt(ctx, nodes, now) : null, lost: false };
+}
+
+/**
+ * What a round did, and when to plan again although nothing announced a change: while
+ * jobs wait, when a node at its hourly cap gets room again (time passing is no event).
+ */
+export interface PlacementRound {
+  placed: number;
+  /** Some placements lost their race while others landed: plan again now, from the view as it has learned. */
+  again: boolean;
+  wakeAt: number | null;
+  /** Some placement failed (lost its race, or the round threw): with none placed, the next round waits a bounded backoff. */
+  lost: boolean;
+}
+
+/** The first moment a node at its hourly cap gets room again. */
+function hourlyRoomAt(ctx: SchedulerContext, nodes: readonly NodeView[], now: number): number | null {
+  const times = nodes
+    .filter((node) => node.per_hour && node.per_hour.used >= node.per_hour.limit)
+    .map((node) =>
+      roomAt(ctx.view.allocations.get(node.node_id)?.value.assigned_last_hour ?? [], now, node.per_hour?.limit ?? 0),
+    );
+  return times.length === 0 ? null : Math.min(...times);
+}
+
+/**
+ * Reserves with what the queued revision says (type and resources never change), then
+ * assigns by compare-and-set, which checks the job is still queued at that attempt.
+ */
+async function applyPlacement(
+  ctx: SchedulerContext,
+  queued: QueuedJobs,
+  jobKey: string,
+  nodeId: string,
+): Promise<boolean> {
+  const held = queued.get(jobKey);
+  const node = ctx.view.nodes.get(nodeId)?.value;
+  if (!held || !node) return false;
+  const attempt = held.attempt + 1;
+  const jobId = jobIdOfKey(jobKey);
+  const now = ctx.clock.now();
+  const reserved = await reserve(
+    ctx,
+    node,
+    jobId,
+    { job_key: jobKey, attempt, resources: held.resources, assigned_at: new Date(now).toISOString() },
+    held.type,
+    now,
+  ).catch((error: unknown) => {
+    // A node record too busy to change: planned again at the next tick, like a lost race.
+    if (error instanceof AppError) return false;
+    throw error;
+  });
+  if (!reserved) {
+    ctx.logger.debug(
+      { job_id: jobId, node_id: nodeId, revision: held.revision },
+      "placement: the node had no room for the job after all; planned again",
+    );
+    return false;
+  }
+  try {
+    const { after, revision } = await changeJob(ctx, jobKey, (job) => {
+      // Cancelled, or placed by another replica meanwhile: nothing left to do.
+      if (job.state !== "queued" || job.attempt !== held.attempt)
+        throw new AppError("state.conflict", "The job moved on.");
+      return assign(job, nodeId, ctx.clock.now());
+    });
+    // Counted against its key, then out of the queue, before the watch brings the assigned revision: no round plans it again or over-places its key.
+    if (held.concurrency) ctx.concurrency.noteAssigned(jobKey, revision, after);
+    queued.markServed(held);
+    queued.remove(jobKey, held.revision);
+    placements.inc();
+    assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(after.queued_at)) / 1000);
+    ctx.nc.publish(
+      subjects.nodeAssigned(nodeId),
+      encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }),
+    );
+    return true;
+  } catch (error) {
+    await release(ctx, nodeId, jobId, attempt, { unassigned: true });
+    if (!(error instanceof AppError)) throw error;
+    // A job that moved on or is gone leaves the queue (a newer queued revision comes back by the watch); one too busy to change now stays for the next round.
+    const leaves = error.code === "state.conflict" || error.code === "resource.not_found";
+    if (leaves) queued.remove(jobKey, held.revision);
+    // Debug: the trail of a job that waits while others are placed (was it planned, and why did its assignment fail?).
+    ctx.logger.debug(
+      { job_id: jobId, node_id: nodeId, revision: held.revision, code: error.code, leaves_queue: leaves },
+      "placement: the job's assignment failed",
+    );
+    return false;
+  }
+}

@@ -1,0 +1,113 @@
+import { z } from "zod";
+import { parseJobKey, placementPoolKey } from "../../../shared/records/index.js";
+import { concurrencyGate, type ConcurrencyUse } from "./concurrency-keys.js";
+import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
+
+/** The fields of a job record the repair sweep and the job gauges need; the rest passes through unread. */
+const ActiveFace = z.looseObject({
+  state: z.string(),
+  attempt: z.number(),
+  node_id: z.string().nullable(),
+  updated_at: z.string(),
+  app_id: z.string(),
+  business_id: z.string(),
+  pool_id: z.string(),
+  pool_key: z.string(),
+  deadline_at: z.string().nullable().optional(),
+  concurrency: z.object({ key: z.string(), max_running: z.number() }).nullable().optional(),
+});
+
+export interface ActiveJob {
+  state: "assigned" | "running";
+  attempt: number;
+  node_id: string | null;
+  /** The KV revision seen: a repair writes by compare-and-set on it. */
+  revision: number;
+  /** When the record last changed: for an assigned job, when it was assigned. */
+  updated_ms: number;
+  /** The pool placement reads the job in (`placementPoolKey`). */
+  pool_key: string;
+  /** When a running attempt must end; null while assigned. */
+  deadline_ms: number | null;
+  /** The job's concurrency key's scope (`concurrencyGate`), null without one. */
+  concurrency_scope: string | null;
+}
+
+const ACTIVE_STATES = new Set(["assigned", "running"]);
+
+/**
+ * Every job that holds (or should hold) a node's room, as this replica last saw it, from
+ * the replica's watch of the job bucket. It lets the repair sweep check what the broker
+ * promised without listing the bucket; a lagging picture only costs a failed
+ * compare-and-set.
+ */
+export class ActiveJobs implements JobRevisionListener, ConcurrencyUse {
+  readonly jobs = new Map<string, ActiveJob>();
+  /** Active jobs per concurrency key scope: the count placement checks a key's `max_running` against. */
+  readonly #inUse = new Map<string, number>();
+
+  /**
+   * `sharedPools`: the operator pools shared across applications, as `placementPoolKey` reads them.
+   * `onKeyFreed`: a job with a concurrency key stopped being active, so a job of its key may start now.
+   */
+  constructor(
+    private readonly sharedPools: readonly string[] = [],
+    private readonly onKeyFreed: () => void = () => undefined,
+  ) {}
+
+  inUse(scope: string): number {
+    return this.#inUse.get(scope) ?? 0;
+  }
+
+  /**
+   * The placer's own assignment, before the watch delivers it: counted at once, so a
+   * following round cannot place more of its key than `max_running` in the meantime.
+   * The watch's copy of the same revision is then ignored.
+   */
+  noteAssigned(key: string, revision: number, record: Record<string, unknown>): void {
+    this.apply({ key, revision, record, data: new Uint8Array() });
+  }
+
+  apply({ key, revision, record }: JobRevision): void {
+    const known = this.jobs.get(key);
+    if (known && known.revision >= revision) return;
+    const face = record ? ActiveFace.safeParse(record) : undefined;
+    if (face?.success && ACTIVE_STATES.has(face.data.state)) {
+      const { state, attempt, node_id, updated_at, deadline_at } = face.data;
+      const concurrency_scope = concurrencyGate(face.data)?.scope ?? null;
+      this.count(known?.concurrency_scope ?? null, concurrency_scope);
+      this.jobs.set(key, {
+        state: state as ActiveJob["state"],
+        attempt,
+        node_id,
+        revision,
+        updated_ms: Date.parse(updated_at),
+        pool_key: placementPoolKey(face.data, this.sharedPools),
+        deadline_ms: deadline_at ? Date.parse(deadline_at) : null,
+        concurrency_scope,
+      });
+    } else if (known) {
+      this.jobs.delete(key);
+      this.count(known.concurrency_scope, null);
+    }
+  }
+
+  dropPartition(partition: number): void {
+    for (const [key, known] of [...this.jobs]) {
+      if (parseJobKey(key)?.partition !== partition) continue;
+      this.jobs.delete(key);
+      this.count(known.concurrency_scope, null);
+    }
+  }
+
+  /** Moves a job's place in the per-key counts from the scope it had to the one it has. */
+  private count(before: string | null, after: string | null): void {
+    if (before === after) return;
+    if (after !== null) this.#inUse.set(after, this.inUse(after) + 1);
+    if (before === null) return;
+    const left = this.inUse(before) - 1;
+    if (left > 0) this.#inUse.set(before, left);
+    else this.#inUse.delete(before);
+    if (after === null) this.onKeyFreed();
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The scheduler's partition ownership on real NATS, one server and a 3-node cluster:
+ * replicas starting together split the job partitions so that each is owned by exactly
+ * one; a replica that joins takes its share; one that stops hands its partitions on at
+ * once; one that dies without a word (its connection gone) stops working its partitions
+ * and loses them to the others once its lease has passed unrenewed.
+ */
+import { Kvm, type KV } from "@nats-io/kv";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PartitionOwnership } from "../../services/scheduler/partitions/partition-ownership.js";
+import { BUCKETS } from "../../shared/nats/index.js";
+import { JOB_PARTITIONS } from "../../shared/records/index.js";
+import { NATS_TOPOLOGIES, type RunningNats } from "../harness/nats-topologies.js";
+
+const LEASE_MS = 600;
+const logger = pino({ level: "silent" });
+
+describe.each(NATS_TOPOLOGIES)("partition ownership on $name", (topology) => {
+  let nats: RunningNats;
+  const connections: NatsConnection[] = [];
+  const replicas: PartitionOwnership[] = [];
+
+  beforeAll(async () => {
+    nats = await topology.start();
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((replica) => replica.stop().catch(() => undefined)));
+    await Promise.all(connections.map((nc) => nc.close().catch(() => undefined)));
+    await nats?.stop();
+  });
+
+  /** A fresh bucket per test, so one test's replicas never meet the next one's. */
+  async function bucket(name: string): Promise<() => Promise<{ kv: KV; nc: NatsConnection }>> {
+    const admin = await connect({ servers: nats.url.split(",") });
+    connections.push(admin);
+    await new Kvm(admin).create(`${BUCKETS.leases}_${name}`, { history: 1, replicas: nats.replicas });
+    return async () => {
+      const nc = await connect({ servers: nats.url.split(",") });
+      connections.push(nc);
+      return { kv: await new Kvm(nc).open(`${BUCKETS.leases}_${name}`), nc };
+    };
+  }
+
+  async function replica(open: () => Promise<{ kv: KV; nc: NatsConnection }>, instance: string) {
+    const { kv, nc } = await open();
+    const made = new PartitionOwnership(
+      kv,
+      instance,
+      LEASE_MS,
+      logger,
+      () => undefined,
+      () => ({ queued: 0 }),
+    );
+    replicas.push(made);
+    await made.start();
+    return { ownership: made, nc };
+  }
+
+  /** Whether the replicas together own every partition, each exactly once. */
+  function splitExactly(members: readonly PartitionOwnership[]): boolean {
+    const counts = new Array<number>(JOB_PARTITIONS).fill(0);
+    for (const member of members) for (const partition of member.owned) counts[partition]! += 1;
+    return counts.every((count) => count === 1);
+  }
+
+  it("splits the partitions among replicas that start together, each owned by exactly one", async () => {
+    const open = await bucket("split");
+    const members = await Promise.all(["a", "b", "c"].map(async (name) => (await replica(open, name)).ownership));
+    await expect.poll(() => splitExactly(members), { timeout: 10_000, interval: 20 }).toBe(true);
+    expect(members.every((member) => member.owned.size > 0)).toBe(true);
+    expect(members[0]!.unowned()).toEqual([]);
+  });
+
+  it("gives a joining replica its share; one that stops hands its partitions on at once", async () => {
+    const open = await bucket("join");
+    const first = (await replica(open, "first")).ownership;
+    await expect.poll(() => first.owned.size, { timeout: 10_000, interval: 20 }).toBe(JOB_PARTITIONS);
+    const second = (await replica(open, "second")).ownership;
+    await expect
+      .poll(() => splitExactly([first, second]) && second.owned.size > 0, { timeout: 10_000, interval: 20 })
+      .toBe(true);
+
+    await first.stop();
+    expect(first.owned.size).toBe(0);
+    await expect.poll(() => second.owned.size, { timeout: 10_000, interval: 20 }).toBe(JOB_PARTITIONS);
+  });
+
+  it("takes the partitions of a replica that died silently once its lease passed; the dead one stops working them", async () => {
+    const open = await bucket("death");
+    const survivor = (await replica(open, "survivor")).ownership;
+    const doomed = await replica(open, "doomed");
+    await expect.poll(() => splitExactly([survivor, doomed.ownership]), { timeout: 10_000, interval: 20 }).toBe(true);
+    const lost = [...doomed.ownership.owned];
+    expect(lost.length).toBeGreaterThan(0);
+
+    // Its connection dies without a goodbye: it can renew no more.
+    await doomed.nc.close();
+    await expect.poll(() => survivor.owned.size, { timeout: 10_000, interval: 20 }).toBe(JOB_PARTITIONS);
+    await expect.poll(() => doomed.ownership.owned.size, { timeout: 10_000, interval: 20 }).toBe(0);
+  });
+});

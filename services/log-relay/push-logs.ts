@@ -3,7 +3,13 @@ import type { z } from "zod";
 import type { LogLine, PushLogsCommand, PushLogsResponse } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { subjects } from "../../shared/nats/index.js";
-import { jobIdKeyFilter, LOG_MESSAGE_MAX_LINES, lineBytes, type LogMessage } from "../../shared/records/index.js";
+import {
+  jobIdKeyFilter,
+  LOG_MESSAGE_MAX_LINES,
+  lineBytes,
+  type LogMessage,
+  parseJobKey,
+} from "../../shared/records/index.js";
 import { type AttemptLog, AttemptLogCache, type JobLogCaps, readAttemptLog } from "./attempt-log.js";
 import type { LogRelayConfig } from "./config.js";
 import { recordDropped } from "./dropped-lines.js";
@@ -17,7 +23,7 @@ const ATTEMPTS_REMEMBERED = 10_000;
 /** Writes of one push refused because another push of the attempt wrote first, before it gives up. */
 const CAS_TRIES = 5;
 
-/** The job (its key, `<app>.<business>.<job>`) when the node holds this attempt now, or held it last (late lines of a finished attempt); else null. */
+/** The job (its record's key) when the node holds this attempt now, or held it last (late lines of a finished attempt); else null. */
 async function heldAttempt(store: LogStore, nodeId: string, jobId: string, attempt: number): Promise<string | null> {
   const reserved = (await store.allocations.get(nodeId))?.value.attempts[jobId];
   if (reserved) return reserved.attempt === attempt ? reserved.job_key : null;
@@ -138,8 +144,9 @@ export function pushLogs(
         details: { job_id: body.job_id, attempt: body.attempt },
       });
     }
-    const [app_id = "", business_id = ""] = jobKey.split(".");
-    const account = { app_id, business_id };
+    const parts = parseJobKey(jobKey);
+    if (parts === null) throw new AppError("internal.error", "A job record is stored under a key of no known form.");
+    const account = { app_id: parts.app_id, business_id: parts.business_id };
     await quotas.checkBusiness(account);
     const subject = subjects.jobLogs(body.job_id, body.attempt);
     const ordered = [...body.lines]

@@ -4,6 +4,7 @@ import { pino } from "pino";
 import { BUCKETS, CONSUMERS, encodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
 import { newId, newJobId, systemClock } from "../../shared/runtime/index.js";
 import { openCreditLedger } from "../../services/billing/ledger/index.js";
+import { jobKey, tagJobId } from "../../shared/records/index.js";
 import { queuedJobRecord } from "../harness/job-records.js";
 import { startServiceProcess } from "../harness/service-process.js";
 import { startOurSystem } from "./ours/system.js";
@@ -81,7 +82,7 @@ export const billingBacklog: Scenario = {
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         await Promise.all(
           Array.from({ length: perTick }, async () => {
-            const jobId = newJobId(Date.now());
+            const jobId = tagJobId(newJobId(Date.now()), "operator");
             const endedAt = new Date().toISOString();
             const startedAt = new Date(Date.now() - 1_000).toISOString();
             const record = queuedJobRecord({
@@ -98,11 +99,11 @@ export const billingBacklog: Scenario = {
                 { at: endedAt, state: "succeeded", attempt: 1, reason: "result", node_id: null },
               ],
             });
-            const jobKey = `${APP}.${businessId}.${jobId}`;
-            await jobs.put(jobKey, encodeJson(record));
+            const key = jobKey(APP, businessId, jobId);
+            await jobs.put(key, encodeJson(record));
             await js.publish(
               subjects.metering(jobId),
-              encodeJson({ job_key: jobKey, job_id: jobId, attempt: 1, reason: "result" }),
+              encodeJson({ job_key: key, job_id: jobId, attempt: 1, reason: "result" }),
             );
             published += 1;
           }),

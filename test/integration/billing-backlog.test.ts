@@ -15,6 +15,7 @@ import {
 import { newId, newJobId, systemClock } from "../../shared/runtime/index.js";
 import { openCreditLedger } from "../../services/billing/ledger/index.js";
 import { chargeMicros } from "../../services/billing/metering/charge.js";
+import { jobKey, tagJobId } from "../../shared/records/index.js";
 import { queuedJobRecord } from "../harness/job-records.js";
 import { NATS_TOPOLOGIES, type RunningNats } from "../harness/nats-topologies.js";
 import { startBilling, type RunningService } from "../harness/system.js";
@@ -55,7 +56,7 @@ describe.each(NATS_TOPOLOGIES)("a metering backlog of one business, on $name", (
     const at = (offsetMs: number) => new Date(end + offsetMs).toISOString();
     const jobIds: string[] = [];
     for (let index = 0; index < JOBS; index += 1) {
-      const jobId = newJobId(Date.now());
+      const jobId = tagJobId(newJobId(Date.now()), "operator");
       jobIds.push(jobId);
       const record = queuedJobRecord({
         job_id: jobId,
@@ -71,11 +72,11 @@ describe.each(NATS_TOPOLOGIES)("a metering backlog of one business, on $name", (
           { at: at(0), state: "succeeded", attempt: 1, reason: "result", node_id: "nod_00000000000000000000" },
         ],
       });
-      const jobKey = `${APP}.${businessId}.${jobId}`;
-      await kv[BUCKETS.jobs].put(jobKey, encodeJson(record));
+      const key = jobKey(APP, businessId, jobId);
+      await kv[BUCKETS.jobs].put(key, encodeJson(record));
       await js.publish(
         subjects.metering(jobId),
-        encodeJson({ job_key: jobKey, job_id: jobId, attempt: 1, reason: "result" }),
+        encodeJson({ job_key: key, job_id: jobId, attempt: 1, reason: "result" }),
       );
     }
 

@@ -27,6 +27,11 @@ describe("the load balancer's configuration", () => {
     expect(text).not.toContain("retry-on");
   });
 
+  it("keeps the per-address connection budget the gateways behind it cannot see", () => {
+    expect(text).toContain("tcp-request connection track-sc0 src");
+    expect(text).toContain("tcp-request connection reject if { sc0_conn_cur gt 256 }");
+  });
+
   it("refuses a balancer without gateways", () => {
     expect(() => haproxyConfig({ host: "127.0.0.1", port: 1, gateways: [] })).toThrow(/at least one gateway/);
   });

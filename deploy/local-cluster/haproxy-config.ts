@@ -9,8 +9,12 @@ export interface HaproxyOptions {
  * Round robin over the gateways that answer `/readyz` 200, checked every second: a gateway
  * is out after two failed checks and back after one good one. Only a request that never
  * reached a gateway (connection refused) is retried on the other one, so a submit is never
- * sent twice. Log streams (SSE) may stay open for an hour.
+ * sent twice. Log streams (SSE) may stay open for an hour. A client address holds at most
+ * CONNECTIONS_PER_SOURCE connections: the gateways' own per-address budget sees only the balancer.
  */
+/** The budget the gateways keep when clients reach them directly (CJS_HTTP_MAX_CONNECTIONS_PER_IP's default). */
+export const CONNECTIONS_PER_SOURCE = 256;
+
 export function haproxyConfig(options: HaproxyOptions): string {
   if (options.gateways.length === 0) throw new Error("the load balancer needs at least one gateway");
   const lines = [
@@ -31,6 +35,9 @@ export function haproxyConfig(options: HaproxyOptions): string {
     "",
     "frontend api",
     `  bind ${options.host}:${options.port}`,
+    "  stick-table type ip size 100k store conn_cur",
+    "  tcp-request connection track-sc0 src",
+    `  tcp-request connection reject if { sc0_conn_cur gt ${CONNECTIONS_PER_SOURCE} }`,
     "  default_backend gateways",
     "",
     "backend gateways",

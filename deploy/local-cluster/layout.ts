@@ -147,7 +147,14 @@ function serviceSpec(settings: ClusterSettings, natsUrl: string, service: Servic
     LOG_LEVEL: "info",
     [IDENTITY_VARIABLE]: `${settings.dir}#${name}`,
   };
-  if (api !== undefined) Object.assign(env, { CJS_HOST: HOST, CJS_PORT: String(api), CJS_DEV_OUTBOX: "true" });
+  // Every connection to a gateway is the load balancer's: it keeps the per-address budget (haproxy-config.ts).
+  if (api !== undefined)
+    Object.assign(env, {
+      CJS_HOST: HOST,
+      CJS_PORT: String(api),
+      CJS_DEV_OUTBOX: "true",
+      CJS_HTTP_MAX_CONNECTIONS_PER_IP: "0",
+    });
   return {
     name,
     kind: "service",

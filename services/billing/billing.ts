@@ -3,6 +3,7 @@ import type { Subscription } from "@nats-io/transport-node";
 import {
   BillingCallerCommand,
   CreateCheckoutCommand,
+  LogQuotaCommand,
   RetentionLookupCommand,
   SandboxActionCommand,
   SandboxSessionCommand,
@@ -32,6 +33,7 @@ import { getSubscription } from "./get-subscription.js";
 import { cancelSubscription } from "./subscriptions/cancel-subscription.js";
 import { openCreditLedger } from "./ledger/index.js";
 import { listPlans } from "./list-plans.js";
+import { lookupLogQuota } from "./lookup-log-quota.js";
 import { lookupRetention } from "./lookup-retention.js";
 import { loadPlanCatalog, type PlanCatalog } from "./plans/plan-catalog.js";
 import { receiveWebhook } from "./receive-webhook.js";
@@ -136,6 +138,12 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
           subject: subjects.billingRetentionLookup(),
           request: RetentionLookupCommand,
           handle: lookupRetention(ctx),
+        }),
+        serveRpc(nc, {
+          ...rpc,
+          subject: subjects.billingLogQuota(),
+          request: LogQuotaCommand,
+          handle: lookupLogQuota(ctx),
         }),
         serveRpc(nc, {
           ...rpc,

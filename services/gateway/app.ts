@@ -8,6 +8,7 @@ import { registerBillingRoutes } from "./billing/register-billing-routes.js";
 import { registerExportRoutes } from "./export/register-export-routes.js";
 import type { GatewayContext } from "./gateway-context.js";
 import { clientErrorHandler } from "./http/client-error.js";
+import { edgeServerOptions, guardBodies, limitConnectionsPerAddress } from "./http/edge-guard.js";
 import { serveCors } from "./http/cors.js";
 import { sendError } from "./http/envelope.js";
 import { shedLoad } from "./http/load-shedding.js";
@@ -75,7 +76,10 @@ export function buildApp(
     trustProxy: gw.config.CJS_TRUST_PROXY,
     // Requests that arrive while closing are still served; the process exits once they are done.
     return503OnClosing: false,
+    ...edgeServerOptions(gw.config),
   });
+  limitConnectionsPerAddress(app.server, gw.config.CJS_HTTP_MAX_CONNECTIONS_PER_IP, gw.logger as FastifyBaseLogger);
+  guardBodies(app, gw.config, gw.logger as FastifyBaseLogger);
   // Only JSON bodies: anything else is a 415, not a string handed to validation.
   app.removeContentTypeParser(["text/plain"]);
   trackRoutes(app);

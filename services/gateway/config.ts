@@ -26,6 +26,17 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_OPS_PORT: intSetting(9100, { min: 0, max: 65535 }),
   /** Largest JSON body accepted, in bytes. */
   CJS_MAX_BODY_BYTES: intSetting(1_048_576, { min: 1024 }),
+  /** The request line and headers must arrive within this (408 `request.timeout`). */
+  CJS_HTTP_HEADERS_TIMEOUT_MS: intSetting(10_000, { min: 100, max: 300_000 }),
+  /** A body must arrive in full within this, plus a second per CJS_HTTP_BODY_MIN_BYTES_PER_SECOND bytes received (408). */
+  CJS_HTTP_BODY_TIMEOUT_MS: intSetting(10_000, { min: 100, max: 300_000 }),
+  CJS_HTTP_BODY_MIN_BYTES_PER_SECOND: intSetting(16_384, { min: 1, max: 1_073_741_824 }),
+  /** A connection with no byte either way for this long is closed; above the longest long poll (30 s). */
+  CJS_HTTP_IDLE_TIMEOUT_MS: intSetting(120_000, { min: 31_000, max: 3_600_000 }),
+  /** A kept-alive connection idle between requests is closed after this; above a load balancer's own idle timeout. */
+  CJS_HTTP_KEEP_ALIVE_TIMEOUT_MS: intSetting(72_000, { min: 1_000, max: 600_000 }),
+  /** Open connections one client address may hold, before any credential is read; 0: no limit (behind a proxy that keeps it). */
+  CJS_HTTP_MAX_CONNECTIONS_PER_IP: intSetting(256, { min: 0, max: 1_000_000 }),
   /** `iss` and `aud` of the access tokens this service issues and accepts. */
   CJS_JWT_ISSUER: z.string().min(1).default("compute-job-service"),
   CJS_JWT_AUDIENCE: z.string().min(1).default("compute-job-service-api"),
@@ -69,6 +80,12 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_PORTAL_DIR: z.string().min(1).default("clients/portal/dist"),
   /** Lifetime of a signed log stream URL (`jobs/logs/stream-url`); a stream opened with it goes on past it. */
   CJS_LOG_STREAM_URL_TTL_SECONDS: intSetting(300, { min: 10, max: 86_400 }),
+  /** Job log streams open at once on one gateway replica: per user, per signed URL and per business (429 past each). */
+  CJS_LOG_STREAMS_PER_USER: intSetting(20, { min: 1, max: 100_000 }),
+  CJS_LOG_STREAMS_PER_URL: intSetting(4, { min: 1, max: 100_000 }),
+  CJS_LOG_STREAMS_PER_BUSINESS: intSetting(100, { min: 1, max: 1_000_000 }),
+  /** Jobs whose logs one gateway replica streams at once: one consumer of CJS_LOGS each (503 past it). */
+  CJS_LOG_STREAM_JOBS_MAX: intSetting(1_000, { min: 1, max: 1_000_000 }),
   /** Seconds between keep-alive comments on an idle log stream; at most 15, as the API promises. */
   CJS_SSE_KEEPALIVE_SECONDS: intSetting(15, { min: 1, max: 15 }),
   /** Lifetime of a presigned artifact URL; an agent's upload URL lives the job's timeout plus this. */

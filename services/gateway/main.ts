@@ -48,7 +48,10 @@ let jetStream: JetStreamHealth | undefined;
 let gateway: Gateway | undefined;
 /** The ops port: /metrics, /healthz and /readyz for the whole life of the process, apart from the public API. */
 let ops: Server | undefined;
-/** Until the API is built, a plain server on the API port says the process lives (/healthz) and is not ready (/readyz); no /metrics there. */
+/**
+ * Until the API is built, a plain server on the API port says the process lives (/healthz)
+ * and is not ready (/readyz), and answers every operation 503 with Retry-After; no /metrics there.
+ */
 let waiting: Server | undefined;
 installShutdown(logger, async () => {
   await gateway?.stop();
@@ -63,10 +66,17 @@ try {
   const checks = {
     nats: () => natsUp(),
     jetstream: () => jetStream?.ready() ?? false,
+    jetstream_storage: () => jetStream?.storageReady() ?? true,
     gateway: () => gateway?.ready() ?? false,
   };
   ops = await startOpsServer({ host: config.CJS_OPS_HOST, port: config.CJS_OPS_PORT, checks });
-  waiting = await startOpsServer({ host: config.CJS_HOST, port: config.CJS_PORT, checks, metrics: false });
+  waiting = await startOpsServer({
+    host: config.CJS_HOST,
+    port: config.CJS_PORT,
+    checks,
+    metrics: false,
+    starting: true,
+  });
   const { port } = waiting.address() as AddressInfo;
   const opsUrl = serverUrl(ops);
   const apiUrl = serverUrl(waiting);
@@ -86,6 +96,7 @@ try {
   const health = jetStreamHealth(connection, () => provisionedStreams(connection), {
     intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS,
     service: "gateway",
+    maxStoreBytes: config.CJS_JETSTREAM_MAX_STORE_BYTES,
   });
   jetStream = health;
   await untilJetStreamReady(health, config.NATS_URL, logger);
@@ -95,7 +106,7 @@ try {
     clock: systemClock,
     config,
     keySets,
-    readinessChecks: { jetstream: health.ready },
+    readinessChecks: { jetstream: health.ready, jetstream_storage: health.storageReady },
   };
   gateway = await startWithRetries(() => buildGateway(deps), { name: "gateway", logger, jetStream: health });
   // The API takes over the port (the same one when CJS_PORT is 0).

@@ -4,8 +4,12 @@ import type { LogStore } from "./log-store.js";
 
 /** Where an attempt's stored log stands: what its next message is written against. */
 export interface AttemptLog {
-  /** Lines the attempt may store (decision 30). */
+  /** Lines the attempt may store (decision 30), lowered to its last line within the byte budget once that is reached. */
   budget: number;
+  /** Bytes of line text the attempt may store. */
+  byteBudget: number;
+  /** Bytes of line text the attempt stored. */
+  bytes: number;
   /** The highest `seq` stored, 0 when none. */
   lastSeq: number;
   /** The stream sequence of the attempt's last message, 0 when none: the compare-and-set of its next one. */
@@ -21,31 +25,50 @@ async function lastMessage(store: LogStore, subject: string): Promise<{ seq: num
   return { seq: last.seq, stored };
 }
 
+/** A job's caps: lines and bytes of line text, over all its attempts. */
+export interface JobLogCaps {
+  lines: number;
+  bytes: number;
+}
+
 /**
- * How many lines an attempt may store: the job's cap less the `seq` numbers its earlier
- * attempts used. Only the latest attempt takes lines, so this is worked out once, by the
- * attempt's first message, which records it for the rest.
+ * How many lines and bytes an attempt may store: the job's caps less the `seq` numbers
+ * and the bytes its earlier attempts used. Only the latest attempt takes lines, so this is
+ * worked out once, by the attempt's first message, which records it for the rest.
  */
-async function attemptBudget(store: LogStore, cap: number, jobId: string, attempt: number): Promise<number> {
-  const earlier = Array.from({ length: attempt - 1 }, (_, index) =>
-    lastMessage(store, subjects.jobLogs(jobId, index + 1)),
+async function attemptBudgets(
+  store: LogStore,
+  caps: JobLogCaps,
+  jobId: string,
+  attempt: number,
+): Promise<{ budget: number; byteBudget: number }> {
+  const earlier = await Promise.all(
+    Array.from({ length: attempt - 1 }, (_, index) => lastMessage(store, subjects.jobLogs(jobId, index + 1))),
   );
-  const used = (await Promise.all(earlier)).reduce((sum, last) => sum + (last?.stored.lines.at(-1)?.seq ?? 0), 0);
-  return Math.max(0, cap - used);
+  const lines = earlier.reduce((sum, last) => sum + (last?.stored.lines.at(-1)?.seq ?? 0), 0);
+  const bytes = earlier.reduce((sum, last) => sum + (last?.stored.bytes ?? 0), 0);
+  return { budget: Math.max(0, caps.lines - lines), byteBudget: Math.max(0, caps.bytes - bytes) };
 }
 
 /** Reads where an attempt's log stands from the stream: one read, more only before its first message. */
 export async function readAttemptLog(
   store: LogStore,
-  cap: number,
+  caps: JobLogCaps,
   jobId: string,
   attempt: number,
 ): Promise<AttemptLog> {
   const last = await lastMessage(store, subjects.jobLogs(jobId, attempt));
+  const stored = last?.stored;
+  // A message stored before messages carried the budgets (one bare line, or no byte budget) has them worked out again.
+  const budgets =
+    stored?.budget !== undefined && stored.byte_budget !== undefined
+      ? { budget: stored.budget, byteBudget: stored.byte_budget }
+      : await attemptBudgets(store, caps, jobId, attempt);
   return {
-    // A message stored before messages carried the budget holds one bare line.
-    budget: last?.stored.budget ?? (await attemptBudget(store, cap, jobId, attempt)),
-    lastSeq: last?.stored.lines.at(-1)?.seq ?? 0,
+    budget: stored?.budget ?? budgets.budget,
+    byteBudget: budgets.byteBudget,
+    bytes: stored?.bytes ?? 0,
+    lastSeq: stored?.lines.at(-1)?.seq ?? 0,
     streamSeq: last?.seq ?? 0,
   };
 }

@@ -6,6 +6,10 @@ import { AllocationRecord, JobRecord } from "../../shared/records/index.js";
 import type { LogRelayConfig } from "./config.js";
 
 const DAY_MS = 86_400_000;
+/** The usage counters of the last two days and hours are all anyone reads; older windows expire. */
+const USAGE_MAX_AGE_MS = 2 * DAY_MS;
+/** Counters are a few bytes each: this holds millions of windows. */
+const USAGE_MAX_BYTES = 256 * 1024 * 1024;
 
 /**
  * The log stream (one subject per job attempt, plus one per job for its drop counts, all
@@ -20,14 +24,35 @@ export async function openLogStore(nc: NatsConnection, config: Readonly<LogRelay
     name: STREAMS.logs,
     subjects: [subjects.jobLogsAll(), subjects.jobLogDropsAll()],
     retention: RetentionPolicy.Limits,
+    // Full, the oldest lines make room: new lines keep flowing, and no write is refused for want of space.
     discard: DiscardPolicy.Old,
     max_age: nanos(config.CJS_LOG_RETENTION_DAYS * DAY_MS),
+    max_bytes: config.CJS_LOGS_MAX_BYTES,
+    max_consumers: config.CJS_LOGS_MAX_CONSUMERS,
     storage: StorageType.File,
     num_replicas: replicas,
     duplicate_window: nanos(120_000),
     allow_direct: true,
   };
   await ensureStream(jsm, stream, { logger });
+  await ensureStream(
+    jsm,
+    {
+      name: STREAMS.logUsage,
+      subjects: [subjects.logUsageAll()],
+      retention: RetentionPolicy.Limits,
+      allow_msg_counter: true,
+      // Only a window's total matters: each increment replaces the one before.
+      max_msgs_per_subject: 1,
+      max_age: nanos(USAGE_MAX_AGE_MS),
+      max_bytes: USAGE_MAX_BYTES,
+      // Full, the oldest windows go: a window forgotten counts from zero again, no push is refused for it.
+      discard: DiscardPolicy.Old,
+      storage: StorageType.File,
+      num_replicas: replicas,
+    },
+    { logger },
+  );
   return {
     js: jetstream(nc),
     jsm,

@@ -2,9 +2,12 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { AppError } from "../../shared/errors/index.js";
 
-/** Addresses a webhook may not reach: loopback, link-local (cloud metadata), private, shared (CGNAT), multicast and reserved ranges. */
-const PRIVATE = new BlockList();
-for (const [network, prefix] of [
+/**
+ * IPv4 networks a webhook may not reach: "this" network, private, shared (CGNAT),
+ * loopback, link-local (cloud metadata), IETF protocol assignments, the documentation
+ * networks, the 6to4 relay, benchmarking, multicast and reserved (broadcast included).
+ */
+const PRIVATE_V4 = [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
   ["100.64.0.0", 10],
@@ -12,31 +15,79 @@ for (const [network, prefix] of [
   ["169.254.0.0", 16],
   ["172.16.0.0", 12],
   ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.88.99.0", 24],
   ["192.168.0.0", 16],
   ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
   ["224.0.0.0", 4],
   ["240.0.0.0", 4],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, "ipv4");
-}
-for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+] as const;
+
+/**
+ * IPv6 networks a webhook may not reach. Besides loopback, unique-local, link-local,
+ * site-local and multicast: every range that carries an IPv4 address a translator or a
+ * tunnel may deliver to (IPv4-compatible `::/96`, which holds `::` and `::1` too; NAT64
+ * `64:ff9b::/96` and `64:ff9b:1::/48`; Teredo `2001::/32`; 6to4 `2002::/16`), discard-only
+ * `100::/64` and documentation `2001:db8::/32`. IPv4-mapped and IPv4-translated addresses
+ * (`::ffff:0:0/96`, `::ffff:0:0:0/96`) are judged as the IPv4 address they carry.
+ */
+const PRIVATE_V6 = [
+  ["::", 96],
   ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  ["100::", 64],
+  ["2001::", 32],
+  ["2001:db8::", 32],
+  ["2002::", 16],
   ["fc00::", 7],
   ["fe80::", 10],
+  ["fec0::", 10],
   ["ff00::", 8],
-] as const) {
-  PRIVATE.addSubnet(network, prefix, "ipv6");
+] as const;
+
+const PRIVATE_V4_LIST = new BlockList();
+for (const [network, prefix] of PRIVATE_V4) PRIVATE_V4_LIST.addSubnet(network, prefix, "ipv4");
+const PRIVATE_V6_LIST = new BlockList();
+for (const [network, prefix] of PRIVATE_V6) PRIVATE_V6_LIST.addSubnet(network, prefix, "ipv6");
+
+/** The 16 bytes of an IPv6 address text (`isIP` said 6; a zone is already cut off). */
+function ipv6Bytes(address: string): number[] {
+  let text = address.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = "", tail] = text.split("::");
+  const groupsOf = (part: string) => (part === "" ? [] : part.split(":").map((group) => Number.parseInt(group, 16)));
+  const front = groupsOf(head);
+  const back = tail === undefined ? [] : groupsOf(tail);
+  const groups = [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
+  return groups.flatMap((group) => [group >> 8, group & 0xff]);
 }
 
-/** Whether a literal IP address is one a webhook may not reach; an IPv4-mapped IPv6 address is judged as its IPv4 address. */
+/** The IPv4 address an IPv4-mapped (`::ffff:a.b.c.d`) or IPv4-translated (`::ffff:0:a.b.c.d`) address carries. */
+function embeddedIpv4(bytes: readonly number[]): string | undefined {
+  const zeros = (from: number, to: number) => bytes.slice(from, to).every((byte) => byte === 0);
+  const mapped = zeros(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff;
+  const translated = zeros(0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && zeros(10, 12);
+  return mapped || translated ? bytes.slice(12).join(".") : undefined;
+}
+
+/**
+ * Whether a literal IP address is one a webhook may not reach (see the two lists above);
+ * anything that is not an IP address is refused too.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped !== undefined) return PRIVATE.check(mapped, "ipv4");
-  const family = isIP(address);
-  if (family === 0) return true;
-  return PRIVATE.check(address, family === 4 ? "ipv4" : "ipv6");
+  const bare = address.split("%")[0] ?? "";
+  const family = isIP(bare);
+  if (family === 4) return PRIVATE_V4_LIST.check(bare, "ipv4");
+  if (family !== 6) return true;
+  const ipv4 = embeddedIpv4(ipv6Bytes(bare));
+  if (ipv4 !== undefined) return PRIVATE_V4_LIST.check(ipv4, "ipv4");
+  return PRIVATE_V6_LIST.check(bare, "ipv6");
 }
 
 const REFUSAL = "the operator can allow these with CJS_WEBHOOKS_ALLOW_PRIVATE_URLS";

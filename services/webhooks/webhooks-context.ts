@@ -1,4 +1,5 @@
 import {
+  DiscardPolicy,
   jetstream,
   jetstreamManager,
   type JetStreamClient,
@@ -15,6 +16,8 @@ import { DeliveryRecord, WebhookRecord } from "./records.js";
 import { serviceKey } from "./secrets.js";
 
 const DAY_MS = 86_400_000;
+/** Deliveries due at once, at about 1 KiB each: about a million. */
+const DELIVERIES_MAX_BYTES = 1024 ** 3;
 
 /** What every handler and loop of the webhooks service shares. */
 export interface WebhooksContext {
@@ -69,6 +72,9 @@ export async function openWebhooksContext(deps: {
       num_replicas: replicas,
       // A delivery outlives its retry window by far; then the message has no record to deliver.
       max_age: nanos(8 * DAY_MS),
+      // Bounded, and full it refuses a new delivery (its enqueue fails and is retried) rather than drop one due.
+      max_bytes: DELIVERIES_MAX_BYTES,
+      discard: DiscardPolicy.New,
       duplicate_window: nanos(120_000),
     },
     { logger },

@@ -22,6 +22,11 @@ export const PlanLimits = z.strictObject({
   max_job_timeout_seconds: z.number().int().positive(),
   /** Most CPU cores one job on an operator pool may ask for. */
   max_job_cpu: z.number().positive(),
+  /**
+   * Bytes of log lines the business's jobs may store in a UTC day, on any pool; past it a
+   * node's log push for its jobs is refused with 429 `logs.quota_exceeded` until the next day.
+   */
+  max_log_bytes_per_day: z.number().int().positive().default(1_073_741_824),
 });
 export type PlanLimits = z.infer<typeof PlanLimits>;
 

@@ -194,6 +194,8 @@ export {
   LOG_STREAM_ROUTE,
   LogEndEventData,
   LogEventData,
+  LogQuota,
+  LogQuotaCommand,
   logStreamPath,
   LogStreamUrlResponse,
 } from "./logs.js";

@@ -56,3 +56,13 @@ export const JobLogSummary = z.object({
   dropped_lines: z.number().int().min(0),
 });
 export type JobLogSummary = z.infer<typeof JobLogSummary>;
+
+/** Internal: the log relay asks billing how many log bytes a day a business may store (`subjects.billingLogQuota()`). */
+export const LogQuotaCommand = z.object({ app_id: z.string(), business_id: z.string() });
+export type LogQuotaCommand = z.infer<typeof LogQuotaCommand>;
+
+export const LogQuota = z.object({
+  /** The plan's `limits.max_log_bytes_per_day`; null for the operator's own business, which has no quota. */
+  max_log_bytes_per_day: z.number().int().positive().nullable(),
+});
+export type LogQuota = z.infer<typeof LogQuota>;

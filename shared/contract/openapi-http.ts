@@ -122,7 +122,12 @@ function logStream() {
           "`permission.denied` (a node key), `auth.scope_missing`, `url.signature_invalid`, `url.expired`.",
         ),
         "404": refused("`resource.not_found`: no such job in the caller's business."),
-        "503": refused("`service.unavailable`; retry after `Retry-After`."),
+        "429": refused(
+          "`rate.limited` (the user's rate limit; opening through a signed URL counts as its user's request), or `logs.stream_limit_reached` (streams open at once for the user, the signed URL or the business on this gateway); retry after `Retry-After`.",
+        ),
+        "503": refused(
+          "`service.unavailable`: NATS unreachable, or this gateway streams as many jobs' logs as it may (`details.reason`); retry after `Retry-After`.",
+        ),
       },
       "x-events": {
         log: { id: "The line's position in the log store.", data: jsonSchemaOf(LogEventData) },

@@ -166,6 +166,18 @@ export const ERROR_CATALOGUE = {
     summary:
       "The result or log batch is for an attempt this node does not hold (an older attempt, another node's, or one already ended otherwise); it changed nothing.",
   },
+  "logs.quota_exceeded": {
+    http: 429,
+    retryable: false,
+    summary:
+      "A log push over a log quota: the node's bytes this UTC hour (`CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR`) or the job's business's bytes this UTC day (its plan's `max_log_bytes_per_day`); nothing was stored. Not retried: the agent drops the attempt's later lines (`details.limit`, `details.max_bytes`, `details.resets_at`).",
+  },
+  "logs.stream_limit_reached": {
+    http: 429,
+    retryable: true,
+    summary:
+      "Too many job log streams open at once for this user, this signed URL or this business on this gateway (`details.limit`, `details.max`); close one or retry after `Retry-After`.",
+  },
   "queue.full": {
     http: 503,
     retryable: true,
@@ -224,6 +236,12 @@ export const ERROR_CATALOGUE = {
     summary: "The business has as many webhooks as it may (`details.limit`); delete one before creating another.",
   },
   "rate.limited": { http: 429, retryable: true, summary: "Too many requests; wait `Retry-After` seconds." },
+  "rate.connections_exceeded": {
+    http: 429,
+    retryable: true,
+    summary:
+      "The client address holds the gateway's per-address connection budget (`CJS_HTTP_MAX_CONNECTIONS_PER_IP`) already; the connection is closed after the answer. Close idle connections or retry after `Retry-After`.",
+  },
   "service.unavailable": {
     http: 503,
     retryable: true,

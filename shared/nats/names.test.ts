@@ -64,6 +64,10 @@ describe("subjects", () => {
     expect(subjects.jobLogs(JOB, 2)).toBe(`cjs.logs.${JOB}.2`);
     expect(subjects.jobLogsOfJob(JOB)).toBe(`cjs.logs.${JOB}.*`);
     expect(subjects.jobLogDrops(JOB)).toBe(`cjs.logdrops.${JOB}`);
+    expect(subjects.logUsageOfNode(NODE, "2026112703")).toBe(`cjs.logusage.node.${NODE}.2026112703`);
+    expect(subjects.logUsageOfBusiness("acme", BIZ, "20261127")).toBe(`cjs.logusage.business.acme.${BIZ}.20261127`);
+    expect(() => subjects.logUsageOfNode(NODE, "2026-11-27")).toThrow();
+    expect(() => subjects.logUsageOfBusiness("acme", BIZ, "*")).toThrow();
     expect(subjects.jobLogDrops(JOB).startsWith("cjs.logs.")).toBe(false);
   });
 

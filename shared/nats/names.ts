@@ -85,6 +85,8 @@ export const STREAMS = {
   metering: "CJS_METERING",
   /** Deliveries due, one message per delivery (work queue, webhooks). */
   webhookDeliveries: "CJS_WEBHOOK_DELIVERIES",
+  /** Counters (`Nats-Incr`) of log bytes stored, per node and hour and per business and day (log-relay). */
+  logUsage: "CJS_LOG_USAGE",
 } as const;
 
 /** Durable consumers. */
@@ -120,6 +122,13 @@ function checkedToken(token: string): string {
   if (!SUBJECT_TOKEN.test(token))
     throw new AppError("internal.error", "A subject was to be built from a malformed name.");
   return token;
+}
+
+/** A UTC period as digits (`YYYYMMDD`, `YYYYMMDDHH`). */
+function checkedWindow(window: string, digits: number): string {
+  if (!new RegExp(`^\\d{${digits}}$`).test(window))
+    throw new AppError("internal.error", "A subject was to be built from a malformed period.");
+  return window;
 }
 
 function checkedAttempt(attempt: number): number {
@@ -185,6 +194,8 @@ export const subjects = {
   billingPlansList: () => `${ROOT}.billing.plans.list`,
   billingSubscriptionGet: () => `${ROOT}.billing.subscription.get`,
   billingSubscriptionCancel: () => `${ROOT}.billing.subscription.cancel`,
+  /** A business's log quota, from its plan (the log relay's per-business cap). */
+  billingLogQuota: () => `${ROOT}.billing.logs.quota`,
   /** The retention of many businesses' plans at once (the scheduler's retention sweep). */
   billingRetentionLookup: () => `${ROOT}.billing.retention.lookup`,
   billingCheckoutCreate: () => `${ROOT}.billing.checkout.create`,
@@ -200,6 +211,13 @@ export const subjects = {
   /** Lines of a job dropped past the log cap, per attempt (kept in the log stream, so they expire with the lines). */
   jobLogDrops: (jobId: string) => `${ROOT}.logdrops.${checkId("job", jobId)}`,
   jobLogDropsAll: () => `${ROOT}.logdrops.>`,
+  /** Log bytes stored from one node in one UTC hour (`YYYYMMDDHH`), a counter. */
+  logUsageOfNode: (nodeId: string, hour: string) =>
+    `${ROOT}.logusage.node.${checkId("node", nodeId)}.${checkedWindow(hour, 10)}`,
+  /** Log bytes stored for one business's jobs in one UTC day (`YYYYMMDD`), a counter. */
+  logUsageOfBusiness: (appId: string, businessId: string, day: string) =>
+    `${ROOT}.logusage.business.${checkId("app", appId)}.${checkId("business", businessId)}.${checkedWindow(day, 8)}`,
+  logUsageAll: () => `${ROOT}.logusage.>`,
   /** Core NATS events: a node got an assignment, or lost one it did not end itself (each wakes its long poll); a job changed state. */
   nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.assigned`,
   nodeReleased: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.released`,

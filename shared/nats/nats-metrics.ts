@@ -30,6 +30,27 @@ export const streamsWithoutLeader = new Gauge({
   registers: [metricsRegistry],
 });
 
+export const jetStreamStorageBytes = new Gauge({
+  name: "cjs_jetstream_storage_bytes",
+  help: "Bytes of file storage the service's JetStream account uses, at the last probe, by service.",
+  labelNames: ["service"] as const,
+  registers: [metricsRegistry],
+});
+
+export const jetStreamStorageLimitBytes = new Gauge({
+  name: "cjs_jetstream_storage_limit_bytes",
+  help: "The JetStream store's size the probe judges by: the account's limit, else CJS_JETSTREAM_MAX_STORE_BYTES; 0 when neither is known. By service.",
+  labelNames: ["service"] as const,
+  registers: [metricsRegistry],
+});
+
+export const streamFillRatio = new Gauge({
+  name: "cjs_jetstream_stream_fill_ratio",
+  help: "Bytes a stream holds over its max_bytes, for the streams with a byte limit the service uses, by stream and discard policy (new: a full stream refuses writes; old: it drops its oldest).",
+  labelNames: ["service", "stream", "discard"] as const,
+  registers: [metricsRegistry],
+});
+
 export const jetStreamApiErrors = new Counter({
   name: "cjs_jetstream_api_errors_total",
   help: "JetStream API calls that failed (not a lost compare-and-set), by operation: KV get, create, put, update, keys, delete, and the probes' stream_info and consumer_info.",

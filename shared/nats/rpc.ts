@@ -147,17 +147,45 @@ function traceHeaders(trace: RequestTrace | undefined, span: TraceSpan | undefin
   return sent;
 }
 
+/** `NATS/1.0` and the blank line that ends a header block. */
+const HEADER_FRAME_BYTES = "NATS/1.0\r\n\r\n".length;
+
+/**
+ * Room kept for the headers a JetStream or KV write adds to the data (an expected last
+ * sequence, a message id, a TTL, a rollup): each under 60 bytes, all of them together far
+ * under this.
+ */
+export const WRITE_HEADER_BYTES = 512;
+
+/** The bytes `headers` take on the wire (what nats.js adds to the data before it checks `max_payload`); 0 for none. */
+export function headerWireBytes(sent: MsgHdrs | undefined): number {
+  if (sent === undefined) return 0;
+  let bytes = HEADER_FRAME_BYTES;
+  for (const [name, values] of sent) {
+    for (const value of values) bytes += Buffer.byteLength(`\r\n${name}: ${value}`);
+  }
+  return bytes;
+}
+
 /**
  * Refuses a message larger than the NATS server's `max_payload` before it is sent or
  * stored: it is the caller's body that is too large to cross between the services or to
  * be kept (the body limit counts the body alone), so nothing is written and no retry helps.
+ * NATS counts the headers in the payload, so the check does too: `headerBytes`, the
+ * headers sent with the data (by default the room a JetStream or KV write's headers take).
  */
-export function assertFitsMessage(nc: NatsConnection, data: Uint8Array, what = "request"): void {
+export function assertFitsMessage(
+  nc: NatsConnection,
+  data: Uint8Array,
+  what = "request",
+  headerBytes = WRITE_HEADER_BYTES,
+): void {
   const maxBytes = nc.info?.max_payload;
-  if (maxBytes === undefined || data.length <= maxBytes) return;
+  const wireBytes = data.length + headerBytes;
+  if (maxBytes === undefined || wireBytes <= maxBytes) return;
   throw new AppError(
     "request.too_large",
-    `The ${what} would be a ${data.length}-byte message, over the ${maxBytes}-byte message limit between the services. Send a smaller body.`,
+    `The ${what} would be a ${wireBytes}-byte message, over the ${maxBytes}-byte message limit between the services. Send a smaller body.`,
     {
       details: { max_bytes: maxBytes },
     },
@@ -177,11 +205,16 @@ export async function requestRpc<Res extends z.ZodType>(
   { timeoutMs = 5_000, trace }: RequestRpcOptions = {},
 ): Promise<z.infer<Res>> {
   const data = encodeJson(body);
-  assertFitsMessage(nc, data);
   const span = tracingOn()
     ? startSpan(subject, SPAN_KIND.client, trace, natsSpanAttributes(subject, trace?.requestId))
     : undefined;
   const sent = traceHeaders(trace, span);
+  try {
+    assertFitsMessage(nc, data, "request", headerWireBytes(sent));
+  } catch (error) {
+    span?.end({ type: "request.too_large", failed: false });
+    throw error;
+  }
   const stopTimer = natsRequestSeconds.startTimer({ subject });
   let raw: unknown;
   try {

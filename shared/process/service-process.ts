@@ -79,6 +79,7 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(
       checks: {
         nats: () => natsUp(),
         jetstream: () => jetStream?.ready() ?? false,
+        jetstream_storage: () => jetStream?.storageReady() ?? true,
         service: () => service?.ready() ?? false,
       },
     });
@@ -98,6 +99,7 @@ export async function runServiceProcess<C extends ServiceProcessConfig>(
     const health = jetStreamHealth(connection, () => provisionedStreams(connection), {
       intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS,
       service: name,
+      maxStoreBytes: config.CJS_JETSTREAM_MAX_STORE_BYTES,
     });
     jetStream = health;
     await untilJetStreamReady(health, config.NATS_URL, logger);

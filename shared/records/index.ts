@@ -39,5 +39,5 @@ export {
   WINDOW_SECONDS,
   windowCount,
 } from "./hour-window.js";
-export { LOG_MESSAGE_MAX_LINES, LogMessage, readLogMessage } from "./log-message.js";
+export { LOG_MESSAGE_MAX_LINES, lineBytes, LogMessage, readLogMessage } from "./log-message.js";
 export type { StoredLogLines } from "./log-message.js";

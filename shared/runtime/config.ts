@@ -106,6 +106,14 @@ export const BaseConfig = z.object({
   /** Pause between the JetStream checks behind `/readyz` (each asks every stream the service uses for its leader). */
   CJS_JETSTREAM_PROBE_INTERVAL_MS: intSetting(5_000, { min: 100, max: 300_000 }),
   /**
+   * The JetStream store's size (the servers' `max_file_store`), which the account info does
+   * not tell: past 98 % of it `/readyz` answers 503. Unset: the account's own limit, if any.
+   */
+  CJS_JETSTREAM_MAX_STORE_BYTES: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.coerce.number().int().min(1).optional(),
+  ),
+  /**
    * OpenTelemetry's own names (docs/operations.md, "Tracing"): either endpoint turns
    * tracing on. The OTLP exporter reads its other `OTEL_EXPORTER_OTLP_*` variables itself.
    */

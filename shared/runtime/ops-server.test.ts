@@ -34,6 +34,32 @@ describe("ops server", () => {
     await closeOpsServer(server);
   });
 
+  it("while starting, answers every other path and method 503 service.unavailable with Retry-After, and still /healthz and /readyz", async () => {
+    server = await startOpsServer({
+      host: "127.0.0.1",
+      port: 0,
+      checks: { gateway: () => false },
+      metrics: false,
+      starting: true,
+    });
+    const base = serverUrl(server);
+    for (const [method, path] of [
+      ["POST", "/api/compute/jobs/submit"],
+      ["POST", "/api/auth/LOGIN_EMAIL"],
+      ["GET", "/api/compute/jobs/job_x/logs"],
+      ["GET", "/metrics"],
+      ["GET", "/"],
+    ] as const) {
+      const response = await fetch(`${base}${path}`, method === "POST" ? { method, body: "{}" } : { method });
+      expect(response.status, path).toBe(503);
+      expect(response.headers.get("retry-after"), path).toBe("1");
+      expect(await response.json(), path).toMatchObject({ status: "ERROR", code: "service.unavailable" });
+    }
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    await closeOpsServer(server);
+  });
+
   it("a close that begins while a keep-alive request is being answered ends that connection, so the close completes", async () => {
     let closing: Promise<void> | undefined;
     const ops = await startOpsServer({

@@ -4,7 +4,16 @@ import { z } from "zod";
 import { ConfigError, parseConfig } from "../../shared/runtime/index.js";
 
 /** The scenarios, by the name `--only` takes, in the order they run. */
-export const SCENARIOS = ["burst", "open-loop", "backlog", "submit", "log-ingest", "rate-limiter"] as const;
+export const SCENARIOS = [
+  "burst",
+  "open-loop",
+  "backlog",
+  "submit",
+  "log-ingest",
+  "rate-limiter",
+  "noisy-neighbour",
+  "billing-backlog",
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** How big a run is: `quick` (the default, 7 to 8 minutes on a 2-core machine) or `full`. */

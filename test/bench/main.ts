@@ -10,7 +10,9 @@ import { Cleanup } from "./cleanup.js";
 import { loadBenchConfig, USAGE, type BenchConfig } from "./config.js";
 import { backlog } from "./backlog.js";
 import { burst } from "./burst.js";
+import { billingBacklog } from "./billing-backlog.js";
 import { logIngest } from "./log-ingest.js";
+import { noisyNeighbour } from "./noisy-neighbour.js";
 import { openLoop } from "./open-loop.js";
 import { rateLimiterCost } from "./rate-limiter-cost.js";
 import { submit } from "./submit.js";
@@ -18,7 +20,16 @@ import { Progress } from "./progress.js";
 import { renderTable, writeJson } from "./report.js";
 import type { Scenario, ScenarioOutcome } from "./scenario.js";
 
-const SCENARIOS: readonly Scenario[] = [burst, openLoop, backlog, submit, logIngest, rateLimiterCost];
+const SCENARIOS: readonly Scenario[] = [
+  burst,
+  openLoop,
+  backlog,
+  submit,
+  logIngest,
+  rateLimiterCost,
+  noisyNeighbour,
+  billingBacklog,
+];
 const STOP_STEP_TIMEOUT_MS = 15_000;
 const SIGNAL_STOP_MS = 3_000;
 

@@ -156,3 +156,20 @@ describe("requests the HTTP parser refuses before any route runs", () => {
     });
   }
 });
+
+// Last: the jobs it makes would slow the store snapshots of the tests above.
+describe("every body size near the body limit", () => {
+  // The message to the scheduler carries the request's trace headers besides the body: a
+  // check that counted the data alone let some of these through to a NATS refusal (503).
+  it("each answers a success or 413 request.too_large, never a 503 to retry", async () => {
+    const answers = new Map<number, number>();
+    for (let bytes = MAX_BODY_BYTES - 3_000; bytes <= MAX_BODY_BYTES; bytes += 16) {
+      const response = await postJson(user, "/api/compute/jobs/submit", submitOfSize(bytes));
+      answers.set(response.status, (answers.get(response.status) ?? 0) + 1);
+      expect([200, 413], `${bytes} bytes: ${JSON.stringify(response.body).slice(0, 200)}`).toContain(response.status);
+      if (response.status === 413) expect(expectRefusal(response).code).toBe("request.too_large");
+    }
+    // The sweep crosses the limit: both answers occur.
+    expect([...answers.keys()].sort()).toEqual([200, 413]);
+  });
+});

@@ -1,4 +1,3 @@
-import { get, type IncomingMessage } from "node:http";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +7,7 @@ import { decodeJson, encodeJson, STREAMS, subjects } from "../../shared/nats/ind
 import { metricsRegistry } from "../../shared/runtime/index.js";
 import { LogMessage } from "../../shared/records/index.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
+import { openLogStream, readToEnd } from "../harness/log-stream-client.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import {
@@ -49,71 +49,13 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-/** One Server-Sent Events frame as written on the wire. */
-interface Frame {
-  id?: string;
-  event?: string;
-  data?: string;
-  comment?: string;
-}
-
-/** Reads frames off a raw response body, one at a time, so a test can stop (disconnect) anywhere. */
-class FrameReader {
-  private buffer = "";
-  private readonly decoder = new TextDecoder();
-  private readonly chunks: AsyncIterator<Buffer>;
-
-  constructor(body: IncomingMessage) {
-    this.chunks = body[Symbol.asyncIterator]();
-  }
-
-  /** The next frame, or null when the server closed the stream. */
-  async next(): Promise<Frame | null> {
-    for (;;) {
-      const end = this.buffer.indexOf("\n\n");
-      if (end >= 0) {
-        const block = this.buffer.slice(0, end);
-        this.buffer = this.buffer.slice(end + 2);
-        const frame: Frame = {};
-        for (const line of block.split("\n")) {
-          const colon = line.indexOf(":");
-          const [field, value] =
-            colon < 0 ? [line, ""] : [line.slice(0, colon), line.slice(colon + 1).replace(/^ /, "")];
-          if (field === "") frame.comment = value;
-          else if (field === "id" || field === "event" || field === "data") frame[field] = value;
-        }
-        return frame;
-      }
-      const { done, value } = await this.chunks.next().catch(() => ({ done: true as const, value: undefined }));
-      if (done) return null;
-      this.buffer += this.decoder.decode(value, { stream: true });
-    }
-  }
-
-  /** The next `log` or `end` event, skipping comments. */
-  async nextEvent(): Promise<Frame | null> {
-    for (;;) {
-      const frame = await this.next();
-      if (frame === null || frame.event !== undefined) return frame;
-    }
-  }
-}
-
 function streamHeaders(extra: Record<string, string> = {}): Record<string, string> {
   return { "x-app-id": tenant.app.app_id, authorization: `Bearer ${token}`, ...extra };
 }
 
-/**
- * Opens a job's stream on a connection of its own (node:http, no pool), so `disconnect`
- * closes exactly that connection, as a browser tab going away would.
- */
-async function openStream(jobId: string, headers: Record<string, string>, base = baseUrl) {
-  const request = get(`${base}${logStreamPath(jobId)}`, { headers, agent: false });
-  const response = await new Promise<IncomingMessage>((resolve, reject) =>
-    request.once("response", resolve).once("error", reject),
-  );
-  expect(response.statusCode).toBe(200);
-  return { response, frames: new FrameReader(response), disconnect: () => request.destroy() };
+/** Opens a job's stream on this test's gateway unless told another. */
+function openStream(jobId: string, headers: Record<string, string>, base = baseUrl) {
+  return openLogStream(base, logStreamPath(jobId), headers);
 }
 
 const lines = logLines;
@@ -121,18 +63,6 @@ const lines = logLines;
 /** A job of its own pool, polled by a node of that pool, so it is running on that node. */
 function runningJob(pool: string) {
   return runningJobWithLogs(user, baseUrl, tenant.app.app_id, pool);
-}
-
-/** Every `log` event until `end`; returns both. */
-async function readToEnd(frames: FrameReader) {
-  const logs: Array<{ id: number; data: LogEventData }> = [];
-  for (;;) {
-    const frame = await frames.nextEvent();
-    if (frame === null) throw new Error("the stream closed without an end event");
-    if (frame.event === "end") return { logs, end: LogEndEventData.parse(JSON.parse(frame.data!)) };
-    expect(frame.event).toBe("log");
-    logs.push({ id: Number(frame.id), data: LogEventData.parse(JSON.parse(frame.data!)) });
-  }
 }
 
 describe("the job log stream", () => {

@@ -15,7 +15,7 @@ export interface BillingPeriod {
 }
 
 export interface CreditSummary {
-  /** Credits left (may be negative after a long job). */
+  /** Credits left (may be negative after a long job), with the charges applied so far: those still in CJS_METERING are not in it. */
   balance: number;
   /** Credits debited for jobs in the period. */
   used_this_period: number;
@@ -51,6 +51,8 @@ export interface CreditLedger {
   summary(account: Account, period: BillingPeriod): Promise<CreditSummary>;
   /** Debits an attempt once: a second call for the same job and attempt changes nothing. */
   debitJob(account: Account, period: BillingPeriod, debit: JobDebit): Promise<RecordedEntry>;
+  /** `debitJob` for many attempts of one account in one write of its record; the entries in order. */
+  debitJobs(account: Account, period: BillingPeriod, debits: readonly JobDebit[]): Promise<RecordedEntry[]>;
   /** Whether the attempt's debit was applied. Only reads: grants nothing, changes nothing. */
   hasJobDebit(account: Account, jobId: string, attempt: number): Promise<boolean>;
   /** An operator's adjustment: a `set` entry that makes the balance exactly `credits`. */

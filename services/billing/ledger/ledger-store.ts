@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { ListLedgerResponse } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import type { JsonBucket } from "../../../shared/nats/index.js";
@@ -17,6 +18,8 @@ import { toCredits, toMicros } from "./credit-units.js";
 import { addKeySpend, keySpendIn, monthOf } from "./key-spend.js";
 
 const CAS_TRIES = 20;
+/** The pause after the n-th lost compare-and-set, up to this, jittered: replicas that collided do not collide again in step. */
+const CAS_PAUSE_MAX_MS = 50;
 
 /** One effect on an account: its id (what makes it happen once) and what it adds to the balance. */
 interface Change {
@@ -32,7 +35,8 @@ interface Change {
 
 interface Applied {
   record: CreditAccountRecord;
-  result: { entry: StoredEntry; duplicate: boolean } | undefined;
+  /** One per change, in order. */
+  results: Array<{ entry: StoredEntry; duplicate: boolean }>;
 }
 
 export interface LedgerBuckets {
@@ -91,8 +95,13 @@ export class LedgerStore implements CreditLedger {
     private readonly logger: Logger,
   ) {}
 
+  /**
+   * The balance as applied so far. A read, with no write unless the period's grant is due:
+   * the submit's credit check calls it for every job on an operator pool, and must not
+   * contend with metering for the account record.
+   */
   async summary(account: Account, period: BillingPeriod): Promise<CreditSummary> {
-    const { record } = await this.apply(account, period, null);
+    const record = await this.current(account, period);
     const current = record.period_start === period.start;
     const spent = keySpendIn(record.key_spend, monthOf(this.clock.now()));
     return {
@@ -103,18 +112,28 @@ export class LedgerStore implements CreditLedger {
   }
 
   async debitJob(account: Account, period: BillingPeriod, debit: JobDebit): Promise<RecordedEntry> {
-    if (!Number.isInteger(debit.charge_micros) || debit.charge_micros < 0)
-      throw new Error(`invalid charge ${debit.charge_micros}`);
-    const { result } = await this.apply(account, period, {
-      entry_id: jobEntryId(debit.job_id, debit.attempt),
-      kind: "debit",
-      amount: () => -debit.charge_micros,
-      job_id: debit.job_id,
-      attempt: debit.attempt,
-      usage: debit.usage,
-      key_id: debit.key_id ?? null,
-    });
-    return recorded(result);
+    const [entry] = await this.debitJobs(account, period, [debit]);
+    return entry!;
+  }
+
+  async debitJobs(account: Account, period: BillingPeriod, debits: readonly JobDebit[]): Promise<RecordedEntry[]> {
+    for (const debit of debits)
+      if (!Number.isInteger(debit.charge_micros) || debit.charge_micros < 0)
+        throw new Error(`invalid charge ${debit.charge_micros}`);
+    const { results } = await this.apply(
+      account,
+      period,
+      debits.map((debit) => ({
+        entry_id: jobEntryId(debit.job_id, debit.attempt),
+        kind: "debit",
+        amount: () => -debit.charge_micros,
+        job_id: debit.job_id,
+        attempt: debit.attempt,
+        usage: debit.usage,
+        key_id: debit.key_id ?? null,
+      })),
+    );
+    return results.map(recorded);
   }
 
   async hasJobDebit(account: Account, jobId: string, attempt: number): Promise<boolean> {
@@ -124,16 +143,18 @@ export class LedgerStore implements CreditLedger {
 
   async setBalance(account: Account, period: BillingPeriod, credits: number): Promise<RecordedEntry> {
     const target = toMicros(credits);
-    const { result } = await this.apply(account, period, {
-      entry_id: `set.${randomBase62(16)}`,
-      kind: "set",
-      amount: (balance) => target - balance,
-      job_id: null,
-      attempt: null,
-      usage: null,
-      key_id: null,
-    });
-    return recorded(result);
+    const { results } = await this.apply(account, period, [
+      {
+        entry_id: `set.${randomBase62(16)}`,
+        kind: "set",
+        amount: (balance) => target - balance,
+        job_id: null,
+        attempt: null,
+        usage: null,
+        key_id: null,
+      },
+    ]);
+    return recorded(results[0]);
   }
 
   async list(
@@ -141,7 +162,7 @@ export class LedgerStore implements CreditLedger {
     period: BillingPeriod,
     page: { limit: number; cursor?: string | undefined },
   ): Promise<ListLedgerResponse> {
-    const { record } = await this.apply(account, period, null);
+    const record = await this.current(account, period);
     const pending = new Map(record.unwritten.map((entry) => [entry.seq, entry]));
     const prefixLength = entriesFilter(account.app_id, account.business_id).length - 1;
     const seqs = new Set(pending.keys());
@@ -180,15 +201,24 @@ export class LedgerStore implements CreditLedger {
     return entry.value;
   }
 
+  /** The account record as stored, after the period's grant when it is due (the only write a read may make). */
+  private async current(account: Account, period: BillingPeriod): Promise<CreditAccountRecord> {
+    const stored = await this.buckets.accounts.get(accountKey(account.app_id, account.business_id));
+    if (stored && !isNewPeriod(stored.value.period_start, period)) return stored.value;
+    return (await this.apply(account, period, [])).record;
+  }
+
   /**
-   * Grants the period's included credit if due, then applies `change` unless its id was
-   * applied before: one compare-and-set of the account, retried on conflict. The checks
-   * happen after the read they depend on, so a write by anyone in between fails the CAS and
-   * they are made again.
+   * Grants the period's included credit if due, then applies each change whose id was not
+   * applied before, in order: one compare-and-set of the account for all of them, retried
+   * on conflict after a short jittered pause. The checks happen after the read they depend
+   * on, so a write by anyone in between fails the CAS and they are made again. Metering
+   * passes many charges of one account at once, so a busy account takes one write per batch.
    */
-  private async apply(account: Account, period: BillingPeriod, change: Change | null): Promise<Applied> {
+  private async apply(account: Account, period: BillingPeriod, changes: readonly Change[]): Promise<Applied> {
     const key = accountKey(account.app_id, account.business_id);
     for (let tryNumber = 0; tryNumber < CAS_TRIES; tryNumber += 1) {
+      if (tryNumber > 0) await delay(Math.round(Math.random() * Math.min(CAS_PAUSE_MAX_MS, tryNumber * 5)));
       const current = await this.buckets.accounts.get(key);
       const now = new Date(this.clock.now()).toISOString();
       const record: CreditAccountRecord = current
@@ -224,26 +254,30 @@ export class LedgerStore implements CreditLedger {
         changed = true;
       }
 
-      let result: Applied["result"];
-      if (change) {
-        const existing = await this.findApplied(account, record, change.entry_id);
-        if (existing) {
-          result = { entry: existing, duplicate: true };
-        } else {
-          const entry = append(record, {
-            entry_id: change.entry_id,
-            kind: change.kind,
-            amount_micros: change.amount(record.balance_micros),
-            job_id: change.job_id,
-            attempt: change.attempt,
-            usage: change.usage,
-            ...(change.key_id === null ? {} : { key_id: change.key_id }),
-            created_at: now,
-          });
-          result = { entry, duplicate: false };
-          changed = true;
+      const results: Applied["results"] = [];
+      // Read after the record (see findApplied), all at once.
+      const existing = await Promise.all(changes.map((change) => this.findApplied(account, record, change.entry_id)));
+      const appliedNow = new Map<string, StoredEntry>();
+      changes.forEach((change, index) => {
+        const earlier = existing[index] ?? appliedNow.get(change.entry_id);
+        if (earlier) {
+          results.push({ entry: earlier, duplicate: true });
+          return;
         }
-      }
+        const entry = append(record, {
+          entry_id: change.entry_id,
+          kind: change.kind,
+          amount_micros: change.amount(record.balance_micros),
+          job_id: change.job_id,
+          attempt: change.attempt,
+          usage: change.usage,
+          ...(change.key_id === null ? {} : { key_id: change.key_id }),
+          created_at: now,
+        });
+        appliedNow.set(change.entry_id, entry);
+        results.push({ entry, duplicate: false });
+        changed = true;
+      });
       if (changed) {
         record.updated_at = now;
         const written = current
@@ -257,7 +291,7 @@ export class LedgerStore implements CreditLedger {
           this.logger.warn({ err: error, account: key }, "ledger entries not written out yet; the next use retries"),
         );
       }
-      return { record, result };
+      return { record, results };
     }
     throw new AppError("service.unavailable", "The credit account is too busy to change right now; try again.", {
       retryAfterSeconds: 1,
@@ -279,13 +313,16 @@ export class LedgerStore implements CreditLedger {
     const current = await this.buckets.accounts.get(key);
     if (!current || current.value.unwritten.length === 0) return;
     const written = new Set<number>();
-    for (const entry of current.value.unwritten) {
-      await this.buckets.entries.put(entryKey(account.app_id, account.business_id, entry.seq), entry);
-      await this.buckets.index.put(entryIndexKey(account.app_id, account.business_id, entry.entry_id), {
-        seq: entry.seq,
-      } satisfies EntryIndexRecord);
-      written.add(entry.seq);
-    }
+    // Each entry before its index (a repeat finds the index only once the entry is there); entries side by side.
+    await Promise.all(
+      current.value.unwritten.map(async (entry) => {
+        await this.buckets.entries.put(entryKey(account.app_id, account.business_id, entry.seq), entry);
+        await this.buckets.index.put(entryIndexKey(account.app_id, account.business_id, entry.entry_id), {
+          seq: entry.seq,
+        } satisfies EntryIndexRecord);
+        written.add(entry.seq);
+      }),
+    );
     await this.buckets.accounts.mutate(key, (record) => {
       const remaining = record.unwritten.filter((entry) => !written.has(entry.seq));
       return remaining.length === record.unwritten.length ? undefined : { ...record, unwritten: remaining };
@@ -293,7 +330,7 @@ export class LedgerStore implements CreditLedger {
   }
 }
 
-function recorded(result: Applied["result"]): RecordedEntry {
+function recorded(result: Applied["results"][number] | undefined): RecordedEntry {
   if (!result) throw new Error("a ledger change returned no entry");
   const { entry, duplicate } = result;
   return {

@@ -3,9 +3,9 @@ import { MeteringMessage } from "../../../shared/contract/index.js";
 import { CONSUMERS, decodeJson, STREAMS } from "../../../shared/nats/index.js";
 import type { JobRecord } from "../../../shared/records/index.js";
 import type { CreditContext } from "../credit/credit-context.js";
-import { attemptsMetered } from "../credit/credit-metrics.js";
+import { attemptsMetered, chargeDelaySeconds } from "../credit/credit-metrics.js";
 import { attemptEnd } from "./charge.js";
-import { debitAttempt } from "./debit-attempt.js";
+import { ChargeBatcher } from "./charge-batcher.js";
 
 /**
  * A message may announce an end whose compare-and-set is still in flight, or one that lost
@@ -15,6 +15,11 @@ import { debitAttempt } from "./debit-attempt.js";
 const OPEN_ATTEMPT_DELAYS_MS = [50, 250, 1000, 2000, 5000, 10_000, 30_000, 60_000];
 /** A record that is missing is looked for this many times, then the message is dropped. */
 const MISSING_RECORD_TRIES = 8;
+/**
+ * Messages a replica works on at once (and asks the consumer for): enough that a busy
+ * account's charges gather into batches while one write is under way.
+ */
+const IN_FLIGHT = 256;
 
 function delayFor(msg: JsMsg): number {
   return OPEN_ATTEMPT_DELAYS_MS[Math.min(msg.info.deliveryCount, OPEN_ATTEMPT_DELAYS_MS.length) - 1] as number;
@@ -22,24 +27,31 @@ function delayFor(msg: JsMsg): number {
 
 /**
  * Charges ended attempts from the shared durable consumer (each message goes to one billing
- * replica). A message is acknowledged only after the ledger recorded its effect; a
+ * replica), up to IN_FLIGHT at once, each account's charges written in batches
+ * (`ChargeBatcher`). A message is acknowledged only after the ledger recorded its effect; a
  * redelivered or repeated one finds its entry id applied and changes nothing.
  */
 export async function consumeMetering(ctx: CreditContext, js: JetStreamClient): Promise<ConsumerMessages> {
   const consumer = await js.consumers.get(STREAMS.metering, CONSUMERS.billingMetering);
-  const messages = await consumer.consume({ max_messages: 64 });
+  const messages = await consumer.consume({ max_messages: IN_FLIGHT });
+  const batcher = new ChargeBatcher(ctx);
+  const inFlight = new Set<Promise<void>>();
   void (async () => {
     for await (const msg of messages) {
-      await meter(ctx, msg).catch((error: unknown) => {
-        ctx.logger.warn({ err: error, seq: msg.seq }, "could not charge a metering message; it will be redelivered");
-        msg.nak(1000);
-      });
+      const work = meter(ctx, batcher, msg)
+        .catch((error: unknown) => {
+          ctx.logger.warn({ err: error, seq: msg.seq }, "could not charge a metering message; it will be redelivered");
+          msg.nak(1000);
+        })
+        .finally(() => inFlight.delete(work));
+      inFlight.add(work);
+      if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
     }
   })();
   return messages;
 }
 
-export async function meter(ctx: CreditContext, msg: JsMsg): Promise<void> {
+async function meter(ctx: CreditContext, batcher: ChargeBatcher, msg: JsMsg): Promise<void> {
   const parsed = MeteringMessage.safeParse(decodeJson(msg.data));
   if (!parsed.success) {
     ctx.logger.error({ seq: msg.seq }, "dropping a malformed metering message");
@@ -75,8 +87,10 @@ export async function meter(ctx: CreditContext, msg: JsMsg): Promise<void> {
       attemptsMetered.inc({ result: "free" });
       return;
     case "charged": {
-      const recorded = await debitAttempt(ctx, job, attempt, end);
+      const recorded = await batcher.charge(job, attempt, end);
       msg.ack();
+      // From the attempt's end being announced to its charge: how far the credit check's balance lags.
+      chargeDelaySeconds.observe(Math.max(0, ctx.clock.now() - msg.info.timestampNanos / 1e6) / 1000);
       if (!recorded) {
         attemptsMetered.inc({ result: "free" });
         return;

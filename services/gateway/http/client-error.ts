@@ -36,6 +36,24 @@ export function clientErrorOf(error: { code?: unknown }): AppError {
   return new AppError("request.invalid", `The request is not valid HTTP/1.1${reason ? `: ${reason}` : ""}.`);
 }
 
+/** Writes the envelope of `appError` as a whole HTTP/1.1 answer on the raw socket, then closes it. */
+export function answerOnSocket(socket: Socket, appError: AppError): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(errorBody(appError));
+  const retryAfter = retryAfterOf(appError);
+  const head = [
+    `HTTP/1.1 ${appError.httpStatus} ${STATUS_CODES[appError.httpStatus] ?? ""}`,
+    "Content-Type: application/json",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    "Connection: close",
+    ...(retryAfter === undefined ? [] : [`Retry-After: ${retryAfter}`]),
+  ];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+}
+
 /**
  * fastify's `clientErrorHandler`: answers the envelope on the raw socket and closes the
  * connection, since the parser cannot find where the next request would begin.
@@ -46,19 +64,6 @@ export function clientErrorHandler(logger: FastifyBaseLogger) {
     if (error.code === "ECONNRESET" || socket.destroyed) return;
     const appError = clientErrorOf(error);
     logger.info({ code: appError.code, parser_code: error.code }, "request refused by the HTTP parser");
-    if (!socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const body = JSON.stringify(errorBody(appError));
-    const retryAfter = retryAfterOf(appError);
-    const head = [
-      `HTTP/1.1 ${appError.httpStatus} ${STATUS_CODES[appError.httpStatus] ?? ""}`,
-      "Content-Type: application/json",
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      "Connection: close",
-      ...(retryAfter === undefined ? [] : [`Retry-After: ${retryAfter}`]),
-    ];
-    socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+    answerOnSocket(socket, appError);
   };
 }

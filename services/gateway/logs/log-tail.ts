@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamManager, MsgRequest } from "@nats-io/jetstream";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import {
@@ -10,25 +10,16 @@ import {
   type LogEventData,
   type UserContext,
 } from "../../../shared/contract/index.js";
-import { decodeJson, requestRpc, STREAMS, subjects } from "../../../shared/nats/index.js";
-import { readLogMessage } from "../../../shared/records/index.js";
+import { requestRpc, STREAMS, subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { retrieveCallerJob } from "./caller-job.js";
+import { feedMessage, type FeedMessage, type JobLogFeed, type JobLogFeeds } from "./job-log-feed.js";
 import { logEventId, logPosition, type LogPosition } from "./log-event-id.js";
 import { type SseEvent, SseWriter } from "./sse-writer.js";
 
-/** A stored message as JSON, or undefined when it is not JSON (such a message is skipped, never fatal). */
-function decodeMessage(data: Uint8Array): unknown {
-  try {
-    return decodeJson(data);
-  } catch {
-    return undefined;
-  }
-}
-
 export interface LogTailOptions {
   gw: GatewayContext;
-  js: JetStreamClient;
+  feeds: JobLogFeeds;
   jsm: Promise<JetStreamManager>;
   caller: UserContext;
   jobId: string;
@@ -42,7 +33,11 @@ export interface LogTailOptions {
  * One client's view of a job's log: replays the job's lines from the log stream after a
  * position, tails new ones, and ends with an `end` event once the job is terminal and
  * every line stored by then was sent. `open` does everything that can fail with an error
- * envelope (tenancy, the consumer); `start` writes the stream.
+ * envelope (tenancy, the job's feed); `start` writes the stream.
+ *
+ * The lines come from the job's feed, shared with every other viewer of the job on this
+ * replica (`JobLogFeed`); a viewer behind what the feed keeps reads the messages it lacks
+ * from the stream, one by one, until it has caught up.
  *
  * A stream message holds several lines; a line's event id is its position, the message's
  * stream sequence and the line's index in it (`logEventId`). It grows with every line, so
@@ -50,8 +45,7 @@ export interface LogTailOptions {
  */
 export class LogTail {
   private transitions: Subscription | undefined;
-  private consumer: Consumer | undefined;
-  private messages: ConsumerMessages | undefined;
+  private feed: JobLogFeed | undefined;
   private sse: SseWriter | undefined;
   private keepAlive: NodeJS.Timeout | undefined;
   private job: Job | undefined;
@@ -65,6 +59,10 @@ export class LogTail {
   private checking = false;
   private recheck = false;
   private closed = false;
+  private wakeOnClose: () => void = () => undefined;
+  private readonly whenClosed = new Promise<void>((resolve) => {
+    this.wakeOnClose = resolve;
+  });
   private readonly closeListeners: Array<() => void> = [];
 
   constructor(private readonly options: LogTailOptions) {
@@ -72,18 +70,14 @@ export class LogTail {
     this.lastSent = Math.max(0, this.resumed.streamSeq - 1);
   }
 
-  /** Checks the job is the caller's and opens the consumer; throws (an AppError) before anything is written. */
+  /** Checks the job is the caller's and joins its feed; throws (an AppError) before anything is written. */
   async open(): Promise<void> {
-    const { gw, js, caller, jobId } = this.options;
+    const { gw, feeds, caller, jobId, log } = this.options;
     // Subscribed before the job is read, so no transition is missed; one before `start` is kept as `recheck`.
     this.transitions = gw.nc.subscribe(subjects.jobTransitioned(jobId), { callback: () => void this.checkEnd() });
     try {
       this.job = await retrieveCallerJob(gw, caller, jobId);
-      this.consumer = await js.consumers.get(STREAMS.logs, {
-        filter_subjects: subjects.jobLogsOfJob(jobId),
-        opt_start_seq: Math.max(1, this.resumed.streamSeq),
-      });
-      this.messages = await this.consumer.consume();
+      this.feed = await feeds.acquire(jobId, Math.max(1, this.resumed.streamSeq), log);
     } catch (error) {
       this.close();
       throw error;
@@ -126,43 +120,25 @@ export class LogTail {
     this.closed = true;
     clearInterval(this.keepAlive);
     this.transitions?.unsubscribe();
-    const { consumer, messages } = this;
-    // The server would drop the idle consumer after a few minutes; free it now.
-    void (async () => {
-      await messages?.close();
-      await consumer?.delete();
-    })().catch(() => undefined);
+    if (this.feed) this.options.feeds.release(this.feed);
+    this.wakeOnClose();
     this.sse?.end();
     for (const listener of this.closeListeners) listener();
   }
 
   private async pump(): Promise<void> {
-    const messages = this.messages;
-    if (!messages) return;
+    const feed = this.feed;
+    if (!feed) return;
     try {
-      for await (const message of messages) {
-        if (this.closed) break;
-        const attempt = Number(message.subject.slice(message.subject.lastIndexOf(".") + 1));
-        const stored = readLogMessage(decodeMessage(message.data));
-        if (stored) {
-          // The resumed message's lines up to the client's last one were sent before.
-          const from = message.seq === this.resumed.streamSeq ? this.resumed.index + 1 : 0;
-          const events: SseEvent[] = [];
-          for (let index = from; index < stored.lines.length; index += 1) {
-            const { seq, stream, line, ts } = stored.lines[index]!;
-            events.push({
-              name: "log",
-              data: { attempt, seq, stream, line, ts } satisfies LogEventData,
-              id: logEventId({ streamSeq: message.seq, index }),
-            });
-          }
-          await this.sse?.events(events);
-        } else {
-          this.options.log.error(
-            { job_id: this.options.jobId, seq: message.seq },
-            "skipped a log message that is not a log message",
-          );
+      while (!this.closed) {
+        const message = await this.nextMessage(feed);
+        if (message === undefined) {
+          // The feed stopped (the gateway closing, or its consumer failed): the client resumes.
+          if (feed.closed) break;
+          await Promise.race([feed.changed(), this.whenClosed]);
+          continue;
         }
+        await this.send(message);
         this.lastSent = message.seq;
         await this.maybeEnd();
       }
@@ -171,6 +147,46 @@ export class LogTail {
     } finally {
       this.close();
     }
+  }
+
+  /**
+   * The job's next message after the last one sent: from the feed when the viewer is
+   * within what it keeps, else from the stream itself (the leader's copy, so nothing the
+   * feed already passed is missing). Undefined when there is none yet.
+   */
+  private async nextMessage(feed: JobLogFeed): Promise<FeedMessage | undefined> {
+    if (this.lastSent >= feed.coveredFrom) return feed.after(this.lastSent);
+    const jsm = await this.options.jsm;
+    const query = { seq: this.lastSent + 1, next_by_subj: subjects.jobLogsOfJob(this.options.jobId) };
+    const stored = await jsm.streams.getMessage(STREAMS.logs, query as unknown as MsgRequest);
+    if (stored && stored.seq <= feed.coveredFrom) return feedMessage(stored.seq, stored.subject, stored.data);
+    // None of the job's messages lies between the last one sent and what the feed keeps (or they aged out): go on from there.
+    this.lastSent = feed.coveredFrom;
+    return feed.after(this.lastSent);
+  }
+
+  /** Writes a message's lines as `log` events, each with its position as id. */
+  private async send(message: FeedMessage): Promise<void> {
+    const { stored, attempt } = message;
+    if (!stored) {
+      this.options.log.error(
+        { job_id: this.options.jobId, seq: message.seq },
+        "skipped a log message that is not a log message",
+      );
+      return;
+    }
+    // The resumed message's lines up to the client's last one were sent before.
+    const from = message.seq === this.resumed.streamSeq ? this.resumed.index + 1 : 0;
+    const events: SseEvent[] = [];
+    for (let index = from; index < stored.lines.length; index += 1) {
+      const { seq, stream, line, ts } = stored.lines[index]!;
+      events.push({
+        name: "log",
+        data: { attempt, seq, stream, line, ts } satisfies LogEventData,
+        id: logEventId({ streamSeq: message.seq, index }),
+      });
+    }
+    await this.sse?.events(events);
   }
 
   /** Reads the job again after a transition (coalesced: one read at a time, one more if anything came in meanwhile). */

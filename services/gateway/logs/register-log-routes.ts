@@ -4,24 +4,36 @@ import { LOG_STREAM_ROUTE, RPC_ROUTES } from "../../../shared/contract/index.js"
 import type { GatewayContext } from "../gateway-context.js";
 import { registerRpc, type Edge } from "../http/register-rpc.js";
 import { logStreamUrl } from "./log-stream-url.js";
+import { JobLogFeeds } from "./job-log-feed.js";
 import type { LogTail } from "./log-tail.js";
-import { streamJobLogs } from "./stream-job-logs.js";
+import { StreamBudget } from "./stream-budget.js";
+import { type LogStreams, streamJobLogs } from "./stream-job-logs.js";
 
 /** The job log routes: the SSE stream, its signed-URL RPC, and 405 for other methods on the stream's path. */
 export function registerLogRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
   registerRpc(app, edge, RPC_ROUTES.logStreamUrl, logStreamUrl(gw));
 
-  const open = new Set<LogTail>();
-  const nats = { js: jetstream(gw.nc), jsm: jetstreamManager(gw.nc, { checkAPI: false }) };
+  const { config } = gw;
+  const streams: LogStreams = {
+    feeds: new JobLogFeeds(jetstream(gw.nc), config.CJS_LOG_STREAM_JOBS_MAX),
+    budget: new StreamBudget({
+      per_user: config.CJS_LOG_STREAMS_PER_USER,
+      per_url: config.CJS_LOG_STREAMS_PER_URL,
+      per_business: config.CJS_LOG_STREAMS_PER_BUSINESS,
+    }),
+    jsm: jetstreamManager(gw.nc, { checkAPI: false }),
+    open: new Set<LogTail>(),
+  };
   app.route({
     method: "GET",
     url: LOG_STREAM_ROUTE,
     exposeHeadRoute: false,
     config: { auth: "user" },
-    handler: streamJobLogs(gw, edge, nats, open),
+    handler: streamJobLogs(gw, edge, streams),
   });
   // Open streams would hold the server open: end them (clients resume elsewhere with Last-Event-ID).
   app.addHook("preClose", async () => {
-    for (const tail of open) tail.close();
+    for (const tail of streams.open) tail.close();
+    streams.feeds.closeAll();
   });
 }

@@ -1,4 +1,4 @@
-import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { JobId, LOG_STREAM_SCOPE, type UserContext } from "../../../shared/contract/index.js";
@@ -8,9 +8,11 @@ import type { Edge } from "../http/register-rpc.js";
 import { requireScope } from "../identity/api-key-scopes.js";
 import { requestHeader } from "../http/request-header.js";
 import { userContext } from "../rpc/forward.js";
+import type { JobLogFeeds } from "./job-log-feed.js";
 import { logStreamScope, parseStreamCaller } from "./log-stream-url.js";
 import { logStreamsOpen } from "./log-stream-metrics.js";
 import { LogTail } from "./log-tail.js";
+import type { StreamBudget } from "./stream-budget.js";
 
 type StreamRequest = FastifyRequest<{ Params: { jobId: string }; Querystring: Record<string, unknown> }>;
 
@@ -23,25 +25,33 @@ function invalid(path: string, message: string): AppError {
   });
 }
 
+/** Who reads a stream, and the signed URL it was opened with (undefined with a credential). */
+interface StreamReader {
+  caller: UserContext;
+  url: string | undefined;
+}
+
 /**
  * Who reads the stream: the signed URL's caller when the query carries a signature (a
- * browser's EventSource cannot send headers), else `X-App-ID` and a user credential. Opening
- * with a credential counts against the user's rate limit; a signed URL does not (asking for it did).
+ * browser's EventSource cannot send headers), else `X-App-ID` and a user credential.
+ * Opening counts as one request against the user's rate limit either way: a signed URL is
+ * counted as its user's, so holding streams open through one is no way around the limit.
  */
-async function streamCaller(
+async function streamReader(
   gw: GatewayContext,
   request: StreamRequest,
   reply: FastifyReply,
   jobId: string,
-): Promise<UserContext> {
+): Promise<StreamReader> {
   const query = request.query;
   if (query.signature !== undefined || query.caller !== undefined) {
     const callerParam = typeof query.caller === "string" ? query.caller : "";
     gw.urls.verify("GET", logStreamScope(jobId, callerParam), query, STREAM_URL_PARAMS);
     const caller = parseStreamCaller(callerParam);
     await gw.authenticator.resolveApp(caller.app_id);
+    await gw.rateLimiter.admitUser(caller.app_id, caller.user_id, reply);
     // The URL grants reading this job's log and nothing else; the scheduler checks the tenancy only.
-    return { ...caller, role: "member", key_id: null, operator: false };
+    return { caller: { ...caller, role: "member", key_id: null, operator: false }, url: String(query.signature) };
   }
   const app = await gw.authenticator.resolveApp(requestHeader(request, "x-app-id"));
   const credentials = {
@@ -52,7 +62,7 @@ async function streamCaller(
   if (!caller) throw new AppError("auth.missing_credentials");
   await gw.rateLimiter.admit(caller, reply);
   requireScope(caller, LOG_STREAM_SCOPE);
-  return userContext(caller);
+  return { caller: userContext(caller), url: undefined };
 }
 
 /**
@@ -68,39 +78,47 @@ function resumeAfter(request: StreamRequest): number {
   return Number(value);
 }
 
+/** What every stream of this replica shares: the jobs' feeds, the stream budgets, and the streams open. */
+export interface LogStreams {
+  feeds: JobLogFeeds;
+  budget: StreamBudget;
+  jsm: Promise<JetStreamManager>;
+  open: Set<LogTail>;
+}
+
 /**
  * `GET /api/compute/jobs/{jobId}/logs`: the job's log as Server-Sent Events. Every check
- * happens before the first byte, so a refusal is the usual JSON error envelope; after
- * that the reply is the event stream, written on the raw response.
+ * happens before the first byte, so a refusal is the usual JSON error envelope (the
+ * stream budgets' 429, the feeds' 503, each with `Retry-After`); after that the reply is
+ * the event stream, written on the raw response.
  */
-export function streamJobLogs(
-  gw: GatewayContext,
-  edge: Edge,
-  nats: { js: JetStreamClient; jsm: Promise<JetStreamManager> },
-  open: Set<LogTail>,
-) {
+export function streamJobLogs(gw: GatewayContext, edge: Edge, streams: LogStreams) {
   return async (request: StreamRequest, reply: FastifyReply): Promise<void> => {
     if (!edge.natsUp())
       throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", {
         retryAfterSeconds: 1,
       });
     const { jobId } = request.params;
-    const caller = await streamCaller(gw, request, reply, jobId);
+    const { caller, url } = await streamReader(gw, request, reply, jobId);
     if (!JobId.safeParse(jobId).success) throw invalid("jobId", "a job id such as `job_…`");
+    const after = resumeAfter(request);
+    const giveBack = streams.budget.take({ ...caller, url });
     const tail = new LogTail({
       gw,
-      ...nats,
+      feeds: streams.feeds,
+      jsm: streams.jsm,
       caller,
       jobId,
-      after: resumeAfter(request),
+      after,
       keepAliveMs: gw.config.CJS_SSE_KEEPALIVE_SECONDS * 1000,
       log: request.log as Logger,
     });
+    tail.onClose(giveBack);
     await tail.open();
-    open.add(tail);
+    streams.open.add(tail);
     logStreamsOpen.inc();
     tail.onClose(() => {
-      open.delete(tail);
+      streams.open.delete(tail);
       logStreamsOpen.dec();
     });
     reply.hijack();

@@ -4,13 +4,13 @@ import { metricsRegistry } from "../../../shared/runtime/index.js";
 /** Defined once per process: several gateway replicas may share one (tests). */
 export const rateLimited = new Counter({
   name: "cjs_rate_limited_total",
-  help: "Requests refused with 429 rate.limited, by the window that was exhausted (minute, hour) or contention.",
+  help: "Requests refused with 429 rate.limited, by the window that was exhausted (minute, hour).",
   labelNames: ["window"] as const,
   registers: [metricsRegistry],
 });
 
 export const rateLimitFailOpen = new Counter({
   name: "cjs_rate_limit_fail_open_total",
-  help: "Requests let through uncounted because the rate-limit counters in NATS could not be read or written.",
+  help: "Requests let through uncounted because the rate-limit counters in NATS could not be read or written, or stayed too busy to write.",
   registers: [metricsRegistry],
 });

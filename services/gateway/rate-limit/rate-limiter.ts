@@ -19,15 +19,31 @@ import {
 
 /**
  * Compare-and-set tries per batch. Each replica writes one batch of a user at a time, so a
- * conflict means another replica counted that user's requests in between.
+ * conflict means another replica counted that user's requests in between. A batch that
+ * loses every try is let through uncounted: contention is the service's, never the user's.
  */
 const CAS_TRIES = 50;
+/** The pause after the n-th lost try, up to this, jittered: replicas that collided do not collide again in step. */
+const CAS_PAUSE_MAX_MS = 20;
+
+function casPauseMs(write: number): number {
+  return Math.round(Math.random() * Math.min(CAS_PAUSE_MAX_MS, write * 2));
+}
 /** How long the limiter waits for one KV operation: a stalled store must not stall requests. */
 const KV_TIMEOUT_MS = 1000;
 /** After a failure to reach the counters, requests pass uncounted at once for this long before the next try. */
 const BYPASS_MS = 5000;
 
 const PER = { minute: "a minute", hour: "an hour" } as const;
+/** Users refused and remembered at most; past it the memo starts over (it saves reads, it decides nothing). */
+const REFUSALS_REMEMBERED = 100_000;
+
+/** A user whose window is used up: refused without a read until it resets (counts only grow within a window). */
+interface Refusal {
+  untilMs: number;
+  window: WindowStatus["window"];
+  limit: number;
+}
 
 /** A request waiting for its decision in a user's batch. */
 interface Waiter {
@@ -55,6 +71,8 @@ export class RateLimiter {
   private bypassUntilMs = Number.NEGATIVE_INFINITY;
   /** Per counter key, the requests waiting for the next batch; present while a batch is under way. */
   private readonly waiting = new Map<string, Waiter[]>();
+  /** Per counter key, a used-up window and when it resets: refusing again costs no round trip to the counters. */
+  private readonly refused = new Map<string, Refusal>();
 
   constructor(
     private readonly deps: {
@@ -87,41 +105,61 @@ export class RateLimiter {
 
   /**
    * Counts one request of `caller` and writes the RateLimit headers on `reply`. Throws
-   * `rate.limited` (with its `Retry-After`) when a window is exhausted. If the counters
-   * cannot be reached, the request is let through uncounted (fail-open), and so is every
-   * request for the next BYPASS_MS, with one warning and `cjs_rate_limit_fail_open_total`.
+   * `rate.limited` (with its `Retry-After`) only when a window is exhausted. If the counters
+   * cannot be reached (NATS away, a timeout), the request is let through uncounted
+   * (fail-open), and so is every request for the next BYPASS_MS, with one warning and
+   * `cjs_rate_limit_fail_open_total`. A batch whose every compare-and-set lost is let
+   * through uncounted too, counted in the same metric.
    */
   async admit(caller: Caller, reply: HeaderSink): Promise<void> {
-    if (!RateLimiter.counts(caller)) return;
+    if (RateLimiter.counts(caller)) await this.admitUser(caller.app_id, caller.user_id, reply);
+  }
+
+  /** `admit` for a user known without a credential of theirs: the user a signed log stream URL reads as. */
+  async admitUser(appId: string, userId: string, reply: HeaderSink): Promise<void> {
     const { policy, clock } = this.deps;
     if (clock.now() < this.bypassUntilMs) {
       rateLimitFailOpen.inc();
       return;
     }
+    const key = kvKey(appId, userId);
+    const known = this.refused.get(key);
+    if (known) {
+      const resetMs = known.untilMs - clock.now();
+      if (resetMs > 0) {
+        const binding = { window: known.window, limit: known.limit, remaining: 0, resetMs };
+        for (const [name, value] of Object.entries(rateLimitHeaders(policy, binding))) reply.header(name, value);
+        throw this.refusal(known.window, known.limit, Math.ceil(resetMs / 1000));
+      }
+      this.refused.delete(key);
+    }
     let decision: RateDecision | null;
     try {
-      decision = await this.count(kvKey(caller.app_id, caller.user_id));
+      decision = await this.count(key);
     } catch (error) {
-      if (isAppError(error)) throw error;
+      // A key of the wrong shape is a fault of ours; anything else is the store's hiccup.
+      if (isAppError(error) && error.code !== "service.unavailable") throw error;
       this.failOpen(error);
       return;
     }
     if (decision === null) {
-      rateLimited.inc({ window: "contention" });
-      throw new AppError(
-        "rate.limited",
-        "Too many requests at once for this user across the service; retry in a second.",
-        { retryAfterSeconds: 1 },
-      );
+      rateLimitFailOpen.inc();
+      return;
     }
     for (const [name, value] of Object.entries(rateLimitHeaders(policy, decision.binding))) reply.header(name, value);
     if (decision.admitted) return;
     const { window, limit } = decision.binding;
+    if (this.refused.size >= REFUSALS_REMEMBERED) this.refused.clear();
+    this.refused.set(key, { untilMs: clock.now() + decision.retryAfterSeconds * 1000, window, limit });
+    throw this.refusal(window, limit, decision.retryAfterSeconds);
+  }
+
+  private refusal(window: WindowStatus["window"], limit: number, retryAfterSeconds: number): AppError {
     rateLimited.inc({ window });
-    throw new AppError(
+    return new AppError(
       "rate.limited",
-      `Rate limit reached: ${limit} requests ${PER[window]} for this user; retry in ${decision.retryAfterSeconds} s.`,
-      { retryAfterSeconds: decision.retryAfterSeconds, details: { window, limit } },
+      `Rate limit reached: ${limit} requests ${PER[window]} for this user; retry in ${retryAfterSeconds} s.`,
+      { retryAfterSeconds, details: { window, limit } },
     );
   }
 
@@ -179,7 +217,7 @@ export class RateLimiter {
           return decided.next ?? undefined;
         },
         undefined,
-        { writes: CAS_TRIES },
+        { writes: CAS_TRIES, pauseMs: casPauseMs },
       );
     } catch (error) {
       if (error instanceof RecordBusyError) return null;

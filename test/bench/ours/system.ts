@@ -102,6 +102,8 @@ export interface OurSystemOptions {
   monitor?: boolean;
   /** Runs these services under `node --cpu-prof`, writing into `dir` when they stop. */
   cpuProfile?: { dir: string; services: readonly ServiceName[] };
+  /** More settings of some services (a scenario's limits), by service. */
+  env?: Partial<Record<ServiceName, Record<string, string>>>;
 }
 
 async function waitUntilReady(service: ServiceProcess, url: string): Promise<void> {
@@ -179,7 +181,11 @@ export async function startOurSystem(
         nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`);
       }
       children.push(
-        startServiceProcess({ service, nodeArgs, env: { NATS_URL: nats.url, LOG_LEVEL: options.logLevel, ...env } }),
+        startServiceProcess({
+          service,
+          nodeArgs,
+          env: { NATS_URL: nats.url, LOG_LEVEL: options.logLevel, ...env, ...options.env?.[service] },
+        }),
       );
       urls.set(service, `http://127.0.0.1:${port}`);
     }

@@ -1,0 +1,218 @@
+import type { Consumer, ConsumerMessages, JetStreamClient } from "@nats-io/jetstream";
+import type { Logger } from "pino";
+import { AppError } from "../../../shared/errors/index.js";
+import { decodeJson, STREAMS, subjects } from "../../../shared/nats/index.js";
+import { readLogMessage, type StoredLogLines } from "../../../shared/records/index.js";
+
+/**
+ * What a feed keeps of the job's newest messages for its viewers, in bytes of stored data.
+ * A viewer further behind reads from the stream itself; this only bounds the memory one
+ * watched job costs.
+ */
+const FEED_BUFFER_BYTES = 512 * 1024;
+
+/** One stored message of a job's log, decoded once for every viewer. */
+export interface FeedMessage {
+  /** Its stream sequence. */
+  seq: number;
+  /** The attempt that wrote it (the last token of its subject). */
+  attempt: number;
+  /** Its lines; undefined for a message that is not a log message (skipped, never fatal). */
+  stored: StoredLogLines | undefined;
+  size: number;
+}
+
+/** A message of the log stream as a feed message. */
+export function feedMessage(seq: number, subject: string, data: Uint8Array): FeedMessage {
+  let stored: StoredLogLines | undefined;
+  try {
+    stored = readLogMessage(decodeJson(data));
+  } catch {
+    stored = undefined;
+  }
+  return { seq, attempt: Number(subject.slice(subject.lastIndexOf(".") + 1)), stored, size: data.length };
+}
+
+/**
+ * One job's log as this gateway replica reads it: one ordered consumer, however many
+ * clients watch the job, so the consumers on `CJS_LOGS` grow with the jobs watched, not
+ * with the viewers. It keeps the job's newest messages (up to `FEED_BUFFER_BYTES`) for
+ * the viewers to take at their own pace; a viewer never slows the feed or another viewer.
+ */
+export class JobLogFeed {
+  private readonly buffer: FeedMessage[] = [];
+  private bufferBytes = 0;
+  /** Every message of the job with a stream sequence above this is in the buffer, or still to come. */
+  private covered: number;
+  private waiters: Array<() => void> = [];
+  private consumer: Consumer | undefined;
+  private messages: ConsumerMessages | undefined;
+  private ended = false;
+  private markClosed: () => void = () => undefined;
+  /** Settles when the feed stops. */
+  readonly whenClosed = new Promise<void>((resolve) => {
+    this.markClosed = resolve;
+  });
+  viewers = 0;
+
+  private constructor(
+    readonly jobId: string,
+    fromSeq: number,
+    private readonly log: Logger,
+  ) {
+    this.covered = fromSeq - 1;
+  }
+
+  /** Opens the job's consumer from stream sequence `fromSeq`; throws an AppError (503) when JetStream refuses it. */
+  static async open(js: JetStreamClient, jobId: string, fromSeq: number, log: Logger): Promise<JobLogFeed> {
+    const feed = new JobLogFeed(jobId, fromSeq, log);
+    try {
+      feed.consumer = await js.consumers.get(STREAMS.logs, {
+        filter_subjects: subjects.jobLogsOfJob(jobId),
+        opt_start_seq: fromSeq,
+      });
+      feed.messages = await feed.consumer.consume();
+    } catch (error) {
+      throw unavailable(error);
+    }
+    void feed.pump();
+    return feed;
+  }
+
+  /** Every job message above this sequence is in `after`'s reach, or still to come. */
+  get coveredFrom(): number {
+    return this.covered;
+  }
+
+  /** True once the feed has stopped (closed, or its consumer failed): its viewers end, and their clients resume. */
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  /** The first kept message after stream sequence `seq`, if any. */
+  after(seq: number): FeedMessage | undefined {
+    return this.buffer.find((message) => message.seq > seq);
+  }
+
+  /** Resolves at the next message or when the feed stops. */
+  changed(): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    const { consumer, messages } = this;
+    // The server would drop the idle consumer after a while; free its place in the stream's budget now.
+    void (async () => {
+      await messages?.close();
+      await consumer?.delete();
+    })().catch(() => undefined);
+    this.wake();
+    this.markClosed();
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private async pump(): Promise<void> {
+    const messages = this.messages;
+    if (!messages) return;
+    try {
+      for await (const message of messages) {
+        if (this.ended) break;
+        const decoded = feedMessage(message.seq, message.subject, message.data);
+        this.buffer.push(decoded);
+        this.bufferBytes += decoded.size;
+        while (this.buffer.length > 1 && this.bufferBytes > FEED_BUFFER_BYTES) {
+          const dropped = this.buffer.shift()!;
+          this.bufferBytes -= dropped.size;
+          this.covered = dropped.seq;
+        }
+        this.wake();
+      }
+    } catch (error) {
+      this.log.warn({ err: error, job_id: this.jobId }, "a job's log feed failed; its viewers will resume");
+    } finally {
+      this.close();
+    }
+  }
+}
+
+/** JetStream code of "maximum consumers limit reached" (the stream's `max_consumers`). */
+const MAX_CONSUMERS_REACHED = 10026;
+
+function unavailable(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === MAX_CONSUMERS_REACHED)
+    return new AppError(
+      "service.unavailable",
+      "The service streams as many jobs' logs as it may right now; try again shortly.",
+      { retryAfterSeconds: 5, details: { reason: "log_consumers" } },
+    );
+  return error;
+}
+
+/**
+ * The feeds of this gateway replica, one per job watched, shared by its viewers and
+ * closed when the last one goes. At most `maxJobs` at once (`CJS_LOG_STREAM_JOBS_MAX`):
+ * one more job is refused with 503 and `Retry-After`, never a 500.
+ */
+export class JobLogFeeds {
+  private readonly feeds = new Map<string, Promise<JobLogFeed>>();
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly maxJobs: number,
+  ) {}
+
+  get size(): number {
+    return this.feeds.size;
+  }
+
+  /** The job's feed, opened from `fromSeq` when none is open; the caller must `release` it. */
+  async acquire(jobId: string, fromSeq: number, log: Logger): Promise<JobLogFeed> {
+    let opening = this.feeds.get(jobId);
+    if (!opening) {
+      if (this.feeds.size >= this.maxJobs)
+        throw new AppError(
+          "service.unavailable",
+          "This gateway streams as many jobs' logs as it may right now; try again shortly.",
+          { retryAfterSeconds: 5, details: { reason: "log_stream_jobs" } },
+        );
+      opening = JobLogFeed.open(this.js, jobId, fromSeq, log);
+      this.feeds.set(jobId, opening);
+      opening.then(
+        (feed) => void this.forgetWhenClosed(feed),
+        () => this.feeds.delete(jobId),
+      );
+    }
+    const feed = await opening;
+    if (feed.closed) {
+      // It failed or was closed meanwhile: a fresh one.
+      if (this.feeds.get(jobId) === opening) this.feeds.delete(jobId);
+      return this.acquire(jobId, fromSeq, log);
+    }
+    feed.viewers += 1;
+    return feed;
+  }
+
+  release(feed: JobLogFeed): void {
+    feed.viewers -= 1;
+    if (feed.viewers <= 0) feed.close();
+  }
+
+  closeAll(): void {
+    for (const opening of this.feeds.values()) void opening.then((feed) => feed.close()).catch(() => undefined);
+  }
+
+  private async forgetWhenClosed(feed: JobLogFeed): Promise<void> {
+    await feed.whenClosed;
+    const current = this.feeds.get(feed.jobId);
+    if (current && (await current) === feed) this.feeds.delete(feed.jobId);
+  }
+}

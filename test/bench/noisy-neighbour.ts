@@ -1,0 +1,328 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { get } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ComputeClient } from "../../shared/client/index.js";
+import { type LogLine, logStreamPath } from "../../shared/contract/index.js";
+import { errorCode } from "./load.js";
+import { type AddedTenant, type OurSystem, type RegisteredNode, startOurSystem } from "./ours/system.js";
+import { formatMs } from "./report.js";
+import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
+import { percentiles, type Percentiles } from "./stats.js";
+
+/**
+ * Samples of each quiet-tenant figure per phase, and the pace they are sent at: about 12
+ * requests a second together, under the default rate limit of 1000 a minute a user.
+ */
+const SUBMITS = 400;
+const SUBMIT_EVERY_MS = 100;
+const STREAM_OPENS = 100;
+const STREAM_OPEN_EVERY_MS = 400;
+/** The noisy tenant's log quotas, small enough that it reaches them within seconds. */
+const NODE_BYTES_PER_HOUR = 20 * 1024 * 1024;
+const BUSINESS_BYTES_PER_DAY = 30 * 1024 * 1024;
+/** The noisy tenant's pressure: workers opening streams, submitting, and nodes pushing 1 MB batches. */
+const NOISY_STREAM_OPENERS = 4;
+const NOISY_SUBMITTERS = 4;
+const NOISY_NODES = 2;
+const LONG_LINE = "z".repeat(10_000);
+const QUIET_LINES: LogLine[] = Array.from({ length: 20 }, (_, index) => ({
+  seq: index + 1,
+  stream: "stdout",
+  line: `quiet line ${index + 1}`,
+  ts: new Date().toISOString(),
+}));
+
+interface Phase {
+  submit: Percentiles | null;
+  stream: Percentiles | null;
+  errors: string[];
+}
+
+/** Milliseconds from opening a job's log stream to its first `log` event; the connection is then closed. */
+function timeToFirstLine(baseUrl: string, path: string, headers: Record<string, string>): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const request = get(`${baseUrl}${path}`, { headers, agent: false }, (response) => {
+      if (response.statusCode !== 200) {
+        request.destroy();
+        reject(new Error(`log stream answered ${response.statusCode}`));
+        return;
+      }
+      let text = "";
+      response.on("data", (chunk: Buffer) => {
+        text += chunk.toString("utf8");
+        if (text.includes("event: log")) {
+          resolve(performance.now() - started);
+          request.destroy();
+        }
+      });
+      response.on("error", () => undefined);
+    });
+    // After the first line the request is destroyed on purpose: the promise has settled, and the error is moot.
+    request.on("error", reject);
+  });
+}
+
+/** A job of the tenant's own pool, running on a node registered over HTTP, with `lines` stored. */
+async function runningJob(tenant: AddedTenant, baseUrl: string, pool: string, lines: LogLine[]): Promise<string> {
+  const node = await tenant.user.call("registerNode", {
+    name: "quiet",
+    hostname: "bench.local",
+    pool_id: pool,
+    labels: {},
+    capacity: { cpu: 1, memory_mb: 1024, gpu: 0, slots: 1 },
+    job_types: ["shell"],
+    agent_version: "bench",
+  });
+  const plane = new ComputeClient({ baseUrl, appId: tenant.appId, apiKey: node.api_key });
+  const { job_id } = await tenant.user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool });
+  for (;;) {
+    const { jobs } = await plane.call("poll", { wait_seconds: 5 });
+    if (jobs.some((job) => job.job_id === job_id)) break;
+  }
+  await plane.call("pushLogs", { job_id, attempt: 1, lines });
+  return job_id;
+}
+
+/** Runs `each` `times` times, starting one every `everyMs` (or when the last ended, if later). */
+async function paced(times: number, everyMs: number, signal: AbortSignal, each: () => Promise<void>): Promise<void> {
+  for (let index = 0; index < times && !signal.aborted; index += 1) {
+    const next = performance.now() + everyMs;
+    await each();
+    const wait = next - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+/** The quiet tenant's figures: submit latency and time to a stream's first line, each sampled at a steady pace. */
+async function measure(tenant: AddedTenant, baseUrl: string, jobId: string, signal: AbortSignal): Promise<Phase> {
+  const submit: number[] = [];
+  const stream: number[] = [];
+  const errors: string[] = [];
+  const headers = { "x-app-id": tenant.appId, "x-api-key": tenant.apiKey };
+  const submits = paced(SUBMITS, SUBMIT_EVERY_MS, signal, async () => {
+    const started = performance.now();
+    try {
+      await tenant.user.call("submitJob", { type: "shell", command: ["true"], pool_id: "quiet-queue" });
+      submit.push(performance.now() - started);
+    } catch (error) {
+      errors.push(`submit: ${errorCode(error)}`);
+    }
+  });
+  const opens = paced(STREAM_OPENS, STREAM_OPEN_EVERY_MS, signal, async () => {
+    try {
+      stream.push(await timeToFirstLine(baseUrl, logStreamPath(jobId), headers));
+    } catch (error) {
+      errors.push(`log stream: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+  await Promise.all([submits, opens]);
+  return { submit: percentiles(submit), stream: percentiles(stream), errors };
+}
+
+/** What the noisy tenant was answered while it pressed on every limit, by outcome. */
+type Outcomes = Map<string, number>;
+
+function count(outcomes: Outcomes, outcome: string): void {
+  outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+}
+
+/** Waits `ms`, or less if `stop` aborts first. */
+function pause(ms: number, stop: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    stop.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** How long a refusal asks to wait (`Retry-After`), else a second. */
+function retryAfterMs(error: unknown): number {
+  const seconds = (error as { retryAfterSeconds?: number } | null)?.retryAfterSeconds;
+  return seconds === undefined ? 1_000 : seconds * 1_000;
+}
+
+/**
+ * The noisy tenant at every limit at once, until `stop` aborts, as a client that spends
+ * each budget to the full and comes back as soon as it is told it may: workers opening
+ * log streams of its job and holding them, workers submitting as fast as they are
+ * answered, nodes pushing 1 MB batches of log lines; each refusal waits its `Retry-After`
+ * (or a second), then tries again.
+ */
+function pressOn(
+  ours: OurSystem,
+  noisyNodes: Array<{ node: RegisteredNode; jobId: string }>,
+  noisyJob: string,
+  stop: AbortSignal,
+  outcomes: Outcomes,
+): Promise<void> {
+  const held: Array<() => void> = [];
+  const headers = { "x-app-id": ours.tenant.app.app_id, "x-api-key": ours.userApiKey };
+  const openers = Array.from({ length: NOISY_STREAM_OPENERS }, async () => {
+    while (!stop.aborted) {
+      const answer = await new Promise<{ status: number; retryAfter: number }>((resolve) => {
+        const request = get(`${ours.gatewayUrl}${logStreamPath(noisyJob)}`, { headers, agent: false }, (response) => {
+          resolve({ status: response.statusCode ?? 0, retryAfter: Number(response.headers["retry-after"] ?? 1) });
+          if (response.statusCode === 200) held.push(() => request.destroy());
+          else response.resume();
+        });
+        request.on("error", () => resolve({ status: 0, retryAfter: 1 }));
+      });
+      count(outcomes, `log stream ${answer.status}`);
+      if (answer.status !== 200) await pause(answer.retryAfter * 1_000, stop);
+    }
+  });
+  const submitters = Array.from({ length: NOISY_SUBMITTERS }, async () => {
+    while (!stop.aborted) {
+      try {
+        await ours.user.call("submitJob", { type: "shell", command: ["true"], pool_id: "noisy-queue" });
+        count(outcomes, "submit ok");
+      } catch (error) {
+        count(outcomes, `submit ${errorCode(error)}`);
+        await pause(retryAfterMs(error), stop);
+      }
+    }
+  });
+  const pushers = noisyNodes.map(async ({ node, jobId }) => {
+    for (let seq = 1; !stop.aborted; seq += 90) {
+      const lines = Array.from({ length: 90 }, (_, index) => ({
+        seq: seq + index,
+        stream: "stdout" as const,
+        line: LONG_LINE,
+        ts: new Date().toISOString(),
+      }));
+      try {
+        await node.plane.pushLogs({ job_id: jobId, attempt: 1, lines });
+        count(outcomes, "log push ok");
+      } catch (error) {
+        count(outcomes, `log push ${errorCode(error)}`);
+        await pause(retryAfterMs(error), stop);
+      }
+    }
+  });
+  return Promise.all([...openers, ...submitters, ...pushers]).then(() => {
+    for (const close of held) close();
+  });
+}
+
+function row(label: string, idle: Percentiles | null, noisy: Percentiles | null): string[] {
+  if (idle === null || noisy === null) return [label, "–", "–", "–", "–", "–", "–"];
+  const ratio = noisy.p99 / idle.p99;
+  return [
+    label,
+    formatMs(idle.p50),
+    formatMs(idle.p99),
+    formatMs(noisy.p50),
+    formatMs(noisy.p99),
+    `${ratio.toFixed(2)}×`,
+    ratio <= 2 ? "yes" : "no",
+  ];
+}
+
+/**
+ * One tenant at every one of its limits (log streams, requests, log bytes of its nodes and
+ * its business), and another tenant's latency beside it: the p99 of a submit and of a log
+ * stream's first line while the service is otherwise idle, then again while the noisy
+ * tenant presses on. The promise (issue 25): within 2× of the idle figures.
+ */
+export const noisyNeighbour: Scenario = {
+  name: "noisy-neighbour",
+  title: "noisy neighbour",
+  async run(context: ScenarioContext): Promise<ScenarioOutcome> {
+    const { config, cleanup, progress, signal } = context;
+    const failures: string[] = [];
+    const plansDir = await mkdtemp(join(tmpdir(), "cjs-bench-plans-"));
+    const removePlans = cleanup.add("plans file", () => rm(plansDir, { recursive: true, force: true }));
+    const plans = JSON.parse(await readFile("services/billing/plans.json", "utf8")) as {
+      plans: Array<{ limits: Record<string, number> }>;
+    };
+    for (const plan of plans.plans) plan.limits.max_log_bytes_per_day = BUSINESS_BYTES_PER_DAY;
+    const plansFile = join(plansDir, "plans.json");
+    await writeFile(plansFile, JSON.stringify(plans));
+
+    progress.step("noisy neighbour  starting our system");
+    const ours = await startOurSystem(cleanup, progress, {
+      logLevel: config.serviceLogLevel,
+      rateLimits: "default",
+      env: {
+        "log-relay": { CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR: String(NODE_BYTES_PER_HOUR) },
+        billing: { CJS_BILLING_PLANS_FILE: plansFile },
+      },
+    });
+    const outcomes: Outcomes = new Map();
+    let idle: Phase | undefined;
+    let noisy: Phase | undefined;
+    try {
+      progress.update("a quiet tenant with a running job, and the noisy tenant's nodes");
+      const quiet = await ours.addTenant({ operator: false });
+      const quietJob = await runningJob(quiet, ours.gatewayUrl, "quiet-logs", QUIET_LINES);
+      const noisyNodes: Array<{ node: RegisteredNode; jobId: string }> = [];
+      for (let index = 0; index < NOISY_NODES; index += 1) {
+        const pool = `noisy-logs-${index}`;
+        const node = await ours.registerNode("http", pool, 1);
+        const { job_id } = await ours.user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool });
+        let held = false;
+        while (!held) held = (await node.plane.poll({ wait_seconds: 5 })).jobs.some((job) => job.job_id === job_id);
+        noisyNodes.push({ node, jobId: job_id });
+      }
+
+      progress.step("noisy neighbour  the quiet tenant alone");
+      idle = await measure(quiet, ours.gatewayUrl, quietJob, signal);
+
+      progress.step("noisy neighbour  the quiet tenant beside the noisy one");
+      const stop = new AbortController();
+      const pressing = pressOn(ours, noisyNodes, noisyNodes[0]!.jobId, stop.signal, outcomes);
+      // Measured once the noisy tenant is at its limits: its streams, its requests and its log bytes all refused.
+      const atLimits = () =>
+        [...outcomes.keys()].some((key) => key === "log stream 429") &&
+        [...outcomes.keys()].some((key) => key === "log push logs.quota_exceeded");
+      while (!atLimits() && !signal.aborted) await new Promise((resolve) => setTimeout(resolve, 100));
+      noisy = await measure(quiet, ours.gatewayUrl, quietJob, signal);
+      stop.abort();
+      await pressing;
+    } finally {
+      progress.step("noisy neighbour  stopping");
+      await ours.stop();
+      await removePlans();
+    }
+    for (const phase of [idle, noisy])
+      if (phase && phase.errors.length > 0)
+        failures.push(`the quiet tenant was refused: ${[...new Set(phase.errors)].join("; ")}`);
+    const refusals = [...outcomes.entries()].sort(([a], [b]) => a.localeCompare(b));
+    return {
+      tables: [
+        {
+          title: "noisy neighbour: another tenant's latency while one tenant is at every limit",
+          columns: [
+            "quiet tenant",
+            "idle p50 ms",
+            "idle p99 ms",
+            "noisy p50 ms",
+            "noisy p99 ms",
+            "p99 ratio",
+            "within 2×",
+          ],
+          rows: [
+            row(`submit (${SUBMITS}, one every ${SUBMIT_EVERY_MS} ms)`, idle?.submit ?? null, noisy?.submit ?? null),
+            row(
+              `log stream, open to first line (${STREAM_OPENS}, one every ${STREAM_OPEN_EVERY_MS} ms)`,
+              idle?.stream ?? null,
+              noisy?.stream ?? null,
+            ),
+          ],
+          notes: [
+            `the noisy tenant meanwhile: ${NOISY_STREAM_OPENERS} workers opening and holding log streams, ${NOISY_SUBMITTERS} submitting as fast as answered, ${NOISY_NODES} nodes pushing 90 lines of 10 kB per batch; each refusal waits its Retry-After (or 1 s) before the next try`,
+            `its answers: ${refusals.map(([outcome, times]) => `${outcome} × ${times}`).join(", ")}`,
+            `limits: the defaults (rate 1000 requests a minute, 20 streams a user, 4 a signed URL, 100 a business), CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR=${NODE_BYTES_PER_HOUR}, plan max_log_bytes_per_day=${BUSINESS_BYTES_PER_DAY}`,
+            "the noisy phase is measured once its streams and log pushes are refused; the submit and stream samples run side by side, each at its steady pace",
+          ],
+        },
+      ],
+      data: { idle, noisy, outcomes: Object.fromEntries(outcomes) },
+      failures,
+    };
+  },
+};

@@ -17,9 +17,5 @@ export function taggedJobId(
   jobId: string,
 ): string {
   const gate = concurrencyGate({ ...caller, concurrency: body.concurrency });
-  return tagJobId(
-    jobId,
-    isOperatorPool(ctx.config, body.pool_id) ? "operator" : "self_hosted",
-    gate?.partition,
-  );
+  return tagJobId(jobId, isOperatorPool(ctx.config, body.pool_id) ? "operator" : "self_hosted", gate?.partition);
 }

@@ -7,7 +7,9 @@
 FROM node:24-trixie-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY patches ./patches
+# No install scripts of dependencies run; our own patches (patches/, patch-package) are applied by hand.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npx patch-package
 COPY tsconfig.json tsconfig.build.json ./
 COPY clients ./clients
 COPY services ./services
@@ -24,6 +26,8 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# Each package patched in patches/, as the build stage patched it (the install above runs no scripts).
+COPY --from=build /src/node_modules/@nats-io/nats-core ./node_modules/@nats-io/nats-core
 COPY --from=build /src/dist ./dist
 # The portal's build, served by the gateway at / (CJS_PORTAL_DIR, relative to /app).
 COPY --from=build /src/clients/portal/dist ./clients/portal/dist

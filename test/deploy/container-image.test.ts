@@ -41,11 +41,18 @@ describe("the Dockerfile", () => {
     expect(installs).toHaveLength(1);
     expect(installs[0]).toMatch(/\bnpm ci --omit=dev\b/);
     const fromBuild = args(runtime, "COPY").filter((copy) => copy.startsWith("--from="));
-    // The compiled services, and the portal's build the gateway serves at / (CJS_PORTAL_DIR).
+    // Each package our patches/ change (as the build stage patched it), the compiled services, and the portal's build the
+    // gateway serves at / (CJS_PORTAL_DIR).
+    const patched = readdirSync(join(ROOT, "patches"))
+      .filter((file) => file.endsWith(".patch"))
+      .map((file) => file.replace(/\+[^+]+\.patch$/, "").replaceAll("+", "/"));
+    expect(patched.length).toBeGreaterThan(0);
     expect(fromBuild).toEqual([
+      ...patched.map((name) => `--from=${stages[0]?.name} /src/node_modules/${name} ./node_modules/${name}`),
       `--from=${stages[0]?.name} /src/dist ./dist`,
       `--from=${stages[0]?.name} /src/clients/portal/dist ./clients/portal/dist`,
     ]);
+    expect(args(stages[0] as Stage, "RUN")).toContainEqual(expect.stringContaining("npx patch-package"));
   });
 
   it("runs as a user other than root, with a health check and the entrypoint that picks the service", () => {

@@ -132,8 +132,8 @@ export class PartitionOwnership {
     this.#watcher = watcher;
     void (async () => {
       for await (const entry of watcher) {
-        this.#learn(entry.key, entry.revision, entry.operation === "PUT" ? entry.value : null);
-        this.tick();
+        // A renewal of a member already known changes nothing to plan; a member joining or leaving, or a claim, does.
+        if (this.#learn(entry.key, entry.revision, entry.operation === "PUT" ? entry.value : null)) void this.tick();
       }
     })();
     const keys: string[] = [];
@@ -226,27 +226,34 @@ export class PartitionOwnership {
     }
   }
 
-  #learn(key: string, revision: number, value: Uint8Array | null): void {
+  /** Takes in a record of the bucket; true when it changes what there is to plan (a member came or went, a claim changed). */
+  #learn(key: string, revision: number, value: Uint8Array | null): boolean {
     if (key.startsWith(MEMBER_PREFIX)) {
       const instance = key.slice(MEMBER_PREFIX.length);
       const known = this.#members.get(instance);
-      if (known && known.revision >= revision) return;
-      if (value === null) this.#members.delete(instance);
-      else
-        this.#members.set(instance, {
-          revision,
-          sinceMs: performance.now(),
-          report: { queued: Number((decodeJson(value) as Partial<MemberReport>).queued ?? 0) || 0 },
-        });
-    } else if (key.startsWith(CLAIM_PREFIX)) {
+      if (known && known.revision >= revision) return false;
+      if (value === null) {
+        this.#members.delete(instance);
+        return known !== undefined;
+      }
+      this.#members.set(instance, {
+        revision,
+        sinceMs: performance.now(),
+        report: { queued: Number((decodeJson(value) as Partial<MemberReport>).queued ?? 0) || 0 },
+      });
+      return known === undefined && instance !== this.instance;
+    }
+    if (key.startsWith(CLAIM_PREFIX)) {
       const partition = Number(key.slice(CLAIM_PREFIX.length));
-      if (!Number.isInteger(partition) || partition < 0 || partition >= JOB_PARTITIONS) return;
+      if (!Number.isInteger(partition) || partition < 0 || partition >= JOB_PARTITIONS) return false;
       const known = this.#claims.get(partition);
-      if (known && known.revision >= revision) return;
+      if (known && known.revision >= revision) return false;
       const instance = value === null ? undefined : (decodeJson(value) as { instance?: unknown }).instance;
       if (typeof instance === "string") this.#claims.set(partition, { instance, revision });
       else this.#claims.delete(partition);
+      return true;
     }
+    return false;
   }
 
   #setOwned(owned: Set<number>): void {

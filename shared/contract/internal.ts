@@ -151,7 +151,7 @@ export const ConcurrencyInUseReply = z.object({ in_use: z.number().int(), owned:
  */
 export const NodeAssignedEvent = z.object({ node_id: z.string(), job_id: z.string(), attempt: z.number().int() });
 
-/** Published (core NATS) on every job transition, for watchers such as the log stream's `end` event. */
+/** Published (core NATS) when a job reaches a terminal state, for watchers such as the log stream's `end` event. */
 export const JobTransitionEvent = z.object({
   app_id: z.string(),
   business_id: z.string(),

@@ -62,7 +62,9 @@ function isWrongSequence(error: unknown): boolean {
  * A KV bucket of JSON records checked against one schema. Every change is a
  * compare-and-set on the revision read (the project's actor rule). Every key is checked
  * against the shape of its bucket's keys (`BUCKET_KEYS`) before it reaches NATS: a
- * malformed id is `request.invalid`, never a wildcard or a NATS error.
+ * malformed id is `request.invalid`, never a wildcard or a NATS error. A record is checked
+ * when it is read (another version of the service may have written it), not when this
+ * service writes a value its types already describe.
  */
 export class JsonBucket<S extends z.ZodType> {
   private readonly bucketName: string;
@@ -104,7 +106,7 @@ export class JsonBucket<S extends z.ZodType> {
 
   /** Creates the key; answers `resource.already_exists` when it is there. */
   async create(key: string, value: z.infer<S>): Promise<number> {
-    const [checked, bytes] = [this.checked(key), encodeJson(this.schema.parse(value))];
+    const [checked, bytes] = [this.checked(key), encodeJson(value)];
     try {
       return await this.kv.create(checked, bytes);
     } catch (error) {
@@ -115,7 +117,7 @@ export class JsonBucket<S extends z.ZodType> {
   }
 
   async put(key: string, value: z.infer<S>): Promise<number> {
-    const [checked, bytes] = [this.checked(key), encodeJson(this.schema.parse(value))];
+    const [checked, bytes] = [this.checked(key), encodeJson(value)];
     try {
       return await this.kv.put(checked, bytes);
     } catch (error) {
@@ -125,7 +127,7 @@ export class JsonBucket<S extends z.ZodType> {
 
   /** Writes `value` only if the key is still at `revision`; false when another writer won. */
   async update(key: string, value: z.infer<S>, revision: number): Promise<number | null> {
-    const [checked, bytes] = [this.checked(key), encodeJson(this.schema.parse(value))];
+    const [checked, bytes] = [this.checked(key), encodeJson(value)];
     try {
       return await this.kv.update(checked, bytes, revision);
     } catch (error) {

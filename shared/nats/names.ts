@@ -218,7 +218,7 @@ export const subjects = {
   logUsageOfBusiness: (appId: string, businessId: string, day: string) =>
     `${ROOT}.logusage.business.${checkId("app", appId)}.${checkId("business", businessId)}.${checkedWindow(day, 8)}`,
   logUsageAll: () => `${ROOT}.logusage.>`,
-  /** Core NATS events: a node got an assignment, or lost one it did not end itself (each wakes its long poll); a job changed state. */
+  /** Core NATS events: a node got an assignment, or lost one it did not end itself (each wakes its long poll); a job ended. */
   nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.assigned`,
   nodeReleased: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.released`,
   /** A node was set draining: its long poll ends. */

@@ -8,7 +8,7 @@ import { releaseKeySlot } from "./key-quotas.js";
 
 /**
  * Applies one transition to a job by compare-and-set (retried on conflict, re-checking the
- * source state each time), then announces it. `known`: the record as the caller just read
+ * source state each time); a job that ended is announced (the log streams' `end`). `known`: the record as the caller just read
  * it, where the first try starts instead of a read. Throws the transition's AppError, or
  * `resource.not_found` when the job does not exist.
  */
@@ -34,6 +34,9 @@ export async function changeJob(
     observeTimes(ctx.clock.now(), before, after);
     // Awaited, so the slot is free by the time the caller that ended the job is answered.
     if (isTerminal(after.state) && !isTerminal(before.state)) await releaseKeySlot(ctx, after);
+  }
+  // The end of a job is what a log stream waits for (its `end` event); other changes announce nothing.
+  if (after.state !== before.state && isTerminal(after.state)) {
     ctx.nc.publish(
       subjects.jobTransitioned(after.job_id),
       encodeJson({

@@ -1,18 +1,7 @@
-import { z } from "zod";
 import { JobState, type ListJobsRequest } from "../../../shared/contract/index.js";
+import { type Fields, isOptionalString, isString, isStringMap, isStringOrNull } from "../partitions/record-fields.js";
 
-/** The fields of a job the list filters read (a face to read, never written back, so the rest is dropped unread). */
-const ListedFields = z.object({
-  state: JobState,
-  pool_id: z.string(),
-  type: z.string(),
-  node_id: z.string().nullable(),
-  created_at: z.string(),
-  labels: z.record(z.string(), z.string()),
-  name: z.string().nullable().default(null),
-  metadata: z.record(z.string(), z.string()).default({}),
-  schedule_id: z.string().nullable().default(null),
-});
+const STATES: ReadonlySet<string> = new Set(JobState.options);
 
 /** A job as the list filters see it. */
 export interface JobListFace {
@@ -28,15 +17,42 @@ export interface JobListFace {
   schedule_id: string | null;
 }
 
-/** The face of a stored or decoded job record, or null when it is not one. */
+const NO_PAIRS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The face of a stored or decoded job record (the fields the list filters read, the rest
+ * dropped unread), or null when it is not one. Every replica reads it for every revision
+ * of its partitions: plain checks, no schema.
+ */
 export function jobListFaceOf(record: unknown): JobListFace | null {
-  const parsed = ListedFields.safeParse(record);
-  if (!parsed.success) return null;
-  const { state, pool_id, type, node_id, created_at, labels, name, metadata, schedule_id } = parsed.data;
+  if (typeof record !== "object" || record === null) return null;
+  const { state, pool_id, type, node_id, created_at, labels, name, metadata, schedule_id } = record as Fields;
+  if (
+    !isString(state) ||
+    !STATES.has(state) ||
+    !isString(pool_id) ||
+    !isString(type) ||
+    !isStringOrNull(node_id) ||
+    !isString(created_at) ||
+    !isStringMap(labels) ||
+    !isOptionalString(name) ||
+    !(metadata === undefined || isStringMap(metadata)) ||
+    !isOptionalString(schedule_id)
+  )
+    return null;
   const created_ms = Date.parse(created_at);
-  return Number.isNaN(created_ms)
-    ? null
-    : { state, pool_id, type, node_id, created_ms, labels, name, metadata, schedule_id };
+  if (Number.isNaN(created_ms)) return null;
+  return {
+    state: state as JobState,
+    pool_id,
+    type,
+    node_id,
+    created_ms,
+    labels,
+    name: name ?? null,
+    metadata: metadata ?? NO_PAIRS,
+    schedule_id: schedule_id ?? null,
+  };
 }
 
 /** The filters of a `jobs/list` request, each present one to be met. */

@@ -1,8 +1,8 @@
 import { AppError } from "../../../shared/errors/index.js";
-import { encodeJson, subjects } from "../../../shared/nats/index.js";
+import { decodeJson, encodeJson, subjects, type Versioned } from "../../../shared/nats/index.js";
 import { forEachBounded } from "../../../shared/runtime/index.js";
 import type { QueuedJobs } from "../queue/queued-jobs.js";
-import { jobIdOfKey, roomAt } from "../../../shared/records/index.js";
+import { JobRecord, jobIdOfKey, roomAt } from "../../../shared/records/index.js";
 import { type NodeView, planPlacements } from "./plan.js";
 import { release, reserve } from "./reservations.js";
 import type { SchedulerContext } from "../scheduler-context.js";
@@ -61,6 +61,17 @@ function hourlyRoomAt(ctx: SchedulerContext, nodes: readonly NodeView[], now: nu
 }
 
 /**
+ * The queued record as the watch brought it, where the assignment's compare-and-set
+ * starts instead of a read; undefined when the queue did not keep it (then it is read).
+ */
+function queuedRecord(queued: QueuedJobs, jobKey: string, revision: number): Versioned<JobRecord> | undefined {
+  const data = queued.recordOf(jobKey, revision);
+  if (!data) return undefined;
+  const parsed = JobRecord.safeParse(decodeJson(data));
+  return parsed.success ? { value: parsed.data, revision } : undefined;
+}
+
+/**
  * Reserves with what the queued revision says (type and resources never change), then
  * assigns by compare-and-set, which checks the job is still queued at that attempt.
  */
@@ -96,12 +107,17 @@ async function applyPlacement(
     return false;
   }
   try {
-    const { after, revision } = await changeJob(ctx, jobKey, (job) => {
-      // Cancelled, or placed by another replica meanwhile: nothing left to do.
-      if (job.state !== "queued" || job.attempt !== held.attempt)
-        throw new AppError("state.conflict", "The job moved on.");
-      return assign(job, nodeId, ctx.clock.now());
-    });
+    const { after, revision } = await changeJob(
+      ctx,
+      jobKey,
+      (job) => {
+        // Cancelled, or placed by another replica meanwhile: nothing left to do.
+        if (job.state !== "queued" || job.attempt !== held.attempt)
+          throw new AppError("state.conflict", "The job moved on.");
+        return assign(job, nodeId, ctx.clock.now());
+      },
+      queuedRecord(queued, jobKey, held.revision),
+    );
     // Counted against its key, then out of the queue, before the watch brings the assigned revision: no round plans it again or over-places its key.
     if (held.concurrency) ctx.concurrency.noteAssigned(jobKey, revision, after);
     queued.markServed(held);

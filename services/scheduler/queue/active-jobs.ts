@@ -1,21 +1,45 @@
-import { z } from "zod";
 import { parseJobKey, placementPoolKey } from "../../../shared/records/index.js";
-import { concurrencyGate, type ConcurrencyUse } from "./concurrency-keys.js";
 import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
+import {
+  concurrencyOf,
+  type Fields,
+  isNumber,
+  isOptionalString,
+  isString,
+  isStringOrNull,
+} from "../partitions/record-fields.js";
+import { concurrencyGate, type ConcurrencyUse } from "./concurrency-keys.js";
 
-/** The fields of a job record the repair sweep and the job gauges need; the rest passes through unread. */
-const ActiveFace = z.looseObject({
-  state: z.string(),
-  attempt: z.number(),
-  node_id: z.string().nullable(),
-  updated_at: z.string(),
-  app_id: z.string(),
-  business_id: z.string(),
-  pool_id: z.string(),
-  pool_key: z.string(),
-  deadline_at: z.string().nullable().optional(),
-  concurrency: z.object({ key: z.string(), max_running: z.number() }).nullable().optional(),
-});
+/** The fields of an assigned or running job that the repair sweep and the job gauges read; null for any other record. */
+function activeFaceOf(record: Fields | null) {
+  if (!record || (record.state !== "assigned" && record.state !== "running")) return null;
+  const { attempt, node_id, updated_at, app_id, business_id, pool_id, pool_key, deadline_at } = record;
+  const concurrency = concurrencyOf(record.concurrency);
+  if (
+    !isNumber(attempt) ||
+    !isStringOrNull(node_id) ||
+    !isString(updated_at) ||
+    !isString(app_id) ||
+    !isString(business_id) ||
+    !isString(pool_id) ||
+    !isString(pool_key) ||
+    !isOptionalString(deadline_at) ||
+    concurrency === undefined
+  )
+    return null;
+  return {
+    state: record.state as "assigned" | "running",
+    attempt,
+    node_id,
+    updated_at,
+    app_id,
+    business_id,
+    pool_id,
+    pool_key,
+    deadline_at: deadline_at ?? null,
+    concurrency,
+  };
+}
 
 export interface ActiveJob {
   state: "assigned" | "running";
@@ -32,8 +56,6 @@ export interface ActiveJob {
   /** The job's concurrency key's scope (`concurrencyGate`), null without one. */
   concurrency_scope: string | null;
 }
-
-const ACTIVE_STATES = new Set(["assigned", "running"]);
 
 /**
  * Every job that holds (or should hold) a node's room, as this replica last saw it, from
@@ -71,18 +93,18 @@ export class ActiveJobs implements JobRevisionListener, ConcurrencyUse {
   apply({ key, revision, record }: JobRevision): void {
     const known = this.jobs.get(key);
     if (known && known.revision >= revision) return;
-    const face = record ? ActiveFace.safeParse(record) : undefined;
-    if (face?.success && ACTIVE_STATES.has(face.data.state)) {
-      const { state, attempt, node_id, updated_at, deadline_at } = face.data;
-      const concurrency_scope = concurrencyGate(face.data)?.scope ?? null;
+    const face = activeFaceOf(record);
+    if (face) {
+      const { state, attempt, node_id, updated_at, deadline_at } = face;
+      const concurrency_scope = concurrencyGate(face)?.scope ?? null;
       this.count(known?.concurrency_scope ?? null, concurrency_scope);
       this.jobs.set(key, {
-        state: state as ActiveJob["state"],
+        state,
         attempt,
         node_id,
         revision,
         updated_ms: Date.parse(updated_at),
-        pool_key: placementPoolKey(face.data, this.sharedPools),
+        pool_key: placementPoolKey(face, this.sharedPools),
         deadline_ms: deadline_at ? Date.parse(deadline_at) : null,
         concurrency_scope,
       });

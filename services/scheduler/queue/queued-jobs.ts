@@ -1,28 +1,63 @@
-import { z } from "zod";
 import { mayBeQueued, parseJobKey, placementPoolKey } from "../../../shared/records/index.js";
+import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
+import {
+  concurrencyOf,
+  type Fields,
+  isNumber,
+  isOptionalString,
+  isString,
+  isStringArray,
+  isStringMap,
+  resourcesOf,
+} from "../partitions/record-fields.js";
 import { concurrencyGate } from "./concurrency-keys.js";
 import { heldReason } from "./job-holds.js";
-import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
 import type { PendingJob } from "./pending-job.js";
 
-/** The fields of a queued job record that placement needs; the rest passes through unread. */
-const QueuedFace = z.looseObject({
-  state: z.string(),
-  attempt: z.number(),
-  app_id: z.string(),
-  business_id: z.string(),
-  pool_id: z.string(),
-  pool_key: z.string(),
-  type: z.string(),
-  labels: z.record(z.string(), z.string()),
-  resources: z.object({ cpu: z.number(), memory_mb: z.number(), gpu: z.number() }),
-  priority: z.number(),
-  queued_at: z.string(),
-  next_attempt_at: z.string().nullable().optional(),
-  waiting_on: z.array(z.string()).optional(),
-  pending_reason: z.string().nullable().optional(),
-  concurrency: z.object({ key: z.string(), max_running: z.number() }).nullable().optional(),
-});
+/** The fields of a queued job record that placement needs; null for any other record. */
+function queuedFaceOf(record: Fields) {
+  if (record.state !== "queued") return null;
+  const { attempt, app_id, business_id, pool_id, pool_key, type, labels, priority, queued_at } = record;
+  const { next_attempt_at, waiting_on, pending_reason } = record;
+  const resources = resourcesOf(record.resources);
+  const concurrency = concurrencyOf(record.concurrency);
+  if (
+    !isNumber(attempt) ||
+    !isString(app_id) ||
+    !isString(business_id) ||
+    !isString(pool_id) ||
+    !isString(pool_key) ||
+    !isString(type) ||
+    !isStringMap(labels) ||
+    !resources ||
+    !isNumber(priority) ||
+    !isString(queued_at) ||
+    !isOptionalString(next_attempt_at) ||
+    !(waiting_on === undefined || isStringArray(waiting_on)) ||
+    !isOptionalString(pending_reason) ||
+    concurrency === undefined
+  )
+    return null;
+  return {
+    attempt,
+    app_id,
+    business_id,
+    pool_id,
+    pool_key,
+    type,
+    labels,
+    resources,
+    priority,
+    queued_at,
+    next_attempt_at,
+    waiting_on,
+    pending_reason,
+    concurrency,
+  };
+}
+
+/** How many bytes of queued records the queue keeps for assignments (past it, a placement reads the record). */
+const RECORD_BYTES_MAX = 64 * 1024 * 1024;
 
 /** A queued job as the index keeps it. */
 export interface QueuedJob extends PendingJob {
@@ -72,6 +107,13 @@ export class QueuedJobs implements JobRevisionListener {
   #laterFrom = Number.POSITIVE_INFINITY;
 
   /**
+   * The bytes of queued records as the watch brought them, so an assignment starts from
+   * them instead of a read; bounded (`RECORD_BYTES_MAX`): past it, a job's record is read.
+   */
+  readonly #records = new Map<string, { revision: number; data: Uint8Array }>();
+  #recordBytes = 0;
+
+  /**
    * `onQueued` is told of each job that joins the queue (a placement round is due).
    * `sharedPools` are the operator pools shared across applications: a job's pool is read through `placementPoolKey`.
    */
@@ -88,6 +130,26 @@ export class QueuedJobs implements JobRevisionListener {
 
   get(jobKey: string): QueuedJob | undefined {
     return this.#byKey.get(jobKey);
+  }
+
+  /** The record's bytes at the queued revision, when kept (a copy: the watch's message buffer is not held). */
+  recordOf(jobKey: string, revision: number): Uint8Array | undefined {
+    const kept = this.#records.get(jobKey);
+    return kept?.revision === revision ? kept.data : undefined;
+  }
+
+  #keepRecord(jobKey: string, revision: number, data: Uint8Array): void {
+    this.#forgetRecord(jobKey);
+    if (data.byteLength === 0 || this.#recordBytes + data.byteLength > RECORD_BYTES_MAX) return;
+    this.#records.set(jobKey, { revision, data: data.slice() });
+    this.#recordBytes += data.byteLength;
+  }
+
+  #forgetRecord(jobKey: string): void {
+    const kept = this.#records.get(jobKey);
+    if (!kept) return;
+    this.#records.delete(jobKey);
+    this.#recordBytes -= kept.data.byteLength;
   }
 
   /** Every queued job placement may take now, in no particular order. */
@@ -128,14 +190,14 @@ export class QueuedJobs implements JobRevisionListener {
     const seen = known ?? this.#later.get(key);
     if (seen && seen.revision >= revision) return;
     // Most revisions are of jobs that left the queue: two byte searches instead of a parse.
-    const face = record && mayBeQueued(data) ? QueuedFace.safeParse(record) : undefined;
-    if (!face?.success || face.data.state !== "queued") {
+    const face = record && mayBeQueued(data) ? queuedFaceOf(record) : null;
+    if (!face) {
       this.remove(key, revision);
       return;
     }
-    const { attempt, business_id, type, labels, resources, priority, queued_at } = face.data;
-    const hold = heldReason(face.data, this.now());
-    const pool_key = placementPoolKey(face.data, this.sharedPools);
+    const { attempt, business_id, type, labels, resources, priority, queued_at } = face;
+    const hold = heldReason(face, this.now());
+    const pool_key = placementPoolKey(face, this.sharedPools);
     // Most jobs share their business, pool, type, labels and resources with many others: one copy each.
     const fit = this.#shared.text(fitOf(type, labels, resources));
     const job: QueuedJob = {
@@ -150,13 +212,14 @@ export class QueuedJobs implements JobRevisionListener {
       priority,
       queued_at_ms: Date.parse(queued_at),
       fit,
-      concurrency: concurrencyGate(face.data),
+      concurrency: concurrencyGate(face),
     };
     if (hold !== null) {
       // Dependencies: a later revision (one succeeded) brings it back. Time: kept aside until it is due.
       this.remove(key, revision);
+      if (hold !== "waiting_for_dependencies") this.#keepRecord(key, revision, data);
       if (hold !== "waiting_for_dependencies") {
-        const dueMs = Date.parse(face.data.next_attempt_at as string);
+        const dueMs = Date.parse(face.next_attempt_at as string);
         this.#later.set(key, { ...job, dueMs });
         this.#laterFrom = Math.min(this.#laterFrom, dueMs);
       }
@@ -165,6 +228,7 @@ export class QueuedJobs implements JobRevisionListener {
     }
     this.#later.delete(key);
     this.add(job, known);
+    this.#keepRecord(key, revision, data);
     this.onQueued();
   }
 
@@ -178,6 +242,8 @@ export class QueuedJobs implements JobRevisionListener {
    * it, or the watch brought a later revision). A newer queued revision stays.
    */
   remove(jobKey: string, revision: number = Number.POSITIVE_INFINITY): void {
+    const kept = this.#records.get(jobKey);
+    if (kept && kept.revision <= revision) this.#forgetRecord(jobKey);
     const waiting = this.#later.get(jobKey);
     if (waiting && waiting.revision <= revision) this.#later.delete(jobKey);
     const known = this.#byKey.get(jobKey);

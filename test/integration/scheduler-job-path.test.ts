@@ -59,6 +59,11 @@ let reads: { jobs: () => number; allocations: () => number; keyQuotas: () => num
 let counted = { jobs: 0, allocations: 0, keyQuotas: 0 };
 const clock = new ManualClock(Date.parse("2026-11-23T12:00:00.000Z"));
 
+/** The result handler as the scheduler serves it, with a queue of its own (empty: no job to take next). */
+function results() {
+  return recordResult(ctx, new QueuedJobs());
+}
+
 beforeAll(async () => {
   nats = await startNats();
   nc = await connect({ servers: nats.url });
@@ -190,7 +195,7 @@ describe("a node's result", () => {
   it("reads the job once: its key comes from the view, its reservation is freed from the view's copy, and a key without a concurrency quota is not read", async () => {
     const { jobId, key } = await placedJob({ running: true });
 
-    const answer = await recordResult(ctx, new QueuedJobs())({
+    const answer = await results()({
       caller,
       body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
     });
@@ -205,7 +210,7 @@ describe("a node's result", () => {
   it("with no copy of the node's record in the view: the key is found from the reservation, and the result is recorded", async () => {
     const { jobId, key } = await placedJob({ running: true, viewLearns: false });
 
-    const answer = await recordResult(ctx, new QueuedJobs())({
+    const answer = await results()({
       caller,
       body: { job_id: jobId, attempt: 1, outcome: "failed", exit_code: 3 },
     });
@@ -227,7 +232,7 @@ describe("a node's result", () => {
     );
     const revision = await raw.jobs.create(otherKey, record);
 
-    const refused = await recordResult(ctx, new QueuedJobs())({
+    const refused = await results()({
       caller,
       body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
     }).catch((error: unknown) => error);
@@ -246,7 +251,7 @@ describe("a node's result", () => {
     const moved = await raw.jobs.update(key, later, (await raw.jobs.get(key))!.revision);
     const metering = await listen(subjects.metering(jobId));
 
-    const refused = await recordResult(ctx, new QueuedJobs())({
+    const refused = await results()({
       caller,
       body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
     }).catch((error: unknown) => error);
@@ -264,7 +269,7 @@ describe("a node's result", () => {
     });
     const order = await listen(subjects.metering(jobId), `$KV.cjs_jobs.${key}`);
 
-    await recordResult(ctx, new QueuedJobs())({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
+    await results()({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
     await order.stop();
 
     expect(readsSoFar().jobs).toBe(1);
@@ -436,7 +441,7 @@ describe("the key's concurrency slot when a job ends", () => {
       max_concurrent: 1,
     });
 
-    await recordResult(ctx, new QueuedJobs())({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
+    await results()({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
 
     expect(readsSoFar().keyQuotas).toBe(1);
     expect((await raw.keyQuotas.get(kvKey(KEY)))?.value.active).toEqual({});

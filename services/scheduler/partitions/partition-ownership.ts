@@ -174,7 +174,7 @@ export class PartitionOwnership {
       do {
         this.#tickAgain = false;
         await this.#renewAndClaim().catch((error: unknown) =>
-          this.logger.debug({ err: error }, "partition ownership could not be renewed; trying again"),
+          this.logger.warn({ err: error }, "partition ownership could not be renewed; trying again"),
         );
         this.#setOwned(this.#trusted(performance.now()) ? heldBy(this.instance, this.#claims) : new Set());
       } while (this.#tickAgain && !this.#stopped);

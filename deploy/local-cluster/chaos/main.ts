@@ -22,6 +22,7 @@ import { agentDeliveries, ledgerDebits, retrieveJobs } from "./collect.js";
 import { createSoakCustomer } from "./customer.js";
 import { ALL_FAULTS, injectFault, QUICK_FAULTS, restartDown, untilAllReady } from "./faults.js";
 import { listJobsSince, terminalCount } from "./job-states.js";
+import { PlacementSpread, samplePlacements, schedulerMetricsUrls } from "./placement-spread.js";
 import { JobStream } from "./job-stream.js";
 import { renderReport } from "./report.js";
 import { Session } from "./session.js";
@@ -136,8 +137,11 @@ const progress = setInterval(() => {
     `${elapsed} s · submitted ${stream.submissions.length} · acknowledged ${stream.acknowledged} · terminal ${terminalSoFar} · ${phase}`,
   );
 }, PROGRESS_MS);
+const spread = new PlacementSpread();
+const schedulerMetrics = schedulerMetricsUrls(state);
 const tracking = (async () => {
   while (phase !== "done") {
+    await samplePlacements(spread, schedulerMetrics);
     try {
       const listed = await listJobsSince(session, since);
       terminalSoFar = terminalCount(
@@ -183,6 +187,7 @@ while (terminalSoFar < acked.length && Date.now() < terminalDeadline) await dela
 phase = "done";
 await tracking;
 clearInterval(progress);
+await samplePlacements(spread, schedulerMetrics);
 
 say(`reading ${acked.length} jobs, the ledger and the agents' logs`);
 const ackedSet = new Set(acked);
@@ -212,7 +217,19 @@ const createdWithoutAck = [...listed].filter(
   ([jobId, job]) => job.metadata.chaos_run === runId && !ackedSet.has(jobId),
 ).length;
 const faults = timings.map((timing) => ({ timing, recovery: recoveryOf(timing, stream.submissions, finals) }));
-process.stdout.write(renderReport({ result, faults, skipped, createdWithoutAck, elapsedMs: Date.now() - startedAtMs }));
+process.stdout.write(
+  renderReport({
+    result,
+    faults,
+    skipped,
+    createdWithoutAck,
+    placements: spread.placed,
+    elapsedMs: Date.now() - startedAtMs,
+  }),
+);
 const faultFailed = timings.some((timing) => timing.error !== null);
 if (faultFailed) say("a killed process did not come back ready: see its log");
-process.exit(passed(result) && !faultFailed ? 0 : 1);
+// Every replica places its partitions' jobs: one that placed nothing means placement did not spread.
+const idle = spread.idle();
+if (idle.length > 0) say(`placed nothing during the soak: ${idle.join(", ")}`);
+process.exit(passed(result) && !faultFailed && idle.length === 0 ? 0 : 1);

@@ -19,6 +19,8 @@ export function renderReport(options: {
   faults: readonly { timing: FaultTiming; recovery: FaultRecovery }[];
   skipped: readonly string[];
   createdWithoutAck: number;
+  /** Jobs each scheduler replica placed during the soak. */
+  placements: ReadonlyMap<string, number>;
   elapsedMs: number;
 }): string {
   const { result, faults, skipped } = options;
@@ -43,6 +45,7 @@ export function renderReport(options: {
           `  created without an answer to the submit: ${options.createdWithoutAck} (the client timed out; not counted above)`,
         ]
       : []),
+    `  placed by      ${[...options.placements].map(([replica, count]) => `${replica} ${count}`).join(", ") || "—"}`,
     "",
     "  fault (kill -9, restart after 3 s)   ready again   first success   recovery",
     ...faults.map(

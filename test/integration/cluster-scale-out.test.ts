@@ -38,8 +38,10 @@ async function startSchedulerProcess(): Promise<{ child: ServiceProcess; opsUrl:
       CJS_OPERATOR_POOLS: POOL,
     },
   });
-  const started = { child, opsUrl: await healthUrlOf(child) };
+  // Known before it is ready, so afterAll kills it even if it never gets there.
+  const started = { child, opsUrl: "" };
   schedulers.push(started);
+  started.opsUrl = await healthUrlOf(child);
   return started;
 }
 

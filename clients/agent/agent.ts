@@ -8,7 +8,7 @@ import { Alarm } from "./alarm.js";
 import { AttemptRun } from "./attempt-run.js";
 import { Backoff, describeError, errorCode, isRetryable, retrying } from "./backoff.js";
 import type { AgentConfig } from "./config.js";
-import type { NodePlane } from "./node-plane.js";
+import type { AgentAssignment, NodePlane } from "./node-plane.js";
 import { RecoveredAttempt } from "./recovered-attempt.js";
 import { attemptKey, parseAttemptKey, StateFile, stateFilePath } from "./state-file.js";
 import type { AttemptContext, TrackedAttempt } from "./tracked-attempt.js";
@@ -115,7 +115,20 @@ export function buildAgent(deps: AgentDeps): Agent {
       workDir: config.CJS_WORK_DIR,
       killGraceMs: config.CJS_KILL_GRACE_MS,
       env: deps.env,
+      // A finished attempt's slot takes the next job with the result's answer while the agent takes new work.
+      nextJob: { wanted: () => phase === "running" && !pollStop.signal.aborted, take: startAttempt },
     };
+  }
+
+  /**
+   * Runs an attempt the service gave this node (by a poll, or with a result's answer), once.
+   * The service started it by handing it over, so it runs even while the agent drains.
+   */
+  function startAttempt(job: AgentAssignment): void {
+    const key = attemptKey(job);
+    if (attempts.has(key) || finished.has(key)) return;
+    logger.info({ job_id: job.job_id, attempt: job.attempt, command: job.command[0] }, "job received");
+    track(new AttemptRun(context(), job));
   }
 
   function track(attempt: TrackedAttempt): void {
@@ -279,12 +292,7 @@ export function buildAgent(deps: AgentDeps): Agent {
         if (failures > 0) logger.info({ failures }, "polls answered again");
         failures = 0;
         backoff.reset();
-        for (const job of jobs) {
-          const key = attemptKey(job);
-          if (signal.aborted || attempts.has(key) || finished.has(key)) continue;
-          logger.info({ job_id: job.job_id, attempt: job.attempt, command: job.command[0] }, "job received");
-          track(new AttemptRun(context(), job));
-        }
+        for (const job of jobs) if (!signal.aborted) startAttempt(job);
         listed = new Set([...jobs, ...(held ?? [])].map(attemptKey));
         // An attempt it runs that the service no longer holds has ended there (cancelled, timed out, reassigned): hear why now.
         if (held && [...attempts.values()].some((attempt) => attempt.commandRunning && !listed.has(attempt.key)))

@@ -3,7 +3,7 @@ import type { Logger } from "../../shared/runtime/index.js";
 import { listArtifacts, uploadArtifacts } from "./artifacts.js";
 import { describeError, errorCode, retrying } from "./backoff.js";
 import type { LogShipper } from "./log-shipper.js";
-import type { NodePlane } from "./node-plane.js";
+import type { AgentAssignment, NodePlane } from "./node-plane.js";
 import type { StateFile } from "./state-file.js";
 import { removeWorkspace, type Workspace } from "./workspace.js";
 
@@ -15,6 +15,11 @@ export interface FinishContext {
   /** Aborted when the agent stops: what is not done stays in the state file and spool for the next start. */
   halt: AbortSignal;
   keepWorkspaces: boolean;
+  /**
+   * Whether the slot a result frees should take the next job in the same exchange (not while
+   * the agent drains or stops), and what to do with that job when the answer brings it.
+   */
+  nextJob?: { wanted: () => boolean; take: (job: AgentAssignment) => void };
 }
 
 export interface FinishOptions {
@@ -81,7 +86,8 @@ async function sendArtifacts(ctx: FinishContext, options: FinishOptions): Promis
 export async function reportResult(ctx: FinishContext, result: JobResultRequest): Promise<void> {
   const what = `result of ${result.job_id}#${result.attempt}`;
   try {
-    const answer = await retrying(() => ctx.plane.result(result, ctx.halt), {
+    const offer = ctx.nextJob?.wanted() === true;
+    const answer = await retrying(() => ctx.plane.result(offer ? { ...result, take_next: true } : result, ctx.halt), {
       what,
       logger: ctx.logger,
       signal: ctx.halt,
@@ -96,6 +102,7 @@ export async function reportResult(ctx: FinishContext, result: JobResultRequest)
       },
       "result reported",
     );
+    if (answer.next) ctx.nextJob?.take(answer.next);
   } catch (error) {
     if (ctx.halt.aborted) throw error;
     const code = errorCode(error);

@@ -301,7 +301,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
           ...rpc,
           subject: subjects.nodeResult(),
           request: JobResultCommand,
-          handle: recordResult(context),
+          handle: recordResult(context, queued),
         }),
       );
       await ownership.start();

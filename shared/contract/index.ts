@@ -247,6 +247,8 @@ export {
   NodeReply,
   PollCommand,
   PollReply,
+  DeliveredAttempt,
+  JobResultReply,
   PushLogsCommand,
   RegisterNodeCommand,
   RegisterNodeReply,

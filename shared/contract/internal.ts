@@ -10,6 +10,7 @@ import {
   DrainNodeRequest,
   HeartbeatRequest,
   JobResultRequest,
+  JobResultResponse,
   ListNodesRequest,
   NodeSummary,
   PollRequest,
@@ -113,11 +114,19 @@ export type NodeReply = z.infer<typeof NodeReply>;
  * differ from the node's in an operator pool. The gateway signs it into the attempt's
  * artifact upload URL and answers `PollResponse` without it.
  */
+/** An attempt as the scheduler hands it to a node, with its job's tenancy for the gateway to sign its upload URL. */
+export const DeliveredAttempt = Assignment.extend({ app_id: z.string(), business_id: z.string() });
+export type DeliveredAttempt = z.infer<typeof DeliveredAttempt>;
+
 export const PollReply = z.object({
-  jobs: z.array(Assignment.extend({ app_id: z.string(), business_id: z.string() })),
+  jobs: z.array(DeliveredAttempt),
   held: z.array(RunningAttempt).optional(),
 });
 export type PollReply = z.infer<typeof PollReply>;
+
+/** The scheduler's answer to `JobResultCommand`: the gateway signs `next`'s upload URL and answers `JobResultResponse`. */
+export const JobResultReply = JobResultResponse.extend({ next: DeliveredAttempt.optional() });
+export type JobResultReply = z.infer<typeof JobResultReply>;
 
 /**
  * One scheduler replica's part of a jobs list: the ids of its own partitions' jobs of the

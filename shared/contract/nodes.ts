@@ -107,6 +107,12 @@ export const JobResultRequest = z.strictObject({
   exit_code: z.number().int().nullable().default(null),
   error: JobError.strict().optional(),
   usage: JobUsage.optional(),
+  /**
+   * The node takes another job in the slot this result frees: the answer may carry it in
+   * `next`, already started, so the node need not poll for it. Leave it out (or false)
+   * while the node drains.
+   */
+  take_next: z.boolean().optional(),
 });
 export type JobResultRequest = z.infer<typeof JobResultRequest>;
 
@@ -116,6 +122,8 @@ export const JobResultResponse = z.object({
   state: JobState,
   /** True when this exact result had already been recorded (a resend). */
   duplicate: z.boolean(),
+  /** With `take_next`: the next attempt for the node, started (as a poll would deliver it); absent when none was ready. */
+  next: Assignment.optional(),
 });
 export type JobResultResponse = z.infer<typeof JobResultResponse>;
 

@@ -15,6 +15,7 @@ import { loadConfig } from "../../services/scheduler/config.js";
 import { JobsWatch } from "../../services/scheduler/partitions/jobs-watch.js";
 import { AllocationWriter } from "../../services/scheduler/placement/reservations.js";
 import { QueueDepthGuard } from "../../services/scheduler/queue/job-queue.js";
+import { QueuedJobs } from "../../services/scheduler/queue/queued-jobs.js";
 import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js";
 import { poll } from "../../services/scheduler/jobs/poll.js";
 import { recordResult } from "../../services/scheduler/jobs/record-result.js";
@@ -57,6 +58,11 @@ let raw: SchedulerStore;
 let reads: { jobs: () => number; allocations: () => number; keyQuotas: () => number };
 let counted = { jobs: 0, allocations: 0, keyQuotas: 0 };
 const clock = new ManualClock(Date.parse("2026-11-23T12:00:00.000Z"));
+
+/** The result handler as the scheduler serves it, with a queue of its own (empty: no job to take next). */
+function results() {
+  return recordResult(ctx, new QueuedJobs());
+}
 
 beforeAll(async () => {
   nats = await startNats();
@@ -189,7 +195,7 @@ describe("a node's result", () => {
   it("reads the job once: its key comes from the view, its reservation is freed from the view's copy, and a key without a concurrency quota is not read", async () => {
     const { jobId, key } = await placedJob({ running: true });
 
-    const answer = await recordResult(ctx)({
+    const answer = await results()({
       caller,
       body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
     });
@@ -204,7 +210,7 @@ describe("a node's result", () => {
   it("with no copy of the node's record in the view: the key is found from the reservation, and the result is recorded", async () => {
     const { jobId, key } = await placedJob({ running: true, viewLearns: false });
 
-    const answer = await recordResult(ctx)({
+    const answer = await results()({
       caller,
       body: { job_id: jobId, attempt: 1, outcome: "failed", exit_code: 3 },
     });
@@ -226,7 +232,7 @@ describe("a node's result", () => {
     );
     const revision = await raw.jobs.create(otherKey, record);
 
-    const refused = await recordResult(ctx)({
+    const refused = await results()({
       caller,
       body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
     }).catch((error: unknown) => error);
@@ -245,7 +251,7 @@ describe("a node's result", () => {
     const moved = await raw.jobs.update(key, later, (await raw.jobs.get(key))!.revision);
     const metering = await listen(subjects.metering(jobId));
 
-    const refused = await recordResult(ctx)({
+    const refused = await results()({
       caller,
       body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
     }).catch((error: unknown) => error);
@@ -263,7 +269,7 @@ describe("a node's result", () => {
     });
     const order = await listen(subjects.metering(jobId), `$KV.cjs_jobs.${key}`);
 
-    await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
+    await results()({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
     await order.stop();
 
     expect(readsSoFar().jobs).toBe(1);
@@ -435,7 +441,7 @@ describe("the key's concurrency slot when a job ends", () => {
       max_concurrent: 1,
     });
 
-    await recordResult(ctx)({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
+    await results()({ caller, body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 } });
 
     expect(readsSoFar().keyQuotas).toBe(1);
     expect((await raw.keyQuotas.get(kvKey(KEY)))?.value.active).toEqual({});

@@ -6,6 +6,7 @@ import type { RpcHandler } from "../http/register-rpc.js";
 import { actorContext, forward, nodeContext } from "./forward.js";
 import { pollNode } from "./poll.js";
 import { registerNode } from "./register-node.js";
+import { reportResult } from "./report-result.js";
 import { rotateNodeKey } from "./rotate-node-key.js";
 
 /** The node-plane operations an agent or a user calls about nodes. */
@@ -31,7 +32,7 @@ export function nodePlaneHandlers(gw: GatewayContext, stopping?: AbortSignal): H
     registerNode: registerNode(gw),
     heartbeat: forward(gw, RPC_ROUTES.heartbeat, subjects.nodeHeartbeat(), nodeContext),
     poll: pollNode(gw, stopping),
-    result: forward(gw, RPC_ROUTES.result, subjects.nodeResult(), nodeContext),
+    result: reportResult(gw),
     pushLogs: forward(gw, RPC_ROUTES.pushLogs, subjects.logsPush(), nodeContext),
     drainNode: forward(gw, RPC_ROUTES.drainNode, subjects.nodeDrain(), actorContext),
     listNodes: forward(gw, RPC_ROUTES.listNodes, subjects.nodeList()),

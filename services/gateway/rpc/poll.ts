@@ -1,4 +1,11 @@
-import { PollReply, type PollResponse, type RPC_ROUTES, type RunningAttempt } from "../../../shared/contract/index.js";
+import {
+  type Assignment,
+  type DeliveredAttempt,
+  PollReply,
+  type PollResponse,
+  type RPC_ROUTES,
+  type RunningAttempt,
+} from "../../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../../shared/nats/index.js";
 import { signArtifactUrl } from "../artifacts/artifact-urls.js";
 import type { GatewayContext } from "../gateway-context.js";
@@ -6,24 +13,31 @@ import type { RpcHandler } from "../http/register-rpc.js";
 import { nodeContext } from "./forward.js";
 
 /**
- * Each attempt with the URL its artifacts go to: signed for every name of the job, in the
+ * An attempt with the URL its artifacts go to: signed for every name of the job, in the
  * job's tenancy (not the node's: an operator pool serves many), until the job's timeout
  * plus the URL lifetime from now.
  */
+export function withUploadUrl(
+  gw: GatewayContext,
+  origin: string,
+  { app_id, business_id, ...assignment }: DeliveredAttempt,
+): Assignment {
+  return {
+    ...assignment,
+    artifact_upload_url: signArtifactUrl(gw.urls, origin, {
+      kind: "upload",
+      job_id: assignment.job_id,
+      artifact_id: null,
+      grant: { app_id, business_id, attempt: assignment.attempt, content_type: null },
+      expiresAtMs: gw.clock.now() + (assignment.timeout_seconds + gw.config.CJS_ARTIFACT_URL_TTL_SECONDS) * 1000,
+    }),
+  };
+}
+
 function withUploadUrls(gw: GatewayContext, origin: string, reply: PollReply): PollResponse {
-  const now = gw.clock.now();
   return {
     ...(reply.held ? { held: reply.held } : {}),
-    jobs: reply.jobs.map(({ app_id, business_id, ...assignment }) => ({
-      ...assignment,
-      artifact_upload_url: signArtifactUrl(gw.urls, origin, {
-        kind: "upload",
-        job_id: assignment.job_id,
-        artifact_id: null,
-        grant: { app_id, business_id, attempt: assignment.attempt, content_type: null },
-        expiresAtMs: now + (assignment.timeout_seconds + gw.config.CJS_ARTIFACT_URL_TTL_SECONDS) * 1000,
-      }),
-    })),
+    jobs: reply.jobs.map((attempt) => withUploadUrl(gw, origin, attempt)),
   };
 }
 

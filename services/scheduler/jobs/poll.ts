@@ -1,12 +1,10 @@
 import type { z } from "zod";
-import type { PollCommand, PollReply, RunningAttempt } from "../../../shared/contract/index.js";
+import type { DeliveredAttempt, PollCommand, PollReply, RunningAttempt } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import type { AllocatedAttempt } from "../../../shared/records/index.js";
+import type { AllocatedAttempt, JobRecord } from "../../../shared/records/index.js";
 import { type SchedulerContext } from "../scheduler-context.js";
 import { changeJob } from "./change-job.js";
 import { start } from "./transitions.js";
-
-type Delivered = PollReply["jobs"][number];
 
 /**
  * The node's current attempts. Delivering an assigned attempt is what starts it (`running`);
@@ -51,7 +49,7 @@ async function deliver(
   nodeId: string,
   jobId: string,
   reserved: AllocatedAttempt,
-): Promise<Delivered | null> {
+): Promise<DeliveredAttempt | null> {
   const stored = await ctx.store.jobs.get(reserved.job_key);
   if (!stored || stored.value.node_id !== nodeId || stored.value.attempt !== reserved.attempt) return null;
   let job = stored.value;
@@ -71,10 +69,15 @@ async function deliver(
     }
   }
   if (job.state !== "running") return null;
-  const { app_id, business_id, name, type, command, env, resources, timeout_seconds, labels, metadata, attempt } = job;
+  return deliveredAttempt(job);
+}
+
+/** A running attempt as a node is given it (by a poll, or with the answer to its last result). */
+export function deliveredAttempt(job: JobRecord): DeliveredAttempt {
+  const { job_id, app_id, business_id, name, type, command, env, resources, timeout_seconds, labels, metadata } = job;
   return {
-    job_id: jobId,
-    attempt,
+    job_id,
+    attempt: job.attempt,
     name,
     type,
     command,

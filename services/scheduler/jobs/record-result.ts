@@ -1,9 +1,11 @@
 import type { z } from "zod";
-import type { JobEvent, JobResultCommand, JobResultResponse } from "../../../shared/contract/index.js";
+import type { JobEvent, JobResultCommand, JobResultReply } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { jobIdKeyFilter, type JobRecord } from "../../../shared/records/index.js";
 import { endAttempt } from "./attempt-metering.js";
 import { release } from "../placement/reservations.js";
+import { releaseAndTakeNext } from "../placement/take-next.js";
+import type { QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { finish, staleAttempt } from "./transitions.js";
 
@@ -53,10 +55,11 @@ function isEndOf(event: JobEvent, nodeId: string, body: z.infer<typeof JobResult
 /**
  * A node's terminal result. Fenced by attempt and node: a result for an older attempt, or
  * from a node that no longer holds the job, is refused and changes nothing. The same
- * result sent again is answered as a duplicate.
+ * result sent again is answered as a duplicate. With `take_next`, the slot it frees is
+ * given at once to the next job of this replica's queue for the node, started, in `next`.
  */
-export function recordResult(ctx: SchedulerContext) {
-  return async ({ caller, body }: z.infer<typeof JobResultCommand>): Promise<JobResultResponse> => {
+export function recordResult(ctx: SchedulerContext, queued: QueuedJobs) {
+  return async ({ caller, body }: z.infer<typeof JobResultCommand>): Promise<JobResultReply> => {
     const key = await findJobKey(ctx, caller.node_id, body.job_id);
     const stored = key ? await ctx.store.jobs.get(key) : null;
     if (!key || !stored || !isKnownTo(stored.value, caller))
@@ -72,9 +75,17 @@ export function recordResult(ctx: SchedulerContext) {
         (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()),
         stored,
       );
-      await release(ctx, caller.node_id, body.job_id, body.attempt);
+      const freed = { jobId: body.job_id, attempt: body.attempt };
+      const next = body.take_next ? await releaseAndTakeNext(ctx, queued, caller.node_id, freed) : null;
+      if (!body.take_next) await release(ctx, caller.node_id, body.job_id, body.attempt);
       ctx.requestPlacement();
-      return { job_id: body.job_id, attempt: body.attempt, state: after.state, duplicate: false };
+      return {
+        job_id: body.job_id,
+        attempt: body.attempt,
+        state: after.state,
+        duplicate: false,
+        ...(next ? { next } : {}),
+      };
     } catch (error) {
       // A resend that raced its own first copy.
       const latest = (await ctx.store.jobs.get(key))?.value;

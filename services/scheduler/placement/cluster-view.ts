@@ -74,24 +74,39 @@ export class ClusterView {
 
   /** Nodes as placement sees them at `nowMs`, with what they have reserved and their key's caps applied. */
   nodeViews(nowMs: number): NodeView[] {
-    return [...this.nodes.values()].map(({ value: node }) => {
-      const allocation = this.allocations.get(node.node_id)?.value ?? null;
-      const caps = nodeCaps(node);
-      return {
-        node_id: node.node_id,
-        pool_key: placementPoolKey(node, this.sharedPools),
-        labels: node.labels,
-        job_types: caps.jobTypes,
-        capacity: { ...node.capacity, slots: caps.slots },
-        used: allocationUse(allocation),
-        draining: node.draining,
-        online: node.offline_at === null,
-        per_hour:
-          caps.perHour === null
-            ? undefined
-            : { limit: caps.perHour, used: windowCount(allocation?.assigned_last_hour ?? [], nowMs) },
-      };
-    });
+    return [...this.nodes.values()].map(({ value: node }) => this.#viewOf(node, nowMs));
+  }
+
+  /**
+   * One node as placement sees it at `nowMs`, as if the attempt `freeing` (its result just
+   * recorded) no longer held room: the slot a node's result frees, before the release is written.
+   */
+  nodeView(nodeId: string, nowMs: number, freeing?: { jobId: string; attempt: number }): NodeView | undefined {
+    const node = this.nodes.get(nodeId)?.value;
+    return node && this.#viewOf(node, nowMs, freeing);
+  }
+
+  #viewOf(node: NodeRecord, nowMs: number, freeing?: { jobId: string; attempt: number }): NodeView {
+    let allocation = this.allocations.get(node.node_id)?.value ?? null;
+    if (allocation && freeing && allocation.attempts[freeing.jobId]?.attempt === freeing.attempt) {
+      const { [freeing.jobId]: _freed, ...rest } = allocation.attempts;
+      allocation = { ...allocation, attempts: rest };
+    }
+    const caps = nodeCaps(node);
+    return {
+      node_id: node.node_id,
+      pool_key: placementPoolKey(node, this.sharedPools),
+      labels: node.labels,
+      job_types: caps.jobTypes,
+      capacity: { ...node.capacity, slots: caps.slots },
+      used: allocationUse(allocation),
+      draining: node.draining,
+      online: node.offline_at === null,
+      per_hour:
+        caps.perHour === null
+          ? undefined
+          : { limit: caps.perHour, used: windowCount(allocation?.assigned_last_hour ?? [], nowMs) },
+    };
   }
 
   /** Watch first (updates only), then read everything: an update during the read is applied by revision, never lost. */

@@ -1,14 +1,14 @@
 import { AppError } from "../../../shared/errors/index.js";
 import { decodeJson, encodeJson, subjects, type Versioned } from "../../../shared/nats/index.js";
 import { forEachBounded } from "../../../shared/runtime/index.js";
-import type { QueuedJobs } from "../queue/queued-jobs.js";
-import { JobRecord, jobIdOfKey, roomAt } from "../../../shared/records/index.js";
+import type { QueuedJob, QueuedJobs } from "../queue/queued-jobs.js";
+import { type AllocatedAttempt, JobRecord, jobIdOfKey, roomAt } from "../../../shared/records/index.js";
 import { type NodeView, planPlacements } from "./plan.js";
 import { release, reserve } from "./reservations.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { changeJob } from "../jobs/change-job.js";
 import { assignLatencySeconds, placements } from "../scheduler-metrics.js";
-import { assign } from "../jobs/transitions.js";
+import { assign, start } from "../jobs/transitions.js";
 
 /** Writes of one round in flight at once: enough to hide round trips, few enough not to flood NATS. */
 const PLACEMENT_LANES = 32;
@@ -71,6 +71,16 @@ function queuedRecord(queued: QueuedJobs, jobKey: string, revision: number): Ver
   return parsed.success ? { value: parsed.data, revision } : undefined;
 }
 
+/** The reservation a placement of `held` on a node makes: its next attempt, with what the queued revision says (never changes). */
+export function attemptFor(held: QueuedJob, nowMs: number): AllocatedAttempt {
+  return {
+    job_key: held.job_key,
+    attempt: held.attempt + 1,
+    resources: held.resources,
+    assigned_at: new Date(nowMs).toISOString(),
+  };
+}
+
 /**
  * Reserves with what the queued revision says (type and resources never change), then
  * assigns by compare-and-set, which checks the job is still queued at that attempt.
@@ -84,17 +94,9 @@ async function applyPlacement(
   const held = queued.get(jobKey);
   const node = ctx.view.nodes.get(nodeId)?.value;
   if (!held || !node) return false;
-  const attempt = held.attempt + 1;
   const jobId = jobIdOfKey(jobKey);
   const now = ctx.clock.now();
-  const reserved = await reserve(
-    ctx,
-    node,
-    jobId,
-    { job_key: jobKey, attempt, resources: held.resources, assigned_at: new Date(now).toISOString() },
-    held.type,
-    now,
-  ).catch((error: unknown) => {
+  const reserved = await reserve(ctx, node, jobId, attemptFor(held, now), held.type, now).catch((error: unknown) => {
     // A node record too busy to change: planned again at the next tick, like a lost race.
     if (error instanceof AppError) return false;
     throw error;
@@ -106,6 +108,31 @@ async function applyPlacement(
     );
     return false;
   }
+  const after = await assignReserved(ctx, queued, held, nodeId, "assign");
+  if (!after) return false;
+  ctx.nc.publish(
+    subjects.nodeAssigned(nodeId),
+    encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }),
+  );
+  return true;
+}
+
+/**
+ * Assigns a queued job whose attempt the node has reserved, by compare-and-set on the
+ * queued record (kept by the queue, else read): `assign` leaves it `assigned` for the node's
+ * poll to start; `start` also starts it, for a node that takes it in the same exchange (its
+ * timeline shows both events at once). The job leaves the queue and its business's turn is
+ * served. On a refusal the reservation is released and null answered.
+ */
+export async function assignReserved(
+  ctx: SchedulerContext,
+  queued: QueuedJobs,
+  held: QueuedJob,
+  nodeId: string,
+  how: "assign" | "start",
+): Promise<JobRecord | null> {
+  const jobKey = held.job_key;
+  const attempt = held.attempt + 1;
   try {
     const { after, revision } = await changeJob(
       ctx,
@@ -114,32 +141,30 @@ async function applyPlacement(
         // Cancelled, or placed by another replica meanwhile: nothing left to do.
         if (job.state !== "queued" || job.attempt !== held.attempt)
           throw new AppError("state.conflict", "The job moved on.");
-        return assign(job, nodeId, ctx.clock.now());
+        const now = ctx.clock.now();
+        const assigned = assign(job, nodeId, now);
+        return how === "start" ? start(assigned, attempt, nodeId, now) : assigned;
       },
       queuedRecord(queued, jobKey, held.revision),
     );
-    // Counted against its key, then out of the queue, before the watch brings the assigned revision: no round plans it again or over-places its key.
+    // Counted against its key, then out of the queue, before the watch brings the revision: no round plans it again or over-places its key.
     if (held.concurrency) ctx.concurrency.noteAssigned(jobKey, revision, after);
     queued.markServed(held);
     queued.remove(jobKey, held.revision);
     placements.inc();
     assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(after.queued_at)) / 1000);
-    ctx.nc.publish(
-      subjects.nodeAssigned(nodeId),
-      encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }),
-    );
-    return true;
+    return after;
   } catch (error) {
-    await release(ctx, nodeId, jobId, attempt, { unassigned: true });
+    await release(ctx, nodeId, jobIdOfKey(jobKey), attempt, { unassigned: true });
     if (!(error instanceof AppError)) throw error;
     // A job that moved on or is gone leaves the queue (a newer queued revision comes back by the watch); one too busy to change now stays for the next round.
     const leaves = error.code === "state.conflict" || error.code === "resource.not_found";
     if (leaves) queued.remove(jobKey, held.revision);
     // Debug: the trail of a job that waits while others are placed (was it planned, and why did its assignment fail?).
     ctx.logger.debug(
-      { job_id: jobId, node_id: nodeId, revision: held.revision, code: error.code, leaves_queue: leaves },
+      { job_id: jobIdOfKey(jobKey), node_id: nodeId, revision: held.revision, code: error.code, leaves_queue: leaves },
       "placement: the job's assignment failed",
     );
-    return false;
+    return null;
   }
 }

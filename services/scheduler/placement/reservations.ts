@@ -136,15 +136,26 @@ export function reserve(
   jobType: string,
   nowMs: number,
 ): Promise<boolean> {
+  return allocations.change(node.node_id, reservation(node, jobId, attempt, jobType, nowMs));
+}
+
+/** `reserve`'s change of the record: undefined when the node has no room or the entry is taken. */
+function reservation(
+  node: NodeRecord,
+  jobId: string,
+  attempt: AllocatedAttempt,
+  jobType: string,
+  nowMs: number,
+): AllocationChange {
   const countsHour = nodeCaps(node).perHour !== null;
-  return allocations.change(node.node_id, (current) => {
+  return (current) => {
     const allocation: AllocationRecord = current ?? { node_id: node.node_id, attempts: {} };
     if ((allocation.attempts[jobId]?.attempt ?? -1) >= attempt.attempt) return undefined;
     if (!fits(node, allocation, attempt, jobType, nowMs)) return undefined;
     const next: AllocationRecord = { ...allocation, attempts: { ...allocation.attempts, [jobId]: attempt } };
     if (countsHour) next.assigned_last_hour = addToWindow(allocation.assigned_last_hour ?? [], nowMs);
     return next;
-  });
+  };
 }
 
 /**
@@ -160,19 +171,53 @@ export async function release(
   attempt: number,
   { unassigned = false } = {},
 ): Promise<void> {
-  await allocations.change(
-    nodeId,
-    (allocation) => {
-      const reserved = allocation?.attempts[jobId];
-      if (!allocation || reserved?.attempt !== attempt) return undefined;
-      const { [jobId]: _freed, ...rest } = allocation.attempts;
-      const next: AllocationRecord = { ...allocation, attempts: rest };
-      if (unassigned && allocation.assigned_last_hour)
-        next.assigned_last_hour = removeFromWindow(allocation.assigned_last_hour, Date.parse(reserved.assigned_at));
-      return next;
+  await allocations.change(nodeId, releasing(jobId, attempt, unassigned), (copy) => holds(copy, jobId, attempt));
+}
+
+/** `release`'s change of the record: undefined when the attempt holds nothing there. */
+function releasing(jobId: string, attempt: number, unassigned: boolean): AllocationChange {
+  return (allocation) => {
+    const reserved = allocation?.attempts[jobId];
+    if (!allocation || reserved?.attempt !== attempt) return undefined;
+    const { [jobId]: _freed, ...rest } = allocation.attempts;
+    const next: AllocationRecord = { ...allocation, attempts: rest };
+    if (unassigned && allocation.assigned_last_hour)
+      next.assigned_last_hour = removeFromWindow(allocation.assigned_last_hour, Date.parse(reserved.assigned_at));
+    return next;
+  };
+}
+
+/** Whether a copy of the record holds the attempt (a copy without it may only lag behind another replica's reserve). */
+function holds(copy: AllocationRecord, jobId: string, attempt: number): boolean {
+  return copy.attempts[jobId]?.attempt === attempt;
+}
+
+/**
+ * Frees one attempt and reserves another in the same write: a node's result and the next
+ * job for the slot it frees (`take-next.ts`). The release always applies; true when the
+ * reservation did too (the node had room after the release).
+ */
+export async function swapReservation(
+  { allocations }: { allocations: AllocationWriter },
+  node: NodeRecord,
+  freed: { jobId: string; attempt: number },
+  next: { jobId: string; attempt: AllocatedAttempt; jobType: string },
+  nowMs: number,
+): Promise<boolean> {
+  const release = releasing(freed.jobId, freed.attempt, false);
+  const reserveNext = reservation(node, next.jobId, next.attempt, next.jobType, nowMs);
+  let reserved = false;
+  const written = await allocations.change(
+    node.node_id,
+    (current) => {
+      const released = release(current) ?? current;
+      const taken = reserveNext(released);
+      reserved = taken !== undefined;
+      return taken ?? (released === current ? undefined : (released ?? undefined));
     },
-    (copy) => copy.attempts[jobId]?.attempt === attempt,
+    (copy) => holds(copy, freed.jobId, freed.attempt),
   );
+  return written && reserved;
 }
 
 /**

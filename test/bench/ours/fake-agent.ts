@@ -46,7 +46,8 @@ function describe(error: unknown): string {
 /**
  * A node that runs nothing, polling the way the agent does (clients/agent/agent.ts):
  * while a slot is free, a 25 s long poll that names the attempts it holds, so the gateway
- * answers when another is assigned; with every slot busy, none. Each delivered attempt
+ * answers when another is assigned; with every slot busy, none; each result offers its
+ * slot for the next job, which may come with the answer. Each delivered attempt
  * "starts" when its poll returns and succeeds at once: its result is sent right away,
  * while the next poll goes out. Heartbeats at the interval the service asks for.
  */
@@ -100,8 +101,24 @@ export function startFakeAgent(options: FakeAgentOptions): FakeAgent {
     return undefined;
   }
 
+  /** Takes an attempt the service gave the node (by a poll, or with the answer to a result), once. */
+  function take(job: AgentAssignment, atMs: number): void {
+    const key = keyOf(job);
+    if (running.has(key) || finished.has(key)) return;
+    running.set(key, job);
+    onStarted(job.job_id, atMs);
+    void run(job);
+  }
+
   async function run(job: AgentAssignment): Promise<void> {
-    const body: RpcRequest<"result"> = { job_id: job.job_id, attempt: job.attempt, outcome: "succeeded", exit_code: 0 };
+    // As the agent does: the slot this result frees is offered for the next job, which may come with the answer.
+    const body: RpcRequest<"result"> = {
+      job_id: job.job_id,
+      attempt: job.attempt,
+      outcome: "succeeded",
+      exit_code: 0,
+      take_next: !stopping.signal.aborted,
+    };
     const answer = await persist(`result of ${job.job_id}#${job.attempt}`, () => plane.result(body, stopping.signal));
     if (answer) {
       if (answer.state === "succeeded") onFinished(job.job_id, monotonicMs());
@@ -110,6 +127,7 @@ export function startFakeAgent(options: FakeAgentOptions): FakeAgent {
     running.delete(keyOf(job));
     finished.add(keyOf(job));
     if (finished.size > FINISHED_KEPT) finished.delete(finished.values().next().value!);
+    if (answer?.next) take(answer.next, monotonicMs());
     slotFreed?.();
   }
 
@@ -131,13 +149,7 @@ export function startFakeAgent(options: FakeAgentOptions): FakeAgent {
         continue;
       }
       const at = monotonicMs();
-      for (const job of polled.jobs) {
-        const key = keyOf(job);
-        if (running.has(key) || finished.has(key)) continue;
-        running.set(key, job);
-        onStarted(job.job_id, at);
-        void run(job);
-      }
+      for (const job of polled.jobs) take(job, at);
       listed = new Set([...polled.jobs, ...(polled.held ?? [])].map(keyOf));
     }
   }

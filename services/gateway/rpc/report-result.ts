@@ -1,0 +1,24 @@
+import { JobResultReply, type RPC_ROUTES } from "../../../shared/contract/index.js";
+import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import type { GatewayContext } from "../gateway-context.js";
+import type { RpcHandler } from "../http/register-rpc.js";
+import { nodeContext } from "./forward.js";
+import { withUploadUrl } from "./poll.js";
+
+/**
+ * `POST /api/compute/nodes/result`: the scheduler records the result; with `take_next`, its
+ * answer may carry the next attempt for the slot it freed, which goes to the node with its
+ * upload URL signed, as a poll would give it.
+ */
+export function reportResult(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.result> {
+  return async (body, { caller, origin, trace }) => {
+    const { next, ...recorded } = await requestRpc(
+      gw.nc,
+      subjects.nodeResult(),
+      { caller: nodeContext(caller), body },
+      JobResultReply,
+      { trace },
+    );
+    return next ? { ...recorded, next: withUploadUrl(gw, origin, next) } : recorded;
+  };
+}

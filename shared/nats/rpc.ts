@@ -2,7 +2,7 @@ import { headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { AppError, type ErrorData, errorSpec, isAppError, isErrorCode } from "../errors/index.js";
-import { natsRequestSeconds, zodIssues } from "../runtime/index.js";
+import { natsRequestSeconds, rpcServedSeconds, zodIssues } from "../runtime/index.js";
 import {
   acceptedRequestId,
   acceptedTraceparent,
@@ -98,6 +98,7 @@ export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: Ser
   });
 
   async function answer(msg: Msg): Promise<void> {
+    const stopTimer = rpcServedSeconds.startTimer({ subject });
     const received = receivedTrace(msg.headers);
     const span = tracingOn()
       ? startSpan(subject, SPAN_KIND.server, received, natsSpanAttributes(subject, received?.requestId))
@@ -118,8 +119,10 @@ export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: Ser
       else if (!isAppError(error)) served.log.warn({ err: error, subject }, "rpc handler could not reach NATS");
       reply = { ok: false, error: failure.toData() };
     }
-    span?.end(reply.ok ? undefined : spanFailure(reply.error));
+    const failure = reply.ok ? undefined : spanFailure(reply.error);
+    span?.end(failure);
     if (msg.reply) msg.respond(encodeJson(reply));
+    stopTimer({ outcome: failure === undefined ? "ok" : failure.failed ? "failed" : "refused" });
   }
 }
 

@@ -11,7 +11,12 @@ export {
 } from "./config.js";
 export { createLogger, scrubCredentialParameters } from "./logger.js";
 export type { Logger } from "./logger.js";
-export { collectProcessMetrics, metricsRegistry, natsRequestSeconds } from "./metrics.js";
+export {
+  collectProcessMetrics,
+  metricsRegistry,
+  natsRequestSeconds,
+  rpcServedSeconds,
+} from "./metrics.js";
 export { natsConnected, readiness } from "./health.js";
 export type { ReadinessCheck, ReadinessReport } from "./health.js";
 export { closeOpsServer, serverUrl, startOpsServer } from "./ops-server.js";

@@ -23,6 +23,14 @@ export function collectProcessMetrics(): void {
   for (const name of SUMMED_GAUGES) metricsRegistry.removeSingleMetric(name);
 }
 
+export const rpcServedSeconds = new Histogram({
+  name: "cjs_rpc_served_duration_seconds",
+  help: "Time this process took to answer each NATS request it served (the replica a queue group picked), by subject and outcome (ok, refused: the caller's fault, failed: the service's).",
+  labelNames: ["subject", "outcome"] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 30],
+  registers: [metricsRegistry],
+});
+
 export const natsRequestSeconds = new Histogram({
   name: "cjs_nats_request_duration_seconds",
   help: "Latency of NATS request/reply calls made by this process, by subject and outcome.",

@@ -1,11 +1,10 @@
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { startBullSide, WORKER_CONCURRENCY, type BullSide, type BullWorker } from "./bullmq/bull-side.js";
-import { monotonicMs } from "./clock.js";
 import { comparisonTable, figureData, formatNumber, formatSpread, type Figure } from "./compare.js";
-import { JobTracker } from "./job-tracker.js";
-import { countErrors, formatErrors, runClosedLoop } from "./load.js";
-import { JOB, NODES, SLOTS, SUBMITTERS, ourJob, sideNotes } from "./workload.js";
-import { type CpuProfile, profileTables, summariseProfile, type TimeWindow } from "./cpu-profile.js";
+import { type BurstRun, BurstTracking, measuredBurst } from "./measured-burst.js";
+import { JOB, NODES, SLOTS, ourJob, sideNotes } from "./workload.js";
+import type { TimeWindow } from "./cpu-profile.js";
+import { profileSummaries } from "./ours/profiles.js";
 import { type Census, censusTables } from "./message-census.js";
 import { countBurst } from "./ours/census-burst.js";
 import {
@@ -16,20 +15,9 @@ import {
   type OurSystem,
 } from "./ours/system.js";
 import { cpuSince, cpuSnapshot, type ProcessRef } from "./proc-stats.js";
-import type { ResultTable, Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
-import { percentile } from "./stats.js";
+import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
 
 type Side = NodeTransport | "bullmq";
-
-/** What one burst measured. */
-interface BurstRun {
-  jobsPerSecond: number;
-  submitsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** CPU ms per 1000 jobs, by process. */
-  cpuPer1000: Map<string, number>;
-}
 
 const LOAD_GENERATOR = "load generator";
 /** How long every process is watched while nothing is asked of either side. */
@@ -56,9 +44,8 @@ export const burst: Scenario = {
   async run(context: ScenarioContext): Promise<ScenarioOutcome> {
     const { config, cleanup, progress, signal } = context;
     const failures: string[] = [];
-    let tracker = new JobTracker();
-    const onStarted = (id: string, at: number) => tracker.started(id, at);
-    const onFinished = (id: string, at: number) => tracker.completed(id, at);
+    const tracking = new BurstTracking();
+    const { onStarted, onFinished } = tracking;
 
     progress.step("burst  starting our system");
     if (config.cpuProfileDir !== undefined) await mkdir(config.cpuProfileDir, { recursive: true });
@@ -118,47 +105,21 @@ export const burst: Scenario = {
         jobs: number,
         label: string,
       ): Promise<BurstRun | undefined> => {
-        progress.step(`burst  ${label}: ${description}, ${jobs} jobs`);
-        tracker = new JobTracker();
-        const current = tracker;
-        const ticker = setInterval(
-          () => progress.update(`${current.sentAt.size}/${jobs} submitted, ${current.completedCount} completed`),
-          250,
-        );
-        const before = cpuSnapshot(measured);
-        const started = monotonicMs();
-        try {
-          const submitted = await runClosedLoop({ concurrency: SUBMITTERS, requests: jobs, signal }, async (index) => {
-            const sentAt = monotonicMs();
-            current.submitted(await submitOne(index), sentAt);
-          });
-          const submitsDone = monotonicMs();
-          if (countErrors(submitted.errors) > 0) {
-            failures.push(
-              `${label}, ${description}: submits failed: ${formatErrors(submitted.errors)} (${submitted.errorSamples.join("; ")})`,
-            );
-            return undefined;
-          }
-          const timeoutMs = Math.max(60_000, jobs * 100);
-          if (!(await current.waitForCompleted(jobs, timeoutMs, signal))) {
-            failures.push(
-              `${label}, ${description}: ${current.completedCount} of ${jobs} jobs completed within ${timeoutMs / 1000} s`,
-            );
-            return undefined;
-          }
-          windows.push({ description, label, startMs: started, endMs: current.lastCompletedAtMs });
-          const cpu = cpuSince(before, measured);
-          const latencies = current.submitToStartMs().sort((a, b) => a - b);
-          return {
-            jobsPerSecond: (jobs * 1000) / (current.lastCompletedAtMs - started),
-            submitsPerSecond: (jobs * 1000) / (submitsDone - started),
-            p50Ms: percentile(latencies, 50),
-            p99Ms: percentile(latencies, 99),
-            cpuPer1000: new Map([...cpu].map(([name, ms]) => [name, (ms * 1000) / jobs])),
-          };
-        } finally {
-          clearInterval(ticker);
+        const run = await measuredBurst({
+          tracking,
+          submitOne,
+          measured,
+          jobs,
+          label: `burst  ${label}: ${description}`,
+          progress,
+          signal,
+        });
+        if ("failure" in run) {
+          failures.push(run.failure);
+          return undefined;
         }
+        windows.push({ description, label, startMs: run.startMs, endMs: run.endMs });
+        return run;
       };
       const burstOn = (side: Side, jobs: number, label: string) =>
         burstWith(describeSide(side), submit[side], processes[side], jobs, label);
@@ -224,7 +185,7 @@ export const burst: Scenario = {
             dumpFile: config.censusDump === undefined ? undefined : `${config.censusDump}-${pool}.ndjson`,
             burst: async () => {
               const run = await burstWith(description, submitOne, processes.nats, jobs, "census");
-              return run ? { ids: [...tracker.sentAt.keys()], cpuPer1000: run.cpuPer1000 } : undefined;
+              return run ? { ids: [...tracking.current.sentAt.keys()], cpuPer1000: run.cpuPer1000 } : undefined;
             },
           });
           if (!counted) return;
@@ -281,6 +242,7 @@ export const burst: Scenario = {
         : await profileSummaries(
             ours,
             windows.filter((window) => window.description === describeSide("nats") && window.label.startsWith("round")),
+            "measured burst(s) with NATS-direct nodes",
           );
 
     const figures = (side: NodeTransport): Figure[] => [
@@ -408,34 +370,6 @@ export const burst: Scenario = {
     };
   },
 };
-
-/** The profile of each profiled service over the measured NATS-direct bursts. */
-async function profileSummaries(ours: OurSystem, windows: BurstWindow[]): Promise<ResultTable[]> {
-  const tables: ResultTable[] = [];
-  const seconds = windows.reduce((sum, window) => sum + (window.endMs - window.startMs), 0) / 1000;
-  const describe = `the ${windows.length} measured burst(s) with NATS-direct nodes (${seconds.toFixed(1)} s, first submit to last completion), profiled by node --cpu-prof: profiling slows the process, so this run's other figures do not compare with unprofiled runs`;
-  for (const [service, dir] of ours.cpuProfiles) {
-    let profile: CpuProfile;
-    let file = dir;
-    try {
-      // Node names each profile CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; the main thread's id is 0.
-      const main = (await readdir(dir)).find((name) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name));
-      if (!main) throw new Error("no profile of the main thread");
-      file = `${dir}/${main}`;
-      profile = JSON.parse(await readFile(file, "utf8")) as CpuProfile;
-    } catch (error) {
-      tables.push({
-        title: `(profile) ${service}: no profile`,
-        columns: [],
-        rows: [],
-        notes: [`${file}: ${error instanceof Error ? error.message : String(error)}`],
-      });
-      continue;
-    }
-    tables.push(...profileTables(service, summariseProfile(profile, windows), `${describe}; ${file}`));
-  }
-  return tables;
-}
 
 function describeSide(side: Side): string {
   return side === "nats" ? "ours, NATS-direct nodes" : side === "http" ? "ours, HTTP nodes" : "BullMQ";

@@ -13,6 +13,7 @@ export const SCENARIOS = [
   "rate-limiter",
   "noisy-neighbour",
   "billing-backlog",
+  "scale",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -21,6 +22,7 @@ const SIZES = {
   quick: {
     rounds: 3,
     burstJobs: 500,
+    scaleJobs: 1_000,
     warmupJobs: 100,
     windowMs: 2_000,
     warmupMs: 500,
@@ -33,6 +35,7 @@ const SIZES = {
   full: {
     rounds: 5,
     burstJobs: 2_000,
+    scaleJobs: 3_000,
     warmupJobs: 300,
     windowMs: 5_000,
     warmupMs: 1_000,
@@ -73,6 +76,8 @@ export interface BenchConfig {
   jsonFile: string | undefined;
   rounds: number;
   burstJobs: number;
+  /** Jobs of each measured burst of the scale scenario (bigger: its CPU readings split over replicas). */
+  scaleJobs: number;
   /** Jobs of the unmeasured burst each side runs first. */
   warmupJobs: number;
   /** Closed-loop measuring windows (submit rates, list and retrieve, log pushes). */
@@ -91,7 +96,7 @@ export interface BenchConfig {
   serviceLogLevel: string;
   /** `--count`: the burst scenario ends with unmeasured bursts under a message census (docs/benchmarks.md). */
   count: boolean;
-  /** `--cpu-prof DIR`: the burst scenario runs the scheduler and the gateway under `node --cpu-prof`, writing here. */
+  /** `--cpu-prof DIR`: the burst scenario runs the scheduler and the gateway under `node --cpu-prof`, the scale scenario each deployment's first scheduler replica, writing here. */
   cpuProfileDir: string | undefined;
   /** `BENCH_CENSUS_DUMP`: each census's messages go to `<prefix>-<pool>.ndjson`. */
   censusDump: string | undefined;
@@ -106,9 +111,10 @@ export const USAGE = `usage: npx tsx test/bench/main.ts [--quick | --full] [--on
   --count        burst: after the measured rounds, count every message through nats-server
                  per job in unmeasured bursts (a self-hosted and an operator pool)
   --cpu-prof DIR burst: profile the scheduler and the gateway (node --cpu-prof, into DIR)
-                 and summarise their busy time during the NATS-direct bursts
+                 and summarise their busy time during the NATS-direct bursts;
+                 scale: the same for the first scheduler replica of each deployment
 
-  env BENCH_JOBS               jobs of each measured burst (quick ${SIZES.quick.burstJobs}, full ${SIZES.full.burstJobs})
+  env BENCH_JOBS               jobs of each measured burst (quick ${SIZES.quick.burstJobs}, full ${SIZES.full.burstJobs}; scale: ${SIZES.quick.scaleJobs}, ${SIZES.full.scaleJobs})
   env BENCH_BACKLOG            jobs queued in the backlog scenario (quick ${SIZES.quick.backlogJobs}, full ${SIZES.full.backlogJobs})
   env BENCH_ROUNDS             rounds of every comparison (quick ${SIZES.quick.rounds}, full ${SIZES.full.rounds})
   env BENCH_SECONDS            length of each closed-loop window (quick ${SIZES.quick.windowMs / 1000}, full ${SIZES.full.windowMs / 1000})
@@ -142,8 +148,9 @@ export function loadBenchConfig(
   if (unknown.length > 0)
     problems.push(`--only: unknown scenario ${unknown.join(", ")} (known: ${SCENARIOS.join(", ")})`);
   const cpuProfileDir = values["cpu-prof"] === undefined ? undefined : resolve(values["cpu-prof"]);
-  if ((values.count || cpuProfileDir !== undefined) && !only.includes("burst"))
-    problems.push("--count and --cpu-prof belong to the burst scenario: add it to --only");
+  if (values.count && !only.includes("burst")) problems.push("--count belongs to the burst scenario: add it to --only");
+  if (cpuProfileDir !== undefined && !only.includes("burst") && !only.includes("scale"))
+    problems.push("--cpu-prof belongs to the burst and scale scenarios: add one to --only");
   let parsed: z.infer<typeof BenchEnv> | undefined;
   try {
     parsed = parseConfig(BenchEnv, env);
@@ -161,6 +168,7 @@ export function loadBenchConfig(
     jsonFile: values.json,
     rounds: parsed.BENCH_ROUNDS ?? defaults.rounds,
     burstJobs: parsed.BENCH_JOBS ?? defaults.burstJobs,
+    scaleJobs: parsed.BENCH_JOBS ?? defaults.scaleJobs,
     warmupJobs: defaults.warmupJobs,
     windowMs: parsed.BENCH_SECONDS === undefined ? defaults.windowMs : parsed.BENCH_SECONDS * 1000,
     warmupMs: defaults.warmupMs,

@@ -15,6 +15,7 @@ import { logIngest } from "./log-ingest.js";
 import { noisyNeighbour } from "./noisy-neighbour.js";
 import { openLoop } from "./open-loop.js";
 import { rateLimiterCost } from "./rate-limiter-cost.js";
+import { scale } from "./scale.js";
 import { submit } from "./submit.js";
 import { Progress } from "./progress.js";
 import { renderTable, writeJson } from "./report.js";
@@ -29,6 +30,7 @@ const SCENARIOS: readonly Scenario[] = [
   rateLimiterCost,
   noisyNeighbour,
   billingBacklog,
+  scale,
 ];
 const STOP_STEP_TIMEOUT_MS = 15_000;
 const SIGNAL_STOP_MS = 3_000;

@@ -8,6 +8,7 @@ import {
   placementPoolKey,
   windowCount,
 } from "../../../shared/records/index.js";
+import { allocationOf } from "./allocation-fields.js";
 import { nodeCaps } from "./node-caps.js";
 import type { NodeView } from "./plan.js";
 import type { SchedulerStore } from "../scheduler-store.js";
@@ -54,7 +55,7 @@ export class ClusterView {
       this.nodes,
       (before, after) => before === null || after === null || placementFace(before) !== placementFace(after),
     );
-    await this.follow(this.store.allocations, this.allocations, freesRoom);
+    await this.follow(this.store.allocations, this.allocations, freesRoom, allocationOf);
   }
 
   stop(): void {
@@ -114,8 +115,14 @@ export class ClusterView {
     bucket: JsonBucket<z.ZodType<T>>,
     into: Map<string, Versioned<T>>,
     matters: (before: T | null, after: T | null) => boolean,
+    /** A cheaper check than the schema for the records of a busy bucket; the schema decides the rest. */
+    quickCheck?: (value: unknown) => T | undefined,
   ): Promise<void> {
     const { kv, schema } = bucket;
+    const decode = (data: Uint8Array): T => {
+      const value = decodeJson(data);
+      return quickCheck?.(value) ?? schema.parse(value);
+    };
     const apply = (key: string, revision: number, value: T | null) => {
       const known = into.get(key);
       if (known && known.revision >= revision) return;
@@ -127,12 +134,12 @@ export class ClusterView {
     this.watchers.push(watcher);
     void (async () => {
       for await (const entry of watcher) {
-        apply(entry.key, entry.revision, entry.operation === "PUT" ? schema.parse(decodeJson(entry.value)) : null);
+        apply(entry.key, entry.revision, entry.operation === "PUT" ? decode(entry.value) : null);
       }
     })();
     for (const key of await bucket.keys()) {
       const entry = await kv.get(key);
-      if (entry && entry.operation === "PUT") apply(key, entry.revision, schema.parse(decodeJson(entry.value)));
+      if (entry && entry.operation === "PUT") apply(key, entry.revision, decode(entry.value));
     }
   }
 }

@@ -70,7 +70,14 @@ export interface NodeFleet {
 /** Our system as deployed: nats-server and each service in a process of its own; the bench is only a client. */
 export interface OurSystem {
   readonly natsUrl: string;
+  /** The first gateway's URL. */
   readonly gatewayUrl: string;
+  /** Every gateway's URL, when several run (`replicas`). */
+  readonly gatewayUrls: readonly string[];
+  /** Each service process's ops server (`/metrics`, `/readyz`; the gateway's API), by its name in `processes`. */
+  readonly opsUrls: ReadonlyMap<string, string>;
+  /** The tenant's admin (its user API key) through another gateway. */
+  clientOf(gatewayUrl: string): ComputeClient;
   /** The bench's own NATS connection (operator commands, the bare publish server's stream). */
   readonly nc: NatsConnection;
   readonly tenant: Tenant;
@@ -100,7 +107,9 @@ export interface OurSystemOptions {
   rateLimits?: "raised" | "default";
   /** Opens nats-server's monitoring port (the message census reads /connz there). */
   monitor?: boolean;
-  /** Runs these services under `node --cpu-prof`, writing into `dir` when they stop. */
+  /** Processes of each service (default one each); several are named `scheduler 1`, `scheduler 2`, …. */
+  replicas?: Partial<Record<ServiceName, number>>;
+  /** Runs these services under `node --cpu-prof`, writing into `dir` when they stop (the first replica only). */
   cpuProfile?: { dir: string; services: readonly ServiceName[] };
   /** More settings of some services (a scenario's limits), by service. */
   env?: Partial<Record<ServiceName, Record<string, string>>>;
@@ -158,11 +167,15 @@ export async function startOurSystem(
       );
 
     progress.update(`starting ${SERVICES.join(", ")}`);
-    const gatewayPort = await freePort();
-    const urls = new Map<ServiceName, string>();
+    const urls = new Map<ServiceProcess, string>();
+    const names = new Map<ServiceProcess, string>();
+    const gatewayUrls: string[] = [];
     const cpuProfiles = new Map<ServiceName, string>();
-    for (const service of SERVICES) {
-      const port = service === "gateway" ? gatewayPort : await freePort();
+    const instances = SERVICES.flatMap((service) =>
+      Array.from({ length: options.replicas?.[service] ?? 1 }, (_, index) => ({ service, index })),
+    );
+    for (const { service, index } of instances) {
+      const port = await freePort();
       const env: Record<string, string> =
         service === "gateway"
           ? {
@@ -174,23 +187,25 @@ export async function startOurSystem(
             }
           : { CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: String(port) };
       const nodeArgs: string[] = [];
-      if (options.cpuProfile?.services.includes(service)) {
+      if (options.cpuProfile?.services.includes(service) && index === 0) {
         // A directory each: Node writes one profile per thread (tsx's loader runs in a thread of its own).
         const dir = `${options.cpuProfile.dir}/${service}-${Date.now()}`;
         cpuProfiles.set(service, dir);
         nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`);
       }
-      children.push(
-        startServiceProcess({
-          service,
-          nodeArgs,
-          env: { NATS_URL: nats.url, LOG_LEVEL: options.logLevel, ...env, ...options.env?.[service] },
-        }),
-      );
-      urls.set(service, `http://127.0.0.1:${port}`);
+      const child = startServiceProcess({
+        service,
+        nodeArgs,
+        env: { NATS_URL: nats.url, LOG_LEVEL: options.logLevel, ...env, ...options.env?.[service] },
+      });
+      children.push(child);
+      // A service with replicas names each: `scheduler 1`, `scheduler 2`, ….
+      names.set(child, (options.replicas?.[service] ?? 1) > 1 ? `${service} ${index + 1}` : service);
+      urls.set(child, `http://127.0.0.1:${port}`);
+      if (service === "gateway") gatewayUrls.push(`http://127.0.0.1:${port}`);
     }
-    await Promise.all(children.map((child) => waitUntilReady(child, `${urls.get(child.name as ServiceName)}/readyz`)));
-    const gatewayUrl = urls.get("gateway")!;
+    await Promise.all(children.map((child) => waitUntilReady(child, `${urls.get(child)}/readyz`)));
+    const gatewayUrl = gatewayUrls[0]!;
 
     progress.update("signing a tenant in");
     nc = await connect({ servers: nats.url, name: "bench" });
@@ -200,7 +215,7 @@ export async function startOurSystem(
     const user = new ComputeClient({ baseUrl: gatewayUrl, appId: tenant.app.app_id, apiKey: userApiKey });
     const processes: ProcessRef[] = [
       { name: "nats-server", pid: natsPid },
-      ...children.map(({ name, pid }) => ({ name, pid })),
+      ...children.map((child) => ({ name: names.get(child) ?? child.name, pid: child.pid })),
     ];
 
     const ownKey: TenantKey = { appId: tenant.app.app_id, apiKey: userApiKey };
@@ -300,6 +315,9 @@ export async function startOurSystem(
     return {
       natsUrl: nats.url,
       gatewayUrl,
+      gatewayUrls,
+      opsUrls: new Map(children.map((child) => [names.get(child) ?? child.name, urls.get(child)!])),
+      clientOf: (url: string) => new ComputeClient({ baseUrl: url, appId: tenant.app.app_id, apiKey: userApiKey }),
       nc,
       tenant,
       user,

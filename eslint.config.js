@@ -7,7 +7,7 @@ import tseslint from "typescript-eslint";
 const root = dirname(fileURLToPath(import.meta.url));
 
 /**
- * The import boundaries of ARCHITECTURE.md, checked on the resolved target rather than on
+ * The import boundaries of docs/architecture.md ("Repository layout"), checked on the resolved target rather than on
  * the specifier text: a service may own a sub-folder named like another service
  * (`services/gateway/admin/`), which specifier patterns cannot tell apart.
  *

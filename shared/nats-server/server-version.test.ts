@@ -19,6 +19,7 @@ describe("nats-server versions", () => {
     expect(isSupportedServerVersion("2.9.10")).toBe(false);
     expect(isSupportedServerVersion("2.9.25")).toBe(false);
     expect(isSupportedServerVersion("2.10.29")).toBe(false);
+    expect(isSupportedServerVersion("2.11.9")).toBe(false);
     expect(isSupportedServerVersion("1.99.99")).toBe(false);
     expect(isSupportedServerVersion(NATS_SERVER_MINIMUM)).toBe(true);
     expect(isSupportedServerVersion(NATS_SERVER_PINNED)).toBe(true);
@@ -29,7 +30,7 @@ describe("nats-server versions", () => {
   it("names the found and the required versions when it refuses", () => {
     expect(() => assertSupportedServer("2.9.10", "nats://db:4222")).toThrow(UnsupportedServerError);
     expect(() => assertSupportedServer("2.9.10", "nats://db:4222")).toThrow(
-      /2\.9\.10 \(nats:\/\/db:4222\).*needs nats-server 2\.11\.0 or newer/,
+      /2\.9\.10 \(nats:\/\/db:4222\).*needs nats-server 2\.12\.0 or newer/,
     );
     expect(() => assertSupportedServer(undefined, "nats://db:4222")).toThrow(/of unknown version/);
     expect(() => assertSupportedServer(NATS_SERVER_PINNED, "nats://db:4222")).not.toThrow();

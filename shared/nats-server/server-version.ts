@@ -5,10 +5,9 @@ import versions from "./versions.json" with { type: "json" };
  * The nats-server release `make setup` builds, and the oldest one a service will run on.
  * Both are written once, in versions.json, which deploy/scripts/ensure-nats-server.sh reads too.
  * The minimum: clustered compare-and-set is unsafe before 2.9.21 (nats-server#4320),
- * `sync_interval: always`, which production needs, came in 2.10, and 2.11 is the oldest
- * line the services were run on (its consumer priority groups were used until each
- * scheduler replica kept the queue itself; the minimum was not lowered, since only the
- * pinned release is tested).
+ * `sync_interval: always`, which production needs, came in 2.10, per-message TTLs (the
+ * job bucket's delete markers) in 2.11, and the log relay's byte quotas count in NATS
+ * counters, new in 2.12.
  */
 export const NATS_SERVER_PINNED: string = versions.pinned;
 export const NATS_SERVER_MINIMUM: string = versions.minimum;
@@ -39,8 +38,8 @@ export class UnsupportedServerError extends Error {
     super(
       `nats-server ${found} (${where}) is too old: this service needs nats-server ${NATS_SERVER_MINIMUM} or newer ` +
         `(${NATS_SERVER_PINNED} is the tested release). Before 2.9.21 compare-and-set is unsafe on a cluster ` +
-        `(nats-server#4320), before 2.10 no write is synced to disk before it is acknowledged, and nothing older ` +
-        `than 2.11 has been run with these services. ` +
+        `(nats-server#4320), before 2.10 no write is synced to disk before it is acknowledged, and before 2.12 ` +
+        `there are no counters, in which the log relay keeps its quotas. ` +
         `\`make setup\` builds ${NATS_SERVER_PINNED}; see docs/operations.md#server-versions.`,
     );
     this.name = "UnsupportedServerError";

@@ -43,7 +43,7 @@ export const BUCKETS = {
   artifactIndex: "cjs_artifact_index",
   /** API key id → the key's submits of the last hour and its jobs that have not ended (scheduler, the quota actor). */
   keyQuotas: "cjs_key_quotas",
-  /** `placement` → the scheduler replica that places jobs now, renewed by compare-and-set (scheduler). */
+  /** `scheduler.members.<instance>` → each live scheduler replica; `scheduler.partitions.<nn>` → the replica that owns a job partition; both renewed by compare-and-set (scheduler). */
   leases: "cjs_leases",
   /** `<app>.<business>` → the business's subscription; absent means the default plan (billing). */
   subscriptions: "cjs_subscriptions",

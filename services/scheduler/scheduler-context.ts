@@ -2,7 +2,8 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Clock } from "../../shared/runtime/index.js";
 import type { ClusterView } from "./placement/cluster-view.js";
-import type { ConcurrencyCounts } from "./queue/concurrency-keys.js";
+import type { ActiveRecords } from "./queue/active-jobs.js";
+import type { ConcurrencyUse } from "./queue/concurrency-keys.js";
 import type { SchedulerConfig } from "./config.js";
 import type { QueueDepthGuard } from "./queue/job-queue.js";
 import type { JobsWatch } from "./partitions/jobs-watch.js";
@@ -27,7 +28,9 @@ export interface SchedulerContext {
   /** The bound on waiting jobs, checked by submit and retry. */
   queueDepth: QueueDepthGuard;
   /** Jobs assigned or running per concurrency key (the active jobs' index). */
-  concurrency: ConcurrencyCounts;
+  concurrency: ConcurrencyUse;
+  /** The latest record of each active job of the owned partitions (the same index), and this replica's writes to it. */
+  active: ActiveRecords;
   /** Which job partitions this replica owns, and which replica owns the others. */
   ownership: Pick<PartitionOwnership, "owned" | "ownerOf" | "holders">;
   /** Asks for a placement round soon (coalesced; never a busy loop). */

@@ -95,7 +95,11 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const timers: NodeJS.Timeout[] = [];
   let scheduleFiring: ScheduleFiring | undefined;
   // A job with a concurrency key that ended frees a place of its key: the next of the key starts at once.
-  const active = new ActiveJobs(config.CJS_SHARED_OPERATOR_POOLS, () => requestPlacement());
+  const active = new ActiveJobs(
+    config.CJS_SHARED_OPERATOR_POOLS,
+    () => requestPlacement(),
+    (partition) => ownership?.owned.has(partition) ?? false,
+  );
   // The owner of a job that ended settles the jobs waiting for it; each step is a compare-and-set, and the repair pass covers a lost one.
   const waiting = new WaitingJobs((parentKey, end, dependents) => {
     if (stopped || !ctx) return;
@@ -238,6 +242,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         allocations: new AllocationWriter(store, view),
         jobsWatch,
         concurrency: active,
+        active,
         ownership,
         requestPlacement,
       };

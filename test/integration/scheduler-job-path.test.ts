@@ -82,6 +82,7 @@ beforeAll(async () => {
   };
   reads = { jobs: jobs.reads, allocations: allocations.reads, keyQuotas: keyQuotas.reads };
   const view = new ClusterView(store, () => undefined);
+  const active = new ActiveJobs();
   ctx = {
     nc,
     logger,
@@ -92,7 +93,8 @@ beforeAll(async () => {
     allocations: new AllocationWriter(store, view),
     queueDepth: new QueueDepthGuard({ size: 0 }, 1000),
     jobsWatch: new JobsWatch(store, []),
-    concurrency: new ActiveJobs(),
+    concurrency: active,
+    active,
     instance: "scheduler-job-path",
     // The one replica: it owns every partition.
     ownership: {
@@ -205,6 +207,37 @@ describe("a node's result", () => {
     expect((await raw.jobs.get(key))?.value.state).toBe("succeeded");
     expect((await raw.allocations.get(NODE))?.value.attempts[jobId]).toBeUndefined();
     expect(ctx.view.allocations.get(NODE)?.value.attempts[jobId]).toBeUndefined();
+  });
+
+  it("of a running attempt this replica last wrote (its active jobs' copy): no read of the job at all", async () => {
+    const { jobId, key, record, revision } = await placedJob({ running: true });
+    ctx.active.noteWritten(key, revision, record);
+
+    const answer = await results()({
+      caller,
+      body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
+    });
+
+    expect(answer).toEqual({ job_id: jobId, attempt: 1, state: "succeeded", duplicate: false });
+    expect(readsSoFar().jobs).toBe(0);
+    expect((await raw.jobs.get(key))?.value.state).toBe("succeeded");
+    expect(ctx.active.latest(key)).toBeUndefined();
+  });
+
+  it("from a copy the record has moved past: the write is refused, the record read, and the result recorded on it", async () => {
+    const { jobId, key, record, revision } = await placedJob({ running: true });
+    ctx.active.noteWritten(key, revision, record);
+    // Another writer touched the record since (same attempt, still running): the copy is one revision behind.
+    await raw.jobs.update(key, { ...record, updated_at: new Date(clock.now() + 1).toISOString() }, revision);
+
+    const answer = await results()({
+      caller,
+      body: { job_id: jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
+    });
+
+    expect(answer).toEqual({ job_id: jobId, attempt: 1, state: "succeeded", duplicate: false });
+    expect(readsSoFar().jobs).toBe(1);
+    expect((await raw.jobs.get(key))?.value.state).toBe("succeeded");
   });
 
   it("with no copy of the node's record in the view: the key is found from the reservation, and the result is recorded", async () => {
@@ -463,5 +496,17 @@ describe("a node's poll", () => {
     ]);
     expect(readsSoFar()).toMatchObject({ jobs: 3, allocations: 1 });
     for (const { key } of [first, second, running]) expect((await raw.jobs.get(key))?.value.state).toBe("running");
+  });
+
+  it("starts an assigned attempt this replica last wrote from its copy, without reading the job", async () => {
+    const assigned = await placedJob();
+    ctx.active.noteWritten(assigned.key, assigned.revision, assigned.record);
+
+    const { jobs } = await poll(ctx)({ caller, body: { wait_seconds: 0 } });
+
+    expect(jobs.map((job) => [job.job_id, job.attempt])).toEqual([[assigned.jobId, 1]]);
+    expect(readsSoFar()).toMatchObject({ jobs: 0, allocations: 1 });
+    expect((await raw.jobs.get(assigned.key))?.value.state).toBe("running");
+    expect(ctx.active.latest(assigned.key)?.value.state).toBe("running");
   });
 });

@@ -50,7 +50,12 @@ async function deliver(
   jobId: string,
   reserved: AllocatedAttempt,
 ): Promise<DeliveredAttempt | null> {
-  const stored = await ctx.store.jobs.get(reserved.job_key);
+  // The owner's copy of this very attempt saves the read (the replica that assigned it, most often).
+  const latest = ctx.active.latest(reserved.job_key);
+  const stored =
+    latest?.value.attempt === reserved.attempt && latest.value.node_id === nodeId
+      ? latest
+      : await ctx.store.jobs.get(reserved.job_key);
   if (!stored || stored.value.node_id !== nodeId || stored.value.attempt !== reserved.attempt) return null;
   let job = stored.value;
   if (job.state === "assigned") {

@@ -61,7 +61,16 @@ function isEndOf(event: JobEvent, nodeId: string, body: z.infer<typeof JobResult
 export function recordResult(ctx: SchedulerContext, queued: QueuedJobs) {
   return async ({ caller, body }: z.infer<typeof JobResultCommand>): Promise<JobResultReply> => {
     const key = await findJobKey(ctx, caller.node_id, body.job_id);
-    const stored = key ? await ctx.store.jobs.get(key) : null;
+    // The owner's copy of the running attempt saves the read; any other case reads the record.
+    const latest = key ? ctx.active.latest(key) : undefined;
+    const stored =
+      latest?.value.state === "running" &&
+      latest.value.attempt === body.attempt &&
+      latest.value.node_id === caller.node_id
+        ? latest
+        : key
+          ? await ctx.store.jobs.get(key)
+          : null;
     if (!key || !stored || !isKnownTo(stored.value, caller))
       throw new AppError("resource.not_found", `No job ${body.job_id}.`);
     const current = stored.value;

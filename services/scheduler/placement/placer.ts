@@ -147,8 +147,7 @@ export async function assignReserved(
       },
       queuedRecord(queued, jobKey, held.revision),
     );
-    // Counted against its key, then out of the queue, before the watch brings the revision: no round plans it again or over-places its key.
-    if (held.concurrency) ctx.concurrency.noteAssigned(jobKey, revision, after);
+    // Counted against its key (changeJob told the active jobs), then out of the queue, before the watch brings the revision: no round plans it again or over-places its key.
     queued.markServed(held);
     queued.remove(jobKey, held.revision);
     placements.inc();

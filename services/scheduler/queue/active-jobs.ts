@@ -1,4 +1,5 @@
-import { parseJobKey, placementPoolKey } from "../../../shared/records/index.js";
+import type { Versioned } from "../../../shared/nats/index.js";
+import { type JobRecord, parseJobKey, placementPoolKey } from "../../../shared/records/index.js";
 import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
 import {
   concurrencyOf,
@@ -55,6 +56,20 @@ export interface ActiveJob {
   deadline_ms: number | null;
   /** The job's concurrency key's scope (`concurrencyGate`), null without one. */
   concurrency_scope: string | null;
+  /** The whole record of that revision. */
+  record: Fields;
+}
+
+/**
+ * The latest record of each active job of this replica's partitions, from its watch and its
+ * own writes: a node's poll and result start from it instead of reading the record. A copy
+ * that lags only costs a refused compare-and-set, after which the record is read.
+ */
+export interface ActiveRecords {
+  /** The record as last seen, when the job is assigned or running in a partition this replica owns. */
+  latest(jobKey: string): Versioned<JobRecord> | undefined;
+  /** A revision this replica wrote: known at once, before the watch brings it (whose copy is then ignored). */
+  noteWritten(jobKey: string, revision: number, record: JobRecord): void;
 }
 
 /**
@@ -63,7 +78,7 @@ export interface ActiveJob {
  * promised without listing the bucket; a lagging picture only costs a failed
  * compare-and-set.
  */
-export class ActiveJobs implements JobRevisionListener, ConcurrencyUse {
+export class ActiveJobs implements JobRevisionListener, ConcurrencyUse, ActiveRecords {
   readonly jobs = new Map<string, ActiveJob>();
   /** Active jobs per concurrency key scope: the count placement checks a key's `max_running` against. */
   readonly #inUse = new Map<string, number>();
@@ -71,30 +86,41 @@ export class ActiveJobs implements JobRevisionListener, ConcurrencyUse {
   /**
    * `sharedPools`: the operator pools shared across applications, as `placementPoolKey` reads them.
    * `onKeyFreed`: a job with a concurrency key stopped being active, so a job of its key may start now.
+   * `owns`: whether the replica owns a partition now; a write to another's job is not kept.
    */
   constructor(
     private readonly sharedPools: readonly string[] = [],
     private readonly onKeyFreed: () => void = () => undefined,
+    private readonly owns: (partition: number) => boolean = () => true,
   ) {}
 
   inUse(scope: string): number {
     return this.#inUse.get(scope) ?? 0;
   }
 
+  latest(jobKey: string): Versioned<JobRecord> | undefined {
+    const job = this.jobs.get(jobKey);
+    return job && { value: job.record as unknown as JobRecord, revision: job.revision };
+  }
+
   /**
-   * The placer's own assignment, before the watch delivers it: counted at once, so a
-   * following round cannot place more of its key than `max_running` in the meantime.
-   * The watch's copy of the same revision is then ignored.
+   * A change this replica wrote, before the watch delivers it: an assignment is counted
+   * against its key at once, so a following round cannot place more of the key than
+   * `max_running` meanwhile, and the next change starts from it. The watch's copy of the
+   * same revision is then ignored. A job of a partition the replica does not own (a
+   * result it answered for another's job) is not kept: no watch would ever update it.
    */
-  noteAssigned(key: string, revision: number, record: Record<string, unknown>): void {
-    this.apply({ key, revision, record, data: new Uint8Array() });
+  noteWritten(key: string, revision: number, record: JobRecord): void {
+    const partition = parseJobKey(key)?.partition;
+    if (partition !== undefined && !this.owns(partition)) return;
+    this.apply({ key, revision, record: record as unknown as Fields, data: new Uint8Array() });
   }
 
   apply({ key, revision, record }: JobRevision): void {
     const known = this.jobs.get(key);
     if (known && known.revision >= revision) return;
-    const face = activeFaceOf(record);
-    if (face) {
+    const face = record && activeFaceOf(record);
+    if (record && face) {
       const { state, attempt, node_id, updated_at, deadline_at } = face;
       const concurrency_scope = concurrencyGate(face)?.scope ?? null;
       this.count(known?.concurrency_scope ?? null, concurrency_scope);
@@ -107,6 +133,7 @@ export class ActiveJobs implements JobRevisionListener, ConcurrencyUse {
         pool_key: placementPoolKey(face, this.sharedPools),
         deadline_ms: deadline_at ? Date.parse(deadline_at) : null,
         concurrency_scope,
+        record,
       });
     } else if (known) {
       this.jobs.delete(key);

@@ -18,11 +18,6 @@ export interface ConcurrencyUse {
   inUse(scope: string): number;
 }
 
-/** The per-key counts the scheduler keeps (ActiveJobs), which the placer tells of its own assignments at once. */
-export interface ConcurrencyCounts extends ConcurrencyUse {
-  noteAssigned(jobKey: string, revision: number, record: Record<string, unknown>): void;
-}
-
 /** The gate of a job with a `concurrency` field; null for the others (most jobs), which never pay for the rule. */
 export function concurrencyGate(job: {
   app_id: string;

@@ -35,7 +35,7 @@ interface Deployment {
 }
 
 /**
- * (e) Scheduler replicas: the same bursts of no-op jobs as (a), NATS-direct nodes, against
+ * (h) Scheduler replicas: the same bursts of no-op jobs as (a), NATS-direct nodes, against
  * deployments of 1, 2 and 3 scheduler replicas (2 gateways each, submits taking turns
  * between them), each round beside a BullMQ burst. Read: jobs/s, and the scheduler CPU per
  * 1000 jobs of each replica and in total against the single replica's: on a machine with
@@ -251,7 +251,7 @@ function scaleTables(
   return [
     ...deployments.map((deployment) =>
       comparisonTable(
-        `(e) scale: ${deployment.replicas} scheduler replica(s), ${GATEWAYS} gateways, NATS-direct nodes, against BullMQ (${jobs} no-op jobs per burst)`,
+        `(h) scale: ${deployment.replicas} scheduler replica(s), ${GATEWAYS} gateways, NATS-direct nodes, against BullMQ (${jobs} no-op jobs per burst)`,
         "BullMQ",
         against(deployment),
         deployment === deployments[0]
@@ -264,7 +264,7 @@ function scaleTables(
       ),
     ),
     {
-      title: "(e) scale: scheduler CPU ms per 1000 jobs, by replica, and the partitions and placements each had",
+      title: "(h) scale: scheduler CPU ms per 1000 jobs, by replica, and the partitions and placements each had",
       columns: ["replicas", "replica", "partitions owned", "jobs placed", "CPU ms per 1000 jobs (min / median / max)"],
       rows: deployments.flatMap((deployment) => [
         ...deployment.schedulers.map((name) => [
@@ -282,7 +282,7 @@ function scaleTables(
       ],
     },
     comparisonTable(
-      "(e) scale: scheduler CPU per 1000 jobs against one replica's (the split; targets with 2 replicas: busiest ≤ 0.6, together ≤ 1.15)",
+      "(h) scale: scheduler CPU per 1000 jobs against one replica's (the split; targets with 2 replicas: busiest ≤ 0.6, together ≤ 1.15)",
       "1 replica",
       split,
       [

@@ -134,7 +134,7 @@ export async function assignReserved(
   const jobKey = held.job_key;
   const attempt = held.attempt + 1;
   try {
-    const { after, revision } = await changeJob(
+    const { after } = await changeJob(
       ctx,
       jobKey,
       (job) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import type { Subscription } from "@nats-io/transport-node";
 import {
   JobRefCommand,
@@ -53,6 +54,9 @@ import { repairOnce } from "./upkeep/repair-sweep.js";
 import { sweepRetentionOnce } from "./upkeep/retention-sweep.js";
 
 const SERVICE = "scheduler";
+/** The first and the longest wait before asking again for a partition watch the server refused. */
+const FOLLOW_RETRY_FIRST_MS = 100;
+const FOLLOW_RETRY_MAX_MS = 5_000;
 
 /** The wait before planning again after `rounds` fruitless rounds in a row: 10 ms doubling to 1 s. */
 function retryBackoffMs(rounds: number): number {
@@ -203,10 +207,20 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const follow = new Coalesced(async () => {
     const watch = jobsWatch;
     if (!watch || !ownership || stopped) return;
-    const owned = ownership.owned;
-    await watch.follow(owned).catch((error: unknown) => {
-      logger.warn({ err: error }, "could not watch this replica's partitions; trying again at the next renewal");
-    });
+    // A consumer that cannot be made now (a NATS node lost, a leader being elected) is asked for again with a
+    // bounded backoff: placement waits for the watch, so nothing else would ever try again.
+    for (let retryMs = FOLLOW_RETRY_FIRST_MS; ; retryMs = Math.min(retryMs * 2, FOLLOW_RETRY_MAX_MS)) {
+      const followed = await watch.follow(ownership.owned).then(
+        () => true,
+        (error: unknown) => {
+          logger.warn({ err: error, retry_in_ms: retryMs }, "could not watch this replica's partitions; trying again");
+          return false;
+        },
+      );
+      if (followed) break;
+      await delay(retryMs, undefined, { ref: false });
+      if (stopped) return;
+    }
     await watch.whenReady();
     if (stopped || !ctx) return;
     requestPlacement();

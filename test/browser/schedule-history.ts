@@ -1,4 +1,3 @@
-import { tickJobId } from "../../services/scheduler/schedules/schedule-ids.js";
 import type { ComputeClient } from "../harness/client.js";
 import type { FakeNode } from "../harness/fake-node.js";
 import type { ManualClock } from "../harness/manual-clock.js";
@@ -28,14 +27,16 @@ export function cronOf(runs: readonly PastRun[]): string {
   return `0 2 ${runs.map((run) => new Date(tickOf(run.daysAgo)).getUTCDate()).join(",")} * *`;
 }
 
-async function untilMade(user: ComputeClient, jobId: string, scheduleId: string): Promise<void> {
+/** The id of the job the schedule made for `tick`, once it has (read from the schedule, as a user would: the id's last character is the scheduler's). */
+async function untilMade(user: ComputeClient, scheduleId: string, tick: number): Promise<string> {
   const deadline = Date.now() + TICK_TIMEOUT_MS;
+  const tickAt = new Date(tick).toISOString();
   while (Date.now() < deadline) {
-    const found = await user.call("retrieveJob", { job_id: jobId }).catch(() => null);
-    if (found?.job.schedule_id === scheduleId) return;
+    const found = await user.call("retrieveSchedule", { schedule_id: scheduleId }).catch(() => null);
+    if (found?.schedule.last_run_at === tickAt && found.schedule.last_job_id) return found.schedule.last_job_id;
     await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
   }
-  throw new Error(`the schedule ${scheduleId} did not make ${jobId} within ${TICK_TIMEOUT_MS} ms`);
+  throw new Error(`the schedule ${scheduleId} did not make the job of ${tickAt} within ${TICK_TIMEOUT_MS} ms`);
 }
 
 /**
@@ -55,8 +56,7 @@ export async function playPastRuns(
   for (const run of runs) {
     const tick = tickOf(run.daysAgo);
     clock.advance(tick + 1000 - clock.now());
-    const jobId = tickJobId(scheduleId, tick);
-    await untilMade(user, jobId, scheduleId);
+    const jobId = await untilMade(user, scheduleId, tick);
     await node.take(jobId);
     const at = (index: number) => new Date(clock.now() + index * 1000).toISOString();
     await node.client.call("pushLogs", {

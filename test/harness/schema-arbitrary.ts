@@ -65,7 +65,15 @@ function numberOf(schema: JsonSchema, integer: boolean): fc.Arbitrary<number> {
  * test checks each value against the zod schema itself before it expects a success.
  */
 export function arbitraryOf(schema: JsonSchema, pins: Pins = {}): fc.Arbitrary<unknown> {
-  if (schema.anyOf) return fc.oneof(...schema.anyOf.map((option) => arbitraryOf(option, pins)));
+  if (schema.anyOf) {
+    const { anyOf, ...around } = schema;
+    // An option without a type of its own (`{ required: [...] }`) narrows the schema around it.
+    const narrowed = (option: JsonSchema): JsonSchema =>
+      option.type === undefined && around.type !== undefined
+        ? { ...around, ...option, required: [...(around.required ?? []), ...(option.required ?? [])] }
+        : option;
+    return fc.oneof(...anyOf.map((option) => arbitraryOf(narrowed(option), pins)));
+  }
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum) return fc.constantFrom(...schema.enum);
   switch (schema.type) {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { AppError, errorSpec } from "../../shared/errors/index.js";
+import { ApiError, mayRetryCode } from "../../shared/client/index.js";
 import type { Logger } from "../../shared/runtime/index.js";
 
 export const BACKOFF_FIRST_MS = 100;
@@ -21,7 +21,7 @@ export class Backoff {
     const delayMs = this.stepMs / 2 + (this.random() * this.stepMs) / 2;
     this.stepMs = Math.min(this.stepMs * 2, BACKOFF_MAX_MS);
     const retryAfterMs =
-      error instanceof AppError && error.retryAfterSeconds
+      error instanceof ApiError && error.retryAfterSeconds
         ? Math.min(error.retryAfterSeconds * 1000, RETRY_AFTER_MAX_MS)
         : 0;
     return Math.max(delayMs, retryAfterMs);
@@ -34,22 +34,21 @@ export class Backoff {
 
 /**
  * Whether a failed call may succeed if sent again: an envelope code the catalogue calls
- * retryable (`service.unavailable`, `rate.limited`, `internal.error`, …), or no envelope
- * at all (connection refused or reset, a timeout, an answer that is not ours).
+ * retryable (`service.unavailable`, `rate.limited`, `internal.error`, …) or does not know
+ * (a newer service's), or no envelope at all (connection refused or reset, a timeout).
  */
 export function isRetryable(error: unknown): boolean {
-  if (error instanceof AppError) return errorSpec(error.code).retryable;
-  return true;
+  return !(error instanceof ApiError) || mayRetryCode(error.code);
 }
 
 /** The envelope code of a failure, or null when there was no envelope. */
 export function errorCode(error: unknown): string | null {
-  return error instanceof AppError ? error.code : null;
+  return error instanceof ApiError ? error.code : null;
 }
 
 /** A short account of a failure for the log (never a stack for an envelope error). */
 export function describeError(error: unknown): string {
-  if (error instanceof AppError) return `${error.code}: ${error.message}`;
+  if (error instanceof ApiError) return `${error.code}: ${error.message}`;
   if (error instanceof Error) {
     const cause = (error.cause as { code?: unknown; message?: unknown } | undefined) ?? undefined;
     const detail =

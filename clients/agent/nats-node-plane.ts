@@ -3,7 +3,7 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { connect, headers as natsHeaders, Match, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { z } from "zod";
-import { readEnvelope } from "../../shared/client/index.js";
+import { ApiError, readEnvelope } from "../../shared/client/index.js";
 import {
   Artifact,
   NatsUploadChunkResponse,
@@ -14,7 +14,6 @@ import {
   RPC_ROUTES,
   type RpcResponse,
 } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
 import { decodeJson, encodeJson, natsAuthOptions, type NatsCredentials, subjects } from "../../shared/nats/index.js";
 import { CALL_TIMEOUT_MS, type NodePlane, POLL_MARGIN_MS, uploadUrlOf } from "./node-plane.js";
 
@@ -147,10 +146,11 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
     const { nc, lost } = await abortable(link.connection(), signal);
     const maxPayload = nc.info?.max_payload;
     if (maxPayload !== undefined && body.length > maxPayload) {
-      throw new AppError(
-        "request.too_large",
-        `The message is larger than the NATS server accepts (${maxPayload} bytes).`,
-      );
+      throw new ApiError({
+        code: "request.too_large",
+        message: `The message is larger than the NATS server accepts (${maxPayload} bytes).`,
+        status: 413,
+      });
     }
     const sent = nc.request(subject, body, { timeout: timeoutMs, ...(headers ? { headers } : {}) });
     const reply = await abortable(sent, signal, lost);
@@ -160,11 +160,10 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
     } catch {
       decoded = undefined;
     }
-    return readEnvelope(schema, decoded, {
-      ok: true,
+    const payload = readEnvelope(decoded, {
       retryAfter: reply.headers?.get(NODE_NATS_HEADERS.retryAfter, Match.IgnoreCase),
-      fallbackMessage: "The gateway's answer was not an envelope.",
     });
+    return schema.parse(payload);
   }
 
   async function call<O extends NodeNatsOperation>(

@@ -1,9 +1,8 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { Readable } from "node:stream";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient, httpAnswerFacts, readEnvelope } from "../../shared/client/index.js";
 import type { Assignment, RpcName, RpcRequest, RpcResponse } from "../../shared/contract/index.js";
-import { AppError, isErrorCode } from "../../shared/errors/index.js";
 import { withDeadline } from "./call-deadline.js";
 
 /**
@@ -23,8 +22,8 @@ export interface ArtifactFile {
 /**
  * Everything the agent says to the service, over HTTP (`httpNodePlane`) or NATS
  * (`natsNodePlane`, for agents on the internal network): the same operations and answers.
- * Failures throw an AppError with the envelope's code, or a plain error when no envelope
- * came back (connection refused, timeout).
+ * Failures throw the ApiError the answer carries (`readEnvelope`), or a plain error when no
+ * answer came back (connection refused, timeout).
  */
 export interface NodePlane {
   /** First contact, with a user's API key; every other call uses the node key. */
@@ -116,23 +115,22 @@ export function httpNodePlane(options: HttpNodePlaneOptions): NodePlane {
           duplex: "half",
           ...(signal ? { signal } : {}),
         });
-        const text = await response.text();
-        let envelope: { status?: unknown; code?: unknown; message?: unknown } | undefined;
-        try {
-          envelope = text === "" ? undefined : (JSON.parse(text) as typeof envelope);
-        } catch {
-          envelope = undefined;
-        }
-        if (response.ok && (envelope === undefined || envelope.status === "SUCCESS")) return;
-        const retryAfter = Number(response.headers.get("retry-after"));
-        throw new AppError(
-          isErrorCode(envelope?.code) ? envelope.code : response.status >= 500 ? "internal.error" : "request.invalid",
-          typeof envelope?.message === "string" ? envelope.message : `HTTP ${response.status}`,
-          Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {},
-        );
+        const body = jsonOrNothing(await response.text());
+        // A store that answers the PUT with no envelope at all (an empty 200) has stored the file.
+        if (response.ok && body === undefined) return;
+        readEnvelope(body, httpAnswerFacts(response));
       } finally {
         await handle.close();
       }
     },
   };
+}
+
+/** The JSON of an answer's text; undefined when it is empty or no JSON. */
+function jsonOrNothing(text: string): unknown {
+  try {
+    return text === "" ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -9,9 +9,8 @@ import {
   loadConfig as loadAgentConfig,
   stateFilePath,
 } from "../../clients/agent/index.js";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ApiError, ComputeClient } from "../../shared/client/index.js";
 import { User } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { type Logger, randomBase62, systemClock } from "../../shared/runtime/index.js";
 import type { DevLogin } from "./bootstrap.js";
@@ -87,7 +86,7 @@ function refusedKey(error: unknown): boolean {
   return (
     error instanceof AgentError &&
     error.code === "agent.registration_refused" &&
-    error.cause instanceof AppError &&
+    error.cause instanceof ApiError &&
     error.cause.code === "auth.invalid_credentials"
   );
 }

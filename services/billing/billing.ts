@@ -1,22 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
 import {
-  BillingCallerCommand,
-  CreateCheckoutCommand,
-  LogQuotaCommand,
-  RetentionLookupCommand,
-  SandboxActionCommand,
-  SandboxSessionCommand,
-  WebhookCommand,
-} from "../../shared/contract/index.js";
-import {
   BUCKETS,
   CONSUMERS,
   queueGroups,
   serveRpc,
   servePing,
   STREAMS,
-  subjects,
   watchConsumers,
 } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
@@ -115,60 +105,15 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
       const rpc = { queue: queueGroups.billing, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingPlansList(),
-          request: BillingCallerCommand,
-          handle: listPlans(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingSubscriptionGet(),
-          request: BillingCallerCommand,
-          handle: getSubscription(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingSubscriptionCancel(),
-          request: BillingCallerCommand,
-          handle: cancelSubscription(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingRetentionLookup(),
-          request: RetentionLookupCommand,
-          handle: lookupRetention(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingLogQuota(),
-          request: LogQuotaCommand,
-          handle: lookupLogQuota(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingCheckoutCreate(),
-          request: CreateCheckoutCommand,
-          handle: createCheckout(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingWebhookReceive(),
-          request: WebhookCommand,
-          handle: receiveWebhook(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingSandboxSessionGet(),
-          request: SandboxSessionCommand,
-          handle: sandboxViewSession(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingSandboxSessionAct(),
-          request: SandboxActionCommand,
-          handle: sandboxAct(ctx),
-        }),
+        serveRpc(nc, "billingPlansList", { ...rpc, handle: listPlans(ctx) }),
+        serveRpc(nc, "billingSubscriptionGet", { ...rpc, handle: getSubscription(ctx) }),
+        serveRpc(nc, "billingSubscriptionCancel", { ...rpc, handle: cancelSubscription(ctx) }),
+        serveRpc(nc, "billingRetentionLookup", { ...rpc, handle: lookupRetention(ctx) }),
+        serveRpc(nc, "billingLogQuota", { ...rpc, handle: lookupLogQuota(ctx) }),
+        serveRpc(nc, "billingCheckoutCreate", { ...rpc, handle: createCheckout(ctx) }),
+        serveRpc(nc, "billingWebhookReceive", { ...rpc, handle: receiveWebhook(ctx) }),
+        serveRpc(nc, "billingSandboxSessionGet", { ...rpc, handle: sandboxViewSession(ctx) }),
+        serveRpc(nc, "billingSandboxSessionAct", { ...rpc, handle: sandboxAct(ctx) }),
       );
       audit = await startLedgerAudit(credit.ctx, { graceMs: config.CJS_LEDGER_AUDIT_GRACE_MS });
       // The metering backlog (charges not yet made) and the audit's, for /metrics.

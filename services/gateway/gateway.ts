@@ -2,17 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import {
-  AdminListUsersRequest,
-  AdminSetUserRoleRequest,
-  AdminUserRef,
-  CreateAppRequest,
-  CreateBusinessRequest,
-  CreateUserRequest,
-  PurgeJobDataCommand,
-  RotateKeysRequest,
-} from "../../shared/contract/index.js";
-import { queueGroups, serveRpc, subjects } from "../../shared/nats/index.js";
+import { queueGroups, serveRpc } from "../../shared/nats/index.js";
 import { natsConnected, readiness, type Clock, type ReadinessCheck, type Service } from "../../shared/runtime/index.js";
 import { createApp } from "./admin/create-app.js";
 import { createBusiness } from "./admin/create-business.js";
@@ -139,61 +129,16 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       await gw.authenticator.start();
       const admin = { queue: queueGroups.gateway, logger };
       subscriptions.push(
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminAppCreate(),
-          request: CreateAppRequest,
-          handle: createApp(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminBusinessCreate(),
-          request: CreateBusinessRequest,
-          handle: createBusiness(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserCreate(),
-          request: CreateUserRequest,
-          handle: createUser(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminKeysRotate(),
-          request: RotateKeysRequest,
-          handle: rotateKeys(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserList(),
-          request: AdminListUsersRequest,
-          handle: listUsersOfApp(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserDisable(),
-          request: AdminUserRef,
-          handle: changeUserOfApp(gw, "disable"),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserEnable(),
-          request: AdminUserRef,
-          handle: changeUserOfApp(gw, "enable"),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserSetRole(),
-          request: AdminSetUserRoleRequest,
-          handle: setRoleOfUser(gw),
-        }),
+        serveRpc(nc, "adminAppCreate", { ...admin, handle: createApp(gw) }),
+        serveRpc(nc, "adminBusinessCreate", { ...admin, handle: createBusiness(gw) }),
+        serveRpc(nc, "adminUserCreate", { ...admin, handle: createUser(gw) }),
+        serveRpc(nc, "adminKeysRotate", { ...admin, handle: rotateKeys(gw) }),
+        serveRpc(nc, "adminUserList", { ...admin, handle: listUsersOfApp(gw) }),
+        serveRpc(nc, "adminUserDisable", { ...admin, handle: changeUserOfApp(gw, "disable") }),
+        serveRpc(nc, "adminUserEnable", { ...admin, handle: changeUserOfApp(gw, "enable") }),
+        serveRpc(nc, "adminUserSetRole", { ...admin, handle: setRoleOfUser(gw) }),
         // The scheduler deletes a job's artifacts through the gateway, their owner.
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.artifactsPurge(),
-          request: PurgeJobDataCommand,
-          handle: purgeJobArtifacts(gw.artifacts),
-        }),
+        serveRpc(nc, "artifactsPurge", { ...admin, handle: purgeJobArtifacts(gw.artifacts) }),
       );
       // Users stored before the business index existed are added to it, off the start path.
       indexUsersOfBusinesses(store)

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import { JobLogSummaryCommand, PurgeJobDataCommand, PushLogsCommand } from "../../shared/contract/index.js";
-import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
+import { queueGroups, serveRpc, servePing } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { LogRelayConfig } from "./config.js";
@@ -43,27 +42,13 @@ export function buildLogRelay(deps: ServiceDeps<LogRelayConfig>): Service {
       });
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, {
-          subject: subjects.logsPush(),
+        serveRpc(nc, "logsPush", {
           queue: queueGroups.logRelay,
-          request: PushLogsCommand,
           logger,
           handle: measuredPush(pushLogs(store, config, quotas)),
         }),
-        serveRpc(nc, {
-          subject: subjects.logsSummary(),
-          queue: queueGroups.logRelay,
-          request: JobLogSummaryCommand,
-          logger,
-          handle: jobLogSummary(store),
-        }),
-        serveRpc(nc, {
-          subject: subjects.logsPurge(),
-          queue: queueGroups.logRelay,
-          request: PurgeJobDataCommand,
-          logger,
-          handle: purgeJobLogs(store),
-        }),
+        serveRpc(nc, "logsSummary", { queue: queueGroups.logRelay, logger, handle: jobLogSummary(store) }),
+        serveRpc(nc, "logsPurge", { queue: queueGroups.logRelay, logger, handle: purgeJobLogs(store) }),
       );
       // Ready only once the server knows the subscriptions.
       await nc.flush();

@@ -1,14 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import {
-  DeleteNodeCommand,
-  DrainNodeCommand,
-  HeartbeatCommand,
-  ListNodesCommand,
-  NodeRefCommand,
-  RegisterNodeCommand,
-} from "../../shared/contract/index.js";
-import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
+import { queueGroups, serveRpc, servePing } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { NodeRegistryConfig } from "./config.js";
@@ -55,17 +47,12 @@ export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): NodeRe
       const rpc = { queue: queueGroups.nodeRegistry, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.nodeRegister(),
-          request: RegisterNodeCommand,
-          handle: registerNode(ctx),
-        }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeHeartbeat(), request: HeartbeatCommand, handle: heartbeat(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeDrain(), request: DrainNodeCommand, handle: drainNode(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeList(), request: ListNodesCommand, handle: listNodes(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeGet(), request: NodeRefCommand, handle: getNode(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeDelete(), request: DeleteNodeCommand, handle: deleteNode(ctx) }),
+        serveRpc(nc, "nodeRegister", { ...rpc, handle: registerNode(ctx) }),
+        serveRpc(nc, "nodeHeartbeat", { ...rpc, handle: heartbeat(ctx) }),
+        serveRpc(nc, "nodeDrain", { ...rpc, handle: drainNode(ctx) }),
+        serveRpc(nc, "nodeList", { ...rpc, handle: listNodes(ctx) }),
+        serveRpc(nc, "nodeGet", { ...rpc, handle: getNode(ctx) }),
+        serveRpc(nc, "nodeDelete", { ...rpc, handle: deleteNode(ctx) }),
       );
       sweep = startLivenessSweep(ctx);
       // Ready only once the server knows the subscriptions.

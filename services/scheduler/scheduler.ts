@@ -1,14 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
-import {
-  JobRefCommand,
-  JobResultCommand,
-  ListJobsCommand,
-  PollCommand,
-  SubmitJobCommand,
-} from "../../shared/contract/index.js";
-import { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "../../shared/contract/index.js";
-import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
+import { queueGroups, serveRpc, servePing } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import { Coalesced, type Service } from "../../shared/runtime/index.js";
 import type { SchedulerConfig } from "./config.js";
@@ -247,62 +239,22 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       const rpc = { queue: queueGroups.scheduler, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobSubmit(), request: SubmitJobCommand, handle: submitJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobRetrieve(), request: JobRefCommand, handle: retrieveJob(context) }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.jobList(),
-          request: ListJobsCommand,
-          handle: listJobs(context, listIndex),
-        }),
+        serveRpc(nc, "jobSubmit", { ...rpc, handle: submitJob(context) }),
+        serveRpc(nc, "jobRetrieve", { ...rpc, handle: retrieveJob(context) }),
+        serveRpc(nc, "jobList", { ...rpc, handle: listJobs(context, listIndex) }),
         serveListShard(context, listIndex),
         serveConcurrencyCounts(context),
-        serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobDelete(), request: JobRefCommand, handle: deleteJob(context) }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleCreate(),
-          request: CreateScheduleCommand,
-          handle: createSchedule(context, scheduleBucket),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleList(),
-          request: ListSchedulesCommand,
-          handle: listSchedules(scheduleBucket),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleRetrieve(),
-          request: ScheduleRefCommand,
-          handle: retrieveSchedule(scheduleBucket),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.schedulePause(),
-          request: ScheduleRefCommand,
-          handle: setScheduleState(context, scheduleBucket, "paused"),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleResume(),
-          request: ScheduleRefCommand,
-          handle: setScheduleState(context, scheduleBucket, "active"),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleDelete(),
-          request: ScheduleRefCommand,
-          handle: deleteSchedule(scheduleBucket),
-        }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.nodeResult(),
-          request: JobResultCommand,
-          handle: recordResult(context),
-        }),
+        serveRpc(nc, "jobCancel", { ...rpc, handle: cancelJob(context) }),
+        serveRpc(nc, "jobRetry", { ...rpc, handle: retryJob(context) }),
+        serveRpc(nc, "jobDelete", { ...rpc, handle: deleteJob(context) }),
+        serveRpc(nc, "scheduleCreate", { ...rpc, handle: createSchedule(context, scheduleBucket) }),
+        serveRpc(nc, "scheduleList", { ...rpc, handle: listSchedules(scheduleBucket) }),
+        serveRpc(nc, "scheduleRetrieve", { ...rpc, handle: retrieveSchedule(scheduleBucket) }),
+        serveRpc(nc, "schedulePause", { ...rpc, handle: setScheduleState(context, scheduleBucket, "paused") }),
+        serveRpc(nc, "scheduleResume", { ...rpc, handle: setScheduleState(context, scheduleBucket, "active") }),
+        serveRpc(nc, "scheduleDelete", { ...rpc, handle: deleteSchedule(scheduleBucket) }),
+        serveRpc(nc, "nodePoll", { ...rpc, handle: poll(context) }),
+        serveRpc(nc, "nodeResult", { ...rpc, handle: recordResult(context) }),
       );
       await ownership.start();
       // Ready once the partitions this replica holds at start have been read: a request served now sees them.

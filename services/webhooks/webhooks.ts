@@ -1,13 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "@nats-io/transport-node";
 import {
-  CreateWebhookCommand,
-  ListDeliveriesCommand,
-  ListWebhooksCommand,
-  RetryDeliveryCommand,
-  WebhookRefCommand,
-} from "../../shared/contract/index.js";
-import {
   BUCKETS,
   CONSUMERS,
   kvStreams,
@@ -15,7 +8,6 @@ import {
   serveRpc,
   servePing,
   STREAMS,
-  subjects,
   watchConsumers,
 } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
@@ -65,37 +57,12 @@ export function buildWebhooks(deps: ServiceDeps<WebhooksConfig>): Service {
       const rpc = { queue: queueGroups.webhooks, logger };
       subscriptions.push(
         servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookCreate(),
-          request: CreateWebhookCommand,
-          handle: createWebhook(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookList(),
-          request: ListWebhooksCommand,
-          handle: listWebhooks(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookDelete(),
-          request: WebhookRefCommand,
-          handle: deleteWebhook(ctx),
-        }),
-        serveRpc(nc, { ...rpc, subject: subjects.webhookTest(), request: WebhookRefCommand, handle: testWebhook(ctx) }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookDeliveriesList(),
-          request: ListDeliveriesCommand,
-          handle: listDeliveries(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookDeliveryRetry(),
-          request: RetryDeliveryCommand,
-          handle: retryDelivery(ctx),
-        }),
+        serveRpc(nc, "webhookCreate", { ...rpc, handle: createWebhook(ctx) }),
+        serveRpc(nc, "webhookList", { ...rpc, handle: listWebhooks(ctx) }),
+        serveRpc(nc, "webhookDelete", { ...rpc, handle: deleteWebhook(ctx) }),
+        serveRpc(nc, "webhookTest", { ...rpc, handle: testWebhook(ctx) }),
+        serveRpc(nc, "webhookDeliveriesList", { ...rpc, handle: listDeliveries(ctx) }),
+        serveRpc(nc, "webhookDeliveryRetry", { ...rpc, handle: retryDelivery(ctx) }),
       );
       // The backlogs, for /metrics: job revisions not yet turned into deliveries, and deliveries not yet done.
       consumers = watchConsumers(

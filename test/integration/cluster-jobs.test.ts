@@ -8,9 +8,8 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../harness/client.js";
-import { SetCreditResponse } from "../../shared/contract/index.js";
 import { ApiError } from "../../clients/sdk/src/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { listAllJobs, listAllLedgerEntries } from "../harness/listing.js";
 import { startNatsCluster, type NatsClusterHarness } from "../harness/nats-cluster.js";
@@ -69,12 +68,7 @@ async function setUp(pool: string) {
   const users = system.gateways.map(
     ({ baseUrl }) => new ComputeClient({ baseUrl, appId: customer.app.app_id, accessToken: tokens.access_token }),
   );
-  await requestRpc(
-    nc,
-    subjects.adminCreditSet(),
-    { business_id: customer.business.business_id, amount: 1_000_000 },
-    SetCreditResponse,
-  );
+  await requestRpc(nc, "adminCreditSet", { business_id: customer.business.business_id, amount: 1_000_000 });
   return { nodes, users };
 }
 

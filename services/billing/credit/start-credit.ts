@@ -1,12 +1,6 @@
 import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages } from "@nats-io/jetstream";
 import { nanos, type Subscription } from "@nats-io/transport-node";
-import {
-  Business,
-  CreditCheckCommand,
-  KeySpendCommand,
-  ListLedgerCommand,
-  SetCreditRequest,
-} from "../../../shared/contract/index.js";
+import { Business } from "../../../shared/contract/index.js";
 import {
   BUCKETS,
   CONSUMERS,
@@ -86,10 +80,10 @@ export async function startCredit(
 
   const rpc = { queue: queueGroups.billing, logger };
   const subscriptions: Subscription[] = [
-    serveRpc(nc, { ...rpc, subject: subjects.creditCheck(), request: CreditCheckCommand, handle: checkCredit(ctx) }),
-    serveRpc(nc, { ...rpc, subject: subjects.creditLedgerList(), request: ListLedgerCommand, handle: listLedger(ctx) }),
-    serveRpc(nc, { ...rpc, subject: subjects.creditKeySpend(), request: KeySpendCommand, handle: listKeySpend(ctx) }),
-    serveRpc(nc, { ...rpc, subject: subjects.adminCreditSet(), request: SetCreditRequest, handle: setCredit(ctx) }),
+    serveRpc(nc, "creditCheck", { ...rpc, handle: checkCredit(ctx) }),
+    serveRpc(nc, "creditLedgerList", { ...rpc, handle: listLedger(ctx) }),
+    serveRpc(nc, "creditKeySpend", { ...rpc, handle: listKeySpend(ctx) }),
+    serveRpc(nc, "adminCreditSet", { ...rpc, handle: setCredit(ctx) }),
   ];
   const messages: ConsumerMessages = await consumeMetering(ctx, jetstream(nc));
   return {

@@ -1,7 +1,5 @@
-import { randomUUID } from "node:crypto";
-import type { Subscription } from "@nats-io/transport-node";
-import { queueGroups, serveRpc, servePing } from "../../shared/nats/index.js";
-import type { ServiceDeps } from "../../shared/process/index.js";
+import { queueGroups } from "../../shared/nats/index.js";
+import { type ServiceDeps, type ServiceRun, serviceLifecycle } from "../../shared/process/index.js";
 import { Coalesced, type Service } from "../../shared/runtime/index.js";
 import type { SchedulerConfig } from "./config.js";
 import { cancelJob } from "./jobs/cancel-job.js";
@@ -37,7 +35,7 @@ import { listSchedules } from "./schedules/list-schedules.js";
 import { retrieveSchedule } from "./schedules/retrieve-schedule.js";
 import { ScheduleFiring } from "./schedules/schedule-firing.js";
 import { schedulePartitionOfKey } from "./schedules/schedule-record.js";
-import { openSchedules } from "./schedules/schedule-store.js";
+import { openSchedules, type Schedules } from "./schedules/schedule-store.js";
 import { setScheduleState } from "./schedules/set-schedule-state.js";
 import { FinishedJobs } from "./upkeep/finished-jobs.js";
 import { reconcileOnce } from "./upkeep/reconciler.js";
@@ -80,8 +78,6 @@ export interface Scheduler extends Service {
  */
 export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const { nc, logger, config } = deps;
-  const instance = randomUUID();
-  const subscriptions: Subscription[] = [];
   let ownership: PartitionOwnership | undefined;
   let stopReporting = (): void => undefined;
   const timers: NodeJS.Timeout[] = [];
@@ -109,7 +105,6 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const queueDeadlines = new QueueDeadlines();
   let jobsWatch: JobsWatch | undefined;
   let ctx: SchedulerContext | undefined;
-  let started = false;
   let stopped = false;
   const owns = (partition: number) => ownership?.owned.has(partition) ?? false;
 
@@ -205,9 +200,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       );
   });
 
-  return {
+  const lifecycle = serviceLifecycle({
     name: SERVICE,
-    async start() {
+    nc,
+    logger,
+    queue: queueGroups.scheduler,
+    async start(run) {
+      const { instance } = run;
       const store = await openSchedulerStore(nc, config, logger);
       await migrateLegacyJobKeys(store, instance, logger);
       jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished, queueDeadlines, waiting], logger);
@@ -236,26 +235,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       ctx = context;
       const scheduleBucket = await openSchedules(nc, config, logger);
       await context.view.start();
-      const rpc = { queue: queueGroups.scheduler, logger };
-      subscriptions.push(
-        servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, "jobSubmit", { ...rpc, handle: submitJob(context) }),
-        serveRpc(nc, "jobRetrieve", { ...rpc, handle: retrieveJob(context) }),
-        serveRpc(nc, "jobList", { ...rpc, handle: listJobs(context, listIndex) }),
-        serveListShard(context, listIndex),
-        serveConcurrencyCounts(context),
-        serveRpc(nc, "jobCancel", { ...rpc, handle: cancelJob(context) }),
-        serveRpc(nc, "jobRetry", { ...rpc, handle: retryJob(context) }),
-        serveRpc(nc, "jobDelete", { ...rpc, handle: deleteJob(context) }),
-        serveRpc(nc, "scheduleCreate", { ...rpc, handle: createSchedule(context, scheduleBucket) }),
-        serveRpc(nc, "scheduleList", { ...rpc, handle: listSchedules(scheduleBucket) }),
-        serveRpc(nc, "scheduleRetrieve", { ...rpc, handle: retrieveSchedule(scheduleBucket) }),
-        serveRpc(nc, "schedulePause", { ...rpc, handle: setScheduleState(context, scheduleBucket, "paused") }),
-        serveRpc(nc, "scheduleResume", { ...rpc, handle: setScheduleState(context, scheduleBucket, "active") }),
-        serveRpc(nc, "scheduleDelete", { ...rpc, handle: deleteSchedule(scheduleBucket) }),
-        serveRpc(nc, "nodePoll", { ...rpc, handle: poll(context) }),
-        serveRpc(nc, "nodeResult", { ...rpc, handle: recordResult(context) }),
-      );
+      serveScheduler(run, context, listIndex, scheduleBucket);
       await ownership.start();
       // Ready once the partitions this replica holds at start have been read: a request served now sees them.
       await follow.run();
@@ -286,12 +266,9 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       );
       scheduleFiring = new ScheduleFiring(context, scheduleBucket, logger, (key) => owns(schedulePartitionOfKey(key)));
       await scheduleFiring.start();
-      await nc.flush();
-      started = true;
       requestPlacement();
     },
     async stop() {
-      if (stopped) return;
       stopped = true;
       for (const timer of timers) clearInterval(timer);
       wake.stop();
@@ -303,9 +280,10 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       await scheduleFiring?.stop();
       jobsWatch?.stop();
       ctx?.view.stop();
-      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },
-    ready: () => started && !stopped,
+  });
+  return {
+    ...lifecycle,
     reconcileNow: () => reconciling.run(),
     repairNow: () => repairing.run(),
     async sweepRetentionNow() {
@@ -315,4 +293,29 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     },
     ownedPartitions: () => ownership?.owned ?? new Set(),
   };
+}
+
+/** The scheduler's RPCs: jobs, their lists (this replica's part too), schedules and the node plane's poll and result. */
+function serveScheduler(
+  run: ServiceRun,
+  context: SchedulerContext,
+  listIndex: JobListIndex,
+  scheduleBucket: Schedules,
+): void {
+  run.serve("jobSubmit", submitJob(context));
+  run.serve("jobRetrieve", retrieveJob(context));
+  run.serve("jobList", listJobs(context, listIndex));
+  run.keep(serveListShard(context, listIndex));
+  run.keep(serveConcurrencyCounts(context));
+  run.serve("jobCancel", cancelJob(context));
+  run.serve("jobRetry", retryJob(context));
+  run.serve("jobDelete", deleteJob(context));
+  run.serve("scheduleCreate", createSchedule(context, scheduleBucket));
+  run.serve("scheduleList", listSchedules(scheduleBucket));
+  run.serve("scheduleRetrieve", retrieveSchedule(scheduleBucket));
+  run.serve("schedulePause", setScheduleState(context, scheduleBucket, "paused"));
+  run.serve("scheduleResume", setScheduleState(context, scheduleBucket, "active"));
+  run.serve("scheduleDelete", deleteSchedule(scheduleBucket));
+  run.serve("nodePoll", poll(context));
+  run.serve("nodeResult", recordResult(context));
 }

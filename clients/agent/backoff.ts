@@ -58,6 +58,42 @@ export function describeError(error: unknown): string {
   return String(error);
 }
 
+/**
+ * The failures in a row of one call sent again and again (a loop's poll or heartbeat, a
+ * retried call): each waits a back-off; the first and then every tenth is logged, so a
+ * gateway down for minutes does not flood the log.
+ */
+export class FailureStreak {
+  #failures = 0;
+  readonly #backoff = new Backoff();
+
+  constructor(
+    private readonly logger: Logger,
+    /** Names the call in log lines: `<what> failed; trying again`. */
+    private readonly what: string,
+  ) {}
+
+  /** The call failed: answers how long to wait before sending it again. */
+  failed(error: unknown): number {
+    this.#failures += 1;
+    const delayMs = this.#backoff.next(error);
+    if (this.#failures === 1 || this.#failures % 10 === 0) {
+      this.logger.warn(
+        { error: describeError(error), failures: this.#failures, retry_in_ms: Math.round(delayMs) },
+        `${this.what} failed; trying again`,
+      );
+    }
+    return delayMs;
+  }
+
+  /** The call was answered: the next failure starts a new streak. */
+  answered(): void {
+    if (this.#failures > 0) this.logger.info({ failures: this.#failures }, `${this.what}s answered again`);
+    this.#failures = 0;
+    this.#backoff.reset();
+  }
+}
+
 export interface RetryOptions {
   /** Names the call in log lines. */
   what: string;
@@ -70,9 +106,9 @@ export interface RetryOptions {
 
 /** Runs `call` until it succeeds; a retryable failure is tried again after a back-off, any other is thrown. */
 export async function retrying<T>(call: () => Promise<T>, options: RetryOptions): Promise<T> {
-  const backoff = new Backoff();
+  const streak = new FailureStreak(options.logger, options.what);
   const startedMs = performance.now();
-  for (let failures = 1; ; failures += 1) {
+  for (;;) {
     options.signal.throwIfAborted();
     try {
       return await call();
@@ -80,15 +116,7 @@ export async function retrying<T>(call: () => Promise<T>, options: RetryOptions)
       options.signal.throwIfAborted();
       if (!isRetryable(error)) throw error;
       if (options.giveUpAfterMs !== undefined && performance.now() - startedMs > options.giveUpAfterMs) throw error;
-      const delayMs = backoff.next(error);
-      // The first failure and then every tenth: a gateway down for minutes does not flood the log.
-      if (failures === 1 || failures % 10 === 0) {
-        options.logger.warn(
-          { error: describeError(error), failures, retry_in_ms: Math.round(delayMs) },
-          `${options.what} failed; trying again`,
-        );
-      }
-      await sleep(delayMs, undefined, { signal: options.signal });
+      await sleep(streak.failed(error), undefined, { signal: options.signal });
     }
   }
 }

@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { ComputeClient, httpAnswerFacts, readEnvelope } from "../../shared/client/index.js";
 import type { Assignment, RpcName, RpcRequest, RpcResponse } from "../../shared/contract/index.js";
@@ -102,15 +102,12 @@ export function httpNodePlane(options: HttpNodePlaneOptions): NodePlane {
 
     async upload(urlTemplate, file, signal) {
       const url = uploadUrlOf(urlTemplate, file.name);
-      // O_NOFOLLOW: a job may not swap a file for a link to the agent's own secrets.
-      const handle = await open(file.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const { handle, size } = await openRegularFile(file);
       try {
-        const stat = await handle.stat();
-        if (!stat.isFile()) throw new Error(`${file.name} is not a regular file`);
         // The URL is its own credential: no key goes with it.
         const response = await baseFetch(url, {
           method: "PUT",
-          headers: { "content-type": file.contentType, "content-length": String(stat.size) },
+          headers: { "content-type": file.contentType, "content-length": String(size) },
           body: Readable.toWeb(handle.createReadStream({ autoClose: false })) as ReadableStream<Uint8Array>,
           duplex: "half",
           ...(signal ? { signal } : {}),
@@ -124,6 +121,22 @@ export function httpNodePlane(options: HttpNodePlaneOptions): NodePlane {
       }
     },
   };
+}
+
+/**
+ * Opens an artifact's file to read, refusing anything but a regular file. O_NOFOLLOW: a job
+ * may not swap a file for a link to the agent's own secrets. The caller closes the handle.
+ */
+export async function openRegularFile(file: ArtifactFile): Promise<{ handle: FileHandle; size: number }> {
+  const handle = await open(file.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new Error(`${file.name} is not a regular file`);
+    return { handle, size: stat.size };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
 }
 
 /** The JSON of an answer's text; undefined when it is empty or no JSON. */

@@ -3,16 +3,17 @@ import type { Clock, Logger } from "../../shared/runtime/index.js";
 import { nodeKeyRefused, refusesCredential } from "./agent-error.js";
 import { AttemptRun } from "./attempt-run.js";
 import { AttemptTable } from "./attempt-table.js";
-import { describeError, retrying } from "./backoff.js";
+import { describeError } from "./backoff.js";
 import type { AgentConfig } from "./config.js";
 import { Heartbeats } from "./heartbeat-loop.js";
+import { markDraining, setNodeDrain, type StartedNode } from "./node-drain.js";
 import { openNode } from "./node-registration.js";
 import type { NodePlane } from "./node-plane.js";
 import { pollLoop } from "./poll-loop.js";
 import { RecoveredAttempt } from "./recovered-attempt.js";
-import { type StateFile, stateFilePath } from "./state-file.js";
+import { stateFilePath } from "./state-file.js";
 import type { AttemptContext } from "./tracked-attempt.js";
-import { openTransport } from "./transport.js";
+import { openTransport, type Transport } from "./transport.js";
 import { lockWorkDir } from "./work-dir-lock.js";
 
 export { AGENT_VERSION } from "./node-registration.js";
@@ -21,8 +22,6 @@ export { AGENT_VERSION } from "./node-registration.js";
 const STOP_GRACE_MS = 2_000;
 /** Until the first heartbeat answers, assume the service's default. */
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 30_000;
-/** How long a drain (or its lifting) is asked for before the agent gives up on it. */
-const DRAIN_GIVE_UP_MS = 30_000;
 
 export interface AgentDeps {
   config: Readonly<AgentConfig>;
@@ -57,12 +56,59 @@ export interface Agent {
   readonly done: Promise<void>;
 }
 
-/** The node the agent acts as, once started: its state file, its plane and its heartbeats. */
-interface Node {
-  state: StateFile;
-  plane: NodePlane;
-  heartbeats: Heartbeats;
+/** What the attempts the agent runs (and those it takes back) need of it. */
+function attemptContext(deps: AgentDeps, { plane, state }: StartedNode, halt: AbortSignal): AttemptContext {
+  const { config } = deps;
+  return {
+    plane,
+    state,
+    logger: deps.logger,
+    halt,
+    keepWorkspaces: config.CJS_KEEP_WORKSPACES,
+    clock: deps.clock,
+    workDir: config.CJS_WORK_DIR,
+    killGraceMs: config.CJS_KILL_GRACE_MS,
+    env: deps.env,
+  };
 }
+
+/**
+ * Opens the node (registering it when there is no state file), checks its key with a first
+ * heartbeat, lifts a drain this agent set at its last stop and takes back the attempts a
+ * previous run left. `opened` hears the node as soon as it is open, so a stop meanwhile
+ * flushes its state file.
+ */
+async function resumeNode(
+  deps: AgentDeps,
+  run: {
+    statePath: string;
+    planeOf: (appId: string) => NodePlane;
+    attempts: AttemptTable;
+    halt: AbortSignal;
+    fail: (error: unknown) => void;
+    opened: (node: StartedNode) => void;
+  },
+): Promise<{ registered: boolean; resumed: number }> {
+  const { config, logger } = deps;
+  const { statePath, attempts, halt, fail } = run;
+  const opened = await openNode({ config, logger, statePath, planeOf: run.planeOf, halt });
+  const { plane, file: state } = opened;
+  const intervalMs = opened.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+  const node: StartedNode = { state, plane, heartbeats: new Heartbeats({ plane, attempts, logger, intervalMs, fail }) };
+  run.opened(node);
+  const current = state.current;
+  const resumed = current.attempts.length;
+  await node.heartbeats.first(halt, statePath);
+  if (current.drained_by_agent) {
+    await setNodeDrain(node, false, { logger, halt }).catch((error: unknown) =>
+      logger.warn({ error: describeError(error) }, "could not lift the drain set at the last stop"),
+    );
+  }
+  for (const entry of current.attempts) attempts.track(new RecoveredAttempt(attemptContext(deps, node, halt), entry));
+  return { registered: opened.registered, resumed };
+}
+
+type Phase = "new" | "starting" | "running" | "draining" | "stopping" | "stopped";
 
 /**
  * The agent's lifecycle: start (lock the work dir, register or resume the node, check its
@@ -70,217 +116,161 @@ interface Node {
  * (`Heartbeats`) and poll (`pollLoop`) loops over the attempts it holds (`AttemptTable`),
  * until a drain (no new work; running attempts finish and report) or a stop (kill them now).
  */
-export function buildAgent(deps: AgentDeps): Agent {
-  const { config, logger, clock } = deps;
-  const statePath = stateFilePath(config.CJS_WORK_DIR);
-  const transport = openTransport(config, deps.fetch);
-
+class NodeAgent implements Agent {
+  readonly done: Promise<void>;
+  readonly #deps: AgentDeps;
+  readonly #statePath: string;
+  readonly #transport: Transport;
   /** Aborted by `stop` (or a fatal error): every retry and wait ends, nothing more is sent. */
-  const halt = new AbortController();
+  readonly #halt = new AbortController();
   /** Aborted when no new work is wanted (drain or stop). */
-  const pollStop = new AbortController();
+  readonly #pollStop = new AbortController();
   /** Aborted when the loops should end (drained, stopped). */
-  const loopsStop = new AbortController();
-  const attempts = new AttemptTable();
-  let phase: "new" | "starting" | "running" | "draining" | "stopping" | "stopped" = "new";
-  let node: Node | undefined;
-  let loops: Promise<void>[] = [];
+  readonly #loopsStop = new AbortController();
+  readonly #attempts = new AttemptTable();
+  #phase: Phase = "new";
+  #node: StartedNode | undefined;
+  #loops: Promise<void>[] = [];
   /** The poll loop: a drain waits for its poll in flight, whose attempts were started by it. */
-  let polling: Promise<void> = Promise.resolve();
-  let drained: Promise<void> | undefined;
-  let stopped: Promise<void> | undefined;
-  let fatal: unknown;
-  let unlock: (() => Promise<void>) | undefined;
+  #polling: Promise<void> = Promise.resolve();
+  #drained: Promise<void> | undefined;
+  #stopped: Promise<void> | undefined;
+  #fatal: unknown;
+  #unlock: (() => Promise<void>) | undefined;
+  #settle!: { resolve: () => void; reject: (error: unknown) => void };
 
-  let settle!: { resolve: () => void; reject: (error: unknown) => void };
-  const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-  // Whoever holds the agent may not await `done`; a fatal error is logged either way.
-  done.catch(() => undefined);
-
-  function context({ plane, state }: Node): AttemptContext {
-    return {
-      plane,
-      state,
-      logger,
-      halt: halt.signal,
-      keepWorkspaces: config.CJS_KEEP_WORKSPACES,
-      clock,
-      workDir: config.CJS_WORK_DIR,
-      killGraceMs: config.CJS_KILL_GRACE_MS,
-      env: deps.env,
-    };
+  constructor(deps: AgentDeps) {
+    this.#deps = deps;
+    this.#statePath = stateFilePath(deps.config.CJS_WORK_DIR);
+    this.#transport = openTransport(deps.config, deps.fetch);
+    this.done = new Promise<void>((resolve, reject) => (this.#settle = { resolve, reject }));
+    // Whoever holds the agent may not await `done`; a fatal error is logged either way.
+    this.done.catch(() => undefined);
   }
 
-  /** A failure no retry mends: the agent stops, and `done` rejects with it. */
-  function fail(error: unknown): void {
-    const reason = refusesCredential(error) ? nodeKeyRefused(error, statePath) : error;
-    logger.error({ error: describeError(reason) }, "the agent cannot go on");
-    fatal ??= reason;
-    void stop();
-  }
-
-  async function start(): Promise<AgentIdentity> {
-    if (phase !== "new") throw new Error("the agent was already started");
-    phase = "starting";
-    await mkdir(config.CJS_WORK_DIR, { recursive: true, mode: 0o700 });
-    unlock = await lockWorkDir(config.CJS_WORK_DIR);
+  async start(): Promise<AgentIdentity> {
+    if (this.#phase !== "new") throw new Error("the agent was already started");
+    this.#phase = "starting";
+    const workDir = this.#deps.config.CJS_WORK_DIR;
+    await mkdir(workDir, { recursive: true, mode: 0o700 });
+    const unlock = await lockWorkDir(workDir);
+    this.#unlock = unlock;
     try {
-      return await begin();
+      return await this.#begin();
     } catch (error) {
       await unlock();
-      await transport.close();
+      await this.#transport.close();
       throw error;
     }
   }
 
+  drain(): Promise<void> {
+    if (this.#phase !== "running" && this.#phase !== "draining") return this.stop();
+    const running = this.#node!;
+    this.#drained ??= (async () => {
+      this.#phase = "draining";
+      const { logger } = this.#deps;
+      logger.info({ running: this.#attempts.size }, "draining: no new jobs; waiting for the running ones to finish");
+      // The poll in flight is not cut: an attempt it delivers was started by that very poll and would be left running
+      // nowhere. The gateway ends a draining node's poll once the drain is recorded (after which nothing is assigned
+      // here); without a recorded drain it is cut at once.
+      if (!(await markDraining(running, { logger, halt: this.#halt.signal }))) this.#pollStop.abort();
+      await this.#polling;
+      await this.#attempts.settled();
+      if (this.#phase !== "draining") return;
+      this.#loopsStop.abort();
+      await this.#release();
+      logger.info("drained; stopping");
+      this.#settle.resolve();
+    })();
+    return this.#drained;
+  }
+
+  stop(): Promise<void> {
+    this.#stopped ??= (async () => {
+      const running = this.#attempts.size;
+      this.#phase = "stopping";
+      this.#halt.abort();
+      this.#pollStop.abort();
+      this.#loopsStop.abort();
+      if (running > 0)
+        this.#deps.logger.warn({ running }, "stopping now: killing running jobs; the next start reports them");
+      const graceMs = Math.min(this.#deps.config.CJS_KILL_GRACE_MS, STOP_GRACE_MS);
+      await Promise.all([...this.#attempts.values()].map((attempt) => attempt.halt(graceMs)));
+      await this.#release();
+      if (this.#fatal === undefined) this.#settle.resolve();
+      else this.#settle.reject(this.#fatal);
+    })();
+    return this.#stopped;
+  }
+
+  killNow(): void {
+    for (const attempt of this.#attempts.values()) attempt.killNow();
+  }
+
   /** The rest of the start, once the work dir is this agent's. */
-  async function begin(): Promise<AgentIdentity> {
-    const opened = await openNode({
-      config,
-      logger,
-      statePath,
-      planeOf: (appId) => deps.plane ?? transport.plane(appId),
-      halt: halt.signal,
+  async #begin(): Promise<AgentIdentity> {
+    const deps = this.#deps;
+    const halt = this.#halt.signal;
+    const fail = (error: unknown) => this.#fail(error);
+    const { registered, resumed } = await resumeNode(deps, {
+      statePath: this.#statePath,
+      planeOf: (appId) => deps.plane ?? this.#transport.plane(appId),
+      attempts: this.#attempts,
+      halt,
+      fail,
+      opened: (started) => (this.#node = started),
     });
-    const { plane, file: state } = opened;
-    const intervalMs = opened.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
-    const heartbeats = new Heartbeats({ plane, attempts, logger, intervalMs, fail });
-    const started: Node = { state, plane, heartbeats };
-    node = started;
-    const current = state.current;
-    const resumed = current.attempts.length;
-    await firstHeartbeat(started);
-    if (current.drained_by_agent) {
-      await setDrain(started, false).catch((error: unknown) =>
-        logger.warn({ error: describeError(error) }, "could not lift the drain set at the last stop"),
-      );
-    }
-    for (const entry of current.attempts) attempts.track(new RecoveredAttempt(context(started), entry));
-    if (halt.signal.aborted) throw new Error("the agent was stopped while starting");
-    phase = "running";
-    polling = pollLoop(
+    const node = this.#node!;
+    if (halt.aborted) throw new Error("the agent was stopped while starting");
+    this.#phase = "running";
+    this.#polling = pollLoop(
       {
-        plane,
-        attempts,
-        logger,
-        slots: () => state.current.slots,
-        taking: () => phase === "running",
-        run: (job) => new AttemptRun(context(started), job),
-        heartbeatNow: () => heartbeats.now(),
+        plane: node.plane,
+        attempts: this.#attempts,
+        logger: deps.logger,
+        slots: () => node.state.current.slots,
+        taking: () => this.#phase === "running",
+        run: (job) => new AttemptRun(attemptContext(deps, node, halt), job),
+        heartbeatNow: () => node.heartbeats.now(),
         fail,
       },
-      pollStop.signal,
+      this.#pollStop.signal,
     );
-    loops = [heartbeats.run(loopsStop.signal), polling];
-    logger.info(
+    this.#loops = [node.heartbeats.run(this.#loopsStop.signal), this.#polling];
+    const current = node.state.current;
+    deps.logger.info(
       {
         node_id: current.node_id,
         pool: current.pool_id,
         slots: current.slots,
         resumed_attempts: resumed,
-        work_dir: config.CJS_WORK_DIR,
-        transport: transport.kind,
+        work_dir: deps.config.CJS_WORK_DIR,
+        transport: this.#transport.kind,
       },
       "agent running",
     );
-    return { nodeId: current.node_id, poolId: current.pool_id, slots: current.slots, registered: opened.registered };
+    return { nodeId: current.node_id, poolId: current.pool_id, slots: current.slots, registered };
   }
 
-  /** The first heartbeat checks the node key before any work is taken. */
-  async function firstHeartbeat({ plane, heartbeats }: Node): Promise<void> {
-    try {
-      heartbeats.apply(
-        await retrying(() => plane.heartbeat({ running: [] }, halt.signal), {
-          what: "heartbeat",
-          logger,
-          signal: halt.signal,
-        }),
-      );
-    } catch (error) {
-      if (!halt.signal.aborted && refusesCredential(error)) throw nodeKeyRefused(error, statePath);
-      throw error;
-    }
-  }
-
-  /**
-   * Sets (or lifts) this node's drain, as its own request; gives up when the service stays
-   * away. The state file says "drained by the agent" from before the request until the
-   * drain is lifted, so a drain this agent may have set is always lifted at its next start.
-   */
-  async function setDrain({ state, plane }: Node, draining: boolean): Promise<void> {
-    if (draining) await state.update((saved) => void (saved.drained_by_agent = true));
-    await retrying(() => plane.drain({ draining }, halt.signal), {
-      what: draining ? "drain" : "lifting the drain",
-      logger,
-      signal: halt.signal,
-      giveUpAfterMs: DRAIN_GIVE_UP_MS,
-    });
-    if (!draining) await state.update((saved) => void (saved.drained_by_agent = false));
-  }
-
-  /** Whether the service holds the node draining now, set by this agent's own request if need be. */
-  async function markDraining(running: Node): Promise<boolean> {
-    if (running.heartbeats.draining) return false;
-    return setDrain(running, true).then(
-      () => true,
-      (error: unknown) => {
-        logger.warn({ error: describeError(error) }, "could not mark the node draining");
-        return false;
-      },
-    );
+  /** A failure no retry mends: the agent stops, and `done` rejects with it. */
+  #fail(error: unknown): void {
+    const reason = refusesCredential(error) ? nodeKeyRefused(error, this.#statePath) : error;
+    this.#deps.logger.error({ error: describeError(reason) }, "the agent cannot go on");
+    this.#fatal ??= reason;
+    void this.stop();
   }
 
   /** Lets go of the work dir and the transport once the loops are over. */
-  async function release(): Promise<void> {
-    await Promise.all(loops);
-    await node?.state.flush();
-    await unlock?.();
-    await transport.close();
-    phase = "stopped";
+  async #release(): Promise<void> {
+    await Promise.all(this.#loops);
+    await this.#node?.state.flush();
+    await this.#unlock?.();
+    await this.#transport.close();
+    this.#phase = "stopped";
   }
+}
 
-  function drain(): Promise<void> {
-    if (phase !== "running" && phase !== "draining") return stop();
-    const running = node!;
-    drained ??= (async () => {
-      phase = "draining";
-      logger.info({ running: attempts.size }, "draining: no new jobs; waiting for the running ones to finish");
-      // The poll in flight is not cut: an attempt it delivers was started by that very poll and would be left running
-      // nowhere. The gateway ends a draining node's poll once the drain is recorded (after which nothing is assigned
-      // here); without a recorded drain it is cut at once.
-      if (!(await markDraining(running))) pollStop.abort();
-      await polling;
-      await attempts.settled();
-      if (phase !== "draining") return;
-      loopsStop.abort();
-      await release();
-      logger.info("drained; stopping");
-      settle.resolve();
-    })();
-    return drained;
-  }
-
-  function stop(): Promise<void> {
-    stopped ??= (async () => {
-      const running = attempts.size;
-      phase = "stopping";
-      halt.abort();
-      pollStop.abort();
-      loopsStop.abort();
-      if (running > 0) logger.warn({ running }, "stopping now: killing running jobs; the next start reports them");
-      await Promise.all(
-        [...attempts.values()].map((attempt) => attempt.halt(Math.min(config.CJS_KILL_GRACE_MS, STOP_GRACE_MS))),
-      );
-      await release();
-      if (fatal === undefined) settle.resolve();
-      else settle.reject(fatal);
-    })();
-    return stopped;
-  }
-
-  function killNow(): void {
-    for (const attempt of attempts.values()) attempt.killNow();
-  }
-
-  return { start, drain, stop, killNow, done };
+export function buildAgent(deps: AgentDeps): Agent {
+  return new NodeAgent(deps);
 }

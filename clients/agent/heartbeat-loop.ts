@@ -2,7 +2,8 @@ import type { HeartbeatResponse } from "../../shared/contract/index.js";
 import type { Logger } from "../../shared/runtime/index.js";
 import { Alarm } from "./alarm.js";
 import type { AttemptTable } from "./attempt-table.js";
-import { FailureStreak, isRetryable } from "./backoff.js";
+import { nodeKeyRefused, refusesCredential } from "./agent-error.js";
+import { FailureStreak, isRetryable, retrying } from "./backoff.js";
 import type { NodePlane } from "./node-plane.js";
 
 export interface HeartbeatDeps {
@@ -45,6 +46,23 @@ export class Heartbeats {
       );
     this.draining = reply.draining;
     for (const order of reply.stop) this.deps.attempts.get(order)?.stop(order.reason);
+  }
+
+  /**
+   * The first heartbeat, which checks the node key before any work is taken: sent again
+   * while a retry may help, until `halt` aborts. A refused key is an AgentError that says
+   * what to do with the state file at `statePath`.
+   */
+  async first(halt: AbortSignal, statePath: string): Promise<void> {
+    const { plane, logger } = this.deps;
+    try {
+      this.apply(
+        await retrying(() => plane.heartbeat({ running: [] }, halt), { what: "heartbeat", logger, signal: halt }),
+      );
+    } catch (error) {
+      if (!halt.aborted && refusesCredential(error)) throw nodeKeyRefused(error, statePath);
+      throw error;
+    }
   }
 
   /** Heartbeats until `signal` aborts, or a failure no retry mends. */

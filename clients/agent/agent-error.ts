@@ -1,3 +1,5 @@
+import { describeError, errorCode } from "./backoff.js";
+
 /**
  * Why the agent cannot start or must stop. These are the agent's own conditions, not
  * API error codes: each message says what to do.
@@ -27,4 +29,27 @@ export class AgentError extends Error {
     super(message, options);
     this.name = "AgentError";
   }
+}
+
+/** The refusals that no retry can fix: the credential or the app is not (or no longer) accepted. */
+const REFUSED_CREDENTIAL = new Set([
+  "auth.invalid_credentials",
+  "auth.missing_credentials",
+  "permission.denied",
+  "app.unknown",
+]);
+
+/** Whether the service refused the credential (or its app): no retry mends that. */
+export function refusesCredential(error: unknown): boolean {
+  return REFUSED_CREDENTIAL.has(errorCode(error) ?? "");
+}
+
+/** The service refuses the node key of the state file at `statePath`: what to do about it. */
+export function nodeKeyRefused(error: unknown, statePath: string): AgentError {
+  return new AgentError(
+    "agent.node_key_refused",
+    `the service refuses this node's key (${describeError(error)}): the node was removed or its key rotated. ` +
+      `Move ${statePath} away and set CJS_API_KEY to register a new node.`,
+    { cause: error },
+  );
 }

@@ -1,7 +1,12 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { AppError } from "../../shared/errors/index.js";
+import { ApiError } from "../../shared/client/index.js";
 import { Backoff, BACKOFF_MAX_MS, isRetryable, retrying } from "./backoff.js";
+
+/** A refusal as the node plane throws it. */
+function refusal(code: string, retryAfterSeconds?: number): ApiError {
+  return new ApiError({ code, message: code, status: 503, retryAfterSeconds });
+}
 
 describe("Backoff", () => {
   it("doubles from 100 ms to a 10 s cap, each delay between half and all of its step", () => {
@@ -17,17 +22,21 @@ describe("Backoff", () => {
   });
 
   it("waits at least the Retry-After the service asked for", () => {
-    expect(new Backoff(() => 0).next(new AppError("service.unavailable", "down", { retryAfterSeconds: 3 }))).toBe(3000);
+    expect(new Backoff(() => 0).next(refusal("service.unavailable", 3))).toBe(3000);
   });
 });
 
 describe("isRetryable", () => {
   it("retries what the catalogue calls retryable and anything without an envelope, nothing else", () => {
     for (const code of ["service.unavailable", "rate.limited", "internal.error"] as const)
-      expect(isRetryable(new AppError(code))).toBe(true);
+      expect(isRetryable(refusal(code))).toBe(true);
     for (const code of ["job.stale_attempt", "auth.invalid_credentials", "request.invalid"] as const)
-      expect(isRetryable(new AppError(code))).toBe(false);
+      expect(isRetryable(refusal(code))).toBe(false);
     expect(isRetryable(new TypeError("fetch failed"))).toBe(true);
+  });
+
+  it("retries a code it does not know (a newer service's), as an unexpected fault", () => {
+    expect(isRetryable(refusal("something.new"))).toBe(true);
   });
 });
 
@@ -39,7 +48,7 @@ describe("retrying", () => {
     const result = await retrying(
       async () => {
         calls += 1;
-        if (calls < 3) throw new AppError("service.unavailable");
+        if (calls < 3) throw refusal("service.unavailable");
         return "ok";
       },
       { what: "test", logger, signal: new AbortController().signal },
@@ -51,7 +60,7 @@ describe("retrying", () => {
     let calls = 0;
     const call = async () => {
       calls += 1;
-      throw new AppError("job.stale_attempt");
+      throw refusal("job.stale_attempt");
     };
     await expect(retrying(call, { what: "test", logger, signal: new AbortController().signal })).rejects.toMatchObject({
       code: "job.stale_attempt",

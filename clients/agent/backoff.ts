@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { AppError, errorSpec } from "../../shared/errors/index.js";
+import { ApiError, mayRetryCode } from "../../shared/client/index.js";
 import type { Logger } from "../../shared/runtime/index.js";
 
 export const BACKOFF_FIRST_MS = 100;
@@ -21,7 +21,7 @@ export class Backoff {
     const delayMs = this.stepMs / 2 + (this.random() * this.stepMs) / 2;
     this.stepMs = Math.min(this.stepMs * 2, BACKOFF_MAX_MS);
     const retryAfterMs =
-      error instanceof AppError && error.retryAfterSeconds
+      error instanceof ApiError && error.retryAfterSeconds
         ? Math.min(error.retryAfterSeconds * 1000, RETRY_AFTER_MAX_MS)
         : 0;
     return Math.max(delayMs, retryAfterMs);
@@ -34,22 +34,21 @@ export class Backoff {
 
 /**
  * Whether a failed call may succeed if sent again: an envelope code the catalogue calls
- * retryable (`service.unavailable`, `rate.limited`, `internal.error`, …), or no envelope
- * at all (connection refused or reset, a timeout, an answer that is not ours).
+ * retryable (`service.unavailable`, `rate.limited`, `internal.error`, …) or does not know
+ * (a newer service's), or no envelope at all (connection refused or reset, a timeout).
  */
 export function isRetryable(error: unknown): boolean {
-  if (error instanceof AppError) return errorSpec(error.code).retryable;
-  return true;
+  return !(error instanceof ApiError) || mayRetryCode(error.code);
 }
 
 /** The envelope code of a failure, or null when there was no envelope. */
 export function errorCode(error: unknown): string | null {
-  return error instanceof AppError ? error.code : null;
+  return error instanceof ApiError ? error.code : null;
 }
 
 /** A short account of a failure for the log (never a stack for an envelope error). */
 export function describeError(error: unknown): string {
-  if (error instanceof AppError) return `${error.code}: ${error.message}`;
+  if (error instanceof ApiError) return `${error.code}: ${error.message}`;
   if (error instanceof Error) {
     const cause = (error.cause as { code?: unknown; message?: unknown } | undefined) ?? undefined;
     const detail =
@@ -57,6 +56,42 @@ export function describeError(error: unknown): string {
     return detail ? `${error.message} (${detail})` : error.message;
   }
   return String(error);
+}
+
+/**
+ * The failures in a row of one call sent again and again (a loop's poll or heartbeat, a
+ * retried call): each waits a back-off; the first and then every tenth is logged, so a
+ * gateway down for minutes does not flood the log.
+ */
+export class FailureStreak {
+  #failures = 0;
+  readonly #backoff = new Backoff();
+
+  constructor(
+    private readonly logger: Logger,
+    /** Names the call in log lines: `<what> failed; trying again`. */
+    private readonly what: string,
+  ) {}
+
+  /** The call failed: answers how long to wait before sending it again. */
+  failed(error: unknown): number {
+    this.#failures += 1;
+    const delayMs = this.#backoff.next(error);
+    if (this.#failures === 1 || this.#failures % 10 === 0) {
+      this.logger.warn(
+        { error: describeError(error), failures: this.#failures, retry_in_ms: Math.round(delayMs) },
+        `${this.what} failed; trying again`,
+      );
+    }
+    return delayMs;
+  }
+
+  /** The call was answered: the next failure starts a new streak. */
+  answered(): void {
+    if (this.#failures > 0) this.logger.info({ failures: this.#failures }, `${this.what}s answered again`);
+    this.#failures = 0;
+    this.#backoff.reset();
+  }
 }
 
 export interface RetryOptions {
@@ -71,9 +106,9 @@ export interface RetryOptions {
 
 /** Runs `call` until it succeeds; a retryable failure is tried again after a back-off, any other is thrown. */
 export async function retrying<T>(call: () => Promise<T>, options: RetryOptions): Promise<T> {
-  const backoff = new Backoff();
+  const streak = new FailureStreak(options.logger, options.what);
   const startedMs = performance.now();
-  for (let failures = 1; ; failures += 1) {
+  for (;;) {
     options.signal.throwIfAborted();
     try {
       return await call();
@@ -81,15 +116,7 @@ export async function retrying<T>(call: () => Promise<T>, options: RetryOptions)
       options.signal.throwIfAborted();
       if (!isRetryable(error)) throw error;
       if (options.giveUpAfterMs !== undefined && performance.now() - startedMs > options.giveUpAfterMs) throw error;
-      const delayMs = backoff.next(error);
-      // The first failure and then every tenth: a gateway down for minutes does not flood the log.
-      if (failures === 1 || failures % 10 === 0) {
-        options.logger.warn(
-          { error: describeError(error), failures, retry_in_ms: Math.round(delayMs) },
-          `${options.what} failed; trying again`,
-        );
-      }
-      await sleep(delayMs, undefined, { signal: options.signal });
+      await sleep(streak.failed(error), undefined, { signal: options.signal });
     }
   }
 }

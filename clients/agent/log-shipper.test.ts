@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { LogLine } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
+import { ApiError } from "../../shared/client/index.js";
 import { BATCH_MAX_LINES, LogShipper } from "./log-shipper.js";
 import type { NodePlane } from "./node-plane.js";
 
@@ -27,7 +27,7 @@ function fakePlane() {
     stored,
     async pushLogs(request: Parameters<NodePlane["pushLogs"]>[0]) {
       pushes.push(request.lines.map((line) => line.seq));
-      if (plane.stale) throw new AppError("job.stale_attempt");
+      if (plane.stale) throw new ApiError({ code: "job.stale_attempt", message: "stale", status: 409 });
       if (plane.failing > 0) {
         plane.failing -= 1;
         throw new TypeError("fetch failed");

@@ -1,9 +1,7 @@
 import { createHash } from "node:crypto";
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
 import { connect, headers as natsHeaders, Match, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { z } from "zod";
-import { readEnvelope } from "../../shared/client/index.js";
+import { ApiError, readEnvelope } from "../../shared/client/index.js";
 import {
   Artifact,
   NatsUploadChunkResponse,
@@ -14,9 +12,15 @@ import {
   RPC_ROUTES,
   type RpcResponse,
 } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
 import { decodeJson, encodeJson, natsAuthOptions, type NatsCredentials, subjects } from "../../shared/nats/index.js";
-import { CALL_TIMEOUT_MS, type NodePlane, POLL_MARGIN_MS, uploadUrlOf } from "./node-plane.js";
+import {
+  type ArtifactFile,
+  CALL_TIMEOUT_MS,
+  type NodePlane,
+  openRegularFile,
+  POLL_MARGIN_MS,
+  uploadUrlOf,
+} from "./node-plane.js";
 
 /** The agent's NATS connection, made on first use and closed when the agent stops. */
 export interface NatsLink {
@@ -125,6 +129,99 @@ export interface NatsNodePlaneOptions {
   nodeKey?: string;
 }
 
+interface NatsRequestOptions {
+  timeoutMs?: number;
+  headers?: MsgHdrs;
+  signal?: AbortSignal | undefined;
+}
+
+/** One request over the link, its answer read as an envelope and its payload checked against `schema`. */
+async function natsRequest<S extends z.ZodType>(
+  link: NatsLink,
+  subject: string,
+  body: Uint8Array,
+  schema: S,
+  { timeoutMs = CALL_TIMEOUT_MS, headers, signal }: NatsRequestOptions = {},
+): Promise<z.infer<S>> {
+  signal?.throwIfAborted();
+  const { nc, lost } = await abortable(link.connection(), signal);
+  const maxPayload = nc.info?.max_payload;
+  if (maxPayload !== undefined && body.length > maxPayload) {
+    throw new ApiError({
+      code: "request.too_large",
+      message: `The message is larger than the NATS server accepts (${maxPayload} bytes).`,
+      status: 413,
+    });
+  }
+  const sent = nc.request(subject, body, { timeout: timeoutMs, ...(headers ? { headers } : {}) });
+  const reply = await abortable(sent, signal, lost);
+  let decoded: unknown;
+  try {
+    decoded = reply.data.length === 0 ? undefined : decodeJson(reply.data);
+  } catch {
+    decoded = undefined;
+  }
+  const payload = readEnvelope(decoded, {
+    retryAfter: reply.headers?.get(NODE_NATS_HEADERS.retryAfter, Match.IgnoreCase),
+  });
+  return schema.parse(payload);
+}
+
+/**
+ * Opens the upload with the signed URL, streams the file in chunks (each sent once the
+ * previous one is stored), then commits its size and SHA-256. Any failure aborts it;
+ * a retry starts again from the first byte.
+ */
+async function uploadOverNats(
+  link: NatsLink,
+  urlTemplate: string,
+  file: ArtifactFile,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const { handle, size } = await openRegularFile(file);
+  let subject: string | undefined;
+  try {
+    const opened = await natsRequest(
+      link,
+      subjects.nodePlaneUploadOpen(),
+      encodeJson({ url: uploadUrlOf(urlTemplate, file.name), size_bytes: size, content_type: file.contentType }),
+      NatsUploadOpenResponse,
+      { signal },
+    );
+    subject = opened.subject;
+    const buffer = Buffer.alloc(opened.chunk_bytes);
+    const hash = createHash("sha256");
+    let sent = 0;
+    for (let seq = 1; ; seq += 1) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      const chunk = buffer.subarray(0, bytesRead);
+      hash.update(chunk);
+      const headers = natsHeaders();
+      headers.set(NODE_NATS_HEADERS.chunkSeq, String(seq));
+      await natsRequest(link, `${subject}.chunk`, chunk, NatsUploadChunkResponse, { headers, signal });
+      sent += bytesRead;
+    }
+    const commit = encodeJson({ size_bytes: sent, sha256: hash.digest("hex") });
+    await natsRequest(link, `${subject}.commit`, commit, Artifact, { signal });
+    subject = undefined;
+  } catch (error) {
+    // Tell the gateway at once rather than letting the upload idle out; it may already be gone.
+    const abandoned = subject;
+    if (abandoned !== undefined)
+      void link
+        .connection()
+        .then(
+          ({ nc }) => nc.publish(`${abandoned}.abort`),
+          () => undefined,
+        )
+        .catch(() => undefined);
+    throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * The node plane over NATS (NATS-direct mode): the same operations, credentials and
  * envelopes as HTTP, as request/reply on `cjs.nodeplane.*`. No responders, a timeout or a
@@ -132,40 +229,6 @@ export interface NatsNodePlaneOptions {
  */
 export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
   const { link, appId } = options;
-
-  async function request<S extends z.ZodType>(
-    subject: string,
-    body: Uint8Array,
-    schema: S,
-    {
-      timeoutMs = CALL_TIMEOUT_MS,
-      headers,
-      signal,
-    }: { timeoutMs?: number; headers?: MsgHdrs; signal?: AbortSignal | undefined } = {},
-  ): Promise<z.infer<S>> {
-    signal?.throwIfAborted();
-    const { nc, lost } = await abortable(link.connection(), signal);
-    const maxPayload = nc.info?.max_payload;
-    if (maxPayload !== undefined && body.length > maxPayload) {
-      throw new AppError(
-        "request.too_large",
-        `The message is larger than the NATS server accepts (${maxPayload} bytes).`,
-      );
-    }
-    const sent = nc.request(subject, body, { timeout: timeoutMs, ...(headers ? { headers } : {}) });
-    const reply = await abortable(sent, signal, lost);
-    let decoded: unknown;
-    try {
-      decoded = reply.data.length === 0 ? undefined : decodeJson(reply.data);
-    } catch {
-      decoded = undefined;
-    }
-    return readEnvelope(schema, decoded, {
-      ok: true,
-      retryAfter: reply.headers?.get(NODE_NATS_HEADERS.retryAfter, Match.IgnoreCase),
-      fallbackMessage: "The gateway's answer was not an envelope.",
-    });
-  }
 
   async function call<O extends NodeNatsOperation>(
     operation: O,
@@ -179,7 +242,7 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
     headers.set(NODE_NATS_HEADERS.appId, appId);
     headers.set(NODE_NATS_HEADERS.apiKey, apiKey);
     const route = RPC_ROUTES[NODE_NATS_OPERATIONS[operation]];
-    return request(subjects.nodePlane(operation), encodeJson(body), route.response, {
+    return natsRequest(link, subjects.nodePlane(operation), encodeJson(body), route.response, {
       timeoutMs,
       headers,
       signal,
@@ -195,62 +258,6 @@ export function natsNodePlane(options: NatsNodePlaneOptions): NodePlane {
     result: (body, signal) => call("result", body, options.nodeKey, signal),
     pushLogs: (body, signal) => call("logs", body, options.nodeKey, signal),
     drain: (body, signal) => call("drain", body, options.nodeKey, signal),
-
-    /**
-     * Opens the upload with the signed URL, streams the file in chunks (each sent once the
-     * previous one is stored), then commits its size and SHA-256. Any failure aborts it;
-     * a retry starts again from the first byte.
-     */
-    async upload(urlTemplate, file, signal) {
-      // O_NOFOLLOW: a job may not swap a file for a link to the agent's own secrets.
-      const handle = await open(file.path, constants.O_RDONLY | constants.O_NOFOLLOW);
-      let subject: string | undefined;
-      try {
-        const stat = await handle.stat();
-        if (!stat.isFile()) throw new Error(`${file.name} is not a regular file`);
-        const opened = await request(
-          subjects.nodePlaneUploadOpen(),
-          encodeJson({
-            url: uploadUrlOf(urlTemplate, file.name),
-            size_bytes: stat.size,
-            content_type: file.contentType,
-          }),
-          NatsUploadOpenResponse,
-          { signal },
-        );
-        subject = opened.subject;
-        const buffer = Buffer.alloc(opened.chunk_bytes);
-        const hash = createHash("sha256");
-        let sent = 0;
-        for (let seq = 1; ; seq += 1) {
-          const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-          if (bytesRead === 0) break;
-          const chunk = buffer.subarray(0, bytesRead);
-          hash.update(chunk);
-          const headers = natsHeaders();
-          headers.set(NODE_NATS_HEADERS.chunkSeq, String(seq));
-          await request(`${subject}.chunk`, chunk, NatsUploadChunkResponse, { headers, signal });
-          sent += bytesRead;
-        }
-        await request(`${subject}.commit`, encodeJson({ size_bytes: sent, sha256: hash.digest("hex") }), Artifact, {
-          signal,
-        });
-        subject = undefined;
-      } catch (error) {
-        // Tell the gateway at once rather than letting the upload idle out; it may already be gone.
-        const abandoned = subject;
-        if (abandoned !== undefined)
-          void link
-            .connection()
-            .then(
-              ({ nc }) => nc.publish(`${abandoned}.abort`),
-              () => undefined,
-            )
-            .catch(() => undefined);
-        throw error;
-      } finally {
-        await handle.close();
-      }
-    },
+    upload: (urlTemplate, file, signal) => uploadOverNats(link, urlTemplate, file, signal),
   };
 }

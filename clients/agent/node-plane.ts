@@ -1,9 +1,8 @@
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { Readable } from "node:stream";
-import { ComputeClient } from "../../shared/client/index.js";
+import { ComputeClient, httpAnswerFacts, readEnvelope } from "../../shared/client/index.js";
 import type { Assignment, RpcName, RpcRequest, RpcResponse } from "../../shared/contract/index.js";
-import { AppError, isErrorCode } from "../../shared/errors/index.js";
 import { withDeadline } from "./call-deadline.js";
 
 /**
@@ -23,8 +22,8 @@ export interface ArtifactFile {
 /**
  * Everything the agent says to the service, over HTTP (`httpNodePlane`) or NATS
  * (`natsNodePlane`, for agents on the internal network): the same operations and answers.
- * Failures throw an AppError with the envelope's code, or a plain error when no envelope
- * came back (connection refused, timeout).
+ * Failures throw the ApiError the answer carries (`readEnvelope`), or a plain error when no
+ * answer came back (connection refused, timeout).
  */
 export interface NodePlane {
   /** First contact, with a user's API key; every other call uses the node key. */
@@ -103,36 +102,48 @@ export function httpNodePlane(options: HttpNodePlaneOptions): NodePlane {
 
     async upload(urlTemplate, file, signal) {
       const url = uploadUrlOf(urlTemplate, file.name);
-      // O_NOFOLLOW: a job may not swap a file for a link to the agent's own secrets.
-      const handle = await open(file.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const { handle, size } = await openRegularFile(file);
       try {
-        const stat = await handle.stat();
-        if (!stat.isFile()) throw new Error(`${file.name} is not a regular file`);
         // The URL is its own credential: no key goes with it.
         const response = await baseFetch(url, {
           method: "PUT",
-          headers: { "content-type": file.contentType, "content-length": String(stat.size) },
+          headers: { "content-type": file.contentType, "content-length": String(size) },
           body: Readable.toWeb(handle.createReadStream({ autoClose: false })) as ReadableStream<Uint8Array>,
           duplex: "half",
           ...(signal ? { signal } : {}),
         });
-        const text = await response.text();
-        let envelope: { status?: unknown; code?: unknown; message?: unknown } | undefined;
-        try {
-          envelope = text === "" ? undefined : (JSON.parse(text) as typeof envelope);
-        } catch {
-          envelope = undefined;
-        }
-        if (response.ok && (envelope === undefined || envelope.status === "SUCCESS")) return;
-        const retryAfter = Number(response.headers.get("retry-after"));
-        throw new AppError(
-          isErrorCode(envelope?.code) ? envelope.code : response.status >= 500 ? "internal.error" : "request.invalid",
-          typeof envelope?.message === "string" ? envelope.message : `HTTP ${response.status}`,
-          Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {},
-        );
+        const body = jsonOrNothing(await response.text());
+        // A store that answers the PUT with no envelope at all (an empty 200) has stored the file.
+        if (response.ok && body === undefined) return;
+        readEnvelope(body, httpAnswerFacts(response));
       } finally {
         await handle.close();
       }
     },
   };
+}
+
+/**
+ * Opens an artifact's file to read, refusing anything but a regular file. O_NOFOLLOW: a job
+ * may not swap a file for a link to the agent's own secrets. The caller closes the handle.
+ */
+export async function openRegularFile(file: ArtifactFile): Promise<{ handle: FileHandle; size: number }> {
+  const handle = await open(file.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new Error(`${file.name} is not a regular file`);
+    return { handle, size: stat.size };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** The JSON of an answer's text; undefined when it is empty or no JSON. */
+function jsonOrNothing(text: string): unknown {
+  try {
+    return text === "" ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

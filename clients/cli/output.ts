@@ -57,3 +57,16 @@ export function timeText(iso: string | null | undefined): string {
 export function printJson(io: CliIo, value: unknown): void {
   io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
+
+/** Items as a table, or `empty` when there are none; a page with more after it says how to ask for the next one. */
+export function itemsTable<T>(
+  colors: Colors,
+  items: readonly T[],
+  empty: string,
+  header: string[],
+  row: (item: T) => string[],
+  nextCursor?: string | null,
+): string {
+  if (items.length === 0) return empty;
+  return table(header, items.map(row), colors) + (nextCursor ? colors.dim(`More: --cursor ${nextCursor}\n`) : "");
+}

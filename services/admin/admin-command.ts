@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { INTERNAL_RPCS, type InternalReply } from "../../shared/nats/index.js";
 
 /** A command-line flag and the request field it fills. */
 export interface Flag {
@@ -10,8 +11,20 @@ export interface Flag {
   help: string;
 }
 
+/** The operator RPCs (`INTERNAL_RPCS`), whose commands are what the flags fill. */
+export type AdminRpc =
+  | "adminAppCreate"
+  | "adminBusinessCreate"
+  | "adminUserCreate"
+  | "adminUserList"
+  | "adminUserDisable"
+  | "adminUserEnable"
+  | "adminUserSetRole"
+  | "adminKeysRotate"
+  | "adminCreditSet";
+
 /** One operator command: the words that name it, its flags, and the RPC it sends. */
-export interface AdminCommand<Req extends z.ZodObject = z.ZodObject, Res extends z.ZodType = z.ZodType> {
+export interface AdminCommand<N extends AdminRpc = AdminRpc> {
   /** The words typed after `npm run admin --`, e.g. `app create`. */
   name: string;
   summary: string;
@@ -19,16 +32,14 @@ export interface AdminCommand<Req extends z.ZodObject = z.ZodObject, Res extends
   flags: readonly Flag[];
   /** The request's `password` comes from a password source (`--password-stdin`, `--password-file`, a prompt), never a flag. */
   takesPassword?: true;
-  request: Req;
-  subject: () => string;
-  response: Res;
+  rpc: N;
+  /** The RPC's command schema: what the flags (and the password source) fill. */
+  request: z.ZodObject;
   /** The one line printed without `--json`. */
-  describe(created: z.infer<Res>): string;
+  describe(created: InternalReply<N>): string;
 }
 
-/** Types a command with its own request and response; the lists hold them as `AdminCommand`. */
-export function defineCommand<Req extends z.ZodObject, Res extends z.ZodType>(
-  command: AdminCommand<Req, Res>,
-): AdminCommand {
-  return command as unknown as AdminCommand;
+/** Types a command by its RPC; the lists hold them as `AdminCommand`. */
+export function defineCommand<N extends AdminRpc>(command: Omit<AdminCommand<N>, "request">): AdminCommand {
+  return { ...command, request: INTERNAL_RPCS[command.rpc].command } as unknown as AdminCommand;
 }

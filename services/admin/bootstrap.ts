@@ -11,7 +11,7 @@ import {
   User,
 } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { formatPath } from "../../shared/runtime/index.js";
 import type { PasswordSource } from "./password-source.js";
 import type { TerminalPrompt } from "../../shared/terminal/index.js";
@@ -112,7 +112,7 @@ export class BootstrapIncomplete extends Error {
 export async function runBootstrap(nc: NatsConnection, plan: BootstrapPlan, password: string): Promise<Bootstrapped> {
   let app: App;
   try {
-    app = await requestRpc(nc, subjects.adminAppCreate(), { id: plan.app_id, name: plan.app_name }, App);
+    app = await requestRpc(nc, "adminAppCreate", { id: plan.app_id, name: plan.app_name });
   } catch (error) {
     if (error instanceof AppError && error.code === "resource.already_exists") {
       throw new BootstrapIncomplete(
@@ -126,12 +126,11 @@ export async function runBootstrap(nc: NatsConnection, plan: BootstrapPlan, pass
   }
   let business: Business;
   try {
-    business = await requestRpc(
-      nc,
-      subjects.adminBusinessCreate(),
-      { app_id: app.app_id, name: plan.operator_business_name, operator: true },
-      Business,
-    );
+    business = await requestRpc(nc, "adminBusinessCreate", {
+      app_id: app.app_id,
+      name: plan.operator_business_name,
+      operator: true,
+    });
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     throw new BootstrapIncomplete(
@@ -142,12 +141,13 @@ export async function runBootstrap(nc: NatsConnection, plan: BootstrapPlan, pass
     );
   }
   try {
-    const admin = await requestRpc(
-      nc,
-      subjects.adminUserCreate(),
-      { app_id: app.app_id, business_id: business.business_id, email: plan.admin_email, password, role: "admin" },
-      User,
-    );
+    const admin = await requestRpc(nc, "adminUserCreate", {
+      app_id: app.app_id,
+      business_id: business.business_id,
+      email: plan.admin_email,
+      password,
+      role: "admin",
+    });
     return { app, business, admin };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

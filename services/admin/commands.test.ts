@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { rpcSubject } from "../../shared/nats/index.js";
 import { UsageError } from "../../shared/terminal/index.js";
 import { parseInvocation, resolveNatsUrl, withPassword } from "./commands.js";
 
@@ -78,7 +79,7 @@ describe("parseInvocation", () => {
       command: { name: "user create" },
       password: { from: "prompt" },
     });
-    expect(invocation.kind === "run" && invocation.command.subject()).toBe("cjs.admin.user.create");
+    expect(invocation.kind === "run" && rpcSubject(invocation.command.rpc)).toBe("cjs.admin.user.create");
     expect(invocation.kind === "run" && invocation.body).toEqual({
       app_id: "local",
       business_id: BUSINESS_ID,
@@ -200,7 +201,7 @@ describe("credit set", () => {
       command: { name: "credit set" },
       body: { business_id: BUSINESS_ID, amount: 12.5 },
     });
-    expect(invocation.kind === "run" && invocation.command.subject()).toBe("cjs.admin.credit.set");
+    expect(invocation.kind === "run" && rpcSubject(invocation.command.rpc)).toBe("cjs.admin.credit.set");
     expect(parseInvocation(["credit", "set", "--business", BUSINESS_ID, "--amount", "0"])).toMatchObject({
       body: { amount: 0 },
     });

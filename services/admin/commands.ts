@@ -1,16 +1,5 @@
 import { Command, CommanderError, type Option } from "commander";
 import { z } from "zod";
-import {
-  App,
-  Business,
-  CreateAppRequest,
-  CreateBusinessRequest,
-  CreateUserRequest,
-  SetCreditRequest,
-  SetCreditResponse,
-  User,
-} from "../../shared/contract/index.js";
-import { subjects } from "../../shared/nats/index.js";
 import { formatPath, localNatsUrl, NatsPort, NatsUrl, parseConfig } from "../../shared/runtime/index.js";
 import { UsageError } from "../../shared/terminal/index.js";
 import { type AdminCommand, defineCommand } from "./admin-command.js";
@@ -26,9 +15,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       { flag: "id", field: "id", value: "ID", help: "the application id, sent as X-App-ID" },
       { flag: "name", field: "name", value: "NAME", help: "its name" },
     ],
-    request: CreateAppRequest,
-    subject: subjects.adminAppCreate,
-    response: App,
+    rpc: "adminAppCreate",
     describe: (app) => `created app ${app.app_id} (${app.name})`,
   }),
   defineCommand({
@@ -43,9 +30,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
         help: "the operator's own business: not billed, and its admins add nodes to the operator pools",
       },
     ],
-    request: CreateBusinessRequest,
-    subject: subjects.adminBusinessCreate,
-    response: Business,
+    rpc: "adminBusinessCreate",
     describe: (business) =>
       `created ${business.operator ? "operator " : ""}business ${business.business_id} (${business.name}) in app ${business.app_id}`,
   }),
@@ -59,9 +44,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       { flag: "role", field: "role", value: "admin|member", help: "the role in the business" },
     ],
     takesPassword: true,
-    request: CreateUserRequest,
-    subject: subjects.adminUserCreate,
-    response: User,
+    rpc: "adminUserCreate",
     describe: (user) =>
       `created user ${user.user_id} <${user.email}> (${user.role}) in business ${user.business_id} of app ${user.app_id}`,
   }),
@@ -72,9 +55,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       { flag: "business", field: "business_id", value: "BID", help: "the business (biz_…)" },
       { flag: "amount", field: "amount", value: "AMOUNT", help: "the new balance, in credits" },
     ],
-    request: SetCreditRequest,
-    subject: subjects.adminCreditSet,
-    response: SetCreditResponse,
+    rpc: "adminCreditSet",
     describe: (set) =>
       `set the credit of business ${set.business_id} (app ${set.app_id}) to ${set.balance} (was ${set.previous_balance})`,
   }),

@@ -1,5 +1,3 @@
-import { RotateKeysRequest, RotateKeysResponse } from "../../shared/contract/index.js";
-import { subjects } from "../../shared/nats/index.js";
 import { defineCommand } from "./admin-command.js";
 
 /** `keys rotate`: answered by one gateway replica; every replica follows the change through its KV watch. */
@@ -16,9 +14,7 @@ export const rotateKeysCommand = defineCommand({
       help: "how long the old key still verifies (0: refuse its tokens and URLs at once)",
     },
   ],
-  request: RotateKeysRequest,
-  subject: subjects.adminKeysRotate,
-  response: RotateKeysResponse,
+  rpc: "adminKeysRotate",
   describe: (rotation) =>
     [
       `${rotation.kind} signing key is now ${rotation.kid}`,

@@ -35,7 +35,7 @@ async function prepare(invocation: Exclude<Invocation, { kind: "help" }>, io: Pa
       ? withPassword(command, invocation.body, await readPassword(invocation.password, io))
       : invocation.body;
     return async (nc) => {
-      const made = await requestRpc(nc, command.subject(), body, command.response);
+      const made = await requestRpc(nc, command.rpc, body as never);
       return { made, text: command.describe(made) };
     };
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { rpcSubject } from "../../shared/nats/index.js";
 import { UsageError } from "../../shared/terminal/index.js";
 import { parseInvocation, usage } from "./commands.js";
 
@@ -9,7 +10,7 @@ describe("users commands", () => {
   it("list sends the app and, when given, the business on cjs.admin.user.list", () => {
     const invocation = parseInvocation(["users", "list", "--app", "local", "--business", BUSINESS_ID, "--json"]);
     expect(invocation).toMatchObject({ kind: "run", json: true, body: { app_id: "local", business_id: BUSINESS_ID } });
-    expect(invocation.kind === "run" && invocation.command.subject()).toBe("cjs.admin.user.list");
+    expect(invocation.kind === "run" && rpcSubject(invocation.command.rpc)).toBe("cjs.admin.user.list");
     expect(parseInvocation(["users", "list", "--app", "local"])).toMatchObject({
       kind: "run",
       body: { app_id: "local" },
@@ -24,11 +25,11 @@ describe("users commands", () => {
         body: { app_id: "local", user_id: USER_ID },
         password: undefined,
       });
-      expect(invocation.kind === "run" && invocation.command.subject()).toBe(`cjs.admin.user.${verb}`);
+      expect(invocation.kind === "run" && rpcSubject(invocation.command.rpc)).toBe(`cjs.admin.user.${verb}`);
     }
     const setRole = parseInvocation(["users", "set-role", "--app", "local", "--user", USER_ID, "--role", "admin"]);
     expect(setRole).toMatchObject({ kind: "run", body: { app_id: "local", user_id: USER_ID, role: "admin" } });
-    expect(setRole.kind === "run" && setRole.command.subject()).toBe("cjs.admin.user.set-role");
+    expect(setRole.kind === "run" && rpcSubject(setRole.command.rpc)).toBe("cjs.admin.user.set-role");
   });
 
   it("refuses a malformed user id, a missing role and a role that is not admin or member, naming the flag", () => {

@@ -1,11 +1,4 @@
-import {
-  AdminListUsersRequest,
-  AdminListUsersResponse,
-  AdminSetUserRoleRequest,
-  AdminUserRef,
-  User,
-} from "../../shared/contract/index.js";
-import { subjects } from "../../shared/nats/index.js";
+import { AdminListUsersResponse, User } from "../../shared/contract/index.js";
 import { type AdminCommand, defineCommand } from "./admin-command.js";
 
 function describeUser(user: User): string {
@@ -26,9 +19,7 @@ export const usersCommands: readonly AdminCommand[] = [
     name: "users list",
     summary: "List the users of an application, or of one business of it: id, e-mail, role, status, last sign-in.",
     flags: [APP, { flag: "business", field: "business_id", value: "BID", help: "only this business (biz_…)" }],
-    request: AdminListUsersRequest,
-    subject: subjects.adminUserList,
-    response: AdminListUsersResponse,
+    rpc: "adminUserList",
     describe: (listed: AdminListUsersResponse) =>
       listed.items.length === 0 ? "no users" : listed.items.map(describeUser).join("\n"),
   }),
@@ -37,27 +28,21 @@ export const usersCommands: readonly AdminCommand[] = [
     summary:
       "Refuse a user everywhere at once: their sessions end and their API keys stop working (their nodes' keys keep working).",
     flags: [APP, USER],
-    request: AdminUserRef,
-    subject: subjects.adminUserDisable,
-    response: User,
+    rpc: "adminUserDisable",
     describe: (user: User) => `disabled ${describeUser(user)}`,
   }),
   defineCommand({
     name: "users enable",
     summary: "Let a disabled user sign in again; their API keys work again.",
     flags: [APP, USER],
-    request: AdminUserRef,
-    subject: subjects.adminUserEnable,
-    response: User,
+    rpc: "adminUserEnable",
     describe: (user: User) => `enabled ${describeUser(user)}`,
   }),
   defineCommand({
     name: "users set-role",
     summary: "Make a user an admin or a member of their business, at once everywhere.",
     flags: [APP, USER, { flag: "role", field: "role", value: "admin|member", help: "the new role" }],
-    request: AdminSetUserRoleRequest,
-    subject: subjects.adminUserSetRole,
-    response: User,
+    rpc: "adminUserSetRole",
     describe: (user: User) => `set the role of ${describeUser(user)}`,
   }),
 ];

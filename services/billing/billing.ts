@@ -1,28 +1,8 @@
-import { randomUUID } from "node:crypto";
-import type { Subscription } from "@nats-io/transport-node";
-import {
-  BillingCallerCommand,
-  CreateCheckoutCommand,
-  LogQuotaCommand,
-  RetentionLookupCommand,
-  SandboxActionCommand,
-  SandboxSessionCommand,
-  WebhookCommand,
-} from "../../shared/contract/index.js";
-import {
-  BUCKETS,
-  CONSUMERS,
-  queueGroups,
-  serveRpc,
-  servePing,
-  STREAMS,
-  subjects,
-  watchConsumers,
-} from "../../shared/nats/index.js";
-import type { ServiceDeps } from "../../shared/process/index.js";
+import { BUCKETS, CONSUMERS, queueGroups, STREAMS, watchConsumers } from "../../shared/nats/index.js";
+import { type ServiceDeps, type ServiceRun, serviceLifecycle } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { BillingContext } from "./billing-context.js";
-import { openBillingStore } from "./billing-store.js";
+import { type BillingStore, openBillingStore } from "./billing-store.js";
 import { loadBillingSecret, SANDBOX_WEBHOOK_SECRET_KEY } from "./checkout/billing-secret.js";
 import type { PaymentProvider } from "./checkout/payment-provider.js";
 import { SandboxProvider } from "./checkout/sandbox-provider.js";
@@ -53,6 +33,50 @@ function checkStripePrices(catalog: PlanCatalog): void {
     );
 }
 
+/** The payment provider: Stripe when its secret key and webhook secret are set, else the built-in sandbox. */
+async function openPaymentProvider(
+  deps: ServiceDeps<BillingConfig>,
+  store: BillingStore,
+  catalog: PlanCatalog,
+): Promise<{ provider: PaymentProvider; sandbox: SandboxProvider | null }> {
+  const { clock, config, logger } = deps;
+  if (config.CJS_STRIPE_SECRET_KEY !== undefined && config.CJS_STRIPE_WEBHOOK_SECRET !== undefined) {
+    checkStripePrices(catalog);
+    const provider = new StripeProvider({
+      secretKey: config.CJS_STRIPE_SECRET_KEY,
+      webhookSecret: config.CJS_STRIPE_WEBHOOK_SECRET,
+      catalog,
+      clock,
+      logger,
+      toleranceSeconds: config.CJS_WEBHOOK_TOLERANCE_SECONDS,
+      apiUrl: config.CJS_STRIPE_API_URL,
+    });
+    return { provider, sandbox: null };
+  }
+  const sandbox = new SandboxProvider({
+    store,
+    catalog,
+    clock,
+    secret: await loadBillingSecret(store.secrets, SANDBOX_WEBHOOK_SECRET_KEY, clock),
+    sessionTtlSeconds: config.CJS_CHECKOUT_SESSION_TTL_SECONDS,
+    toleranceSeconds: config.CJS_WEBHOOK_TOLERANCE_SECONDS,
+  });
+  return { provider: sandbox, sandbox };
+}
+
+/** Billing's own RPCs: plans, subscriptions, retention and log quotas of plans, checkout and the provider's webhooks. */
+function serveBilling(run: ServiceRun, ctx: BillingContext): void {
+  run.serve("billingPlansList", listPlans(ctx));
+  run.serve("billingSubscriptionGet", getSubscription(ctx));
+  run.serve("billingSubscriptionCancel", cancelSubscription(ctx));
+  run.serve("billingRetentionLookup", lookupRetention(ctx));
+  run.serve("billingLogQuota", lookupLogQuota(ctx));
+  run.serve("billingCheckoutCreate", createCheckout(ctx));
+  run.serve("billingWebhookReceive", receiveWebhook(ctx));
+  run.serve("billingSandboxSessionGet", sandboxViewSession(ctx));
+  run.serve("billingSandboxSessionAct", sandboxAct(ctx));
+}
+
 /**
  * Builds billing, the owner of plans, subscriptions, checkout with the payment
  * provider (Stripe when CJS_STRIPE_SECRET_KEY is set, else the built-in sandbox) and the
@@ -62,114 +86,22 @@ function checkStripePrices(catalog: PlanCatalog): void {
  */
 export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
   const { nc, logger, clock, config } = deps;
-  const instance = randomUUID();
-  const subscriptions: Subscription[] = [];
-  let started = false;
   let credit: CreditParts | null = null;
   let audit: LedgerAudit | null = null;
   let consumers: { stop(): void } | null = null;
-  let stopped = false;
-  return {
+  return serviceLifecycle({
     name: SERVICE,
-    async start() {
+    nc,
+    logger,
+    queue: queueGroups.billing,
+    async start(run) {
       const catalog = await loadPlanCatalog(config.CJS_BILLING_PLANS_FILE);
       const store = await openBillingStore(nc, { replicas: config.CJS_NATS_REPLICAS, logger });
       const ledger = await openCreditLedger(nc, { replicas: config.CJS_NATS_REPLICAS, clock, logger });
-      let provider: PaymentProvider;
-      let sandbox: SandboxProvider | null = null;
-      if (config.CJS_STRIPE_SECRET_KEY !== undefined && config.CJS_STRIPE_WEBHOOK_SECRET !== undefined) {
-        checkStripePrices(catalog);
-        provider = new StripeProvider({
-          secretKey: config.CJS_STRIPE_SECRET_KEY,
-          webhookSecret: config.CJS_STRIPE_WEBHOOK_SECRET,
-          catalog,
-          clock,
-          logger,
-          toleranceSeconds: config.CJS_WEBHOOK_TOLERANCE_SECONDS,
-          apiUrl: config.CJS_STRIPE_API_URL,
-        });
-      } else {
-        sandbox = new SandboxProvider({
-          store,
-          catalog,
-          clock,
-          secret: await loadBillingSecret(store.secrets, SANDBOX_WEBHOOK_SECRET_KEY, clock),
-          sessionTtlSeconds: config.CJS_CHECKOUT_SESSION_TTL_SECONDS,
-          toleranceSeconds: config.CJS_WEBHOOK_TOLERANCE_SECONDS,
-        });
-        provider = sandbox;
-      }
-      credit = await startCredit(deps, { catalog, ledger, subscriptions: store.subscriptions });
-      const ctx: BillingContext = {
-        nc,
-        logger,
-        clock,
-        config,
-        store,
-        catalog,
-        ledger,
-        provider,
-        sandbox,
-        isOperatorAccount: credit.ctx.isOperatorAccount,
-      };
-      const rpc = { queue: queueGroups.billing, logger };
-      subscriptions.push(
-        servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingPlansList(),
-          request: BillingCallerCommand,
-          handle: listPlans(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingSubscriptionGet(),
-          request: BillingCallerCommand,
-          handle: getSubscription(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingSubscriptionCancel(),
-          request: BillingCallerCommand,
-          handle: cancelSubscription(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingRetentionLookup(),
-          request: RetentionLookupCommand,
-          handle: lookupRetention(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingLogQuota(),
-          request: LogQuotaCommand,
-          handle: lookupLogQuota(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingCheckoutCreate(),
-          request: CreateCheckoutCommand,
-          handle: createCheckout(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingWebhookReceive(),
-          request: WebhookCommand,
-          handle: receiveWebhook(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingSandboxSessionGet(),
-          request: SandboxSessionCommand,
-          handle: sandboxViewSession(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.billingSandboxSessionAct(),
-          request: SandboxActionCommand,
-          handle: sandboxAct(ctx),
-        }),
-      );
+      const { provider, sandbox } = await openPaymentProvider(deps, store, catalog);
+      credit = await startCredit(deps, { catalog, ledger, subscriptions: store.subscriptions }, run);
+      const isOperatorAccount = credit.ctx.isOperatorAccount;
+      serveBilling(run, { nc, logger, clock, config, store, catalog, ledger, provider, sandbox, isOperatorAccount });
       audit = await startLedgerAudit(credit.ctx, { graceMs: config.CJS_LEDGER_AUDIT_GRACE_MS });
       // The metering backlog (charges not yet made) and the audit's, for /metrics.
       consumers = watchConsumers(
@@ -180,22 +112,15 @@ export function buildBilling(deps: ServiceDeps<BillingConfig>): Service {
         ],
         { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS },
       );
-      // Ready only once the server knows the subscriptions.
-      await nc.flush();
-      started = true;
       logger.info(
         { plans: catalog.plans.map((plan) => plan.id), default_plan: catalog.defaultPlan.id, provider: provider.name },
         "billing plans loaded",
       );
     },
     async stop() {
-      if (stopped) return;
-      stopped = true;
       consumers?.stop();
       await audit?.stop();
       await credit?.stop();
-      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },
-    ready: () => started && !stopped,
-  };
+  });
 }

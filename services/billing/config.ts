@@ -1,12 +1,10 @@
 import { z } from "zod";
-import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { BaseConfig, intSetting, parseConfig, opsSettings } from "../../shared/runtime/index.js";
 
 const optionalSecret = z.preprocess((value) => (value === "" ? undefined : value), z.string().min(1).optional());
 
 export const BillingConfig = BaseConfig.extend({
-  /** Where `/metrics`, `/healthz` and `/readyz` listen. */
-  CJS_OPS_HOST: z.string().default("0.0.0.0"),
-  CJS_OPS_PORT: intSetting(9104, { min: 0, max: 65535 }),
+  ...opsSettings(9104),
   /** A plans file replacing the shipped `services/billing/plans.json`. */
   CJS_BILLING_PLANS_FILE: z.preprocess((value) => (value === "" ? undefined : value), z.string().min(1).optional()),
   /** Stripe's secret API key (`sk_live_…`, `sk_test_…` or a restricted `rk_…`). Set: checkouts go to Stripe. Unset: the sandbox provider. */

@@ -2,9 +2,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
-import { App, Business, User } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 
 /** What `make dev` remembers between starts: the admin's business and login (the file is mode 0600). */
@@ -50,9 +49,7 @@ export async function bootstrapDev(
   options: { dataDir: string; appId: string; email: string; password: string | undefined },
 ): Promise<DevLogin> {
   const path = join(options.dataDir, "dev-admin.json");
-  await requestRpc(nc, subjects.adminAppCreate(), { id: options.appId, name: "Local development" }, App).catch(
-    ignoreExisting,
-  );
+  await requestRpc(nc, "adminAppCreate", { id: options.appId, name: "Local development" }).catch(ignoreExisting);
 
   const saved = await readAdminFile(path);
   if (saved && saved.email === options.email) {
@@ -72,22 +69,17 @@ export async function bootstrapDev(
 
   const businessId =
     saved?.business_id ??
-    (
-      await requestRpc(
-        nc,
-        subjects.adminBusinessCreate(),
-        { app_id: options.appId, name: "Local business", operator: true },
-        Business,
-      )
-    ).business_id;
+    (await requestRpc(nc, "adminBusinessCreate", { app_id: options.appId, name: "Local business", operator: true }))
+      .business_id;
   const password = options.password ?? randomBase62(20);
   try {
-    await requestRpc(
-      nc,
-      subjects.adminUserCreate(),
-      { app_id: options.appId, business_id: businessId, email: options.email, password, role: "admin" },
-      User,
-    );
+    await requestRpc(nc, "adminUserCreate", {
+      app_id: options.appId,
+      business_id: businessId,
+      email: options.email,
+      password,
+      role: "admin",
+    });
   } catch (error) {
     if (error instanceof AppError && error.code === "resource.already_exists") {
       throw new Error(

@@ -9,10 +9,8 @@ import {
   loadConfig as loadAgentConfig,
   stateFilePath,
 } from "../../clients/agent/index.js";
-import { ComputeClient } from "../../shared/client/index.js";
-import { User } from "../../shared/contract/index.js";
-import { AppError } from "../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { ApiError, ComputeClient } from "../../shared/client/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { type Logger, randomBase62, systemClock } from "../../shared/runtime/index.js";
 import type { DevLogin } from "./bootstrap.js";
 
@@ -66,12 +64,13 @@ export async function mintAgentKey(
 ): Promise<string> {
   const email = `local-agent-${randomBase62(8).toLowerCase()}@${options.login.email.split("@")[1]}`;
   const password = randomBase62(24);
-  await requestRpc(
-    options.nc,
-    subjects.adminUserCreate(),
-    { app_id: options.login.appId, business_id: options.login.businessId, email, password, role: "admin" },
-    User,
-  );
+  await requestRpc(options.nc, "adminUserCreate", {
+    app_id: options.login.appId,
+    business_id: options.login.businessId,
+    email,
+    password,
+    role: "admin",
+  });
   const anonymous = new ComputeClient({ baseUrl: options.gatewayUrl, appId: options.login.appId });
   const tokens = await anonymous.call("login", { email, password });
   const minted = await anonymous.with({ accessToken: tokens.access_token }).call("createApiKey", { name: keyName });
@@ -87,7 +86,7 @@ function refusedKey(error: unknown): boolean {
   return (
     error instanceof AgentError &&
     error.code === "agent.registration_refused" &&
-    error.cause instanceof AppError &&
+    error.cause instanceof ApiError &&
     error.cause.code === "auth.invalid_credentials"
   );
 }

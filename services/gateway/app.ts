@@ -1,7 +1,6 @@
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { buildOpenApiDocument, PATH_PARAM_MAX_LENGTH, RPC_ROUTES } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { subjects } from "../../shared/nats/index.js";
 import type { ReadinessReport } from "../../shared/runtime/index.js";
 import { registerArtifactRoutes } from "./artifacts/register-artifact-routes.js";
 import { registerBillingRoutes } from "./billing/register-billing-routes.js";
@@ -16,7 +15,7 @@ import { answerWrongMethods } from "./http/wrong-method.js";
 import { idempotentRetry } from "./idempotency/idempotent-retry.js";
 import { idempotentSubmit } from "./idempotency/idempotent-submit.js";
 import { httpRequestSeconds } from "./http/http-metrics.js";
-import { registerRpc } from "./http/register-rpc.js";
+import { type Edge, registerRpc } from "./http/register-rpc.js";
 import { requestIdOf } from "./http/request-id.js";
 import { trackRoutes } from "./http/route-list.js";
 import { traceRequests } from "./http/request-tracing.js";
@@ -29,7 +28,7 @@ import { createApiKey } from "./rpc/create-api-key.js";
 import { deleteNode } from "./rpc/delete-node.js";
 import { disableUser } from "./rpc/disable-user.js";
 import { enableUser } from "./rpc/enable-user.js";
-import { forward } from "./rpc/forward.js";
+import { registerForwarded } from "./rpc/forward.js";
 import { inviteUser } from "./rpc/invite-user.js";
 import { listApiKeys } from "./rpc/list-api-keys.js";
 import { listUsers } from "./rpc/list-users.js";
@@ -45,7 +44,6 @@ import { updateApiKey } from "./rpc/update-api-key.js";
 import { setUserRole } from "./rpc/set-user-role.js";
 import { verifyOtp } from "./rpc/verify-otp.js";
 
-/** Builds the HTTP edge. Only `main.ts` calls `listen`; tests use `app.inject()`. */
 /** The NATS failure behind a 503 (no responders, a timeout), for the operator's log: the caller's answer never names it. */
 function unavailableCause(error: unknown, appError: AppError): string | undefined {
   if (appError.code !== "service.unavailable") return undefined;
@@ -53,12 +51,36 @@ function unavailableCause(error: unknown, appError: AppError): string | undefine
   return cause instanceof Error ? `${cause.name}: ${cause.message}` : undefined;
 }
 
+/** What the gateway tells `/readyz` and the edge about its own health. */
+export interface EdgeHealth {
+  natsUp: () => boolean;
+  readiness: () => ReadinessReport;
+}
+
+/** Builds the HTTP edge. Only `main.ts` calls `listen`; tests use `app.inject()`. */
 export function buildApp(
   gw: GatewayContext,
-  health: { natsUp: () => boolean; readiness: () => ReadinessReport },
+  health: EdgeHealth,
   nodePlane: HandlerTable<NodePlaneName> = nodePlaneHandlers(gw),
 ): FastifyInstance {
-  const app = fastify({
+  const app = edgeServer(gw);
+  guardEdge(app, gw);
+  answerErrors(app);
+  const edge = { authenticator: gw.authenticator, natsUp: health.natsUp, rateLimiter: gw.rateLimiter };
+  registerAccountRoutes(app, edge, gw);
+  registerJobRoutes(app, edge, gw);
+  registerNodeRoutes(app, edge, gw, nodePlane);
+  registerBillingRoutes(app, edge, gw);
+  registerForwarded(app, edge, gw, "listLedger");
+  registerExportRoutes(app, edge, gw);
+  registerServiceFiles(app, gw, health);
+  answerWrongMethods(app);
+  return app;
+}
+
+/** The fastify instance with the edge's server settings: bodies, ids, logging, what the parser and router refuse. */
+function edgeServer(gw: GatewayContext): FastifyInstance {
+  return fastify({
     loggerInstance: gw.logger as FastifyBaseLogger,
     genReqId: requestIdOf,
     // One access line per request, written below: fastify's two lines cost a serialised request each and carry the raw URL, signatures included.
@@ -78,6 +100,10 @@ export function buildApp(
     return503OnClosing: false,
     ...edgeServerOptions(gw.config),
   });
+}
+
+/** What every request meets before its route: connection and body limits, tracing, CORS, load shedding, the access line. */
+function guardEdge(app: FastifyInstance, gw: GatewayContext): void {
   limitConnectionsPerAddress(app.server, gw.config.CJS_HTTP_MAX_CONNECTIONS_PER_IP, gw.logger as FastifyBaseLogger);
   guardBodies(app, gw.config, gw.logger as FastifyBaseLogger);
   // Only JSON bodies: anything else is a 415, not a string handed to validation.
@@ -112,7 +138,10 @@ export function buildApp(
       "request completed",
     );
   });
+}
 
+/** Every failure, and every path no route serves, answers the error envelope. */
+function answerErrors(app: FastifyInstance): void {
   app.setErrorHandler(async (error, request, reply) => {
     const appError = toAppError(error);
     if (appError.code === "internal.error") request.log.error({ err: error }, "request failed");
@@ -125,8 +154,10 @@ export function buildApp(
       new AppError("route.not_found", `No operation at ${request.method} ${request.url.split("?")[0]}.`),
     ),
   );
+}
 
-  const edge = { authenticator: gw.authenticator, natsUp: health.natsUp, rateLimiter: gw.rateLimiter };
+/** Sign-in, sessions, users and API keys: the gateway's own. */
+function registerAccountRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
   registerRpc(app, edge, RPC_ROUTES.login, login(gw));
   registerRpc(app, edge, RPC_ROUTES.requestOtp, requestOtp(gw));
   registerRpc(app, edge, RPC_ROUTES.verifyOtp, verifyOtp(gw));
@@ -144,43 +175,42 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.listApiKeys, listApiKeys(gw));
   registerRpc(app, edge, RPC_ROUTES.revokeApiKey, revokeApiKey(gw));
   registerRpc(app, edge, RPC_ROUTES.updateApiKey, updateApiKey(gw));
+}
 
+/** The jobs, their webhooks and schedules (mostly forwarded to their services), artifacts and logs. */
+function registerJobRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
   registerRpc(app, edge, RPC_ROUTES.submitJob, idempotentSubmit(gw));
   registerRpc(app, edge, RPC_ROUTES.retrieveJob, retrieveJob(gw));
-  registerRpc(app, edge, RPC_ROUTES.listJobs, forward(gw, RPC_ROUTES.listJobs, subjects.jobList()));
-  registerRpc(app, edge, RPC_ROUTES.cancelJob, forward(gw, RPC_ROUTES.cancelJob, subjects.jobCancel()));
+  registerForwarded(app, edge, gw, "listJobs");
+  registerForwarded(app, edge, gw, "cancelJob");
   registerRpc(app, edge, RPC_ROUTES.retryJob, idempotentRetry(gw));
-  registerRpc(app, edge, RPC_ROUTES.deleteJob, forward(gw, RPC_ROUTES.deleteJob, subjects.jobDelete()));
-  registerRpc(app, edge, RPC_ROUTES.createWebhook, forward(gw, RPC_ROUTES.createWebhook, subjects.webhookCreate()));
-  registerRpc(app, edge, RPC_ROUTES.listWebhooks, forward(gw, RPC_ROUTES.listWebhooks, subjects.webhookList()));
-  registerRpc(app, edge, RPC_ROUTES.deleteWebhook, forward(gw, RPC_ROUTES.deleteWebhook, subjects.webhookDelete()));
-  registerRpc(app, edge, RPC_ROUTES.testWebhook, forward(gw, RPC_ROUTES.testWebhook, subjects.webhookTest()));
-  registerRpc(
-    app,
-    edge,
-    RPC_ROUTES.listWebhookDeliveries,
-    forward(gw, RPC_ROUTES.listWebhookDeliveries, subjects.webhookDeliveriesList()),
-  );
-  registerRpc(
-    app,
-    edge,
-    RPC_ROUTES.retryWebhookDelivery,
-    forward(gw, RPC_ROUTES.retryWebhookDelivery, subjects.webhookDeliveryRetry()),
-  );
-  registerRpc(app, edge, RPC_ROUTES.createSchedule, forward(gw, RPC_ROUTES.createSchedule, subjects.scheduleCreate()));
-  registerRpc(app, edge, RPC_ROUTES.listSchedules, forward(gw, RPC_ROUTES.listSchedules, subjects.scheduleList()));
-  registerRpc(
-    app,
-    edge,
-    RPC_ROUTES.retrieveSchedule,
-    forward(gw, RPC_ROUTES.retrieveSchedule, subjects.scheduleRetrieve()),
-  );
-  registerRpc(app, edge, RPC_ROUTES.pauseSchedule, forward(gw, RPC_ROUTES.pauseSchedule, subjects.schedulePause()));
-  registerRpc(app, edge, RPC_ROUTES.resumeSchedule, forward(gw, RPC_ROUTES.resumeSchedule, subjects.scheduleResume()));
-  registerRpc(app, edge, RPC_ROUTES.deleteSchedule, forward(gw, RPC_ROUTES.deleteSchedule, subjects.scheduleDelete()));
+  for (const name of [
+    "deleteJob",
+    "createWebhook",
+    "listWebhooks",
+    "deleteWebhook",
+    "testWebhook",
+    "listWebhookDeliveries",
+    "retryWebhookDelivery",
+    "createSchedule",
+    "listSchedules",
+    "retrieveSchedule",
+    "pauseSchedule",
+    "resumeSchedule",
+    "deleteSchedule",
+  ] as const)
+    registerForwarded(app, edge, gw, name);
   registerArtifactRoutes(app, edge, gw);
   registerLogRoutes(app, edge, gw);
+}
 
+/** The node plane (served over NATS too, by the same handlers) and the nodes' management. */
+function registerNodeRoutes(
+  app: FastifyInstance,
+  edge: Edge,
+  gw: GatewayContext,
+  nodePlane: HandlerTable<NodePlaneName>,
+): void {
   registerRpc(app, edge, RPC_ROUTES.registerNode, nodePlane.registerNode);
   registerRpc(app, edge, RPC_ROUTES.heartbeat, nodePlane.heartbeat);
   registerRpc(app, edge, RPC_ROUTES.poll, nodePlane.poll);
@@ -190,12 +220,10 @@ export function buildApp(
   registerRpc(app, edge, RPC_ROUTES.listNodes, nodePlane.listNodes);
   registerRpc(app, edge, RPC_ROUTES.rotateNodeKey, nodePlane.rotateNodeKey);
   registerRpc(app, edge, RPC_ROUTES.deleteNode, deleteNode(gw));
+}
 
-  registerBillingRoutes(app, edge, gw);
-
-  registerRpc(app, edge, RPC_ROUTES.listLedger, forward(gw, RPC_ROUTES.listLedger, subjects.creditLedgerList()));
-  registerExportRoutes(app, edge, gw);
-
+/** What is no operation: the JWKS, the OpenAPI document, health and readiness, the portal's files. */
+function registerServiceFiles(app: FastifyInstance, gw: GatewayContext, health: EdgeHealth): void {
   app.get("/.well-known/jwks.json", async (_request, reply) => {
     reply.header("cache-control", "public, max-age=300");
     return gw.tokens.jwks();
@@ -208,7 +236,4 @@ export function buildApp(
     const report = health.readiness();
     return reply.code(report.ready ? 200 : 503).send(report);
   });
-  answerWrongMethods(app);
-
-  return app;
 }

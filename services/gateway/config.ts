@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BaseConfig, boolSetting, intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { BaseConfig, boolSetting, intSetting, parseConfig, opsSettings } from "../../shared/runtime/index.js";
 import { corsOriginProblem } from "./http/cors.js";
 
 /** A comma-separated list of browser origins; empty or unset, none. Every bad entry is named. */
@@ -21,9 +21,7 @@ const corsOrigins = z
 export const GatewayConfig = BaseConfig.extend({
   CJS_HOST: z.string().default("0.0.0.0"),
   CJS_PORT: intSetting(8080, { min: 0, max: 65535 }),
-  /** Where `/metrics`, `/healthz` and `/readyz` are served, apart from the public API port. */
-  CJS_OPS_HOST: z.string().default("0.0.0.0"),
-  CJS_OPS_PORT: intSetting(9100, { min: 0, max: 65535 }),
+  ...opsSettings(9100),
   /** Largest JSON body accepted, in bytes. */
   CJS_MAX_BODY_BYTES: intSetting(1_048_576, { min: 1024 }),
   /** The request line and headers must arrive within this (408 `request.timeout`). */

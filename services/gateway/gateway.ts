@@ -1,18 +1,9 @@
 import { setMaxListeners } from "node:events";
-import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import {
-  AdminListUsersRequest,
-  AdminSetUserRoleRequest,
-  AdminUserRef,
-  CreateAppRequest,
-  CreateBusinessRequest,
-  CreateUserRequest,
-  PurgeJobDataCommand,
-  RotateKeysRequest,
-} from "../../shared/contract/index.js";
-import { queueGroups, serveRpc, subjects } from "../../shared/nats/index.js";
+import { queueGroups } from "../../shared/nats/index.js";
+import { type ServiceRun, serviceLifecycle } from "../../shared/process/index.js";
 import { natsConnected, readiness, type Clock, type ReadinessCheck, type Service } from "../../shared/runtime/index.js";
 import { createApp } from "./admin/create-app.js";
 import { createBusiness } from "./admin/create-business.js";
@@ -66,12 +57,8 @@ export interface Gateway extends Service {
   readonly app: FastifyInstance;
 }
 
-/**
- * The gateway: the HTTP edge and identity (apps, businesses, users, sign-in, API keys).
- * It provisions its KV buckets and signing key while building, so `app` can serve as soon
- * as `start` has subscribed to the operator commands and the cache-invalidation watches.
- */
-export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
+/** The gateway's stores, keys and helpers, every one provisioned: what its handlers share. */
+async function openGatewayContext(deps: GatewayDeps): Promise<GatewayContext> {
   const { nc, logger, clock, config } = deps;
   const topology = { replicas: config.CJS_NATS_REPLICAS, logger };
   const store = await openIdentityStore(nc, topology);
@@ -86,7 +73,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     ttlSeconds: config.CJS_ACCESS_TOKEN_TTL_SECONDS,
     clock,
   });
-  const gw: GatewayContext = {
+  return {
     config,
     nc,
     logger,
@@ -114,17 +101,35 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     idempotency: await IdempotencyStore.open(nc, topology),
     sendOtp: deps.sendOtp ?? otpSenderFromConfig(config),
   };
+}
 
-  let started = false;
-  let stopped = false;
-  const subscriptions: Subscription[] = [];
+/** The operator commands (the admin CLI's) and the artifacts' purge, which the scheduler asks of the gateway, their owner. */
+function serveGatewayRpcs(run: ServiceRun, gw: GatewayContext): void {
+  run.serve("adminAppCreate", createApp(gw));
+  run.serve("adminBusinessCreate", createBusiness(gw));
+  run.serve("adminUserCreate", createUser(gw));
+  run.serve("adminKeysRotate", rotateKeys(gw));
+  run.serve("adminUserList", listUsersOfApp(gw));
+  run.serve("adminUserDisable", changeUserOfApp(gw, "disable"));
+  run.serve("adminUserEnable", changeUserOfApp(gw, "enable"));
+  run.serve("adminUserSetRole", setRoleOfUser(gw));
+  run.serve("artifactsPurge", purgeJobArtifacts(gw.artifacts));
+}
+
+/**
+ * The gateway: the HTTP edge and identity (apps, businesses, users, sign-in, API keys).
+ * It provisions its KV buckets and signing key while building, so `app` can serve as soon
+ * as `start` has subscribed to the operator commands and the cache-invalidation watches.
+ */
+export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
+  const { nc, logger } = deps;
+  const gw = await openGatewayContext(deps);
   const connected = natsConnected(nc);
-  const isReady = () => started && !stopped;
   const stopping = new AbortController();
   // Every long poll in progress listens to it.
   setMaxListeners(0, stopping.signal);
   const nodePlane = nodePlaneHandlers(gw, stopping.signal);
-  const checks = { nats: connected, ...deps.readinessChecks, gateway: isReady };
+  const checks = { nats: connected, ...deps.readinessChecks, gateway: () => lifecycle.ready() };
   const app = buildApp(gw, { natsUp: connected, readiness: () => readiness(checks) }, nodePlane);
   const nodeNats = buildNodeNats({
     gw,
@@ -132,71 +137,17 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     handlers: nodePlane,
   });
 
-  return {
+  const lifecycle = serviceLifecycle({
     name: "gateway",
-    app,
-    async start() {
+    nc,
+    logger,
+    queue: queueGroups.gateway,
+    ping: false,
+    async start(run) {
       await gw.authenticator.start();
-      const admin = { queue: queueGroups.gateway, logger };
-      subscriptions.push(
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminAppCreate(),
-          request: CreateAppRequest,
-          handle: createApp(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminBusinessCreate(),
-          request: CreateBusinessRequest,
-          handle: createBusiness(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserCreate(),
-          request: CreateUserRequest,
-          handle: createUser(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminKeysRotate(),
-          request: RotateKeysRequest,
-          handle: rotateKeys(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserList(),
-          request: AdminListUsersRequest,
-          handle: listUsersOfApp(gw),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserDisable(),
-          request: AdminUserRef,
-          handle: changeUserOfApp(gw, "disable"),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserEnable(),
-          request: AdminUserRef,
-          handle: changeUserOfApp(gw, "enable"),
-        }),
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.adminUserSetRole(),
-          request: AdminSetUserRoleRequest,
-          handle: setRoleOfUser(gw),
-        }),
-        // The scheduler deletes a job's artifacts through the gateway, their owner.
-        serveRpc(nc, {
-          ...admin,
-          subject: subjects.artifactsPurge(),
-          request: PurgeJobDataCommand,
-          handle: purgeJobArtifacts(gw.artifacts),
-        }),
-      );
+      serveGatewayRpcs(run, gw);
       // Users stored before the business index existed are added to it, off the start path.
-      indexUsersOfBusinesses(store)
+      indexUsersOfBusinesses(gw.store)
         .then((added) => added > 0 && logger.info({ added }, "indexed users by business"))
         .catch((error: unknown) =>
           logger.warn(
@@ -205,11 +156,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
           ),
         );
       nodeNats.start();
-      await nc.flush();
-      started = true;
     },
-    async stop() {
-      stopped = true;
+    async stop(drain) {
       stopping.abort();
       // `close` stops accepting connections, closes the idle ones and waits for every
       // request in flight to be answered (app.ts closes each connection after its answer).
@@ -217,10 +165,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       const force = setTimeout(() => app.server.closeAllConnections(), HTTP_DRAIN_MS);
       await Promise.all([app.close(), nodeNats.stop()]);
       clearTimeout(force);
-      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
+      await drain();
       gw.authenticator.stop();
-      signingKeys.stop();
+      gw.signingKeys.stop();
     },
-    ready: isReady,
-  };
+  });
+  return { ...lifecycle, app };
 }

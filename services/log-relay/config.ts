@@ -1,10 +1,8 @@
 import { z } from "zod";
-import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { BaseConfig, intSetting, parseConfig, opsSettings } from "../../shared/runtime/index.js";
 
 export const LogRelayConfig = BaseConfig.extend({
-  /** Where `/metrics`, `/healthz` and `/readyz` listen. */
-  CJS_OPS_HOST: z.string().default("0.0.0.0"),
-  CJS_OPS_PORT: intSetting(9103, { min: 0, max: 65535 }),
+  ...opsSettings(9103),
   /** How long log lines are kept. */
   CJS_LOG_RETENTION_DAYS: intSetting(7, { min: 1, max: 3650 }),
   /** Lines kept per job, over all its attempts; later lines are dropped and counted. */

@@ -1,5 +1,4 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { LogQuota } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import type { Logger } from "../../shared/runtime/index.js";
@@ -85,13 +84,9 @@ export class LogQuotas {
     const now = this.deps.clock.now();
     if (known && now - known.atMs < QUOTA_TTL_MS) return known.maxBytes;
     try {
-      const { max_log_bytes_per_day: maxBytes } = await requestRpc(
-        this.deps.nc,
-        subjects.billingLogQuota(),
-        account,
-        LogQuota,
-        { timeoutMs: 2_000 },
-      );
+      const { max_log_bytes_per_day: maxBytes } = await requestRpc(this.deps.nc, "billingLogQuota", account, {
+        timeoutMs: 2_000,
+      });
       if (this.quotas.size >= QUOTAS_REMEMBERED) this.quotas.clear();
       this.quotas.set(key, { maxBytes, atMs: now });
       return maxBytes;

@@ -1,8 +1,5 @@
-import { randomUUID } from "node:crypto";
-import type { Subscription } from "@nats-io/transport-node";
-import { JobLogSummaryCommand, PurgeJobDataCommand, PushLogsCommand } from "../../shared/contract/index.js";
-import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
-import type { ServiceDeps } from "../../shared/process/index.js";
+import { queueGroups } from "../../shared/nats/index.js";
+import { type ServiceDeps, serviceLifecycle } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { LogRelayConfig } from "./config.js";
 import { jobLogSummary } from "./job-log-summary.js";
@@ -23,14 +20,13 @@ const SERVICE = "log-relay";
  */
 export function buildLogRelay(deps: ServiceDeps<LogRelayConfig>): Service {
   const { nc, logger, config, clock } = deps;
-  const instance = randomUUID();
-  const subscriptions: Subscription[] = [];
   let usage: LogUsage | undefined;
-  let started = false;
-  let stopped = false;
-  return {
+  return serviceLifecycle({
     name: SERVICE,
-    async start() {
+    nc,
+    logger,
+    queue: queueGroups.logRelay,
+    async start(run) {
       const store = await openLogStore(nc, config, logger);
       usage = new LogUsage({ nc, jsm: store.jsm, logger, clock, flushMs: config.CJS_LOG_USAGE_FLUSH_MS });
       usage.start();
@@ -41,41 +37,14 @@ export function buildLogRelay(deps: ServiceDeps<LogRelayConfig>): Service {
         logger,
         nodeBytesPerHour: config.CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR,
       });
-      subscriptions.push(
-        servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, {
-          subject: subjects.logsPush(),
-          queue: queueGroups.logRelay,
-          request: PushLogsCommand,
-          logger,
-          handle: measuredPush(pushLogs(store, config, quotas)),
-        }),
-        serveRpc(nc, {
-          subject: subjects.logsSummary(),
-          queue: queueGroups.logRelay,
-          request: JobLogSummaryCommand,
-          logger,
-          handle: jobLogSummary(store),
-        }),
-        serveRpc(nc, {
-          subject: subjects.logsPurge(),
-          queue: queueGroups.logRelay,
-          request: PurgeJobDataCommand,
-          logger,
-          handle: purgeJobLogs(store),
-        }),
-      );
-      // Ready only once the server knows the subscriptions.
-      await nc.flush();
-      started = true;
+      run.serve("logsPush", measuredPush(pushLogs(store, config, quotas)));
+      run.serve("logsSummary", jobLogSummary(store));
+      run.serve("logsPurge", purgeJobLogs(store));
     },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
+    async stop(drain) {
+      await drain();
       // The bytes counted since the last flush reach the shared counters before the connection goes.
       await usage?.stop();
     },
-    ready: () => started && !stopped,
-  };
+  });
 }

@@ -1,11 +1,9 @@
 import { z } from "zod";
 import { checkSharedPools, PoolSettings } from "../../shared/records/index.js";
-import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { BaseConfig, intSetting, parseConfig, opsSettings } from "../../shared/runtime/index.js";
 
 export const NodeRegistryConfig = BaseConfig.extend({
-  /** Where `/metrics`, `/healthz` and `/readyz` listen. */
-  CJS_OPS_HOST: z.string().default("0.0.0.0"),
-  CJS_OPS_PORT: intSetting(9102, { min: 0, max: 65535 }),
+  ...opsSettings(9102),
   /** How often a node must heartbeat; told to every node at registration and in each heartbeat reply. */
   CJS_HEARTBEAT_INTERVAL_SECONDS: intSetting(30, { min: 1, max: 3600 }),
   /** A node that missed this many heartbeat intervals in a row is offline. */

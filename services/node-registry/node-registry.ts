@@ -1,15 +1,5 @@
-import { randomUUID } from "node:crypto";
-import type { Subscription } from "@nats-io/transport-node";
-import {
-  DeleteNodeCommand,
-  DrainNodeCommand,
-  HeartbeatCommand,
-  ListNodesCommand,
-  NodeRefCommand,
-  RegisterNodeCommand,
-} from "../../shared/contract/index.js";
-import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
-import type { ServiceDeps } from "../../shared/process/index.js";
+import { queueGroups } from "../../shared/nats/index.js";
+import { type ServiceDeps, serviceLifecycle } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { NodeRegistryConfig } from "./config.js";
 import { deleteNode } from "./delete-node.js";
@@ -37,14 +27,13 @@ export interface NodeRegistry extends Service {
  */
 export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): NodeRegistry {
   const { nc, logger, clock, config } = deps;
-  const instance = randomUUID();
-  const subscriptions: Subscription[] = [];
   let sweep: LivenessSweep | null = null;
-  let started = false;
-  let stopped = false;
-  return {
+  const lifecycle = serviceLifecycle({
     name: SERVICE,
-    async start() {
+    nc,
+    logger,
+    queue: queueGroups.nodeRegistry,
+    async start(run) {
       const store = await openRegistryStore(nc, { replicas: config.CJS_NATS_REPLICAS, logger });
       // Heartbeats cannot reach a replica that is cut off; after a break every node gets a full window again.
       let listeningSince = clock.now();
@@ -52,33 +41,21 @@ export function buildNodeRegistry(deps: ServiceDeps<NodeRegistryConfig>): NodeRe
         for await (const status of nc.status()) if (status.type === "reconnect") listeningSince = clock.now();
       })();
       const ctx: RegistryContext = { nc, config, logger, clock, store, listeningSinceMs: () => listeningSince };
-      const rpc = { queue: queueGroups.nodeRegistry, logger };
-      subscriptions.push(
-        servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.nodeRegister(),
-          request: RegisterNodeCommand,
-          handle: registerNode(ctx),
-        }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeHeartbeat(), request: HeartbeatCommand, handle: heartbeat(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeDrain(), request: DrainNodeCommand, handle: drainNode(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeList(), request: ListNodesCommand, handle: listNodes(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeGet(), request: NodeRefCommand, handle: getNode(ctx) }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodeDelete(), request: DeleteNodeCommand, handle: deleteNode(ctx) }),
-      );
+      run.serve("nodeRegister", registerNode(ctx));
+      run.serve("nodeHeartbeat", heartbeat(ctx));
+      run.serve("nodeDrain", drainNode(ctx));
+      run.serve("nodeList", listNodes(ctx));
+      run.serve("nodeGet", getNode(ctx));
+      run.serve("nodeDelete", deleteNode(ctx));
       sweep = startLivenessSweep(ctx);
-      // Ready only once the server knows the subscriptions.
-      await nc.flush();
-      started = true;
     },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
+    async stop(drain) {
+      await drain();
       await sweep?.stop();
     },
-    ready: () => started && !stopped,
+  });
+  return {
+    ...lifecycle,
     sweepNow() {
       if (!sweep) return Promise.reject(new Error("the node registry is not started"));
       return sweep.sweepNow();

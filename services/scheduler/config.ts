@@ -1,11 +1,9 @@
 import { z } from "zod";
 import { checkSharedPools, PoolSettings } from "../../shared/records/index.js";
-import { BaseConfig, intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { BaseConfig, intSetting, parseConfig, opsSettings } from "../../shared/runtime/index.js";
 
 export const SchedulerConfig = BaseConfig.extend({
-  /** Where `/metrics`, `/healthz` and `/readyz` listen. */
-  CJS_OPS_HOST: z.string().default("0.0.0.0"),
-  CJS_OPS_PORT: intSetting(9101, { min: 0, max: 65535 }),
+  ...opsSettings(9101),
   ...PoolSettings.shape,
   /** Upper bound of a job's `timeout_seconds`. */
   CJS_MAX_JOB_TIMEOUT_SECONDS: intSetting(7 * 86_400, { min: 1, max: 30 * 86_400 }),

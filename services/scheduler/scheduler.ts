@@ -1,16 +1,6 @@
-import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
-import type { Subscription } from "@nats-io/transport-node";
-import {
-  JobRefCommand,
-  JobResultCommand,
-  ListJobsCommand,
-  PollCommand,
-  SubmitJobCommand,
-} from "../../shared/contract/index.js";
-import { CreateScheduleCommand, ListSchedulesCommand, ScheduleRefCommand } from "../../shared/contract/index.js";
-import { queueGroups, serveRpc, servePing, subjects } from "../../shared/nats/index.js";
-import type { ServiceDeps } from "../../shared/process/index.js";
+import { queueGroups } from "../../shared/nats/index.js";
+import { type ServiceDeps, type ServiceRun, serviceLifecycle } from "../../shared/process/index.js";
 import { Coalesced, type Service } from "../../shared/runtime/index.js";
 import type { SchedulerConfig } from "./config.js";
 import { cancelJob } from "./jobs/cancel-job.js";
@@ -46,7 +36,7 @@ import { listSchedules } from "./schedules/list-schedules.js";
 import { retrieveSchedule } from "./schedules/retrieve-schedule.js";
 import { ScheduleFiring } from "./schedules/schedule-firing.js";
 import { schedulePartitionOfKey } from "./schedules/schedule-record.js";
-import { openSchedules } from "./schedules/schedule-store.js";
+import { openSchedules, type Schedules } from "./schedules/schedule-store.js";
 import { setScheduleState } from "./schedules/set-schedule-state.js";
 import { FinishedJobs } from "./upkeep/finished-jobs.js";
 import { reconcileOnce } from "./upkeep/reconciler.js";
@@ -92,8 +82,6 @@ export interface Scheduler extends Service {
  */
 export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const { nc, logger, config } = deps;
-  const instance = randomUUID();
-  const subscriptions: Subscription[] = [];
   let ownership: PartitionOwnership | undefined;
   let stopReporting = (): void => undefined;
   const timers: NodeJS.Timeout[] = [];
@@ -125,7 +113,6 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const queueDeadlines = new QueueDeadlines();
   let jobsWatch: JobsWatch | undefined;
   let ctx: SchedulerContext | undefined;
-  let started = false;
   let stopped = false;
   const owns = (partition: number) => ownership?.owned.has(partition) ?? false;
 
@@ -231,9 +218,13 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       );
   });
 
-  return {
+  const lifecycle = serviceLifecycle({
     name: SERVICE,
-    async start() {
+    nc,
+    logger,
+    queue: queueGroups.scheduler,
+    async start(run) {
+      const { instance } = run;
       const store = await openSchedulerStore(nc, config, logger);
       await migrateLegacyJobKeys(store, instance, logger);
       jobsWatch = new JobsWatch(store, [active, queued, listIndex, finished, queueDeadlines, waiting], logger);
@@ -263,66 +254,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       ctx = context;
       const scheduleBucket = await openSchedules(nc, config, logger);
       await context.view.start();
-      const rpc = { queue: queueGroups.scheduler, logger };
-      subscriptions.push(
-        servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobSubmit(), request: SubmitJobCommand, handle: submitJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobRetrieve(), request: JobRefCommand, handle: retrieveJob(context) }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.jobList(),
-          request: ListJobsCommand,
-          handle: listJobs(context, listIndex),
-        }),
-        serveListShard(context, listIndex),
-        serveConcurrencyCounts(context),
-        serveRpc(nc, { ...rpc, subject: subjects.jobCancel(), request: JobRefCommand, handle: cancelJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobRetry(), request: JobRefCommand, handle: retryJob(context) }),
-        serveRpc(nc, { ...rpc, subject: subjects.jobDelete(), request: JobRefCommand, handle: deleteJob(context) }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleCreate(),
-          request: CreateScheduleCommand,
-          handle: createSchedule(context, scheduleBucket),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleList(),
-          request: ListSchedulesCommand,
-          handle: listSchedules(scheduleBucket),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleRetrieve(),
-          request: ScheduleRefCommand,
-          handle: retrieveSchedule(scheduleBucket),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.schedulePause(),
-          request: ScheduleRefCommand,
-          handle: setScheduleState(context, scheduleBucket, "paused"),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleResume(),
-          request: ScheduleRefCommand,
-          handle: setScheduleState(context, scheduleBucket, "active"),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.scheduleDelete(),
-          request: ScheduleRefCommand,
-          handle: deleteSchedule(scheduleBucket),
-        }),
-        serveRpc(nc, { ...rpc, subject: subjects.nodePoll(), request: PollCommand, handle: poll(context) }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.nodeResult(),
-          request: JobResultCommand,
-          handle: recordResult(context, queued),
-        }),
-      );
+      serveScheduler(run, context, listIndex, scheduleBucket, queued);
       await ownership.start();
       // Ready once the partitions this replica holds at start have been read: a request served now sees them.
       await follow.run();
@@ -353,12 +285,9 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       );
       scheduleFiring = new ScheduleFiring(context, scheduleBucket, logger, (key) => owns(schedulePartitionOfKey(key)));
       await scheduleFiring.start();
-      await nc.flush();
-      started = true;
       requestPlacement();
     },
     async stop() {
-      if (stopped) return;
       stopped = true;
       for (const timer of timers) clearInterval(timer);
       wake.stop();
@@ -370,9 +299,10 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       await scheduleFiring?.stop();
       jobsWatch?.stop();
       ctx?.view.stop();
-      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },
-    ready: () => started && !stopped,
+  });
+  return {
+    ...lifecycle,
     reconcileNow: () => reconciling.run(),
     repairNow: () => repairing.run(),
     async sweepRetentionNow() {
@@ -382,4 +312,30 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     },
     ownedPartitions: () => ownership?.owned ?? new Set(),
   };
+}
+
+/** The scheduler's RPCs: jobs, their lists (this replica's part too), schedules and the node plane's poll and result. */
+function serveScheduler(
+  run: ServiceRun,
+  context: SchedulerContext,
+  listIndex: JobListIndex,
+  scheduleBucket: Schedules,
+  queued: QueuedJobs,
+): void {
+  run.serve("jobSubmit", submitJob(context));
+  run.serve("jobRetrieve", retrieveJob(context));
+  run.serve("jobList", listJobs(context, listIndex));
+  run.keep(serveListShard(context, listIndex));
+  run.keep(serveConcurrencyCounts(context));
+  run.serve("jobCancel", cancelJob(context));
+  run.serve("jobRetry", retryJob(context));
+  run.serve("jobDelete", deleteJob(context));
+  run.serve("scheduleCreate", createSchedule(context, scheduleBucket));
+  run.serve("scheduleList", listSchedules(scheduleBucket));
+  run.serve("scheduleRetrieve", retrieveSchedule(scheduleBucket));
+  run.serve("schedulePause", setScheduleState(context, scheduleBucket, "paused"));
+  run.serve("scheduleResume", setScheduleState(context, scheduleBucket, "active"));
+  run.serve("scheduleDelete", deleteSchedule(scheduleBucket));
+  run.serve("nodePoll", poll(context));
+  run.serve("nodeResult", recordResult(context, queued));
 }

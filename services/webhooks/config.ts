@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BaseConfig, boolSetting, intSetting, parseConfig } from "../../shared/runtime/index.js";
+import { BaseConfig, boolSetting, intSetting, parseConfig, opsSettings } from "../../shared/runtime/index.js";
 
 /** Seconds between tries of a delivery: each pause once, the last one repeated until the retry window ends. */
 const RetrySchedule = z
@@ -12,9 +12,7 @@ const RetrySchedule = z
   );
 
 export const WebhooksConfig = BaseConfig.extend({
-  /** Where `/metrics`, `/healthz` and `/readyz` listen. */
-  CJS_OPS_HOST: z.string().default("0.0.0.0"),
-  CJS_OPS_PORT: intSetting(9105, { min: 0, max: 65535 }),
+  ...opsSettings(9105),
   /** Allows webhook URLs on loopback, link-local and private addresses (tests and `make dev`); refused otherwise. */
   CJS_WEBHOOKS_ALLOW_PRIVATE_URLS: boolSetting(false),
   /**

@@ -1,24 +1,5 @@
-import { randomUUID } from "node:crypto";
-import type { Subscription } from "@nats-io/transport-node";
-import {
-  CreateWebhookCommand,
-  ListDeliveriesCommand,
-  ListWebhooksCommand,
-  RetryDeliveryCommand,
-  WebhookRefCommand,
-} from "../../shared/contract/index.js";
-import {
-  BUCKETS,
-  CONSUMERS,
-  kvStreams,
-  queueGroups,
-  serveRpc,
-  servePing,
-  STREAMS,
-  subjects,
-  watchConsumers,
-} from "../../shared/nats/index.js";
-import type { ServiceDeps } from "../../shared/process/index.js";
+import { BUCKETS, CONSUMERS, kvStreams, queueGroups, STREAMS, watchConsumers } from "../../shared/nats/index.js";
+import { type ServiceDeps, serviceLifecycle } from "../../shared/process/index.js";
 import type { Service } from "../../shared/runtime/index.js";
 import type { WebhooksConfig } from "./config.js";
 import { createWebhook } from "./create-webhook.js";
@@ -41,16 +22,15 @@ const SERVICE = "webhooks";
  */
 export function buildWebhooks(deps: ServiceDeps<WebhooksConfig>): Service {
   const { nc, logger, config } = deps;
-  const instance = randomUUID();
-  const subscriptions: Subscription[] = [];
   let feed: EventFeed | undefined;
   let worker: DeliveryWorker | undefined;
   let consumers: { stop(): void } | undefined;
-  let started = false;
-  let stopped = false;
-  return {
+  return serviceLifecycle({
     name: SERVICE,
-    async start() {
+    nc,
+    logger,
+    queue: queueGroups.webhooks,
+    async start(run) {
       const ctx = await openWebhooksContext(deps);
       const events = await startEventFeed(ctx);
       feed = events;
@@ -62,41 +42,12 @@ export function buildWebhooks(deps: ServiceDeps<WebhooksConfig>): Service {
             logger.warn({ err: error }, "could not update the webhook event filter; the next refresh will"),
           );
       worker = await startDeliveryWorker(ctx);
-      const rpc = { queue: queueGroups.webhooks, logger };
-      subscriptions.push(
-        servePing(nc, { service: SERVICE, instance, logger }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookCreate(),
-          request: CreateWebhookCommand,
-          handle: createWebhook(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookList(),
-          request: ListWebhooksCommand,
-          handle: listWebhooks(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookDelete(),
-          request: WebhookRefCommand,
-          handle: deleteWebhook(ctx),
-        }),
-        serveRpc(nc, { ...rpc, subject: subjects.webhookTest(), request: WebhookRefCommand, handle: testWebhook(ctx) }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookDeliveriesList(),
-          request: ListDeliveriesCommand,
-          handle: listDeliveries(ctx),
-        }),
-        serveRpc(nc, {
-          ...rpc,
-          subject: subjects.webhookDeliveryRetry(),
-          request: RetryDeliveryCommand,
-          handle: retryDelivery(ctx),
-        }),
-      );
+      run.serve("webhookCreate", createWebhook(ctx));
+      run.serve("webhookList", listWebhooks(ctx));
+      run.serve("webhookDelete", deleteWebhook(ctx));
+      run.serve("webhookTest", testWebhook(ctx));
+      run.serve("webhookDeliveriesList", listDeliveries(ctx));
+      run.serve("webhookDeliveryRetry", retryDelivery(ctx));
       // The backlogs, for /metrics: job revisions not yet turned into deliveries, and deliveries not yet done.
       consumers = watchConsumers(
         nc,
@@ -106,18 +57,12 @@ export function buildWebhooks(deps: ServiceDeps<WebhooksConfig>): Service {
         ],
         { intervalMs: config.CJS_JETSTREAM_PROBE_INTERVAL_MS },
       );
-      // Ready only once the server knows the subscriptions.
-      await nc.flush();
-      started = true;
     },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
+    async stop(drain) {
       consumers?.stop();
-      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
+      await drain();
       await worker?.stop();
       await feed?.stop();
     },
-    ready: () => started && !stopped,
-  };
+  });
 }

@@ -1,5 +1,5 @@
 import { RPC_ROUTES, type RpcName, type RpcRequest, type RpcResponse } from "../contract/index.js";
-import { readEnvelope } from "./envelope.js";
+import { httpAnswerFacts, readEnvelope } from "./envelope.js";
 
 export interface ComputeClientOptions {
   /** The gateway's base URL, e.g. `http://127.0.0.1:8080`. */
@@ -22,8 +22,8 @@ export interface RawResponse {
 
 /**
  * A typed client of the HTTP API, driven by the same route table as the gateway.
- * Successful calls return the envelope's `payload`; failures throw an AppError with the
- * envelope's `code`, `message` and `details` (and `Retry-After`, when sent).
+ * Successful calls return the envelope's `payload`, checked against the route's schema;
+ * failures throw the ApiError the answer carries (`readEnvelope`).
  */
 export class ComputeClient {
   private readonly options: ComputeClientOptions;
@@ -41,11 +41,7 @@ export class ComputeClient {
   async call<N extends RpcName>(name: N, body: RpcRequest<N>): Promise<RpcResponse<N>> {
     const route = RPC_ROUTES[name];
     const response = await this.raw(route.method, route.path, body);
-    return readEnvelope(route.response, response.body, {
-      ok: response.status >= 200 && response.status < 300,
-      retryAfter: response.headers.get("retry-after"),
-      fallbackMessage: `HTTP ${response.status}`,
-    }) as RpcResponse<N>;
+    return route.response.parse(readEnvelope(response.body, httpAnswerFacts(response))) as RpcResponse<N>;
   }
 
   /** Sends any request with this client's headers; the body is JSON unless it is a string. */

@@ -15,7 +15,16 @@ export type { BucketName, ObjectStoreName } from "./names.js";
 export { connectNats, natsAuthOptions } from "./connect.js";
 export type { ConnectOptions, NatsCredentials } from "./connect.js";
 export { assertFitsMessage, decodeJson, encodeJson, requestRpc, serveRpc } from "./rpc.js";
-export type { RequestRpcOptions, ServedRequest, ServeRpcOptions } from "./rpc.js";
+export type { RequestRpcOptions, RpcAddress, ServedRequest, ServeRpcOptions } from "./rpc.js";
+export { INTERNAL_RPCS, rpcSubject } from "./internal-rpcs.js";
+export type {
+  InternalCommand,
+  InternalReply,
+  InternalRpcName,
+  InternalRpcs,
+  PerReplicaRpc,
+  ReceivedCommand,
+} from "./internal-rpcs.js";
 export { JsonBucket, RecordBusyError } from "./json-bucket.js";
 export { asServiceError, isNatsUnavailable, mayPassSoon } from "./unavailable.js";
 export type { CasOptions, Versioned } from "./json-bucket.js";

@@ -16,6 +16,15 @@ import {
   tracingOn,
   type TraceSpan,
 } from "../tracing/index.js";
+import {
+  INTERNAL_RPCS,
+  type InternalCommand,
+  type InternalReply,
+  type InternalRpcName,
+  type PerReplicaRpc,
+  type ReceivedCommand,
+  rpcSubject,
+} from "./internal-rpcs.js";
 import { asServiceError } from "./unavailable.js";
 
 /** What a service replies over NATS: the payload, or the error as data. */
@@ -43,14 +52,18 @@ export interface ServedRequest {
   readonly trace: RequestTrace | undefined;
 }
 
-export interface ServeRpcOptions<Req extends z.ZodType> {
-  subject: string;
+/** An RPC that one replica answers on a subject of its own names that replica; any other names none. */
+export type RpcAddress<N extends InternalRpcName> = N extends PerReplicaRpc
+  ? { instance: string }
+  : { instance?: never };
+
+export type ServeRpcOptions<N extends InternalRpcName> = RpcAddress<N> & {
   /** Queue group, so that one replica takes each request. */
   queue: string;
-  request: Req;
   logger: Logger;
-  handle: (request: z.infer<Req>, served: ServedRequest) => Promise<unknown>;
-}
+  /** Answers the checked command; what it answers is checked against the RPC's reply schema by the caller. */
+  handle: (command: ReceivedCommand<N>, served: ServedRequest) => Promise<unknown>;
+};
 
 /** The request's trace as its message headers carry it; undefined when they carry neither a request id nor a trace context. */
 function receivedTrace(msgHeaders: MsgHdrs | undefined): RequestTrace | undefined {
@@ -80,12 +93,19 @@ function servedRequest(logger: Logger, received: RequestTrace | undefined, span:
 }
 
 /**
- * Serves one request/reply subject: validates the request, runs the handler, replies with
- * data or an error. The caller's request id and trace context come from the message
- * headers (see `requestRpc`); with tracing on, each request handled is a server span.
+ * Serves one internal RPC (`INTERNAL_RPCS`) on its subject: validates the command, runs the
+ * handler, replies with data or an error. The caller's request id and trace context come
+ * from the message headers (see `requestRpc`); with tracing on, each request handled is a
+ * server span.
  */
-export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: ServeRpcOptions<Req>): Subscription {
-  const { subject, queue, request, logger, handle } = options;
+export function serveRpc<N extends InternalRpcName>(
+  nc: NatsConnection,
+  name: N,
+  options: ServeRpcOptions<N>,
+): Subscription {
+  const { queue, logger, handle } = options;
+  const subject = rpcSubject(name, options.instance);
+  const request: z.ZodType = INTERNAL_RPCS[name].command;
   return nc.subscribe(subject, {
     queue,
     callback: (subscriptionError, msg) => {
@@ -112,7 +132,7 @@ export function serveRpc<Req extends z.ZodType>(nc: NatsConnection, options: Ser
           details: { issues: zodIssues(parsed.error) },
         });
       }
-      reply = { ok: true, payload: await handle(parsed.data, served) };
+      reply = { ok: true, payload: await handle(parsed.data as ReceivedCommand<N>, served) };
     } catch (error) {
       const failure = asServiceError(error);
       if (failure.code === "internal.error") served.log.error({ err: error, subject }, "rpc handler failed");
@@ -132,11 +152,11 @@ function spanFailure(error: ErrorData): { type: string; failed: boolean } {
   return { type: String(error.code), failed: !isErrorCode(error.code) || errorSpec(error.code).http >= 500 };
 }
 
-export interface RequestRpcOptions {
+export type RequestRpcOptions<N extends InternalRpcName = InternalRpcName> = RpcAddress<N> & {
   timeoutMs?: number;
   /** The request this call is part of: its id and trace context travel in the message headers. */
   trace?: RequestTrace | undefined;
-}
+};
 
 /** The headers that carry a request's trace; undefined (no headers at all) when there is none. */
 function traceHeaders(trace: RequestTrace | undefined, span: TraceSpan | undefined): MsgHdrs | undefined {
@@ -196,18 +216,21 @@ export function assertFitsMessage(
 }
 
 /**
- * Sends one request and returns the validated payload, or throws the AppError the service
- * answered with. No responder or no answer in time is `service.unavailable`. With tracing
- * on, the call is a client span, the child of `trace`'s context (or a new trace's root).
+ * Asks one internal RPC (`INTERNAL_RPCS`) and returns its reply, checked against the RPC's
+ * reply schema, or throws the AppError the service answered with. No responder or no answer
+ * in time is `service.unavailable`. With tracing on, the call is a client span, the child of
+ * `trace`'s context (or a new trace's root).
  */
-export async function requestRpc<Res extends z.ZodType>(
+export async function requestRpc<N extends InternalRpcName>(
   nc: NatsConnection,
-  subject: string,
-  body: unknown,
-  response: Res,
-  { timeoutMs = 5_000, trace }: RequestRpcOptions = {},
-): Promise<z.infer<Res>> {
-  const data = encodeJson(body);
+  name: N,
+  command: InternalCommand<N>,
+  ...[options]: N extends PerReplicaRpc ? [RequestRpcOptions<N>] : [RequestRpcOptions<N>?]
+): Promise<InternalReply<N>> {
+  const { timeoutMs = 5_000, trace, instance } = (options ?? {}) as RequestRpcOptions;
+  const subject = rpcSubject(name, instance);
+  const response: z.ZodType = INTERNAL_RPCS[name].reply;
+  const data = encodeJson(command);
   const span = tracingOn()
     ? startSpan(subject, SPAN_KIND.client, trace, natsSpanAttributes(subject, trace?.requestId))
     : undefined;
@@ -240,5 +263,5 @@ export async function requestRpc<Res extends z.ZodType>(
   const reply = raw as RpcReply;
   span?.end(reply.ok ? undefined : spanFailure(reply.error));
   if (!reply.ok) throw AppError.fromData(reply.error);
-  return response.parse(reply.payload);
+  return response.parse(reply.payload) as InternalReply<N>;
 }

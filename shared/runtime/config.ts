@@ -31,6 +31,17 @@ export function intSetting(defaultValue: number, { min = 0, max = Number.MAX_SAF
   return z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).max(max).default(defaultValue));
 }
 
+/**
+ * Where a process serves `/metrics`, `/healthz` and `/readyz`: every interface, on the
+ * service's own port by default (each service has its own, so one machine can run them all).
+ */
+export function opsSettings(defaultPort: number) {
+  return {
+    CJS_OPS_HOST: z.string().default("0.0.0.0"),
+    CJS_OPS_PORT: intSetting(defaultPort, { min: 0, max: 65535 }),
+  };
+}
+
 /** Boolean setting: `true`/`1`/`yes` or `false`/`0`/`no`. */
 export function boolSetting(defaultValue: boolean) {
   return z

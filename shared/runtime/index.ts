@@ -7,6 +7,7 @@ export {
   intSetting,
   localNatsUrl,
   natsUrlProblem,
+  opsSettings,
   parseConfig,
 } from "./config.js";
 export { createLogger, scrubCredentialParameters } from "./logger.js";

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { ApiError } from "../../shared/client/index.js";
 import { AppError } from "../../shared/errors/index.js";
 import { monotonicMs } from "./clock.js";
 
@@ -34,13 +35,13 @@ const ERROR_SAMPLES = 5;
 const PROGRESS_EVERY_MS = 250;
 
 export function errorCode(error: unknown): string {
-  if (error instanceof AppError) return error.code;
+  if (error instanceof ApiError || error instanceof AppError) return error.code;
   if (error instanceof TypeError) return "network";
   return error instanceof Error ? error.name : "unknown";
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof AppError) return `${error.code}: ${error.message}`;
+  if (error instanceof ApiError || error instanceof AppError) return `${error.code}: ${error.message}`;
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 

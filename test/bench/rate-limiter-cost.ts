@@ -1,7 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { ComputeClient } from "../../shared/client/index.js";
-import { User } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { signedInClient, type Tenant } from "../harness/system.js";
@@ -46,18 +45,13 @@ function addPhase(totals: SideTotals, result: LoadResult): void {
 /** Another member of the tenant's business, made with the operator command, as `createTenant` makes the first. */
 async function createUser(nc: NatsConnection, tenant: Tenant): Promise<Tenant> {
   const password = `pw-${randomBase62(20)}`;
-  const user = await requestRpc(
-    nc,
-    subjects.adminUserCreate(),
-    {
-      app_id: tenant.app.app_id,
-      business_id: tenant.business.business_id,
-      email: `bench-${randomBase62(10).toLowerCase()}@example.test`,
-      password,
-      role: "admin",
-    },
-    User,
-  );
+  const user = await requestRpc(nc, "adminUserCreate", {
+    app_id: tenant.app.app_id,
+    business_id: tenant.business.business_id,
+    email: `bench-${randomBase62(10).toLowerCase()}@example.test`,
+    password,
+    role: "admin",
+  });
   return { ...tenant, user, password };
 }
 

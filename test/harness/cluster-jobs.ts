@@ -6,8 +6,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { expect } from "vitest";
 import { ApiError } from "../../clients/sdk/src/index.js";
-import { SetCreditResponse } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { ComputeClient } from "./client.js";
 import { FakeNode } from "./fake-node.js";
 import { listAllJobs, listAllLedgerEntries } from "./listing.js";
@@ -47,12 +46,7 @@ export async function setUpOperatorFleet(
   const users = gatewayUrls.map(
     (baseUrl) => new ComputeClient({ baseUrl, appId: customer.app.app_id, accessToken: tokens.access_token }),
   );
-  await requestRpc(
-    nc,
-    subjects.adminCreditSet(),
-    { business_id: customer.business.business_id, amount: 1_000_000 },
-    SetCreditResponse,
-  );
+  await requestRpc(nc, "adminCreditSet", { business_id: customer.business.business_id, amount: 1_000_000 });
   return { nodes, users, slots };
 }
 

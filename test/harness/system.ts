@@ -2,7 +2,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { ComputeClient } from "./client.js";
 import { App, Business, User } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import {
   type Clock,
@@ -103,26 +103,20 @@ export async function createTenant(
   const existing = options.appId !== undefined;
   const app = existing
     ? { app_id: appId, name: appId, created_at: new Date().toISOString() }
-    : await requestRpc(nc, subjects.adminAppCreate(), { id: appId, name: `Test ${appId}` }, App);
-  const business = await requestRpc(
-    nc,
-    subjects.adminBusinessCreate(),
-    { app_id: appId, name: "Test business", operator: options.operator ?? false },
-    Business,
-  );
+    : await requestRpc(nc, "adminAppCreate", { id: appId, name: `Test ${appId}` });
+  const business = await requestRpc(nc, "adminBusinessCreate", {
+    app_id: appId,
+    name: "Test business",
+    operator: options.operator ?? false,
+  });
   const password = `pw-${randomBase62(20)}`;
-  const user = await requestRpc(
-    nc,
-    subjects.adminUserCreate(),
-    {
-      app_id: appId,
-      business_id: business.business_id,
-      email: `user-${randomBase62(8).toLowerCase()}@example.test`,
-      password,
-      role: options.role ?? "admin",
-    },
-    User,
-  );
+  const user = await requestRpc(nc, "adminUserCreate", {
+    app_id: appId,
+    business_id: business.business_id,
+    email: `user-${randomBase62(8).toLowerCase()}@example.test`,
+    password,
+    role: options.role ?? "admin",
+  });
   return { app, business, user, password };
 }
 

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../harness/client.js";
-import { User, type Role } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { type Role } from "../../shared/contract/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { errorCodeOf, outcomeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
@@ -47,18 +47,13 @@ afterAll(async () => {
 
 async function addUser(role: Role): Promise<Tenant> {
   const password = `pw-${randomBase62(20)}`;
-  const user = await requestRpc(
-    gatewayA.nc,
-    subjects.adminUserCreate(),
-    {
-      app_id: tenant.app.app_id,
-      business_id: tenant.business.business_id,
-      email: `user-${randomBase62(8).toLowerCase()}@example.test`,
-      password,
-      role,
-    },
-    User,
-  );
+  const user = await requestRpc(gatewayA.nc, "adminUserCreate", {
+    app_id: tenant.app.app_id,
+    business_id: tenant.business.business_id,
+    email: `user-${randomBase62(8).toLowerCase()}@example.test`,
+    password,
+    role,
+  });
   return { ...tenant, user, password };
 }
 

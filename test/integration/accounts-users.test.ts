@@ -6,8 +6,8 @@ import { Kvm } from "@nats-io/kv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ComputeClient } from "../harness/client.js";
-import { User, type Role } from "../../shared/contract/index.js";
-import { BUCKETS, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
+import { type Role } from "../../shared/contract/index.js";
+import { BUCKETS, JsonBucket, requestRpc } from "../../shared/nats/index.js";
 import { newId, randomBase62 } from "../../shared/runtime/index.js";
 import { errorCodeOf, outcomeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -29,18 +29,13 @@ afterAll(async () => {
 /** Another user of the tenant's business, made by the operator command, with a password. */
 async function addUser(tenant: Tenant, role: Role): Promise<Tenant> {
   const password = `pw-${randomBase62(20)}`;
-  const user = await requestRpc(
-    gateway.nc,
-    subjects.adminUserCreate(),
-    {
-      app_id: tenant.app.app_id,
-      business_id: tenant.business.business_id,
-      email: `user-${randomBase62(8).toLowerCase()}@example.test`,
-      password,
-      role,
-    },
-    User,
-  );
+  const user = await requestRpc(gateway.nc, "adminUserCreate", {
+    app_id: tenant.app.app_id,
+    business_id: tenant.business.business_id,
+    email: `user-${randomBase62(8).toLowerCase()}@example.test`,
+    password,
+    role,
+  });
   return { ...tenant, user, password };
 }
 

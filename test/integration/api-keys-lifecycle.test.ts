@@ -10,7 +10,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../harness/client.js";
 import { API_KEY_SCOPES, logStreamPath, User, type RpcRequest } from "../../shared/contract/index.js";
-import { BUCKETS, requestRpc, subjects } from "../../shared/nats/index.js";
+import { BUCKETS, requestRpc } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { ManualClock } from "../harness/manual-clock.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -287,18 +287,13 @@ describe("last use", () => {
 
 /** Another user of the tenant's own business (a member), with the tenant user's password. */
 async function sameBusinessColleague(): Promise<User> {
-  return requestRpc(
-    nc,
-    subjects.adminUserCreate(),
-    {
-      app_id: tenant.app.app_id,
-      business_id: tenant.business.business_id,
-      email: `colleague-${randomBase62(8).toLowerCase()}@example.test`,
-      password: tenant.password,
-      role: "member",
-    },
-    User,
-  );
+  return requestRpc(nc, "adminUserCreate", {
+    app_id: tenant.app.app_id,
+    business_id: tenant.business.business_id,
+    email: `colleague-${randomBase62(8).toLowerCase()}@example.test`,
+    password: tenant.password,
+    role: "member",
+  });
 }
 
 // Last in the file: it stops billing.

@@ -11,7 +11,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
-import { SetCreditResponse, type Job, type LedgerEntry } from "../../shared/contract/index.js";
+import { type Job, type LedgerEntry } from "../../shared/contract/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { chargeMicros } from "../../services/billing/metering/charge.js";
@@ -129,7 +129,7 @@ async function debitPoolNode(): Promise<FakeNode> {
 }
 
 async function creditSet(businessId: string, amount: number) {
-  return requestRpc(nc, subjects.adminCreditSet(), { business_id: businessId, amount }, SetCreditResponse);
+  return requestRpc(nc, "adminCreditSet", { business_id: businessId, amount });
 }
 
 async function retrieve(client: ComputeClient, jobId: string): Promise<Job> {

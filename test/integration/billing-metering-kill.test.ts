@@ -8,7 +8,6 @@ import { jobKey } from "../../shared/records/index.js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
-import { SetCreditResponse } from "../../shared/contract/index.js";
 import { CONSUMERS, encodeJson, requestRpc, STREAMS, subjects } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { chargeMicros } from "../../services/billing/metering/charge.js";
@@ -87,12 +86,7 @@ describe("a billing replica SIGKILLed mid-stream", () => {
     const { node, appId } = await operatorNode();
     const customer: Tenant = await createTenant(nc, { appId });
     const { client } = await signedInClient(gateway.baseUrl, customer);
-    await requestRpc(
-      nc,
-      subjects.adminCreditSet(),
-      { business_id: customer.business.business_id, amount: STARTING_CREDIT },
-      SetCreditResponse,
-    );
+    await requestRpc(nc, "adminCreditSet", { business_id: customer.business.business_id, amount: STARTING_CREDIT });
 
     const submitted: string[] = [];
     await submitWave(client, submitted);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
-import { EXPORT_ROUTES, SetCreditResponse, User } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { EXPORT_ROUTES } from "../../shared/contract/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
@@ -40,12 +40,7 @@ beforeAll(async () => {
   jobIds = await listAll({});
   expect(new Set(jobIds)).toEqual(new Set(submitted));
   for (const amount of [100, 40, 75])
-    await requestRpc(
-      system.gateways[0]!.nc,
-      subjects.adminCreditSet(),
-      { business_id: tenant.business.business_id, amount },
-      SetCreditResponse,
-    );
+    await requestRpc(system.gateways[0]!.nc, "adminCreditSet", { business_id: tenant.business.business_id, amount });
 });
 
 afterAll(async () => {
@@ -117,18 +112,13 @@ function parseCsv(text: string): string[][] {
 /** Another user of the tenant's business, with `role`. */
 async function exporterWithRole(role: "admin" | "member"): Promise<Exporter> {
   const password = `pw-${randomBase62(20)}`;
-  const user = await requestRpc(
-    system.gateways[0]!.nc,
-    subjects.adminUserCreate(),
-    {
-      app_id: tenant.app.app_id,
-      business_id: tenant.business.business_id,
-      email: `export-${randomBase62(8).toLowerCase()}@example.test`,
-      password,
-      role,
-    },
-    User,
-  );
+  const user = await requestRpc(system.gateways[0]!.nc, "adminUserCreate", {
+    app_id: tenant.app.app_id,
+    business_id: tenant.business.business_id,
+    email: `export-${randomBase62(8).toLowerCase()}@example.test`,
+    password,
+    role,
+  });
   return exporterOf({ ...tenant, user, password });
 }
 

@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient, type RawResponse } from "../harness/client.js";
-import { RPC_ROUTES, SubmitJobResponse, type RpcRequest } from "../../shared/contract/index.js";
+import { RPC_ROUTES, type RpcRequest } from "../../shared/contract/index.js";
 import { Kvm } from "@nats-io/kv";
 import { IdempotencyRecord, IdempotencyStore } from "../../services/gateway/idempotency/idempotency-store.js";
 import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
 import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js";
-import { BUCKETS, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
+import { BUCKETS, JsonBucket, kvKey, requestRpc } from "../../shared/nats/index.js";
 import { tagJobId, windowCount } from "../../shared/records/index.js";
 import { newId, newJobId, randomBase62 } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
@@ -353,9 +353,7 @@ describe("the scheduler's side of a keyed submit", () => {
     };
     const jobId = newJobId(Date.now());
     const command = { caller, body: RPC_ROUTES.submitJob.request.parse(job("direct")), job_id: jobId };
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, () => requestRpc(nc, subjects.jobSubmit(), command, SubmitJobResponse)),
-    );
+    const answers = await Promise.all(Array.from({ length: 20 }, () => requestRpc(nc, "jobSubmit", command)));
     // The id given, tagged by the scheduler as a job of a self-hosted pool.
     const made = tagJobId(jobId, "self_hosted");
     expect(new Set(answers.map((answer) => answer.job_id))).toEqual(new Set([made]));

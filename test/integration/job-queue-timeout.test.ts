@@ -5,8 +5,8 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SetCreditResponse, type Job } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { type Job } from "../../shared/contract/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { waitUntilAudited } from "../harness/ledger-audit.js";
 import { listAllLedgerEntries } from "../harness/listing.js";
@@ -32,12 +32,7 @@ beforeAll(async () => {
   const operator = await createTenant(nc, { operator: true });
   const tenant = await createTenant(nc, { appId: operator.app.app_id });
   customer = (await signedInClient(system.gateways[0]!.baseUrl, tenant)).client;
-  await requestRpc(
-    nc,
-    subjects.adminCreditSet(),
-    { business_id: tenant.business.business_id, amount: CREDIT },
-    SetCreditResponse,
-  );
+  await requestRpc(nc, "adminCreditSet", { business_id: tenant.business.business_id, amount: CREDIT });
 }, 60_000);
 
 afterAll(async () => {

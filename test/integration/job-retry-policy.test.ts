@@ -5,8 +5,8 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SetCreditResponse, type Job, type RpcRequest } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { type Job, type RpcRequest } from "../../shared/contract/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { failureOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
@@ -201,12 +201,7 @@ describe("a retried job on an operator pool", () => {
     const operator = (await signedInClient(system.gateways[0]!.baseUrl, operatorTenant)).client;
     const customerTenant = await createTenant(nc, { appId: operatorTenant.app.app_id });
     const customer = (await signedInClient(system.gateways[0]!.baseUrl, customerTenant)).client;
-    await requestRpc(
-      nc,
-      subjects.adminCreditSet(),
-      { business_id: customerTenant.business.business_id, amount: 1_000_000 },
-      SetCreditResponse,
-    );
+    await requestRpc(nc, "adminCreditSet", { business_id: customerTenant.business.business_id, amount: 1_000_000 });
     const node = await FakeNode.register(operator, system.gateways[1]!.baseUrl, operatorTenant.app.app_id, {
       pool_id: OPERATOR_POOL,
     });

@@ -13,7 +13,7 @@ import {
   type UserContext,
 } from "../../shared/contract/index.js";
 import { AppError } from "../../shared/errors/index.js";
-import { BUCKETS, ensureBuckets, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
+import { BUCKETS, ensureBuckets, JsonBucket, requestRpc } from "../../shared/nats/index.js";
 import {
   AllocationRecord,
   JobRecord,
@@ -86,31 +86,29 @@ async function register(caller: UserContext, body: Record<string, unknown> = {})
     agent_version: "1.0.0",
     ...body,
   };
-  return requestRpc(client, subjects.nodeRegister(), { caller, body: request }, RegisterNodeReply);
+  return requestRpc(client, "nodeRegister", { caller, body: request });
 }
 
 function heartbeat(
   caller: NodeContext,
   running: { job_id: string; attempt: number }[] = [],
 ): Promise<HeartbeatResponse> {
-  return requestRpc(client, subjects.nodeHeartbeat(), { caller, body: { running } }, HeartbeatResponse);
+  return requestRpc(client, "nodeHeartbeat", { caller, body: { running } });
 }
 
 function drain(caller: UserContext | NodeContext, body: { node_id?: string; draining?: boolean }): Promise<NodeReply> {
-  return requestRpc(client, subjects.nodeDrain(), { caller, body }, NodeReply);
+  return requestRpc(client, "nodeDrain", { caller, body });
 }
 
 function getNode(caller: UserContext, nodeId: string): Promise<NodeReply> {
-  return requestRpc(
-    client,
-    subjects.nodeGet(),
-    { caller: { app_id: caller.app_id, business_id: caller.business_id }, node_id: nodeId },
-    NodeReply,
-  );
+  return requestRpc(client, "nodeGet", {
+    caller: { app_id: caller.app_id, business_id: caller.business_id },
+    node_id: nodeId,
+  });
 }
 
 function listNodes(caller: UserContext, body: Record<string, unknown> = {}): Promise<ListNodesResponse> {
-  return requestRpc(client, subjects.nodeList(), { caller, body }, ListNodesResponse);
+  return requestRpc(client, "nodeList", { caller, body });
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<AppError> {

@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../harness/client.js";
-import {
-  DeleteNodeReply,
-  RPC_ROUTES,
-  type RpcName,
-  type RpcRequest,
-  type UserContext,
-} from "../../shared/contract/index.js";
-import { BUCKETS, ensureBuckets, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
+import { RPC_ROUTES, type RpcName, type RpcRequest, type UserContext } from "../../shared/contract/index.js";
+import { BUCKETS, ensureBuckets, JsonBucket, requestRpc } from "../../shared/nats/index.js";
 import { AllocationRecord } from "../../shared/records/index.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
@@ -157,12 +151,7 @@ describe("nodes/delete", () => {
       key_id: null,
       operator: false,
     };
-    await requestRpc(
-      system.gateways[0]!.nc,
-      subjects.nodeDelete(),
-      { caller, body: { node_id: nodeId } },
-      DeleteNodeReply,
-    );
+    await requestRpc(system.gateways[0]!.nc, "nodeDelete", { caller, body: { node_id: nodeId } });
     expect(await refusal(user, "deleteNode", { node_id: nodeId })).toMatchObject({
       status: 404,
       code: "resource.not_found",

@@ -2,13 +2,8 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../services/node-registry/config.js";
 import { buildNodeRegistry, type NodeRegistry } from "../../services/node-registry/node-registry.js";
-import {
-  ListNodesResponse,
-  type ListNodesRequest,
-  RegisterNodeReply,
-  type UserContext,
-} from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { type ListNodesRequest, type UserContext } from "../../shared/contract/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { createLogger, newId } from "../../shared/runtime/index.js";
 import { type NatsHarness, startNats } from "../harness/nats-server.js";
 
@@ -57,11 +52,11 @@ async function register(name: string): Promise<string> {
     capacity: { cpu: 1, memory_mb: 512 },
     agent_version: "1.0.0",
   };
-  return (await requestRpc(nc, subjects.nodeRegister(), { caller, body }, RegisterNodeReply)).node.node_id;
+  return (await requestRpc(nc, "nodeRegister", { caller, body })).node.node_id;
 }
 
 async function listed(body: Partial<ListNodesRequest> = {}): Promise<Record<string, string>> {
-  const { items } = await requestRpc(nc, subjects.nodeList(), { caller, body }, ListNodesResponse);
+  const { items } = await requestRpc(nc, "nodeList", { caller, body });
   return Object.fromEntries(items.map((node) => [node.node_id, node.state]));
 }
 

@@ -7,7 +7,6 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
-import { SetCreditResponse } from "../../shared/contract/index.js";
 import { requestRpc, STREAMS, subjects } from "../../shared/nats/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
@@ -51,12 +50,7 @@ afterAll(async () => {
 });
 
 async function creditSet(tenant: Tenant, amount: number) {
-  return requestRpc(
-    nc,
-    subjects.adminCreditSet(),
-    { business_id: tenant.business.business_id, amount },
-    SetCreditResponse,
-  );
+  return requestRpc(nc, "adminCreditSet", { business_id: tenant.business.business_id, amount });
 }
 
 async function runToEnd(jobId: string): Promise<void> {

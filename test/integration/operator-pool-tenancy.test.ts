@@ -8,8 +8,8 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
-import { type Assignment, SetCreditResponse } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { type Assignment } from "../../shared/contract/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem } from "../harness/system.js";
@@ -46,12 +46,7 @@ afterAll(async () => {
 async function application(): Promise<{ appId: string; operator: ComputeClient; customer: ComputeClient }> {
   const operator = await createTenant(nc, { operator: true });
   const customer = await createTenant(nc, { appId: operator.app.app_id });
-  await requestRpc(
-    nc,
-    subjects.adminCreditSet(),
-    { business_id: customer.business.business_id, amount: 1_000 },
-    SetCreditResponse,
-  );
+  await requestRpc(nc, "adminCreditSet", { business_id: customer.business.business_id, amount: 1_000 });
   const baseUrl = system.gateways[0]!.baseUrl;
   return {
     appId: operator.app.app_id,

@@ -8,8 +8,8 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { SetCreditResponse, SubmitJobResponse, type UserContext } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { type UserContext } from "../../shared/contract/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { operatorPoolKey } from "../../shared/records/index.js";
 import { metricsRegistry } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
@@ -60,9 +60,7 @@ async function submitBacklog(caller: UserContext, count: number): Promise<string
   const lane = async (): Promise<void> => {
     for (let index = next++; index < count; index = next++) {
       const body = { ...JOB, name: `backlog-${index}` };
-      ids[index] = (
-        await requestRpc(nc, subjects.jobSubmit(), { caller, body }, SubmitJobResponse, { timeoutMs: 30_000 })
-      ).job_id;
+      ids[index] = (await requestRpc(nc, "jobSubmit", { caller, body }, { timeoutMs: 30_000 })).job_id;
     }
   };
   await Promise.all(Array.from({ length: 64 }, lane));
@@ -75,12 +73,7 @@ describe("the queue's order over a backlog of 50,000 jobs", () => {
     const small = await createTenant(nc, { appId: big.app.app_id });
     const operator = await createTenant(nc, { appId: big.app.app_id, operator: true });
     for (const tenant of [big, small]) {
-      await requestRpc(
-        nc,
-        subjects.adminCreditSet(),
-        { business_id: tenant.business.business_id, amount: 1_000_000 },
-        SetCreditResponse,
-      );
+      await requestRpc(nc, "adminCreditSet", { business_id: tenant.business.business_id, amount: 1_000_000 });
     }
     const baseUrl = system.gateways[0]!.baseUrl;
     const bigUser = (await signedInClient(baseUrl, big)).client;

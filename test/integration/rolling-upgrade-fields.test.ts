@@ -22,14 +22,8 @@ import { subscriptionKey } from "../../services/billing/subscriptions/subscripti
 import { idempotencyRecordKey, requestFingerprint } from "../../services/gateway/idempotency/idempotency-key.js";
 import { scheduleKey } from "../../services/scheduler/schedules/schedule-record.js";
 import { ComputeClient } from "../harness/client.js";
-import {
-  billingWebhookPath,
-  RotateKeysResponse,
-  RPC_ROUTES,
-  SANDBOX_SIGNATURE_HEADER,
-  SetCreditResponse,
-} from "../../shared/contract/index.js";
-import { BUCKETS, type BucketName, JsonBucket, kvKey, requestRpc, subjects } from "../../shared/nats/index.js";
+import { billingWebhookPath, RPC_ROUTES, SANDBOX_SIGNATURE_HEADER } from "../../shared/contract/index.js";
+import { BUCKETS, type BucketName, JsonBucket, kvKey, requestRpc } from "../../shared/nats/index.js";
 import { jobKey } from "../../shared/records/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
@@ -156,12 +150,7 @@ async function postCheckoutEvent(eventId: string): Promise<Raw> {
 }
 
 function setCredit(amount: number) {
-  return requestRpc(
-    nc,
-    subjects.adminCreditSet(),
-    { business_id: tenant.business.business_id, amount },
-    SetCreditResponse,
-  );
+  return requestRpc(nc, "adminCreditSet", { business_id: tenant.business.business_id, amount });
 }
 
 /** One case per rewritten bucket: the type makes a bucket left out of both lists a compile error too. */
@@ -468,7 +457,7 @@ const REWRITTEN: Record<
       ] as const) {
         await addNewerFields(BUCKETS.signingKeys, key);
         const before = await stored(BUCKETS.signingKeys, key);
-        await requestRpc(nc, subjects.adminKeysRotate(), { kind }, RotateKeysResponse);
+        await requestRpc(nc, "adminKeysRotate", { kind });
         const rotated = await stored(BUCKETS.signingKeys, key);
         expect(rotated, kind).not.toEqual(before);
         expect(rotated, kind).toMatchObject(NEWER);

@@ -6,8 +6,7 @@ import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Agent, buildAgent, loadConfig as loadAgentConfig } from "../../clients/agent/index.js";
-import { App, Business, User } from "../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../shared/nats/index.js";
+import { requestRpc } from "../../shared/nats/index.js";
 import { randomBase62, systemClock } from "../../shared/runtime/index.js";
 import { ComputeClient } from "../harness/client.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -66,15 +65,19 @@ beforeAll(async () => {
   system = await startSystem(nats.url, { gateways: 1, schedulers: 1, registries: 1 });
   const gateway = system.gateways[0]!;
   baseUrl = gateway.baseUrl;
-  await requestRpc(gateway.nc, subjects.adminAppCreate(), { id: "local", name: "Local" }, App);
-  const business = await requestRpc(
-    gateway.nc,
-    subjects.adminBusinessCreate(),
-    { app_id: "local", name: "Operator", operator: true },
-    Business,
-  );
-  const admin = { app_id: "local", business_id: business.business_id, email: "admin@localhost", role: "admin" };
-  await requestRpc(gateway.nc, subjects.adminUserCreate(), { ...admin, password: PASSWORD }, User);
+  await requestRpc(gateway.nc, "adminAppCreate", { id: "local", name: "Local" });
+  const business = await requestRpc(gateway.nc, "adminBusinessCreate", {
+    app_id: "local",
+    name: "Operator",
+    operator: true,
+  });
+  const admin = {
+    app_id: "local",
+    business_id: business.business_id,
+    email: "admin@localhost",
+    role: "admin" as const,
+  };
+  await requestRpc(gateway.nc, "adminUserCreate", { ...admin, password: PASSWORD });
   const anonymous = new ComputeClient({ baseUrl, appId: "local" });
   const tokens = await anonymous.call("login", { email: "admin@localhost", password: PASSWORD });
   const session = anonymous.with({ accessToken: tokens.access_token });

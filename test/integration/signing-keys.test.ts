@@ -7,7 +7,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputeClient } from "../harness/client.js";
 import { RotateKeysResponse, type Artifact } from "../../shared/contract/index.js";
-import { BUCKETS, ensureBuckets, requestRpc, subjects } from "../../shared/nats/index.js";
+import { BUCKETS, ensureBuckets, requestRpc } from "../../shared/nats/index.js";
 import { generateJwtKey } from "../../services/gateway/secrets/jwt-keys.js";
 import { signingKeyReloadFailures } from "../../services/gateway/secrets/signing-key-metrics.js";
 import { errorCodeOf } from "../harness/error-code.js";
@@ -89,12 +89,10 @@ async function signIn(gateway: RunningGateway): Promise<string> {
 /** Rotates through the operator command, and waits until every replica in `replicas` logged the new key. */
 async function rotate(kind: "jwt" | "url", replicas: string[], keepSeconds?: number): Promise<RotateKeysResponse> {
   const from = logs.mark();
-  const rotation = await requestRpc(
-    nc,
-    subjects.adminKeysRotate(),
-    { kind, ...(keepSeconds === undefined ? {} : { keep_seconds: keepSeconds }) },
-    RotateKeysResponse,
-  );
+  const rotation = await requestRpc(nc, "adminKeysRotate", {
+    kind,
+    ...(keepSeconds === undefined ? {} : { keep_seconds: keepSeconds }),
+  });
   await Promise.all(replicas.map((service) => logs.waitFor(reloaded(service, kind, rotation.kid), from)));
   return rotation;
 }
@@ -314,7 +312,7 @@ describe("signing keys from files", () => {
     // Only the file-configured replica answers, so the refusal is its own.
     kvReplicasStopped = true;
     await Promise.all([gatewayA.stop(), gatewayB.stop()]);
-    const code = await errorCodeOf(requestRpc(nc, subjects.adminKeysRotate(), { kind: "jwt" }, RotateKeysResponse));
+    const code = await errorCodeOf(requestRpc(nc, "adminKeysRotate", { kind: "jwt" }));
     expect(code).toBe("state.conflict");
   });
 });

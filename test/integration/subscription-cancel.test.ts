@@ -4,8 +4,8 @@ import { BillingSecretRecord, SANDBOX_WEBHOOK_SECRET_KEY } from "../../services/
 import { signSandboxPayload } from "../../services/billing/checkout/sandbox-signature.js";
 import { SubscriptionRecord, subscriptionKey } from "../../services/billing/subscriptions/subscription-record.js";
 import type { ComputeClient } from "../harness/client.js";
-import { billingWebhookPath, RPC_ROUTES, SANDBOX_SIGNATURE_HEADER, User } from "../../shared/contract/index.js";
-import { BUCKETS, JsonBucket, requestRpc, subjects } from "../../shared/nats/index.js";
+import { billingWebhookPath, RPC_ROUTES, SANDBOX_SIGNATURE_HEADER } from "../../shared/contract/index.js";
+import { BUCKETS, JsonBucket, requestRpc } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import {
@@ -195,17 +195,12 @@ describe("billing/subscription/cancel with the sandbox provider", () => {
 /** A second user of the tenant's business, with `role`. */
 async function createTenantUser(tenant: Tenant, role: "admin" | "member"): Promise<ComputeClient> {
   const password = `pw-${randomBase62(20)}`;
-  const user = await requestRpc(
-    gateways[0]!.nc,
-    subjects.adminUserCreate(),
-    {
-      app_id: tenant.app.app_id,
-      business_id: tenant.business.business_id,
-      email: `member-${randomBase62(8).toLowerCase()}@example.test`,
-      password,
-      role,
-    },
-    User,
-  );
+  const user = await requestRpc(gateways[0]!.nc, "adminUserCreate", {
+    app_id: tenant.app.app_id,
+    business_id: tenant.business.business_id,
+    email: `member-${randomBase62(8).toLowerCase()}@example.test`,
+    password,
+    role,
+  });
   return signIn({ ...tenant, user, password });
 }

@@ -1,7 +1,7 @@
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NODE_NATS_HEADERS, RPC_ROUTES } from "../../shared/contract/index.js";
-import { requestRpc, serveRpc, subjects } from "../../shared/nats/index.js";
+import { requestRpc, rpcSubject, serveRpc, subjects } from "../../shared/nats/index.js";
 import { BaseConfig, createLogger } from "../../shared/runtime/index.js";
 import { type RequestTrace, startTracing, TRACE_HEADERS } from "../../shared/tracing/index.js";
 import { freePort } from "../harness/free-port.js";
@@ -166,24 +166,27 @@ describe("trace context in NATS headers, with and without an OTLP endpoint", () 
 
   it("without an endpoint no span is made or sent; with one the same call is a client span, and only it is exported", async () => {
     const seen: { requestId: string | undefined; traceparent: string | undefined }[] = [];
-    const subject = "test.tracing.echo";
+    // Any RPC will do: nothing else answers on this server now. One a replica answers on a subject of its own has a simple command.
+    const instance = "tracing-echo";
+    const subject = rpcSubject("concurrencyInUse", instance);
+    const command = { scope: "test", partition: 0 };
     const echo = nc.subscribe(subject, {
       callback: (_error, msg) => {
         seen.push({
           requestId: msg.headers?.get(TRACE_HEADERS.requestId),
           traceparent: msg.headers?.get(TRACE_HEADERS.traceparent) || undefined,
         });
-        msg.respond(JSON.stringify({ ok: true, payload: {} }), { headers: natsHeaders() });
+        msg.respond(JSON.stringify({ ok: true, payload: { in_use: 0, owned: true } }), { headers: natsHeaders() });
       },
     });
     const logger = createLogger({ service: "test", level: "silent" });
     const off = startTracing("test", BaseConfig.parse({ OTEL_BSP_SCHEDULE_DELAY: "1" }), logger);
     expect(off.enabled).toBe(false);
-    await requestRpc(nc, subject, {}, z.object({}), { trace: { requestId: "untraced-1" } });
+    await requestRpc(nc, "concurrencyInUse", command, { instance, trace: { requestId: "untraced-1" } });
     expect(seen[0]).toEqual({ requestId: "untraced-1", traceparent: undefined });
 
     const on = startTracing("test", BaseConfig.parse({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }), logger);
-    await requestRpc(nc, subject, {}, z.object({}), { trace: { requestId: "traced-1" } });
+    await requestRpc(nc, "concurrencyInUse", command, { instance, trace: { requestId: "traced-1" } });
     // Shutting down sends every span made so far: after it, the receiver holds all there is.
     await on.shutdown();
     echo.unsubscribe();
@@ -201,23 +204,23 @@ describe("trace context in NATS headers, with and without an OTLP endpoint", () 
   });
 
   it("with tracing on, a call that no request started (no request id) still makes the served span its child", async () => {
-    const subject = "test.tracing.served";
+    const instance = "tracing-served";
+    const subject = rpcSubject("concurrencyInUse", instance);
     const handled: (RequestTrace | undefined)[] = [];
     const logger = createLogger({ service: "test", level: "silent" });
-    const served = serveRpc(nc, {
-      subject,
+    const served = serveRpc(nc, "concurrencyInUse", {
+      instance,
       queue: "test",
-      request: z.object({}),
       logger,
-      handle: async (_request, { trace }) => {
+      handle: async (_command, { trace }) => {
         handled.push(trace);
-        return {};
+        return { in_use: 0, owned: true };
       },
     });
     await nc.flush();
     const before = receiver.spans.length;
     const on = startTracing("test", BaseConfig.parse({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }), logger);
-    await requestRpc(nc, subject, {}, z.object({}));
+    await requestRpc(nc, "concurrencyInUse", { scope: "test", partition: 0 }, { instance });
     await on.shutdown();
     served.unsubscribe();
     const spans = receiver.spans.slice(before);

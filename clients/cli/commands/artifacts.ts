@@ -6,7 +6,7 @@ import { pipeline } from "node:stream/promises";
 import type { Command } from "commander";
 import type { CliContext } from "../context.js";
 import { UsageError } from "../exit-codes.js";
-import { table, timeText } from "../output.js";
+import { itemsTable, timeText } from "../output.js";
 import { bytesText, ProgressLine } from "../progress.js";
 import type { Run } from "../run.js";
 import { idOf } from "../choices.js";
@@ -27,7 +27,13 @@ export function registerArtifactCommands(program: Command, run: Run): void {
   const artifacts = program
     .command("artifacts")
     .description("A job's artifacts: list, download, upload (downloads are checked against their SHA-256)");
+  artifactListCommand(artifacts, run);
+  artifactGetCommand(artifacts, run);
+  artifactRmCommand(artifacts, run);
+  artifactPutCommand(artifacts, run);
+}
 
+function artifactListCommand(artifacts: Command, run: Run): void {
   artifacts
     .command("ls")
     .alias("list")
@@ -37,23 +43,19 @@ export function registerArtifactCommands(program: Command, run: Run): void {
       run(async (ctx: CliContext, jobId: string) => {
         const { artifacts: items } = await ctx.client().artifacts.list(jobId);
         ctx.print({ items }, () =>
-          items.length === 0
-            ? "No artifacts.\n"
-            : table(
-                ["NAME", "SIZE", "TYPE", "CREATED", "SHA-256"],
-                items.map((item) => [
-                  item.artifact_id,
-                  bytesText(item.size_bytes),
-                  item.content_type,
-                  timeText(item.created_at),
-                  item.sha256.slice(0, 12),
-                ]),
-                ctx.colors,
-              ),
+          itemsTable(ctx.colors, items, "No artifacts.\n", ["NAME", "SIZE", "TYPE", "CREATED", "SHA-256"], (item) => [
+            item.artifact_id,
+            bytesText(item.size_bytes),
+            item.content_type,
+            timeText(item.created_at),
+            item.sha256.slice(0, 12),
+          ]),
         );
       }),
     );
+}
 
+function artifactGetCommand(artifacts: Command, run: Run): void {
   artifacts
     .command("get")
     .description("Download an artifact to a file (its name by default; `-o -` for stdout)")
@@ -90,7 +92,9 @@ export function registerArtifactCommands(program: Command, run: Run): void {
           );
       }),
     );
+}
 
+function artifactRmCommand(artifacts: Command, run: Run): void {
   artifacts
     .command("rm")
     .alias("delete")
@@ -103,7 +107,9 @@ export function registerArtifactCommands(program: Command, run: Run): void {
         ctx.print(deleted, () => `${deleted.artifact_id} of ${deleted.job_id} deleted\n`);
       }),
     );
+}
 
+function artifactPutCommand(artifacts: Command, run: Run): void {
   artifacts
     .command("put")
     .description("Upload a file as an artifact of a job (replaces one of the same name)")

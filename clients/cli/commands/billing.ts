@@ -3,14 +3,22 @@ import type { CliContext } from "../context.js";
 import { saveExport } from "../export-file.js";
 import { choiceOption } from "../choices.js";
 import { ExportFormat } from "../../../shared/contract/index.js";
-import { table, timeText } from "../output.js";
+import { itemsTable, table, timeText } from "../output.js";
 import type { Run } from "../run.js";
 
 export function registerBillingCommands(program: Command, run: Run): void {
   const billing = program
     .command("billing")
     .description("Plans, the business's subscription, buying a plan, the credit ledger");
+  billingPlansCommand(billing, run);
+  billingSubscriptionCommand(billing, run);
+  billingCancelCommand(billing, run);
+  billingExportCommand(billing, run);
+  billingCheckoutCommand(billing, run);
+  billingLedgerCommand(billing, run);
+}
 
+function billingPlansCommand(billing: Command, run: Run): void {
   billing
     .command("plans")
     .description("The plans on offer")
@@ -34,7 +42,9 @@ export function registerBillingCommands(program: Command, run: Run): void {
         );
       }),
     );
+}
 
+function billingSubscriptionCommand(billing: Command, run: Run): void {
   billing
     .command("subscription")
     .description("The business's plan, period, credit balance and usage")
@@ -53,7 +63,9 @@ export function registerBillingCommands(program: Command, run: Run): void {
         );
       }),
     );
+}
 
+function billingCancelCommand(billing: Command, run: Run): void {
   billing
     .command("cancel")
     .description("Cancel the subscription at the end of its period (business admins)")
@@ -67,7 +79,9 @@ export function registerBillingCommands(program: Command, run: Run): void {
         );
       }),
     );
+}
 
+function billingExportCommand(billing: Command, run: Run): void {
   billing
     .command("export")
     .description("The whole credit ledger as a CSV or NDJSON file, streamed (business admins)")
@@ -82,7 +96,9 @@ export function registerBillingCommands(program: Command, run: Run): void {
         );
       }),
     );
+}
 
+function billingCheckoutCommand(billing: Command, run: Run): void {
   billing
     .command("checkout")
     .description("Start buying a plan; prints the payment page's URL to open in a browser")
@@ -102,7 +118,9 @@ export function registerBillingCommands(program: Command, run: Run): void {
           ctx.note(ctx.colors.dim("Open it in a browser to pay; the plan changes once the payment provider confirms."));
       }),
     );
+}
 
+function billingLedgerCommand(billing: Command, run: Run): void {
   billing
     .command("ledger")
     .description("The credit balance and its entries, newest first")
@@ -121,19 +139,13 @@ export function registerBillingCommands(program: Command, run: Run): void {
           { balance: first.balance, items },
           () =>
             `balance ${first.balance}\n` +
-            (items.length === 0
-              ? "No entries.\n"
-              : table(
-                  ["WHEN", "KIND", "AMOUNT", "BALANCE", "JOB"],
-                  items.map((entry) => [
-                    timeText(entry.created_at),
-                    entry.kind,
-                    String(entry.amount),
-                    String(entry.balance_after),
-                    entry.job_id ? `${entry.job_id} #${entry.attempt}` : "-",
-                  ]),
-                  ctx.colors,
-                )),
+            itemsTable(ctx.colors, items, "No entries.\n", ["WHEN", "KIND", "AMOUNT", "BALANCE", "JOB"], (entry) => [
+              timeText(entry.created_at),
+              entry.kind,
+              String(entry.amount),
+              String(entry.balance_after),
+              entry.job_id ? `${entry.job_id} #${entry.attempt}` : "-",
+            ]),
         );
       }),
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { submitRequest } from "./jobs.js";
+import { submitRequest } from "./job-submit.js";
 
 const NO_FLAGS = { label: [], env: [], meta: [], dependsOn: [] };
 

@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import type { RpcRequest } from "../../sdk/src/index.js";
 import type { CliContext } from "../context.js";
 import { UsageError } from "../exit-codes.js";
-import { table, timeText } from "../output.js";
+import { wholeNumberOf } from "../flag-values.js";
+import { itemsTable, timeText } from "../output.js";
 import type { Run } from "../run.js";
 import { idOf } from "../choices.js";
 import { API_KEY_SCOPES } from "../../../shared/contract/index.js";
@@ -25,7 +26,13 @@ function credits(text: string): number {
 
 export function registerKeyCommands(program: Command, run: Run): void {
   const keys = program.command("keys").description("Your API keys: create (the secret is shown once), list, revoke");
+  keyCreateCommand(keys, run);
+  keyListCommand(keys, run);
+  keyUpdateCommand(keys, run);
+  keyRevokeCommand(keys, run);
+}
 
+function keyCreateCommand(keys: Command, run: Run): void {
   keys
     .command("create")
     .description("Mint an API key; prints the key itself once")
@@ -50,18 +57,13 @@ export function registerKeyCommands(program: Command, run: Run): void {
             budget?: string;
           },
         ) => {
-          const whole = (flag: string, text: string | undefined) => {
-            if (text === undefined) return undefined;
-            if (!/^\d+$/.test(text)) throw new UsageError(`${flag} takes a whole number, not "${text}".`);
-            return Number(text);
-          };
           const request = {
             name: options.name,
             ...(options.maxJobsPerHour !== undefined
-              ? { maxJobsPerHour: whole("--max-jobs-per-hour", options.maxJobsPerHour) }
+              ? { maxJobsPerHour: wholeNumberOf("--max-jobs-per-hour", options.maxJobsPerHour) }
               : {}),
             ...(options.maxConcurrentJobs !== undefined
-              ? { maxConcurrentJobs: whole("--max-concurrent-jobs", options.maxConcurrentJobs) }
+              ? { maxConcurrentJobs: wholeNumberOf("--max-concurrent-jobs", options.maxConcurrentJobs) }
               : {}),
             ...(options.allowedJobTypes !== undefined
               ? { allowedJobTypes: options.allowedJobTypes.split(",").map((type) => type.trim()) }
@@ -77,7 +79,9 @@ export function registerKeyCommands(program: Command, run: Run): void {
         },
       ),
     );
+}
 
+function keyListCommand(keys: Command, run: Run): void {
   keys
     .command("ls")
     .alias("list")
@@ -86,28 +90,30 @@ export function registerKeyCommands(program: Command, run: Run): void {
       run(async (ctx: CliContext) => {
         const { items } = await ctx.client().keys.list();
         ctx.print({ items }, () =>
-          items.length === 0
-            ? "No API keys.\n"
-            : table(
-                ["KEY", "NAME", "ENDS", "SCOPES", "EXPIRES", "SPENT/BUDGET", "LAST USED", "REVOKED"],
-                items.map((key) => [
-                  key.key_id,
-                  key.name,
-                  `…${key.hint}`,
-                  key.scopes === null ? "all" : key.scopes.join(","),
-                  timeText(key.expires_at),
-                  key.budget_credits_per_month === null
-                    ? "-"
-                    : `${key.spent_credits_this_month ?? "?"}/${key.budget_credits_per_month}`,
-                  key.last_used_at ? `${timeText(key.last_used_at)} ${key.last_used_ip ?? ""}`.trim() : "-",
-                  key.revoked_at ? ctx.colors.red(timeText(key.revoked_at)) : "-",
-                ]),
-                ctx.colors,
-              ),
+          itemsTable(
+            ctx.colors,
+            items,
+            "No API keys.\n",
+            ["KEY", "NAME", "ENDS", "SCOPES", "EXPIRES", "SPENT/BUDGET", "LAST USED", "REVOKED"],
+            (key) => [
+              key.key_id,
+              key.name,
+              `…${key.hint}`,
+              key.scopes === null ? "all" : key.scopes.join(","),
+              timeText(key.expires_at),
+              key.budget_credits_per_month === null
+                ? "-"
+                : `${key.spent_credits_this_month ?? "?"}/${key.budget_credits_per_month}`,
+              key.last_used_at ? `${timeText(key.last_used_at)} ${key.last_used_ip ?? ""}`.trim() : "-",
+              key.revoked_at ? ctx.colors.red(timeText(key.revoked_at)) : "-",
+            ],
+          ),
         );
       }),
     );
+}
 
+function keyUpdateCommand(keys: Command, run: Run): void {
   keys
     .command("update")
     .description("Rename a key or change its monthly budget")
@@ -132,7 +138,9 @@ export function registerKeyCommands(program: Command, run: Run): void {
         );
       }),
     );
+}
 
+function keyRevokeCommand(keys: Command, run: Run): void {
   keys
     .command("revoke")
     .description("Revoke one of your keys; every gateway refuses it from then on")

@@ -1,15 +1,24 @@
 import type { Command } from "commander";
 import type { RpcRequest } from "../../sdk/src/index.js";
 import type { CliContext } from "../context.js";
-import { UsageError } from "../exit-codes.js";
-import { table, timeText } from "../output.js";
+import { wholeNumberOf } from "../flag-values.js";
+import { itemsTable, timeText } from "../output.js";
 import type { Run } from "../run.js";
+import { deleteCommand } from "./delete-command.js";
 import { choiceOption, idOf } from "../choices.js";
 import { NodeStatus } from "../../../shared/contract/index.js";
 
 export function registerNodeCommands(program: Command, run: Run): void {
   const nodes = program.command("nodes").description("The business's nodes: list, drain, rotate a node's key");
+  nodeListCommand(nodes, run);
+  nodeDrainCommand(nodes, run);
+  deleteCommand(nodes, run, "node", "Delete an offline node; its keys stop working", (client, id) =>
+    client.nodes.delete(id),
+  );
+  nodeRotateKeyCommand(nodes, run);
+}
 
+function nodeListCommand(nodes: Command, run: Run): void {
   nodes
     .command("ls")
     .alias("list")
@@ -26,26 +35,28 @@ export function registerNodeCommands(program: Command, run: Run): void {
         };
         const { items } = await ctx.client().nodes.list(request as RpcRequest<"listNodes">);
         ctx.print({ items }, () =>
-          items.length === 0
-            ? "No nodes.\n"
-            : table(
-                ["NODE", "NAME", "POOL", "STATE", "SLOTS", "CPU", "MEMORY MB", "LAST HEARTBEAT"],
-                items.map((node) => [
-                  node.node_id,
-                  node.name,
-                  node.pool_id,
-                  node.state,
-                  `${node.used.slots}/${node.capacity.slots}`,
-                  `${node.used.cpu}/${node.capacity.cpu}`,
-                  `${node.used.memory_mb}/${node.capacity.memory_mb}`,
-                  timeText(node.last_heartbeat_at),
-                ]),
-                ctx.colors,
-              ),
+          itemsTable(
+            ctx.colors,
+            items,
+            "No nodes.\n",
+            ["NODE", "NAME", "POOL", "STATE", "SLOTS", "CPU", "MEMORY MB", "LAST HEARTBEAT"],
+            (node) => [
+              node.node_id,
+              node.name,
+              node.pool_id,
+              node.state,
+              `${node.used.slots}/${node.capacity.slots}`,
+              `${node.used.cpu}/${node.capacity.cpu}`,
+              `${node.used.memory_mb}/${node.capacity.memory_mb}`,
+              timeText(node.last_heartbeat_at),
+            ],
+          ),
         );
       }),
     );
+}
 
+function nodeDrainCommand(nodes: Command, run: Run): void {
   nodes
     .command("drain")
     .description("Stop giving a node new jobs (running jobs finish); --undo resumes it")
@@ -57,19 +68,9 @@ export function registerNodeCommands(program: Command, run: Run): void {
         ctx.print(answer, () => `${nodeId} ${options.undo ? "resumed" : "draining"}\n`);
       }),
     );
+}
 
-  nodes
-    .command("rm")
-    .alias("delete")
-    .description("Delete an offline node; its keys stop working")
-    .argument("<node>", "the node id", idOf("node"))
-    .action(
-      run(async (ctx: CliContext, nodeId: string) => {
-        const deleted = await ctx.client().nodes.delete(nodeId);
-        ctx.print(deleted, () => `${deleted.node_id} deleted\n`);
-      }),
-    );
-
+function nodeRotateKeyCommand(nodes: Command, run: Run): void {
   nodes
     .command("rotate-key")
     .description("A new key for a node; prints it once. The old key works for --grace seconds")
@@ -77,8 +78,8 @@ export function registerNodeCommands(program: Command, run: Run): void {
     .option("--grace <seconds>", "how long the old key keeps working", "0")
     .action(
       run(async (ctx: CliContext, nodeId: string, options: { grace: string }) => {
-        if (!/^\d+$/.test(options.grace)) throw new UsageError(`--grace takes whole seconds, not "${options.grace}".`);
-        const rotated = await ctx.client().nodes.rotateKey({ node_id: nodeId, grace_seconds: Number(options.grace) });
+        const graceSeconds = wholeNumberOf("--grace", options.grace, "whole seconds") ?? 0;
+        const rotated = await ctx.client().nodes.rotateKey({ node_id: nodeId, grace_seconds: graceSeconds });
         ctx.print(rotated, () => `${rotated.api_key}\n`);
         if (!ctx.json)
           ctx.note(

@@ -3,7 +3,8 @@ import type { RpcRequest, RpcResponse } from "../../sdk/src/index.js";
 import type { CliContext } from "../context.js";
 import { table, timeText } from "../output.js";
 import type { Run } from "../run.js";
-import { submitRequest } from "./jobs.js";
+import { deleteCommand } from "./delete-command.js";
+import { submitRequest } from "./job-submit.js";
 import { choiceOption, idOf } from "../choices.js";
 import { OverlapPolicy } from "../../../shared/contract/index.js";
 
@@ -42,7 +43,16 @@ export function registerScheduleCommands(program: Command, run: Run): void {
   const schedules = program
     .command("schedules")
     .description("Jobs made on the ticks of a cron expression: create, list, pause, resume, delete");
+  scheduleCreateCommand(schedules, run);
+  scheduleListCommand(schedules, run);
+  scheduleGetCommand(schedules, run);
+  schedulePauseAndResumeCommands(schedules, run);
+  deleteCommand(schedules, run, "schedule", "Delete a schedule; the jobs it made are kept", (client, id) =>
+    client.schedules.delete(id),
+  );
+}
 
+function scheduleCreateCommand(schedules: Command, run: Run): void {
   schedules
     .command("create")
     .description("A schedule that submits the job after `--` (or in --file) on each tick")
@@ -88,7 +98,9 @@ export function registerScheduleCommands(program: Command, run: Run): void {
         },
       ),
     );
+}
 
+function scheduleListCommand(schedules: Command, run: Run): void {
   schedules
     .command("ls")
     .alias("list")
@@ -103,7 +115,9 @@ export function registerScheduleCommands(program: Command, run: Run): void {
         ctx.print({ items }, () => (items.length === 0 ? "No schedules.\n" : scheduleRows(ctx, items)));
       }),
     );
+}
 
+function scheduleGetCommand(schedules: Command, run: Run): void {
   schedules
     .command("get")
     .description("One schedule: its next tick, its last job, a refusal or skips")
@@ -114,7 +128,9 @@ export function registerScheduleCommands(program: Command, run: Run): void {
         ctx.print({ schedule }, () => scheduleText(ctx, schedule));
       }),
     );
+}
 
+function schedulePauseAndResumeCommands(schedules: Command, run: Run): void {
   for (const [name, description] of [
     ["pause", "Make no more jobs until resumed"],
     ["resume", "Make jobs again from the next tick"],
@@ -134,16 +150,4 @@ export function registerScheduleCommands(program: Command, run: Run): void {
         }),
       );
   }
-
-  schedules
-    .command("rm")
-    .alias("delete")
-    .description("Delete a schedule; the jobs it made are kept")
-    .argument("<schedule>", "the schedule id", idOf("schedule"))
-    .action(
-      run(async (ctx: CliContext, scheduleId: string) => {
-        const deleted = await ctx.client().schedules.delete(scheduleId);
-        ctx.print(deleted, () => `${deleted.schedule_id} deleted\n`);
-      }),
-    );
 }

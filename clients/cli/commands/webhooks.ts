@@ -1,22 +1,43 @@
 import type { Command } from "commander";
 import type { RpcRequest } from "../../sdk/src/index.js";
 import type { CliContext } from "../context.js";
-import { UsageError } from "../exit-codes.js";
-import { stateText, table, timeText } from "../output.js";
+import { wholeNumberOf } from "../flag-values.js";
+import { itemsTable, stateText, timeText } from "../output.js";
 import type { Run } from "../run.js";
+import { deleteCommand } from "./delete-command.js";
 import { idOf } from "../choices.js";
 
-function limitOf(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text)) throw new UsageError(`--limit takes a whole number, not "${text}".`);
-  return Number(text);
+const WEBHOOK_ID = "the webhook id (whk_…)";
+
+/** `--limit` and `--cursor` of a listing, as its request's fields. */
+function pageOf(options: { limit?: string; cursor?: string }): { limit?: number; cursor?: string } {
+  const limit = wholeNumberOf("--limit", options.limit);
+  return {
+    ...(limit !== undefined ? { limit } : {}),
+    ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
+  };
 }
 
 export function registerWebhookCommands(program: Command, run: Run): void {
   const webhooks = program
     .command("webhooks")
     .description("Your business's webhooks: create (the secret is shown once), list, remove, test, deliveries, resend");
+  webhookCreateCommand(webhooks, run);
+  webhookListCommand(webhooks, run);
+  deleteCommand(
+    webhooks,
+    run,
+    "webhook",
+    "Delete a webhook; deliveries not yet made are dropped",
+    (client, id) => client.webhooks.delete(id),
+    WEBHOOK_ID,
+  );
+  webhookTestCommand(webhooks, run);
+  webhookResendCommand(webhooks, run);
+  webhookDeliveriesCommand(webhooks, run);
+}
 
+function webhookCreateCommand(webhooks: Command, run: Run): void {
   webhooks
     .command("create")
     .description("Subscribe a URL to job events; prints the signing secret once")
@@ -47,7 +68,9 @@ export function registerWebhookCommands(program: Command, run: Run): void {
           );
       }),
     );
+}
 
+function webhookListCommand(webhooks: Command, run: Run): void {
   webhooks
     .command("ls")
     .alias("list")
@@ -56,45 +79,32 @@ export function registerWebhookCommands(program: Command, run: Run): void {
     .option("--cursor <webhook>", "the next page after this webhook id")
     .action(
       run(async (ctx: CliContext, options: { limit?: string; cursor?: string }) => {
-        const limit = limitOf(options.limit);
-        const page = await ctx.client().webhooks.list({
-          ...(limit !== undefined ? { limit } : {}),
-          ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
-        });
+        const page = await ctx.client().webhooks.list(pageOf(options));
         ctx.print(page, () =>
-          page.items.length === 0
-            ? "No webhooks.\n"
-            : table(
-                ["WEBHOOK", "URL", "EVENTS", "CREATED", "DESCRIPTION"],
-                page.items.map((webhook) => [
-                  webhook.webhook_id,
-                  webhook.url,
-                  webhook.events.join(","),
-                  timeText(webhook.created_at),
-                  webhook.description ?? "-",
-                ]),
-                ctx.colors,
-              ) + (page.next_cursor ? ctx.colors.dim(`More: --cursor ${page.next_cursor}\n`) : ""),
+          itemsTable(
+            ctx.colors,
+            page.items,
+            "No webhooks.\n",
+            ["WEBHOOK", "URL", "EVENTS", "CREATED", "DESCRIPTION"],
+            (webhook) => [
+              webhook.webhook_id,
+              webhook.url,
+              webhook.events.join(","),
+              timeText(webhook.created_at),
+              webhook.description ?? "-",
+            ],
+            page.next_cursor,
+          ),
         );
       }),
     );
+}
 
-  webhooks
-    .command("rm")
-    .alias("delete")
-    .description("Delete a webhook; deliveries not yet made are dropped")
-    .argument("<webhook>", "the webhook id (whk_…)", idOf("webhook"))
-    .action(
-      run(async (ctx: CliContext, webhookId: string) => {
-        const deleted = await ctx.client().webhooks.delete(webhookId);
-        ctx.print(deleted, () => `${deleted.webhook_id} deleted\n`);
-      }),
-    );
-
+function webhookTestCommand(webhooks: Command, run: Run): void {
   webhooks
     .command("test")
     .description("Send a webhook.test event to the webhook through the normal delivery path")
-    .argument("<webhook>", "the webhook id (whk_…)", idOf("webhook"))
+    .argument("<webhook>", WEBHOOK_ID, idOf("webhook"))
     .action(
       run(async (ctx: CliContext, webhookId: string) => {
         const queued = await ctx.client().webhooks.test(webhookId);
@@ -105,11 +115,13 @@ export function registerWebhookCommands(program: Command, run: Run): void {
         );
       }),
     );
+}
 
+function webhookResendCommand(webhooks: Command, run: Run): void {
   webhooks
     .command("resend")
     .description("Send a delivery that has ended (succeeded or failed) again now")
-    .argument("<webhook>", "the webhook id (whk_…)")
+    .argument("<webhook>", WEBHOOK_ID)
     .argument("<delivery>", "the delivery id (dlv_…)")
     .action(
       run(async (ctx: CliContext, webhookId: string, deliveryId: string) => {
@@ -120,40 +132,38 @@ export function registerWebhookCommands(program: Command, run: Run): void {
         );
       }),
     );
+}
 
+function webhookDeliveriesCommand(webhooks: Command, run: Run): void {
   webhooks
     .command("deliveries")
     .description("The webhook's deliveries of the last 7 days, newest first, with each try's status")
-    .argument("<webhook>", "the webhook id (whk_…)", idOf("webhook"))
+    .argument("<webhook>", WEBHOOK_ID, idOf("webhook"))
     .option("--limit <n>", "deliveries per page (1 to 100)")
     .option("--cursor <delivery>", "the next page after this delivery id")
     .action(
       run(async (ctx: CliContext, webhookId: string, options: { limit?: string; cursor?: string }) => {
-        const limit = limitOf(options.limit);
-        const page = await ctx.client().webhooks.deliveries({
-          webhook_id: webhookId,
-          ...(limit !== undefined ? { limit } : {}),
-          ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
-        });
+        const page = await ctx.client().webhooks.deliveries({ webhook_id: webhookId, ...pageOf(options) });
         ctx.print(page, () =>
-          page.items.length === 0
-            ? "No deliveries.\n"
-            : table(
-                ["DELIVERY", "EVENT", "STATE", "CREATED", "TRIES", "NEXT TRY"],
-                page.items.map((delivery) => [
-                  delivery.delivery_id,
-                  delivery.event_type,
-                  stateText(ctx.colors, delivery.state),
-                  timeText(delivery.created_at),
-                  delivery.attempts
-                    .map((attempt) =>
-                      attempt.status_code === null ? (attempt.error ?? "error") : String(attempt.status_code),
-                    )
-                    .join(",") || "-",
-                  timeText(delivery.next_attempt_at),
-                ]),
-                ctx.colors,
-              ) + (page.next_cursor ? ctx.colors.dim(`More: --cursor ${page.next_cursor}\n`) : ""),
+          itemsTable(
+            ctx.colors,
+            page.items,
+            "No deliveries.\n",
+            ["DELIVERY", "EVENT", "STATE", "CREATED", "TRIES", "NEXT TRY"],
+            (delivery) => [
+              delivery.delivery_id,
+              delivery.event_type,
+              stateText(ctx.colors, delivery.state),
+              timeText(delivery.created_at),
+              delivery.attempts
+                .map((attempt) =>
+                  attempt.status_code === null ? (attempt.error ?? "error") : String(attempt.status_code),
+                )
+                .join(",") || "-",
+              timeText(delivery.next_attempt_at),
+            ],
+            page.next_cursor,
+          ),
         );
       }),
     );

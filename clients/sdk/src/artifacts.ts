@@ -1,3 +1,4 @@
+import { httpAnswerFacts, readEnvelope } from "../../../shared/client/index.js";
 import { artifactPath, type Artifact } from "../../../shared/contract/index.js";
 import { IntegrityError } from "./errors.js";
 import type { RequestBody, Transport } from "./transport.js";
@@ -40,8 +41,7 @@ export async function putArtifact(
     identify: "none",
     headers: contentType !== undefined ? { "content-type": contentType } : {},
   });
-  const envelope = (await response.json()) as { payload: Artifact };
-  return envelope.payload;
+  return readEnvelope(await response.json(), httpAnswerFacts(response)) as Artifact;
 }
 
 /** A download in progress: the bytes, and what the service recorded about them. */

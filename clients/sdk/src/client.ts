@@ -1,3 +1,4 @@
+import { httpAnswerFacts, readEnvelope } from "../../../shared/client/index.js";
 import { IDEMPOTENCY_KEY_HEADER, isTerminal, type JobState } from "../../../shared/contract/index.js";
 import { getArtifact, putArtifact, readAll, type ArtifactBody, type ArtifactDownload } from "./artifacts.js";
 import type { Credentials, SessionCredentials } from "./credentials.js";
@@ -98,8 +99,7 @@ export class ComputeJobsClient {
       // Sign-in, refresh and logout carry no credential: a refresh must not wait on the refresh it is.
       identify: route.auth === "public" ? "app" : "credential",
     });
-    const envelope = (await response.json()) as { payload: RpcResponse<N> };
-    return envelope.payload;
+    return readEnvelope(await response.json(), httpAnswerFacts(response)) as RpcResponse<N>;
   }
 
   /** Every item of a paginated operation (jobs, ledger entries), page after page, as they are read. */

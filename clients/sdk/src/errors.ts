@@ -1,38 +1,6 @@
-/**
- * What the service answered with an error envelope: match on `code` (stable), show
- * `message` (for people). A code this SDK does not know yet is passed through as it is,
- * so a newer server's codes reach the caller.
- */
-export class ApiError extends Error {
-  readonly code: string;
-  /** The HTTP status (0 when no answer arrived). */
-  readonly status: number;
-  readonly details: Record<string, unknown> | undefined;
-  /** The `X-Request-ID` of the answer: quote it when reporting a problem. */
-  readonly requestId: string | undefined;
-  /** `Retry-After`, in seconds, when the service said when to try again. */
-  readonly retryAfterSeconds: number | undefined;
+import { ApiError } from "../../../shared/client/index.js";
 
-  constructor(
-    fields: {
-      code: string;
-      message: string;
-      status: number;
-      details?: Record<string, unknown> | undefined;
-      requestId?: string | undefined;
-      retryAfterSeconds?: number | undefined;
-    },
-    options?: { cause?: unknown },
-  ) {
-    super(fields.message, options);
-    this.name = "ApiError";
-    this.code = fields.code;
-    this.status = fields.status;
-    this.details = fields.details;
-    this.requestId = fields.requestId;
-    this.retryAfterSeconds = fields.retryAfterSeconds;
-  }
-}
+export { ApiError };
 
 /** Codes of a certificate or handshake that failed: the same answer comes every time. */
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_(GET|VERIFY)_|EPROTO$)/;

@@ -1,5 +1,6 @@
 import { CredentialHolder, type Credentials, type Tokens } from "./credentials.js";
 import { ApiError, NetworkError, withoutQuery } from "./errors.js";
+import { httpAnswerFacts, refusalOf } from "../../../shared/client/index.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../../../shared/contract/index.js";
 import { DEFAULT_RETRY_POLICY, pause, retryDelayMs, type RetryPolicy } from "./retry-policy.js";
 
@@ -78,30 +79,15 @@ function safeToRepeat(options: SendOptions): boolean {
   );
 }
 
-function retryAfterOf(response: Response): number | undefined {
-  const value = Number(response.headers.get("retry-after"));
-  return Number.isFinite(value) && value >= 0 && response.headers.has("retry-after") ? value : undefined;
-}
-
-/** Reads the error envelope of a refused answer into an ApiError. */
+/** Reads the error envelope of a refused answer into an ApiError (`refusalOf`). */
 export async function errorOf(response: Response): Promise<ApiError> {
-  let envelope: { code?: unknown; message?: unknown; details?: unknown } | undefined;
+  let body: unknown;
   try {
-    envelope = (await response.json()) as typeof envelope;
+    body = await response.json();
   } catch {
-    envelope = undefined;
+    body = undefined;
   }
-  return new ApiError({
-    code: typeof envelope?.code === "string" ? envelope.code : "internal.error",
-    message: typeof envelope?.message === "string" ? envelope.message : `HTTP ${response.status}`,
-    status: response.status,
-    details:
-      envelope?.details !== null && typeof envelope?.details === "object"
-        ? (envelope.details as Record<string, unknown>)
-        : undefined,
-    requestId: response.headers.get("x-request-id") ?? undefined,
-    retryAfterSeconds: retryAfterOf(response),
-  });
+  return refusalOf(body, httpAnswerFacts(response));
 }
 
 /**

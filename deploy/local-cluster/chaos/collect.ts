@@ -1,6 +1,6 @@
 /** What the soak reads at the end: each job with its timeline, the ledger's debits, the agents' deliveries. */
 import { readFileSync } from "node:fs";
-import { AppError } from "../../../shared/errors/index.js";
+import { ApiError } from "../../../shared/client/index.js";
 import { operatorPoolKey } from "../../../shared/records/index.js";
 import { forEachBounded } from "../../../shared/runtime/index.js";
 import type { Debit, Delivery, FinalJob } from "./accounting.js";
@@ -30,7 +30,7 @@ export async function retrieveJobs(
         timeline: job.timeline,
       });
     } catch (error) {
-      if (error instanceof AppError && error.code === "resource.not_found") finals.set(jobId, null);
+      if (error instanceof ApiError && error.code === "resource.not_found") finals.set(jobId, null);
       else throw error;
     }
   });

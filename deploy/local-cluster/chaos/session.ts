@@ -1,6 +1,5 @@
 /** The soak's user (a customer business's admin, customer.ts), signed in through the load balancer, every call bounded in time. */
-import { ComputeClient } from "../../../shared/client/index.js";
-import { AppError, errorSpec } from "../../../shared/errors/index.js";
+import { ApiError, ComputeClient, mayRetryCode } from "../../../shared/client/index.js";
 import type { RpcName, RpcRequest, RpcResponse } from "../../../shared/contract/index.js";
 import { setTimeout as delay } from "node:timers/promises";
 
@@ -12,9 +11,8 @@ const RETRIES = 6;
 /** A short word for a failed call: the envelope's code, the load balancer's status, or the transport's failure. */
 export function errorCode(error: unknown): string {
   // No envelope: the load balancer answered itself (a 502 for a request its gateway died on, a 503 with no gateway up).
-  if (error instanceof AppError && error.code === "internal.error" && /^HTTP \d{3}$/.test(error.message))
-    return `lb.http_${error.message.slice(5)}`;
-  if (error instanceof AppError) return error.code;
+  if (error instanceof ApiError && /^HTTP \d{3}$/.test(error.message)) return `lb.http_${error.status}`;
+  if (error instanceof ApiError) return error.code;
   if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) return "client.timeout";
   return "client.network_error";
 }
@@ -54,7 +52,7 @@ export class Session {
       try {
         return await this.once(name, body);
       } catch (error) {
-        const retryable = !(error instanceof AppError) || errorSpec(error.code).retryable;
+        const retryable = !(error instanceof ApiError) || mayRetryCode(error.code);
         if (!retryable || attempt >= RETRIES) throw error;
         await delay(500 * attempt);
       }

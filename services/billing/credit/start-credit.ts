@@ -1,24 +1,16 @@
 import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages } from "@nats-io/jetstream";
-import { nanos, type Subscription } from "@nats-io/transport-node";
-import {
-  Business,
-  CreditCheckCommand,
-  KeySpendCommand,
-  ListLedgerCommand,
-  SetCreditRequest,
-} from "../../../shared/contract/index.js";
+import { nanos } from "@nats-io/transport-node";
+import { Business } from "../../../shared/contract/index.js";
 import {
   BUCKETS,
   CONSUMERS,
   ensureBuckets,
   ensureMeteringStream,
   JsonBucket,
-  queueGroups,
-  serveRpc,
   STREAMS,
   subjects,
 } from "../../../shared/nats/index.js";
-import type { ServiceDeps } from "../../../shared/process/index.js";
+import type { ServiceDeps, ServiceRun } from "../../../shared/process/index.js";
 import { JobRecord } from "../../../shared/records/index.js";
 import type { BillingConfig } from "../config.js";
 import type { CreditLedger } from "../ledger/index.js";
@@ -50,11 +42,13 @@ export interface CreditParts {
 
 /**
  * Starts billing's compute-credit side: the ledger, the submit's credit check, the ledger
- * list, the operator's `credit set`, and the metering consumer that charges ended attempts.
+ * list, the operator's `credit set` (served through `run`), and the metering consumer that
+ * charges ended attempts.
  */
 export async function startCredit(
   deps: ServiceDeps<BillingConfig>,
   shared: { catalog: PlanCatalog; ledger: CreditLedger; subscriptions: JsonBucket<typeof SubscriptionRecord> },
+  run: ServiceRun,
 ): Promise<CreditParts> {
   const { nc, logger, clock, config } = deps;
   const { catalog, ledger, subscriptions: subscriptionBucket } = shared;
@@ -84,19 +78,15 @@ export async function startCredit(
     filter_subject: subjects.meteringAll(),
   });
 
-  const rpc = { queue: queueGroups.billing, logger };
-  const subscriptions: Subscription[] = [
-    serveRpc(nc, { ...rpc, subject: subjects.creditCheck(), request: CreditCheckCommand, handle: checkCredit(ctx) }),
-    serveRpc(nc, { ...rpc, subject: subjects.creditLedgerList(), request: ListLedgerCommand, handle: listLedger(ctx) }),
-    serveRpc(nc, { ...rpc, subject: subjects.creditKeySpend(), request: KeySpendCommand, handle: listKeySpend(ctx) }),
-    serveRpc(nc, { ...rpc, subject: subjects.adminCreditSet(), request: SetCreditRequest, handle: setCredit(ctx) }),
-  ];
+  run.serve("creditCheck", checkCredit(ctx));
+  run.serve("creditLedgerList", listLedger(ctx));
+  run.serve("creditKeySpend", listKeySpend(ctx));
+  run.serve("adminCreditSet", setCredit(ctx));
   const messages: ConsumerMessages = await consumeMetering(ctx, jetstream(nc));
   return {
     ctx,
     async stop() {
       await messages.close();
-      await Promise.all(subscriptions.map((subscription) => subscription.drain()));
     },
   };
 }

@@ -6,7 +6,8 @@ import type { GatewayContext } from "../gateway-context.js";
 import { type Edge, httpCall, type RpcHandler, runRpc } from "../http/register-rpc.js";
 import { artifactParams, type ArtifactRouteParams } from "./artifact-params.js";
 import type { StoredArtifact } from "./artifact-store.js";
-import { callersJob } from "./callers-job.js";
+import { callersJob } from "../rpc/callers-job.js";
+import { userContext } from "../rpc/forward.js";
 import { sendArtifact } from "./send-artifact.js";
 
 /** The download as `runRpc` checks it: a user's credential (a key needs `jobs:read`), the rate limit; no body. */
@@ -31,7 +32,7 @@ export function getArtifact(gw: GatewayContext, edge: Edge) {
   return async (request: FastifyRequest<{ Params: ArtifactRouteParams }>, reply: FastifyReply) => {
     const handler: RpcHandler<typeof ROUTE> = async (_body, { caller, trace }) => {
       const { job_id, artifact_id } = artifactParams(request.params);
-      const job = await callersJob(gw, caller, job_id, trace);
+      const job = await callersJob(gw, userContext(caller), job_id, trace);
       const ref = { app_id: job.app_id, business_id: job.business_id, job_id, artifact_id };
       const stored = await gw.artifacts.find(ref);
       if (!stored) throw new AppError("resource.not_found", `Job ${job_id} has no artifact ${artifact_id}.`);

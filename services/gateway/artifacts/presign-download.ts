@@ -3,12 +3,13 @@ import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { signArtifactUrl, signedExpiry } from "./artifact-urls.js";
-import { callersJob } from "./callers-job.js";
+import { callersJob } from "../rpc/callers-job.js";
+import { userContext } from "../rpc/forward.js";
 
 /** `POST /api/compute/jobs/artifacts/presign-download`: a URL to GET one stored artifact of the caller's job from. */
 export function presignDownload(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.presignDownload> {
   return async (body, { caller, origin, trace }) => {
-    const job = await callersJob(gw, caller, body.job_id, trace);
+    const job = await callersJob(gw, userContext(caller), body.job_id, trace);
     const ref = { app_id: job.app_id, business_id: job.business_id, job_id: job.job_id, artifact_id: body.artifact_id };
     if (!(await gw.artifacts.find(ref)))
       throw new AppError("resource.not_found", `Job ${job.job_id} has no artifact ${body.artifact_id}.`);

@@ -1,5 +1,5 @@
-import { CreateCheckoutResponse, type RPC_ROUTES } from "../../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { type RPC_ROUTES } from "../../../shared/contract/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { userContext } from "../rpc/forward.js";
@@ -9,9 +9,8 @@ export function createCheckout(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES
   return async (body, { caller, origin, trace }) =>
     requestRpc(
       gw.nc,
-      subjects.billingCheckoutCreate(),
+      "billingCheckoutCreate",
       { caller: userContext(caller), body, origin },
-      CreateCheckoutResponse,
       { timeoutMs: 30_000, trace },
     );
 }

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { WebhookReply } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { sendSuccess } from "../http/envelope.js";
 
@@ -29,9 +28,8 @@ export function receiveWebhook(gw: GatewayContext, natsUp: () => boolean) {
     }
     const answer = await requestRpc(
       gw.nc,
-      subjects.billingWebhookReceive(),
+      "billingWebhookReceive",
       { provider, body_base64: body.toString("base64"), headers },
-      WebhookReply,
       { trace: request.trace },
     );
     return sendSuccess(reply, answer.duplicate ? "Event already received" : "Event received", answer);

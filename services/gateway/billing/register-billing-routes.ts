@@ -1,9 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { BILLING_WEBHOOK_ROUTE, RPC_ROUTES, SANDBOX_CHECKOUT_ROUTE } from "../../../shared/contract/index.js";
-import { subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { registerRpc, type Edge } from "../http/register-rpc.js";
-import { forward } from "../rpc/forward.js";
+import { registerForwarded } from "../rpc/forward.js";
 import { createCheckout } from "./create-checkout.js";
 import { receiveWebhook } from "./receive-webhook.js";
 import { actOnSandboxCheckout, showSandboxCheckout } from "./sandbox-checkout.js";
@@ -18,19 +17,8 @@ const FORM_MAX_BYTES = 1024;
  * The last two live in their own fastify context with their own body parsers.
  */
 export function registerBillingRoutes(app: FastifyInstance, edge: Edge, gw: GatewayContext): void {
-  registerRpc(app, edge, RPC_ROUTES.listPlans, forward(gw, RPC_ROUTES.listPlans, subjects.billingPlansList()));
-  registerRpc(
-    app,
-    edge,
-    RPC_ROUTES.getSubscription,
-    forward(gw, RPC_ROUTES.getSubscription, subjects.billingSubscriptionGet()),
-  );
-  registerRpc(
-    app,
-    edge,
-    RPC_ROUTES.cancelSubscription,
-    forward(gw, RPC_ROUTES.cancelSubscription, subjects.billingSubscriptionCancel()),
-  );
+  for (const name of ["listPlans", "getSubscription", "cancelSubscription"] as const)
+    registerForwarded(app, edge, gw, name);
   registerRpc(app, edge, RPC_ROUTES.createCheckout, createCheckout(gw));
 
   void app.register(async (scope) => {

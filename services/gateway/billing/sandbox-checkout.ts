@@ -1,12 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import {
-  billingWebhookPath,
-  SANDBOX_SIGNATURE_HEADER,
-  SandboxActionReply,
-  SandboxSessionView,
-} from "../../../shared/contract/index.js";
+import { billingWebhookPath, SANDBOX_SIGNATURE_HEADER } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { toAppError } from "../http/to-app-error.js";
 import { checkoutPage, messagePage } from "./sandbox-page.js";
@@ -56,9 +51,8 @@ export function showSandboxCheckout(gw: GatewayContext) {
     try {
       const view = await requestRpc(
         gw.nc,
-        subjects.billingSandboxSessionGet(),
+        "billingSandboxSessionGet",
         { session_id: request.params.sessionId },
-        SandboxSessionView,
         { trace: request.trace },
       );
       return htmlReply(reply, 200, checkoutPage(view));
@@ -80,9 +74,8 @@ export function actOnSandboxCheckout(gw: GatewayContext, app: FastifyInstance) {
       if (action !== "pay" && action !== "cancel") throw new AppError("request.invalid", "Press Pay or Cancel.");
       const answer = await requestRpc(
         gw.nc,
-        subjects.billingSandboxSessionAct(),
+        "billingSandboxSessionAct",
         { session_id: request.params.sessionId, action },
-        SandboxActionReply,
         { trace: request.trace },
       );
       if (answer.delivery) {
@@ -96,9 +89,8 @@ export function actOnSandboxCheckout(gw: GatewayContext, app: FastifyInstance) {
           request.log.warn({ status: delivered.statusCode }, "sandbox webhook delivery was refused");
           const view = await requestRpc(
             gw.nc,
-            subjects.billingSandboxSessionGet(),
+            "billingSandboxSessionGet",
             { session_id: request.params.sessionId },
-            SandboxSessionView,
             { trace: request.trace },
           ).catch(() => null);
           const notice =

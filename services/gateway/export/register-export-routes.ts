@@ -6,12 +6,10 @@ import {
   EXPORT_ROUTES,
   type ExportFormat,
   type ExportRoute,
-  ListJobsResponse,
-  ListLedgerResponse,
   type UserContext,
 } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { RequestTrace } from "../../../shared/tracing/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { type Edge, httpCall, type RpcHandler, runRpc } from "../http/register-rpc.js";
@@ -41,9 +39,8 @@ const JOBS = exportSource({
     (cursor) =>
       requestRpc(
         gw.nc,
-        subjects.jobList(),
+        "jobList",
         { caller, body: { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } },
-        ListJobsResponse,
         { trace },
       ),
 });
@@ -54,9 +51,8 @@ const LEDGER = exportSource({
   pages: (gw, caller, _body, trace) => (cursor) =>
     requestRpc(
       gw.nc,
-      subjects.creditLedgerList(),
+      "creditLedgerList",
       { caller, body: { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) } },
-      ListLedgerResponse,
       { trace },
     ),
 });

@@ -1,6 +1,5 @@
 import { IDEMPOTENT_REPLAYED_HEADER, JobPayload, RPC_ROUTES } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { forward } from "../rpc/forward.js";
@@ -18,7 +17,7 @@ const route = RPC_ROUTES.retryJob;
  * a retry is guarded by the job's state, so doing it again can never run the job twice.
  */
 export function idempotentRetry(gw: GatewayContext): RpcHandler<typeof route> {
-  const plain = forward(gw, route, subjects.jobRetry());
+  const plain = forward(gw, "retryJob");
   return async (body, context) => {
     const key = readIdempotencyKey(context.requestHeader);
     if (key === undefined) return plain(body, context);

@@ -1,6 +1,6 @@
 import { IDEMPOTENT_REPLAYED_HEADER, RPC_ROUTES, SubmitJobResponse } from "../../../shared/contract/index.js";
 import { AppError, errorSpec } from "../../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import { newJobId } from "../../../shared/runtime/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
@@ -47,7 +47,7 @@ export function idempotentSubmit(gw: GatewayContext): RpcHandler<typeof route> {
       return SubmitJobResponse.parse(standing.answer);
     }
     const command = { caller: userContext(caller), body, job_id: standing.record.job_id ?? request.job_id };
-    const submit = () => requestRpc(gw.nc, subjects.jobSubmit(), command, SubmitJobResponse, { trace });
+    const submit = () => requestRpc(gw.nc, "jobSubmit", command, { trace });
     if (standing.kind === "unsettled") {
       const answer = await submit();
       responseHeaders.header(IDEMPOTENT_REPLAYED_HEADER, "true");

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import { KeySpendReply, type KeySpendCommand } from "../../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { RequestTrace } from "../../../shared/tracing/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { Caller } from "./authenticator.js";
@@ -20,7 +20,7 @@ export async function keySpendThisMonth(
 ): Promise<KeySpendReply | null> {
   const command: KeySpendCommand = { caller: { app_id: caller.app_id, business_id: caller.business_id } };
   try {
-    return await requestRpc(gw.nc, subjects.creditKeySpend(), command, KeySpendReply, {
+    return await requestRpc(gw.nc, "creditKeySpend", command, {
       timeoutMs: SPEND_TIMEOUT_MS,
       trace,
     });

@@ -3,7 +3,7 @@ import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { userContext } from "../rpc/forward.js";
-import { retrieveCallerJob } from "./caller-job.js";
+import { callersJob } from "../rpc/callers-job.js";
 
 /** Who a signed stream URL reads as: `<app_id>.<business_id>.<user_id>` (none of them contains a dot). */
 export interface StreamCaller {
@@ -36,7 +36,7 @@ export function parseStreamCaller(value: string): StreamCaller {
 export function logStreamUrl(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.logStreamUrl> {
   return async ({ job_id }, { caller, trace }) => {
     const context: UserContext = userContext(caller);
-    await retrieveCallerJob(gw, context, job_id, trace);
+    await callersJob(gw, context, job_id, trace);
     const callerParam = `${context.app_id}.${context.business_id}.${context.user_id}`;
     const expiresAtMs = gw.clock.now() + gw.config.CJS_LOG_STREAM_URL_TTL_SECONDS * 1000;
     const signature = gw.urls.sign({ method: "GET", path: logStreamScope(job_id, callerParam), expiresAtMs });

@@ -5,14 +5,13 @@ import type { Logger } from "pino";
 import {
   isTerminal,
   type Job,
-  JobLogSummary,
   type LogEndEventData,
   type LogEventData,
   type UserContext,
 } from "../../../shared/contract/index.js";
 import { requestRpc, STREAMS, subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
-import { retrieveCallerJob } from "./caller-job.js";
+import { callersJob } from "../rpc/callers-job.js";
 import { feedMessage, type FeedMessage, type JobLogFeed, type JobLogFeeds } from "./job-log-feed.js";
 import { logEventId, logPosition, type LogPosition } from "./log-event-id.js";
 import { type SseEvent, SseWriter } from "./sse-writer.js";
@@ -76,7 +75,7 @@ export class LogTail {
     // Subscribed before the job is read, so no transition is missed; one before `start` is kept as `recheck`.
     this.transitions = gw.nc.subscribe(subjects.jobTransitioned(jobId), { callback: () => void this.checkEnd() });
     try {
-      this.job = await retrieveCallerJob(gw, caller, jobId);
+      this.job = await callersJob(gw, caller, jobId);
       this.feed = await feeds.acquire(jobId, Math.max(1, this.resumed.streamSeq), log);
     } catch (error) {
       this.close();
@@ -200,7 +199,7 @@ export class LogTail {
     try {
       do {
         this.recheck = false;
-        const job = await retrieveCallerJob(this.options.gw, this.options.caller, this.options.jobId);
+        const job = await callersJob(this.options.gw, this.options.caller, this.options.jobId);
         if (isTerminal(job.state)) {
           await this.settle(job);
           return;
@@ -239,12 +238,7 @@ export class LogTail {
     if (!ending || this.finishing || this.closed || this.lastSent < ending.lastSeq) return;
     this.finishing = true;
     try {
-      const summary = await requestRpc(
-        this.options.gw.nc,
-        subjects.logsSummary(),
-        { job_id: this.options.jobId },
-        JobLogSummary,
-      );
+      const summary = await requestRpc(this.options.gw.nc, "logsSummary", { job_id: this.options.jobId });
       const { job } = ending;
       const data: LogEndEventData = {
         state: job.state,

@@ -1,6 +1,6 @@
 import { DeleteNodeReply, RPC_ROUTES } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { retireNodeKeys } from "../identity/node-keys.js";
@@ -18,9 +18,7 @@ export function deleteNode(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.del
     const tenant = { app_id: caller.app_id, business_id: caller.business_id };
     let deleted: DeleteNodeReply;
     try {
-      deleted = await requestRpc(gw.nc, subjects.nodeDelete(), { caller: userContext(caller), body }, DeleteNodeReply, {
-        trace,
-      });
+      deleted = await requestRpc(gw.nc, "nodeDelete", { caller: userContext(caller), body }, { trace });
     } catch (error) {
       if (error instanceof AppError && error.code === "resource.not_found")
         await retireNodeKeys(gw, tenant, body.node_id);

@@ -1,15 +1,18 @@
+import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import {
   hasLimits,
   type NodeContext,
   type QuotaLimits,
-  type RpcRoute,
+  RPC_ROUTES,
+  type RpcName,
+  type RpcRoutes,
   type UserContext,
 } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { requestRpc } from "../../../shared/nats/index.js";
+import { type InternalRpcName, type RequestRpcOptions, requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
-import type { RpcHandler } from "../http/register-rpc.js";
+import { type Edge, registerRpc, type RpcHandler } from "../http/register-rpc.js";
 import type { Caller } from "../identity/authenticator.js";
 import type { ApiKeyRecord } from "../identity/records.js";
 
@@ -48,24 +51,68 @@ export function actorContext(caller: Caller): UserContext | NodeContext {
 }
 
 /**
- * An RPC the gateway does not own: one NATS request to the owning service with the caller
- * and the validated body, its answer passed through.
+ * The operations the gateway does not own, each with the internal RPC that carries it to
+ * the service that does.
  */
-export function forward<R extends RpcRoute>(
+export const FORWARDED = {
+  listJobs: "jobList",
+  cancelJob: "jobCancel",
+  retryJob: "jobRetry",
+  deleteJob: "jobDelete",
+  createWebhook: "webhookCreate",
+  listWebhooks: "webhookList",
+  deleteWebhook: "webhookDelete",
+  testWebhook: "webhookTest",
+  listWebhookDeliveries: "webhookDeliveriesList",
+  retryWebhookDelivery: "webhookDeliveryRetry",
+  createSchedule: "scheduleCreate",
+  listSchedules: "scheduleList",
+  retrieveSchedule: "scheduleRetrieve",
+  pauseSchedule: "schedulePause",
+  resumeSchedule: "scheduleResume",
+  deleteSchedule: "scheduleDelete",
+  listLedger: "creditLedgerList",
+  listPlans: "billingPlansList",
+  getSubscription: "billingSubscriptionGet",
+  cancelSubscription: "billingSubscriptionCancel",
+  heartbeat: "nodeHeartbeat",
+  result: "nodeResult",
+  pushLogs: "logsPush",
+  drainNode: "nodeDrain",
+  listNodes: "nodeList",
+} as const satisfies Partial<Record<RpcName, InternalRpcName>>;
+export type ForwardedName = keyof typeof FORWARDED;
+
+/** `requestRpc` for an RPC chosen at run time (the route's entry in `FORWARDED`). */
+const ask = requestRpc as (
+  nc: GatewayContext["nc"],
+  name: InternalRpcName,
+  command: unknown,
+  options: RequestRpcOptions,
+) => Promise<unknown>;
+
+/**
+ * An operation the gateway does not own: one NATS request to the owning service with the
+ * caller (as `context` sees it) and the validated body, its answer passed through.
+ */
+export function forward<N extends ForwardedName>(
   gw: GatewayContext,
-  route: R,
-  subject: string,
+  name: N,
   context: (caller: Caller) => UserContext | NodeContext = userContext,
-  timeoutMs?: number,
-): RpcHandler<R> {
+): RpcHandler<RpcRoutes[N]> {
+  const rpc = FORWARDED[name];
   return async (body, { caller, trace }) => {
     if (!caller) throw new AppError("auth.missing_credentials");
-    return requestRpc(
-      gw.nc,
-      subject,
-      { caller: context(caller), body },
-      route.response as z.ZodType,
-      timeoutMs === undefined ? { trace } : { timeoutMs, trace },
-    ) as Promise<z.input<R["response"]>>;
+    return (await ask(gw.nc, rpc, { caller: context(caller), body }, { trace })) as z.input<RpcRoutes[N]["response"]>;
   };
+}
+
+/** Serves an operation the gateway forwards (`FORWARDED`) at its route. */
+export function registerForwarded<N extends ForwardedName>(
+  app: FastifyInstance,
+  edge: Edge,
+  gw: GatewayContext,
+  name: N,
+): void {
+  registerRpc(app, edge, RPC_ROUTES[name], forward(gw, name));
 }

@@ -1,6 +1,4 @@
 import type { RpcName, RpcRoutes } from "../../../shared/contract/index.js";
-import { RPC_ROUTES } from "../../../shared/contract/index.js";
-import { subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { actorContext, forward, nodeContext } from "./forward.js";
@@ -30,12 +28,12 @@ export type HandlerTable<N extends RpcName> = { [K in N]: RpcHandler<RpcRoutes[K
 export function nodePlaneHandlers(gw: GatewayContext, stopping?: AbortSignal): HandlerTable<NodePlaneName> {
   return {
     registerNode: registerNode(gw),
-    heartbeat: forward(gw, RPC_ROUTES.heartbeat, subjects.nodeHeartbeat(), nodeContext),
+    heartbeat: forward(gw, "heartbeat", nodeContext),
     poll: pollNode(gw, stopping),
     result: reportResult(gw),
-    pushLogs: forward(gw, RPC_ROUTES.pushLogs, subjects.logsPush(), nodeContext),
-    drainNode: forward(gw, RPC_ROUTES.drainNode, subjects.nodeDrain(), actorContext),
-    listNodes: forward(gw, RPC_ROUTES.listNodes, subjects.nodeList()),
+    pushLogs: forward(gw, "pushLogs", nodeContext),
+    drainNode: forward(gw, "drainNode", actorContext),
+    listNodes: forward(gw, "listNodes"),
     rotateNodeKey: rotateNodeKey(gw),
   };
 }

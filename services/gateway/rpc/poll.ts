@@ -56,11 +56,7 @@ export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler
   return async (body, { caller, origin, trace }) => {
     const node = nodeContext(caller);
     const ask = async (): Promise<PollResponse> =>
-      withUploadUrls(
-        gw,
-        origin,
-        await requestRpc(gw.nc, subjects.nodePoll(), { caller: node, body }, PollReply, { trace }),
-      );
+      withUploadUrls(gw, origin, await requestRpc(gw.nc, "nodePoll", { caller: node, body }, { trace }));
     if (body.wait_seconds === 0) return ask();
     // Subscribe before the first ask: an event between the two is not missed.
     const events = gw.nc.subscribe(subjects.nodeEvents(node.node_id));

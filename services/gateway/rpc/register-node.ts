@@ -1,5 +1,5 @@
-import { RegisterNodeReply, RPC_ROUTES } from "../../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { RPC_ROUTES } from "../../../shared/contract/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { mintNodeKey } from "../identity/node-keys.js";
@@ -12,9 +12,8 @@ export function registerNode(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.r
     const context = { ...userContext(caller), operator: business?.value.operator ?? false };
     const { node, heartbeat_interval_seconds } = await requestRpc(
       gw.nc,
-      subjects.nodeRegister(),
+      "nodeRegister",
       { caller: context, body },
-      RegisterNodeReply,
       { trace },
     );
     const { key } = await mintNodeKey(gw, {

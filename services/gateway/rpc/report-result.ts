@@ -1,5 +1,5 @@
-import { JobResultReply, type RPC_ROUTES } from "../../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import type { RPC_ROUTES } from "../../../shared/contract/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { nodeContext } from "./forward.js";
@@ -14,9 +14,8 @@ export function reportResult(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.r
   return async (body, { caller, origin, trace }) => {
     const { next, ...recorded } = await requestRpc(
       gw.nc,
-      subjects.nodeResult(),
+      "nodeResult",
       { caller: nodeContext(caller), body },
-      JobResultReply,
       { trace },
     );
     return next ? { ...recorded, next: withUploadUrl(gw, origin, next) } : recorded;

@@ -1,6 +1,6 @@
-import { NodeReply, RPC_ROUTES } from "../../../shared/contract/index.js";
+import { RPC_ROUTES } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { mintNodeKey } from "../identity/node-keys.js";
@@ -21,9 +21,8 @@ export function rotateNodeKey(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.
       throw new AppError("permission.denied", "A node key can rotate only its own node's key.");
     const { node } = await requestRpc(
       gw.nc,
-      subjects.nodeGet(),
+      "nodeGet",
       { caller: { app_id: caller.app_id, business_id: caller.business_id }, node_id: nodeId },
-      NodeReply,
       { trace },
     );
     const expiresAt = new Date(gw.clock.now() + body.grace_seconds * 1000).toISOString();

@@ -1,11 +1,6 @@
-import {
-  DryRunPlan,
-  SubmitJobResponse,
-  type DryRunRateLimit,
-  type RPC_ROUTES,
-} from "../../../shared/contract/index.js";
+import { type DryRunRateLimit, type RPC_ROUTES } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { userContext } from "./forward.js";
@@ -20,9 +15,9 @@ export function submitJob(gw: GatewayContext): RpcHandler<typeof RPC_ROUTES.subm
   return async (body, { caller, trace }) => {
     if (!caller) throw new AppError("auth.missing_credentials");
     const command = { caller: userContext(caller), body };
-    if (!body.dry_run) return requestRpc(gw.nc, subjects.jobSubmit(), command, SubmitJobResponse, { trace });
+    if (!body.dry_run) return requestRpc(gw.nc, "jobSubmit", command, { trace });
     const [plan, window] = await Promise.all([
-      requestRpc(gw.nc, subjects.jobSubmit(), command, DryRunPlan, { trace }),
+      requestRpc(gw.nc, "jobDryRun", command, { trace }),
       gw.rateLimiter.headroom(caller),
     ]);
     const rate_limit: DryRunRateLimit | null = window && {

@@ -5,7 +5,7 @@ import {
   type SubmitJobRequest,
   type UserContext,
 } from "../../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { RequestTrace } from "../../../shared/tracing/index.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 
@@ -33,5 +33,5 @@ export async function checkCredit(
     caller: { app_id: payer.app_id, business_id: payer.business_id, key_id: payer.key_id },
     body: { pool_id: body.pool_id, resources: body.resources, timeout_seconds: body.timeout_seconds },
   };
-  return requestRpc(ctx.nc, subjects.creditCheck(), command, CreditCheckReply, { timeoutMs: CHECK_TIMEOUT_MS, trace });
+  return requestRpc(ctx.nc, "creditCheck", command, { timeoutMs: CHECK_TIMEOUT_MS, trace });
 }

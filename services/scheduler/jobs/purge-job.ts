@@ -1,6 +1,5 @@
-import { PurgeJobDataReply } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { JobRecord } from "../../../shared/records/index.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 
@@ -33,8 +32,8 @@ export async function purgeJob(
   check(stored.value);
   const { app_id, business_id, job_id } = stored.value;
   const ref = { app_id, business_id, job_id };
-  const artifacts = await requestRpc(ctx.nc, subjects.artifactsPurge(), ref, PurgeJobDataReply);
-  const logs = await requestRpc(ctx.nc, subjects.logsPurge(), ref, PurgeJobDataReply);
+  const artifacts = await requestRpc(ctx.nc, "artifactsPurge", ref);
+  const logs = await requestRpc(ctx.nc, "logsPurge", ref);
   const removed = await ctx.store.jobs.removeIf(jobKey, (job) => (check(job), true), {
     markerTtlSeconds: ctx.config.CJS_RETENTION_MARKER_TTL_SECONDS,
     known: stored,

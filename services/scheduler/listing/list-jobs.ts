@@ -5,10 +5,9 @@ import {
   type ListJobsCommand,
   type ListJobsResponse,
   ListShardCommand,
-  ListShardReply,
 } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { queueGroups, requestRpc, serveRpc, subjects } from "../../../shared/nats/index.js";
+import { queueGroups, requestRpc, serveRpc } from "../../../shared/nats/index.js";
 import { JOB_PARTITIONS, jobKey } from "../../../shared/records/index.js";
 import { jobAsSeen } from "../jobs/job-as-seen.js";
 import type { SchedulerContext } from "../scheduler-context.js";
@@ -45,9 +44,8 @@ async function localShard(ctx: SchedulerContext, index: JobListIndex, command: L
 
 /** Serves this replica's part of the lists other replicas gather, on a subject of its own. */
 export function serveListShard(ctx: SchedulerContext, index: JobListIndex): Subscription {
-  return serveRpc(ctx.nc, {
-    subject: subjects.jobListShard(ctx.instance),
-    request: ListShardCommand,
+  return serveRpc(ctx.nc, "jobListShard", {
+    instance: ctx.instance,
     queue: queueGroups.scheduler,
     logger: ctx.logger,
     handle: (command) => localShard(ctx, index, command),
@@ -69,9 +67,9 @@ async function gather(
     [...ctx.ownership.holders().keys()].map((instance) =>
       instance === ctx.instance
         ? localShard(ctx, index, command)
-        : requestRpc(ctx.nc, subjects.jobListShard(instance), command, ListShardReply, {
-            timeoutMs: SHARD_TIMEOUT_MS,
-          }).catch(() => null),
+        : requestRpc(ctx.nc, "jobListShard", command, { instance: instance, timeoutMs: SHARD_TIMEOUT_MS }).catch(
+            () => null,
+          ),
     ),
   );
   const covered = new Set(parts.flatMap((part) => part?.partitions ?? []));

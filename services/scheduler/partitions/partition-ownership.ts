@@ -4,6 +4,7 @@ import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import { decodeJson, encodeJson } from "../../../shared/nats/index.js";
 import { JOB_PARTITIONS } from "../../../shared/records/index.js";
+import { Coalesced } from "../../../shared/runtime/index.js";
 import { type Claim, heldBy, planOwnership, unownedPartitions } from "./ownership-plan.js";
 
 const MEMBER_PREFIX = "scheduler.members.";
@@ -59,9 +60,15 @@ export class PartitionOwnership {
   #trustedUntil = 0;
   #timer: NodeJS.Timeout | undefined;
   #watcher: { stop(): void } | undefined;
-  #ticking: Promise<void> | undefined;
-  #tickAgain = false;
   #stopped = false;
+  /** One renewal and one pass over the claims at a time; asked meanwhile, one more runs after it. */
+  readonly #ticks = new Coalesced(async () => {
+    if (this.#stopped) return;
+    await this.#renewAndClaim().catch((error: unknown) =>
+      this.logger.warn({ err: error }, "partition ownership could not be renewed; trying again"),
+    );
+    this.#setOwned(this.#trusted(performance.now()) ? heldBy(this.instance, this.#claims) : new Set());
+  });
 
   constructor(
     private readonly kv: KV,
@@ -151,7 +158,7 @@ export class PartitionOwnership {
     this.#stopped = true;
     clearInterval(this.#timer);
     this.#watcher?.stop();
-    await this.#ticking;
+    await this.#ticks.idle();
     this.#setOwned(new Set());
     await Promise.all(
       [...this.#claims]
@@ -166,22 +173,7 @@ export class PartitionOwnership {
   /** One renewal and one pass over the claims; never two at once (one more runs if asked meanwhile). */
   tick(): Promise<void> {
     if (this.#stopped) return Promise.resolve();
-    if (this.#ticking) {
-      this.#tickAgain = true;
-      return this.#ticking;
-    }
-    this.#ticking = (async () => {
-      do {
-        this.#tickAgain = false;
-        await this.#renewAndClaim().catch((error: unknown) =>
-          this.logger.warn({ err: error }, "partition ownership could not be renewed; trying again"),
-        );
-        this.#setOwned(this.#trusted(performance.now()) ? heldBy(this.instance, this.#claims) : new Set());
-      } while (this.#tickAgain && !this.#stopped);
-    })().finally(() => {
-      this.#ticking = undefined;
-    });
-    return this.#ticking;
+    return this.#ticks.run();
   }
 
   #trusted(nowMs: number): boolean {

@@ -1,6 +1,5 @@
 import type { Subscription } from "@nats-io/transport-node";
-import { ConcurrencyInUseCommand, ConcurrencyInUseReply } from "../../../shared/contract/index.js";
-import { queueGroups, requestRpc, serveRpc, subjects } from "../../../shared/nats/index.js";
+import { queueGroups, requestRpc, serveRpc } from "../../../shared/nats/index.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import type { ConcurrencyGate } from "./concurrency-keys.js";
 
@@ -21,19 +20,17 @@ export async function concurrencyInUse(ctx: CountingContext, gate: ConcurrencyGa
   if (owner === undefined || owner === ctx.instance) return null;
   const reply = await requestRpc(
     ctx.nc,
-    subjects.concurrencyInUse(owner),
+    "concurrencyInUse",
     { scope: gate.scope, partition },
-    ConcurrencyInUseReply,
-    { timeoutMs: ASK_TIMEOUT_MS },
+    { instance: owner, timeoutMs: ASK_TIMEOUT_MS },
   ).catch(() => null);
   return reply?.owned ? reply.in_use : null;
 }
 
 /** Answers the other replicas' `concurrencyInUse` for the keys of this replica's partitions. */
 export function serveConcurrencyCounts(ctx: CountingContext & Pick<SchedulerContext, "logger">): Subscription {
-  return serveRpc(ctx.nc, {
-    subject: subjects.concurrencyInUse(ctx.instance),
-    request: ConcurrencyInUseCommand,
+  return serveRpc(ctx.nc, "concurrencyInUse", {
+    instance: ctx.instance,
     queue: queueGroups.scheduler,
     logger: ctx.logger,
     handle: async ({ scope, partition }) => ({

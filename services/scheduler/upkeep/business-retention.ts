@@ -1,5 +1,5 @@
-import { RETENTION_LOOKUP_MAX_BUSINESSES, RetentionLookupReply } from "../../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { RETENTION_LOOKUP_MAX_BUSINESSES } from "../../../shared/contract/index.js";
+import { requestRpc } from "../../../shared/nats/index.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 
 const DAY_MS = 86_400_000;
@@ -25,12 +25,7 @@ export async function businessRetentionMs(
       const [app_id = "", business_id = ""] = business.split(".");
       return { app_id, business_id };
     });
-    const reply = await requestRpc(
-      ctx.nc,
-      subjects.billingRetentionLookup(),
-      { businesses: page },
-      RetentionLookupReply,
-    );
+    const reply = await requestRpc(ctx.nc, "billingRetentionLookup", { businesses: page });
     for (const each of reply.businesses)
       retention.set(`${each.app_id}.${each.business_id}`, each.retention_days * DAY_MS);
   }

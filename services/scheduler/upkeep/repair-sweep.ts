@@ -1,4 +1,5 @@
 import { AppError } from "../../../shared/errors/index.js";
+import { jobIdOfKey } from "../../../shared/records/index.js";
 import type { ActiveJob, ActiveJobs } from "../queue/active-jobs.js";
 import { reinstate } from "../placement/reservations.js";
 import { type SchedulerContext } from "../scheduler-context.js";
@@ -30,13 +31,9 @@ export async function repairOnce(ctx: SchedulerContext, active: ActiveJobs): Pro
   await ctx.jobsWatch.recoverStalled();
 }
 
-function jobIdOf(jobKey: string): string {
-  return jobKey.slice(jobKey.lastIndexOf(".") + 1);
-}
-
 function reservedInView(ctx: SchedulerContext, jobKey: string, job: ActiveJob): boolean {
   if (job.node_id === null) return false;
-  return ctx.view.allocations.get(job.node_id)?.value.attempts[jobIdOf(jobKey)]?.attempt === job.attempt;
+  return ctx.view.allocations.get(job.node_id)?.value.attempts[jobIdOfKey(jobKey)]?.attempt === job.attempt;
 }
 
 async function repairUnreserved(ctx: SchedulerContext, jobKey: string, job: ActiveJob): Promise<void> {

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AgentAssignment, NodePlane } from "../../../clients/agent/index.js";
 import type { RpcRequest } from "../../../shared/contract/index.js";
-import { AppError, errorSpec } from "../../../shared/errors/index.js";
+import { ApiError, mayRetryCode } from "../../../shared/client/index.js";
 import { monotonicMs } from "../clock.js";
 
 /** The agent's long poll while a slot is free (clients/agent/agent.ts). */
@@ -34,12 +34,12 @@ export interface FakeAgent {
 }
 
 function retryCode(error: unknown): string | null {
-  if (error instanceof AppError) return errorSpec(error.code).retryable ? error.code : null;
+  if (error instanceof ApiError) return mayRetryCode(error.code) ? error.code : null;
   return "transport";
 }
 
 function describe(error: unknown): string {
-  if (error instanceof AppError) return `${error.code}: ${error.message}`;
+  if (error instanceof ApiError) return `${error.code}: ${error.message}`;
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 

@@ -35,42 +35,21 @@ function Marked(props: { text: string; term: string }) {
   return <>{parts}</>;
 }
 
-/**
- * A job's log, live: an EventSource on a signed stream URL. When the stream drops, the
- * signed URL may have expired, so a fresh one is asked for and opened from the last line
- * received (`last_event_id`): nothing is missed or shown twice. It ends on `end`, and
- * opens again from there when `resumeKey` changes (the job was retried or requeued).
- *
- * Each line shows its number within its attempt and its time; `attempt` shows one
- * attempt's lines only; the search keeps the lines that hold it. Download saves every line
- * received, of every attempt.
- */
-export function LogPane(props: {
-  jobId: string;
-  resumeKey: string;
-  /** One attempt's lines, or null for all. */
-  attempt: number | null;
-  onAttempt: (attempt: number | null) => void;
-  /** The job just became terminal (its page reloads the job, so its state shows at once). */
-  onEnd?: () => void;
-}) {
+/** A job's log lines as they stream in, of every attempt; see `LogPane`. */
+function useLogStream(jobId: string, resumeKey: string, onEndProp: (() => void) | undefined) {
   const all = useRef<Line[]>([]);
   const lastEventId = useRef<string | undefined>(undefined);
   const [count, setCount] = useState(0);
   const [end, setEnd] = useState<LogEndEventData>();
   const [status, setStatus] = useState("connecting");
-  const [search, setSearch] = useState("");
-  const pane = useRef<HTMLDivElement>(null);
-  const follow = useRef(true);
-  const [view, setView] = useState({ top: 0, height: 0 });
-  const onEnd = useRef(props.onEnd);
-  onEnd.current = props.onEnd;
+  const onEnd = useRef(onEndProp);
+  onEnd.current = onEndProp;
 
   useEffect(() => {
     all.current = [];
     lastEventId.current = undefined;
     setCount(0);
-  }, [props.jobId]);
+  }, [jobId]);
 
   useEffect(() => {
     let source: EventSource | undefined;
@@ -89,7 +68,7 @@ export function LogPane(props: {
 
     const open = async () => {
       try {
-        const { url } = await api().call("logStreamUrl", { job_id: props.jobId });
+        const { url } = await api().call("logStreamUrl", { job_id: jobId });
         if (stopped) return;
         const target = new URL(url, location.origin);
         if (lastEventId.current !== undefined) target.searchParams.set("last_event_id", lastEventId.current);
@@ -134,8 +113,89 @@ export function LogPane(props: {
       if (frame !== undefined) cancelAnimationFrame(frame);
       source?.close();
     };
-  }, [props.jobId, props.resumeKey]);
+  }, [jobId, resumeKey]);
 
+  return { all, count, end, status };
+}
+
+/** The rows in view of a long list of fixed-height rows, kept at its newest row unless the reader scrolled up to read. */
+function LogRows(props: { rows: Row[]; term: string; empty: string }) {
+  const { rows, term } = props;
+  const pane = useRef<HTMLDivElement>(null);
+  const follow = useRef(true);
+  const [view, setView] = useState({ top: 0, height: 0 });
+
+  useEffect(() => {
+    const element = pane.current;
+    if (element && follow.current) element.scrollTop = element.scrollHeight;
+    if (element) setView({ top: element.scrollTop, height: element.clientHeight });
+  }, [rows]);
+  const onScroll = () => {
+    const element = pane.current;
+    if (!element) return;
+    follow.current = element.scrollHeight - element.scrollTop - element.clientHeight < ROW_PX * 1.5;
+    setView({ top: element.scrollTop, height: element.clientHeight });
+  };
+  const first = Math.max(0, Math.floor(view.top / ROW_PX) - OVERSCAN);
+  const last = Math.min(rows.length, Math.ceil((view.top + (view.height || 600)) / ROW_PX) + OVERSCAN);
+
+  return (
+    <div
+      class="log-pane"
+      ref={pane}
+      onScroll={onScroll}
+      tabIndex={0}
+      role="log"
+      aria-live="polite"
+      aria-label="Log lines"
+    >
+      <div class="log-rows" style={{ height: `${rows.length * ROW_PX}px` }}>
+        <div style={{ transform: `translateY(${first * ROW_PX}px)` }}>
+          {rows.slice(first, last).map((row) =>
+            "line" in row ? (
+              <div class={`log-row log-line ${row.line.stream}`} key={row.line.id} data-attempt={row.line.attempt}>
+                <span class="log-number">{row.line.seq}</span>
+                <time class="log-time" dateTime={row.line.ts}>
+                  {clockTime(row.line.ts)}
+                </time>
+                <span class="log-text">
+                  <Marked text={row.line.line} term={term} />
+                </span>
+              </div>
+            ) : (
+              <div class="log-row log-attempt" key={`attempt-${row.attempt}`}>
+                attempt {row.attempt}
+              </div>
+            ),
+          )}
+        </div>
+      </div>
+      {rows.length === 0 ? <div class="hint">{props.empty}</div> : null}
+    </div>
+  );
+}
+
+/**
+ * A job's log, live: an EventSource on a signed stream URL. When the stream drops, the
+ * signed URL may have expired, so a fresh one is asked for and opened from the last line
+ * received (`last_event_id`): nothing is missed or shown twice. It ends on `end`, and
+ * opens again from there when `resumeKey` changes (the job was retried or requeued).
+ *
+ * Each line shows its number within its attempt and its time; `attempt` shows one
+ * attempt's lines only; the search keeps the lines that hold it. Download saves every line
+ * received, of every attempt.
+ */
+export function LogPane(props: {
+  jobId: string;
+  resumeKey: string;
+  /** One attempt's lines, or null for all. */
+  attempt: number | null;
+  onAttempt: (attempt: number | null) => void;
+  /** The job just became terminal (its page reloads the job, so its state shows at once). */
+  onEnd?: () => void;
+}) {
+  const { all, count, end, status } = useLogStream(props.jobId, props.resumeKey, props.onEnd);
+  const [search, setSearch] = useState("");
   const term = search.trim().toLowerCase();
   const attempts = useMemo(() => [...new Set(all.current.map((line) => line.attempt))], [count]);
   const rows = useMemo(() => {
@@ -151,21 +211,6 @@ export function LogPane(props: {
     }
     return shown;
   }, [count, props.attempt, term, attempts]);
-
-  // Keeps the newest line in view unless the reader scrolled up to read.
-  useEffect(() => {
-    const element = pane.current;
-    if (element && follow.current) element.scrollTop = element.scrollHeight;
-    if (element) setView({ top: element.scrollTop, height: element.clientHeight });
-  }, [rows]);
-  const onScroll = () => {
-    const element = pane.current;
-    if (!element) return;
-    follow.current = element.scrollHeight - element.scrollTop - element.clientHeight < ROW_PX * 1.5;
-    setView({ top: element.scrollTop, height: element.clientHeight });
-  };
-  const first = Math.max(0, Math.floor(view.top / ROW_PX) - OVERSCAN);
-  const last = Math.min(rows.length, Math.ceil((view.top + (view.height || 600)) / ROW_PX) + OVERSCAN);
 
   return (
     <section aria-label="Log">
@@ -210,40 +255,11 @@ export function LogPane(props: {
             : `${rows.filter((row) => "line" in row).length} of ${count} lines`}
         </span>
       </div>
-      <div
-        class="log-pane"
-        ref={pane}
-        onScroll={onScroll}
-        tabIndex={0}
-        role="log"
-        aria-live="polite"
-        aria-label="Log lines"
-      >
-        <div class="log-rows" style={{ height: `${rows.length * ROW_PX}px` }}>
-          <div style={{ transform: `translateY(${first * ROW_PX}px)` }}>
-            {rows.slice(first, last).map((row) =>
-              "line" in row ? (
-                <div class={`log-row log-line ${row.line.stream}`} key={row.line.id} data-attempt={row.line.attempt}>
-                  <span class="log-number">{row.line.seq}</span>
-                  <time class="log-time" dateTime={row.line.ts}>
-                    {clockTime(row.line.ts)}
-                  </time>
-                  <span class="log-text">
-                    <Marked text={row.line.line} term={term} />
-                  </span>
-                </div>
-              ) : (
-                <div class="log-row log-attempt" key={`attempt-${row.attempt}`}>
-                  attempt {row.attempt}
-                </div>
-              ),
-            )}
-          </div>
-        </div>
-        {rows.length === 0 ? (
-          <div class="hint">{count === 0 && end === undefined ? "No lines yet." : "No line matches."}</div>
-        ) : null}
-      </div>
+      <LogRows
+        rows={rows}
+        term={term}
+        empty={count === 0 && end === undefined ? "No lines yet." : "No line matches."}
+      />
       {end ? (
         <p class="hint" data-testid="log-end">
           Ended: {end.state}

@@ -11,6 +11,7 @@ import { SecretOnce } from "../components/secret-once.js";
 import { credits, optionalNumber, problemsOf, when } from "../format.js";
 import { api } from "../session.js";
 import { useAction, useLoad } from "../use-async.js";
+import { TextField } from "../components/text-field.js";
 
 /** API key settings: mint a key with its limits (the secret is shown once), list, revoke. */
 export function ApiKeysPage() {
@@ -115,40 +116,31 @@ function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promis
   return (
     <form class="stack card" onSubmit={submit} aria-label="Create an API key">
       <h2>Create a key</h2>
-      <label>
-        Name
-        <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-      </label>
+      <TextField label="Name" name="name" required value={name} onValue={setName} />
       <div class="grid">
-        <label>
-          Jobs per hour
-          <input
-            name="maxJobsPerHour"
-            inputMode="numeric"
-            placeholder="no limit"
-            value={perHour}
-            onInput={(e) => setPerHour(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Concurrent jobs
-          <input
-            name="maxConcurrentJobs"
-            inputMode="numeric"
-            placeholder="no limit"
-            value={concurrent}
-            onInput={(e) => setConcurrent(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Job types (comma-separated)
-          <input
-            name="allowedJobTypes"
-            placeholder="any"
-            value={types}
-            onInput={(e) => setTypes(e.currentTarget.value)}
-          />
-        </label>
+        <TextField
+          label="Jobs per hour"
+          name="maxJobsPerHour"
+          inputMode="numeric"
+          placeholder="no limit"
+          value={perHour}
+          onValue={setPerHour}
+        />
+        <TextField
+          label="Concurrent jobs"
+          name="maxConcurrentJobs"
+          inputMode="numeric"
+          placeholder="no limit"
+          value={concurrent}
+          onValue={setConcurrent}
+        />
+        <TextField
+          label="Job types (comma-separated)"
+          name="allowedJobTypes"
+          placeholder="any"
+          value={types}
+          onValue={setTypes}
+        />
         <label>
           Expires
           <input
@@ -158,16 +150,14 @@ function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promis
             onInput={(e) => setExpires(e.currentTarget.value)}
           />
         </label>
-        <label>
-          Monthly budget (credits)
-          <input
-            name="budget"
-            inputMode="decimal"
-            placeholder="none"
-            value={budget}
-            onInput={(e) => setBudget(e.currentTarget.value)}
-          />
-        </label>
+        <TextField
+          label="Monthly budget (credits)"
+          name="budget"
+          inputMode="decimal"
+          placeholder="none"
+          value={budget}
+          onValue={setBudget}
+        />
       </div>
       <fieldset>
         <legend>Scopes (none ticked: every scope)</legend>

@@ -77,8 +77,6 @@ export function JobsListPage(props: { url: URL }) {
       await saveExport(await api().jobs.export({ ...filtersOf(filter), format: "csv" }), "jobs.csv");
     });
 
-  const finished = ticked.filter((job) => isTerminal(job.state));
-  const live = ticked.filter((job) => !isTerminal(job.state));
   return (
     <main>
       <div class="title-row">
@@ -97,74 +95,97 @@ export function JobsListPage(props: { url: URL }) {
       <Filters filter={filter} onChange={change} nodes={nodes.data?.items ?? []} />
       <ErrorNote error={jobs.error ?? action.error} />
       {ticked.length > 0 ? (
-        <div class="selection-bar" role="region" aria-label="Selected jobs">
-          <span>{ticked.length} selected</span>
-          <button
-            type="button"
-            disabled={action.busy || live.length === 0}
-            onClick={() =>
-              act(
-                (jobId) => api().jobs.cancel(jobId),
-                live.map((job) => job.job_id),
-              )
-            }
-          >
-            Cancel {live.length}
-          </button>
-          <ConfirmButton
-            label={`Delete ${finished.length}…`}
-            title={`Delete ${finished.length} finished jobs?`}
-            confirm="Delete them"
-            disabled={action.busy || finished.length === 0}
-            onConfirm={() =>
-              act(
-                (jobId) => api().jobs.delete(jobId),
-                finished.map((job) => job.job_id),
-              )
-            }
-          >
-            <p>
-              Their records, logs and artifacts are deleted for good. Jobs still queued or running are left as they are.
-            </p>
-            <ul>
-              {finished.slice(0, 10).map((job) => (
-                <li>{job.name ?? job.job_id}</li>
-              ))}
-              {finished.length > 10 ? <li>and {finished.length - 10} more</li> : null}
-            </ul>
-          </ConfirmButton>
-          <button type="button" class="secondary" onClick={() => setSelected(new Set())}>
-            Clear selection
-          </button>
-        </div>
+        <SelectionBar ticked={ticked} busy={action.busy} act={act} clear={() => setSelected(new Set())} />
       ) : null}
       <RunsTable jobs={items} nodeNames={nodeNames} selection={selection} label="Jobs" />
       {jobs.data === undefined && jobs.error === undefined ? <p class="hint">Loading…</p> : null}
       {jobs.data?.items.length === 0 ? (
         <p class="hint">{isFiltered(filter) ? "No jobs match these filters." : "No jobs yet."}</p>
       ) : null}
-      <nav class="pager" aria-label="Pages">
-        {filter.cursor !== "" ? (
-          <>
-            <Link href={`/jobs${searchOf({ ...filter, cursor: "" })}`}>Newest</Link>
-            <Link href={`/jobs${searchOf({ ...filter, cursor: newerPage.get(filter.cursor) ?? "" })}`}>Newer</Link>
-          </>
-        ) : null}
-        {jobs.data?.next_cursor ? (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => {
-              const next = jobs.data!.next_cursor!;
-              newerPage.set(next, filter.cursor);
-              go({ ...filter, cursor: next });
-            }}
-          >
-            Older
-          </button>
-        ) : null}
-      </nav>
+      <Pager filter={filter} nextCursor={jobs.data?.next_cursor ?? null} go={go} />
     </main>
+  );
+}
+
+/** What may be done with the jobs ticked: cancel the live ones, delete the finished ones. */
+function SelectionBar(props: {
+  ticked: Array<{ job_id: string; name: string | null; state: JobState }>;
+  busy: boolean;
+  act: (each: (jobId: string) => Promise<unknown>, jobIds: string[]) => void;
+  clear: () => void;
+}) {
+  const { ticked } = props;
+  const finished = ticked.filter((job) => isTerminal(job.state));
+  const live = ticked.filter((job) => !isTerminal(job.state));
+  return (
+    <div class="selection-bar" role="region" aria-label="Selected jobs">
+      <span>{ticked.length} selected</span>
+      <button
+        type="button"
+        disabled={props.busy || live.length === 0}
+        onClick={() =>
+          props.act(
+            (jobId) => api().jobs.cancel(jobId),
+            live.map((job) => job.job_id),
+          )
+        }
+      >
+        Cancel {live.length}
+      </button>
+      <ConfirmButton
+        label={`Delete ${finished.length}…`}
+        title={`Delete ${finished.length} finished jobs?`}
+        confirm="Delete them"
+        disabled={props.busy || finished.length === 0}
+        onConfirm={() =>
+          props.act(
+            (jobId) => api().jobs.delete(jobId),
+            finished.map((job) => job.job_id),
+          )
+        }
+      >
+        <p>
+          Their records, logs and artifacts are deleted for good. Jobs still queued or running are left as they are.
+        </p>
+        <ul>
+          {finished.slice(0, 10).map((job) => (
+            <li>{job.name ?? job.job_id}</li>
+          ))}
+          {finished.length > 10 ? <li>and {finished.length - 10} more</li> : null}
+        </ul>
+      </ConfirmButton>
+      <button type="button" class="secondary" onClick={props.clear}>
+        Clear selection
+      </button>
+    </div>
+  );
+}
+
+/** Newest, newer and older pages of the list. */
+function Pager(props: { filter: RunFilter; nextCursor: string | null; go: (next: RunFilter) => void }) {
+  const { filter, nextCursor, go } = props;
+  return (
+    <nav class="pager" aria-label="Pages">
+      {filter.cursor !== "" ? (
+        <>
+          <Link href={`/jobs${searchOf({ ...filter, cursor: "" })}`}>Newest</Link>
+          <Link href={`/jobs${searchOf({ ...filter, cursor: newerPage.get(filter.cursor) ?? "" })}`}>Newer</Link>
+        </>
+      ) : null}
+      {nextCursor ? (
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => {
+            const next = nextCursor;
+            newerPage.set(next, filter.cursor);
+            go({ ...filter, cursor: next });
+          }}
+        >
+          Older
+        </button>
+      ) : null}
+    </nav>
   );
 }
 
@@ -174,24 +195,12 @@ function Filters(props: {
   nodes: { node_id: string; name: string }[];
 }) {
   const { filter, onChange } = props;
-  const schedules = useLoad(() => api().schedules.list({ limit: 200 }), []);
-  const [pair, setPair] = useState("");
   const toggleState = (state: JobState) =>
     onChange({
       states: filter.states.includes(state)
         ? filter.states.filter((held) => held !== state)
         : [...filter.states, state],
     });
-  const since = (days: number) => onChange({ after: new Date(Date.now() - days * DAY_MS).toISOString(), before: "" });
-  const more =
-    filter.pool !== "" ||
-    filter.name !== "" ||
-    filter.metadata.length > 0 ||
-    filter.after !== "" ||
-    filter.before !== "" ||
-    filter.schedule !== "" ||
-    filter.node !== "";
-  const scheduleIds = new Set(schedules.data?.items.map((schedule) => schedule.schedule_id));
 
   return (
     <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filters">
@@ -210,97 +219,125 @@ function Filters(props: {
           </label>
         ))}
       </fieldset>
-      <details open={more}>
-        <summary>More filters</summary>
-        <div class="grid">
-          <label>
-            Name starts with
-            <input name="name" value={filter.name} onChange={(e) => onChange({ name: e.currentTarget.value.trim() })} />
-          </label>
-          <label>
-            Pool
-            <input
-              name="pool"
-              value={filter.pool}
-              placeholder="any"
-              onChange={(e) => onChange({ pool: e.currentTarget.value.trim() })}
-            />
-          </label>
-          <label>
-            Schedule
-            <select
-              name="schedule"
-              value={filter.schedule}
-              onChange={(e) => onChange({ schedule: e.currentTarget.value })}
-            >
-              <option value="">any</option>
-              {schedules.data?.items.map((schedule) => (
-                <option value={schedule.schedule_id}>{schedule.name ?? schedule.cron}</option>
-              ))}
-              {filter.schedule !== "" && !scheduleIds.has(filter.schedule) ? (
-                <option value={filter.schedule}>{filter.schedule}</option>
-              ) : null}
-            </select>
-          </label>
-          <label>
-            Node
-            <select name="node" value={filter.node} onChange={(e) => onChange({ node: e.currentTarget.value })}>
-              <option value="">any</option>
-              {props.nodes.map((node) => (
-                <option value={node.node_id}>{node.name}</option>
-              ))}
-              {filter.node !== "" && !props.nodes.some((node) => node.node_id === filter.node) ? (
-                <option value={filter.node}>{filter.node}</option>
-              ) : null}
-            </select>
-          </label>
-          <label>
-            Created after
-            <input
-              name="after"
-              type="datetime-local"
-              value={localInput(filter.after)}
-              onChange={(e) => onChange({ after: isoOf(e.currentTarget.value) })}
-            />
-          </label>
-          <label>
-            Created before
-            <input
-              name="before"
-              type="datetime-local"
-              value={localInput(filter.before)}
-              onChange={(e) => onChange({ before: isoOf(e.currentTarget.value) })}
-            />
-          </label>
-          <label>
-            Metadata key=value
-            <input
-              name="metadata"
-              value={pair}
-              placeholder="team=data"
-              onInput={(e) => setPair(e.currentTarget.value)}
-              onKeyDown={(e) => {
-                if (e.key !== "Enter" || !pair.includes("=")) return;
-                e.preventDefault();
-                onChange({ metadata: [...filter.metadata, pair.trim()] });
-                setPair("");
-              }}
-            />
-          </label>
-        </div>
-        <div class="actions">
-          <span class="hint">Created in the last</span>
-          <button type="button" class="secondary" onClick={() => since(1)}>
-            24 hours
-          </button>
-          <button type="button" class="secondary" onClick={() => since(7)}>
-            7 days
-          </button>
-          <button type="button" class="secondary" onClick={() => since(30)}>
-            30 days
-          </button>
-        </div>
-      </details>
+      <MoreFilters filter={filter} onChange={onChange} nodes={props.nodes} />
+      <MetadataChips filter={filter} onChange={onChange} />
+      {isFiltered(filter) ? (
+        <Link href="/jobs" class="clear-filters">
+          Clear filters
+        </Link>
+      ) : null}
+    </form>
+  );
+}
+
+type FilterProps = {
+  filter: RunFilter;
+  onChange: (patch: Partial<RunFilter>) => void;
+};
+
+/** The filters past the states: name, pool, schedule, node, creation time, metadata; open when one is set. */
+function MoreFilters(props: FilterProps & { nodes: { node_id: string; name: string }[] }) {
+  const { filter, onChange } = props;
+  const schedules = useLoad(() => api().schedules.list({ limit: 200 }), []);
+  const [pair, setPair] = useState("");
+  const more =
+    filter.pool !== "" ||
+    filter.name !== "" ||
+    filter.metadata.length > 0 ||
+    filter.after !== "" ||
+    filter.before !== "" ||
+    filter.schedule !== "" ||
+    filter.node !== "";
+  const scheduleIds = new Set(schedules.data?.items.map((schedule) => schedule.schedule_id));
+  return (
+    <details open={more}>
+      <summary>More filters</summary>
+      <div class="grid">
+        <label>
+          Name starts with
+          <input name="name" value={filter.name} onChange={(e) => onChange({ name: e.currentTarget.value.trim() })} />
+        </label>
+        <label>
+          Pool
+          <input
+            name="pool"
+            value={filter.pool}
+            placeholder="any"
+            onChange={(e) => onChange({ pool: e.currentTarget.value.trim() })}
+          />
+        </label>
+        <label>
+          Schedule
+          <select
+            name="schedule"
+            value={filter.schedule}
+            onChange={(e) => onChange({ schedule: e.currentTarget.value })}
+          >
+            <option value="">any</option>
+            {schedules.data?.items.map((schedule) => (
+              <option value={schedule.schedule_id}>{schedule.name ?? schedule.cron}</option>
+            ))}
+            {filter.schedule !== "" && !scheduleIds.has(filter.schedule) ? (
+              <option value={filter.schedule}>{filter.schedule}</option>
+            ) : null}
+          </select>
+        </label>
+        <label>
+          Node
+          <select name="node" value={filter.node} onChange={(e) => onChange({ node: e.currentTarget.value })}>
+            <option value="">any</option>
+            {props.nodes.map((node) => (
+              <option value={node.node_id}>{node.name}</option>
+            ))}
+            {filter.node !== "" && !props.nodes.some((node) => node.node_id === filter.node) ? (
+              <option value={filter.node}>{filter.node}</option>
+            ) : null}
+          </select>
+        </label>
+        <label>
+          Created after
+          <input
+            name="after"
+            type="datetime-local"
+            value={localInput(filter.after)}
+            onChange={(e) => onChange({ after: isoOf(e.currentTarget.value) })}
+          />
+        </label>
+        <label>
+          Created before
+          <input
+            name="before"
+            type="datetime-local"
+            value={localInput(filter.before)}
+            onChange={(e) => onChange({ before: isoOf(e.currentTarget.value) })}
+          />
+        </label>
+        <label>
+          Metadata key=value
+          <input
+            name="metadata"
+            value={pair}
+            placeholder="team=data"
+            onInput={(e) => setPair(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (e.key !== "Enter" || !pair.includes("=")) return;
+              e.preventDefault();
+              onChange({ metadata: [...filter.metadata, pair.trim()] });
+              setPair("");
+            }}
+          />
+        </label>
+      </div>
+      <CreatedSince onChange={onChange} />
+    </details>
+  );
+}
+
+/** The metadata filters set, each removable. */
+function MetadataChips(props: FilterProps) {
+  const { filter, onChange } = props;
+  return (
+    <>
       {filter.metadata.length > 0 ? (
         <ul class="chips" aria-label="Metadata filters">
           {filter.metadata.map((held) => (
@@ -318,11 +355,26 @@ function Filters(props: {
           ))}
         </ul>
       ) : null}
-      {isFiltered(filter) ? (
-        <Link href="/jobs" class="clear-filters">
-          Clear filters
-        </Link>
-      ) : null}
-    </form>
+    </>
+  );
+}
+
+/** Jobs created in the last day, week or month. */
+function CreatedSince(props: Pick<FilterProps, "onChange">) {
+  const since = (days: number) =>
+    props.onChange({ after: new Date(Date.now() - days * DAY_MS).toISOString(), before: "" });
+  return (
+    <div class="actions">
+      <span class="hint">Created in the last</span>
+      <button type="button" class="secondary" onClick={() => since(1)}>
+        24 hours
+      </button>
+      <button type="button" class="secondary" onClick={() => since(7)}>
+        7 days
+      </button>
+      <button type="button" class="secondary" onClick={() => since(30)}>
+        30 days
+      </button>
+    </div>
   );
 }

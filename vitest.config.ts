@@ -1,22 +1,58 @@
 import { availableParallelism } from "node:os";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * Files that start clusters, kill or race processes, or push thousands of jobs: they run
+ * after the others, as many at once as there are cores, so a loaded machine does not turn
+ * their generous waits into failures.
+ */
+const HEAVY = [
+  "test/integration/cluster-*.test.ts",
+  "test/integration/*-kill.test.ts",
+  "test/integration/scheduler-races.test.ts",
+  "test/integration/gateway-restart.test.ts",
+  "test/integration/queue-order.test.ts",
+  "test/integration/billing-backlog.test.ts",
+  "test/integration/placement-round-failure.test.ts",
+];
+
+const cores = availableParallelism();
 
 export default defineConfig({
   test: {
-    include: [
-      "shared/**/*.test.ts",
-      "services/**/*.test.ts",
-      "clients/**/*.test.ts",
-      "deploy/**/*.test.ts",
-      "test/**/*.test.ts",
-    ],
     // Integration tests start a real nats-server per file (see test/harness/nats-server.ts).
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Child processes rather than threads: a test file's servers die with its process.
     pool: "forks",
-    // Most files wait on servers and child processes rather than compute: twice the cores (at least 4) keeps
-    // the machine busy (vitest's default, one less than the cores, runs one file at a time on 2 cores).
-    maxWorkers: Math.max(4, 2 * availableParallelism()),
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "main",
+          include: [
+            "shared/**/*.test.ts",
+            "services/**/*.test.ts",
+            "clients/**/*.test.ts",
+            "deploy/**/*.test.ts",
+            "test/**/*.test.ts",
+          ],
+          exclude: [...configDefaults.exclude, ...HEAVY],
+          // Most files wait on servers and child processes rather than compute: twice the cores (at least 4) keeps
+          // the machine busy (vitest's default, one less than the cores, runs one file at a time on 2 cores).
+          maxWorkers: Math.max(4, 2 * cores),
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "heavy",
+          include: HEAVY,
+          maxWorkers: Math.max(2, cores),
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

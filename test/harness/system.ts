@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { ComputeClient } from "./client.js";
 import { App, Business, User } from "../../shared/contract/index.js";
 import { requestRpc } from "../../shared/nats/index.js";
+import { JOB_PARTITIONS } from "../../shared/records/index.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import {
   type Clock,
@@ -22,7 +23,7 @@ import { buildLogRelay } from "../../services/log-relay/log-relay.js";
 import { NodeRegistryConfig } from "../../services/node-registry/config.js";
 import { buildNodeRegistry } from "../../services/node-registry/node-registry.js";
 import { SchedulerConfig } from "../../services/scheduler/config.js";
-import { buildScheduler } from "../../services/scheduler/scheduler.js";
+import { buildScheduler, type Scheduler } from "../../services/scheduler/scheduler.js";
 import { GatewayConfig } from "../../services/gateway/config.js";
 import { buildGateway, type Gateway } from "../../services/gateway/gateway.js";
 import { WebhooksConfig } from "../../services/webhooks/config.js";
@@ -235,6 +236,25 @@ export interface RunningSystem {
   stop(): Promise<void>;
 }
 
+/** How long replicas started together may take to share the partitions out. */
+const SPREAD_TIMEOUT_MS = 30_000;
+
+/**
+ * Resolves once the scheduler replicas hold every partition in even shares, so a test does
+ * not begin while partitions move from the first replica to the others (a list is refused then).
+ */
+async function partitionsSpread(schedulers: readonly RunningService[]): Promise<void> {
+  const deadline = Date.now() + SPREAD_TIMEOUT_MS;
+  for (;;) {
+    const counts = schedulers.map(({ service }) => (service as Scheduler).ownedPartitions().size);
+    const owned = counts.reduce((sum, count) => sum + count, 0);
+    if (owned === JOB_PARTITIONS && Math.max(...counts) - Math.min(...counts) <= 1) return;
+    if (Date.now() > deadline)
+      throw new Error(`the scheduler replicas did not share the partitions out (owned: ${counts.join(", ")})`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export async function startSystem(
   natsUrl: string,
   replicas = { gateways: 2, schedulers: 2, registries: 2 },
@@ -246,6 +266,7 @@ export async function startSystem(
   const schedulers = await times(replicas.schedulers, () =>
     startScheduler(natsUrl, env, options.schedulerClock, loggerFor),
   );
+  if (schedulers.length > 1) await partitionsSpread(schedulers);
   const registries = await times(replicas.registries, () => startNodeRegistry(natsUrl, env, loggerFor));
   const logRelay = await startLogRelay(natsUrl, env, loggerFor);
   const billing = await startBilling(natsUrl, env, loggerFor);

@@ -132,7 +132,8 @@ describe.each(NATS_TOPOLOGIES)("a gateway restarted under load, on $name", (topo
       baseUrl,
       appId: tenant.app.app_id,
       credentials: { accessToken: headers.authorization!.slice("Bearer ".length) },
-      retry: { maxRetries: 60, baseDelayMs: 50, maxDelayMs: 1000 },
+      // Waits up to the 2 s a shedding gateway asks for (CJS_SHED_RETRY_AFTER_SECONDS): one just started on a busy machine may.
+      retry: { maxRetries: 60, baseDelayMs: 50, maxDelayMs: 2000 },
     });
     const submits = (async () => {
       const ids: string[] = [];

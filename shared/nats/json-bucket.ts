@@ -5,7 +5,7 @@ import { errors as natsErrors } from "@nats-io/transport-node";
 import type { z } from "zod";
 import { AppError } from "../errors/index.js";
 import { checkKvKey } from "./names.js";
-import { jetStreamApiErrors } from "./nats-metrics.js";
+import { casRefusals, jetStreamApiErrors } from "./nats-metrics.js";
 import { decodeJson, encodeJson } from "./rpc.js";
 
 export interface Versioned<T> {
@@ -131,7 +131,10 @@ export class JsonBucket<S extends z.ZodType> {
     try {
       return await this.kv.update(checked, bytes, revision);
     } catch (error) {
-      if (isWrongSequence(error)) return null;
+      if (isWrongSequence(error)) {
+        casRefusals.inc({ bucket: this.bucketName });
+        return null;
+      }
       throw apiFailure("update", error);
     }
   }

@@ -58,6 +58,13 @@ export const jetStreamApiErrors = new Counter({
   registers: [metricsRegistry],
 });
 
+export const casRefusals = new Counter({
+  name: "cjs_kv_cas_refused_total",
+  help: "Compare-and-set writes another writer won (the record changed since it was read), by bucket: contention between replicas, or a stale copy; each costs a read and a retry.",
+  labelNames: ["bucket"] as const,
+  registers: [metricsRegistry],
+});
+
 const consumerLabels = ["stream", "consumer"] as const;
 
 export const consumerPending = new Gauge({

@@ -1,4 +1,3 @@
-import { setTimeout as delay } from "node:timers/promises";
 import { queueGroups } from "../../shared/nats/index.js";
 import { type ServiceDeps, type ServiceRun, serviceLifecycle } from "../../shared/process/index.js";
 import { Coalesced, type Service } from "../../shared/runtime/index.js";
@@ -12,23 +11,22 @@ import { retryJob } from "./jobs/retry-job.js";
 import { submitJob } from "./jobs/submit-job.js";
 import { JobListIndex } from "./listing/job-list-index.js";
 import { listJobs, serveListShard } from "./listing/list-jobs.js";
+import { followOwnedPartitions } from "./partitions/follow-partitions.js";
 import { JobsWatch } from "./partitions/jobs-watch.js";
 import { migrateLegacyJobKeys } from "./partitions/migrate-job-keys.js";
 import { PartitionOwnership } from "./partitions/partition-ownership.js";
 import { ClusterView } from "./placement/cluster-view.js";
-import { type PlacementRound, placeOnce } from "./placement/placer.js";
 import { AllocationWriter } from "./placement/reservations.js";
-import { WakeTimer } from "./placement/wake-timer.js";
+import { PlacementLoop } from "./placement/placement-loop.js";
 import { ActiveJobs } from "./queue/active-jobs.js";
 import { serveConcurrencyCounts } from "./queue/concurrency-counts.js";
 import { recheckWaitingJobs, settleChildrenOf } from "./queue/dependency-resolution.js";
 import { QueueDepthGuard } from "./queue/job-queue.js";
 import { QueuedJobs } from "./queue/queued-jobs.js";
-import { expireQueuedOnce, QueueDeadlines } from "./queue/queue-timeout.js";
+import { QueueDeadlines } from "./queue/queue-timeout.js";
 import { WaitingJobs } from "./queue/waiting-jobs.js";
 import type { SchedulerContext } from "./scheduler-context.js";
-import { partitionGauges, retentionDue, schedulerSnapshots } from "./scheduler-metrics.js";
-import { takeSnapshot } from "./scheduler-snapshot.js";
+import { reportAtScrape } from "./scheduler-reporting.js";
 import { openSchedulerStore } from "./scheduler-store.js";
 import { createSchedule } from "./schedules/create-schedule.js";
 import { deleteSchedule } from "./schedules/delete-schedule.js";
@@ -39,24 +37,9 @@ import { schedulePartitionOfKey } from "./schedules/schedule-record.js";
 import { openSchedules, type Schedules } from "./schedules/schedule-store.js";
 import { setScheduleState } from "./schedules/set-schedule-state.js";
 import { FinishedJobs } from "./upkeep/finished-jobs.js";
-import { reconcileOnce } from "./upkeep/reconciler.js";
-import { repairOnce } from "./upkeep/repair-sweep.js";
-import { sweepRetentionOnce } from "./upkeep/retention-sweep.js";
+import { upkeepPasses } from "./upkeep/upkeep-passes.js";
 
 const SERVICE = "scheduler";
-/** The first and the longest wait before asking again for a partition watch the server refused. */
-const FOLLOW_RETRY_FIRST_MS = 100;
-const FOLLOW_RETRY_MAX_MS = 5_000;
-
-/** The wait before planning again after `rounds` fruitless rounds in a row: 10 ms doubling to 1 s. */
-function retryBackoffMs(rounds: number): number {
-  return Math.min(1000, 10 * 2 ** (rounds - 1));
-}
-
-function earliest(...times: Array<number | null>): number | null {
-  const known = times.filter((time): time is number => time !== null);
-  return known.length === 0 ? null : Math.min(...known);
-}
 
 export interface Scheduler extends Service {
   /** Runs one reconcile pass now (tests drive time with an injected clock). */
@@ -116,100 +99,40 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   let stopped = false;
   const owns = (partition: number) => ownership?.owned.has(partition) ?? false;
 
-  /** Rounds in a row that failed or lost every placement: the next one waits a bounded backoff, never a tick. */
-  let fruitless = 0;
-  /** Wakes a round when a job's run_at or backoff ends, a capped node gets room, or after a failed round. */
-  const wake = new WakeTimer(deps.clock, () => requestPlacement());
-  // Placement rounds never overlap; requests during a round coalesce into one more round.
-  const placing = new Coalesced(async () => {
-    const context = ctx;
-    if (!context) return;
-    for (let again = true; again && !stopped && jobsWatch?.ready; ) {
-      const round = await placeOnce(context, queued).catch((error: unknown): PlacementRound => {
-        logger.warn({ err: error }, "placement round failed; planning again after a short backoff");
-        // Nothing announces that the broker is back: try again soon.
-        return { placed: 0, again: false, wakeAt: null, lost: true };
-      });
-      fruitless = round.lost && round.placed === 0 ? fruitless + 1 : 0;
-      const retryAt = fruitless > 0 ? context.clock.now() + retryBackoffMs(fruitless) : null;
-      wake.arm(earliest(round.wakeAt, queued.nextDueAt(), retryAt));
-      again = round.again;
-    }
+  // Placing needs the whole picture of the owned partitions' queue: the watch has read them all.
+  const placement = new PlacementLoop({
+    logger,
+    clock: deps.clock,
+    queued,
+    context: () => ctx,
+    mayPlace: () => !stopped && jobsWatch?.ready === true && jobsWatch.partitions.size > 0,
   });
-  // Only from a whole picture of the owned partitions' queue: placing from half of it would break the queue's order.
-  const requestPlacement = (): void => {
-    if (stopped || !ctx || !jobsWatch?.ready || jobsWatch.partitions.size === 0) return;
-    void placing.run();
-  };
+  const requestPlacement = (): void => placement.request();
 
-  const reconciling = new Coalesced(async () => {
-    if (!ctx) return;
-    // A clock moved by hand (tests) is seen here; the timer covers real time.
-    wake.due();
-    try {
-      await reconcileOnce(ctx, owns, active);
-      await expireQueuedOnce(ctx, queueDeadlines);
-    } catch (error) {
-      logger.warn({ err: error }, "reconcile pass failed");
-    }
-  });
-
-  const repairing = new Coalesced(async () => {
-    if (!ctx) return;
-    try {
-      await repairOnce(ctx, active);
-      if (waiting.size > 0) await recheckWaitingJobs(ctx, waiting);
-    } catch (error) {
-      logger.warn({ err: error }, "repair sweep failed");
-    }
-  });
-
-  // Each replica deletes the expired jobs of its own partitions, so two never race over the same jobs.
-  const sweeping = new Coalesced(async () => {
-    const context = ctx;
-    if (!context || stopped || jobsWatch?.partitions.size === 0) {
-      retentionDue.set(0);
-      return;
-    }
-    try {
-      // Decide on every record written before the pass began, whichever replica wrote it.
-      await context.jobsWatch.caughtUp();
-      const pass = await sweepRetentionOnce(context, finished);
-      logger.info(
-        {
-          deleted_jobs: pass.deletedJobs,
-          deleted_artifacts: pass.artifacts,
-          deleted_log_messages: pass.logMessages,
-          due_left: pass.dueLeft,
-          finished_jobs: finished.size,
-        },
-        "retention sweep",
-      );
-    } catch (error) {
-      logger.warn({ err: error }, "retention sweep failed; the next one tries again");
-    }
+  const { reconciling, repairing, sweeping } = upkeepPasses({
+    logger,
+    context: () => ctx,
+    stopped: () => stopped,
+    owns,
+    active,
+    waiting,
+    finished,
+    queueDeadlines,
+    wake: placement.wake,
   });
 
   /** The partitions this replica owns changed: watch them, then place and settle what they hold. */
   const follow = new Coalesced(async () => {
     const watch = jobsWatch;
     if (!watch || !ownership || stopped) return;
-    // A consumer that cannot be made now (a NATS node lost, a leader being elected) is asked for again with a
-    // bounded backoff: placement waits for the watch, so nothing else would ever try again.
-    for (let retryMs = FOLLOW_RETRY_FIRST_MS; ; retryMs = Math.min(retryMs * 2, FOLLOW_RETRY_MAX_MS)) {
-      const followed = await watch.follow(ownership.owned).then(
-        () => true,
-        (error: unknown) => {
-          logger.warn({ err: error, retry_in_ms: retryMs }, "could not watch this replica's partitions; trying again");
-          return false;
-        },
-      );
-      if (followed) break;
-      await delay(retryMs, undefined, { ref: false });
-      if (stopped) return;
-    }
-    await watch.whenReady();
-    if (stopped || !ctx) return;
+    const owner = ownership;
+    const followed = await followOwnedPartitions(
+      watch,
+      () => owner.owned,
+      () => stopped,
+      logger,
+    );
+    if (!followed || !ctx) return;
     requestPlacement();
     // Parents that ended while nobody owned them: their waiting jobs are settled now, not at the next sweep.
     if (waiting.size > 0)
@@ -258,26 +181,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       await ownership.start();
       // Ready once the partitions this replica holds at start have been read: a request served now sees them.
       await follow.run();
-      // Each replica reports its own partitions' jobs (sum them across replicas) and every node; at scrape time, never on the job path.
-      stopReporting = schedulerSnapshots.reportFrom(() => {
-        const nowMs = context.clock.now();
-        return takeSnapshot({
-          queued: queued.jobs(),
-          active: active.jobs.values(),
-          nodes: context.view.nodeViews(nowMs),
-          nowMs,
-        });
-      });
-      const stopGauges = partitionGauges.reportFrom(() => ({
-        owned: owner.owned.size,
-        unowned: owner.unowned().length,
-        queued: queued.size,
-      }));
-      const stopSnapshots = stopReporting;
-      stopReporting = () => {
-        stopSnapshots();
-        stopGauges();
-      };
+      stopReporting = reportAtScrape(context, queued, active, owner);
       timers.push(
         setInterval(() => void reconciling.run(), config.CJS_RECONCILE_INTERVAL_MS),
         setInterval(() => void repairing.run(), config.CJS_REPAIR_INTERVAL_MS),
@@ -290,11 +194,11 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     async stop() {
       stopped = true;
       for (const timer of timers) clearInterval(timer);
-      wake.stop();
+      placement.stop();
       // Give the partitions up first, so the other replicas take them within one renewal.
       await ownership?.stop();
       stopReporting();
-      await placing.idle();
+      await placement.idle();
       await sweeping.idle();
       await scheduleFiring?.stop();
       jobsWatch?.stop();

@@ -5,7 +5,7 @@
  * once; one that dies without a word (its connection gone) stops working its partitions
  * and loses them to the others once its lease has passed unrenewed.
  */
-import { Kvm, type KV } from "@nats-io/kv";
+import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -110,4 +110,100 @@ describe.each(NATS_TOPOLOGIES)("partition ownership on $name", (topology) => {
     await expect.poll(() => survivor.owned.size, { timeout: 10_000, interval: 20 }).toBe(JOB_PARTITIONS);
     await expect.poll(() => doomed.ownership.owned.size, { timeout: 10_000, interval: 20 }).toBe(0);
   });
+
+  it("a claim released while a replica starts stays released in its picture, however late the start's read of it answers", async () => {
+    const open = await bucket("late-read");
+    const { kv } = await open();
+    const claim = "scheduler.partitions.0";
+    // A live replica that held partition 0.
+    await kv.put(
+      "scheduler.members.holder",
+      JSON.stringify({ instance: "holder", renewed_at: new Date().toISOString() }),
+    );
+    await kv.put(claim, JSON.stringify({ instance: "holder" }));
+    const watch = new ScriptedWatch();
+    // The start lists the claim; while its read of it is under way the holder lets it go, and the watch brings the
+    // deletion first; then the read answers with the claim as it was (a cluster's follower answering behind).
+    const lagging = new Proxy(kv, {
+      get(target, name, receiver) {
+        if (name === "watch") return async () => watch;
+        if (name === "get")
+          return async (key: string) => {
+            if (key !== claim) return target.get(key);
+            const asItWas = await target.get(key);
+            await target.delete(key);
+            const deletion = await target.get(key);
+            await watch.deliver({
+              key,
+              revision: deletion!.revision,
+              operation: "DEL",
+              value: new Uint8Array(),
+            } as unknown as KvEntry);
+            return asItWas;
+          };
+        return Reflect.get(target, name, receiver) as unknown;
+      },
+    });
+    const ownership = new PartitionOwnership(
+      lagging,
+      "starting",
+      60_000,
+      logger,
+      () => undefined,
+      () => ({ queued: 0 }),
+    );
+    replicas.push(ownership);
+    await ownership.start();
+    // Held by nobody, or claimed by the starting replica: never by the live replica that let it go.
+    expect(ownership.ownerOf(0)).not.toBe("holder");
+    expect(ownership.holders().get("holder") ?? []).toEqual([]);
+  });
 });
+
+/** A KV watch whose entries the test hands over: `deliver` resolves once the watcher has taken the entry in. */
+class ScriptedWatch implements AsyncIterable<KvEntry> {
+  #pending: Array<{ entry: KvEntry; taken: () => void }> = [];
+  #waiting: ((result: IteratorResult<KvEntry>) => void) | undefined;
+  #afterTaken: (() => void) | undefined;
+  #stopped = false;
+
+  deliver(entry: KvEntry): Promise<void> {
+    return new Promise((taken) => {
+      this.#pending.push({ entry, taken });
+      this.#hand();
+    });
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#waiting?.({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<KvEntry> {
+    return {
+      next: () => {
+        // The watcher asks for the next entry: the one before it has been taken in.
+        this.#afterTaken?.();
+        this.#afterTaken = undefined;
+        if (this.#stopped) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => {
+          this.#waiting = resolve;
+          this.#hand();
+        });
+      },
+    };
+  }
+
+  #hand(): void {
+    const next = this.#pending.shift();
+    if (!next) return;
+    if (!this.#waiting) {
+      this.#pending.unshift(next);
+      return;
+    }
+    const resolve = this.#waiting;
+    this.#waiting = undefined;
+    this.#afterTaken = next.taken;
+    resolve({ value: next.entry, done: false });
+  }
+}

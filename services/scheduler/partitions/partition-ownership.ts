@@ -61,6 +61,13 @@ export class PartitionOwnership {
   #timer: NodeJS.Timeout | undefined;
   #watcher: { stop(): void } | undefined;
   #stopped = false;
+  /**
+   * The latest revision seen of each partition's claim, a deletion's included: an older one
+   * learnt late (a cluster's follower answering the start's read behind the watch) is
+   * ignored. Without it a claim released meanwhile came back to life in this replica's
+   * picture, held by a live replica that had let it go, and nobody claimed the partition.
+   */
+  readonly #claimSeen = new Map<number, number>();
   /** One renewal and one pass over the claims at a time; asked meanwhile, one more runs after it. */
   readonly #ticks = new Coalesced(async () => {
     if (this.#stopped) return;
@@ -238,8 +245,8 @@ export class PartitionOwnership {
     if (key.startsWith(CLAIM_PREFIX)) {
       const partition = Number(key.slice(CLAIM_PREFIX.length));
       if (!Number.isInteger(partition) || partition < 0 || partition >= JOB_PARTITIONS) return false;
-      const known = this.#claims.get(partition);
-      if (known && known.revision >= revision) return false;
+      if (revision <= (this.#claimSeen.get(partition) ?? 0)) return false;
+      this.#claimSeen.set(partition, revision);
       const instance = value === null ? undefined : (decodeJson(value) as { instance?: unknown }).instance;
       if (typeof instance === "string") this.#claims.set(partition, { instance, revision });
       else this.#claims.delete(partition);

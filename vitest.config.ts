@@ -41,8 +41,8 @@ export default defineConfig({
           // Most files wait on servers and child processes rather than compute: twice the cores (at least 4) keeps
           // the machine busy (vitest's default, one less than the cores, runs one file at a time on 2 cores).
           maxWorkers: Math.max(4, 2 * cores),
-          // One module cache per worker across its files: importing the services again for every file took 374 s of
-          // the 12 minutes. Each file still starts its own servers and tenants.
+          // One module cache per worker across its files (both groups): importing the services again for every file
+          // took 374 s of the 12 minutes. Each file still starts its own servers and tenants.
           isolate: false,
           sequence: { groupOrder: 0 },
         },
@@ -53,6 +53,7 @@ export default defineConfig({
           name: "heavy",
           include: HEAVY,
           maxWorkers: Math.max(2, cores),
+          isolate: false,
           sequence: { groupOrder: 1 },
         },
       },

@@ -49,9 +49,12 @@ key="$(curl -s -X POST "$base/api/compute/api-keys/create" -H 'X-App-ID: local' 
 
 # Run from the scratch directory: schemathesis keeps its cache in the working directory.
 cd "$data"
+# One worker: with two, Hypothesis parsed lambda sources from two threads at once and a pass
+# ended in Python's "AST constructor recursion depth mismatch", a runtime error of the tool
+# that says nothing of the API (seen once in four runs on CPython 3.11).
 fuzz() {
   "$st" --config-file "$root/test/contract/schemathesis.toml" run "$base/openapi.json" \
-    --checks all -H "X-App-ID: local" "$@" --workers 2 --seed "${CONTRACT_SEED:-26}" --output-truncate true
+    --checks all -H "X-App-ID: local" "$@" --workers 1 --seed "${CONTRACT_SEED:-26}" --output-truncate true
 }
 say "schemathesis $version, every check, with a session (Authorization: Bearer), against $base/openapi.json"
 fuzz -H "Authorization: Bearer $token" --max-examples "${CONTRACT_MAX_EXAMPLES:-25}"

@@ -61,7 +61,8 @@ export function guardBodies(app: FastifyInstance, config: Readonly<EdgeSettings>
   app.addHook("onRequest", (request, reply, done) => {
     const message = request.raw;
     const socket = message.socket;
-    if (message.complete || !socket) return done();
+    // An injected request (`app.inject`) has a stand-in socket that counts no bytes and cannot be cut: nothing to guard.
+    if (message.complete || !socket || typeof socket.bytesRead !== "number") return done();
     const startedAt = Date.now();
     const bytesAtStart = socket.bytesRead;
     let timer: NodeJS.Timeout | undefined;

@@ -56,9 +56,10 @@ promtool:
 dev: setup
 	npm run dev
 
+# The contract test first: the suite's own summary ("Tests  N passed") ends the output.
 test: setup test-tools
-	npx vitest run
 	deploy/scripts/contract-test.sh
+	npx vitest run
 
 # schemathesis (PyPI, pinned in test/contract/schemathesis-version) in a virtualenv under .tools/.
 schemathesis:

@@ -1,5 +1,6 @@
 import type { Logger } from "../../../shared/runtime/index.js";
 import { Coalesced } from "../../../shared/runtime/index.js";
+import type { SchedulerConfig } from "../config.js";
 import type { WakeTimer } from "../placement/wake-timer.js";
 import type { ActiveJobs } from "../queue/active-jobs.js";
 import { recheckWaitingJobs } from "../queue/dependency-resolution.js";
@@ -87,4 +88,22 @@ export function upkeepPasses(deps: UpkeepDeps): UpkeepPasses {
     }
   });
   return { reconciling, repairing, sweeping };
+}
+
+/** Runs each pass on its interval; the returned function stops them. */
+export function runUpkeepEvery(
+  passes: UpkeepPasses,
+  intervals: Pick<
+    SchedulerConfig,
+    "CJS_RECONCILE_INTERVAL_MS" | "CJS_REPAIR_INTERVAL_MS" | "CJS_RETENTION_SWEEP_INTERVAL_MS"
+  >,
+): () => void {
+  const timers = [
+    setInterval(() => void passes.reconciling.run(), intervals.CJS_RECONCILE_INTERVAL_MS),
+    setInterval(() => void passes.repairing.run(), intervals.CJS_REPAIR_INTERVAL_MS),
+    setInterval(() => void passes.sweeping.run(), intervals.CJS_RETENTION_SWEEP_INTERVAL_MS),
+  ];
+  return () => {
+    for (const timer of timers) clearInterval(timer);
+  };
 }

@@ -66,9 +66,14 @@ export function guardBodies(app: FastifyInstance, config: Readonly<EdgeSettings>
     const startedAt = Date.now();
     const bytesAtStart = socket.bytesRead;
     let timer: NodeJS.Timeout | undefined;
-    const stop = () => clearTimeout(timer);
+    // A kept-alive socket carries many requests: each one's listener goes with its body, or they pile up on it.
+    const stop = () => {
+      clearTimeout(timer);
+      message.off("end", stop);
+      socket.off("close", stop);
+    };
     const check = () => {
-      if (message.complete || socket.destroyed) return;
+      if (message.complete || socket.destroyed) return stop();
       const allowedMs = timeoutMs + ((socket.bytesRead - bytesAtStart) / bytesPerSecond) * 1000;
       const leftMs = startedAt + allowedMs - Date.now();
       if (leftMs > 0) {

@@ -56,9 +56,8 @@ promtool:
 dev: setup
 	npm run dev
 
-# The contract test first: the suite's own summary ("Tests  N passed") ends the output.
+# The contract test runs inside the suite (test/contract/schemathesis.test.ts), beside the other files.
 test: setup test-tools
-	deploy/scripts/contract-test.sh
 	npx vitest run
 
 # schemathesis (PyPI, pinned in test/contract/schemathesis-version) in a virtualenv under .tools/.

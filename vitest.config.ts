@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * Files that start clusters, kill or race processes, or push thousands of jobs: they run
@@ -16,6 +17,27 @@ const HEAVY = [
   "test/integration/placement-round-failure.test.ts",
 ];
 
+/**
+ * The longest files of the first group, started before the others whatever vitest's cache
+ * says (a fresh checkout has none, and vitest then starts the largest files first): one of
+ * them started last would be the run's tail.
+ */
+const LONGEST_FIRST = [
+  "test/contract/schemathesis.test.ts",
+  "test/integration/cli.test.ts",
+  "test/integration/config-errors.test.ts",
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const index = LONGEST_FIRST.findIndex((path) => file.moduleId.endsWith(path));
+      return index === -1 ? LONGEST_FIRST.length : index;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 const cores = availableParallelism();
 
 export default defineConfig({
@@ -25,6 +47,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Child processes rather than threads: a test file's servers die with its process.
     pool: "forks",
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,

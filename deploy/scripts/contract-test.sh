@@ -9,6 +9,10 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 version="$(tr -d '[:space:]' <test/contract/schemathesis-version)"
 st="$root/.tools/schemathesis/$version/bin/st"
+[[ -x "$st" ]] || {
+  printf 'contract-test: schemathesis %s is not installed in .tools/: run `make schemathesis` (make test does)\n' "$version" >&2
+  exit 1
+}
 port="${CONTRACT_PORT:-18480}"
 ops_port="${CONTRACT_OPS_PORT:-18481}"
 base="http://127.0.0.1:$port"

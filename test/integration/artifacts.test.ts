@@ -263,6 +263,7 @@ describe("artifacts through presigned URLs", () => {
     expect((await user.call("retrieveJob", { job_id: jobId })).artifacts).toEqual([]);
   });
 
+  // 100 MiB through NATS on a loaded 2-core machine took over 30 s once: the bound below is on a hang, not a speed.
   it("streams a 50 MB artifact both ways byte for byte while the gateway's memory stays flat", async () => {
     const jobId = await submitJob();
     await upload(jobId, "warm-up.bin", randomBytes(2 * 1024 * 1024));
@@ -301,7 +302,7 @@ describe("artifacts through presigned URLs", () => {
     const report = `live memory grew by ${mib(growth.live)} MiB, rss by ${mib(growth.rss)} MiB`;
     expect(growth.live, report).toBeLessThan(16 * 1024 * 1024);
     expect(growth.rss, report).toBeLessThan(40 * 1024 * 1024);
-  });
+  }, 120_000);
 });
 
 describe("signed URLs", () => {

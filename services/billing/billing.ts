@@ -13,6 +13,7 @@ import { getSubscription } from "./get-subscription.js";
 import { cancelSubscription } from "./subscriptions/cancel-subscription.js";
 import { openCreditLedger } from "./ledger/index.js";
 import { listPlans } from "./list-plans.js";
+import { lookupArtifactQuota } from "./lookup-artifact-quota.js";
 import { lookupLogQuota } from "./lookup-log-quota.js";
 import { lookupRetention } from "./lookup-retention.js";
 import { loadPlanCatalog, type PlanCatalog } from "./plans/plan-catalog.js";
@@ -64,13 +65,14 @@ async function openPaymentProvider(
   return { provider: sandbox, sandbox };
 }
 
-/** Billing's own RPCs: plans, subscriptions, retention and log quotas of plans, checkout and the provider's webhooks. */
+/** Billing's own RPCs: plans, subscriptions, retention, log quotas and artifact budgets of plans, checkout and the provider's webhooks. */
 function serveBilling(run: ServiceRun, ctx: BillingContext): void {
   run.serve("billingPlansList", listPlans(ctx));
   run.serve("billingSubscriptionGet", getSubscription(ctx));
   run.serve("billingSubscriptionCancel", cancelSubscription(ctx));
   run.serve("billingRetentionLookup", lookupRetention(ctx));
   run.serve("billingLogQuota", lookupLogQuota(ctx));
+  run.serve("billingArtifactQuota", lookupArtifactQuota(ctx));
   run.serve("billingCheckoutCreate", createCheckout(ctx));
   run.serve("billingWebhookReceive", receiveWebhook(ctx));
   run.serve("billingSandboxSessionGet", sandboxViewSession(ctx));

@@ -96,6 +96,12 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_NATS_UPLOAD_IDLE_SECONDS: intSetting(30, { min: 1, max: 3_600 }),
   /** Largest artifact accepted, in bytes (5 GiB). */
   CJS_MAX_ARTIFACT_BYTES: intSetting(5 * 1024 ** 3, { min: 1 }),
+  /**
+   * The artifact store's size (`max_bytes` of `OBJ_cjs_artifacts`), every tenant's artifacts
+   * together (10 GiB): full, it refuses uploads and nothing else. JetStream reserves it in its
+   * store when the stream is made, so it must fit there beside the other streams.
+   */
+  CJS_ARTIFACT_STORE_MAX_BYTES: intSetting(10 * 1024 ** 3, { min: 1_048_576, max: 1_125_899_906_842_624 }),
   /** The longest life of a user's API key, in days; unset: keys may live for ever. */
   CJS_API_KEY_MAX_TTL_DAYS: z.preprocess(
     (value) => (value === "" ? undefined : value),

@@ -1,6 +1,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Clock } from "../../shared/runtime/index.js";
+import type { ArtifactBudget } from "./artifacts/artifact-budget.js";
 import type { ArtifactStore } from "./artifacts/artifact-store.js";
 import type { GatewayConfig } from "./config.js";
 import type { UrlSigner } from "./http/signed-url.js";
@@ -35,6 +36,8 @@ export interface GatewayContext {
   urls: UrlSigner;
   /** Artifact bytes (object store) and their per-job index. */
   artifacts: ArtifactStore;
+  /** Each business's budget of artifact bytes stored, checked before an upload. */
+  artifactBudget: ArtifactBudget;
   /** Per-user request limits, shared by every replica through NATS KV. */
   rateLimiter: RateLimiter;
   /** The Idempotency-Key records of submits and retries, shared by every replica. */

@@ -12,6 +12,7 @@ import { createUser } from "./admin/create-user.js";
 import { listUsersOfApp } from "./admin/list-users.js";
 import { rotateKeys } from "./admin/rotate-keys.js";
 import { buildApp } from "./app.js";
+import { ArtifactBudget } from "./artifacts/artifact-budget.js";
 import { ArtifactStore } from "./artifacts/artifact-store.js";
 import { purgeJobArtifacts } from "./artifacts/purge-job-artifacts.js";
 import type { GatewayConfig } from "./config.js";
@@ -73,6 +74,7 @@ async function openGatewayContext(deps: GatewayDeps): Promise<GatewayContext> {
     ttlSeconds: config.CJS_ACCESS_TOKEN_TTL_SECONDS,
     clock,
   });
+  const artifacts = await ArtifactStore.open(nc, topology, config.CJS_ARTIFACT_STORE_MAX_BYTES);
   return {
     config,
     nc,
@@ -91,7 +93,8 @@ async function openGatewayContext(deps: GatewayDeps): Promise<GatewayContext> {
     authenticator: new Authenticator({ nc, store, tokens, clock, logger }),
     signingKeys,
     urls: urlSigner(signingKeys.url.live, clock),
-    artifacts: await ArtifactStore.open(nc, topology),
+    artifacts,
+    artifactBudget: new ArtifactBudget({ nc, artifacts, clock, logger }),
     rateLimiter: await RateLimiter.open(nc, {
       replicas: config.CJS_NATS_REPLICAS,
       policy: { minute: config.CJS_RATE_LIMIT_PER_MINUTE, hour: config.CJS_RATE_LIMIT_PER_HOUR },

@@ -1,15 +1,8 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { AppError } from "../../shared/errors/index.js";
 import { requestRpc, subjects } from "../../shared/nats/index.js";
-import type { Logger } from "../../shared/runtime/index.js";
+import { QuotaMemo, type Logger } from "../../shared/runtime/index.js";
 import { dayWindow, hourWindow, type LogUsage } from "./log-usage.js";
-
-/** How long a business's quota, as billing answered it, is used before it is asked again. */
-const QUOTA_TTL_MS = 60_000;
-/** After billing did not answer, how long the last answer (or none) stands before it is asked again. */
-const QUOTA_RETRY_MS = 5_000;
-/** Businesses whose quota is remembered; past it the memo starts over (it saves requests, it decides nothing). */
-const QUOTAS_REMEMBERED = 10_000;
 
 export interface Account {
   app_id: string;
@@ -33,7 +26,7 @@ function exceeded(limit: "node_hour" | "business_day", maxBytes: number, endsAtM
  * job's, not the node's: on an operator pool, the customer's.
  */
 export class LogQuotas {
-  private readonly quotas = new Map<string, { maxBytes: number | null; atMs: number }>();
+  private readonly quotas: QuotaMemo;
 
   constructor(
     private readonly deps: {
@@ -43,7 +36,9 @@ export class LogQuotas {
       logger: Logger;
       nodeBytesPerHour: number;
     },
-  ) {}
+  ) {
+    this.quotas = new QuotaMemo(deps.clock);
+  }
 
   /** Throws `logs.quota_exceeded` when the node's hour is used up: the first check of a push, before any read of its job. */
   async checkNode(nodeId: string): Promise<void> {
@@ -74,30 +69,17 @@ export class LogQuotas {
     this.deps.usage.add(subjects.logUsageOfBusiness(account.app_id, account.business_id, day.id), day.endsAtMs, bytes);
   }
 
-  /**
-   * The business's bytes a day, from its plan through billing, kept a minute. When billing
-   * does not answer, the last answer stands, or none: lines are not refused for billing's outage.
-   */
-  private async businessQuota(account: Account): Promise<number | null> {
-    const key = `${account.app_id}/${account.business_id}`;
-    const known = this.quotas.get(key);
-    const now = this.deps.clock.now();
-    if (known && now - known.atMs < QUOTA_TTL_MS) return known.maxBytes;
-    try {
-      const { max_log_bytes_per_day: maxBytes } = await requestRpc(this.deps.nc, "billingLogQuota", account, {
-        timeoutMs: 2_000,
-      });
-      if (this.quotas.size >= QUOTAS_REMEMBERED) this.quotas.clear();
-      this.quotas.set(key, { maxBytes, atMs: now });
-      return maxBytes;
-    } catch (error) {
-      this.deps.logger.warn(
-        { err: error, business_id: account.business_id },
-        "could not read a business's log quota; its pushes are not held to it until billing answers",
-      );
-      const standing = known?.maxBytes ?? null;
-      this.quotas.set(key, { maxBytes: standing, atMs: now - QUOTA_TTL_MS + QUOTA_RETRY_MS });
-      return standing;
-    }
+  /** The business's bytes a day, from its plan through billing (a QuotaMemo: kept a minute, none while billing is silent). */
+  private businessQuota(account: Account): Promise<number | null> {
+    return this.quotas.get(
+      `${account.app_id}/${account.business_id}`,
+      async () =>
+        (await requestRpc(this.deps.nc, "billingLogQuota", account, { timeoutMs: 2_000 })).max_log_bytes_per_day,
+      (error) =>
+        this.deps.logger.warn(
+          { err: error, business_id: account.business_id },
+          "could not read a business's log quota; its pushes are not held to it until billing answers",
+        ),
+    );
   }
 }

@@ -62,3 +62,13 @@ export type Artifact = z.infer<typeof Artifact>;
 /** The retrieve answer: the job and its artifacts, by name. */
 export const RetrieveJobResponse = JobPayload.extend({ artifacts: z.array(Artifact) });
 export type RetrieveJobResponse = z.infer<typeof RetrieveJobResponse>;
+
+/** Internal: the gateway asks billing how many bytes of artifacts a business may keep (`subjects.billingArtifactQuota()`). */
+export const ArtifactQuotaCommand = z.object({ app_id: z.string(), business_id: z.string() });
+export type ArtifactQuotaCommand = z.infer<typeof ArtifactQuotaCommand>;
+
+export const ArtifactQuota = z.object({
+  /** The plan's `limits.max_artifact_bytes`; null for the operator's own business, which has no budget. */
+  max_artifact_bytes: z.number().int().positive().nullable(),
+});
+export type ArtifactQuota = z.infer<typeof ArtifactQuota>;

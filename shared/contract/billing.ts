@@ -16,7 +16,7 @@ export const PlanRates = z.strictObject({
 });
 export type PlanRates = z.infer<typeof PlanRates>;
 
-/** Limits of a plan, applied to jobs on operator pools (a business's own pools are never limited by its plan). */
+/** Limits of a plan: the job limits apply to jobs on operator pools (a business's own pools are never limited by them), the byte budgets to every job of the business. */
 export const PlanLimits = z.strictObject({
   /** Longest `timeout_seconds` a job on an operator pool may ask for. */
   max_job_timeout_seconds: z.number().int().positive(),
@@ -27,6 +27,12 @@ export const PlanLimits = z.strictObject({
    * node's log push for its jobs is refused with 429 `logs.quota_exceeded` until the next day.
    */
   max_log_bytes_per_day: z.number().int().positive().default(1_073_741_824),
+  /**
+   * Bytes of artifacts the business may keep stored at once, on any pool (every job's, until
+   * deleted or removed with their job); an upload that would pass it is refused with 413
+   * `artifacts.quota_exceeded` and stores nothing.
+   */
+  max_artifact_bytes: z.number().int().positive().default(5_368_709_120),
 });
 export type PlanLimits = z.infer<typeof PlanLimits>;
 

@@ -86,6 +86,8 @@ export {
 export { RotateKeysRequest, RotateKeysResponse, SigningKeyKind } from "./admin-keys.js";
 export {
   Artifact,
+  ArtifactQuota,
+  ArtifactQuotaCommand,
   ARTIFACT_ROUTE,
   artifactPath,
   ContentType,

@@ -151,8 +151,12 @@ function artifactUpload() {
         "200": { description: "Artifact stored", content: envelopeOf(Artifact) },
         "400": refused("`request.invalid`: a bad name or media type, or a body shorter than its Content-Length."),
         "403": refused("`url.signature_invalid`, `url.expired`."),
-        "413": refused("`request.too_large`: over CJS_MAX_ARTIFACT_BYTES; the connection is closed after the answer."),
-        "503": refused("`service.unavailable`: storage is unreachable; nothing was stored."),
+        "413": refused(
+          "`request.too_large`: over CJS_MAX_ARTIFACT_BYTES; `artifacts.quota_exceeded`: over what the business's artifact budget leaves. Nothing was stored; the connection is closed after the answer.",
+        ),
+        "503": refused(
+          "`service.unavailable`: storage is unreachable, or the artifact store is full (`details.reason`); nothing was stored.",
+        ),
       },
     },
   };

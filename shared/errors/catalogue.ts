@@ -172,6 +172,12 @@ export const ERROR_CATALOGUE = {
     summary:
       "A log push over a log quota: the node's bytes this UTC hour (`CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR`) or the job's business's bytes this UTC day (its plan's `max_log_bytes_per_day`); nothing was stored. Not retried: the agent drops the attempt's later lines (`details.limit`, `details.max_bytes`, `details.resets_at`).",
   },
+  "artifacts.quota_exceeded": {
+    http: 413,
+    retryable: false,
+    summary:
+      "An artifact upload that does not fit in what its business's artifact storage budget leaves (its plan's `max_artifact_bytes`, every artifact kept until deleted or removed with its job; a new version of a name counts less the one it replaces); nothing was stored. Delete artifacts or jobs to make room (`details.max_bytes`, `details.used_bytes`). Over HTTP the connection is closed after the answer.",
+  },
   "logs.stream_limit_reached": {
     http: 429,
     retryable: true,

@@ -5,6 +5,8 @@ import {
   AdminSetUserRoleRequest,
   AdminUserRef,
   App,
+  ArtifactQuota,
+  ArtifactQuotaCommand,
   BillingCallerCommand,
   Business,
   ConcurrencyInUseCommand,
@@ -184,6 +186,7 @@ export const INTERNAL_RPCS = {
     reply: RPC_ROUTES.cancelSubscription.response,
   },
   billingLogQuota: { subject: subjects.billingLogQuota, command: LogQuotaCommand, reply: LogQuota },
+  billingArtifactQuota: { subject: subjects.billingArtifactQuota, command: ArtifactQuotaCommand, reply: ArtifactQuota },
   billingRetentionLookup: {
     subject: subjects.billingRetentionLookup,
     command: RetentionLookupCommand,

@@ -14,9 +14,13 @@ const PROBE_TIMEOUT_MS = 2_000;
 /**
  * Past this share of the store's size, or of a `discard: new` stream's `max_bytes`, the
  * service is not ready: writes are about to be refused for every tenant. The alerts warn
- * well before (docs/operations.md, `CjsJetStreamStorageHigh`).
+ * well before (docs/operations.md, `CjsJetStreamStorageHigh`). An object store is the
+ * exception: full, it refuses only new objects (artifact uploads), while every other
+ * operation goes on, so it is exported but does not judge readiness.
  */
 export const STORAGE_NOT_READY_RATIO = 0.98;
+/** The stream of an object store (`OBJ_<store>`). */
+const OBJECT_STORE_PREFIX = "OBJ_";
 
 export interface JetStreamHealth {
   /** True while the last probe succeeded; false before the first one has. */
@@ -65,7 +69,8 @@ export function jetStreamHealth(
       const ratio = state.bytes / config.max_bytes;
       const discard = config.discard === DiscardPolicy.New ? "new" : "old";
       streamFillRatio.set({ service, stream: config.name, discard }, ratio);
-      if (discard === "new" && ratio >= STORAGE_NOT_READY_RATIO) full = true;
+      if (discard === "new" && !config.name.startsWith(OBJECT_STORE_PREFIX) && ratio >= STORAGE_NOT_READY_RATIO)
+        full = true;
     }
     storageReady = !full;
   };

@@ -71,6 +71,12 @@ describe("subjects", () => {
     expect(subjects.jobLogDrops(JOB).startsWith("cjs.logs.")).toBe(false);
   });
 
+  it("names a business's artifact usage counter by its tenancy", () => {
+    expect(subjects.artifactUsageOfBusiness("acme", BIZ)).toBe(`cjs.artifactusage.acme.${BIZ}`);
+    expect(() => subjects.artifactUsageOfBusiness("acme", "*")).toThrow();
+    expect(subjects.artifactUsageAll()).toBe("cjs.artifactusage.>");
+  });
+
   it("refuses to put anything but a well-formed id into a subject", () => {
     for (const bad of HOSTILE) {
       expect(() => subjects.jobLogs(bad, 1)).toThrow(MalformedIdError);

@@ -87,6 +87,8 @@ export const STREAMS = {
   webhookDeliveries: "CJS_WEBHOOK_DELIVERIES",
   /** Counters (`Nats-Incr`) of log bytes stored, per node and hour and per business and day (log-relay). */
   logUsage: "CJS_LOG_USAGE",
+  /** Counters (`Nats-Incr`) of the bytes of artifacts each business keeps stored (gateway). */
+  artifactUsage: "CJS_ARTIFACT_USAGE",
 } as const;
 
 /** Durable consumers. */
@@ -196,6 +198,8 @@ export const subjects = {
   billingSubscriptionCancel: () => `${ROOT}.billing.subscription.cancel`,
   /** A business's log quota, from its plan (the log relay's per-business cap). */
   billingLogQuota: () => `${ROOT}.billing.logs.quota`,
+  /** A business's artifact storage budget, from its plan (the gateway's check before an upload). */
+  billingArtifactQuota: () => `${ROOT}.billing.artifacts.quota`,
   /** The retention of many businesses' plans at once (the scheduler's retention sweep). */
   billingRetentionLookup: () => `${ROOT}.billing.retention.lookup`,
   billingCheckoutCreate: () => `${ROOT}.billing.checkout.create`,
@@ -218,6 +222,10 @@ export const subjects = {
   logUsageOfBusiness: (appId: string, businessId: string, day: string) =>
     `${ROOT}.logusage.business.${checkId("app", appId)}.${checkId("business", businessId)}.${checkedWindow(day, 8)}`,
   logUsageAll: () => `${ROOT}.logusage.>`,
+  /** Bytes of artifacts one business keeps stored, a counter: up by each upload, down by each removal. */
+  artifactUsageOfBusiness: (appId: string, businessId: string) =>
+    `${ROOT}.artifactusage.${checkId("app", appId)}.${checkId("business", businessId)}`,
+  artifactUsageAll: () => `${ROOT}.artifactusage.>`,
   /** Core NATS events: a node got an assignment, or lost one it did not end itself (each wakes its long poll); a job ended. */
   nodeAssigned: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.assigned`,
   nodeReleased: (nodeId: string) => `${ROOT}.events.node.${checkId("node", nodeId)}.released`,

@@ -184,18 +184,20 @@ export async function ensureStream(
 }
 
 /**
- * Creates an object store, or opens it when another replica already did. Idempotent, so
- * every replica runs it on start.
+ * Creates an object store, or opens it when another replica already did, with its
+ * `max_bytes` as given (an object store refuses a write when full: `discard: new`). One
+ * made with another size (an older version's, or a changed setting) is resized. Idempotent,
+ * so every replica runs it on start.
  */
 export async function ensureObjectStore(
   nc: NatsConnection,
   name: ObjectStoreName,
-  { replicas, logger }: TopologyOptions,
+  { replicas, logger, maxBytes }: TopologyOptions & { maxBytes: number },
 ): Promise<ObjectStore> {
   const objm = new Objm(nc);
   const store = await provision(`object store ${name}`, logger, async () => {
     try {
-      return await objm.create(name, { replicas });
+      return await objm.create(name, { replicas, max_bytes: maxBytes });
     } catch (error) {
       // Two replicas creating the same store at once: the loser opens the winner's.
       try {
@@ -205,6 +207,12 @@ export async function ensureObjectStore(
       }
     }
   });
-  remember(nc, `OBJ_${name}`);
+  const stream = `OBJ_${name}`;
+  await provision(`the size of object store ${name}`, logger, async () => {
+    const jsm = await jetstreamManager(nc);
+    const { config } = await jsm.streams.info(stream);
+    if (config.max_bytes !== maxBytes) await jsm.streams.update(stream, { ...config, max_bytes: maxBytes });
+  });
+  remember(nc, stream);
   return store;
 }

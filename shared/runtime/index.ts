@@ -27,6 +27,7 @@ export { formatPath, zodIssues } from "./zod-issues.js";
 export type { FieldIssue } from "./zod-issues.js";
 export { fromBase62, newId, newJobId, randomBase62, toBase62 } from "./ids.js";
 export { Coalesced } from "./coalesced.js";
+export { QuotaMemo } from "./quota-memo.js";
 export { forEachBounded } from "./for-each-bounded.js";
 export { settingNames, unknownSettings, warnUnknownSettings } from "./unknown-settings.js";
 export type { UnknownSetting } from "./unknown-settings.js";

@@ -1,4 +1,4 @@
-import { jetstream } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
@@ -9,13 +9,17 @@ import type { Caller } from "../../services/gateway/identity/authenticator.js";
 import { RateLimiter } from "../../services/gateway/rate-limit/rate-limiter.js";
 import { RateLimitRecord } from "../../services/gateway/rate-limit/windows.js";
 import { countingKv } from "../harness/counting-kv.js";
+import { startNatsCluster, type NatsClusterHarness } from "../harness/nats-cluster.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 
 /**
  * The limiter refuses a request only when the user's window is used up: a compare-and-set
  * that keeps losing, or a NATS server that goes away, lets the request through uncounted.
  * A real nats-server; the "other replica" is a KV handle that writes the user's counter
- * itself before every write of the limiter, so the limiter's write always loses.
+ * itself before every write of the limiter, so the limiter's write always loses. On the
+ * 3-node cluster, where the spurious 429s were seen, the counters' leader is killed: the
+ * election that follows refuses nobody either. (Contention alone is the same logic on any
+ * NATS, so it runs on one server only.)
  */
 let nats: NatsHarness;
 let nc: NatsConnection;
@@ -148,6 +152,50 @@ describe("the rate limiter under contention", () => {
       expect(outcomes.filter((outcome) => outcome.status === "rejected")).toEqual([]);
     } finally {
       await nats.restart();
+    }
+  });
+});
+
+describe("the rate limiter on a 3-node cluster (R3 counters)", () => {
+  let cluster: NatsClusterHarness;
+  let clusterNc: NatsConnection;
+
+  beforeAll(async () => {
+    cluster = await startNatsCluster();
+    clusterNc = await connect({ servers: [...cluster.urls], maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    await ensureBuckets(clusterNc, [BUCKETS.rateLimits], { replicas: cluster.replicas });
+  }, 60_000);
+
+  afterAll(async () => {
+    await clusterNc?.close();
+    await cluster?.stop();
+  });
+
+  it("lets every request through while the counters' leader is killed and another elected, refusing none", async () => {
+    const counters = await new Kvm(jetstream(clusterNc, { timeout: 1000 })).open(BUCKETS.rateLimits);
+    const limiter = new RateLimiter({
+      bucket: new JsonBucket(counters, RateLimitRecord),
+      clock: systemClock,
+      logger,
+      policy: { minute: 1_000, hour: 10_000 },
+    });
+    const caller = callerOf(newId("usr"));
+    await limiter.admit(caller, headers);
+    const jsm = await jetstreamManager(clusterNc);
+    const leader = (await jsm.streams.info(`KV_${BUCKETS.rateLimits}`)).cluster?.leader;
+    // The harness names its nodes n1, n2, n3.
+    const leaderIndex = Number(leader?.slice(1)) - 1;
+    expect(leaderIndex).toBeGreaterThanOrEqual(0);
+    const refusedBefore = await refusedCount();
+    await cluster.kill(leaderIndex);
+    try {
+      for (let round = 0; round < 5; round += 1) {
+        const outcomes = await Promise.allSettled(Array.from({ length: 10 }, () => limiter.admit(caller, headers)));
+        expect(outcomes.filter((outcome) => outcome.status === "rejected")).toEqual([]);
+      }
+      expect((await refusedCount()) - refusedBefore).toBe(0);
+    } finally {
+      await cluster.restart(leaderIndex);
     }
   });
 });

@@ -15,7 +15,12 @@ const plans = new Map<string, Plan>(
       interval: "month",
       included_credit: 10,
       rates: { cpu_core_hour: 1, memory_gb_hour: 1, gpu_hour: 1 },
-      limits: { max_job_timeout_seconds: 60, max_job_cpu: 1, max_log_bytes_per_day: 1_000_000 },
+      limits: {
+        max_job_timeout_seconds: 60,
+        max_job_cpu: 1,
+        max_log_bytes_per_day: 1_000_000,
+        max_artifact_bytes: 1_000_000,
+      },
       billed: true,
       retention_days: 30,
     },

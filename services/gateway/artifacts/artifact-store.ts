@@ -2,6 +2,7 @@ import type { Readable } from "node:stream";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import type { ObjectInfo, ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
 import { z } from "zod";
 import { Artifact, checkId } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
@@ -15,6 +16,7 @@ import {
   RecordBusyError,
   type TopologyOptions,
 } from "../../../shared/nats/index.js";
+import { ArtifactUsage, type Business } from "./artifact-usage.js";
 import { readObject, type ByteSpan } from "./read-object.js";
 
 /** One artifact: tenancy, job and name. */
@@ -48,6 +50,17 @@ export interface StoredArtifact {
 }
 
 const DIGEST_PREFIX = "SHA-256=";
+/** JetStream code of "maximum bytes exceeded": the store's `max_bytes` (CJS_ARTIFACT_STORE_MAX_BYTES) is reached. */
+const MAX_BYTES_EXCEEDED = 10077;
+
+/** A put the full store refused: every tenant's uploads wait for room (deletions, retention), nothing else does. */
+function storeFull(error: unknown): unknown {
+  if ((error as { code?: unknown } | null)?.code !== MAX_BYTES_EXCEEDED) return error;
+  return new AppError("service.unavailable", "The artifact store is full; nothing was stored. Try again later.", {
+    retryAfterSeconds: 60,
+    details: { reason: "artifact_store_full" },
+  });
+}
 
 /** The key of a job's artifacts in the index, each id checked by its format. */
 function jobIndexKey(job: Omit<ArtifactRef, "artifact_id">): string {
@@ -90,27 +103,48 @@ function toArtifact(artifactId: string, info: ObjectInfo): Artifact {
 
 /**
  * Artifacts: their bytes in the `cjs_artifacts` object store, their listing in the
- * `cjs_artifact_index` bucket. Both are written by the gateway only.
+ * `cjs_artifact_index` bucket, and each business's bytes stored in `CJS_ARTIFACT_USAGE`.
+ * All are written by the gateway only. The usage follows the index: what an index write
+ * added or replaced, and what a removal took out of it, is counted right after it.
  */
 export class ArtifactStore {
   private constructor(
     private readonly objects: ObjectStore,
     private readonly index: JsonBucket<typeof ArtifactRecord>,
+    private readonly usage: ArtifactUsage,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
   ) {}
 
-  static async open(nc: NatsConnection, topology: TopologyOptions): Promise<ArtifactStore> {
-    const [objects, kv] = await Promise.all([
-      ensureObjectStore(nc, OBJECT_STORES.artifacts, topology),
+  /** `maxStoreBytes`: the object store's `max_bytes`, every tenant's artifacts together. */
+  static async open(
+    nc: NatsConnection,
+    topology: TopologyOptions & { logger: Logger },
+    maxStoreBytes: number,
+  ): Promise<ArtifactStore> {
+    const jsm = await jetstreamManager(nc);
+    const [objects, kv, usage] = await Promise.all([
+      ensureObjectStore(nc, OBJECT_STORES.artifacts, { ...topology, maxBytes: maxStoreBytes }),
       ensureBuckets(nc, [BUCKETS.artifactIndex], topology),
+      ArtifactUsage.open(nc, jsm, topology),
     ]);
     return new ArtifactStore(
       objects,
       new JsonBucket(kv[BUCKETS.artifactIndex], ArtifactRecord),
+      usage,
       jetstream(nc),
-      await jetstreamManager(nc),
+      jsm,
     );
+  }
+
+  /** Bytes of artifacts the business keeps stored. */
+  usedBytes(business: Business): Promise<number> {
+    return this.usage.used(business);
+  }
+
+  /** The size of the version of this artifact listed now; 0 when there is none. */
+  async listedBytes(ref: ArtifactRef): Promise<number> {
+    return (await this.index.get(indexKey(ref)))?.value.size_bytes ?? 0;
   }
 
   /**
@@ -122,24 +156,35 @@ export class ArtifactStore {
   async save(ref: ArtifactRef, facts: UploadFacts, body: ReadableStream<Uint8Array>): Promise<Artifact> {
     const metadata: Record<string, string> = { content_type: facts.content_type };
     if (facts.attempt !== null) metadata.attempt = String(facts.attempt);
-    const info = await this.objects.put({ name: objectName(ref), metadata }, body);
+    const info = await this.objects.put({ name: objectName(ref), metadata }, body).catch((error: unknown) => {
+      throw storeFull(error);
+    });
     const artifact = toArtifact(ref.artifact_id, info);
-    await this.writeIndex(ref, {
+    const replaced = await this.writeIndex(ref, {
       ...artifact,
       app_id: ref.app_id,
       business_id: ref.business_id,
       job_id: ref.job_id,
       object_revision: info.revision,
     });
+    if (replaced !== null) await this.usage.add(ref, artifact.size_bytes - replaced);
     return artifact;
   }
 
-  /** Keeps the entry of the newest version: two uploads of one name may finish in either order. */
-  private async writeIndex(ref: ArtifactRef, record: ArtifactRecord): Promise<void> {
+  /**
+   * Keeps the entry of the newest version: two uploads of one name may finish in either
+   * order. Returns the size of the entry it replaced (0 for none), or null when a newer
+   * version's entry was there already (that upload counted the bytes stored now).
+   */
+  private async writeIndex(ref: ArtifactRef, record: ArtifactRecord): Promise<number | null> {
+    let replaced = 0;
     try {
-      await this.index.upsert(indexKey(ref), (current) =>
-        current && current.object_revision >= record.object_revision ? undefined : record,
-      );
+      const written = await this.index.upsert(indexKey(ref), (current) => {
+        if (current && current.object_revision >= record.object_revision) return undefined;
+        replaced = current?.size_bytes ?? 0;
+        return record;
+      });
+      return written?.written ? replaced : null;
     } catch (error) {
       if (error instanceof RecordBusyError)
         throw new AppError("service.unavailable", "The artifact index is too busy right now; upload again.", {
@@ -171,15 +216,20 @@ export class ArtifactStore {
   /**
    * Removes one artifact; false when the job has no artifact of that name. The index entry
    * goes first, so a crash midway can leave unlisted bytes but never a listed artifact
-   * whose download fails. Then the bytes, then the object's "deleted" metadata the object
-   * store leaves behind, so nothing of the artifact stays in the store.
+   * whose download fails. It goes by compare-and-set, so of two removals at once only one
+   * takes its bytes off the business's usage. Then the bytes, then the object's "deleted"
+   * metadata the object store leaves behind, so nothing of the artifact stays in the store.
    */
   async remove(ref: ArtifactRef): Promise<boolean> {
     const key = indexKey(ref);
     const name = objectName(ref);
     const [indexed, info] = await Promise.all([this.index.get(key), this.objects.info(name)]);
     if (!indexed && (!info || info.deleted)) return false;
-    if (indexed) await this.index.erase(key);
+    const unlisted = indexed ? await this.index.removeIf(key, () => true, { known: indexed }) : null;
+    if (unlisted) {
+      await this.usage.add(ref, -unlisted.value.size_bytes);
+      await this.index.erase(key);
+    }
     if (info && !info.deleted) await this.objects.delete(name);
     await this.jsm.streams.purge(`OBJ_${OBJECT_STORES.artifacts}`, { filter: metaSubject(name) });
     return true;

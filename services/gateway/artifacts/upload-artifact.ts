@@ -5,6 +5,7 @@ import { AppError } from "../../../shared/errors/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { sendSuccess } from "../http/envelope.js";
 import { artifactParams, pathOf, type ArtifactRouteParams } from "./artifact-params.js";
+import { quotaExceeded, type UploadRoom } from "./artifact-budget.js";
 import type { ArtifactRef, UploadFacts } from "./artifact-store.js";
 import { verifyArtifactUrl } from "./artifact-urls.js";
 
@@ -16,22 +17,22 @@ export function tooLarge(limit: number): AppError {
   });
 }
 
-/** How an upload's body went: past the limit, or cut off by the client. */
+/** How an upload's body went: refused for its size so far, or cut off by the client. */
 interface BodyOutcome {
-  overflowed: boolean;
+  refusal: AppError | undefined;
   cutOff: boolean;
 }
 
-/** The body, passed through as it arrives; past `limit` bytes it fails with `request.too_large`. */
-function limitedBody(source: Readable, limit: number): { body: Transform; outcome: BodyOutcome } {
-  const outcome = { overflowed: false, cutOff: false };
+/** The body, passed through as it arrives; once its size is refused (`sizeRefusal`) it fails with that error. */
+function limitedBody(source: Readable, upload: AuthorizedUpload): { body: Transform; outcome: BodyOutcome } {
+  const outcome: BodyOutcome = { refusal: undefined, cutOff: false };
   let received = 0;
   const body = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       received += chunk.length;
-      if (received <= limit) return done(null, chunk);
-      outcome.overflowed = true;
-      done(tooLarge(limit));
+      outcome.refusal = sizeRefusal(upload, received);
+      if (!outcome.refusal) return done(null, chunk);
+      done(outcome.refusal);
     },
   });
   // A client that goes away mid-body fails the upload instead of leaving it waiting.
@@ -63,7 +64,21 @@ function contentTypeOf(request: FastifyRequest): string | undefined {
 export interface AuthorizedUpload {
   ref: ArtifactRef;
   facts: UploadFacts;
+  /** The largest artifact (`CJS_MAX_ARTIFACT_BYTES`). */
   limit: number;
+  /** What its business's artifact budget leaves it; null without a budget. */
+  room: UploadRoom | null;
+}
+
+/**
+ * Why an upload of `bytes` (announced, or received so far) is refused for its size, if it
+ * is: over the largest artifact (`request.too_large`), else over what its business's budget
+ * leaves (`artifacts.quota_exceeded`). Both are 413, so the connection is closed after.
+ */
+export function sizeRefusal(upload: AuthorizedUpload, bytes: number): AppError | undefined {
+  if (bytes > upload.limit) return tooLarge(upload.limit);
+  if (upload.room !== null && bytes > upload.room.roomBytes) return quotaExceeded(upload.room);
+  return undefined;
 }
 
 /** An upload as a transport received it, before any byte is read. */
@@ -81,9 +96,16 @@ export interface UploadRequest {
 /**
  * Checks an upload the same way whatever its transport (HTTP `PUT`, NATS): the bus is up,
  * the signed URL's signature and expiry hold, the tenancy it grants names the object, the
- * name is an artifact id, and the announced size is within the limit.
+ * name is an artifact id, and the announced size is within the limit and within what the
+ * business's artifact budget leaves. The budget is checked here, where every upload
+ * passes, whoever signed its URL; uploads of one business at once may together pass it by
+ * what they hold.
  */
-export function authorizeUpload(gw: GatewayContext, natsUp: () => boolean, request: UploadRequest): AuthorizedUpload {
+export async function authorizeUpload(
+  gw: GatewayContext,
+  natsUp: () => boolean,
+  request: UploadRequest,
+): Promise<AuthorizedUpload> {
   if (!natsUp())
     throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", {
       retryAfterSeconds: 1,
@@ -91,13 +113,17 @@ export function authorizeUpload(gw: GatewayContext, natsUp: () => boolean, reque
   const grant = verifyArtifactUrl(gw.urls, "PUT", request.path, request.query);
   const { job_id, artifact_id } = artifactParams(request.params);
   const limit = gw.config.CJS_MAX_ARTIFACT_BYTES;
-  if ((request.declaredBytes ?? 0) > limit) throw tooLarge(limit);
   const content_type = grant.content_type ?? request.contentType() ?? DEFAULT_CONTENT_TYPE;
-  return {
-    ref: { app_id: grant.app_id, business_id: grant.business_id, job_id, artifact_id },
+  const ref = { app_id: grant.app_id, business_id: grant.business_id, job_id, artifact_id };
+  const upload = {
+    ref,
     facts: { content_type, attempt: grant.attempt },
     limit,
+    room: await gw.artifactBudget.room(ref),
   };
+  const refusal = sizeRefusal(upload, request.declaredBytes ?? 0);
+  if (refusal) throw refusal;
+  return upload;
 }
 
 /**
@@ -106,7 +132,7 @@ export function authorizeUpload(gw: GatewayContext, natsUp: () => boolean, reque
  */
 export function uploadArtifact(gw: GatewayContext, natsUp: () => boolean) {
   return async (request: FastifyRequest<{ Params: ArtifactRouteParams }>, reply: FastifyReply) => {
-    const { ref, facts, limit } = authorizeUpload(gw, natsUp, {
+    const upload = await authorizeUpload(gw, natsUp, {
       path: pathOf(request.url),
       query: request.query as Record<string, unknown>,
       params: request.params,
@@ -116,15 +142,19 @@ export function uploadArtifact(gw: GatewayContext, natsUp: () => boolean) {
 
     // Without a body (no length, not chunked) fastify runs no parser; the raw request is then empty.
     const source = (request.body as Readable | undefined) ?? request.raw;
-    const { body, outcome } = limitedBody(source, limit);
+    const { body, outcome } = limitedBody(source, upload);
     try {
-      const artifact = await gw.artifacts.save(ref, facts, Readable.toWeb(body) as ReadableStream<Uint8Array>);
+      const artifact = await gw.artifacts.save(
+        upload.ref,
+        upload.facts,
+        Readable.toWeb(body) as ReadableStream<Uint8Array>,
+      );
       return sendSuccess(reply, "Artifact stored", artifact);
     } catch (error) {
       // Read and drop whatever is still coming, so the answer reaches the client.
       source.unpipe(body);
       source.resume();
-      if (outcome.overflowed) throw tooLarge(limit);
+      if (outcome.refusal) throw outcome.refusal;
       if (outcome.cutOff)
         throw new AppError("request.invalid", "The upload ended before its body was complete; nothing was stored.");
       throw error;

@@ -14,7 +14,7 @@ import { subjects } from "../../../shared/nats/index.js";
 import { randomBase62, zodIssues } from "../../../shared/runtime/index.js";
 import type { ArtifactRouteParams } from "../artifacts/artifact-params.js";
 import { UPLOAD_ROUTE } from "../artifacts/artifact-urls.js";
-import { authorizeUpload, tooLarge, type AuthorizedUpload } from "../artifacts/upload-artifact.js";
+import { authorizeUpload, sizeRefusal, type AuthorizedUpload } from "../artifacts/upload-artifact.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { absentAsEmpty } from "../http/register-rpc.js";
 import { ChunkFeed } from "./chunk-feed.js";
@@ -160,7 +160,8 @@ class NatsUpload {
       throw invalid(`A chunk holds 1 to ${NATS_UPLOAD_CHUNK_MAX_BYTES} bytes.`);
     }
     this.received += msg.data.length;
-    if (this.received > this.upload.limit) throw tooLarge(this.upload.limit);
+    const refusal = sizeRefusal(this.upload, this.received);
+    if (refusal) throw refusal;
     this.nextSeq += 1;
     // The message's buffer may be reused once the callback returns; the store keeps its own copy.
     const bytes = new Uint8Array(msg.data);
@@ -203,12 +204,12 @@ export class NatsUploads {
   ) {}
 
   /** `cjs.nodeplane.artifact.open`: checks the signed URL as the HTTP PUT does and opens the upload here. */
-  start(msg: Msg): Promise<NatsAnswer> {
+  async start(msg: Msg): Promise<NatsAnswer> {
     const { gw, natsUp, instanceId, log, idleMs } = this.deps;
     const parsed = NatsUploadOpenRequest.safeParse(absentAsEmpty(decodeBody(msg.data, CONTROL_MAX_BYTES)));
     if (!parsed.success) throw invalid("The request body does not match the schema.", zodIssues(parsed.error));
     const { url, size_bytes, content_type } = parsed.data;
-    const authorized = authorizeUpload(gw, natsUp, {
+    const authorized = await authorizeUpload(gw, natsUp, {
       ...uploadTarget(url),
       declaredBytes: size_bytes,
       contentType: () => content_type,
@@ -226,7 +227,7 @@ export class NatsUploads {
       chunk_bytes: NATS_UPLOAD_CHUNK_MAX_BYTES,
       idle_timeout_seconds: Math.ceil(idleMs / 1000),
     };
-    return Promise.resolve({ message: "Upload open", payload });
+    return { message: "Upload open", payload };
   }
 
   private ended(upload: NatsUpload): void {

@@ -120,7 +120,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       await placement.idle();
       await upkeep.sweeping.idle();
       await scheduleFiring?.stop();
-      replica?.jobsWatch.stop();
+      await replica?.jobsWatch.stop();
       replica?.context.view.stop();
     },
   });

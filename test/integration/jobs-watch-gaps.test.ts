@@ -7,6 +7,7 @@
  * `cjs_job_repairs_total{kind="watch_skipped"}`. The watch follows one partition, as a
  * replica follows those it owns.
  */
+import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -127,7 +128,7 @@ describe("a job revision the watch skipped", () => {
     expect(queued.get(lost)?.revision).toBe(lostRevision);
     expect(queued.get(next)).toBeDefined();
     expect(await watchSkippedRepairs()).toBe(before + 1);
-    watch.stop();
+    await watch.stop();
   });
 
   it("is read by the repair sweep when it was the partition's last: the watch did not move between two checks", async () => {
@@ -145,7 +146,7 @@ describe("a job revision the watch skipped", () => {
 
     expect(queued.get(lost)?.revision).toBe(lostRevision);
     expect(await watchSkippedRepairs()).toBe(before + 1);
-    watch.stop();
+    await watch.stop();
   });
 
   it("is not a repair when a later revision of the same job replaced it (the bucket keeps one per job)", async () => {
@@ -167,6 +168,25 @@ describe("a job revision the watch skipped", () => {
     expect(queued.get(replaced)).toBeUndefined();
     expect(queued.get(next)).toBeDefined();
     expect(await watchSkippedRepairs()).toBe(before);
-    watch.stop();
+    await watch.stop();
+  });
+});
+
+describe("the watch's consumer on the server", () => {
+  it("is one per watch: following another set of partitions removes the consumer of the set given up, and stopping removes the last", async () => {
+    const { watch } = await watched(() => false);
+    const stream = `KV_jobs_gaps_${bucketNumber}`;
+    const jsm = await jetstreamManager(nc);
+    const consumersOnServer = async () => (await jsm.consumers.list(stream).next()).length;
+    expect(await consumersOnServer()).toBe(1);
+
+    await watch.follow(new Set([6, 7]));
+    await watch.whenReady();
+    await watch.follow(new Set([8]));
+    await watch.whenReady();
+    expect(await consumersOnServer()).toBe(1);
+
+    await watch.stop();
+    expect(await consumersOnServer()).toBe(0);
   });
 });

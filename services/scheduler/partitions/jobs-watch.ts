@@ -29,7 +29,8 @@ export interface FeedEntry {
 export interface JobsFeed extends AsyncIterable<FeedEntry> {
   /** The consumer's delivered count and what it still has to deliver, asked of the server now. */
   position(): Promise<{ delivered: number; pending: number }>;
-  stop(): void;
+  /** Stops the feed and removes its consumer from the server (resolves when the server answered, or failed to). */
+  stop(): Promise<void>;
 }
 
 /** What the watch is fed from: an ordered consumer on the bucket's stream, or (tests) one that loses entries on purpose. */
@@ -65,7 +66,11 @@ export const orderedFeed: OpenJobsFeed = async (kv, keyFilters) => {
       const info = await consumer.info(false);
       return { delivered: info.delivered.consumer_seq, pending: info.num_pending };
     },
-    stop: () => void messages.stop(),
+    // The server would keep a stopped ordered consumer, and match every new record against its filters, for five minutes.
+    async stop() {
+      messages.stop();
+      await consumer.delete().catch(() => undefined);
+    },
   };
 };
 
@@ -139,7 +144,7 @@ export class JobsWatch {
    */
   async follow(partitions: ReadonlySet<number>): Promise<void> {
     const generation = (this.#generation += 1);
-    this.#feed?.stop();
+    const previous = this.#feed;
     this.#feed = undefined;
     for (const partition of this.#partitions) {
       if (partitions.has(partition)) continue;
@@ -152,17 +157,17 @@ export class JobsWatch {
     this.#readyAt = Number.POSITIVE_INFINITY;
     this.#lastRevision = 0;
     for (const waiter of this.#waiters.splice(0)) waiter.resolve();
-    if (partitions.size === 0) {
-      this.#markReady();
-      return;
-    }
-    this.#ready = false;
+    if (partitions.size === 0) this.#markReady();
+    else this.#ready = false;
+    // The consumer of the set given up goes before the next is made: a replica keeps one on the server.
+    await previous?.stop();
+    if (partitions.size === 0 || generation !== this.#generation) return;
     const feed = await this.openFeed(
       this.store.jobs.kv,
       [...partitions].sort((a, b) => a - b).flatMap(partitionKeyFilters),
     );
     if (generation !== this.#generation) {
-      feed.stop();
+      await feed.stop();
       return;
     }
     this.#feed = feed;
@@ -230,12 +235,13 @@ export class JobsWatch {
     }
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.#generation += 1;
-    this.#feed?.stop();
+    const feed = this.#feed;
     this.#feed = undefined;
     for (const waiter of this.#waiters.splice(0)) waiter.resolve();
     this.#markReady();
+    await feed?.stop();
   }
 
   #receive(entry: FeedEntry): void {

@@ -26,6 +26,11 @@ let nc: NatsConnection;
 let kv: KV;
 
 const logger = pino({ level: "silent" });
+
+/** A limiter over `kv` with the given windows, on the real clock unless one is given. */
+function limiterOver(kv: KV, policy: { minute: number; hour: number }, clock = systemClock): RateLimiter {
+  return new RateLimiter({ bucket: new JsonBucket(kv, RateLimitRecord), clock, logger, policy });
+}
 const policy = { minute: 1_000_000, hour: 1_000_000 };
 
 function callerOf(userId: string): Caller {
@@ -84,12 +89,7 @@ afterAll(async () => {
 
 describe("the rate limiter under contention", () => {
   it("admits every request of a batch whose compare-and-set always loses, uncounted, and refuses none", async () => {
-    const limiter = new RateLimiter({
-      bucket: new JsonBucket(alwaysBeaten(kv), RateLimitRecord),
-      clock: systemClock,
-      logger,
-      policy,
-    });
+    const limiter = limiterOver(alwaysBeaten(kv), policy);
     const [openBefore, refusedBefore] = [await failOpenCount(), await refusedCount()];
     const outcomes = await Promise.allSettled(Array.from({ length: 30 }, () => limiter.admit(callerOf(busy), headers)));
     expect(outcomes.filter((outcome) => outcome.status === "rejected")).toEqual([]);
@@ -98,12 +98,7 @@ describe("the rate limiter under contention", () => {
   });
 
   it("still refuses a user whose window is used up (the same limiter, a bucket nobody else writes)", async () => {
-    const limiter = new RateLimiter({
-      bucket: new JsonBucket(kv, RateLimitRecord),
-      clock: systemClock,
-      logger,
-      policy: { minute: 2, hour: 100 },
-    });
+    const limiter = limiterOver(kv, { minute: 2, hour: 100 });
     const caller = callerOf(newId("usr"));
     await limiter.admit(caller, headers);
     await limiter.admit(caller, headers);
@@ -113,12 +108,7 @@ describe("the rate limiter under contention", () => {
   it("refuses a user whose window is used up again without reading the counters, with the same Retry-After", async () => {
     const { kv: counted, reads } = countingKv(kv);
     let nowMs = Date.parse("2026-06-01T10:00:00.000Z");
-    const limiter = new RateLimiter({
-      bucket: new JsonBucket(counted, RateLimitRecord),
-      clock: { now: () => nowMs },
-      logger,
-      policy: { minute: 1, hour: 100 },
-    });
+    const limiter = limiterOver(counted, { minute: 1, hour: 100 }, { now: () => nowMs });
     const caller = callerOf(newId("usr"));
     await limiter.admit(caller, headers);
     await expect(limiter.admit(caller, headers)).rejects.toMatchObject({ code: "rate.limited", retryAfterSeconds: 60 });
@@ -138,12 +128,7 @@ describe("the rate limiter under contention", () => {
   });
 
   it("lets every request through while the NATS server is down, refusing none", async () => {
-    const limiter = new RateLimiter({
-      bucket: new JsonBucket(kv, RateLimitRecord),
-      clock: systemClock,
-      logger,
-      policy: { minute: 3, hour: 100 },
-    });
+    const limiter = limiterOver(kv, { minute: 3, hour: 100 });
     const caller = callerOf(newId("usr"));
     await limiter.admit(caller, headers);
     await nats.kill();
@@ -173,12 +158,7 @@ describe("the rate limiter on a 3-node cluster (R3 counters)", () => {
 
   it("lets every request through while the counters' leader is killed and another elected, refusing none", async () => {
     const counters = await new Kvm(jetstream(clusterNc, { timeout: 1000 })).open(BUCKETS.rateLimits);
-    const limiter = new RateLimiter({
-      bucket: new JsonBucket(counters, RateLimitRecord),
-      clock: systemClock,
-      logger,
-      policy: { minute: 1_000, hour: 10_000 },
-    });
+    const limiter = limiterOver(counters, { minute: 1_000, hour: 10_000 });
     const caller = callerOf(newId("usr"));
     await limiter.admit(caller, headers);
     const jsm = await jetstreamManager(clusterNc);

@@ -9,7 +9,7 @@ const DAY_MS = 86_400_000;
 /** The usage counters of the last two days and hours are all anyone reads; older windows expire. */
 const USAGE_MAX_AGE_MS = 2 * DAY_MS;
 /** Counters are a few bytes each: this holds millions of windows. */
-const USAGE_MAX_BYTES = 256 * 1024 * 1024;
+export const LOG_USAGE_MAX_BYTES = 256 * 1024 * 1024;
 
 /**
  * The log stream (one subject per job attempt, plus one per job for its drop counts, all
@@ -45,7 +45,7 @@ export async function openLogStore(nc: NatsConnection, config: Readonly<LogRelay
       // Only a window's total matters: each increment replaces the one before.
       max_msgs_per_subject: 1,
       max_age: nanos(USAGE_MAX_AGE_MS),
-      max_bytes: USAGE_MAX_BYTES,
+      max_bytes: LOG_USAGE_MAX_BYTES,
       // Full, the oldest windows go: a window forgotten counts from zero again, no push is refused for it.
       discard: DiscardPolicy.Old,
       storage: StorageType.File,

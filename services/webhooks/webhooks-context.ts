@@ -17,7 +17,7 @@ import { serviceKey } from "./secrets.js";
 
 const DAY_MS = 86_400_000;
 /** Deliveries due at once, at about 1 KiB each: about a million. */
-const DELIVERIES_MAX_BYTES = 1024 ** 3;
+export const DELIVERIES_MAX_BYTES = 1024 ** 3;
 
 /** What every handler and loop of the webhooks service shares. */
 export interface WebhooksContext {

@@ -11,6 +11,8 @@ export interface NatsServerOptions {
   cluster?: { name: string; port: number; routes: readonly string[] };
   /** JetStream `sync_interval` (`"always"` flushes every write before acknowledging it, `"2m"`); the server's default when unset. */
   syncInterval?: string;
+  /** JetStream `max_file_store` (`"64MB"`): the store's size; nats-server's default is 75 % of the disk free at its start. */
+  maxFileStore?: string;
   /** Lines appended to the generated configuration, for settings the options above do not cover. */
   extraConfig?: string;
 }
@@ -22,6 +24,12 @@ export function serverConfig(options: NatsServerOptions): string {
   if (options.serverName !== undefined) lines.push(`server_name: ${quote(options.serverName)}`);
   lines.push("jetstream {", `  store_dir: ${quote(options.storeDir)}`);
   if (options.syncInterval !== undefined) lines.push(`  sync_interval: ${quote(options.syncInterval)}`);
+  if (options.maxFileStore !== undefined) {
+    // A size is written bare: quoted, nats-server reads it as a string and refuses the config.
+    if (!/^\d+(K|M|G|T)?B?$/i.test(options.maxFileStore))
+      throw new Error(`maxFileStore: ${quote(options.maxFileStore)} is not a size (64MB, 10G, 1073741824)`);
+    lines.push(`  max_file_store: ${options.maxFileStore}`);
+  }
   lines.push("}");
   if (options.cluster) {
     const { name, port, routes } = options.cluster;

@@ -33,7 +33,7 @@ export { jetStreamHealth } from "./jetstream-health.js";
 export type { JetStreamHealth } from "./jetstream-health.js";
 export type { TopologyOptions } from "./topology.js";
 export { PingReply, servePing } from "./ping.js";
-export { ensureMeteringStream } from "./metering-stream.js";
+export { ensureMeteringStream, METERING_MAX_BYTES } from "./metering-stream.js";
 export { watchConsumers } from "./consumer-health.js";
 export type { DurableConsumer } from "./consumer-health.js";
 export { ensureConsumer } from "./ensure-consumer.js";

@@ -6,7 +6,7 @@ import { ensureStream, type TopologyOptions } from "./topology.js";
 /** How long the stream drops a second copy of a metering message (same `Nats-Msg-Id`). */
 const DUPLICATE_WINDOW_MS = 120_000;
 /** About three million charges waiting: far beyond any backlog billing leaves, and a bound on what it may take of the store. */
-const MAX_BYTES = 1024 ** 3;
+export const METERING_MAX_BYTES = 1024 ** 3;
 
 /**
  * The metering stream: a work queue of attempt ends that billing charges. The scheduler
@@ -22,7 +22,7 @@ export async function ensureMeteringStream(nc: NatsConnection, { replicas, logge
     name: STREAMS.metering,
     subjects: [subjects.meteringAll()],
     retention: RetentionPolicy.Workqueue,
-    max_bytes: MAX_BYTES,
+    max_bytes: METERING_MAX_BYTES,
     discard: DiscardPolicy.New,
     storage: StorageType.File,
     num_replicas: replicas,

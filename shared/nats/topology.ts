@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
+import { JetStreamApiError, jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvOptions } from "@nats-io/kv";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -96,12 +96,27 @@ function connectionOf(jsm: JetStreamManager): NatsConnection | undefined {
  * JetStream refused (a leader moving, a racing create not yet visible). Bounded: a refusal
  * that lasts, such as more replicas than servers, fails after the last try.
  */
+/** JetStream's "insufficient storage resources available": a stream's max_bytes does not fit what the store has left to reserve. */
+const NO_ROOM_TO_RESERVE = 10047;
+
+/**
+ * The refusal of a size the store cannot reserve, said as what to change (without the API
+ * error as its cause: that would read as a refusal worth retrying); any other error as it is.
+ */
+function explained(what: string, error: unknown): unknown {
+  if (!(error instanceof JetStreamApiError) || error.code !== NO_ROOM_TO_RESERVE) return error;
+  return new Error(
+    `${what}: nats-server has no room left in its JetStream store to reserve this size ("${error.message}": each bounded stream reserves its max_bytes when it is made). Lower the setting that sizes it (CJS_LOGS_MAX_BYTES, CJS_ARTIFACT_STORE_MAX_BYTES) or give the store more room (nats-server's max_file_store; by default 75 % of the disk free at its start).`,
+  );
+}
+
 async function provision<T>(what: string, logger: Logger | undefined, call: () => Promise<T>): Promise<T> {
   for (let tryNumber = 1; ; tryNumber += 1) {
     try {
       return await call();
     } catch (error) {
-      if (!mayPassSoon(error) || tryNumber >= PROVISION_TRIES) throw error;
+      const noRoom = error instanceof JetStreamApiError && error.code === NO_ROOM_TO_RESERVE;
+      if (noRoom || !mayPassSoon(error) || tryNumber >= PROVISION_TRIES) throw explained(what, error);
       const pauseMs = Math.min(FIRST_PAUSE_MS * 2 ** (tryNumber - 1), MAX_PAUSE_MS);
       logger?.warn(
         { err: error, try: tryNumber, of: PROVISION_TRIES, retry_in_ms: pauseMs },

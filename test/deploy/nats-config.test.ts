@@ -1,13 +1,21 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, errors, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { loadConfig as loadGatewayConfig } from "../../services/gateway/config.js";
+import { ARTIFACT_USAGE_MAX_BYTES } from "../../services/gateway/artifacts/artifact-usage.js";
+import { loadConfig as loadLogRelayConfig } from "../../services/log-relay/config.js";
+import { LOG_USAGE_MAX_BYTES } from "../../services/log-relay/log-store.js";
+import { DELIVERIES_MAX_BYTES } from "../../services/webhooks/webhooks-context.js";
+import { METERING_MAX_BYTES } from "../../shared/nats/index.js";
 import { findNatsServerBinary, NATS_SERVER_NOT_FOUND } from "../../shared/nats-server/index.js";
 import { freePort } from "../harness/free-port.js";
 import { killOnExit } from "../harness/kill-on-exit.js";
+import { startNats } from "../harness/nats-server.js";
 import { DEPLOY } from "./manifest-check.js";
 
 // The server config deploy/compose.yaml and the Kubernetes base both run.
@@ -208,5 +216,32 @@ describe("the NATS users of the config, on a running server", () => {
     for (const subject of subjects) services.nc.publish(subject);
     await allReceived;
     expect(received.sort()).toEqual([...subjects].sort());
+  });
+});
+
+describe("the JetStream store of the config", () => {
+  it("has room for every stream the services reserve at their default sizes", async () => {
+    // The config's max_file_store, on a server of its own: JetStream of the config alone waits for its cluster.
+    const maxFileStore = /^\s*max_file_store:\s*(\S+)\s*$/m.exec(readFileSync(CONFIG, "utf8"))?.[1];
+    expect(maxFileStore).toBeDefined();
+    await using nats = await startNats({ maxFileStore: maxFileStore ?? "" });
+    const nc = await connect({ servers: nats.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      // Each bounded stream reserves its max_bytes when it is made; R3 puts a replica of each on every server.
+      const reserved = {
+        CJS_LOGS: loadLogRelayConfig({}).CJS_LOGS_MAX_BYTES,
+        OBJ_cjs_artifacts: loadGatewayConfig({}).CJS_ARTIFACT_STORE_MAX_BYTES,
+        CJS_METERING: METERING_MAX_BYTES,
+        CJS_WEBHOOK_DELIVERIES: DELIVERIES_MAX_BYTES,
+        CJS_LOG_USAGE: LOG_USAGE_MAX_BYTES,
+        CJS_ARTIFACT_USAGE: ARTIFACT_USAGE_MAX_BYTES,
+      };
+      for (const [name, maxBytes] of Object.entries(reserved))
+        await jsm.streams.add({ name: `RESERVE_${name}`, subjects: [`reserve.${name}`], max_bytes: maxBytes });
+      expect((await jsm.getAccountInfo()).streams).toBe(Object.keys(reserved).length);
+    } finally {
+      await nc.close();
+    }
   });
 });

@@ -47,15 +47,18 @@ const PORT_ATTEMPTS = 5;
 export interface StartNatsOptions {
   /** Lines added to the server's configuration (users and permissions); needs a local nats-server binary. */
   extraConfig?: string;
+  /** The JetStream store's size (`max_file_store`, e.g. "64MB"); needs a local nats-server binary. */
+  maxFileStore?: string;
 }
 
 export async function startNats(options: StartNatsOptions = {}): Promise<NatsHarness> {
   const externalUrl = process.env.NATS_URL;
-  if (externalUrl && options.extraConfig === undefined) return useExternalServer(externalUrl);
+  const ownServer = options.extraConfig !== undefined || options.maxFileStore !== undefined;
+  if (externalUrl && !ownServer) return useExternalServer(externalUrl);
 
   const binary = findNatsServerBinary(process.env);
-  if (binary) return LocalServer.start(binary, options.extraConfig);
-  if (options.extraConfig !== undefined)
+  if (binary) return LocalServer.start(binary, options);
+  if (ownServer)
     throw new Error(
       `this test configures its own nats-server, so it needs a nats-server binary: ${NATS_SERVER_NOT_FOUND}`,
     );
@@ -92,17 +95,17 @@ class LocalServer implements NatsHarness {
     private readonly binary: string,
     private readonly port: number,
     readonly storeDir: string,
-    private readonly extraConfig: string | undefined,
+    private readonly options: Pick<StartNatsOptions, "extraConfig" | "maxFileStore">,
   ) {}
 
   get url(): string {
     return `nats://127.0.0.1:${this.port}`;
   }
 
-  static async start(binary: string, extraConfig?: string): Promise<LocalServer> {
+  static async start(binary: string, options: StartNatsOptions = {}): Promise<LocalServer> {
     const storeDir = await mkdtemp(join(tmpdir(), "nats-harness-"));
     for (let attempt = 1; ; attempt++) {
-      const server = new LocalServer(binary, await freePort(), storeDir, extraConfig);
+      const server = new LocalServer(binary, await freePort(), storeDir, options);
       server.#forget = killOnExit(server);
       try {
         await server.launch();
@@ -168,7 +171,8 @@ class LocalServer implements NatsHarness {
       host: "127.0.0.1",
       port: this.port,
       storeDir: this.storeDir,
-      extraConfig: this.extraConfig,
+      extraConfig: this.options.extraConfig,
+      maxFileStore: this.options.maxFileStore,
     });
   }
 }

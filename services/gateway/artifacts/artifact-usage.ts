@@ -7,7 +7,7 @@ import { decodeJson, ensureStream, STREAMS, subjects, type TopologyOptions } fro
 /** A counter's total as the server keeps it: a decimal string (it may exceed 2^53). */
 const CounterValue = z.object({ val: z.string() });
 /** A counter is a few bytes: this holds millions of businesses. */
-const USAGE_MAX_BYTES = 256 * 1024 * 1024;
+export const ARTIFACT_USAGE_MAX_BYTES = 256 * 1024 * 1024;
 const INCREMENT_TIMEOUT_MS = 2_000;
 
 export interface Business {
@@ -39,7 +39,7 @@ export class ArtifactUsage {
         allow_msg_counter: true,
         // Only a business's total matters: each increment replaces the one before.
         max_msgs_per_subject: 1,
-        max_bytes: USAGE_MAX_BYTES,
+        max_bytes: ARTIFACT_USAGE_MAX_BYTES,
         // A counter stream must drop its oldest when full (the server allows no other policy): the
         // business whose count changed longest ago would count from zero. Millions fit first.
         discard: DiscardPolicy.Old,

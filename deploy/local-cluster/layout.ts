@@ -4,6 +4,7 @@
  * starting anything; `start.ts` acts on it.
  */
 import { join } from "node:path";
+import { LOCAL_STREAM_SIZES } from "../../services/dev/config.js";
 import { serverConfig } from "../../shared/nats-server/index.js";
 import { haproxyConfig } from "./haproxy-config.js";
 
@@ -138,6 +139,7 @@ function serviceSpec(settings: ClusterSettings, natsUrl: string, service: Servic
   const name = `${service}-${index + 1}`;
   const { api, ops } = servicePorts(settings, service, index);
   const env: Record<string, string> = {
+    ...LOCAL_STREAM_SIZES,
     NATS_URL: natsUrl,
     CJS_NATS_REPLICAS: String(NATS_NODES),
     CJS_OPS_HOST: HOST,

@@ -3,6 +3,17 @@ import { AppId, Email } from "../../shared/contract/index.js";
 import { intSetting, NatsPort, NatsUrl, parseConfig } from "../../shared/runtime/index.js";
 
 /**
+ * The log stream's and the artifact store's size on one machine (`make dev`, the local
+ * cluster), unless set: JetStream reserves each bounded stream's size in its store at once,
+ * and the production defaults (10 GiB each) would not fit beside each other on a laptop
+ * with under about 30 GB of disk free.
+ */
+export const LOCAL_STREAM_SIZES = {
+  CJS_LOGS_MAX_BYTES: String(1024 ** 3),
+  CJS_ARTIFACT_STORE_MAX_BYTES: String(1024 ** 3),
+} as const;
+
+/**
  * Settings of the embedded development system (`make dev`). Every other variable
  * (the services' own settings) passes through to the services unchanged.
  */

@@ -29,7 +29,7 @@ import { loadConfig as loadWebhooksConfig } from "../webhooks/config.js";
 import { buildWebhooks } from "../webhooks/webhooks.js";
 import { bootstrapDev } from "./bootstrap.js";
 import { type AgentLine, printBanner } from "./banner.js";
-import { loadConfig } from "./config.js";
+import { LOCAL_STREAM_SIZES, loadConfig } from "./config.js";
 import { natsForDev } from "./embedded-nats.js";
 import { type LocalAgent, startLocalAgent } from "./local-agent.js";
 
@@ -63,21 +63,13 @@ const nats = await natsForDev({
   env: process.env,
 }).catch((error: Error) => fail(error.message));
 
-/**
- * The log stream's and the artifact store's size on a developer's machine, unless set: JetStream
- * reserves each bounded stream's size in its store at once, and the production defaults (10 GiB
- * each) would not fit beside each other on a laptop with under about 30 GB of disk free.
- */
-const DEV_STREAM_BYTES = String(1024 ** 3);
-
 const env = {
+  ...LOCAL_STREAM_SIZES,
   ...process.env,
   NATS_URL: nats.url,
   CJS_HOST: config.CJS_HOST,
   CJS_PORT: String(config.CJS_PORT),
   CJS_DEV_OUTBOX: process.env.CJS_DEV_OUTBOX ?? "true",
-  CJS_LOGS_MAX_BYTES: process.env.CJS_LOGS_MAX_BYTES ?? DEV_STREAM_BYTES,
-  CJS_ARTIFACT_STORE_MAX_BYTES: process.env.CJS_ARTIFACT_STORE_MAX_BYTES ?? DEV_STREAM_BYTES,
 };
 const loggerFor = (service: string) => createLogger({ service, level: config.LOG_LEVEL, pretty: process.stdout.isTTY });
 const logger = loggerFor("dev");

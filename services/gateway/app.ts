@@ -21,6 +21,7 @@ import { trackRoutes } from "./http/route-list.js";
 import { traceRequests } from "./http/request-tracing.js";
 import { toAppError } from "./http/to-app-error.js";
 import { registerLogRoutes } from "./logs/register-log-routes.js";
+import { SpentNodeQuotas } from "./logs/spent-node-quotas.js";
 import { changePassword } from "./rpc/change-password.js";
 import { confirmPasswordReset } from "./rpc/confirm-password-reset.js";
 import { registerPortal } from "./portal/register-portal.js";
@@ -215,7 +216,10 @@ function registerNodeRoutes(
   registerRpc(app, edge, RPC_ROUTES.heartbeat, nodePlane.heartbeat);
   registerRpc(app, edge, RPC_ROUTES.poll, nodePlane.poll);
   registerRpc(app, edge, RPC_ROUTES.result, nodePlane.result);
-  registerRpc(app, edge, RPC_ROUTES.pushLogs, nodePlane.pushLogs);
+  const spentNodes = new SpentNodeQuotas(gw.clock);
+  registerRpc(app, edge, RPC_ROUTES.pushLogs, spentNodes.remembering(nodePlane.pushLogs), {
+    onRequest: spentNodes.onRequest,
+  });
   registerRpc(app, edge, RPC_ROUTES.drainNode, nodePlane.drainNode);
   registerRpc(app, edge, RPC_ROUTES.listNodes, nodePlane.listNodes);
   registerRpc(app, edge, RPC_ROUTES.rotateNodeKey, nodePlane.rotateNodeKey);

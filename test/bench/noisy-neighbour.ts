@@ -18,7 +18,11 @@ const SUBMITS = 400;
 const SUBMIT_EVERY_MS = 100;
 const STREAM_OPENS = 100;
 const STREAM_OPEN_EVERY_MS = 400;
-/** The noisy tenant's log quotas, small enough that it reaches them within seconds. */
+/**
+ * The noisy tenant's log quotas, small enough that it reaches them within seconds: its
+ * first node pushes alone until its hour is used up, then its second until the business's
+ * day is (two nodes side by side would use up the day before either's hour).
+ */
 const NODE_BYTES_PER_HOUR = 20 * 1024 * 1024;
 const BUSINESS_BYTES_PER_DAY = 30 * 1024 * 1024;
 /** The noisy tenant's pressure: workers opening streams, submitting, and nodes pushing 1 MB batches. */
@@ -186,7 +190,14 @@ function pressOn(
       }
     }
   });
-  const pushers = noisyNodes.map(async ({ node, jobId }) => {
+  // The first node alone until its hour is used up, then the second, which uses up the business's day.
+  let firstRefused: () => void = () => undefined;
+  const untilFirstRefused = new Promise<void>((resolve) => {
+    firstRefused = resolve;
+  });
+  const pushers = noisyNodes.map(async ({ node, jobId }, nodeIndex) => {
+    if (nodeIndex > 0)
+      await Promise.race([untilFirstRefused, new Promise((resolve) => stop.addEventListener("abort", resolve))]);
     for (let seq = 1; !stop.aborted; seq += 90) {
       const lines = Array.from({ length: 90 }, (_, index) => ({
         seq: seq + index,
@@ -198,7 +209,9 @@ function pressOn(
         await node.plane.pushLogs({ job_id: jobId, attempt: 1, lines });
         count(outcomes, "log push ok");
       } catch (error) {
-        count(outcomes, `log push ${errorCode(error)}`);
+        const limit = (error as { details?: { limit?: unknown } }).details?.limit;
+        count(outcomes, `log push ${errorCode(error)}${typeof limit === "string" ? ` ${limit}` : ""}`);
+        if (nodeIndex === 0) firstRefused();
         await pause(retryAfterMs(error), stop);
       }
     }
@@ -277,8 +290,9 @@ export const noisyNeighbour: Scenario = {
       const pressing = pressOn(ours, noisyNodes, noisyNodes[0]!.jobId, stop.signal, outcomes);
       // Measured once the noisy tenant is at its limits: its streams, its requests and its log bytes all refused.
       const atLimits = () =>
-        [...outcomes.keys()].some((key) => key === "log stream 429") &&
-        [...outcomes.keys()].some((key) => key === "log push logs.quota_exceeded");
+        outcomes.has("log stream 429") &&
+        outcomes.has("log push logs.quota_exceeded node_hour") &&
+        outcomes.has("log push logs.quota_exceeded business_day");
       while (!atLimits() && !signal.aborted) await new Promise((resolve) => setTimeout(resolve, 100));
       noisy = await measure(quiet, ours.gatewayUrl, quietJob, signal);
       stop.abort();
@@ -314,10 +328,10 @@ export const noisyNeighbour: Scenario = {
             ),
           ],
           notes: [
-            `the noisy tenant meanwhile: ${NOISY_STREAM_OPENERS} workers opening and holding log streams, ${NOISY_SUBMITTERS} submitting as fast as answered, ${NOISY_NODES} nodes pushing 90 lines of 10 kB per batch; each refusal waits its Retry-After (or 1 s) before the next try`,
+            `the noisy tenant meanwhile: ${NOISY_STREAM_OPENERS} workers opening and holding log streams, ${NOISY_SUBMITTERS} submitting as fast as answered, ${NOISY_NODES} nodes pushing 90 lines of 10 kB per batch (the second once the first is past its hour); each refusal waits its Retry-After (or 1 s) before the next try`,
             `its answers: ${refusals.map(([outcome, times]) => `${outcome} × ${times}`).join(", ")}`,
             `limits: the defaults (rate 1000 requests a minute, 20 streams a user, 4 a signed URL, 100 a business), CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR=${NODE_BYTES_PER_HOUR}, plan max_log_bytes_per_day=${BUSINESS_BYTES_PER_DAY}`,
-            "the noisy phase is measured once its streams and log pushes are refused; the submit and stream samples run side by side, each at its steady pace",
+            "the noisy phase is measured once its streams, its first node (node_hour) and its business (business_day) are refused; the submit and stream samples run side by side, each at its steady pace",
           ],
         },
       ],

@@ -5,6 +5,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJson, STREAMS, subjects } from "../../shared/nats/index.js";
 import { readLogMessage } from "../../shared/records/index.js";
+import { metricsRegistry } from "../../shared/runtime/index.js";
 import { failureOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
@@ -14,7 +15,8 @@ import { createTenant, signedInClient, startSystem, type RunningSystem } from ".
 /**
  * Log bytes are capped per job (truncated, as past the line cap), per node and hour, and
  * per business and day (its plan's `max_log_bytes_per_day`): a node or business over its
- * quota is refused with 429 `logs.quota_exceeded`, and nobody else is.
+ * quota is refused with 429 `logs.quota_exceeded`, and nobody else is. A node past its hour
+ * is refused by the gateway itself once the log relay has refused it.
  */
 const JOB_BYTES = 10_000;
 const NODE_BYTES_PER_HOUR = 20_000;
@@ -44,6 +46,12 @@ async function tenantOf(pool: string) {
       }));
     },
   };
+}
+
+/** Pushes the log relay has answered with `outcome` (its `cjs_log_pushes_total`; this process runs the only one). */
+async function relayPushes(outcome: string): Promise<number> {
+  const metric = await metricsRegistry.getSingleMetric("cjs_log_pushes_total")?.get();
+  return metric?.values.find((value) => value.labels.outcome === outcome)?.value ?? 0;
 }
 
 beforeAll(async () => {
@@ -124,6 +132,32 @@ describe("the log quotas of a node and of a business", () => {
 
     const [other] = await (await tenantOf("caps-node-quiet")).node(1);
     expect((await other!.push(3)).accepted).toBe(3);
+  });
+
+  it("once the log relay refuses a node past its hour, the gateway refuses its later pushes alike without asking it, and no other node's", async () => {
+    const tenant = await tenantOf("caps-node-spent");
+    const [first, second, third] = await tenant.node(3);
+    expect((await first!.push(10)).accepted).toBe(10);
+    expect((await second!.push(10)).accepted).toBe(10);
+    const refusedBefore = await relayPushes("logs.quota_exceeded");
+    const relayed = await failureOf(third!.push(1));
+    expect(await relayPushes("logs.quota_exceeded")).toBe(refusedBefore + 1);
+
+    const remembered = await failureOf(first!.push(1));
+    expect(await relayPushes("logs.quota_exceeded")).toBe(refusedBefore + 1);
+    for (const refusal of [relayed, remembered])
+      expect(refusal).toMatchObject({
+        code: "logs.quota_exceeded",
+        status: 429,
+        details: { limit: "node_hour", max_bytes: NODE_BYTES_PER_HOUR, resets_at: relayed.details?.resets_at },
+      });
+    expect(remembered.message).toBe(relayed.message);
+
+    // Another node of the same business, with a key of its own, still reaches the log relay.
+    const storedBefore = await relayPushes("ok");
+    const [other] = await tenant.node(1);
+    expect((await other!.push(3)).accepted).toBe(3);
+    expect(await relayPushes("ok")).toBe(storedBefore + 1);
   });
 
   it("refuse every node of a business past its plan's bytes of the day, and not another business's", async () => {

@@ -6,7 +6,7 @@ import { logStreamPath } from "../../shared/contract/index.js";
 import { STREAMS, subjects } from "../../shared/nats/index.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { openLogStream, readToEnd, tryLogStream } from "../harness/log-stream-client.js";
-import { startNats, type NatsHarness } from "../harness/nats-server.js";
+import { NATS_TOPOLOGIES, type RunningNats } from "../harness/nats-topologies.js";
 import {
   createTenant,
   signedInClient,
@@ -19,186 +19,202 @@ import {
 /**
  * Job log streams share the service's consumers on `CJS_LOGS`: many viewers of one job are
  * served by one consumer, each user, signed URL and business has a budget of streams, and
- * a budget used up is a 429 or 503 with `Retry-After`, never a 500.
+ * a budget used up is a 429 or 503 with `Retry-After`, never a 500. What NATS takes part in
+ * (one consumer per job watched, the stream's `max_consumers`) runs on one server and on the
+ * 3-node cluster; the per-user, per-URL, rate and per-gateway budgets are counted in the
+ * gateway's memory, the same on either, so they run on one server only.
  */
 const PER_USER = 4;
 const PER_URL = 2;
+const MAX_CONSUMERS = 16;
+const [ONE_SERVER] = NATS_TOPOLOGIES;
 
-let nats: NatsHarness;
-let system: RunningSystem;
-let baseUrl: string;
+describe.each(NATS_TOPOLOGIES)("log stream budgets, on $name", (topology) => {
+  let nats: RunningNats;
+  let system: RunningSystem;
+  let baseUrl: string;
 
-async function signedIn() {
-  const tenant = await createTenant(system.gateways[0]!.nc);
-  const { client, tokens } = await signedInClient(baseUrl, tenant);
-  const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
-  return { tenant, client, headers };
-}
+  async function signedIn() {
+    const tenant = await createTenant(system.gateways[0]!.nc);
+    const { client, tokens } = await signedInClient(baseUrl, tenant);
+    const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
+    return { tenant, client, headers };
+  }
 
-function runningJob(client: ComputeClient, tenant: Tenant, pool: string) {
-  return runningJobWithLogs(client, baseUrl, tenant.app.app_id, pool);
-}
+  function runningJob(client: ComputeClient, tenant: Tenant, pool: string) {
+    return runningJobWithLogs(client, baseUrl, tenant.app.app_id, pool);
+  }
 
-async function consumersOnLogs(): Promise<number> {
-  const jsm = await jetstreamManager(system.gateways[0]!.nc);
-  return (await jsm.consumers.list(STREAMS.logs).next()).length;
-}
+  async function consumersOnLogs(): Promise<number> {
+    const jsm = await jetstreamManager(system.gateways[0]!.nc);
+    return (await jsm.consumers.list(STREAMS.logs).next()).length;
+  }
 
-beforeAll(async () => {
-  nats = await startNats();
-  system = await startSystem(
-    nats.url,
-    { gateways: 1, schedulers: 1, registries: 1 },
-    {
-      CJS_LOG_STREAMS_PER_USER: String(PER_USER),
-      CJS_LOG_STREAMS_PER_URL: String(PER_URL),
-      CJS_LOGS_MAX_CONSUMERS: "16",
-    },
-  );
-  baseUrl = system.gateways[0]!.baseUrl;
-});
-
-afterAll(async () => {
-  await system?.stop();
-  await nats?.stop();
-});
-
-describe("viewers of one job", () => {
-  it("are served by one consumer, each gets every line once, and one far behind the live lines catches up from the stream", async () => {
-    const { tenant, client, headers } = await signedIn();
-    const { node, jobId, push } = await runningJob(client, tenant, "budgets-fanout");
-    const viewers = await Promise.all(
-      Array.from({ length: PER_USER - 1 }, () => openLogStream(baseUrl, logStreamPath(jobId), headers)),
+  beforeAll(async () => {
+    nats = await topology.start();
+    system = await startSystem(
+      nats.url,
+      { gateways: 1, schedulers: 1, registries: 1 },
+      {
+        CJS_NATS_REPLICAS: String(nats.replicas),
+        CJS_LOG_STREAMS_PER_USER: String(PER_USER),
+        CJS_LOG_STREAMS_PER_URL: String(PER_URL),
+        CJS_LOGS_MAX_CONSUMERS: String(MAX_CONSUMERS),
+      },
     );
-    expect(await consumersOnLogs()).toBe(1);
-    // About 1.2 MB of lines, past what the job's feed keeps for its viewers.
-    for (let from = 1; from <= 1_200; from += 100)
-      await push(
-        1,
-        logLines(from, from + 99, (seq) => `${seq} ${"x".repeat(1_000)}`),
+    baseUrl = system.gateways[0]!.baseUrl;
+  }, 120_000);
+
+  afterAll(async () => {
+    await system?.stop();
+    await nats?.stop();
+  });
+
+  describe("viewers of one job", () => {
+    it("are served by one consumer, each gets every line once, and one far behind the live lines catches up from the stream", async () => {
+      const { tenant, client, headers } = await signedIn();
+      const { node, jobId, push } = await runningJob(client, tenant, "budgets-fanout");
+      const viewers = await Promise.all(
+        Array.from({ length: PER_USER - 1 }, () => openLogStream(baseUrl, logStreamPath(jobId), headers)),
       );
-    const late = await openLogStream(baseUrl, logStreamPath(jobId), headers);
-    expect(await consumersOnLogs()).toBe(1);
-    await push(1, logLines(1_201, 1_210));
-    await node.finish(jobId, "succeeded");
-    for (const viewer of [...viewers, late]) {
-      const { logs, end } = await readToEnd(viewer.frames);
-      expect(logs.map((event) => event.data.seq)).toEqual(Array.from({ length: 1_210 }, (_, index) => index + 1));
-      expect(end.state).toBe("succeeded");
-    }
-    await expect.poll(consumersOnLogs, { timeout: 10_000 }).toBe(0);
-  });
-});
-
-describe("the stream budgets", () => {
-  it("past the user's streams, the next is 429 logs.stream_limit_reached with Retry-After, and one closed makes room", async () => {
-    const { tenant, client, headers } = await signedIn();
-    const { jobId } = await runningJob(client, tenant, "budgets-user");
-    const open = await Promise.all(
-      Array.from({ length: PER_USER }, () => openLogStream(baseUrl, logStreamPath(jobId), headers)),
-    );
-    const refused = await tryLogStream(baseUrl, logStreamPath(jobId), headers);
-    expect(refused.response.statusCode).toBe(429);
-    expect(refused.response.headers["retry-after"]).toBe("5");
-    expect(JSON.parse(refused.body)).toMatchObject({
-      code: "logs.stream_limit_reached",
-      details: { limit: "per_user", max: PER_USER },
+      expect(await consumersOnLogs()).toBe(1);
+      // About 1.2 MB of lines, past what the job's feed keeps for its viewers.
+      for (let from = 1; from <= 1_200; from += 100)
+        await push(
+          1,
+          logLines(from, from + 99, (seq) => `${seq} ${"x".repeat(1_000)}`),
+        );
+      const late = await openLogStream(baseUrl, logStreamPath(jobId), headers);
+      expect(await consumersOnLogs()).toBe(1);
+      await push(1, logLines(1_201, 1_210));
+      await node.finish(jobId, "succeeded");
+      for (const viewer of [...viewers, late]) {
+        const { logs, end } = await readToEnd(viewer.frames);
+        expect(logs.map((event) => event.data.seq)).toEqual(Array.from({ length: 1_210 }, (_, index) => index + 1));
+        expect(end.state).toBe("succeeded");
+      }
+      await expect.poll(consumersOnLogs, { timeout: 10_000 }).toBe(0);
     });
-    open[0]!.disconnect();
-    await expect
-      .poll(async () => {
-        const attempt = await tryLogStream(baseUrl, logStreamPath(jobId), headers);
-        attempt.disconnect();
-        return attempt.response.statusCode;
-      })
-      .toBe(200);
-    for (const stream of open) stream.disconnect();
   });
 
-  it("a signed URL opens at most its own number of streams, while its user may open more otherwise", async () => {
-    const { tenant, client } = await signedIn();
-    const { jobId } = await runningJob(client, tenant, "budgets-url");
-    const { url } = await client.call("logStreamUrl", { job_id: jobId });
-    const open = [await openLogStream(baseUrl, url), await openLogStream(baseUrl, url)];
-    const refused = await tryLogStream(baseUrl, url);
-    expect(refused.response.statusCode).toBe(429);
-    expect(JSON.parse(refused.body)).toMatchObject({
-      code: "logs.stream_limit_reached",
-      details: { limit: "per_url", max: PER_URL },
+  // Counted in the gateway's memory whatever NATS runs below it: once is enough.
+  if (topology === ONE_SERVER)
+    describe("the stream budgets", () => {
+      it("past the user's streams, the next is 429 logs.stream_limit_reached with Retry-After, and one closed makes room", async () => {
+        const { tenant, client, headers } = await signedIn();
+        const { jobId } = await runningJob(client, tenant, "budgets-user");
+        const open = await Promise.all(
+          Array.from({ length: PER_USER }, () => openLogStream(baseUrl, logStreamPath(jobId), headers)),
+        );
+        const refused = await tryLogStream(baseUrl, logStreamPath(jobId), headers);
+        expect(refused.response.statusCode).toBe(429);
+        expect(refused.response.headers["retry-after"]).toBe("5");
+        expect(JSON.parse(refused.body)).toMatchObject({
+          code: "logs.stream_limit_reached",
+          details: { limit: "per_user", max: PER_USER },
+        });
+        open[0]!.disconnect();
+        await expect
+          .poll(async () => {
+            const attempt = await tryLogStream(baseUrl, logStreamPath(jobId), headers);
+            attempt.disconnect();
+            return attempt.response.statusCode;
+          })
+          .toBe(200);
+        for (const stream of open) stream.disconnect();
+      });
+
+      it("a signed URL opens at most its own number of streams, while its user may open more otherwise", async () => {
+        const { tenant, client } = await signedIn();
+        const { jobId } = await runningJob(client, tenant, "budgets-url");
+        const { url } = await client.call("logStreamUrl", { job_id: jobId });
+        const open = [await openLogStream(baseUrl, url), await openLogStream(baseUrl, url)];
+        const refused = await tryLogStream(baseUrl, url);
+        expect(refused.response.statusCode).toBe(429);
+        expect(JSON.parse(refused.body)).toMatchObject({
+          code: "logs.stream_limit_reached",
+          details: { limit: "per_url", max: PER_URL },
+        });
+        // The user's own budget is not used up: with a credential, the user opens more.
+        const { tokens } = await signedInClient(baseUrl, tenant);
+        open.push(
+          await openLogStream(baseUrl, logStreamPath(jobId), {
+            "x-app-id": tenant.app.app_id,
+            authorization: `Bearer ${tokens.access_token}`,
+          }),
+        );
+        for (const stream of open) stream.disconnect();
+      });
+
+      it("opening through a signed URL counts against its user's rate limit", async () => {
+        const gateway = await startGateway(nats.url, {
+          CJS_RATE_LIMIT_PER_MINUTE: "5",
+          CJS_LOG_STREAMS_PER_URL: "100",
+        });
+        try {
+          const { tenant, client } = await signedIn();
+          const { jobId } = await runningJob(client, tenant, "budgets-rate");
+          const { client: limited } = await signedInClient(gateway.baseUrl, tenant);
+          // Registering the node and submitting the job were two requests, asking for the URL a third; two streams opened with it make the minute's five.
+          const { url } = await limited.call("logStreamUrl", { job_id: jobId });
+          const open = [await openLogStream(gateway.baseUrl, url), await openLogStream(gateway.baseUrl, url)];
+          const refused = await tryLogStream(gateway.baseUrl, url);
+          expect(refused.response.statusCode).toBe(429);
+          expect(JSON.parse(refused.body)).toMatchObject({ code: "rate.limited", details: { window: "minute" } });
+          for (const stream of open) stream.disconnect();
+        } finally {
+          await gateway.stop();
+        }
+      });
+
+      it("past the jobs one gateway may stream, another job's stream is 503 service.unavailable with Retry-After", async () => {
+        const gateway = await startGateway(nats.url, { CJS_LOG_STREAM_JOBS_MAX: "2" });
+        try {
+          const { tenant, client } = await signedIn();
+          const { tokens } = await signedInClient(gateway.baseUrl, tenant);
+          const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
+          const jobs = await Promise.all([1, 2, 3].map((index) => runningJob(client, tenant, `budgets-jobs-${index}`)));
+          const open = [
+            await openLogStream(gateway.baseUrl, logStreamPath(jobs[0]!.jobId), headers),
+            await openLogStream(gateway.baseUrl, logStreamPath(jobs[1]!.jobId), headers),
+            // A second viewer of a job already watched takes no consumer of its own.
+            await openLogStream(gateway.baseUrl, logStreamPath(jobs[0]!.jobId), headers),
+          ];
+          const refused = await tryLogStream(gateway.baseUrl, logStreamPath(jobs[2]!.jobId), headers);
+          expect(refused.response.statusCode).toBe(503);
+          expect(refused.response.headers["retry-after"]).toBe("5");
+          expect(JSON.parse(refused.body)).toMatchObject({
+            code: "service.unavailable",
+            details: { reason: "log_stream_jobs" },
+          });
+          for (const stream of open) stream.disconnect();
+        } finally {
+          await gateway.stop();
+        }
+      });
     });
-    // The user's own budget is not used up: with a credential, the user opens more.
-    const { tokens } = await signedInClient(baseUrl, tenant);
-    open.push(
-      await openLogStream(baseUrl, logStreamPath(jobId), {
-        "x-app-id": tenant.app.app_id,
-        authorization: `Bearer ${tokens.access_token}`,
-      }),
-    );
-    for (const stream of open) stream.disconnect();
-  });
 
-  it("opening through a signed URL counts against its user's rate limit", async () => {
-    const gateway = await startGateway(nats.url, { CJS_RATE_LIMIT_PER_MINUTE: "5", CJS_LOG_STREAMS_PER_URL: "100" });
-    try {
-      const { tenant, client } = await signedIn();
-      const { jobId } = await runningJob(client, tenant, "budgets-rate");
-      const { client: limited } = await signedInClient(gateway.baseUrl, tenant);
-      // Registering the node and submitting the job were two requests, asking for the URL a third; two streams opened with it make the minute's five.
-      const { url } = await limited.call("logStreamUrl", { job_id: jobId });
-      const open = [await openLogStream(gateway.baseUrl, url), await openLogStream(gateway.baseUrl, url)];
-      const refused = await tryLogStream(gateway.baseUrl, url);
-      expect(refused.response.statusCode).toBe(429);
-      expect(JSON.parse(refused.body)).toMatchObject({ code: "rate.limited", details: { window: "minute" } });
-      for (const stream of open) stream.disconnect();
-    } finally {
-      await gateway.stop();
-    }
-  });
-
-  it("past the jobs one gateway may stream, another job's stream is 503 service.unavailable with Retry-After", async () => {
-    const gateway = await startGateway(nats.url, { CJS_LOG_STREAM_JOBS_MAX: "2" });
-    try {
-      const { tenant, client } = await signedIn();
-      const { tokens } = await signedInClient(gateway.baseUrl, tenant);
-      const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
-      const jobs = await Promise.all([1, 2, 3].map((index) => runningJob(client, tenant, `budgets-jobs-${index}`)));
-      const open = [
-        await openLogStream(gateway.baseUrl, logStreamPath(jobs[0]!.jobId), headers),
-        await openLogStream(gateway.baseUrl, logStreamPath(jobs[1]!.jobId), headers),
-        // A second viewer of a job already watched takes no consumer of its own.
-        await openLogStream(gateway.baseUrl, logStreamPath(jobs[0]!.jobId), headers),
-      ];
-      const refused = await tryLogStream(gateway.baseUrl, logStreamPath(jobs[2]!.jobId), headers);
-      expect(refused.response.statusCode).toBe(503);
-      expect(refused.response.headers["retry-after"]).toBe("5");
-      expect(JSON.parse(refused.body)).toMatchObject({
-        code: "service.unavailable",
-        details: { reason: "log_stream_jobs" },
-      });
-      for (const stream of open) stream.disconnect();
-    } finally {
-      await gateway.stop();
-    }
-  });
-
-  it("when the log stream's consumer budget (max_consumers) is spent, a stream is 503 service.unavailable, never a 500", async () => {
-    const { tenant, client, headers } = await signedIn();
-    const { jobId } = await runningJob(client, tenant, "budgets-consumers");
-    // Another party holds every consumer the stream admits (CJS_LOGS_MAX_CONSUMERS, 16).
-    const holder = await connect({ servers: nats.url });
-    const js = jetstream(holder);
-    try {
-      for (let index = await consumersOnLogs(); index < 16; index += 1)
-        await (await js.consumers.get(STREAMS.logs, { filter_subjects: subjects.jobLogsAll() })).consume();
-      const refused = await tryLogStream(baseUrl, logStreamPath(jobId), headers);
-      expect(refused.response.statusCode).toBe(503);
-      expect(refused.response.headers["retry-after"]).toBe("5");
-      expect(JSON.parse(refused.body)).toMatchObject({
-        code: "service.unavailable",
-        details: { reason: "log_consumers" },
-      });
-    } finally {
-      await holder.close();
-    }
+  // Last: the consumers it leaves behind hold the stream's budget until the server drops them.
+  describe("the stream's consumer budget", () => {
+    it("when the log stream's consumer budget (max_consumers) is spent, a stream is 503 service.unavailable, never a 500", async () => {
+      const { tenant, client, headers } = await signedIn();
+      const { jobId } = await runningJob(client, tenant, "budgets-consumers");
+      // Another party holds every consumer the stream admits (CJS_LOGS_MAX_CONSUMERS, 16).
+      const holder = await connect({ servers: nats.url.split(",") });
+      const js = jetstream(holder);
+      try {
+        for (let index = await consumersOnLogs(); index < MAX_CONSUMERS; index += 1)
+          await (await js.consumers.get(STREAMS.logs, { filter_subjects: subjects.jobLogsAll() })).consume();
+        const refused = await tryLogStream(baseUrl, logStreamPath(jobId), headers);
+        expect(refused.response.statusCode).toBe(503);
+        expect(refused.response.headers["retry-after"]).toBe("5");
+        expect(JSON.parse(refused.body)).toMatchObject({
+          code: "service.unavailable",
+          details: { reason: "log_consumers" },
+        });
+      } finally {
+        await holder.close();
+      }
+    });
   });
 });

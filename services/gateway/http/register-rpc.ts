@@ -128,18 +128,21 @@ export function httpCall(request: FastifyRequest, reply: FastifyReply): RpcCall 
 
 /**
  * Serves one RPC of the contract over HTTP, answering with the envelope (another method on
- * the same path answers 405 with `Allow: POST`: see wrong-method.ts).
+ * the same path answers 405 with `Allow: POST`: see wrong-method.ts). `onRequest` runs
+ * before the body is read: a refusal there costs no parse.
  */
 export function registerRpc<R extends RpcRoute>(
   app: FastifyInstance,
   edge: Edge,
   route: R,
   handler: RpcHandler<R>,
+  hooks: { onRequest?: (request: FastifyRequest) => Promise<void> } = {},
 ): void {
   app.route({
     method: route.method,
     url: route.path,
     config: { auth: route.auth },
+    ...(hooks.onRequest ? { onRequest: hooks.onRequest } : {}),
     handler: async (request, reply) => {
       const payload = await runRpc(edge, route, handler, httpCall(request, reply));
       return sendSuccess(reply, successMessage(route, payload), payload);

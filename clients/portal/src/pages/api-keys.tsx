@@ -73,6 +73,23 @@ export function ApiKeysPage() {
   );
 }
 
+/** The scopes a new key may be limited to, one box each; none ticked means every scope. */
+function ScopeChecks(props: { ticked: readonly Scope[]; onToggle: (scope: Scope) => void }) {
+  return (
+    <fieldset>
+      <legend>Scopes (none ticked: every scope)</legend>
+      <div class="checks">
+        {API_KEY_SCOPES.map((scope) => (
+          <label class="check">
+            <input type="checkbox" checked={props.ticked.includes(scope)} onChange={() => props.onToggle(scope)} />{" "}
+            {scope}
+          </label>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
 function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promise<void> }) {
   const [name, setName] = useState("");
   const [perHour, setPerHour] = useState("");
@@ -159,16 +176,7 @@ function CreateKeyForm(props: { onCreated: (key: CreateApiKeyResponse) => Promis
           onValue={setBudget}
         />
       </div>
-      <fieldset>
-        <legend>Scopes (none ticked: every scope)</legend>
-        <div class="checks">
-          {API_KEY_SCOPES.map((scope) => (
-            <label class="check">
-              <input type="checkbox" checked={scopes.includes(scope)} onChange={() => toggle(scope)} /> {scope}
-            </label>
-          ))}
-        </div>
-      </fieldset>
+      <ScopeChecks ticked={scopes} onToggle={toggle} />
       <Problems problems={problems} />
       <button type="submit" disabled={action.busy}>
         Create key

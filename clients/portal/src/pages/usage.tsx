@@ -15,6 +15,16 @@ const PAGE_SIZE = 50;
  * keys' spend this month against its budget, and the credit ledger a page at a time
  * (exported whole as CSV by admins).
  */
+/** A key's monthly budget with a meter of what it spent; "none" without one. */
+function KeyBudget(props: { spent: number | null | undefined; budget: number | null }) {
+  if (props.budget === null) return <>none</>;
+  return (
+    <>
+      <meter min={0} max={props.budget} value={props.spent ?? 0} aria-hidden="true" /> {credits(props.budget)}
+    </>
+  );
+}
+
 export function UsagePage() {
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
@@ -61,19 +71,7 @@ export function UsagePage() {
               </td>
               <td data-label="Spent">{credits(key.spent_credits_this_month)}</td>
               <td data-label="Budget">
-                {key.budget_credits_per_month === null ? (
-                  "none"
-                ) : (
-                  <>
-                    <meter
-                      min={0}
-                      max={key.budget_credits_per_month}
-                      value={key.spent_credits_this_month ?? 0}
-                      aria-hidden="true"
-                    />{" "}
-                    {credits(key.budget_credits_per_month)}
-                  </>
-                )}
+                <KeyBudget spent={key.spent_credits_this_month} budget={key.budget_credits_per_month} />
               </td>
             </tr>
           ))}

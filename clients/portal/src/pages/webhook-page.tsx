@@ -16,6 +16,23 @@ function lastAnswer(delivery: Delivery): string {
   return last.status_code === null ? (last.error ?? "no answer") : `HTTP ${last.status_code}`;
 }
 
+/** How many tries a delivery had, opening to each one's time, answer and duration. */
+function Tries(props: { delivery: Delivery }) {
+  return (
+    <details>
+      <summary>{props.delivery.attempts.length}</summary>
+      <ol class="tries">
+        {props.delivery.attempts.map((attempt) => (
+          <li>
+            {when(attempt.at)}: {attempt.status_code === null ? attempt.error : `HTTP ${attempt.status_code}`} in{" "}
+            {attempt.duration_ms} ms
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}
+
 /**
  * One webhook's delivery log (the last 7 days, newest first, read again every 3 s): each
  * event's state, every try with its status code or error, the next try; a test event; and
@@ -75,17 +92,7 @@ export function WebhookPage(props: { webhookId: string }) {
               {lastAnswer(delivery)}
             </td>
             <td data-label="Tries">
-              <details>
-                <summary>{delivery.attempts.length}</summary>
-                <ol class="tries">
-                  {delivery.attempts.map((attempt) => (
-                    <li>
-                      {when(attempt.at)}: {attempt.status_code === null ? attempt.error : `HTTP ${attempt.status_code}`}{" "}
-                      in {attempt.duration_ms} ms
-                    </li>
-                  ))}
-                </ol>
-              </details>
+              <Tries delivery={delivery} />
             </td>
             <td data-label="Next try">{delivery.next_attempt_at ? when(delivery.next_attempt_at) : "—"}</td>
             <td class="row-actions">

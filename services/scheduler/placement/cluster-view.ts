@@ -134,6 +134,8 @@ export class ClusterView {
     this.watchers.push(watcher);
     void (async () => {
       for await (const entry of watcher) {
+        // A revision already held (this replica's own write, learned when it landed) is not decoded again.
+        if ((into.get(entry.key)?.revision ?? 0) >= entry.revision) continue;
         apply(entry.key, entry.revision, entry.operation === "PUT" ? decode(entry.value) : null);
       }
     })();

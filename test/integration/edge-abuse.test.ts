@@ -53,6 +53,9 @@ async function connectFrom(localAddress: string): Promise<Socket> {
 
 /** What became of a connection: the response it got (if any) once the gateway closed it. */
 async function outcome(socket: Socket): Promise<RawHttpResponse | null> {
+  // A connection the gateway cuts while bytes are still trickling in may end in a reset (ECONNRESET, EPIPE) rather
+  // than a clean close: either is the cut this file looks for, and "close" follows both.
+  socket.on("error", () => undefined);
   const closed = once(socket, "close");
   const response = await readResponse(socket).catch(() => null);
   socket.resume();

@@ -56,7 +56,7 @@ async function outcome(socket: Socket): Promise<RawHttpResponse | null> {
   // A connection the gateway cuts while bytes are still trickling in may end in a reset (ECONNRESET, EPIPE) rather
   // than a clean close: either is the cut this file looks for, and "close" follows both.
   socket.on("error", () => undefined);
-  const closed = once(socket, "close");
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   const response = await readResponse(socket).catch(() => null);
   socket.resume();
   await closed;

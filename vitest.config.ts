@@ -46,6 +46,9 @@ export default defineConfig({
   test: {
     // Integration tests start a real nats-server per file (see test/harness/nats-server.ts).
     testTimeout: 30_000,
+    // expect.poll waits for a state the system reaches: its bound guards a hang, not a speed. Vitest's 1 s default
+    // failed a portal test once when a fresh page took longer to sign in and list on a busy 2-core machine.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 60_000,
     // Child processes rather than threads: a test file's servers die with its process.
     pool: "forks",

@@ -82,13 +82,23 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_LOG_STREAMS_PER_USER: intSetting(20, { min: 1, max: 100_000 }),
   CJS_LOG_STREAMS_PER_URL: intSetting(4, { min: 1, max: 100_000 }),
   CJS_LOG_STREAMS_PER_BUSINESS: intSetting(100, { min: 1, max: 1_000_000 }),
+  /**
+   * Stored log bytes one business's streams may send a second on one replica, all of them
+   * together (and as much at once after a quiet second); a stream past it waits its turn.
+   */
+  CJS_LOG_STREAM_BYTES_PER_SECOND: intSetting(2 * 1024 * 1024, { min: 65_536, max: 10 * 1024 ** 3 }),
   /** Jobs whose logs one gateway replica streams at once: one consumer of CJS_LOGS each (503 past it). */
   CJS_LOG_STREAM_JOBS_MAX: intSetting(1_000, { min: 1, max: 1_000_000 }),
   /** Seconds between keep-alive comments on an idle log stream; at most 15, as the API promises. */
   CJS_SSE_KEEPALIVE_SECONDS: intSetting(15, { min: 1, max: 15 }),
   /** Lifetime of a presigned artifact URL; an agent's upload URL lives the job's timeout plus this. */
   CJS_ARTIFACT_URL_TTL_SECONDS: intSetting(900, { min: 1, max: 7 * 86_400 }),
-  /** Requests one user (bearer JWT or user API key) may make per minute, counted over every gateway replica. */
+  /**
+   * Requests one user (bearer JWT or user API key) may make in a second, counted over every
+   * gateway replica: the burst, so a user's minute cannot land on the service all at once.
+   */
+  CJS_RATE_LIMIT_PER_SECOND: intSetting(50, { min: 1, max: 1_000_000 }),
+  /** Requests one user may make per minute, counted over every gateway replica. */
   CJS_RATE_LIMIT_PER_MINUTE: intSetting(1000, { min: 1, max: 10_000_000 }),
   /** Requests one user may make per hour, counted over every gateway replica. */
   CJS_RATE_LIMIT_PER_HOUR: intSetting(30_000, { min: 1, max: 600_000_000 }),

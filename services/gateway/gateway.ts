@@ -97,7 +97,11 @@ async function openGatewayContext(deps: GatewayDeps): Promise<GatewayContext> {
     artifactBudget: new ArtifactBudget({ nc, artifacts, clock, logger }),
     rateLimiter: await RateLimiter.open(nc, {
       replicas: config.CJS_NATS_REPLICAS,
-      policy: { minute: config.CJS_RATE_LIMIT_PER_MINUTE, hour: config.CJS_RATE_LIMIT_PER_HOUR },
+      policy: {
+        second: config.CJS_RATE_LIMIT_PER_SECOND,
+        minute: config.CJS_RATE_LIMIT_PER_MINUTE,
+        hour: config.CJS_RATE_LIMIT_PER_HOUR,
+      },
       clock,
       logger,
     }),

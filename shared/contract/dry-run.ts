@@ -57,7 +57,7 @@ export type DryRunKeyQuota = z.infer<typeof DryRunKeyQuota>;
 
 /** The caller's rate-limit window closest to exhaustion, this call already counted. */
 export const DryRunRateLimit = z.object({
-  window: z.enum(["minute", "hour"]),
+  window: z.enum(["second", "minute", "hour"]),
   limit: z.number().int(),
   remaining: z.number().int().min(0),
   reset_seconds: z.number().int().min(0),

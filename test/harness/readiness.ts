@@ -1,6 +1,7 @@
 /** Reading a service process's `/healthz` and `/readyz`, as a load balancer or an orchestrator would. */
 import type { ReadinessReport } from "../../shared/runtime/index.js";
 import type { ServiceProcess } from "./service-process.js";
+import { TEST_BURST_LIMIT } from "./test-limits.js";
 
 const POLL_INTERVAL_MS = 100;
 
@@ -50,7 +51,8 @@ export async function healthz(baseUrl: string): Promise<number> {
  */
 export function serviceProcessEnv(service: string, natsUrl: string, replicas: number): Record<string, string> {
   const ops = { CJS_OPS_HOST: "127.0.0.1", CJS_OPS_PORT: "0" };
-  const listen: Record<string, string> = service === "gateway" ? { CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...ops } : ops;
+  const listen: Record<string, string> =
+    service === "gateway" ? { CJS_HOST: "127.0.0.1", CJS_PORT: "0", ...TEST_BURST_LIMIT, ...ops } : ops;
   return {
     NATS_URL: natsUrl,
     CJS_NATS_REPLICAS: String(replicas),

@@ -25,6 +25,7 @@ import { buildNodeRegistry } from "../../services/node-registry/node-registry.js
 import { SchedulerConfig } from "../../services/scheduler/config.js";
 import { buildScheduler, type Scheduler } from "../../services/scheduler/scheduler.js";
 import { GatewayConfig } from "../../services/gateway/config.js";
+import { TEST_BURST_LIMIT } from "./test-limits.js";
 import { buildGateway, type Gateway } from "../../services/gateway/gateway.js";
 import { WebhooksConfig } from "../../services/webhooks/config.js";
 import { buildWebhooks } from "../../services/webhooks/webhooks.js";
@@ -54,6 +55,7 @@ export async function startGateway(
     CJS_PORT: "0",
     // The test process hosts several gateways and the tests themselves: its event loop's delay is no one gateway's load, so none sheds unless a test asks.
     CJS_SHED_EVENT_LOOP_DELAY_MS: "0",
+    ...TEST_BURST_LIMIT,
     ...env,
   });
   const nc = await connect({

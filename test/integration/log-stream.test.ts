@@ -282,6 +282,32 @@ describe("the job log stream", () => {
     await expect.poll(async () => (await jsm.consumers.list(STREAMS.logs).next()).length, { timeout: 10_000 }).toBe(0);
   });
 
+  it("a business's streams share its bytes a second: a log over the budget is held back, then reaches each viewer whole and in order", async () => {
+    const paced = async () =>
+      (await metricsRegistry.getSingleMetric("cjs_log_stream_paced_total")?.get())?.values[0]?.value ?? 0;
+    // The smallest budget, 64 KiB a second: two viewers of 40 lines of 2 KB, stored as four messages, need more.
+    const gateway = await startGateway(nats.url, { CJS_LOG_STREAM_BYTES_PER_SECOND: "65536" });
+    try {
+      const { node, jobId, push } = await runningJob("logs-bandwidth");
+      const text = (seq: number) => `${seq} ${"b".repeat(2_000)}`;
+      for (let from = 1; from <= 40; from += 10) await push(1, lines(from, from + 9, text));
+      await node.finish(jobId, "succeeded");
+      const before = await paced();
+      const viewers = await Promise.all([1, 2].map(() => openStream(jobId, streamHeaders(), gateway.baseUrl)));
+      const read = await Promise.all(viewers.map(({ frames }) => readToEnd(frames)));
+      for (const { logs, end } of read) {
+        expect(logs.map((event) => (event.data as { seq: number }).seq)).toEqual(lines(1, 40).map((line) => line.seq));
+        expect(
+          logs.every((event) => (event.data as { line: string }).line === text((event.data as { seq: number }).seq)),
+        ).toBe(true);
+        expect(end).toMatchObject({ state: "succeeded" });
+      }
+      expect(await paced()).toBeGreaterThan(before);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
   it("sends a keep-alive comment on an idle stream, and ends open streams when the gateway stops", async () => {
     const gateway = await startGateway(nats.url, { CJS_SSE_KEEPALIVE_SECONDS: "1" });
     const stopped = (async () => {

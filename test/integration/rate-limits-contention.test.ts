@@ -7,7 +7,7 @@ import { BUCKETS, encodeJson, ensureBuckets, JsonBucket } from "../../shared/nat
 import { metricsRegistry, newId, systemClock } from "../../shared/runtime/index.js";
 import type { Caller } from "../../services/gateway/identity/authenticator.js";
 import { RateLimiter } from "../../services/gateway/rate-limit/rate-limiter.js";
-import { RateLimitRecord } from "../../services/gateway/rate-limit/windows.js";
+import { RateLimitRecord, type RateLimitPolicy } from "../../services/gateway/rate-limit/windows.js";
 import { countingKv } from "../harness/counting-kv.js";
 import { startNatsCluster, type NatsClusterHarness } from "../harness/nats-cluster.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
@@ -28,10 +28,10 @@ let kv: KV;
 const logger = pino({ level: "silent" });
 
 /** A limiter over `kv` with the given windows, on the real clock unless one is given. */
-function limiterOver(kv: KV, policy: { minute: number; hour: number }, clock = systemClock): RateLimiter {
+function limiterOver(kv: KV, policy: RateLimitPolicy, clock = systemClock): RateLimiter {
   return new RateLimiter({ bucket: new JsonBucket(kv, RateLimitRecord), clock, logger, policy });
 }
-const policy = { minute: 1_000_000, hour: 1_000_000 };
+const policy: RateLimitPolicy = { second: 1_000_000, minute: 1_000_000, hour: 1_000_000 };
 
 function callerOf(userId: string): Caller {
   return {
@@ -98,7 +98,7 @@ describe("the rate limiter under contention", () => {
   });
 
   it("still refuses a user whose window is used up (the same limiter, a bucket nobody else writes)", async () => {
-    const limiter = limiterOver(kv, { minute: 2, hour: 100 });
+    const limiter = limiterOver(kv, { second: 1_000_000, minute: 2, hour: 100 });
     const caller = callerOf(newId("usr"));
     await limiter.admit(caller, headers);
     await limiter.admit(caller, headers);
@@ -108,7 +108,7 @@ describe("the rate limiter under contention", () => {
   it("refuses a user whose window is used up again without reading the counters, with the same Retry-After", async () => {
     const { kv: counted, reads } = countingKv(kv);
     let nowMs = Date.parse("2026-06-01T10:00:00.000Z");
-    const limiter = limiterOver(counted, { minute: 1, hour: 100 }, { now: () => nowMs });
+    const limiter = limiterOver(counted, { second: 1_000_000, minute: 1, hour: 100 }, { now: () => nowMs });
     const caller = callerOf(newId("usr"));
     await limiter.admit(caller, headers);
     await expect(limiter.admit(caller, headers)).rejects.toMatchObject({ code: "rate.limited", retryAfterSeconds: 60 });
@@ -128,7 +128,7 @@ describe("the rate limiter under contention", () => {
   });
 
   it("lets every request through while the NATS server is down, refusing none", async () => {
-    const limiter = limiterOver(kv, { minute: 3, hour: 100 });
+    const limiter = limiterOver(kv, { second: 1_000_000, minute: 3, hour: 100 });
     const caller = callerOf(newId("usr"));
     await limiter.admit(caller, headers);
     await nats.kill();
@@ -158,7 +158,7 @@ describe("the rate limiter on a 3-node cluster (R3 counters)", () => {
 
   it("lets every request through while the counters' leader is killed and another elected, refusing none", async () => {
     const counters = await new Kvm(jetstream(clusterNc, { timeout: 1000 })).open(BUCKETS.rateLimits);
-    const limiter = limiterOver(counters, { minute: 1_000, hour: 10_000 });
+    const limiter = limiterOver(counters, { second: 1_000_000, minute: 1_000, hour: 10_000 });
     const caller = callerOf(newId("usr"));
     await limiter.admit(caller, headers);
     const jsm = await jetstreamManager(clusterNc);

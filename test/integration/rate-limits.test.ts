@@ -18,10 +18,11 @@ import {
 
 /**
  * Per-user rate limits over two gateway replicas that share one counter in NATS KV and one
- * hand-moved clock: 20 requests a minute, 30 an hour. Each test uses a tenant of its own,
- * so its budget starts empty whatever the other tests did.
+ * hand-moved clock: 20 requests a minute, 30 an hour (the second's bound, 100, out of the
+ * way; its own replicas below test it). Each test uses a tenant of its own, so its budget
+ * starts empty whatever the other tests did.
  */
-const LIMITS = { CJS_RATE_LIMIT_PER_MINUTE: "20", CJS_RATE_LIMIT_PER_HOUR: "30" };
+const LIMITS = { CJS_RATE_LIMIT_PER_SECOND: "100", CJS_RATE_LIMIT_PER_MINUTE: "20", CJS_RATE_LIMIT_PER_HOUR: "30" };
 const LIST_KEYS = RPC_ROUTES.listApiKeys;
 
 let nats: NatsHarness;
@@ -66,10 +67,12 @@ async function spend(clients: ComputeClient[], count: number): Promise<number[]>
 
 const ok = (count: number) => Array.from({ length: count }, () => 200);
 
-function expectRateLimited(response: RawResponse, window: "minute" | "hour"): number {
+const PER = { second: "a second", minute: "a minute", hour: "an hour" } as const;
+
+function expectRateLimited(response: RawResponse, window: keyof typeof PER): number {
   expect(response.status).toBe(429);
   expect(response.body).toMatchObject({ status: "ERROR", code: "rate.limited", details: { window } });
-  expect((response.body as { message: string }).message).toContain(window === "minute" ? "a minute" : "an hour");
+  expect((response.body as { message: string }).message).toContain(PER[window]);
   const retryAfter = response.headers.get("retry-after");
   expect(retryAfter).toMatch(/^\d+$/);
   return Number(retryAfter);
@@ -109,7 +112,7 @@ describe("rate limits across gateway replicas", () => {
       limit: "20",
       remaining: "19",
       reset: "60",
-      policy: "20;w=60, 30;w=3600",
+      policy: "100;w=1, 20;w=60, 30;w=3600",
     });
     clock.advance(10_500);
     // A refused body is counted too, and its error answer carries the headers.
@@ -168,8 +171,10 @@ describe("rate limits across gateway replicas", () => {
     for (const answer of answers.filter((each) => each.status === 429)) expectRateLimited(answer, "minute");
   });
 
-  it("200 requests of one user at once, within the default limit, all pass: concurrent requests do not starve each other", async () => {
-    const roomy = await Promise.all([startGateway(nats.url), startGateway(nats.url)]);
+  it("200 requests of one user at once, within its limits, all pass: concurrent requests do not starve each other", async () => {
+    // The default minute (1000); a burst bound above the 200, which the default (50) is not.
+    const burst = { CJS_RATE_LIMIT_PER_SECOND: "10000" };
+    const roomy = await Promise.all([startGateway(nats.url, burst), startGateway(nats.url, burst)]);
     try {
       const tenant = await createTenant(roomy[0]!.nc);
       const { tokens } = await signedInClient(roomy[0]!.baseUrl, tenant);
@@ -229,14 +234,71 @@ describe("rate limits across gateway replicas", () => {
   });
 });
 
+describe("the burst bound: requests a second", () => {
+  const BURST = { CJS_RATE_LIMIT_PER_SECOND: "5", CJS_RATE_LIMIT_PER_MINUTE: "1000", CJS_RATE_LIMIT_PER_HOUR: "30000" };
+  let bursty: RunningGateway[];
+  let burstClock: ManualClock;
+
+  beforeAll(async () => {
+    burstClock = new ManualClock();
+    bursty = await Promise.all([
+      startGateway(nats.url, BURST, { clock: burstClock }),
+      startGateway(nats.url, BURST, { clock: burstClock }),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all((bursty ?? []).map((gateway) => gateway.stop()));
+  });
+
+  async function burstUser(): Promise<ComputeClient[]> {
+    const tenant = await createTenant(bursty[0]!.nc);
+    const { tokens } = await signedInClient(bursty[0]!.baseUrl, tenant);
+    return bursty.map(
+      (gateway) =>
+        new ComputeClient({ baseUrl: gateway.baseUrl, appId: tenant.app.app_id, accessToken: tokens.access_token }),
+    );
+  }
+
+  it("the 6th request in one second over both replicas answers 429 naming the second, Retry-After 1; the next second admits again", async () => {
+    const clients = await burstUser();
+    expect(await spend(clients, 5)).toEqual(ok(5));
+    const refused = await request(clients[1]!);
+    expect(expectRateLimited(refused, "second")).toBe(1);
+    expect(refused.headers.get("ratelimit-limit")).toBe("5");
+    expect(refused.headers.get("ratelimit-policy")).toBe("5;w=1, 1000;w=60, 30000;w=3600");
+    burstClock.advance(1_000);
+    const admitted = await request(clients[0]!);
+    expect(admitted.status).toBe(200);
+    expect(admitted.headers.get("ratelimit-remaining")).toBe("4");
+  });
+
+  it("30 requests at once over both replicas against 5 a second admit exactly 5, and each second after admits 5 more", async () => {
+    const clients = await burstUser();
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, index) => request(clients[index % 2]!)));
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(5);
+    for (const answer of answers.filter((each) => each.status !== 200)) expectRateLimited(answer, "second");
+    burstClock.advance(1_000);
+    const next = await Promise.all(Array.from({ length: 10 }, (_, index) => request(clients[index % 2]!)));
+    expect(next.filter((answer) => answer.status === 200)).toHaveLength(5);
+  });
+});
+
 describe("rate-limit settings", () => {
-  it("a gateway started with a limit of 0 refuses to start and names the setting", async () => {
+  it("a gateway started with limits of 0 refuses to start and names each setting", async () => {
     const gateway = startServiceProcess({
       service: "gateway",
-      env: { NATS_URL: nats.url, CJS_PORT: "0", CJS_RATE_LIMIT_PER_MINUTE: "0", CJS_RATE_LIMIT_PER_HOUR: "-1" },
+      env: {
+        NATS_URL: nats.url,
+        CJS_PORT: "0",
+        CJS_RATE_LIMIT_PER_SECOND: "0",
+        CJS_RATE_LIMIT_PER_MINUTE: "0",
+        CJS_RATE_LIMIT_PER_HOUR: "-1",
+      },
     });
     const { code } = await gateway.exited;
     expect(code).toBe(2);
+    expect(gateway.output()).toContain("CJS_RATE_LIMIT_PER_SECOND");
     expect(gateway.output()).toContain("CJS_RATE_LIMIT_PER_MINUTE");
     expect(gateway.output()).toContain("CJS_RATE_LIMIT_PER_HOUR");
   });

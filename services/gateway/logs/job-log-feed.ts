@@ -1,4 +1,4 @@
-import type { Consumer, ConsumerMessages, JetStreamClient } from "@nats-io/jetstream";
+import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import { AppError } from "../../../shared/errors/index.js";
 import { decodeJson, STREAMS, subjects } from "../../../shared/nats/index.js";
@@ -14,23 +14,38 @@ const FEED_BUFFER_BYTES = 512 * 1024;
 /** One stored message of a job's log, decoded once for every viewer. */
 export interface FeedMessage {
   /** Its stream sequence. */
-  seq: number;
+  readonly seq: number;
   /** The attempt that wrote it (the last token of its subject). */
-  attempt: number;
+  readonly attempt: number;
   /** Its lines; undefined for a message that is not a log message (skipped, never fatal). */
-  stored: StoredLogLines | undefined;
-  size: number;
+  readonly stored: StoredLogLines | undefined;
+  readonly size: number;
 }
 
-/** A message of the log stream as a feed message. */
+/**
+ * A message of the log stream as a feed message, decoded when a viewer first reads its
+ * lines: a feed opened on a long log passes most of it by before any viewer gets there
+ * (they read what it no longer keeps from the stream), and those are never decoded.
+ */
 export function feedMessage(seq: number, subject: string, data: Uint8Array): FeedMessage {
+  let raw: Uint8Array | undefined = data;
   let stored: StoredLogLines | undefined;
-  try {
-    stored = readLogMessage(decodeJson(data));
-  } catch {
-    stored = undefined;
-  }
-  return { seq, attempt: Number(subject.slice(subject.lastIndexOf(".") + 1)), stored, size: data.length };
+  return {
+    seq,
+    attempt: Number(subject.slice(subject.lastIndexOf(".") + 1)),
+    size: data.length,
+    get stored() {
+      if (raw !== undefined) {
+        try {
+          stored = readLogMessage(decodeJson(raw));
+        } catch {
+          stored = undefined;
+        }
+        raw = undefined;
+      }
+      return stored;
+    },
+  };
 }
 
 /**
@@ -63,8 +78,19 @@ export class JobLogFeed {
     this.covered = fromSeq - 1;
   }
 
-  /** Opens the job's consumer from stream sequence `fromSeq`; throws an AppError (503) when JetStream refuses it. */
-  static async open(js: JetStreamClient, jobId: string, fromSeq: number, log: Logger): Promise<JobLogFeed> {
+  /**
+   * Opens the job's consumer at the end of the stream: lines stored before it are read by
+   * each viewer from the stream at its own pace, so a feed opened on a long log fetches
+   * nothing no viewer asked for. Throws an AppError (503) when JetStream refuses it.
+   */
+  static async open(js: JetStreamClient, jsm: JetStreamManager, jobId: string, log: Logger): Promise<JobLogFeed> {
+    let fromSeq: number;
+    try {
+      // Whatever is stored after this read has a higher sequence, so the consumer delivers it.
+      fromSeq = (await jsm.streams.info(STREAMS.logs)).state.last_seq + 1;
+    } catch (error) {
+      throw unavailable(error);
+    }
     const feed = new JobLogFeed(jobId, fromSeq, log);
     try {
       feed.consumer = await js.consumers.get(STREAMS.logs, {
@@ -167,6 +193,7 @@ export class JobLogFeeds {
 
   constructor(
     private readonly js: JetStreamClient,
+    private readonly jsm: Promise<JetStreamManager>,
     private readonly maxJobs: number,
   ) {}
 
@@ -174,8 +201,8 @@ export class JobLogFeeds {
     return this.feeds.size;
   }
 
-  /** The job's feed, opened from `fromSeq` when none is open; the caller must `release` it. */
-  async acquire(jobId: string, fromSeq: number, log: Logger): Promise<JobLogFeed> {
+  /** The job's feed, opened when none is open; the caller must `release` it. */
+  async acquire(jobId: string, log: Logger): Promise<JobLogFeed> {
     let opening = this.feeds.get(jobId);
     if (!opening) {
       if (this.feeds.size >= this.maxJobs)
@@ -184,7 +211,7 @@ export class JobLogFeeds {
           "This gateway streams as many jobs' logs as it may right now; try again shortly.",
           { retryAfterSeconds: 5, details: { reason: "log_stream_jobs" } },
         );
-      opening = JobLogFeed.open(this.js, jobId, fromSeq, log);
+      opening = this.jsm.then((jsm) => JobLogFeed.open(this.js, jsm, jobId, log));
       this.feeds.set(jobId, opening);
       opening.then(
         (feed) => void this.forgetWhenClosed(feed),
@@ -195,7 +222,7 @@ export class JobLogFeeds {
     if (feed.closed) {
       // It failed or was closed meanwhile: a fresh one.
       if (this.feeds.get(jobId) === opening) this.feeds.delete(jobId);
-      return this.acquire(jobId, fromSeq, log);
+      return this.acquire(jobId, log);
     }
     feed.viewers += 1;
     return feed;

@@ -15,11 +15,19 @@ import { callersJob } from "../rpc/callers-job.js";
 import { feedMessage, type FeedMessage, type JobLogFeed, type JobLogFeeds } from "./job-log-feed.js";
 import { logEventId, logPosition, type LogPosition } from "./log-event-id.js";
 import { type SseEvent, SseWriter } from "./sse-writer.js";
+import type { KeyedPacer } from "../rate-limit/pacer.js";
+import { logStreamPaced } from "./log-stream-metrics.js";
 
 export interface LogTailOptions {
   gw: GatewayContext;
   feeds: JobLogFeeds;
   jsm: Promise<JetStreamManager>;
+  /**
+   * The stored bytes a second each business's streams may send on this replica, all
+   * together: replaying a long log to many viewers costs a decode and an encode per byte,
+   * and unpaced, one tenant's viewers would take the replica's event loop from the others.
+   */
+  bandwidth: KeyedPacer;
   caller: UserContext;
   jobId: string;
   /** The event id of the last line the client has (`Last-Event-ID`), 0 for all. */
@@ -76,7 +84,7 @@ export class LogTail {
     this.transitions = gw.nc.subscribe(subjects.jobTransitioned(jobId), { callback: () => void this.checkEnd() });
     try {
       this.job = await callersJob(gw, caller, jobId);
-      this.feed = await feeds.acquire(jobId, Math.max(1, this.resumed.streamSeq), log);
+      this.feed = await feeds.acquire(jobId, log);
     } catch (error) {
       this.close();
       throw error;
@@ -129,14 +137,24 @@ export class LogTail {
     const feed = this.feed;
     if (!feed) return;
     try {
+      const { app_id, business_id } = this.options.caller;
+      const business = `${app_id}/${business_id}`;
+      const { bandwidth } = this.options;
       while (!this.closed) {
-        const message = await this.nextMessage(feed);
+        // The business's viewers read in turn and each pays for its message before the next
+        // reads: many viewers opening a long log at once fetch one message at a time.
+        const message = await bandwidth.inTurn(business, async () => {
+          const next = await this.nextMessage(feed);
+          if (next && (await bandwidth.take(business, next.size, this.whenClosed))) logStreamPaced.inc();
+          return next;
+        });
         if (message === undefined) {
           // The feed stopped (the gateway closing, or its consumer failed): the client resumes.
           if (feed.closed) break;
           await Promise.race([feed.changed(), this.whenClosed]);
           continue;
         }
+        if (this.closed) break;
         await this.send(message);
         this.lastSent = message.seq;
         await this.maybeEnd();

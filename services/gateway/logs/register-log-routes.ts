@@ -6,6 +6,7 @@ import { registerRpc, type Edge } from "../http/register-rpc.js";
 import { logStreamUrl } from "./log-stream-url.js";
 import { JobLogFeeds } from "./job-log-feed.js";
 import type { LogTail } from "./log-tail.js";
+import { KeyedPacer } from "../rate-limit/pacer.js";
 import { StreamBudget } from "./stream-budget.js";
 import { type LogStreams, streamJobLogs } from "./stream-job-logs.js";
 
@@ -14,14 +15,19 @@ export function registerLogRoutes(app: FastifyInstance, edge: Edge, gw: GatewayC
   registerRpc(app, edge, RPC_ROUTES.logStreamUrl, logStreamUrl(gw));
 
   const { config } = gw;
+  const jsm = jetstreamManager(gw.nc, { checkAPI: false });
   const streams: LogStreams = {
-    feeds: new JobLogFeeds(jetstream(gw.nc), config.CJS_LOG_STREAM_JOBS_MAX),
+    feeds: new JobLogFeeds(jetstream(gw.nc), jsm, config.CJS_LOG_STREAM_JOBS_MAX),
     budget: new StreamBudget({
       per_user: config.CJS_LOG_STREAMS_PER_USER,
       per_url: config.CJS_LOG_STREAMS_PER_URL,
       per_business: config.CJS_LOG_STREAMS_PER_BUSINESS,
     }),
-    jsm: jetstreamManager(gw.nc, { checkAPI: false }),
+    bandwidth: new KeyedPacer({
+      perSecond: config.CJS_LOG_STREAM_BYTES_PER_SECOND,
+      burst: config.CJS_LOG_STREAM_BYTES_PER_SECOND,
+    }),
+    jsm,
     open: new Set<LogTail>(),
   };
   app.route({

@@ -1,4 +1,11 @@
 import type { ServerResponse } from "node:http";
+import { setImmediate as nextTurn } from "node:timers/promises";
+
+/**
+ * Frames written in one run before the writer yields to the event loop: a stored message
+ * of a megabyte of lines is encoded in slices, so other requests are served in between.
+ */
+const RUN_CHARS = 64 * 1024;
 
 export interface SseEvent {
   name: string;
@@ -31,9 +38,17 @@ export class SseWriter {
     return this.write(frame({ name, data, id }));
   }
 
-  /** Several events in one write. */
-  events(events: readonly SseEvent[]): Promise<void> {
-    return events.length === 0 ? Promise.resolve() : this.write(events.map(frame).join(""));
+  /** Several events, written in runs of about RUN_CHARS, yielding between runs. */
+  async events(events: readonly SseEvent[]): Promise<void> {
+    let run = "";
+    for (const event of events) {
+      run += frame(event);
+      if (run.length < RUN_CHARS) continue;
+      await this.write(run);
+      run = "";
+      await nextTurn();
+    }
+    if (run !== "") await this.write(run);
   }
 
   /** A comment line, ignored by clients: keeps proxies and idle timers from closing the stream. */

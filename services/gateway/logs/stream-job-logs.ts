@@ -12,6 +12,7 @@ import type { JobLogFeeds } from "./job-log-feed.js";
 import { logStreamScope, parseStreamCaller } from "./log-stream-url.js";
 import { logStreamsOpen } from "./log-stream-metrics.js";
 import { LogTail } from "./log-tail.js";
+import type { KeyedPacer } from "../rate-limit/pacer.js";
 import type { StreamBudget } from "./stream-budget.js";
 
 type StreamRequest = FastifyRequest<{ Params: { jobId: string }; Querystring: Record<string, unknown> }>;
@@ -82,6 +83,8 @@ function resumeAfter(request: StreamRequest): number {
 export interface LogStreams {
   feeds: JobLogFeeds;
   budget: StreamBudget;
+  /** Stored log bytes a second per business (`CJS_LOG_STREAM_BYTES_PER_SECOND`). */
+  bandwidth: KeyedPacer;
   jsm: Promise<JetStreamManager>;
   open: Set<LogTail>;
 }
@@ -107,6 +110,7 @@ export function streamJobLogs(gw: GatewayContext, edge: Edge, streams: LogStream
       gw,
       feeds: streams.feeds,
       jsm: streams.jsm,
+      bandwidth: streams.bandwidth,
       caller,
       jobId,
       after,

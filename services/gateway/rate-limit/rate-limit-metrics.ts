@@ -4,7 +4,7 @@ import { metricsRegistry } from "../../../shared/runtime/index.js";
 /** Defined once per process: several gateway replicas may share one (tests). */
 export const rateLimited = new Counter({
   name: "cjs_rate_limited_total",
-  help: "Requests refused with 429 rate.limited, by the window that was exhausted (minute, hour).",
+  help: "Requests refused with 429 rate.limited, by the window that was exhausted (second, minute, hour).",
   labelNames: ["window"] as const,
   registers: [metricsRegistry],
 });
@@ -12,5 +12,11 @@ export const rateLimited = new Counter({
 export const rateLimitFailOpen = new Counter({
   name: "cjs_rate_limit_fail_open_total",
   help: "Requests let through uncounted because the rate-limit counters in NATS could not be read or written, or stayed too busy to write.",
+  registers: [metricsRegistry],
+});
+
+export const rateLimitPaced = new Counter({
+  name: "cjs_rate_limit_paced_total",
+  help: "Admitted requests this gateway replica held back to spread a user's burst over its second (more than a fifth of CJS_RATE_LIMIT_PER_SECOND at once).",
   registers: [metricsRegistry],
 });

@@ -6,7 +6,8 @@ import { AppError, isAppError } from "../../../shared/errors/index.js";
 import { BUCKETS, ensureBuckets, JsonBucket, kvKey, RecordBusyError } from "../../../shared/nats/index.js";
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { Caller } from "../identity/authenticator.js";
-import { rateLimited, rateLimitFailOpen } from "./rate-limit-metrics.js";
+import { KeyedPacer } from "./pacer.js";
+import { rateLimited, rateLimitFailOpen, rateLimitPaced } from "./rate-limit-metrics.js";
 import {
   decideMany,
   headroomOf,
@@ -34,7 +35,7 @@ const KV_TIMEOUT_MS = 1000;
 /** After a failure to reach the counters, requests pass uncounted at once for this long before the next try. */
 const BYPASS_MS = 5000;
 
-const PER = { minute: "a minute", hour: "an hour" } as const;
+const PER = { second: "a second", minute: "a minute", hour: "an hour" } as const;
 /** Users refused and remembered at most; past it the memo starts over (it saves reads, it decides nothing). */
 const REFUSALS_REMEMBERED = 100_000;
 
@@ -73,6 +74,12 @@ export class RateLimiter {
   private readonly waiting = new Map<string, Waiter[]>();
   /** Per counter key, a used-up window and when it resets: refusing again costs no round trip to the counters. */
   private readonly refused = new Map<string, Refusal>();
+  /**
+   * Spreads each user's admitted requests over its second on this replica: up to a fifth
+   * of the second's limit go at once, the rest one every 1/limit of a second, so a user
+   * spending its second in one blow does not put every other tenant behind it.
+   */
+  private readonly pacer: KeyedPacer;
 
   constructor(
     private readonly deps: {
@@ -81,7 +88,10 @@ export class RateLimiter {
       logger: Logger;
       policy: RateLimitPolicy;
     },
-  ) {}
+  ) {
+    const perSecond = deps.policy.second;
+    this.pacer = new KeyedPacer({ perSecond, burst: Math.max(1, Math.ceil(perSecond / 5)) });
+  }
 
   /** Creates the shared counter bucket if needed and opens it with a short timeout of its own. */
   static async open(
@@ -147,7 +157,10 @@ export class RateLimiter {
       return;
     }
     for (const [name, value] of Object.entries(rateLimitHeaders(policy, decision.binding))) reply.header(name, value);
-    if (decision.admitted) return;
+    if (decision.admitted) {
+      if (await this.pacer.take(key, 1)) rateLimitPaced.inc();
+      return;
+    }
     const { window, limit } = decision.binding;
     if (this.refused.size >= REFUSALS_REMEMBERED) this.refused.clear();
     this.refused.set(key, { untilMs: clock.now() + decision.retryAfterSeconds * 1000, window, limit });

@@ -8,7 +8,8 @@ import {
   type RateLimitRecord,
 } from "./windows.js";
 
-const policy: RateLimitPolicy = { minute: 3, hour: 5 };
+/** The second window wide enough to stay out of the way of the minute and hour cases. */
+const policy: RateLimitPolicy = { second: 100, minute: 3, hour: 5 };
 const T0 = Date.parse("2026-06-01T10:00:00.250Z");
 
 /** Runs `count` requests at `nowMs` from `record`, each admitted one writing its `next`; returns the record after them. */
@@ -27,11 +28,15 @@ function admittedState(decision: ReturnType<typeof decide>): RateLimitRecord {
 }
 
 describe("rate-limit windows", () => {
-  it("the first request opens both windows and counts once in each", () => {
+  it("the first request opens every window and counts once in each", () => {
     const decision = decide(null, T0, policy);
     expect(decision).toMatchObject({
       admitted: true,
-      next: { minute: { start_ms: T0, count: 1 }, hour: { start_ms: T0, count: 1 } },
+      next: {
+        second: { start_ms: T0, count: 1 },
+        minute: { start_ms: T0, count: 1 },
+        hour: { start_ms: T0, count: 1 },
+      },
       binding: { window: "minute", limit: 3, remaining: 2, resetMs: 60_000 },
     });
   });
@@ -83,7 +88,7 @@ describe("rate-limit windows", () => {
   });
 
   it("when both windows are exhausted, waits for the one that resets last", () => {
-    const tight: RateLimitPolicy = { minute: 2, hour: 2 };
+    const tight: RateLimitPolicy = { second: 100, minute: 2, hour: 2 };
     let state: RateLimitRecord | null = null;
     for (let index = 0; index < 2; index += 1) state = admittedState(decide(state, T0, tight));
     const refused = decide(state, T0 + 1000, tight);
@@ -106,7 +111,57 @@ describe("rate-limit windows", () => {
 
   it("a lowered limit below a stored count reports nothing remaining, never a negative number", () => {
     const { state } = run(null, T0, 3);
-    expect(decide(state, T0, { minute: 2, hour: 5 })).toMatchObject({ admitted: false, binding: { remaining: 0 } });
+    expect(decide(state, T0, { second: 100, minute: 2, hour: 5 })).toMatchObject({
+      admitted: false,
+      binding: { remaining: 0 },
+    });
+  });
+});
+
+describe("the second window: a burst bound", () => {
+  const burst: RateLimitPolicy = { second: 2, minute: 10, hour: 100 };
+
+  it("refuses the request past the second's limit, asks for a one-second wait, and counts it nowhere", () => {
+    let state: RateLimitRecord | null = null;
+    for (let index = 0; index < 2; index += 1) state = admittedState(decide(state, T0, burst));
+    const refused = decide(state, T0 + 400, burst);
+    expect(refused).toMatchObject({
+      admitted: false,
+      retryAfterSeconds: 1,
+      binding: { window: "second", limit: 2, remaining: 0, resetMs: 600 },
+    });
+    expect(state?.minute.count).toBe(2);
+  });
+
+  it("admits again once the second has passed, still counting the minute from its start", () => {
+    let state: RateLimitRecord | null = null;
+    for (let index = 0; index < 2; index += 1) state = admittedState(decide(state, T0, burst));
+    const next = admittedState(decide(state, T0 + 1_000, burst));
+    expect(next.second).toEqual({ start_ms: T0 + 1_000, count: 1 });
+    expect(next.minute).toEqual({ start_ms: T0, count: 3 });
+  });
+
+  it("a minute spent a burst at a time is refused by the minute, for the minute's remaining wait", () => {
+    let state: RateLimitRecord | null = null;
+    for (let second = 0; second < 5; second += 1)
+      for (let index = 0; index < 2; index += 1) state = admittedState(decide(state, T0 + second * 1_000, burst));
+    const refused = decide(state, T0 + 5_000, burst);
+    expect(refused).toMatchObject({ admitted: false, retryAfterSeconds: 55, binding: { window: "minute" } });
+  });
+
+  it("a record without a second window (written by an older replica) reads as a fresh second", () => {
+    const older = { minute: { start_ms: T0, count: 4 }, hour: { start_ms: T0, count: 4 } } as RateLimitRecord;
+    const decision = decide(older, T0 + 10, burst);
+    expect(decision).toMatchObject({ admitted: true, next: { second: { start_ms: T0 + 10, count: 1 } } });
+    expect(admittedState(decision).minute.count).toBe(5);
+  });
+
+  it("the headers name the second while it is the tighter window, the minute once that is", () => {
+    expect(decide(null, T0, burst)).toMatchObject({ binding: { window: "second", remaining: 1 } });
+    let state: RateLimitRecord | null = null;
+    for (let second = 0; second < 4; second += 1)
+      for (let index = 0; index < 2; index += 1) state = admittedState(decide(state, T0 + second * 1_000, burst));
+    expect(decide(state, T0 + 4_000, burst)).toMatchObject({ binding: { window: "minute", remaining: 1 } });
   });
 });
 
@@ -142,17 +197,17 @@ describe("requests decided together", () => {
 });
 
 describe("RateLimit headers", () => {
-  it("describe the binding window in whole seconds and list both windows in the policy", () => {
+  it("describe the binding window in whole seconds and list every window in the policy", () => {
     expect(
       rateLimitHeaders(
-        { minute: 1000, hour: 30000 },
+        { second: 50, minute: 1000, hour: 30000 },
         { window: "minute", limit: 1000, remaining: 998, resetMs: 41_200 },
       ),
     ).toEqual({
       "ratelimit-limit": "1000",
       "ratelimit-remaining": "998",
       "ratelimit-reset": "42",
-      "ratelimit-policy": "1000;w=60, 30000;w=3600",
+      "ratelimit-policy": "50;w=1, 1000;w=60, 30000;w=3600",
     });
   });
 });

@@ -1,7 +1,11 @@
 import { z } from "zod";
 
-/** The two fixed windows every user is counted in, with their lengths. */
-export const WINDOW_MS = { minute: 60_000, hour: 3_600_000 } as const;
+/**
+ * The fixed windows every user is counted in, with their lengths: the second bounds a
+ * burst (so one user's spent minute arrives spread out, not in one blow that every other
+ * tenant waits behind), the minute and the hour the sustained rate.
+ */
+export const WINDOW_MS = { second: 1_000, minute: 60_000, hour: 3_600_000 } as const;
 export type WindowName = keyof typeof WINDOW_MS;
 const WINDOW_NAMES = Object.keys(WINDOW_MS) as WindowName[];
 
@@ -9,8 +13,11 @@ const WINDOW_NAMES = Object.keys(WINDOW_MS) as WindowName[];
 export const RateWindow = z.looseObject({ start_ms: z.number().int(), count: z.number().int().min(0) });
 export type RateWindow = z.infer<typeof RateWindow>;
 
-/** A user's counter in `cjs_rate_limits`, changed only by compare-and-set. */
-export const RateLimitRecord = z.looseObject({ minute: RateWindow, hour: RateWindow });
+/**
+ * A user's counter in `cjs_rate_limits`, changed only by compare-and-set. `second` is
+ * absent from a record a replica without that window wrote: it reads as a fresh window.
+ */
+export const RateLimitRecord = z.looseObject({ second: RateWindow.optional(), minute: RateWindow, hour: RateWindow });
 export type RateLimitRecord = z.infer<typeof RateLimitRecord>;
 
 /** Requests admitted per window. */
@@ -81,7 +88,7 @@ export function headroomOf(record: RateLimitRecord | null, nowMs: number, policy
 export function decide(record: RateLimitRecord | null, nowMs: number, policy: RateLimitPolicy): RateDecision {
   const windows = Object.fromEntries(
     WINDOW_NAMES.map((name) => [name, current(record?.[name], name, nowMs)]),
-  ) as RateLimitRecord;
+  ) as Record<WindowName, RateWindow>;
   const exhausted = WINDOW_NAMES.filter((name) => windows[name].count >= policy[name]).map((name) =>
     statusOf(name, windows[name], policy[name], nowMs),
   );
@@ -90,11 +97,11 @@ export function decide(record: RateLimitRecord | null, nowMs: number, policy: Ra
     return { admitted: false, binding, retryAfterSeconds: Math.max(1, Math.ceil(binding.resetMs / 1000)) };
   }
   // Spread from the stored record and its windows: fields a newer replica wrote stay (a window that reset starts afresh).
-  const next = {
-    ...record,
-    ...Object.fromEntries(WINDOW_NAMES.map((name) => [name, { ...windows[name], count: windows[name].count + 1 }])),
-  } as RateLimitRecord;
-  const binding = closestToExhaustion(WINDOW_NAMES.map((name) => statusOf(name, next[name], policy[name], nowMs)));
+  const counted = Object.fromEntries(
+    WINDOW_NAMES.map((name) => [name, { ...windows[name], count: windows[name].count + 1 }]),
+  ) as Record<WindowName, RateWindow>;
+  const next: RateLimitRecord = { ...record, ...counted };
+  const binding = closestToExhaustion(WINDOW_NAMES.map((name) => statusOf(name, counted[name], policy[name], nowMs)));
   return { admitted: true, next, binding };
 }
 
@@ -123,7 +130,7 @@ export function decideMany(
 /**
  * The RateLimit fields of draft-ietf-httpapi-ratelimit-headers (the `-Limit`, `-Remaining`,
  * `-Reset`, `-Policy` form): the first three describe the window closest to exhaustion,
- * the policy lists both windows.
+ * the policy lists every window.
  */
 export function rateLimitHeaders(policy: RateLimitPolicy, binding: WindowStatus): Record<string, string> {
   return {

@@ -19,18 +19,19 @@ export const SERVICES = ["scheduler", "node-registry", "log-relay", "billing", "
 export type ServiceName = (typeof SERVICES)[number];
 
 /**
- * The per-user limits on our side: one user here sends more in a minute than the default
- * 1000 allows. The limiter still counts every request; it never refuses one. The load
+ * The per-user limits on our side: one user here sends more in a second and a minute than
+ * the defaults (50 and 1000) allow. The limiter still counts every request; it never refuses one. The load
  * generator is one address standing for many clients: the open loop at 1000/s holds more
  * than the default 256 connections per address open while answers queue.
  */
 export const RAISED_RATE_LIMITS = {
+  CJS_RATE_LIMIT_PER_SECOND: "1000000",
   CJS_RATE_LIMIT_PER_MINUTE: "10000000",
   CJS_RATE_LIMIT_PER_HOUR: "600000000",
   CJS_HTTP_MAX_CONNECTIONS_PER_IP: "100000",
 } as const;
 export const RAISED_RATE_LIMITS_NOTE =
-  "our gateway runs with CJS_RATE_LIMIT_PER_MINUTE=10000000, CJS_RATE_LIMIT_PER_HOUR=600000000 and CJS_HTTP_MAX_CONNECTIONS_PER_IP=100000: one user here sends more than the default 1000 a minute, from one address (the limiter still counts every request)";
+  "our gateway runs with CJS_RATE_LIMIT_PER_SECOND=1000000, CJS_RATE_LIMIT_PER_MINUTE=10000000, CJS_RATE_LIMIT_PER_HOUR=600000000 and CJS_HTTP_MAX_CONNECTIONS_PER_IP=100000: one user here sends more than the default 50 a second and 1000 a minute, from one address (the limiter still counts every request)";
 
 const READY_TIMEOUT_MS = 60_000;
 

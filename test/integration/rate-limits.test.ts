@@ -5,6 +5,7 @@ import { FakeNode } from "../harness/fake-node.js";
 import { ManualClock } from "../harness/manual-clock.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { startServiceProcess } from "../harness/service-process.js";
+import { metricsRegistry } from "../../shared/runtime/index.js";
 import {
   createTenant,
   signedInClient,
@@ -271,6 +272,17 @@ describe("the burst bound: requests a second", () => {
     const admitted = await request(clients[0]!);
     expect(admitted.status).toBe(200);
     expect(admitted.headers.get("ratelimit-remaining")).toBe("4");
+  });
+
+  it("requests at once past a fifth of the second's limit are held back and served in turn, not refused", async () => {
+    const paced = async () =>
+      (await metricsRegistry.getSingleMetric("cjs_rate_limit_paced_total")?.get())?.values[0]?.value ?? 0;
+    const [client] = await burstUser();
+    const before = await paced();
+    // 5 a second: one goes at once, the others wait their turn on this replica.
+    const answers = await Promise.all(Array.from({ length: 5 }, () => request(client!)));
+    expect(answers.map((answer) => answer.status)).toEqual(ok(5));
+    expect(await paced()).toBeGreaterThan(before);
   });
 
   it("30 requests at once over both replicas against 5 a second admit exactly 5, and each second after admits 5 more", async () => {

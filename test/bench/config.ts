@@ -149,8 +149,8 @@ export function loadBenchConfig(
     problems.push(`--only: unknown scenario ${unknown.join(", ")} (known: ${SCENARIOS.join(", ")})`);
   const cpuProfileDir = values["cpu-prof"] === undefined ? undefined : resolve(values["cpu-prof"]);
   if (values.count && !only.includes("burst")) problems.push("--count belongs to the burst scenario: add it to --only");
-  if (cpuProfileDir !== undefined && !only.includes("burst") && !only.includes("scale"))
-    problems.push("--cpu-prof belongs to the burst and scale scenarios: add one to --only");
+  if (cpuProfileDir !== undefined && !["burst", "scale", "noisy-neighbour"].some((name) => only.includes(name)))
+    problems.push("--cpu-prof belongs to the burst, scale and noisy-neighbour scenarios: add one to --only");
   let parsed: z.infer<typeof BenchEnv> | undefined;
   try {
     parsed = parseConfig(BenchEnv, env);

@@ -11,13 +11,18 @@ import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
 import { percentiles, type Percentiles } from "./stats.js";
 
 /**
- * Samples of each quiet-tenant figure per phase, and the pace they are sent at: about 12
- * requests a second together, under the default rate limit of 1000 a minute a user.
+ * The quiet tenant's samples of each figure in one segment, and the pace they are sent at:
+ * 15 requests a second together, under the default rate limits (50 a second, 1000 a minute).
+ * Idle and noisy segments alternate, SEGMENT_PAIRS of each in ABBA order (idle, noisy,
+ * noisy, idle, …), so a change in the shared machine's load falls on both alike.
  */
-const SUBMITS = 400;
+const SUBMITS = 100;
 const SUBMIT_EVERY_MS = 100;
-const STREAM_OPENS = 100;
-const STREAM_OPEN_EVERY_MS = 400;
+const STREAM_OPENS = 50;
+const STREAM_OPEN_EVERY_MS = 200;
+const SEGMENT_PAIRS = 4;
+/** The pause after a noisy segment, before the next one: its streams' closing is counted in neither phase. */
+const SETTLE_MS = 1_000;
 /**
  * The noisy tenant's log quotas, small enough that it reaches them within seconds: its
  * first node pushes alone until its hour is used up, then its second until the business's
@@ -37,10 +42,21 @@ const QUIET_LINES: LogLine[] = Array.from({ length: 20 }, (_, index) => ({
   ts: new Date().toISOString(),
 }));
 
+/** A phase's samples, gathered over its segments. */
+interface Samples {
+  submit: number[];
+  stream: number[];
+  errors: string[];
+}
+
 interface Phase {
   submit: Percentiles | null;
   stream: Percentiles | null;
   errors: string[];
+}
+
+function phaseOf(samples: Samples): Phase {
+  return { submit: percentiles(samples.submit), stream: percentiles(samples.stream), errors: samples.errors };
 }
 
 /** Milliseconds from opening a job's log stream to its first `log` event; the connection is then closed. */
@@ -99,11 +115,14 @@ async function paced(times: number, everyMs: number, signal: AbortSignal, each: 
   }
 }
 
-/** The quiet tenant's figures: submit latency and time to a stream's first line, each sampled at a steady pace. */
-async function measure(tenant: AddedTenant, baseUrl: string, jobId: string, signal: AbortSignal): Promise<Phase> {
-  const submit: number[] = [];
-  const stream: number[] = [];
-  const errors: string[] = [];
+/** One segment of the quiet tenant's figures, added to `samples`: submit latency and time to a stream's first line, each at a steady pace. */
+async function measure(
+  tenant: AddedTenant,
+  baseUrl: string,
+  jobId: string,
+  signal: AbortSignal,
+  { submit, stream, errors }: Samples,
+): Promise<void> {
   const headers = { "x-app-id": tenant.appId, "x-api-key": tenant.apiKey };
   const submits = paced(SUBMITS, SUBMIT_EVERY_MS, signal, async () => {
     const started = performance.now();
@@ -122,7 +141,6 @@ async function measure(tenant: AddedTenant, baseUrl: string, jobId: string, sign
     }
   });
   await Promise.all([submits, opens]);
-  return { submit: percentiles(submit), stream: percentiles(stream), errors };
 }
 
 /** What the noisy tenant was answered while it pressed on every limit, by outcome. */
@@ -221,6 +239,45 @@ function pressOn(
   });
 }
 
+/** Whether segment `index` is idle: ABBA order, idle first (idle, noisy, noisy, idle, idle, …). */
+function isIdleSegment(index: number): boolean {
+  return Math.floor(index / 2) % 2 === 0 ? index % 2 === 0 : index % 2 === 1;
+}
+
+const noSamples = (): Samples => ({ submit: [], stream: [], errors: [] });
+
+/**
+ * The quiet tenant's figures in alternating segments: alone, and beside the noisy tenant
+ * pressing on (`pressOn` runs for the segment and stops after it, its held streams closed).
+ */
+async function alternate(
+  context: ScenarioContext,
+  quiet: { tenant: AddedTenant; jobId: string },
+  press: (stop: AbortSignal) => Promise<void>,
+  baseUrl: string,
+): Promise<{ idle: Samples; noisy: Samples }> {
+  const samples = { idle: noSamples(), noisy: noSamples() };
+  const { progress, signal } = context;
+  for (let index = 0; index < 2 * SEGMENT_PAIRS && !signal.aborted; index += 1) {
+    const idle = isIdleSegment(index);
+    progress.step(
+      `noisy neighbour  segment ${index + 1}/${2 * SEGMENT_PAIRS}: ${idle ? "the quiet tenant alone" : "the quiet tenant beside the noisy one"}`,
+    );
+    if (idle) {
+      await measure(quiet.tenant, baseUrl, quiet.jobId, signal, samples.idle);
+      continue;
+    }
+    const stop = new AbortController();
+    const pressing = press(stop.signal);
+    await measure(quiet.tenant, baseUrl, quiet.jobId, signal, samples.noisy);
+    stop.abort();
+    await pressing;
+    // The noisy tenant's streams close as it stops; the next segment starts once that work is done.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  }
+  return samples;
+}
+
 function row(label: string, idle: Percentiles | null, noisy: Percentiles | null): string[] {
   if (idle === null || noisy === null) return [label, "–", "–", "–", "–", "–", "–"];
   const ratio = noisy.p99 / idle.p99;
@@ -238,8 +295,8 @@ function row(label: string, idle: Percentiles | null, noisy: Percentiles | null)
 /**
  * One tenant at every one of its limits (log streams, requests, log bytes of its nodes and
  * its business), and another tenant's latency beside it: the p99 of a submit and of a log
- * stream's first line while the service is otherwise idle, then again while the noisy
- * tenant presses on. The promise (issue 25): within 2× of the idle figures.
+ * stream's first line while the noisy tenant sends nothing, and while it presses on, in
+ * alternating segments. The promise (issue 25): within 2× of the idle figures.
  */
 export const noisyNeighbour: Scenario = {
   name: "noisy-neighbour",
@@ -260,6 +317,10 @@ export const noisyNeighbour: Scenario = {
     const ours = await startOurSystem(cleanup, progress, {
       logLevel: config.serviceLogLevel,
       rateLimits: "default",
+      // The gateway and the scheduler profiled whole (idle and noisy segments alike) with --cpu-prof.
+      ...(config.cpuProfileDir === undefined
+        ? {}
+        : { cpuProfile: { dir: config.cpuProfileDir, services: ["gateway", "scheduler"] as const } }),
       env: {
         "log-relay": { CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR: String(NODE_BYTES_PER_HOUR) },
         billing: { CJS_BILLING_PLANS_FILE: plansFile },
@@ -282,21 +343,23 @@ export const noisyNeighbour: Scenario = {
         noisyNodes.push({ node, jobId: job_id });
       }
 
-      progress.step("noisy neighbour  the quiet tenant alone");
-      idle = await measure(quiet, ours.gatewayUrl, quietJob, signal);
+      const press = (stop: AbortSignal) => pressOn(ours, noisyNodes, noisyNodes[0]!.jobId, stop, outcomes);
 
-      progress.step("noisy neighbour  the quiet tenant beside the noisy one");
+      // Measured once the noisy tenant has reached its limits: its streams, its requests and its log bytes all refused.
+      progress.step("noisy neighbour  the noisy tenant reaching its limits");
       const stop = new AbortController();
-      const pressing = pressOn(ours, noisyNodes, noisyNodes[0]!.jobId, stop.signal, outcomes);
-      // Measured once the noisy tenant is at its limits: its streams, its requests and its log bytes all refused.
+      const pressing = press(stop.signal);
       const atLimits = () =>
         outcomes.has("log stream 429") &&
         outcomes.has("log push logs.quota_exceeded node_hour") &&
         outcomes.has("log push logs.quota_exceeded business_day");
       while (!atLimits() && !signal.aborted) await new Promise((resolve) => setTimeout(resolve, 100));
-      noisy = await measure(quiet, ours.gatewayUrl, quietJob, signal);
       stop.abort();
       await pressing;
+
+      const samples = await alternate(context, { tenant: quiet, jobId: quietJob }, press, ours.gatewayUrl);
+      idle = phaseOf(samples.idle);
+      noisy = phaseOf(samples.noisy);
     } finally {
       progress.step("noisy neighbour  stopping");
       await ours.stop();
@@ -320,9 +383,13 @@ export const noisyNeighbour: Scenario = {
             "within 2×",
           ],
           rows: [
-            row(`submit (${SUBMITS}, one every ${SUBMIT_EVERY_MS} ms)`, idle?.submit ?? null, noisy?.submit ?? null),
             row(
-              `log stream, open to first line (${STREAM_OPENS}, one every ${STREAM_OPEN_EVERY_MS} ms)`,
+              `submit (${SUBMITS * SEGMENT_PAIRS} a phase, one every ${SUBMIT_EVERY_MS} ms)`,
+              idle?.submit ?? null,
+              noisy?.submit ?? null,
+            ),
+            row(
+              `log stream, open to first line (${STREAM_OPENS * SEGMENT_PAIRS} a phase, one every ${STREAM_OPEN_EVERY_MS} ms)`,
               idle?.stream ?? null,
               noisy?.stream ?? null,
             ),
@@ -330,8 +397,8 @@ export const noisyNeighbour: Scenario = {
           notes: [
             `the noisy tenant meanwhile: ${NOISY_STREAM_OPENERS} workers opening and holding log streams, ${NOISY_SUBMITTERS} submitting as fast as answered, ${NOISY_NODES} nodes pushing 90 lines of 10 kB per batch (the second once the first is past its hour); each refusal waits its Retry-After (or 1 s) before the next try`,
             `its answers: ${refusals.map(([outcome, times]) => `${outcome} × ${times}`).join(", ")}`,
-            `limits: the defaults (rate 1000 requests a minute, 20 streams a user, 4 a signed URL, 100 a business), CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR=${NODE_BYTES_PER_HOUR}, plan max_log_bytes_per_day=${BUSINESS_BYTES_PER_DAY}`,
-            "the noisy phase is measured once its streams, its first node (node_hour) and its business (business_day) are refused; the submit and stream samples run side by side, each at its steady pace",
+            `limits: the defaults (rate 50 requests a second and 1000 a minute, 20 streams a user, 4 a signed URL, 100 a business), CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR=${NODE_BYTES_PER_HOUR}, plan max_log_bytes_per_day=${BUSINESS_BYTES_PER_DAY}`,
+            `measured once the noisy tenant has reached its limits (its streams, its first node's hour and its business's day refused), in ${2 * SEGMENT_PAIRS} segments of ${(SUBMITS * SUBMIT_EVERY_MS) / 1000} s alternating in ABBA order: idle (the noisy tenant sends nothing and holds no stream) and noisy (it presses on as above); the submit and stream samples run side by side, each at its steady pace`,
           ],
         },
       ],

@@ -216,7 +216,10 @@ function registerNodeRoutes(
   registerRpc(app, edge, RPC_ROUTES.heartbeat, nodePlane.heartbeat);
   registerRpc(app, edge, RPC_ROUTES.poll, nodePlane.poll);
   registerRpc(app, edge, RPC_ROUTES.result, nodePlane.result);
-  const spentNodes = new SpentNodeQuotas(gw.clock);
+  const spentNodes = new SpentNodeQuotas(
+    gw.clock,
+    async (businessId) => !((await gw.store.businesses.get(businessId))?.value.operator ?? true),
+  );
   registerRpc(app, edge, RPC_ROUTES.pushLogs, spentNodes.remembering(nodePlane.pushLogs), {
     onRequest: spentNodes.onRequest,
   });

@@ -52,7 +52,7 @@ describe("the nodes past their hour", () => {
     ).toBeUndefined();
   });
 
-  it("remembers only a node's hour: not a business's day, another error, or a reset time that is past or over an hour away", () => {
+  it("remembers a node's hour only: not a business's day unless told the node runs only its business's jobs, another error, or a reset time that is past or over an hour away", () => {
     const spent = new SpentNodeQuotas(new ManualClock(NOW));
     spent.remember(node, quotaExceeded("business_day"));
     spent.remember(node, new AppError("job.stale_attempt"));
@@ -62,6 +62,45 @@ describe("the nodes past their hour", () => {
     spent.remember(node, quotaExceeded("node_hour", "not a time"));
     expect(spent.size).toBe(0);
     expect(refusalOf(() => spent.check(node))).toBeUndefined();
+  });
+
+  it("remembers a business's day for a node that runs only its own business's jobs, until the day resets, never past a day away", () => {
+    const clock = new ManualClock(NOW);
+    const spent = new SpentNodeQuotas(clock);
+    const dayEnds = "2026-03-02T00:00:00.000Z";
+    spent.remember(node, quotaExceeded("business_day", "2026-03-02T10:20:00.001Z"), true);
+    expect(spent.size).toBe(0);
+    spent.remember(node, quotaExceeded("business_day", dayEnds), true);
+    expect(refusalOf(() => spent.check(node))).toMatchObject({ details: { limit: "business_day" } });
+    clock.advance(Date.parse(dayEnds) - NOW);
+    expect(refusalOf(() => spent.check(node))).toBeUndefined();
+  });
+
+  it("through the push handler, asks whether the node's business runs only its own jobs, and only for a business's day", async () => {
+    const asked: string[] = [];
+    const spent = new SpentNodeQuotas(new ManualClock(NOW), async (businessId) => {
+      asked.push(businessId);
+      return businessId === "biz_own";
+    });
+    const refusing = (error: AppError) =>
+      spent.remembering(async () => {
+        throw error;
+      });
+    const context = (businessId: string, apiKey: string) =>
+      ({
+        caller: { business_id: businessId },
+        requestHeader: (name: string) => ({ "x-app-id": "acme", "x-api-key": apiKey })[name],
+      }) as unknown as Parameters<ReturnType<typeof refusing>>[1];
+    const body = {} as Parameters<ReturnType<typeof refusing>>[0];
+    const day = quotaExceeded("business_day", "2026-03-02T00:00:00.000Z");
+    await expect(refusing(day)(body, context("biz_own", "key_own"))).rejects.toBe(day);
+    await expect(refusing(day)(body, context("biz_operator", "key_operator"))).rejects.toBe(day);
+    await expect(refusing(new AppError("job.stale_attempt"))(body, context("biz_own", "key_other"))).rejects.toThrow();
+    expect(asked).toEqual(["biz_own", "biz_operator"]);
+    expect(refusalOf(() => spent.check({ appId: "acme", authorization: undefined, apiKey: "key_own" }))).toBeDefined();
+    expect(
+      refusalOf(() => spent.check({ appId: "acme", authorization: undefined, apiKey: "key_operator" })),
+    ).toBeUndefined();
   });
 
   it("keeps no credential, only its digest", () => {

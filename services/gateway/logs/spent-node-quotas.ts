@@ -8,8 +8,9 @@ import { sha256Hex } from "../identity/secrets.js";
 
 /** Nodes remembered at most; past it, the one remembered first is forgotten (its next push asks the log relay again). */
 const MAX_NODES = 10_000;
-/** A node's hour never lasts longer: a `resets_at` further away is not believed. */
-const HOUR_MS = 60 * 60 * 1000;
+/** How far away a refusal's `resets_at` may be and be believed: a node's hour, a business's day. */
+const LONGEST_MS = { node_hour: 60 * 60 * 1000, business_day: 24 * 60 * 60 * 1000 } as const;
+type RememberedLimit = keyof typeof LONGEST_MS;
 
 interface Refusal {
   untilMs: number;
@@ -34,14 +35,19 @@ export interface PresentedCredential {
  *
  * Keyed by the SHA-256 of the app id and credential headers exactly as presented: a
  * request with any other credential (another node, the same node after a key rotation) is
- * never refused here, and no credential is kept. Only the node's own quota is remembered:
- * a business's day (`business_day`) is the job's business's, which the headers do not
- * tell, so those refusals are left to the log relay.
+ * never refused here, and no credential is kept. A business's day (`business_day`) is
+ * the job's business's: it is remembered for a node that runs only its own business's
+ * jobs (any business's but the operator's, whose nodes serve every tenant's jobs on its
+ * pools); an operator's node's such refusals are left to the log relay.
  */
 export class SpentNodeQuotas {
   private readonly refusals = new Map<string, Refusal>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    /** Whether a business's nodes run only its own jobs (it is not the operator's). */
+    private readonly runsOnlyOwnJobs: (businessId: string) => Promise<boolean> = async () => false,
+  ) {}
 
   get size(): number {
     return this.refusals.size;
@@ -59,16 +65,21 @@ export class SpentNodeQuotas {
     throw new AppError("logs.quota_exceeded", refusal.message, { details: refusal.details });
   }
 
-  /** Remembers `error` for this credential if it is the log relay's refusal of a node's hour. */
-  remember(presented: PresentedCredential, error: unknown): void {
-    if (!isAppError(error) || error.code !== "logs.quota_exceeded" || error.details?.limit !== "node_hour") return;
+  /**
+   * Remembers `error` for this credential if it is the log relay's refusal of a node's
+   * hour, or of its business's day when `ownJobsOnly` (the node runs no other business's).
+   */
+  remember(presented: PresentedCredential, error: unknown, ownJobsOnly = false): void {
+    const limit = quotaLimitOf(error);
+    if (limit === undefined || (limit === "business_day" && !ownJobsOnly)) return;
     const key = credentialKey(presented);
-    const resetsAtMs = Date.parse(String(error.details.resets_at));
+    const resetsAtMs = Date.parse(String((error as AppError).details?.resets_at));
     const now = this.clock.now();
-    if (key === undefined || !(resetsAtMs > now) || resetsAtMs - now > HOUR_MS) return;
+    if (key === undefined || !(resetsAtMs > now) || resetsAtMs - now > LONGEST_MS[limit]) return;
     this.refusals.delete(key);
     if (this.refusals.size >= MAX_NODES) this.forgetOne(now);
-    this.refusals.set(key, { untilMs: resetsAtMs, message: error.message, details: error.details });
+    const { message, details } = error as AppError;
+    this.refusals.set(key, { untilMs: resetsAtMs, message, details: details ?? {} });
   }
 
   /** The push handler, remembering the refusals it passes on; over NATS (no headers) it remembers nothing. */
@@ -77,6 +88,9 @@ export class SpentNodeQuotas {
       try {
         return await handler(body, context);
       } catch (error) {
+        const ownJobsOnly =
+          quotaLimitOf(error) === "business_day" &&
+          (await this.runsOnlyOwnJobs(context.caller.business_id).catch(() => false));
         this.remember(
           {
             appId: context.requestHeader("x-app-id"),
@@ -84,6 +98,7 @@ export class SpentNodeQuotas {
             apiKey: context.requestHeader("x-api-key"),
           },
           error,
+          ownJobsOnly,
         );
         throw error;
       }
@@ -106,6 +121,13 @@ export class SpentNodeQuotas {
     const first = this.refusals.keys().next();
     if (!first.done) this.refusals.delete(first.value);
   }
+}
+
+/** The limit a log relay's quota refusal names, when it is one this replica remembers. */
+function quotaLimitOf(error: unknown): RememberedLimit | undefined {
+  if (!isAppError(error) || error.code !== "logs.quota_exceeded") return undefined;
+  const limit = error.details?.limit;
+  return limit === "node_hour" || limit === "business_day" ? limit : undefined;
 }
 
 function credentialKey({ appId, authorization, apiKey }: PresentedCredential): string | undefined {

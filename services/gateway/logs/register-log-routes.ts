@@ -23,9 +23,10 @@ export function registerLogRoutes(app: FastifyInstance, edge: Edge, gw: GatewayC
       per_url: config.CJS_LOG_STREAMS_PER_URL,
       per_business: config.CJS_LOG_STREAMS_PER_BUSINESS,
     }),
+    // A fifth of the second at once, as requests are shaped: a megabyte message waits its share, not a burst.
     bandwidth: new KeyedPacer({
       perSecond: config.CJS_LOG_STREAM_BYTES_PER_SECOND,
-      burst: config.CJS_LOG_STREAM_BYTES_PER_SECOND,
+      burst: Math.ceil(config.CJS_LOG_STREAM_BYTES_PER_SECOND / 5),
     }),
     jsm,
     open: new Set<LogTail>(),

@@ -168,13 +168,20 @@ export class LogTail {
 
   /**
    * The job's next message after the last one sent: from the feed when the viewer is
-   * within what it keeps, else from the stream itself (the leader's copy, so nothing the
-   * feed already passed is missing). Undefined when there is none yet.
+   * within what it keeps, else from the stream itself. Undefined when there is none yet.
+   *
+   * From the stream, a direct get first: any replica answers it, with the message as it is
+   * stored (the leader's answer is JSON with the data in base64, about a third of a
+   * replay's cost). A replica holds a prefix of the stream, so a message it returns at or
+   * below what the feed covers comes with every earlier message of the job. No answer, or
+   * one past the feed: the leader's copy decides, so nothing the feed passed is missed.
    */
   private async nextMessage(feed: JobLogFeed): Promise<FeedMessage | undefined> {
     if (this.lastSent >= feed.coveredFrom) return feed.after(this.lastSent);
     const jsm = await this.options.jsm;
     const query = { seq: this.lastSent + 1, next_by_subj: subjects.jobLogsOfJob(this.options.jobId) };
+    const direct = await jsm.direct.getMessage(STREAMS.logs, query).catch(() => null);
+    if (direct && direct.seq <= feed.coveredFrom) return feedMessage(direct.seq, direct.subject, direct.data);
     const stored = await jsm.streams.getMessage(STREAMS.logs, query as unknown as MsgRequest);
     if (stored && stored.seq <= feed.coveredFrom) return feedMessage(stored.seq, stored.subject, stored.data);
     // None of the job's messages lies between the last one sent and what the feed keeps (or they aged out): go on from there.

@@ -83,8 +83,9 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_LOG_STREAMS_PER_URL: intSetting(4, { min: 1, max: 100_000 }),
   CJS_LOG_STREAMS_PER_BUSINESS: intSetting(100, { min: 1, max: 1_000_000 }),
   /**
-   * Stored log bytes one business's streams may send a second on one replica, all of them
-   * together (a fifth of it at once after a quiet spell); a stream past it waits its turn.
+   * Stored log bytes one business's streams may read back (replays) a second on one
+   * replica, all together (a fifth of it at once after a quiet spell); a stream past it
+   * waits its turn. The live tail is not paced.
    */
   CJS_LOG_STREAM_BYTES_PER_SECOND: intSetting(2 * 1024 * 1024, { min: 65_536, max: 10 * 1024 ** 3 }),
   /** Jobs whose logs one gateway replica streams at once: one consumer of CJS_LOGS each (503 past it). */

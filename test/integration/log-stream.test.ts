@@ -308,6 +308,32 @@ describe("the job log stream", () => {
     }
   });
 
+  it("the live tail is not paced: viewers caught up with a running job get every new line, however many bytes, none held back", async () => {
+    const paced = async () =>
+      (await metricsRegistry.getSingleMetric("cjs_log_stream_paced_total")?.get())?.values[0]?.value ?? 0;
+    const gateway = await startGateway(nats.url, { CJS_LOG_STREAM_BYTES_PER_SECOND: "65536" });
+    try {
+      const { node, jobId, push } = await runningJob("logs-live-unpaced");
+      await push(1, lines(1, 1));
+      const before = await paced();
+      const viewers = await Promise.all([1, 2, 3].map(() => openStream(jobId, streamHeaders(), gateway.baseUrl)));
+      // Each has line 1 (a replay of 60 bytes, well inside the budget): from here on it reads the live tail.
+      for (const { frames } of viewers) expect(JSON.parse((await frames.nextEvent())!.data!)).toMatchObject({ seq: 1 });
+      // Three viewers of 40 lines of 2 KB: 240 KB, nearly four seconds' worth of the replay budget.
+      const text = (seq: number) => `${seq} ${"l".repeat(2_000)}`;
+      for (let from = 2; from <= 41; from += 10) await push(1, lines(from, from + 9, text));
+      await node.finish(jobId, "succeeded");
+      for (const { frames } of viewers) {
+        const { logs, end } = await readToEnd(frames);
+        expect(logs.map((event) => (event.data as { seq: number }).seq)).toEqual(lines(2, 41).map((line) => line.seq));
+        expect(end).toMatchObject({ state: "succeeded" });
+      }
+      expect(await paced()).toBe(before);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
   it("sends a keep-alive comment on an idle stream, and ends open streams when the gateway stops", async () => {
     const gateway = await startGateway(nats.url, { CJS_SSE_KEEPALIVE_SECONDS: "1" });
     const stopped = (async () => {

@@ -9,6 +9,6 @@ export const logStreamsOpen = new Gauge({
 
 export const logStreamPaced = new Counter({
   name: "cjs_log_stream_paced_total",
-  help: "Log stream messages this gateway replica held back because their business had sent its log-stream bytes of the second (CJS_LOG_STREAM_BYTES_PER_SECOND).",
+  help: "Log stream messages this gateway replica held back because their business had read back its log-stream bytes of the second (replays; CJS_LOG_STREAM_BYTES_PER_SECOND).",
   registers: [metricsRegistry],
 });

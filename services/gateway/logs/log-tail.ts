@@ -23,9 +23,10 @@ export interface LogTailOptions {
   feeds: JobLogFeeds;
   jsm: Promise<JetStreamManager>;
   /**
-   * The stored bytes a second each business's streams may send on this replica, all
-   * together: replaying a long log to many viewers costs a decode and an encode per byte,
-   * and unpaced, one tenant's viewers would take the replica's event loop from the others.
+   * The stored bytes a second each business's streams may read back from the stream on
+   * this replica, all together: replaying a long log to many viewers costs a read, a decode
+   * and an encode per byte, and unpaced, one tenant's viewers would take the replica's
+   * event loop from the others.
    */
   bandwidth: KeyedPacer;
   caller: UserContext;
@@ -141,13 +142,19 @@ export class LogTail {
       const business = `${app_id}/${business_id}`;
       const { bandwidth } = this.options;
       while (!this.closed) {
-        // The business's viewers read in turn and each pays for its message before the next
-        // reads: many viewers opening a long log at once fetch one message at a time.
-        const message = await bandwidth.inTurn(business, async () => {
-          const next = await this.nextMessage(feed);
-          if (next && (await bandwidth.take(business, next.size, this.whenClosed))) logStreamPaced.inc();
-          return next;
-        });
+        // A read from the stream (a replay, or a viewer fallen behind the feed) is paced: the
+        // business's viewers read in turn and each pays for its message before the next reads,
+        // so many viewers opening a long log at once fetch one message at a time. The live
+        // tail from the feed is not: it comes at the rate the job's nodes push, which their
+        // own quotas bound, and many viewers of one job must keep up with it.
+        const message =
+          this.lastSent >= feed.coveredFrom
+            ? await this.nextMessage(feed)
+            : await bandwidth.inTurn(business, async () => {
+                const next = await this.nextMessage(feed);
+                if (next && (await bandwidth.take(business, next.size, this.whenClosed))) logStreamPaced.inc();
+                return next;
+              });
         if (message === undefined) {
           // The feed stopped (the gateway closing, or its consumer failed): the client resumes.
           if (feed.closed) break;

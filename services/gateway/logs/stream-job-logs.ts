@@ -83,7 +83,7 @@ function resumeAfter(request: StreamRequest): number {
 export interface LogStreams {
   feeds: JobLogFeeds;
   budget: StreamBudget;
-  /** Stored log bytes a second per business (`CJS_LOG_STREAM_BYTES_PER_SECOND`). */
+  /** Stored log bytes read back (replays) a second per business (`CJS_LOG_STREAM_BYTES_PER_SECOND`). */
   bandwidth: KeyedPacer;
   jsm: Promise<JetStreamManager>;
   open: Set<LogTail>;

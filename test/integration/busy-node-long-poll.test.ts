@@ -129,9 +129,12 @@ describe.each(TRANSPORTS)("a busy node with a free slot (%s node plane)", (trans
 
     const long = (await user.call("submitJob", { type: "shell", command: ["sleep", "600"], pool_id: pool })).job_id;
     await waitForState(long, "running");
+    // The job reads as running once the poll assigned it, which may be before its answer reaches the agent: wait for that.
+    const answeredLong = () => log.find((entry) => entry.kind === "poll-answered" && entry.jobIds.includes(long));
+    await expect.poll(() => answeredLong() !== undefined).toBe(true);
     // The poll that delivered the long job has answered; the agent's next one is out (and, being busy, it would wait
     // on a timer before asking again if the gateway answered a busy node at once).
-    const deliveredLong = log.find((entry) => entry.kind === "poll-answered" && entry.jobIds.includes(long));
+    const deliveredLong = answeredLong();
     const deliveredPoll = deliveredLong?.kind === "poll-answered" ? deliveredLong.poll : Number.POSITIVE_INFINITY;
     await expect.poll(() => log.some((entry) => entry.kind === "poll-sent" && entry.poll > deliveredPoll)).toBe(true);
 

@@ -3,6 +3,7 @@ import type { SchedulerConfig } from "./config.js";
 import { JobsWatch } from "./partitions/jobs-watch.js";
 import { migrateLegacyJobKeys } from "./partitions/migrate-job-keys.js";
 import { PartitionOwnership } from "./partitions/partition-ownership.js";
+import { OwnShare } from "./placement/own-share.js";
 import { ClusterView } from "./placement/cluster-view.js";
 import { AllocationWriter } from "./placement/reservations.js";
 import { QueueDepthGuard } from "./queue/job-queue.js";
@@ -50,6 +51,7 @@ export async function openReplica(
     queueDepth: new QueueDepthGuard(parts.queued, config.CJS_JOB_QUEUE_MAX_MESSAGES, () => ownership.othersQueued()),
     view,
     allocations: new AllocationWriter(store, view),
+    ownShare: new OwnShare(instance),
     jobsWatch,
     concurrency: parts.active,
     active: parts.active,

@@ -8,6 +8,7 @@ import type { SchedulerConfig } from "./config.js";
 import type { QueueDepthGuard } from "./queue/job-queue.js";
 import type { JobsWatch } from "./partitions/jobs-watch.js";
 import type { PartitionOwnership } from "./partitions/partition-ownership.js";
+import type { OwnShare } from "./placement/own-share.js";
 import type { AllocationWriter } from "./placement/reservations.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 
@@ -23,6 +24,8 @@ export interface SchedulerContext {
   view: ClusterView;
   /** The one writer of each node's allocation record in this replica (reserve, release). */
   allocations: AllocationWriter;
+  /** Which nodes placement tries first: this replica's share of them among the replicas placing. */
+  ownShare: OwnShare;
   /** The replica's watch of the job bucket; `caughtUp()` gives read-your-writes to a request served from a picture kept from it. */
   jobsWatch: JobsWatch;
   /** The bound on waiting jobs, checked by submit and retry. */

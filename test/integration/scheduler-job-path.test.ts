@@ -13,6 +13,7 @@ import { ActiveJobs } from "../../services/scheduler/queue/active-jobs.js";
 import { ClusterView } from "../../services/scheduler/placement/cluster-view.js";
 import { loadConfig } from "../../services/scheduler/config.js";
 import { JobsWatch } from "../../services/scheduler/partitions/jobs-watch.js";
+import { OwnShare } from "../../services/scheduler/placement/own-share.js";
 import { AllocationWriter } from "../../services/scheduler/placement/reservations.js";
 import { QueueDepthGuard } from "../../services/scheduler/queue/job-queue.js";
 import { QueuedJobs } from "../../services/scheduler/queue/queued-jobs.js";
@@ -91,6 +92,7 @@ beforeAll(async () => {
     store,
     view,
     allocations: new AllocationWriter(store, view),
+    ownShare: new OwnShare("scheduler-job-path"),
     queueDepth: new QueueDepthGuard({ size: 0 }, 1000),
     jobsWatch: new JobsWatch(store, []),
     concurrency: active,

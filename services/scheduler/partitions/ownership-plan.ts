@@ -13,9 +13,20 @@ export type OwnershipAction =
   | { kind: "take"; partition: number; revision: number }
   | { kind: "release"; partition: number; revision: number };
 
-/** A member's score for a partition: the first 32 bits of a SHA-256, so scores of different members are independent. */
-function score(member: string, partition: number): number {
-  return createHash("sha256").update(`${member}/${partition}`).digest().readUInt32BE(0);
+/** A member's score for a partition (or a node): the first 32 bits of a SHA-256, so scores of different members are independent. */
+function score(member: string, item: number | string): number {
+  return createHash("sha256").update(`${member}/${item}`).digest().readUInt32BE(0);
+}
+
+/** The member that scores highest with `item` (rendezvous hashing), ties by name; undefined without members. */
+export function rendezvousMember(item: string, members: readonly string[]): string | undefined {
+  let best: { member: string; score: number } | undefined;
+  for (const member of members) {
+    const points = score(member, item);
+    if (!best || points > best.score || (points === best.score && member < best.member))
+      best = { member, score: points };
+  }
+  return best?.member;
 }
 
 /**

@@ -25,7 +25,7 @@ export async function placeOnce(ctx: SchedulerContext, queued: QueuedJobs): Prom
   queued.releaseDue(now);
   if (queued.size === 0) return { placed: 0, again: false, wakeAt: null, lost: false };
   const nodes = ctx.view.nodeViews(now);
-  const plan = planPlacements(nodes, queued, ctx.concurrency);
+  const plan = planPlacements(nodes, queued, ctx.concurrency, ctx.ownShare.among([...ctx.ownership.holders().keys()]));
   let placed = 0;
   // All side by side: the allocation writer puts one node's reserves of the round in one write.
   await forEachBounded(plan.placements, PLACEMENT_LANES, async ({ job_key: jobKey, node_id: nodeId }) => {

@@ -40,6 +40,16 @@ describe("planPlacements", () => {
     expect(plan.waiting).toBe(false);
   });
 
+  it("fills this replica's own share of the nodes first, then the others', most free first", () => {
+    const nodes = [node("mine", { capacity: { cpu: 8, memory_mb: 8192, gpu: 0, slots: 2 } }), node("theirs")];
+    const plan = planPlacements(nodes, [job("j1"), job("j2"), job("j3")], undefined, (id) => id === "mine");
+    expect(plan.placements).toEqual([
+      { job_key: "j1", node_id: "mine" },
+      { job_key: "j2", node_id: "mine" },
+      { job_key: "j3", node_id: "theirs" },
+    ]);
+  });
+
   it("never places more jobs on a node than its slots", () => {
     const plan = planPlacements([node("n1")], [job("j1"), job("j2"), job("j3")]);
     expect(plan.placements).toHaveLength(2);

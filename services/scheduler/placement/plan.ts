@@ -128,13 +128,21 @@ function hasAnyRoom(pool: readonly NodeView[]): boolean {
 }
 
 const NO_KEYS_IN_USE: ConcurrencyUse = { inUse: () => 0 };
+const EVERY_NODE_OWN = (): boolean => true;
+
+/** The node a job goes to among those that take it now: this replica's own share first (`OwnShare`), then the most free slots. */
+function chosenNode(candidates: NodeView[], isOwn: (nodeId: string) => boolean): NodeView | undefined {
+  const ranked = bySlotsFree(candidates);
+  return ranked.find((node) => isOwn(node.node_id)) ?? ranked[0];
+}
 
 /**
  * Places queued jobs on nodes: a pure function of the snapshot. Each pool's jobs are
  * considered in the queue's fair order (`QueuedJobs.inOrder`); a job goes to a live,
  * non-draining node of its pool that runs its type, carries its labels and has room (and,
  * when capped, assignments left this hour); among those, the one with the most free
- * slots, so load spreads. A pool is left as soon as none of its nodes has a free slot,
+ * slots of this replica's own share of the nodes (`isOwn`), else of the others, so load
+ * spreads and replicas placing side by side seldom race for one node's record. A pool is left as soon as none of its nodes has a free slot,
  * and a fit that found no node is not tried again in the round, so a round costs what it
  * places, not the length of the backlog. A node's key caps arrive already applied to
  * `job_types` and `capacity.slots`. A job whose concurrency key is at its limit (`use`,
@@ -147,6 +155,7 @@ export function planPlacements(
   nodes: readonly NodeView[],
   queue: QueuedJobs | readonly PendingJob[],
   use: ConcurrencyUse = NO_KEYS_IN_USE,
+  isOwn: (nodeId: string) => boolean = EVERY_NODE_OWN,
 ): Plan {
   const queued = queue instanceof QueuedJobs ? queue : QueuedJobs.fromList(queue);
   const working = nodes.map((node) => ({
@@ -184,7 +193,10 @@ export function planPlacements(
         waiting = true;
         continue;
       }
-      const best = bySlotsFree(pool.filter((node) => takesNow(node, job)))[0];
+      const best = chosenNode(
+        pool.filter((node) => takesNow(node, job)),
+        isOwn,
+      );
       if (!best) {
         unplaceable.add(job.fit);
         waiting = true;

@@ -3,6 +3,7 @@ import { type ServiceDeps, serviceLifecycle } from "../../shared/process/index.j
 import { Coalesced, type Service } from "../../shared/runtime/index.js";
 import type { SchedulerConfig } from "./config.js";
 import { followOwnedPartitions } from "./partitions/follow-partitions.js";
+import { PartitionRpcs } from "./partitions/partition-rpcs.js";
 import { PlacementLoop } from "./placement/placement-loop.js";
 import { recheckWaitingJobs } from "./queue/dependency-resolution.js";
 import { type OpenedReplica, openReplica } from "./open-replica.js";
@@ -40,6 +41,7 @@ export interface Scheduler extends Service {
 export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
   const { nc, logger, config } = deps;
   let replica: OpenedReplica | undefined;
+  let partitionRpcs: PartitionRpcs | undefined;
   let scheduleFiring: ScheduleFiring | undefined;
   let stopped = false;
   let stopTimers = (): void => undefined;
@@ -79,6 +81,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       ))
     )
       return;
+    partitionRpcs?.follow(ownership.owned);
     requestPlacement();
     // Parents that ended while nobody owned them: their waiting jobs are settled now, not at the next sweep.
     if (parts.waiting.size > 0)
@@ -98,7 +101,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         ownershipChanged: () => void follow.run(),
       });
       replica = opened;
-      serveScheduler(run, opened.context, parts.listIndex, opened.schedules, parts.queued);
+      const result = serveScheduler(run, opened.context, parts.listIndex, opened.schedules, parts.queued);
+      partitionRpcs = new PartitionRpcs(nc, queueGroups.scheduler, logger, result);
       await opened.ownership.start();
       // Ready once the partitions this replica holds at start have been read: a request served now sees them.
       await follow.run();
@@ -116,6 +120,7 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       placement.stop();
       // Give the partitions up first, so the other replicas take them within one renewal.
       await replica?.ownership.stop();
+      await partitionRpcs?.stop();
       stopReporting();
       await placement.idle();
       await upkeep.sweeping.idle();

@@ -18,14 +18,18 @@ import { retrieveSchedule } from "./schedules/retrieve-schedule.js";
 import type { Schedules } from "./schedules/schedule-store.js";
 import { setScheduleState } from "./schedules/set-schedule-state.js";
 
-/** The scheduler's RPCs: jobs, their lists (this replica's part too), schedules and the node plane's poll and result. */
+/**
+ * The scheduler's RPCs: jobs, their lists (this replica's part too), schedules and the node
+ * plane's poll and result. Returns the result's handler, which the replica also serves on
+ * its partitions' subjects (`PartitionRpcs`).
+ */
 export function serveScheduler(
   run: ServiceRun,
   context: SchedulerContext,
   listIndex: JobListIndex,
   scheduleBucket: Schedules,
   queued: QueuedJobs,
-): void {
+): ReturnType<typeof recordResult> {
   run.serve("jobSubmit", submitJob(context));
   run.serve("jobRetrieve", retrieveJob(context));
   run.serve("jobList", listJobs(context, listIndex));
@@ -41,5 +45,7 @@ export function serveScheduler(
   run.serve("scheduleResume", setScheduleState(context, scheduleBucket, "active"));
   run.serve("scheduleDelete", deleteSchedule(scheduleBucket));
   run.serve("nodePoll", poll(context));
-  run.serve("nodeResult", recordResult(context, queued));
+  const result = recordResult(context, queued);
+  run.serve("nodeResult", result);
+  return result;
 }

@@ -22,11 +22,11 @@ export type {
   InternalReply,
   InternalRpcName,
   InternalRpcs,
-  PerReplicaRpc,
+  AddressedRpc,
   ReceivedCommand,
 } from "./internal-rpcs.js";
 export { JsonBucket, RecordBusyError } from "./json-bucket.js";
-export { asServiceError, isNatsUnavailable, mayPassSoon } from "./unavailable.js";
+export { asServiceError, foundNoResponder, isNatsUnavailable, mayPassSoon } from "./unavailable.js";
 export type { CasOptions, Versioned } from "./json-bucket.js";
 export { ensureBuckets, ensureObjectStore, ensureStream, provisionedStreams } from "./topology.js";
 export { jetStreamHealth } from "./jetstream-health.js";

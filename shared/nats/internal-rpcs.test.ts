@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../errors/index.js";
-import { INTERNAL_RPCS, type InternalRpcName, rpcSubject } from "./internal-rpcs.js";
+import { INTERNAL_RPCS, type InternalRpcName, rpcSubject, rpcSubjectLabel } from "./internal-rpcs.js";
 
 const NAMES = Object.keys(INTERNAL_RPCS) as InternalRpcName[];
-const PER_REPLICA = NAMES.filter((name) => INTERNAL_RPCS[name].subject.length > 0);
+const ADDRESSED = NAMES.filter((name) => INTERNAL_RPCS[name].subject.length > 0);
 
 describe("INTERNAL_RPCS", () => {
   it("asks each RPC on a subject of its own, but the dry run, which is a submit", () => {
@@ -17,9 +17,17 @@ describe("INTERNAL_RPCS", () => {
     expect(rpcSubject("jobSubmit")).toBe("cjs.scheduler.jobs.submit");
   });
 
-  it("names the replica in the subject of an RPC one replica answers, and refuses to ask one unnamed", () => {
-    expect(PER_REPLICA.sort()).toEqual(["concurrencyInUse", "jobListShard"]);
+  it("names the replica or the partition in the subject of an addressed RPC, and refuses to ask one unaddressed", () => {
+    expect(ADDRESSED.sort()).toEqual(["concurrencyInUse", "jobListShard", "nodeResultOfPartition"]);
     expect(rpcSubject("jobListShard", "replica-1")).toBe("cjs.scheduler.replica.replica-1.jobs.list");
+    expect(rpcSubject("nodeResultOfPartition", "07")).toBe("cjs.scheduler.partition.07.nodes.result");
     expect(() => rpcSubject("jobListShard")).toThrow(AppError);
+    expect(() => rpcSubject("nodeResultOfPartition")).toThrow(AppError);
+  });
+
+  it("labels an addressed RPC's metrics with its address as *, one series for every replica or partition", () => {
+    expect(rpcSubjectLabel("nodeResultOfPartition", "07")).toBe("cjs.scheduler.partition.*.nodes.result");
+    expect(rpcSubjectLabel("jobListShard", "replica-1")).toBe("cjs.scheduler.replica.*.jobs.list");
+    expect(rpcSubjectLabel("nodeResult")).toBe("cjs.scheduler.nodes.result");
   });
 });

@@ -122,6 +122,16 @@ export const INTERNAL_RPCS = {
   },
   nodePoll: { subject: subjects.nodePoll, command: PollCommand, reply: PollReply },
   nodeResult: { subject: subjects.nodeResult, command: JobResultCommand, reply: JobResultReply },
+  /**
+   * A node's result asked of the owner of the job's partition (address: the partition's
+   * number), which holds the job's record and, mostly, placed it and writes its node's
+   * reservations: no read, no race. Without an owner, the caller asks `nodeResult`.
+   */
+  nodeResultOfPartition: {
+    subject: subjects.nodeResultOfPartition,
+    command: JobResultCommand,
+    reply: JobResultReply,
+  },
 
   // Schedules, answered by one scheduler replica.
   scheduleCreate: {
@@ -249,15 +259,20 @@ export type InternalCommand<N extends InternalRpcName> = z.input<InternalRpcs[N]
 export type ReceivedCommand<N extends InternalRpcName> = z.infer<InternalRpcs[N]["command"]>;
 /** What the caller gets, checked. */
 export type InternalReply<N extends InternalRpcName> = z.infer<InternalRpcs[N]["reply"]>;
-/** The RPCs that one replica answers on a subject of its own: the caller names the replica. */
-export type PerReplicaRpc = {
+/** The RPCs asked on an addressed subject: the caller names the replica, or the job partition, that answers. */
+export type AddressedRpc = {
   [N in InternalRpcName]: Parameters<InternalRpcs[N]["subject"]> extends [] ? never : N;
 }[InternalRpcName];
 
-/** Where one RPC is asked: for a per-replica RPC, on the subject of the replica `instance`. */
-export function rpcSubject(name: InternalRpcName, instance?: string): string {
-  const subject = INTERNAL_RPCS[name].subject as (instance?: string) => string;
-  if (subject.length > 0 && instance === undefined)
-    throw new AppError("internal.error", `The RPC ${name} is answered by one replica, and none was named.`);
-  return subject(instance);
+/** An RPC's subject as metrics label it: an address is `*`, so replicas and partitions do not each make a series. */
+export function rpcSubjectLabel(name: InternalRpcName, address?: string): string {
+  return address === undefined ? rpcSubject(name) : rpcSubject(name, "_").replace("._.", ".*.");
+}
+
+/** Where one RPC is asked: for an addressed RPC, on the subject of `address` (a replica, or a job partition). */
+export function rpcSubject(name: InternalRpcName, address?: string): string {
+  const subject = INTERNAL_RPCS[name].subject as (address?: string) => string;
+  if (subject.length > 0 && address === undefined)
+    throw new AppError("internal.error", `The RPC ${name} is asked on an addressed subject, and no address was named.`);
+  return subject(address);
 }

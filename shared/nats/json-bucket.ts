@@ -7,6 +7,7 @@ import { AppError } from "../errors/index.js";
 import { checkKvKey } from "./names.js";
 import { casRefusals, jetStreamApiErrors } from "./nats-metrics.js";
 import { decodeJson, encodeJson } from "./rpc.js";
+import { foundNoResponder } from "./unavailable.js";
 
 export interface Versioned<T> {
   value: T;
@@ -43,8 +44,7 @@ function isPassingReadError(error: unknown): boolean {
   return (
     error instanceof natsErrors.TimeoutError ||
     cause instanceof natsErrors.TimeoutError ||
-    error instanceof natsErrors.NoRespondersError ||
-    (error instanceof natsErrors.RequestError && error.isNoResponders()) ||
+    foundNoResponder(error) ||
     (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)
   );
 }

@@ -177,6 +177,8 @@ export const subjects = {
   scheduleDelete: () => `${ROOT}.scheduler.schedules.delete`,
   nodePoll: () => `${ROOT}.scheduler.nodes.poll`,
   nodeResult: () => `${ROOT}.scheduler.nodes.result`,
+  /** Answered by the owner of one job partition (its number, two digits): a node's result for a job of it. */
+  nodeResultOfPartition: (partition: string) => `${ROOT}.scheduler.partition.${checkedToken(partition)}.nodes.result`,
   /** Node RPCs, answered by one node-registry replica. */
   nodeRegister: () => `${ROOT}.registry.nodes.register`,
   nodeHeartbeat: () => `${ROOT}.registry.nodes.heartbeat`,

@@ -21,9 +21,10 @@ import {
   type InternalCommand,
   type InternalReply,
   type InternalRpcName,
-  type PerReplicaRpc,
+  type AddressedRpc,
   type ReceivedCommand,
   rpcSubject,
+  rpcSubjectLabel,
 } from "./internal-rpcs.js";
 import { asServiceError } from "./unavailable.js";
 
@@ -52,10 +53,11 @@ export interface ServedRequest {
   readonly trace: RequestTrace | undefined;
 }
 
-/** An RPC that one replica answers on a subject of its own names that replica; any other names none. */
-export type RpcAddress<N extends InternalRpcName> = N extends PerReplicaRpc
-  ? { instance: string }
-  : { instance?: never };
+/**
+ * An RPC asked on an addressed subject names its address: the replica that alone answers
+ * it (its instance id), or the job partition whose owner answers it. Any other names none.
+ */
+export type RpcAddress<N extends InternalRpcName> = N extends AddressedRpc ? { address: string } : { address?: never };
 
 export type ServeRpcOptions<N extends InternalRpcName> = RpcAddress<N> & {
   /** Queue group, so that one replica takes each request. */
@@ -104,7 +106,8 @@ export function serveRpc<N extends InternalRpcName>(
   options: ServeRpcOptions<N>,
 ): Subscription {
   const { queue, logger, handle } = options;
-  const subject = rpcSubject(name, options.instance);
+  const subject = rpcSubject(name, options.address);
+  const label = rpcSubjectLabel(name, options.address);
   const request: z.ZodType = INTERNAL_RPCS[name].command;
   return nc.subscribe(subject, {
     queue,
@@ -118,7 +121,7 @@ export function serveRpc<N extends InternalRpcName>(
   });
 
   async function answer(msg: Msg): Promise<void> {
-    const stopTimer = rpcServedSeconds.startTimer({ subject });
+    const stopTimer = rpcServedSeconds.startTimer({ subject: label });
     const received = receivedTrace(msg.headers);
     const span = tracingOn()
       ? startSpan(subject, SPAN_KIND.server, received, natsSpanAttributes(subject, received?.requestId))
@@ -225,10 +228,10 @@ export async function requestRpc<N extends InternalRpcName>(
   nc: NatsConnection,
   name: N,
   command: InternalCommand<N>,
-  ...[options]: N extends PerReplicaRpc ? [RequestRpcOptions<N>] : [RequestRpcOptions<N>?]
+  ...[options]: N extends AddressedRpc ? [RequestRpcOptions<N>] : [RequestRpcOptions<N>?]
 ): Promise<InternalReply<N>> {
-  const { timeoutMs = 5_000, trace, instance } = (options ?? {}) as RequestRpcOptions;
-  const subject = rpcSubject(name, instance);
+  const { timeoutMs = 5_000, trace, address } = (options ?? {}) as RequestRpcOptions;
+  const subject = rpcSubject(name, address);
   const response: z.ZodType = INTERNAL_RPCS[name].reply;
   const data = encodeJson(command);
   const span = tracingOn()
@@ -241,7 +244,7 @@ export async function requestRpc<N extends InternalRpcName>(
     span?.end({ type: "request.too_large", failed: false });
     throw error;
   }
-  const stopTimer = natsRequestSeconds.startTimer({ subject });
+  const stopTimer = natsRequestSeconds.startTimer({ subject: rpcSubjectLabel(name, address) });
   let raw: unknown;
   try {
     const msg = await nc.request(

@@ -22,6 +22,14 @@ export function isNatsUnavailable(error: unknown): boolean {
   return cause !== undefined && cause !== error && isNatsUnavailable(cause);
 }
 
+/** True for a request that found no subscriber on its subject (the error, or one it was caused by). */
+export function foundNoResponder(error: unknown): boolean {
+  if (error instanceof natsErrors.NoRespondersError) return true;
+  if (error instanceof natsErrors.RequestError && error.isNoResponders()) return true;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== error && foundNoResponder(cause);
+}
+
 /**
  * True for a failure that may pass by itself: NATS unavailable, or JetStream refusing a
  * request while its leaders settle (a cluster forming or a leader moving). Only for

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import {
   type InternalRpcName,
-  type PerReplicaRpc,
+  type AddressedRpc,
   type RpcAddress,
   type ServeRpcOptions,
   serveRpc,
@@ -18,7 +18,7 @@ export interface ServiceRun {
   serve<N extends InternalRpcName>(
     name: N,
     handle: ServeRpcOptions<N>["handle"],
-    ...[address]: N extends PerReplicaRpc ? [RpcAddress<N>] : []
+    ...[address]: N extends AddressedRpc ? [RpcAddress<N>] : []
   ): void;
   /** Keeps a subscription the service made itself: it is drained at stop like the RPCs. */
   keep(subscription: Subscription): void;

@@ -8,6 +8,7 @@ export {
   type JobKeyParts,
   type JobKind,
   jobPartition,
+  partitionAddress,
   LEGACY_JOB_KEYS,
   legacyJobKey,
   operatorJobKeyFilters,

@@ -25,6 +25,11 @@ function partitionToken(kind: JobKind, partition: number): string {
   return `${KIND_LETTERS[kind]}${String(partition).padStart(2, "0")}`;
 }
 
+/** How a partition is named in the subjects its owner answers on: two digits, `07`. */
+export function partitionAddress(partition: number): string {
+  return String(partition).padStart(2, "0");
+}
+
 /** A job id's tag, its last character: the kind's half of base62 and the partition within it. */
 function tagOf(jobId: string): { kind: JobKind; partition: number } {
   const code = fromBase62(jobId.slice(-1));

@@ -182,11 +182,11 @@ describe("trace context in NATS headers, with and without an OTLP endpoint", () 
     const logger = createLogger({ service: "test", level: "silent" });
     const off = startTracing("test", BaseConfig.parse({ OTEL_BSP_SCHEDULE_DELAY: "1" }), logger);
     expect(off.enabled).toBe(false);
-    await requestRpc(nc, "concurrencyInUse", command, { instance, trace: { requestId: "untraced-1" } });
+    await requestRpc(nc, "concurrencyInUse", command, { address: instance, trace: { requestId: "untraced-1" } });
     expect(seen[0]).toEqual({ requestId: "untraced-1", traceparent: undefined });
 
     const on = startTracing("test", BaseConfig.parse({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }), logger);
-    await requestRpc(nc, "concurrencyInUse", command, { instance, trace: { requestId: "traced-1" } });
+    await requestRpc(nc, "concurrencyInUse", command, { address: instance, trace: { requestId: "traced-1" } });
     // Shutting down sends every span made so far: after it, the receiver holds all there is.
     await on.shutdown();
     echo.unsubscribe();
@@ -209,7 +209,7 @@ describe("trace context in NATS headers, with and without an OTLP endpoint", () 
     const handled: (RequestTrace | undefined)[] = [];
     const logger = createLogger({ service: "test", level: "silent" });
     const served = serveRpc(nc, "concurrencyInUse", {
-      instance,
+      address: instance,
       queue: "test",
       logger,
       handle: async (_command, { trace }) => {
@@ -220,7 +220,7 @@ describe("trace context in NATS headers, with and without an OTLP endpoint", () 
     await nc.flush();
     const before = receiver.spans.length;
     const on = startTracing("test", BaseConfig.parse({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }), logger);
-    await requestRpc(nc, "concurrencyInUse", { scope: "test", partition: 0 }, { instance });
+    await requestRpc(nc, "concurrencyInUse", { scope: "test", partition: 0 }, { address: instance });
     await on.shutdown();
     served.unsubscribe();
     const spans = receiver.spans.slice(before);

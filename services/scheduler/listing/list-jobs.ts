@@ -45,7 +45,7 @@ async function localShard(ctx: SchedulerContext, index: JobListIndex, command: L
 /** Serves this replica's part of the lists other replicas gather, on a subject of its own. */
 export function serveListShard(ctx: SchedulerContext, index: JobListIndex): Subscription {
   return serveRpc(ctx.nc, "jobListShard", {
-    instance: ctx.instance,
+    address: ctx.instance,
     queue: queueGroups.scheduler,
     logger: ctx.logger,
     handle: (command) => localShard(ctx, index, command),
@@ -67,7 +67,7 @@ async function gather(
     [...ctx.ownership.holders().keys()].map((instance) =>
       instance === ctx.instance
         ? localShard(ctx, index, command)
-        : requestRpc(ctx.nc, "jobListShard", command, { instance: instance, timeoutMs: SHARD_TIMEOUT_MS }).catch(
+        : requestRpc(ctx.nc, "jobListShard", command, { address: instance, timeoutMs: SHARD_TIMEOUT_MS }).catch(
             () => null,
           ),
     ),

@@ -22,7 +22,7 @@ export async function concurrencyInUse(ctx: CountingContext, gate: ConcurrencyGa
     ctx.nc,
     "concurrencyInUse",
     { scope: gate.scope, partition },
-    { instance: owner, timeoutMs: ASK_TIMEOUT_MS },
+    { address: owner, timeoutMs: ASK_TIMEOUT_MS },
   ).catch(() => null);
   return reply?.owned ? reply.in_use : null;
 }
@@ -30,7 +30,7 @@ export async function concurrencyInUse(ctx: CountingContext, gate: ConcurrencyGa
 /** Answers the other replicas' `concurrencyInUse` for the keys of this replica's partitions. */
 export function serveConcurrencyCounts(ctx: CountingContext & Pick<SchedulerContext, "logger">): Subscription {
   return serveRpc(ctx.nc, "concurrencyInUse", {
-    instance: ctx.instance,
+    address: ctx.instance,
     queue: queueGroups.scheduler,
     logger: ctx.logger,
     handle: async ({ scope, partition }) => ({

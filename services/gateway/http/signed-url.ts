@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 import { AppError } from "../../../shared/errors/index.js";
 import type { Clock } from "../../../shared/runtime/index.js";
 import { acceptedKey, type LiveRing } from "../secrets/key-ring.js";
@@ -31,8 +31,16 @@ export interface UrlSigner {
   verify(method: string, path: string, query: Record<string, unknown>, params: readonly string[]): void;
 }
 
+/** Each key imported once: an HMAC of a raw Buffer imports the key again on every call, five times the cost of the hash. */
+const importedKeys = new WeakMap<Buffer, KeyObject>();
+
 function digest(secret: Buffer, method: string, scope: string, expires: string): Buffer {
-  return createHmac("sha256", secret).update(`${method}\n${scope}\n${expires}`).digest();
+  let key = importedKeys.get(secret);
+  if (key === undefined) {
+    key = createSecretKey(secret);
+    importedKeys.set(secret, key);
+  }
+  return createHmac("sha256", key).update(`${method}\n${scope}\n${expires}`).digest();
 }
 
 /**

@@ -64,7 +64,15 @@ function asNode<S extends z.ZodType>(body: S) {
  * A submit. `job_id`, set by the gateway for a request with an `Idempotency-Key`, is the
  * id the job is made under: a repeat of the request finds the job made by the first.
  */
-export const SubmitJobCommand = asUser(SubmitJobRequest).extend({ job_id: JobId.optional() });
+export const SubmitJobCommand = asUser(SubmitJobRequest).extend({
+  job_id: JobId.optional(),
+  /**
+   * The gateway chose `job_id` for this request just now (an Idempotency-Key's first claim):
+   * no job is under it but one a concurrent repeat made, which the create finds, so the
+   * scheduler does not read for one first.
+   */
+  job_id_new: z.boolean().optional(),
+});
 /** Webhook RPCs, answered by one webhooks replica. */
 export const CreateWebhookCommand = asUser(CreateWebhookRequest);
 export const ListWebhooksCommand = asUser(ListWebhooksRequest);

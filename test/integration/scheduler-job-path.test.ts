@@ -20,12 +20,12 @@ import { QueuedJobs } from "../../services/scheduler/queue/queued-jobs.js";
 import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js";
 import { poll } from "../../services/scheduler/jobs/poll.js";
 import { recordResult } from "../../services/scheduler/jobs/record-result.js";
-import { newJobId } from "../../services/scheduler/jobs/submit-job.js";
+import { newJobId, submitJob } from "../../services/scheduler/jobs/submit-job.js";
 import { release, reserve } from "../../services/scheduler/placement/reservations.js";
 import type { SchedulerContext } from "../../services/scheduler/scheduler-context.js";
 import { openSchedulerStore, type SchedulerStore } from "../../services/scheduler/scheduler-store.js";
 import { assign, start, timeOut } from "../../services/scheduler/jobs/transitions.js";
-import type { MeteringMessage } from "../../shared/contract/index.js";
+import { type MeteringMessage, SubmitJobCommand } from "../../shared/contract/index.js";
 import { isAppError } from "../../shared/errors/index.js";
 import { decodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index.js";
 import { newId } from "../../shared/runtime/index.js";
@@ -510,5 +510,43 @@ describe("a node's poll", () => {
     expect(readsSoFar()).toMatchObject({ jobs: 0, allocations: 1 });
     expect((await raw.jobs.get(assigned.key))?.value.state).toBe("running");
     expect(ctx.active.latest(assigned.key)?.value.state).toBe("running");
+  });
+});
+
+describe("an idempotent submit", () => {
+  const user = { app_id: APP, business_id: BUSINESS, user_id: newId("usr"), role: "member", key_id: null };
+  const served = { log: pino({ level: "silent" }), trace: undefined };
+  /** The scheduler's command for a submit under `jobId`; `chosenNow` when the gateway has just chosen it (the key's first claim). */
+  function command(jobId: string, chosenNow: boolean) {
+    return SubmitJobCommand.parse({
+      caller: user,
+      body: { type: "shell", command: ["true"], pool_id: "jobpath" },
+      job_id: jobId,
+      ...(chosenNow ? { job_id_new: true } : {}),
+    });
+  }
+
+  it("under an id the gateway has just chosen: makes the job without reading for one first", async () => {
+    const answer = await submitJob(ctx)(command(newJobId(clock.now()), true), served);
+    expect(answer).toMatchObject({ state: "queued" });
+    expect(readsSoFar().jobs).toBe(0);
+  });
+
+  it("under a new id a racing repeat has already used: the create finds that job, and it is the answer", async () => {
+    const jobId = newJobId(clock.now());
+    const first = await submitJob(ctx)(command(jobId, false), served);
+    const before = readsSoFar().jobs;
+    const second = await submitJob(ctx)(command(jobId, true), served);
+    expect(second).toEqual(first);
+    // Only the read that follows the refused create.
+    expect(readsSoFar().jobs - before).toBe(1);
+  });
+
+  it("a repeat (an id chosen earlier): reads first, and answers the job made under it without trying to make it", async () => {
+    const jobId = newJobId(clock.now());
+    const first = await submitJob(ctx)(command(jobId, true), served);
+    const second = await submitJob(ctx)(command(jobId, false), served);
+    expect(second).toEqual(first);
+    expect(readsSoFar().jobs).toBe(1);
   });
 });

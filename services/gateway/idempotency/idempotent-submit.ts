@@ -46,7 +46,13 @@ export function idempotentSubmit(gw: GatewayContext): RpcHandler<typeof route> {
       responseHeaders.header(IDEMPOTENT_REPLAYED_HEADER, "true");
       return SubmitJobResponse.parse(standing.answer);
     }
-    const command = { caller: userContext(caller), body, job_id: standing.record.job_id ?? request.job_id };
+    const command = {
+      caller: userContext(caller),
+      body,
+      job_id: standing.record.job_id ?? request.job_id,
+      // The key's first claim: its job id was chosen just now, so the scheduler need not look for a job under it.
+      ...(standing.kind === "holder" && standing.first ? { job_id_new: true } : {}),
+    };
     const submit = () => requestRpc(gw.nc, "jobSubmit", command, { trace });
     if (standing.kind === "unsettled") {
       const answer = await submit();

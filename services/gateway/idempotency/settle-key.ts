@@ -16,8 +16,11 @@ export const CLAIM_TAKEOVER_MS = 30_000;
 
 /** Where a request with an Idempotency-Key stands once it has looked at the key's record. */
 export type KeyStanding =
-  /** It holds the key: it does the work, then stores the answer (`complete`) or gives the key back. */
-  | { kind: "holder"; holder: string; record: IdempotencyRecord }
+  /**
+   * It holds the key: it does the work, then stores the answer (`complete`) or gives the key
+   * back. `first`: the key was new, so the record's job id is the one this request chose.
+   */
+  | { kind: "holder"; holder: string; record: IdempotencyRecord; first: boolean }
   /** The first request's answer, to replay. */
   | { kind: "answered"; answer: unknown }
   /** The holder stopped (abandoned or stale) or is still at work after WAIT_FOR_ANSWER_MS: no answer to replay. */
@@ -42,10 +45,10 @@ export async function settleKey(
     const now = gw.clock.now();
     const fresh = { ...request, holder, claimed_at: now, answer: null };
     const { record, first } = await gw.idempotency.claim(recordKey, fresh);
-    if (first) return { kind: "holder", holder, record: record.value };
+    if (first) return { kind: "holder", holder, record: record.value, first: true };
     if (record.value.released === true) {
       const reclaimed = await gw.idempotency.reclaim(recordKey, record, fresh);
-      if (reclaimed) return { kind: "holder", holder, record: reclaimed.value };
+      if (reclaimed) return { kind: "holder", holder, record: reclaimed.value, first: false };
       continue;
     }
     if (record.value.answer !== null) return { kind: "answered", answer: record.value.answer };
@@ -53,7 +56,7 @@ export async function settleKey(
     if (stale && !takeOver) return { kind: "unsettled", record: record.value, stale };
     if (stale) {
       const taken = await gw.idempotency.takeOver(recordKey, record, holder, now);
-      if (taken) return { kind: "holder", holder, record: taken.value };
+      if (taken) return { kind: "holder", holder, record: taken.value, first: false };
     }
     if (performance.now() >= waitUntil) return { kind: "unsettled", record: record.value, stale };
     await delay(pause);

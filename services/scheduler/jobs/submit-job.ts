@@ -31,11 +31,11 @@ function submitAnswer(record: Pick<JobRecord, "job_id" | "created_at">): SubmitJ
 /**
  * Submit: `createJob` for the caller, or with `dry_run` what it would do (`dryRun`). With a `job_id` (an idempotent request), a job
  * already made under it is the answer, as its first submit gave it: read before any
- * admission so a repeat takes no quota or credit check.
+ * admission so a repeat takes no quota or credit check (not for an id chosen just now, `job_id_new`).
  */
 export function submitJob(ctx: SchedulerContext) {
   return async (
-    { caller, body, job_id }: z.infer<typeof SubmitJobCommand>,
+    { caller, body, job_id, job_id_new }: z.infer<typeof SubmitJobCommand>,
     served: ServedRequest,
   ): Promise<SubmitJobResponse | DryRunPlan> => {
     if (body.dry_run) return dryRun(ctx, caller, body, served);
@@ -43,7 +43,8 @@ export function submitJob(ctx: SchedulerContext) {
     const jobId = taggedJobId(ctx, caller, body, job_id);
     const made = async () =>
       (await ctx.store.jobs.get(jobKey(caller.app_id, caller.business_id, jobId)))?.value ?? null;
-    const existing = await made();
+    // A repeat's id may name a job already made; a new id names none, unless a racing repeat made it (the create then says so).
+    const existing = job_id_new ? null : await made();
     if (existing) return submitAnswer(existing);
     try {
       return await createJob(ctx, caller, body, served, { jobId });

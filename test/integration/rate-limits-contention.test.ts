@@ -3,7 +3,7 @@ import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUCKETS, encodeJson, ensureBuckets, JsonBucket } from "../../shared/nats/index.js";
+import { BUCKETS, encodeJson, ensureBuckets, JsonBucket, kvKey } from "../../shared/nats/index.js";
 import { metricsRegistry, newId, systemClock } from "../../shared/runtime/index.js";
 import type { Caller } from "../../services/gateway/identity/authenticator.js";
 import { RateLimiter } from "../../services/gateway/rate-limit/rate-limiter.js";
@@ -121,10 +121,11 @@ describe("the rate limiter under contention", () => {
         details: { window: "minute", limit: 1 },
       });
     expect(reads()).toBe(readsAfterFirstRefusal);
-    // Once the window has reset, the counters decide again.
+    // Once the window has reset, the counters decide again: the request is counted in a new minute.
     nowMs += 30_000;
     await limiter.admit(caller, headers);
-    expect(reads()).toBeGreaterThan(readsAfterFirstRefusal);
+    const stored = await new JsonBucket(kv, RateLimitRecord).get(kvKey(caller.app_id, caller.user_id));
+    expect(stored?.value.minute).toEqual({ start_ms: nowMs, count: 1 });
   });
 
   it("lets every request through while the NATS server is down, refusing none", async () => {

@@ -6,6 +6,7 @@ import { AppError, isAppError } from "../../../shared/errors/index.js";
 import { BUCKETS, ensureBuckets, JsonBucket, kvKey, RecordBusyError } from "../../../shared/nats/index.js";
 import type { Clock } from "../../../shared/runtime/index.js";
 import type { Caller } from "../identity/authenticator.js";
+import { CounterCopies } from "./counter-copies.js";
 import { KeyedPacer } from "./pacer.js";
 import { rateLimited, rateLimitFailOpen, rateLimitPaced } from "./rate-limit-metrics.js";
 import {
@@ -38,6 +39,8 @@ const BYPASS_MS = 5000;
 const PER = { second: "a second", minute: "a minute", hour: "an hour" } as const;
 /** Users refused and remembered at most; past it the memo starts over (it saves reads, it decides nothing). */
 const REFUSALS_REMEMBERED = 100_000;
+/** How long a user whose counter another replica also writes is read before each count. */
+const SHARED_COUNTER_MS = 10_000;
 
 /** A user whose window is used up: refused without a read until it resets (counts only grow within a window). */
 interface Refusal {
@@ -80,6 +83,11 @@ export class RateLimiter {
    * spending its second in one blow does not put every other tenant behind it.
    */
   private readonly pacer: KeyedPacer;
+  /** Each user's counter as this replica last wrote it: the next batch starts from it instead of a read. */
+  private readonly copies = new CounterCopies<RateLimitRecord>({
+    max: REFUSALS_REMEMBERED,
+    sharedForMs: SHARED_COUNTER_MS,
+  });
 
   constructor(
     private readonly deps: {
@@ -221,17 +229,20 @@ export class RateLimiter {
   private async countBatch(key: string, size: number): Promise<RateDecision[] | null> {
     const { bucket, clock, policy } = this.deps;
     let decisions: RateDecision[] = [];
+    let tries = 0;
     try {
-      await bucket.upsert(
+      const stored = await bucket.upsert(
         key,
         (current) => {
+          tries += 1;
           const decided = decideMany(current, clock.now(), policy, size);
           decisions = decided.decisions;
           return decided.next ?? undefined;
         },
-        undefined,
+        this.copies.startFrom(key, clock.now()),
         { writes: CAS_TRIES, pauseMs: casPauseMs },
       );
+      if (stored) this.copies.stored(key, stored, tries > 1, clock.now());
     } catch (error) {
       if (error instanceof RecordBusyError) return null;
       throw error;

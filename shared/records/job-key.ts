@@ -20,14 +20,14 @@ export type JobKind = "operator" | "self_hosted";
 
 const KIND_LETTERS: Record<JobKind, string> = { operator: "o", self_hosted: "s" };
 
-/** The key token of a partition of one kind: `o07`, `s07`. */
-function partitionToken(kind: JobKind, partition: number): string {
-  return `${KIND_LETTERS[kind]}${String(partition).padStart(2, "0")}`;
-}
-
-/** How a partition is named in the subjects its owner answers on: two digits, `07`. */
+/** A partition's two digits, `07`: in its key tokens and in the subjects its owner answers on. */
 export function partitionAddress(partition: number): string {
   return String(partition).padStart(2, "0");
+}
+
+/** The key token of a partition of one kind: `o07`, `s07`. */
+function partitionToken(kind: JobKind, partition: number): string {
+  return `${KIND_LETTERS[kind]}${partitionAddress(partition)}`;
 }
 
 /** A job id's tag, its last character: the kind's half of base62 and the partition within it. */

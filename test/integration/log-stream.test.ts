@@ -271,15 +271,28 @@ describe("the job log stream", () => {
     expect((await counter("cjs_log_pushes_total", { outcome: "job.stale_attempt" })) - before.stale).toBe(1);
   });
 
-  it("releases its consumer when the client goes away", async () => {
+  it("releases its consumer a few seconds after the client goes away, and a client back meanwhile shares it", async () => {
     const { jobId, push } = await runningJob("logs-release");
     await push(1, lines(1, 2));
-    const { frames, disconnect } = await openStream(jobId, streamHeaders());
-    expect((await frames.nextEvent())?.event).toBe("log");
     const jsm = await jetstreamManager(system.gateways[0]!.nc);
-    expect(await jsm.consumers.list(STREAMS.logs).next()).toHaveLength(1);
-    disconnect();
-    await expect.poll(async () => (await jsm.consumers.list(STREAMS.logs).next()).length, { timeout: 10_000 }).toBe(0);
+    /** The names of the consumers of `CJS_LOGS` that follow this job's lines. */
+    const consumersOfJob = async () =>
+      (await jsm.consumers.list(STREAMS.logs).next())
+        .filter((info) =>
+          (info.config.filter_subjects ?? [info.config.filter_subject]).includes(subjects.jobLogsOfJob(jobId)),
+        )
+        .map((info) => info.name);
+    const first = await openStream(jobId, streamHeaders());
+    expect((await first.frames.nextEvent())?.event).toBe("log");
+    const held = await consumersOfJob();
+    expect(held).toHaveLength(1);
+    first.disconnect();
+    // Back before the feed is let go: the same consumer, none made.
+    const again = await openStream(jobId, streamHeaders());
+    expect((await again.frames.nextEvent())?.event).toBe("log");
+    expect(await consumersOfJob()).toEqual(held);
+    again.disconnect();
+    await expect.poll(consumersOfJob, { timeout: 15_000 }).toEqual([]);
   });
 
   it("a business's streams share its bytes a second: a log over the budget is held back, then reaches each viewer whole and in order", async () => {

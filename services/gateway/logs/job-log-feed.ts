@@ -10,6 +10,12 @@ import { readLogMessage, type StoredLogLines } from "../../../shared/records/ind
  * watched job costs.
  */
 const FEED_BUFFER_BYTES = 512 * 1024;
+/**
+ * How long a job's feed outlives its last viewer: a viewer that comes back (an SSE
+ * reconnect, a page reload, a client opening the stream again) finds it open, instead of
+ * two JetStream API requests (the stream's end, a consumer) before its first line.
+ */
+const FEED_LINGER_MS = 5_000;
 
 /** One stored message of a job's log, decoded once for every viewer. */
 export interface FeedMessage {
@@ -185,11 +191,14 @@ function unavailable(error: unknown): unknown {
 
 /**
  * The feeds of this gateway replica, one per job watched, shared by its viewers and
- * closed when the last one goes. At most `maxJobs` at once (`CJS_LOG_STREAM_JOBS_MAX`):
- * one more job is refused with 503 and `Retry-After`, never a 500.
+ * closed `FEED_LINGER_MS` after the last one goes (a feed without viewers gives its place
+ * up at once when another job needs it). At most `maxJobs` at once
+ * (`CJS_LOG_STREAM_JOBS_MAX`): one more job is refused with 503 and `Retry-After`, never a 500.
  */
 export class JobLogFeeds {
   private readonly feeds = new Map<string, Promise<JobLogFeed>>();
+  /** Feeds without viewers, oldest first, each with the timer that closes it. */
+  private readonly idle = new Map<JobLogFeed, NodeJS.Timeout>();
 
   constructor(
     private readonly js: JetStreamClient,
@@ -205,6 +214,7 @@ export class JobLogFeeds {
   async acquire(jobId: string, log: Logger): Promise<JobLogFeed> {
     let opening = this.feeds.get(jobId);
     if (!opening) {
+      if (this.feeds.size >= this.maxJobs) this.closeOldestIdle();
       if (this.feeds.size >= this.maxJobs)
         throw new AppError(
           "service.unavailable",
@@ -225,15 +235,43 @@ export class JobLogFeeds {
       return this.acquire(jobId, log);
     }
     feed.viewers += 1;
+    this.wake(feed);
     return feed;
   }
 
   release(feed: JobLogFeed): void {
     feed.viewers -= 1;
-    if (feed.viewers <= 0) feed.close();
+    if (feed.viewers > 0 || feed.closed) return;
+    const timer = setTimeout(() => this.closeIdle(feed), FEED_LINGER_MS);
+    timer.unref();
+    this.idle.set(feed, timer);
+  }
+
+  /** A viewer came back: the feed stays. */
+  private wake(feed: JobLogFeed): void {
+    const timer = this.idle.get(feed);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.idle.delete(feed);
+  }
+
+  /** Closes a feed nobody watches (`forgetWhenClosed` then drops it from the map). */
+  private closeIdle(feed: JobLogFeed): void {
+    this.wake(feed);
+    feed.close();
+  }
+
+  /** Makes room for another job: the feed idle the longest goes now, and its place with it (an open feed's entry is its own). */
+  private closeOldestIdle(): void {
+    const oldest = this.idle.keys().next();
+    if (oldest.done) return;
+    this.closeIdle(oldest.value);
+    this.feeds.delete(oldest.value.jobId);
   }
 
   closeAll(): void {
+    for (const timer of this.idle.values()) clearTimeout(timer);
+    this.idle.clear();
     for (const opening of this.feeds.values()) void opening.then((feed) => feed.close()).catch(() => undefined);
   }
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComputeClient } from "../harness/client.js";
 import { logStreamPath } from "../../shared/contract/index.js";
 import { STREAMS, subjects } from "../../shared/nats/index.js";
+import { metricsRegistry } from "../../shared/runtime/index.js";
 import { logLines, runningJobWithLogs } from "../harness/log-jobs.js";
 import { openLogStream, readToEnd, tryLogStream } from "../harness/log-stream-client.js";
 import { NATS_TOPOLOGIES, type RunningNats } from "../harness/nats-topologies.js";
@@ -43,6 +44,12 @@ describe.each(NATS_TOPOLOGIES)("log stream budgets, on $name", (topology) => {
 
   function runningJob(client: ComputeClient, tenant: Tenant, pool: string) {
     return runningJobWithLogs(client, baseUrl, tenant.app.app_id, pool);
+  }
+
+  /** Log streams open on this process's gateways (`cjs_log_streams_open`). */
+  async function streamsOpen(): Promise<number> {
+    const metric = await metricsRegistry.getSingleMetric("cjs_log_streams_open")?.get();
+    return metric?.values.reduce((sum, { value }) => sum + value, 0) ?? 0;
   }
 
   async function consumersOnLogs(): Promise<number> {
@@ -162,6 +169,25 @@ describe.each(NATS_TOPOLOGIES)("log stream budgets, on $name", (topology) => {
           expect(refused.response.statusCode).toBe(429);
           expect(JSON.parse(refused.body)).toMatchObject({ code: "rate.limited", details: { window: "minute" } });
           for (const stream of open) stream.disconnect();
+        } finally {
+          await gateway.stop();
+        }
+      });
+
+      it("a job's feed nobody watches any more gives its place up at once to another job's stream", async () => {
+        const gateway = await startGateway(nats.url, { CJS_LOG_STREAM_JOBS_MAX: "1" });
+        try {
+          const { tenant, client } = await signedIn();
+          const { tokens } = await signedInClient(gateway.baseUrl, tenant);
+          const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
+          const jobs = await Promise.all([1, 2].map((index) => runningJob(client, tenant, `budgets-idle-${index}`)));
+          const before = await streamsOpen();
+          const first = await openLogStream(gateway.baseUrl, logStreamPath(jobs[0]!.jobId), headers);
+          first.disconnect();
+          // The first job's viewer is gone; its feed stays a few seconds for a viewer coming back.
+          await expect.poll(streamsOpen).toBe(before);
+          const second = await openLogStream(gateway.baseUrl, logStreamPath(jobs[1]!.jobId), headers);
+          second.disconnect();
         } finally {
           await gateway.stop();
         }

@@ -116,10 +116,17 @@ export async function expectAllDoneOnceAndChargedOnce(
   const ids = jobs.map((job) => job.job_id);
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids).toEqual(expect.arrayContaining([...acknowledged]));
+  const notOnce = jobs.filter((job) => job.state !== "succeeded" || job.attempt !== 1);
+  // A job that took a second attempt or did not end says why in its timeline (node lost, repair, timeout).
+  const timelines = await Promise.all(
+    notOnce.map(async ({ job_id }) => ({
+      job_id,
+      timeline: (await user.call("retrieveJob", { job_id })).job.timeline,
+    })),
+  );
   expect(
-    jobs
-      .filter((job) => job.state !== "succeeded" || job.attempt !== 1)
-      .map(({ job_id, state, attempt, node_id }) => ({ job_id, state, attempt, node_id })),
+    notOnce.map(({ job_id, state, attempt, node_id }) => ({ job_id, state, attempt, node_id })),
+    JSON.stringify(timelines),
   ).toEqual([]);
   await expect
     .poll(async () => (await listAllLedgerEntries(user)).items.filter((entry) => entry.kind === "debit").length, {

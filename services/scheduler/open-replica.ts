@@ -35,6 +35,9 @@ export async function openReplica(
   const store = await openSchedulerStore(nc, config, logger);
   await migrateLegacyJobKeys(store, instance, logger);
   const jobsWatch = new JobsWatch(store, watchedParts(parts), logger);
+  // The replica's own job writes reach its pictures at once (a submit is placed without waiting for its echo).
+  store.jobs.onWritten = (key, revision, record, bytes) =>
+    jobsWatch.noteWritten(key, revision, record as unknown as Record<string, unknown>, bytes);
   const view = new ClusterView(store, hooks.requestPlacement, config.CJS_SHARED_OPERATOR_POOLS);
   const ownership = new PartitionOwnership(
     store.leases,

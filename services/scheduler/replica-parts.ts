@@ -25,7 +25,6 @@ export interface ReplicaPartsHooks {
   clock: Clock;
   /** Asks for a placement round soon. */
   requestPlacement(): void;
-  owns(partition: number): boolean;
   logger: Logger;
   /** The replica's context once started. */
   context(): SchedulerContext | undefined;
@@ -47,7 +46,7 @@ export function replicaParts(hooks: ReplicaPartsHooks): ReplicaParts {
   });
   return {
     // A job with a concurrency key that ended frees a place of its key: the next of the key starts at once.
-    active: new ActiveJobs(pools, hooks.requestPlacement, hooks.owns),
+    active: new ActiveJobs(pools, hooks.requestPlacement),
     waiting,
     // A job joining the queue asks for a round.
     queued: new QueuedJobs(hooks.requestPlacement, pools, () => hooks.clock.now()),

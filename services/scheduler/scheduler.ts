@@ -54,7 +54,6 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
     clock: deps.clock,
     logger,
     requestPlacement,
-    owns,
     context,
     stopped: () => stopped,
   });

@@ -17,6 +17,9 @@ export interface Versioned<T> {
 
 const CAS_RETRIES = 20;
 
+/** Told of every value this process wrote (created, updated or put), with the revision and the bytes stored. */
+export type WriteObserver<T> = (key: string, revision: number, value: T, bytes: Uint8Array) => void;
+
 /** How hard `mutate`/`upsert` try before giving up on a busy record. */
 export interface CasOptions {
   /** Writes tried in all (default 20). */
@@ -68,6 +71,8 @@ function isWrongSequence(error: unknown): boolean {
  */
 export class JsonBucket<S extends z.ZodType> {
   private readonly bucketName: string;
+  /** Keeps a picture current from the writes themselves, before the bucket's watch brings them back. */
+  onWritten: WriteObserver<z.infer<S>> | undefined;
 
   constructor(
     readonly kv: KV,
@@ -107,29 +112,36 @@ export class JsonBucket<S extends z.ZodType> {
   /** Creates the key; answers `resource.already_exists` when it is there. */
   async create(key: string, value: z.infer<S>): Promise<number> {
     const [checked, bytes] = [this.checked(key), encodeJson(value)];
+    let revision: number;
     try {
-      return await this.kv.create(checked, bytes);
+      revision = await this.kv.create(checked, bytes);
     } catch (error) {
       if (isWrongSequence(error))
         throw new AppError("resource.already_exists", "A record with this identity already exists.");
       throw apiFailure("create", error);
     }
+    this.onWritten?.(key, revision, value, bytes);
+    return revision;
   }
 
   async put(key: string, value: z.infer<S>): Promise<number> {
     const [checked, bytes] = [this.checked(key), encodeJson(value)];
+    let revision: number;
     try {
-      return await this.kv.put(checked, bytes);
+      revision = await this.kv.put(checked, bytes);
     } catch (error) {
       throw apiFailure("put", error);
     }
+    this.onWritten?.(key, revision, value, bytes);
+    return revision;
   }
 
   /** Writes `value` only if the key is still at `revision`; false when another writer won. */
   async update(key: string, value: z.infer<S>, revision: number): Promise<number | null> {
     const [checked, bytes] = [this.checked(key), encodeJson(value)];
+    let written: number;
     try {
-      return await this.kv.update(checked, bytes, revision);
+      written = await this.kv.update(checked, bytes, revision);
     } catch (error) {
       if (isWrongSequence(error)) {
         casRefusals.inc({ bucket: this.bucketName });
@@ -137,6 +149,8 @@ export class JsonBucket<S extends z.ZodType> {
       }
       throw apiFailure("update", error);
     }
+    this.onWritten?.(key, written, value, bytes);
+    return written;
   }
 
   /**

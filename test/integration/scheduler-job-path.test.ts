@@ -12,7 +12,7 @@ import { endAttempt } from "../../services/scheduler/jobs/attempt-metering.js";
 import { ActiveJobs } from "../../services/scheduler/queue/active-jobs.js";
 import { ClusterView } from "../../services/scheduler/placement/cluster-view.js";
 import { loadConfig } from "../../services/scheduler/config.js";
-import { JobsWatch } from "../../services/scheduler/partitions/jobs-watch.js";
+import { type JobRevision, JobsWatch } from "../../services/scheduler/partitions/jobs-watch.js";
 import { OwnShare } from "../../services/scheduler/placement/own-share.js";
 import { AllocationWriter } from "../../services/scheduler/placement/reservations.js";
 import { QueueDepthGuard } from "../../services/scheduler/queue/job-queue.js";
@@ -27,7 +27,7 @@ import { openSchedulerStore, type SchedulerStore } from "../../services/schedule
 import { assign, start, timeOut } from "../../services/scheduler/jobs/transitions.js";
 import { type MeteringMessage, SubmitJobCommand } from "../../shared/contract/index.js";
 import { isAppError } from "../../shared/errors/index.js";
-import { decodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index.js";
+import { decodeJson, encodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index.js";
 import { newId } from "../../shared/runtime/index.js";
 import {
   JOB_PARTITIONS,
@@ -54,6 +54,8 @@ let nats: NatsHarness;
 let nc: NatsConnection;
 let tap: NatsConnection;
 let ctx: SchedulerContext;
+/** The replica's copy of its active jobs (`ctx.active`). */
+let activeJobs: ActiveJobs;
 /** The same buckets, uncounted: what a test sets up and checks. */
 let raw: SchedulerStore;
 let reads: { jobs: () => number; allocations: () => number; keyQuotas: () => number };
@@ -84,6 +86,9 @@ beforeAll(async () => {
   reads = { jobs: jobs.reads, allocations: allocations.reads, keyQuotas: keyQuotas.reads };
   const view = new ClusterView(store, () => undefined);
   const active = new ActiveJobs();
+  activeJobs = active;
+  // The replica's own writes reach its active jobs at once, as its watch hands them on (`JobsWatch.noteWritten`).
+  store.jobs.onWritten = (key, revision, record, data) => active.apply(ownRevision(key, revision, record, data));
   ctx = {
     nc,
     logger,
@@ -172,6 +177,11 @@ async function placedJob(options: { running?: boolean; overrides?: Partial<JobRe
 
 const caller = { app_id: APP, business_id: BUSINESS, node_id: NODE };
 
+/** A job record as the replica's watch hands it to its pictures. */
+function ownRevision(key: string, revision: number, record: JobRecord, data = encodeJson(record)): JobRevision {
+  return { key, revision, record: record as unknown as Record<string, unknown>, data };
+}
+
 /** Every message on these subjects, in the order nats-server routed them. */
 async function listen(
   ...subjectFilters: string[]
@@ -213,7 +223,7 @@ describe("a node's result", () => {
 
   it("of a running attempt this replica last wrote (its active jobs' copy): no read of the job at all", async () => {
     const { jobId, key, record, revision } = await placedJob({ running: true });
-    ctx.active.noteWritten(key, revision, record);
+    activeJobs.apply(ownRevision(key, revision, record));
 
     const answer = await results()({
       caller,
@@ -228,7 +238,7 @@ describe("a node's result", () => {
 
   it("from a copy the record has moved past: the write is refused, the record read, and the result recorded on it", async () => {
     const { jobId, key, record, revision } = await placedJob({ running: true });
-    ctx.active.noteWritten(key, revision, record);
+    activeJobs.apply(ownRevision(key, revision, record));
     // Another writer touched the record since (same attempt, still running): the copy is one revision behind.
     await raw.jobs.update(key, { ...record, updated_at: new Date(clock.now() + 1).toISOString() }, revision);
 
@@ -502,7 +512,7 @@ describe("a node's poll", () => {
 
   it("starts an assigned attempt this replica last wrote from its copy, without reading the job", async () => {
     const assigned = await placedJob();
-    ctx.active.noteWritten(assigned.key, assigned.revision, assigned.record);
+    activeJobs.apply(ownRevision(assigned.key, assigned.revision, assigned.record));
 
     const { jobs } = await poll(ctx)({ caller, body: { wait_seconds: 0 } });
 

@@ -29,7 +29,6 @@ export async function changeJob(
   );
   if (!stored || !before) throw new AppError("resource.not_found", "No such job.");
   const after = stored.value;
-  ctx.active.noteWritten(jobKey, stored.revision, after);
   if (after.state !== before.state) {
     if (isTerminal(after.state)) jobsFinished.inc({ state: after.state });
     observeTimes(ctx.clock.now(), before, after);

@@ -12,6 +12,8 @@ export type { JobRevision, JobRevisionListener };
 
 /** How long a caller waits for the watch to catch up with the bucket before it goes on with what it has. */
 const CATCH_UP_LIMIT_MS = 2000;
+/** Own revisions awaiting their echo before those the feed has passed are looked for and dropped (then twice those left). */
+const ECHOES_MIN = 10_000;
 
 /** One message of the feed: a revision of a job record, and where it stands in the consumer's own sequence. */
 export interface FeedEntry {
@@ -95,6 +97,7 @@ export class JobsWatch {
   /** Bumped by each `follow`: entries of an earlier feed still on their way are dropped. */
   #generation = 0;
   #partitions: ReadonlySet<number> = new Set();
+  #partitionList: readonly number[] = [];
   #seen = 0;
   /** The highest revision handed on per partition, for the stalled-watch check. */
   readonly #seenOf = new Map<number, number>();
@@ -108,6 +111,9 @@ export class JobsWatch {
   /** What the last `recoverStalled` saw per partition: how far this replica knew it, and its last stored revision. */
   readonly #lastCheck = new Map<number, { known: number; last: number }>();
   #gapReads: Promise<void> = Promise.resolve();
+  /** Revisions this replica wrote and handed on already, per key: their copy from the feed is not decoded again. */
+  readonly #echoes = new Map<string, number>();
+  #echoesLimit = ECHOES_MIN;
   #unread: Array<{ from: number; to: number; filters: string[] }> = [];
 
   constructor(
@@ -125,6 +131,11 @@ export class JobsWatch {
   /** The partitions watched now. */
   get partitions(): ReadonlySet<number> {
     return this.#partitions;
+  }
+
+  /** The partitions watched now, as a list (a submit picks one for a job id it chose). */
+  get partitionList(): readonly number[] {
+    return this.#partitionList;
   }
 
   /** Whether the watched partitions' records have all been read once since the last `follow` (placement waits for it). */
@@ -153,6 +164,8 @@ export class JobsWatch {
       this.#lastCheck.delete(partition);
     }
     this.#partitions = new Set(partitions);
+    this.#partitionList = [...partitions].sort((a, b) => a - b);
+    this.#echoes.clear();
     this.#consumerSeq = 0;
     this.#readyAt = Number.POSITIVE_INFINITY;
     this.#lastRevision = 0;
@@ -183,6 +196,22 @@ export class JobsWatch {
     if (generation !== this.#generation) return;
     this.#readyAt = delivered + pending;
     if (this.#consumerSeq >= this.#readyAt) this.#markReady();
+  }
+
+  /**
+   * A revision this replica wrote, handed to the listeners at once rather than when the
+   * feed brings it back: a submitted job is placed, and an assignment counted against its
+   * key, without waiting for the echo, which is then not decoded again (nor an earlier
+   * revision of the key still to come). A job of a partition not watched is not kept (no
+   * feed would update it); a revision the feed brought first is not handed on twice.
+   */
+  noteWritten(key: string, revision: number, record: Record<string, unknown>, data: Uint8Array): void {
+    const partition = parseJobKey(key)?.partition;
+    // The feed delivers in the stream's order: past this revision, it has handed it on already.
+    if (partition === undefined || !this.#partitions.has(partition) || revision <= this.#lastRevision) return;
+    if (this.#echoes.size >= this.#echoesLimit) this.#forgetPassedEchoes();
+    this.#echoes.set(key, revision);
+    this.#hand({ key, revision, record, data });
   }
 
   /** Resolves once the gaps seen so far have been read back (and what they held handed on). */
@@ -239,6 +268,7 @@ export class JobsWatch {
     this.#generation += 1;
     const feed = this.#feed;
     this.#feed = undefined;
+    this.#echoes.clear();
     for (const waiter of this.#waiters.splice(0)) waiter.resolve();
     this.#markReady();
     await feed?.stop();
@@ -253,7 +283,11 @@ export class JobsWatch {
     }
     this.#consumerSeq = entry.consumerSeq;
     this.#lastRevision = entry.revision;
-    this.#deliver(entry);
+    // A revision up to one this replica wrote and handed on is nothing new to the listeners: not decoded.
+    const echo = this.#echoes.get(entry.key);
+    if (echo !== undefined && echo <= entry.revision) this.#echoes.delete(entry.key);
+    if (echo !== undefined && entry.revision <= echo) this.#counted(entry);
+    else this.#deliver(entry);
     if (!this.#ready && this.#consumerSeq >= this.#readyAt) this.#markReady();
     if (this.#waiters.length > 0) {
       const due = this.#waiters.filter((waiter) => waiter.consumerSeq <= this.#consumerSeq);
@@ -292,12 +326,26 @@ export class JobsWatch {
 
   #deliver(entry: Pick<FeedEntry, "key" | "revision" | "operation" | "value">): void {
     const record = entry.operation === "PUT" ? decodedRecord(entry.value) : null;
-    const revision: JobRevision = { key: entry.key, revision: entry.revision, record, data: entry.value };
+    this.#hand({ key: entry.key, revision: entry.revision, record, data: entry.value });
+    this.#counted(entry);
+  }
+
+  #hand(revision: JobRevision): void {
     for (const listener of this.listeners) listener.apply(revision);
+  }
+
+  /** The revision is handed on: the stalled-watch check and `seen` count it. */
+  #counted(entry: Pick<FeedEntry, "key" | "revision">): void {
     if (entry.revision > this.#seen) this.#seen = entry.revision;
     const partition = parseJobKey(entry.key)?.partition;
     if (partition !== undefined && entry.revision > (this.#seenOf.get(partition) ?? 0))
       this.#seenOf.set(partition, entry.revision);
+  }
+
+  /** The feed delivers in the stream's order: an echo older than the last revision it brought will not come. */
+  #forgetPassedEchoes(): void {
+    for (const [key, revision] of this.#echoes) if (revision <= this.#lastRevision) this.#echoes.delete(key);
+    this.#echoesLimit = Math.max(ECHOES_MIN, 2 * this.#echoes.size);
   }
 
   #markReady(): void {

@@ -62,14 +62,13 @@ export interface ActiveJob {
 
 /**
  * The latest record of each active job of this replica's partitions, from its watch and its
- * own writes: a node's poll and result start from it instead of reading the record. A copy
- * that lags only costs a refused compare-and-set, after which the record is read.
+ * own writes (`JobsWatch.noteWritten`): a node's poll and result start from it instead of
+ * reading the record. A copy that lags only costs a refused compare-and-set, after which
+ * the record is read.
  */
 export interface ActiveRecords {
   /** The record as last seen, when the job is assigned or running in a partition this replica owns. */
   latest(jobKey: string): Versioned<JobRecord> | undefined;
-  /** A revision this replica wrote: known at once, before the watch brings it (whose copy is then ignored). */
-  noteWritten(jobKey: string, revision: number, record: JobRecord): void;
 }
 
 /**
@@ -86,12 +85,10 @@ export class ActiveJobs implements JobRevisionListener, ConcurrencyUse, ActiveRe
   /**
    * `sharedPools`: the operator pools shared across applications, as `placementPoolKey` reads them.
    * `onKeyFreed`: a job with a concurrency key stopped being active, so a job of its key may start now.
-   * `owns`: whether the replica owns a partition now; a write to another's job is not kept.
    */
   constructor(
     private readonly sharedPools: readonly string[] = [],
     private readonly onKeyFreed: () => void = () => undefined,
-    private readonly owns: (partition: number) => boolean = () => true,
   ) {}
 
   inUse(scope: string): number {
@@ -101,19 +98,6 @@ export class ActiveJobs implements JobRevisionListener, ConcurrencyUse, ActiveRe
   latest(jobKey: string): Versioned<JobRecord> | undefined {
     const job = this.jobs.get(jobKey);
     return job && { value: job.record as unknown as JobRecord, revision: job.revision };
-  }
-
-  /**
-   * A change this replica wrote, before the watch delivers it: an assignment is counted
-   * against its key at once, so a following round cannot place more of the key than
-   * `max_running` meanwhile, and the next change starts from it. The watch's copy of the
-   * same revision is then ignored. A job of a partition the replica does not own (a
-   * result it answered for another's job) is not kept: no watch would ever update it.
-   */
-  noteWritten(key: string, revision: number, record: JobRecord): void {
-    const partition = parseJobKey(key)?.partition;
-    if (partition !== undefined && !this.owns(partition)) return;
-    this.apply({ key, revision, record: record as unknown as Fields, data: new Uint8Array() });
   }
 
   apply({ key, revision, record }: JobRevision): void {

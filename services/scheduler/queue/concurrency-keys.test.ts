@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type JobRecord, scopePartition } from "../../../shared/records/index.js";
+import { scopePartition } from "../../../shared/records/index.js";
 import { ActiveJobs } from "./active-jobs.js";
 import { atConcurrencyLimit, concurrencyGate, type ConcurrencyUse } from "./concurrency-keys.js";
 import type { JobRevision } from "../partitions/job-revision.js";
@@ -170,10 +170,10 @@ describe("ActiveJobs per concurrency key", () => {
     expect(freed).toBe(1);
   });
 
-  it("counts the placer's own assignment at once and the watch's copy of it once", () => {
+  it("counts an assignment once when the same revision comes twice (the replica's own write, then its echo)", () => {
     const active = new ActiveJobs();
     const assigned = activeRevision("app1.biz_a.j1", 7, "assigned", { key: "deploy", max_running: 1 });
-    active.noteWritten(assigned.key, assigned.revision, assigned.record as unknown as JobRecord);
+    active.apply(assigned);
     expect(active.inUse("app1.biz_a|deploy")).toBe(1);
     active.apply(assigned);
     expect(active.inUse("app1.biz_a|deploy")).toBe(1);

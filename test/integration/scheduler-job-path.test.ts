@@ -20,7 +20,7 @@ import { QueuedJobs } from "../../services/scheduler/queue/queued-jobs.js";
 import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js";
 import { poll } from "../../services/scheduler/jobs/poll.js";
 import { recordResult } from "../../services/scheduler/jobs/record-result.js";
-import { newJobId, submitJob } from "../../services/scheduler/jobs/submit-job.js";
+import { createJob, newJobId, submitJob } from "../../services/scheduler/jobs/submit-job.js";
 import { release, reserve } from "../../services/scheduler/placement/reservations.js";
 import type { SchedulerContext } from "../../services/scheduler/scheduler-context.js";
 import { openSchedulerStore, type SchedulerStore } from "../../services/scheduler/scheduler-store.js";
@@ -34,6 +34,7 @@ import {
   AllocationRecord,
   JobRecord,
   jobKey,
+  jobPartition,
   type NodeRecord,
   operatorPoolKey,
   selfHostedPoolKey,
@@ -558,5 +559,36 @@ describe("an idempotent submit", () => {
     const second = await submitJob(ctx)(command(jobId, false), served);
     expect(second).toEqual(first);
     expect(readsSoFar().jobs).toBe(1);
+  });
+});
+
+describe("a submit without an id", () => {
+  it("makes the job in a partition this replica watches, and its queue holds it when the submit is answered", async () => {
+    const queued = new QueuedJobs();
+    const watch = new JobsWatch(raw, [queued]);
+    raw.jobs.onWritten = (key, revision, record, data) =>
+      watch.noteWritten(key, revision, record as unknown as Record<string, unknown>, data);
+    const own = new Set([7, 19]);
+    await watch.follow(own);
+    await watch.whenReady();
+    try {
+      const replica = { ...ctx, store: raw, jobsWatch: watch };
+      const user = { app_id: APP, business_id: BUSINESS, user_id: newId("usr"), role: "member", key_id: null };
+      const { caller, body } = SubmitJobCommand.parse({
+        caller: user,
+        body: { type: "shell", command: ["true"], pool_id: "jobpath" },
+      });
+
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => createJob(replica, caller, body, { log: replica.logger, trace: undefined })),
+      );
+
+      const partitions = answers.map((answer) => jobPartition(answer.job_id));
+      expect(new Set(partitions)).toEqual(own);
+      for (const answer of answers) expect(queued.get(jobKey(APP, BUSINESS, answer.job_id))).toBeDefined();
+    } finally {
+      raw.jobs.onWritten = undefined;
+      await watch.stop();
+    }
   });
 });

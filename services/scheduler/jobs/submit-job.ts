@@ -80,7 +80,9 @@ export async function createJob(
   const at = new Date(now).toISOString();
   const operatorPool = isOperatorPool(ctx.config, body.pool_id);
   const record: JobRecord = {
-    job_id: taggedJobId(ctx, caller, body, options.jobId ?? newJobId(now)),
+    job_id: options.jobId
+      ? taggedJobId(ctx, caller, body, options.jobId)
+      : taggedJobId(ctx, caller, body, newJobId(now), ctx.jobsWatch.partitionList),
     app_id: caller.app_id,
     business_id: caller.business_id,
     user_id: caller.user_id,

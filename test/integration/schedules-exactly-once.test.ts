@@ -99,6 +99,19 @@ async function jobIdsOf(scheduleId: string): Promise<string[]> {
   return items.filter((job) => job.schedule_id === scheduleId).map((job) => job.job_id);
 }
 
+/** Waits on `polled`; a wait that fails says what the live replicas last logged (who held which partition, and why not). */
+async function withReplicaLogs(polled: Promise<void>): Promise<void> {
+  try {
+    await polled;
+  } catch (error) {
+    const logs = schedulers
+      .filter((child) => child.alive())
+      .map((child) => `--- ${child.name}\n${child.output()}`)
+      .join("\n");
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs}`, { cause: error });
+  }
+}
+
 describe("schedules: exactly one job per tick", () => {
   it("the firing replica SIGKILLed mid-way, twice, with a restarted replica between: every tick of the window has exactly one job", async () => {
     const { schedule } = await user.call("createSchedule", {
@@ -113,23 +126,28 @@ describe("schedules: exactly one job per tick", () => {
     await killTheFirer(partition);
     const tookOverAt = Date.now();
     // Ticks after the takeover, made by the survivor alone.
-    await expect
-      .poll(
-        async () => (await jobIdsOf(schedule.schedule_id)).filter((id) => timeOfJobId(id) > tookOverAt).length,
-        WAIT,
-      )
-      .toBeGreaterThanOrEqual(3);
+    await withReplicaLogs(
+      expect
+        .poll(
+          async () => (await jobIdsOf(schedule.schedule_id)).filter((id) => timeOfJobId(id) > tookOverAt).length,
+          WAIT,
+        )
+        .toBeGreaterThanOrEqual(3),
+    );
 
     // A replica started afresh (a restart) joins; the one that fires is killed again.
     await startScheduler();
     await killTheFirer(partition);
     const restartedTookOverAt = Date.now();
-    await expect
-      .poll(
-        async () => (await jobIdsOf(schedule.schedule_id)).filter((id) => timeOfJobId(id) > restartedTookOverAt).length,
-        WAIT,
-      )
-      .toBeGreaterThanOrEqual(3);
+    await withReplicaLogs(
+      expect
+        .poll(
+          async () =>
+            (await jobIdsOf(schedule.schedule_id)).filter((id) => timeOfJobId(id) > restartedTookOverAt).length,
+          WAIT,
+        )
+        .toBeGreaterThanOrEqual(3),
+    );
     await user.call("pauseSchedule", { schedule_id: schedule.schedule_id });
 
     // The list may be refused (503, Retry-After) while the killed replica's partitions are handed on: asked again.

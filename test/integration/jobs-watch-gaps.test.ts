@@ -190,3 +190,56 @@ describe("the watch's consumer on the server", () => {
     expect(await consumersOnServer()).toBe(0);
   });
 });
+
+/**
+ * The bucket's own feed as nats.js shows it when its ordered consumer is made again after
+ * `after` messages (heartbeats missed, a NATS node restarted): the rest arrive numbered
+ * from 1; the first position asked is answered only once every record has come
+ * (`answerPosition`), with the earlier consumer's numbers, and later ones with the new one's.
+ */
+function remadeAfter(after: number): { feed: OpenJobsFeed; answerPosition: () => void } {
+  let answerPosition = (): void => undefined;
+  let asked = 0;
+  const answered = new Promise<void>((resolve) => (answerPosition = resolve));
+  const feed: OpenJobsFeed = async (kv, filters) => {
+    const inner = await orderedFeed(kv, filters);
+    return {
+      stop: () => inner.stop(),
+      async position() {
+        const { delivered, pending } = await inner.position();
+        if (asked++ > 0) return { delivered: delivered - after, pending };
+        await answered;
+        return { delivered, pending };
+      },
+      async *[Symbol.asyncIterator](): AsyncGenerator<FeedEntry> {
+        for await (const entry of inner)
+          yield entry.consumerSeq > after ? { ...entry, consumerSeq: entry.consumerSeq - after } : entry;
+      },
+    };
+  };
+  return { feed, answerPosition };
+}
+
+describe("a watch whose consumer is made again while it reads its partitions", () => {
+  it("becomes ready once every record has come, counted on the new consumer", async () => {
+    bucketNumber += 1;
+    const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
+    const keys = Array.from({ length: 10 }, (_, index) => key(`job_remade_${index}`));
+    for (const [index, each] of keys.entries()) await kv.put(each, queuedRecord(`job_remade_${index}`));
+    const queued = new QueuedJobs();
+    const arrivals = new Arrivals();
+    const { feed, answerPosition } = remadeAfter(4);
+    const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [queued, arrivals], undefined, feed);
+    const lastArrives = arrivals.next(keys[9]!);
+
+    const following = watch.follow(new Set([5]));
+    await lastArrives;
+    answerPosition();
+    await following;
+
+    expect(watch.ready).toBe(true);
+    for (const each of keys) expect(queued.get(each)).toBeDefined();
+    expect(await watch.caughtUp()).toBe(true);
+    await watch.stop();
+  });
+});

@@ -106,6 +106,8 @@ export class JobsWatch {
   #ready = true;
   /** The consumer sequence the first reading of the watched partitions ends at; infinite until known. */
   #readyAt = Number.POSITIVE_INFINITY;
+  /** How many times the feed's consumer was made again: a count taken on an earlier one no longer compares. */
+  #remade = 0;
   #readyWaiters: Array<() => void> = [];
   #waiters: Array<{ consumerSeq: number; resolve: () => void }> = [];
   /** What the last `recoverStalled` saw per partition: how far this replica knew it, and its last stored revision. */
@@ -192,8 +194,10 @@ export class JobsWatch {
     })();
     // Ready once every record the partitions held when the consumer was made has been handed on (some may be on
     // their way already: the server counts what it delivered and what it still has to).
+    const remade = this.#remade;
     const { delivered, pending } = await feed.position();
-    if (generation !== this.#generation) return;
+    // A consumer made again meanwhile counts afresh: its first message set the target (`#receive`).
+    if (generation !== this.#generation || remade !== this.#remade) return;
     this.#readyAt = delivered + pending;
     if (this.#consumerSeq >= this.#readyAt) this.#markReady();
   }
@@ -227,10 +231,11 @@ export class JobsWatch {
   async caughtUp(limitMs = CATCH_UP_LIMIT_MS): Promise<boolean> {
     const feed = this.#feed;
     if (!feed) return this.#partitions.size === 0;
-    const generation = this.#generation;
+    const [generation, remade] = [this.#generation, this.#remade];
     const { delivered, pending } = await feed.position();
     const target = delivered + pending;
-    if (generation !== this.#generation) return false;
+    // Counted on a consumer since made again: not comparable with where the watch stands (asked again by the caller).
+    if (generation !== this.#generation || remade !== this.#remade) return false;
     if (this.#consumerSeq >= target) return true;
     return new Promise<boolean>((resolve) => {
       const waiter = { consumerSeq: target, resolve: () => finish(generation === this.#generation) };
@@ -277,7 +282,8 @@ export class JobsWatch {
   #receive(entry: FeedEntry): void {
     // A jump in the consumer's own sequence is a message it did not hand on: its stream range is read behind the watch,
     // one gap after another, never holding the watch up (each listener ignores a revision older than the one it holds).
-    if (entry.consumerSeq > this.#consumerSeq + 1 && entry.revision > this.#lastRevision + 1) {
+    if (entry.consumerSeq <= this.#consumerSeq) this.#countAfresh(entry);
+    else if (entry.consumerSeq > this.#consumerSeq + 1 && entry.revision > this.#lastRevision + 1) {
       const [from, to, filters] = [this.#lastRevision + 1, entry.revision - 1, this.#filters()];
       this.#gapReads = this.#gapReads.then(() => this.#fillGap(from, to, filters));
     }
@@ -294,6 +300,21 @@ export class JobsWatch {
       this.#waiters = this.#waiters.filter((waiter) => waiter.consumerSeq > this.#consumerSeq);
       for (const waiter of due) waiter.resolve();
     }
+  }
+
+  /**
+   * The ordered consumer was made again (nats.js does so when its heartbeats stop coming, a
+   * NATS node's restart, or a gap in its own numbering), from the next revision on: its
+   * numbers start at 1. What the watch waits for, counted on the earlier consumer, is
+   * counted again on this one, from what the server says is still to come after this
+   * message: without it a replica whose consumer was remade while it read its partitions
+   * never became ready (it placed nothing and answered no list).
+   */
+  #countAfresh(entry: FeedEntry): void {
+    this.#remade += 1;
+    const target = entry.consumerSeq + entry.pending;
+    if (!this.#ready) this.#readyAt = target;
+    for (const waiter of this.#waiters) waiter.consumerSeq = target;
   }
 
   #filters(): string[] {

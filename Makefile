@@ -18,14 +18,15 @@ test-tools: manifest-check promtool schemathesis
 node:
 	@deploy/scripts/ensure-node.sh
 
-# npm writes node_modules/.package-lock.json on every install: older than the lockfile
-# means the installed tree is stale.
+# npm writes node_modules/.package-lock.json on every install: older than the lockfile, or
+# than a patch of patches/ (applied by the install), means the installed tree is stale.
 node-deps: node
 	@if [ ! -f package-lock.json ]; then \
 	  echo "setup: no package-lock.json; running npm install"; \
 	  npm install; \
-	elif [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
-	  echo "setup: node_modules is missing or older than package-lock.json; running npm ci"; \
+	elif [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+	  || [ -n "$$(find patches -newer node_modules/.package-lock.json 2>/dev/null)" ]; then \
+	  echo "setup: node_modules is missing or older than package-lock.json or patches/; running npm ci"; \
 	  npm ci; \
 	else \
 	  echo "setup: node_modules is up to date"; \

@@ -27,7 +27,6 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 # Each package patched in patches/, as the build stage patched it (the install above runs no scripts).
-COPY --from=build /src/node_modules/@nats-io/jetstream ./node_modules/@nats-io/jetstream
 COPY --from=build /src/node_modules/@nats-io/nats-core ./node_modules/@nats-io/nats-core
 COPY --from=build /src/dist ./dist
 # The portal's build, served by the gateway at / (CJS_PORTAL_DIR, relative to /app).

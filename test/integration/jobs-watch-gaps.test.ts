@@ -8,7 +8,6 @@
  * replica follows those it owns.
  */
 import { jetstreamManager } from "@nats-io/jetstream";
-import { nanos } from "@nats-io/transport-node";
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -189,14 +188,6 @@ describe("the watch's consumer on the server", () => {
 
     await watch.stop();
     expect(await consumersOnServer()).toBe(0);
-  });
-
-  it("asks for a heartbeat every 5 s, so one lost with its NATS node is made again in about 10 s, not a minute (decision 0085)", async () => {
-    const { watch } = await watched(() => false);
-    const jsm = await jetstreamManager(nc);
-    const [consumer] = await jsm.consumers.list(`KV_jobs_gaps_${bucketNumber}`).next();
-    expect(consumer?.config.idle_heartbeat).toBe(nanos(5_000));
-    await watch.stop();
   });
 });
 

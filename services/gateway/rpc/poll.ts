@@ -11,6 +11,7 @@ import { signArtifactUrl } from "../artifacts/artifact-urls.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { nodeContext } from "./forward.js";
+import { NodeEvents } from "./node-events.js";
 
 /**
  * An attempt with the URL its artifacts go to: signed for every name of the job, in the
@@ -53,39 +54,35 @@ function withUploadUrls(gw: GatewayContext, origin: string, reply: PollReply): P
  * the node asks again, through another replica, instead of holding the stop up.
  */
 export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler<typeof RPC_ROUTES.poll> {
+  const nodeEvents = new NodeEvents(gw.nc);
+  stopping?.addEventListener("abort", () => nodeEvents.close(), { once: true });
   return async (body, { caller, origin, trace }) => {
     const node = nodeContext(caller);
     const ask = async (): Promise<PollResponse> =>
       withUploadUrls(gw, origin, await requestRpc(gw.nc, "nodePoll", { caller: node, body }, { trace }));
     if (body.wait_seconds === 0) return ask();
-    // Subscribe before the first ask: an event between the two is not missed.
-    const events = gw.nc.subscribe(subjects.nodeEvents(node.node_id));
-    const endWait = () => events.unsubscribe();
+    // Listen before the first ask: an event between the two is not missed.
+    const events = nodeEvents.listen(node.node_id);
+    const endWait = () => events.close();
     const timer = setTimeout(endWait, body.wait_seconds * 1000);
     stopping?.addEventListener("abort", endWait, { once: true });
     if (stopping?.aborted) endWait();
     try {
       let answer = await ask();
-      const eventsIn = events[Symbol.asyncIterator]();
       const draining = subjects.nodeDraining(node.node_id);
       while (!isNews(body.known, answer)) {
-        let event = await eventsIn.next();
-        if (event.done) return answer;
-        let drained = event.value.subject === draining;
-        // Events that came meanwhile are covered by the next ask.
-        while (events.getPending() > 1) {
-          event = await eventsIn.next();
-          drained ||= !event.done && event.value.subject === draining;
-        }
+        // Every event that came meanwhile at once: the next ask covers them all.
+        const came = await events.next();
+        if (came === null) return answer;
         answer = await ask();
         // A draining node's agent waits for this poll before it stops: it ends now, with whatever the node holds.
-        if (drained) return answer;
+        if (came.includes(draining)) return answer;
       }
       return answer;
     } finally {
       clearTimeout(timer);
       stopping?.removeEventListener("abort", endWait);
-      events.unsubscribe();
+      events.close();
     }
   };
 }

@@ -2,7 +2,13 @@ import { AppError } from "../../../shared/errors/index.js";
 import { decodeJson, encodeJson, subjects, type Versioned } from "../../../shared/nats/index.js";
 import { forEachBounded } from "../../../shared/runtime/index.js";
 import type { QueuedJob, QueuedJobs } from "../queue/queued-jobs.js";
-import { type AllocatedAttempt, JobRecord, jobIdOfKey, roomAt } from "../../../shared/records/index.js";
+import {
+  type AllocatedAttempt,
+  JobRecord,
+  jobIdOfKey,
+  type NodeRecord,
+  roomAt,
+} from "../../../shared/records/index.js";
 import { type NodeView, planPlacements } from "./plan.js";
 import { release, reserve } from "./reservations.js";
 import type { SchedulerContext } from "../scheduler-context.js";
@@ -93,7 +99,23 @@ async function applyPlacement(
 ): Promise<boolean> {
   const held = queued.get(jobKey);
   const node = ctx.view.nodes.get(nodeId)?.value;
-  if (!held || !node) return false;
+  // Taken meanwhile by a node's result (`take-next.ts`): this round lost it, as to another replica.
+  if (!held || !node || !queued.startPlacing(jobKey)) return false;
+  try {
+    return await reserveAndAssign(ctx, queued, held, node);
+  } finally {
+    queued.endPlacing(jobKey);
+  }
+}
+
+async function reserveAndAssign(
+  ctx: SchedulerContext,
+  queued: QueuedJobs,
+  held: QueuedJob,
+  node: NodeRecord,
+): Promise<boolean> {
+  const { job_key: jobKey } = held;
+  const { node_id: nodeId } = node;
   const jobId = jobIdOfKey(jobKey);
   const now = ctx.clock.now();
   const reserved = await reserve(ctx, node, jobId, attemptFor(held, now), held.type, now).catch((error: unknown) => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PendingJob } from "../queue/pending-job.js";
 import { nodesTakingNow, pendingReason, planPlacements, type NodeView } from "./plan.js";
 import { fairOrder, QueuedJobs } from "../queue/queued-jobs.js";
+import { concurrencyGate } from "../queue/concurrency-keys.js";
 
 function node(id: string, overrides: Partial<NodeView> = {}): NodeView {
   return {
@@ -48,6 +49,28 @@ describe("planPlacements", () => {
       { job_key: "j2", node_id: "mine" },
       { job_key: "j3", node_id: "theirs" },
     ]);
+  });
+
+  it("leaves out a job another placement of the replica is writing, and plans the next in its place", () => {
+    const queued = QueuedJobs.fromList([job("j1"), job("j2"), job("j3")]);
+    expect(queued.startPlacing("j1")).toBe(true);
+    expect(queued.startPlacing("j1")).toBe(false);
+    expect(planPlacements([node("n1")], queued).placements.map((placement) => placement.job_key)).toEqual(["j2", "j3"]);
+    queued.endPlacing("j1");
+    expect(planPlacements([node("n1")], queued).placements.map((placement) => placement.job_key)).toEqual(["j1", "j2"]);
+  });
+
+  it("counts a job being placed against its concurrency key, so the key's next job waits", () => {
+    const gate = concurrencyGate({
+      app_id: "app1",
+      business_id: "biz_a",
+      concurrency: { key: "deploy", max_running: 1 },
+    });
+    const queued = QueuedJobs.fromList([job("j1", { concurrency: gate }), job("j2", { concurrency: gate }), job("j3")]);
+    queued.startPlacing("j1");
+    const plan = planPlacements([node("n1")], queued);
+    expect(plan.placements.map((placement) => placement.job_key)).toEqual(["j3"]);
+    expect(plan.waiting).toBe(true);
   });
 
   it("never places more jobs on a node than its slots", () => {

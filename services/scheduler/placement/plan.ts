@@ -147,7 +147,9 @@ function chosenNode(candidates: NodeView[], isOwn: (nodeId: string) => boolean):
  * places, not the length of the backlog. A node's key caps arrive already applied to
  * `job_types` and `capacity.slots`. A job whose concurrency key is at its limit (`use`,
  * plus the jobs of the key placed earlier in the round) waits, and the key's younger jobs
- * with it, unread: a round costs the keys it meets, not their backlogs. It returns its
+ * with it, unread: a round costs the keys it meets, not their backlogs. A job another
+ * placement of this replica is writing now (`QueuedJobs.isPlacing`) is left out, and
+ * counted against its key as if placed in the round. It returns its
  * decisions and changes nothing it reads: the caller marks a business's turn served
  * (`QueuedJobs.markServed`) once a placement has landed.
  */
@@ -175,6 +177,11 @@ export function planPlacements(
     const pool = byPool.get(poolKey) ?? [];
     const unplaceable = new Set<string>();
     for (const job of queued.inOrder(poolKey, closedKeys)) {
+      if (queued.isPlacing(job.job_key)) {
+        // Being placed by another placement of this replica: counted against its key, not planned twice.
+        if (job.concurrency) placedOfKey.set(job.concurrency.scope, (placedOfKey.get(job.concurrency.scope) ?? 0) + 1);
+        continue;
+      }
       if (!hasAnyRoom(pool)) {
         waiting = true;
         break;

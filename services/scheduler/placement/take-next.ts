@@ -1,8 +1,8 @@
 import type { DeliveredAttempt } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { jobIdOfKey } from "../../../shared/records/index.js";
+import { jobIdOfKey, type NodeRecord } from "../../../shared/records/index.js";
 import { deliveredAttempt } from "../jobs/poll.js";
-import type { QueuedJobs } from "../queue/queued-jobs.js";
+import type { QueuedJob, QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { planPlacements } from "./plan.js";
 import { assignReserved, attemptFor } from "./placer.js";
@@ -30,10 +30,27 @@ export async function releaseAndTakeNext(
   const node = ctx.view.nodes.get(nodeId)?.value;
   const placement = nodeView && planPlacements([nodeView], queued, ctx.concurrency).placements[0];
   const held = placement && queued.get(placement.job_key);
-  if (!node || !held) {
+  if (!node || !held || !queued.startPlacing(held.job_key)) {
     await release(ctx, nodeId, freed.jobId, freed.attempt);
     return null;
   }
+  try {
+    return await swapAndStart(ctx, queued, node, freed, held);
+  } finally {
+    queued.endPlacing(held.job_key);
+  }
+}
+
+/** Frees the finished attempt and reserves `held` in one write, then assigns and starts it; null when either lost. */
+async function swapAndStart(
+  ctx: SchedulerContext,
+  queued: QueuedJobs,
+  node: NodeRecord,
+  freed: { jobId: string; attempt: number },
+  held: QueuedJob,
+): Promise<DeliveredAttempt | null> {
+  const now = ctx.clock.now();
+  const nodeId = node.node_id;
   const jobId = jobIdOfKey(held.job_key);
   const reserved = await swapReservation(
     ctx,

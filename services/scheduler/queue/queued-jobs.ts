@@ -112,6 +112,12 @@ export class QueuedJobs implements JobRevisionListener {
    */
   readonly #records = new Map<string, { revision: number; data: Uint8Array }>();
   #recordBytes = 0;
+  /**
+   * Jobs whose placement is being written now (a round's, or a node's next job taken with
+   * its result): planning skips them, so two placements of this replica never race for one
+   * job (the loser cost a refused compare-and-set, a read and a released reservation).
+   */
+  readonly #placing = new Set<string>();
 
   /**
    * `onQueued` is told of each job that joins the queue (a placement round is due).
@@ -130,6 +136,23 @@ export class QueuedJobs implements JobRevisionListener {
 
   get(jobKey: string): QueuedJob | undefined {
     return this.#byKey.get(jobKey);
+  }
+
+  /** Marks the job as being placed; false when another placement of this replica holds it already. */
+  startPlacing(jobKey: string): boolean {
+    if (this.#placing.has(jobKey)) return false;
+    this.#placing.add(jobKey);
+    return true;
+  }
+
+  /** The job's placement ended (landed or not). */
+  endPlacing(jobKey: string): void {
+    this.#placing.delete(jobKey);
+  }
+
+  /** Whether a placement of this replica is writing the job now (the planner leaves it out). */
+  isPlacing(jobKey: string): boolean {
+    return this.#placing.has(jobKey);
   }
 
   /** The record's bytes at the queued revision, when kept (a copy: the watch's message buffer is not held). */

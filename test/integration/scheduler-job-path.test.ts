@@ -524,6 +524,33 @@ describe("a node's poll", () => {
   });
 });
 
+describe("a node's poll, as to where the node's reservations come from", () => {
+  /** Runs `poll` while the replicas holding partitions are `holders`. */
+  async function pollWhileHolders(holders: string[]) {
+    const ownership = ctx.ownership;
+    ctx.ownership = { ...ownership, holders: () => new Map(holders.map((instance) => [instance, [0]])) };
+    try {
+      return await poll(ctx)({ caller, body: { wait_seconds: 0 } });
+    } finally {
+      ctx.ownership = ownership;
+    }
+  }
+
+  it("is the view's copy while this replica is the only one holding partitions: no read of the node's record", async () => {
+    const assigned = await placedJob();
+    const { jobs } = await pollWhileHolders([ctx.instance]);
+    expect(jobs.map((job) => [job.job_id, job.attempt])).toEqual([[assigned.jobId, 1]]);
+    expect(readsSoFar()).toMatchObject({ allocations: 0 });
+  });
+
+  it("is the record while another replica holds partitions too: its placement may not be in the view yet", async () => {
+    const placedElsewhere = await placedJob({ viewLearns: false });
+    const { jobs } = await pollWhileHolders([ctx.instance, "another-replica"]);
+    expect(jobs.map((job) => [job.job_id, job.attempt])).toEqual([[placedElsewhere.jobId, 1]]);
+    expect(readsSoFar()).toMatchObject({ allocations: 1 });
+  });
+});
+
 describe("an idempotent submit", () => {
   const user = { app_id: APP, business_id: BUSINESS, user_id: newId("usr"), role: "member", key_id: null };
   const served = { log: pino({ level: "silent" }), trace: undefined };

@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import type { DeliveredAttempt, PollCommand, PollReply, RunningAttempt } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import type { AllocatedAttempt, JobRecord } from "../../../shared/records/index.js";
+import type { AllocatedAttempt, AllocationRecord, JobRecord } from "../../../shared/records/index.js";
+import type { Versioned } from "../../../shared/nats/index.js";
 import { type SchedulerContext } from "../scheduler-context.js";
 import { changeJob } from "./change-job.js";
 import { start } from "./transitions.js";
@@ -9,8 +10,7 @@ import { start } from "./transitions.js";
 /**
  * The node's current attempts. Delivering an assigned attempt is what starts it (`running`);
  * polling again returns the same attempts, so a lost answer costs nothing. The wait of a
- * long poll happens in the gateway. The node's reservations are read from the record, not
- * the view, which may not have seen a placement by another replica yet.
+ * long poll happens in the gateway. The node's reservations come from `reservationsOf`.
  *
  * A poll that names the attempts the node runs (`known`) gets only the others, and in
  * `held` every attempt the record still gives the node: a known attempt costs no read of
@@ -19,7 +19,7 @@ import { start } from "./transitions.js";
  */
 export function poll(ctx: SchedulerContext) {
   return async ({ caller, body }: z.infer<typeof PollCommand>): Promise<PollReply> => {
-    const allocation = await ctx.store.allocations.get(caller.node_id);
+    const allocation = await reservationsOf(ctx, caller.node_id);
     const reserved = Object.entries(allocation?.value.attempts ?? {});
     const known = body.known && new Set(body.known.map(attemptKey));
     const fresh = known
@@ -37,6 +37,19 @@ export function poll(ctx: SchedulerContext) {
     ];
     return { jobs: delivered, held };
   };
+}
+
+/**
+ * The node's allocation record: the view's copy while this replica is the only one holding
+ * partitions, so the only one placing (it learnt each of its reservations when the write
+ * landed, and a replica that joins places nothing before this one sees it and gives it
+ * partitions); else read, since the view may not have seen another replica's placement
+ * yet. A busy node polls about once per job, so the read was one JetStream request per job.
+ */
+async function reservationsOf(ctx: SchedulerContext, nodeId: string): Promise<Versioned<AllocationRecord> | null> {
+  const holders = ctx.ownership.holders();
+  if (holders.size === 1 && holders.has(ctx.instance)) return ctx.view.allocations.get(nodeId) ?? null;
+  return ctx.store.allocations.get(nodeId);
 }
 
 function attemptKey({ job_id, attempt }: RunningAttempt): string {

@@ -5,7 +5,7 @@
  * once; one that dies without a word (its connection gone) stops working its partitions
  * and loses them to the others once its lease has passed unrenewed.
  */
-import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
+import { Kvm, type KV, type KvEntry, KvWatchInclude } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -109,6 +109,43 @@ describe.each(NATS_TOPOLOGIES)("partition ownership on $name", (topology) => {
     await doomed.nc.close();
     await expect.poll(() => survivor.owned.size, { timeout: 10_000, interval: 20 }).toBe(JOB_PARTITIONS);
     await expect.poll(() => doomed.ownership.owned.size, { timeout: 10_000, interval: 20 }).toBe(0);
+  });
+
+  it("shares the partitions with a replica whose watch fell silent (its consumer gone with a NATS node), lease after lease", async () => {
+    const open = await bucket("deaf");
+    const hearing = (await replica(open, "hearing")).ownership;
+    await expect.poll(() => hearing.owned.size, { timeout: 10_000, interval: 20 }).toBe(JOB_PARTITIONS);
+    const { kv } = await open();
+    // Counts the deaf replica's renewals: the test's clock is theirs, not a timer.
+    const renewals = { deaf: 0 };
+    const counter = await kv.watch({ key: "scheduler.members.deaf", include: KvWatchInclude.UpdatesOnly });
+    void (async () => {
+      for await (const entry of counter) if (entry.operation === "PUT") renewals.deaf += 1;
+    })();
+    const silent = new ScriptedWatch();
+    const deafKv = new Proxy(kv, {
+      get(target, name, receiver) {
+        if (name === "watch") return async () => silent;
+        return Reflect.get(target, name, receiver) as unknown;
+      },
+    });
+    const deaf = new PartitionOwnership(
+      deafKv,
+      "deaf",
+      LEASE_MS,
+      logger,
+      () => undefined,
+      () => ({ queued: 0 }),
+    );
+    replicas.push(deaf);
+    await deaf.start();
+    const shared = () => splitExactly([hearing, deaf]) && hearing.owned.size > 0 && deaf.owned.size > 0;
+    await expect.poll(shared, { timeout: 10_000, interval: 20 }).toBe(true);
+    // Five leases on (25 renewals of its own), the deaf replica has neither taken the hearing one's partitions nor lost its own.
+    const from = renewals.deaf;
+    await expect.poll(() => renewals.deaf - from, { timeout: 20_000, interval: 20 }).toBeGreaterThanOrEqual(25);
+    counter.stop();
+    expect(shared()).toBe(true);
   });
 
   it("a claim released while a replica starts stays released in its picture, however late the start's read of it answers", async () => {

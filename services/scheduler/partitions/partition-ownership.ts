@@ -11,6 +11,14 @@ const MEMBER_PREFIX = "scheduler.members.";
 const CLAIM_PREFIX = "scheduler.partitions.";
 /** A member record unchanged this many leases is deleted: a replica that died long ago. */
 const FORGET_AFTER_LEASES = 6;
+/**
+ * Every this many renewals, the known members' records are read again (by key, no
+ * consumer), and every claim each lease: a change the watch missed, or a watch silent
+ * for a minute because its consumer died with a NATS node, would otherwise leave this
+ * replica's picture wrong (a live member seen as gone, a released partition as held).
+ */
+const REREAD_MEMBERS_EVERY_RENEWALS = 2;
+const REREAD_CLAIMS_EVERY_RENEWALS = 5;
 
 /** What a replica says of itself in its member record, renewed every renewal. */
 export interface MemberReport {
@@ -44,7 +52,9 @@ function claimKey(partition: number): string {
  * members it sees live and the claims, a replica claims the free partitions that belong
  * with it (rendezvous hashing, `ownership-plan.ts`), releases those that belong with a
  * member that joined, and takes over those of a member whose record stopped changing for a
- * whole lease; each by compare-and-set.
+ * whole lease; each by compare-and-set. It learns of changes by a watch, and reads the
+ * members' records and the claims again every few renewals, so a watch that missed a
+ * change or fell silent does not leave its picture wrong for long.
  *
  * Time is each replica's own monotonic clock, never a timestamp compared across machines:
  * a member is gone once its record has been seen unchanged for a whole lease, and a holder
@@ -68,6 +78,8 @@ export class PartitionOwnership {
    * picture, held by a live replica that had let it go, and nobody claimed the partition.
    */
   readonly #claimSeen = new Map<number, number>();
+  /** Renewals made so far: every few, the picture is read again (`#reread`). */
+  #renewals = 0;
   /** One renewal and one pass over the claims at a time; asked meanwhile, one more runs after it. */
   readonly #ticks = new Coalesced(async () => {
     if (this.#stopped) return;
@@ -193,6 +205,10 @@ export class PartitionOwnership {
     const revision = await this.kv.put(`${MEMBER_PREFIX}${this.instance}`, encodeJson(record));
     this.#trustedUntil = sentMs + this.leaseMs - this.renewMs;
     this.#learn(`${MEMBER_PREFIX}${this.instance}`, revision, encodeJson(record));
+    this.#renewals += 1;
+    await this.#reread(this.#renewals).catch((error: unknown) =>
+      this.logger.warn({ err: error }, "partition claims could not be read again; the watch's picture stands"),
+    );
     const value = encodeJson({ instance: this.instance });
     for (const action of planOwnership(this.instance, this.liveMembers(), this.#claims)) {
       const key = claimKey(action.partition);
@@ -213,6 +229,20 @@ export class PartitionOwnership {
       }
     }
     await this.#forgetLongGone();
+  }
+
+  /** Reads again, by key, the other members' records every few renewals and every claim each lease, taking in what the watch missed. */
+  async #reread(renewal: number): Promise<void> {
+    const keys: string[] = [];
+    if (renewal % REREAD_MEMBERS_EVERY_RENEWALS === 0)
+      for (const instance of this.#members.keys())
+        if (instance !== this.instance) keys.push(`${MEMBER_PREFIX}${instance}`);
+    if (renewal % REREAD_CLAIMS_EVERY_RENEWALS === 0)
+      for (let partition = 0; partition < JOB_PARTITIONS; partition += 1) keys.push(claimKey(partition));
+    const entries = await Promise.all(keys.map((key) => this.kv.get(key)));
+    entries.forEach((entry, index) => {
+      if (entry) this.#learn(keys[index] as string, entry.revision, entry.operation === "PUT" ? entry.value : null);
+    });
   }
 
   /** Deletes member records nobody has renewed for many leases, so restarts do not pile them up. */

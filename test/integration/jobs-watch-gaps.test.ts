@@ -243,3 +243,71 @@ describe("a watch whose consumer is made again while it reads its partitions", (
     await watch.stop();
   });
 });
+
+/**
+ * The bucket's own feed until `silence` is called, then nothing more, though it never
+ * ends: a consumer that died with its NATS node, before nats.js notices. Feeds opened
+ * after the first are the bucket's own; `opened` lists where each began.
+ */
+function silencedFirst(): { feed: OpenJobsFeed; silence: () => void; opened: Array<number | undefined> } {
+  let silent = false;
+  const opened: Array<number | undefined> = [];
+  const feed: OpenJobsFeed = async (kv, filters, fromRevision) => {
+    const inner = await orderedFeed(kv, filters, fromRevision);
+    const first = opened.length === 0;
+    opened.push(fromRevision);
+    return {
+      stop: () => inner.stop(),
+      position: () => inner.position(),
+      async *[Symbol.asyncIterator](): AsyncGenerator<FeedEntry> {
+        for await (const entry of inner) if (!(first && silent)) yield entry;
+      },
+    };
+  };
+  return { feed, silence: () => (silent = true), opened };
+}
+
+describe("a watch whose feed falls silent", () => {
+  it("is fed again by a consumer made from the next revision once two checks found it silent while records changed", async () => {
+    bucketNumber += 1;
+    const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
+    const before = await kv.put(key("job_before"), queuedRecord("job_before"));
+    const queued = new QueuedJobs();
+    const arrivals = new Arrivals();
+    const { feed, silence, opened } = silencedFirst();
+    const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [queued, arrivals], undefined, feed);
+    await watch.follow(new Set([5]));
+    await watch.whenReady();
+    expect(queued.get(key("job_before"))?.revision).toBe(before);
+
+    silence();
+    const during = await kv.put(key("job_during"), queuedRecord("job_during"));
+    // The first check notes where things stand; the second reads what the silence held and makes the feed again.
+    await watch.recoverStalled();
+    await watch.recoverStalled();
+    expect(queued.get(key("job_during"))?.revision).toBe(during);
+    // From the revision after the last the silent feed brought: the one read meanwhile comes again, and is ignored.
+    expect(opened).toEqual([undefined, before + 1]);
+
+    // A record written after that arrives by the new feed, without another check.
+    const afterArrives = arrivals.next(key("job_after"));
+    const after = await kv.put(key("job_after"), queuedRecord("job_after"));
+    expect((await afterArrives).revision).toBe(after);
+    await watch.stop();
+  });
+
+  it("is left alone while it is only quiet: no record changed between the checks", async () => {
+    bucketNumber += 1;
+    const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
+    await kv.put(key("job_only"), queuedRecord("job_only"));
+    const { feed, opened } = silencedFirst();
+    const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [new QueuedJobs()], undefined, feed);
+    await watch.follow(new Set([5]));
+    await watch.whenReady();
+    await watch.recoverStalled();
+    await watch.recoverStalled();
+    await watch.recoverStalled();
+    expect(opened).toEqual([undefined]);
+    await watch.stop();
+  });
+});

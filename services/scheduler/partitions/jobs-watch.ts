@@ -35,18 +35,24 @@ export interface JobsFeed extends AsyncIterable<FeedEntry> {
   stop(): Promise<void>;
 }
 
-/** What the watch is fed from: an ordered consumer on the bucket's stream, or (tests) one that loses entries on purpose. */
-export type OpenJobsFeed = (kv: KV, keyFilters: readonly string[]) => Promise<JobsFeed>;
+/**
+ * What the watch is fed from: an ordered consumer on the bucket's stream, or (tests) one
+ * that loses entries on purpose. From `fromRevision` on when given, else each key's last
+ * value and every change.
+ */
+export type OpenJobsFeed = (kv: KV, keyFilters: readonly string[], fromRevision?: number) => Promise<JobsFeed>;
 
 const KV_OPERATION = "KV-Operation";
 
-/** An ordered push consumer over the keys under `keyFilters` (each key's last value, then every change). */
-export const orderedFeed: OpenJobsFeed = async (kv, keyFilters) => {
+/** An ordered push consumer over the keys under `keyFilters` (each key's last value, or from `fromRevision`, then every change). */
+export const orderedFeed: OpenJobsFeed = async (kv, keyFilters, fromRevision) => {
   if (!(kv instanceof Bucket)) throw new Error("the job watch needs a KV bucket opened by Kvm");
   const prefix = `$KV.${kv.bucket}.`;
   const consumer: PushConsumer = await kv.js.consumers.getPushConsumer(kv.stream, {
     filter_subjects: keyFilters.map((filter) => `${prefix}${filter}`),
-    deliver_policy: DeliverPolicy.LastPerSubject,
+    ...(fromRevision === undefined
+      ? { deliver_policy: DeliverPolicy.LastPerSubject }
+      : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: fromRevision }),
   });
   const messages = await consumer.consume();
   const toEntry = (message: JsMsg): FeedEntry => {
@@ -90,7 +96,8 @@ export const orderedFeed: OpenJobsFeed = async (kv, keyFilters) => {
  * read back from the bucket behind the watch, and what is still stored there (a job's
  * latest value) is handed on (`cjs_job_repairs_total{kind="watch_skipped"}`).
  * `recoverStalled` (the repair sweep) covers a skipped last revision of a partition,
- * which no later message reveals.
+ * which no later message reveals, and makes the consumer again when the feed brought
+ * nothing at all between two checks while revisions waited (decision 0086).
  */
 export class JobsWatch {
   #feed: JobsFeed | undefined;
@@ -117,6 +124,9 @@ export class JobsWatch {
   readonly #echoes = new Map<string, number>();
   #echoesLimit = ECHOES_MIN;
   #unread: Array<{ from: number; to: number; filters: string[] }> = [];
+  /** Entries the feeds brought, and how many the last `recoverStalled` had seen: unchanged while revisions wait, the feed is silent. */
+  #received = 0;
+  #receivedAtCheck = -1;
 
   constructor(
     private readonly store: Pick<SchedulerStore, "jobs">,
@@ -186,12 +196,7 @@ export class JobsWatch {
       return;
     }
     this.#feed = feed;
-    void (async () => {
-      for await (const entry of feed) {
-        if (generation !== this.#generation) return;
-        this.#receive(entry);
-      }
-    })();
+    this.#consume(feed, generation);
     // Ready once every record the partitions held when the consumer was made has been handed on (some may be on
     // their way already: the server counts what it delivered and what it still has to).
     const remade = this.#remade;
@@ -257,6 +262,9 @@ export class JobsWatch {
    */
   async recoverStalled(): Promise<void> {
     for (const gap of this.#unread.splice(0)) await this.#fillGap(gap.from, gap.to, gap.filters);
+    const [received, silentSince] = [this.#received, this.#receivedAtCheck];
+    this.#receivedAtCheck = received;
+    let stalled = false;
     for (const partition of this.#partitions) {
       const filters = partitionKeyFilters(partition);
       let last = 0;
@@ -264,9 +272,46 @@ export class JobsWatch {
       const known = this.#seenOf.get(partition) ?? 0;
       const previous = this.#lastCheck.get(partition);
       this.#lastCheck.set(partition, { known, last });
-      if (previous && previous.last > previous.known && known === previous.known)
+      if (previous && previous.last > previous.known && known === previous.known) {
+        stalled = true;
         await this.#fillGap(previous.known + 1, previous.last, filters);
+      }
     }
+    if (stalled && received === silentSince) await this.#remakeFeed();
+  }
+
+  /**
+   * A feed that brought nothing between two checks while revisions waited is silent: its
+   * consumer is gone (it lived on a NATS node that died, and nats.js notices only after two
+   * missed 30 s heartbeats). A new one is made from the next revision on, without reading
+   * the partitions again; what the silence held was read by the check.
+   */
+  async #remakeFeed(): Promise<void> {
+    const [old, generation] = [this.#feed, this.#generation];
+    if (!old) return;
+    this.logger?.warn(
+      { after_revision: this.#lastRevision },
+      "the job watch brought nothing while job records changed; its consumer is made again",
+    );
+    jobRepairs.inc({ kind: "watch_remade" });
+    const feed = await this.openFeed(this.store.jobs.kv, this.#filters(), this.#lastRevision + 1);
+    if (generation !== this.#generation || this.#feed !== old) {
+      await feed.stop();
+      return;
+    }
+    this.#feed = feed;
+    this.#consume(feed, generation);
+    await old.stop();
+  }
+
+  /** Hands on the feed's entries while it is the watch's feed. */
+  #consume(feed: JobsFeed, generation: number): void {
+    void (async () => {
+      for await (const entry of feed) {
+        if (generation !== this.#generation || feed !== this.#feed) return;
+        this.#receive(entry);
+      }
+    })();
   }
 
   async stop(): Promise<void> {
@@ -280,6 +325,7 @@ export class JobsWatch {
   }
 
   #receive(entry: FeedEntry): void {
+    this.#received += 1;
     // A jump in the consumer's own sequence is a message it did not hand on: its stream range is read behind the watch,
     // one gap after another, never holding the watch up (each listener ignores a revision older than the one it holds).
     if (entry.consumerSeq <= this.#consumerSeq) this.#countAfresh(entry);

@@ -296,6 +296,24 @@ describe("a watch whose feed falls silent", () => {
     await watch.stop();
   });
 
+  it("silent while it first reads its partitions: they are read again by a new consumer, and the watch becomes ready", async () => {
+    bucketNumber += 1;
+    const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
+    const stored = await kv.put(key("job_stored"), queuedRecord("job_stored"));
+    const queued = new QueuedJobs();
+    const { feed, silence, opened } = silencedFirst();
+    silence();
+    const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [queued], undefined, feed);
+    await watch.follow(new Set([5]));
+    expect(watch.ready).toBe(false);
+    await watch.recoverStalled();
+    await watch.recoverStalled();
+    await watch.whenReady();
+    expect(queued.get(key("job_stored"))?.revision).toBe(stored);
+    expect(opened).toEqual([undefined, undefined]);
+    await watch.stop();
+  });
+
   it("is left alone while it is only quiet: no record changed between the checks", async () => {
     bucketNumber += 1;
     const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });

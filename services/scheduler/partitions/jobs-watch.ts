@@ -294,6 +294,11 @@ export class JobsWatch {
       "the job watch brought nothing while job records changed; its consumer is made again",
     );
     jobRepairs.inc({ kind: "watch_remade" });
+    // Still reading its partitions: read them again, so readiness is counted on the new consumer from the start.
+    if (!this.#ready) {
+      await this.follow(this.#partitions);
+      return;
+    }
     const feed = await this.openFeed(this.store.jobs.kv, this.#filters(), this.#lastRevision + 1);
     if (generation !== this.#generation || this.#feed !== old) {
       await feed.stop();

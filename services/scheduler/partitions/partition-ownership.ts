@@ -13,9 +13,10 @@ const CLAIM_PREFIX = "scheduler.partitions.";
 const FORGET_AFTER_LEASES = 6;
 /**
  * Every this many renewals, the known members' records are read again (by key, no
- * consumer), and every claim each lease: a change the watch missed, or a watch silent
- * for a minute because its consumer died with a NATS node, would otherwise leave this
- * replica's picture wrong (a live member seen as gone, a released partition as held).
+ * consumer), and every claim once a lease, a fifth of them at each renewal (a few reads
+ * at a time, not a burst beside the job path): a change the watch missed, or a watch
+ * silent for a minute because its consumer died with a NATS node, would otherwise leave
+ * this replica's picture wrong (a live member seen as gone, a released partition as held).
  */
 const REREAD_MEMBERS_EVERY_RENEWALS = 2;
 const REREAD_CLAIMS_EVERY_RENEWALS = 5;
@@ -231,14 +232,15 @@ export class PartitionOwnership {
     await this.#forgetLongGone();
   }
 
-  /** Reads again, by key, the other members' records every few renewals and every claim each lease, taking in what the watch missed. */
+  /** Reads again, by key, the other members' records every few renewals and a fifth of the claims at each, taking in what the watch missed. */
   async #reread(renewal: number): Promise<void> {
     const keys: string[] = [];
     if (renewal % REREAD_MEMBERS_EVERY_RENEWALS === 0)
       for (const instance of this.#members.keys())
         if (instance !== this.instance) keys.push(`${MEMBER_PREFIX}${instance}`);
-    if (renewal % REREAD_CLAIMS_EVERY_RENEWALS === 0)
-      for (let partition = 0; partition < JOB_PARTITIONS; partition += 1) keys.push(claimKey(partition));
+    for (let partition = 0; partition < JOB_PARTITIONS; partition += 1)
+      if (partition % REREAD_CLAIMS_EVERY_RENEWALS === renewal % REREAD_CLAIMS_EVERY_RENEWALS)
+        keys.push(claimKey(partition));
     const entries = await Promise.all(keys.map((key) => this.kv.get(key)));
     entries.forEach((entry, index) => {
       if (entry) this.#learn(keys[index] as string, entry.revision, entry.operation === "PUT" ? entry.value : null);

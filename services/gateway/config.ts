@@ -68,6 +68,8 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_DEV_OUTBOX: boolSetting(false),
   /** Browser origins allowed to call the API cross-origin (CORS), exactly as sent in `Origin`. */
   CJS_CORS_ORIGINS: corsOrigins,
+  /** Seconds a cached app, key, session or user is trusted without its watch saying it changed: the bound on a missed change. */
+  CJS_IDENTITY_CACHE_MAX_AGE_SECONDS: intSetting(15, { min: 1, max: 3_600 }),
   /** Mean event-loop delay (ms, over the last second) above which new requests are refused with 503; 0: never. */
   CJS_SHED_EVENT_LOOP_DELAY_MS: intSetting(1000, { min: 0, max: 60_000 }),
   /** The `Retry-After` of those refusals. */

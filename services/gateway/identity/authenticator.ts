@@ -45,13 +45,16 @@ const invalid = (message: string) => new AppError("auth.invalid_credentials", me
  * Resolves the application and the caller of a request. Apps, keys, sessions and users are
  * cached per replica; every replica watches the buckets over NATS and evicts an entry the
  * moment its record changes, so a revoked key or ended session is refused everywhere
- * without waiting for a TTL. While NATS is unreachable nothing is served from the cache.
+ * without waiting for a TTL. A watch whose consumer died with its NATS node is silent
+ * until the client makes it again (about a minute, decision 0085), so an entry is also
+ * read again once it is `cacheMaxAgeMs` old: the bound on a missed change. While NATS is
+ * unreachable nothing is served from the cache.
  */
 export class Authenticator {
-  private readonly apps = new InvalidatedCache<AppRecord>();
-  private readonly keys = new InvalidatedCache<ApiKeyRecord>();
-  private readonly sessions = new InvalidatedCache<SessionRecord>();
-  private readonly users = new InvalidatedCache<UserRecord>();
+  private readonly apps: InvalidatedCache<AppRecord>;
+  private readonly keys: InvalidatedCache<ApiKeyRecord>;
+  private readonly sessions: InvalidatedCache<SessionRecord>;
+  private readonly users: InvalidatedCache<UserRecord>;
   private readonly lastUsedWrites = new Map<string, number>();
   private readonly watchers: Array<{ stop(): void }> = [];
   private connected = true;
@@ -63,8 +66,16 @@ export class Authenticator {
       tokens: TokenIssuer;
       clock: Clock;
       logger: Logger;
+      /** How long a cached record is trusted without its watch saying it changed (`CJS_IDENTITY_CACHE_MAX_AGE_SECONDS`). */
+      cacheMaxAgeMs: number;
     },
-  ) {}
+  ) {
+    const options = { maxAgeMs: deps.cacheMaxAgeMs, now: () => deps.clock.now() };
+    this.apps = new InvalidatedCache(options);
+    this.keys = new InvalidatedCache(options);
+    this.sessions = new InvalidatedCache(options);
+    this.users = new InvalidatedCache(options);
+  }
 
   async start(): Promise<void> {
     const { store } = this.deps;

@@ -47,11 +47,38 @@ describe("InvalidatedCache", () => {
   });
 
   it("stays within its bound by dropping the oldest entry", async () => {
-    const cache = new InvalidatedCache<string>(2);
+    const cache = new InvalidatedCache<string>({ maxEntries: 2 });
     await cache.get("a", async () => "1");
     await cache.get("b", async () => "2");
     await cache.get("c", async () => "3");
     expect(cache.size).toBe(2);
     expect(await cache.get("a", async () => "reloaded")).toBe("reloaded");
+  });
+
+  it("loads an entry again once it is maxAgeMs old, though nothing evicted it (a change whose eviction never came)", async () => {
+    let nowMs = 1_000;
+    const cache = new InvalidatedCache<string>({ maxAgeMs: 15_000, now: () => nowMs });
+    let stored = "active";
+    const load = async () => stored;
+    expect(await cache.get("key", load)).toBe("active");
+    stored = "revoked";
+    nowMs += 14_999;
+    expect(await cache.get("key", load)).toBe("active");
+    nowMs += 1;
+    expect(await cache.get("key", load)).toBe("revoked");
+    stored = "changed again";
+    nowMs += 14_999;
+    expect(await cache.get("key", load)).toBe("revoked");
+  });
+
+  it("keeps a refreshed entry over older ones when it must drop one", async () => {
+    let nowMs = 0;
+    const cache = new InvalidatedCache<string>({ maxEntries: 2, maxAgeMs: 10, now: () => nowMs });
+    await cache.get("a", async () => "a1");
+    await cache.get("b", async () => "b1");
+    nowMs = 10;
+    await cache.get("a", async () => "a2");
+    await cache.get("c", async () => "c1");
+    expect(await cache.get("a", async () => "a3")).toBe("a2");
   });
 });

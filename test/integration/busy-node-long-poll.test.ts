@@ -218,6 +218,47 @@ describe("the long poll of a node that names what it runs", () => {
     expect(asks.count()).toBe(2);
   }, 60_000);
 
+  /** The node told of a second job by a long poll; the asks the gateway made for it are counted from here on. */
+  async function nodeToldOfASecond(pool: string) {
+    const { node, first, known } = await nodeRunningOne(pool);
+    const asks = countAsks(node.nodeId);
+    const answer = node.client.call("poll", { wait_seconds: 30, known });
+    await expect.poll(() => asks.count()).toBe(1);
+    const second = (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool })).job_id;
+    const { held } = await answer;
+    expect(asks.count()).toBe(2);
+    return { node, first, second, asks, told: held ?? [] };
+  }
+
+  it("knowing what the last answer told it, waits for the next event without asking first", async () => {
+    const { node, second, asks, told } = await nodeToldOfASecond("lp-told");
+    const answer = node.client.call("poll", { wait_seconds: 30, known: told });
+    const third = (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "lp-told" })).job_id;
+    const { jobs, held } = await answer;
+    asks.stop();
+    expect(jobs.map((job) => job.job_id)).toEqual([third]);
+    expect(held?.map((attempt) => attempt.job_id)).toContain(second);
+    // One ask, the one the assignment woke: none before the wait.
+    expect(asks.count()).toBe(3);
+  }, 60_000);
+
+  it("missing an attempt the last answer delivered (that answer was lost), gets it again at once", async () => {
+    const { node, first, second, asks } = await nodeToldOfASecond("lp-lost");
+    const { jobs } = await node.client.call("poll", { wait_seconds: 30, known: [{ job_id: first, attempt: 1 }] });
+    asks.stop();
+    expect(jobs.map((job) => job.job_id)).toEqual([second]);
+    expect(asks.count()).toBe(3);
+  }, 60_000);
+
+  it("knowing what the last answer told it, asks once when its wait ends with no event", async () => {
+    const { node, first, second, asks, told } = await nodeToldOfASecond("lp-quiet");
+    const { jobs, held } = await node.client.call("poll", { wait_seconds: 1, known: told });
+    asks.stop();
+    expect(jobs).toEqual([]);
+    expect(held?.map((attempt) => attempt.job_id).sort()).toEqual([first, second].sort());
+    expect(asks.count()).toBe(3);
+  }, 60_000);
+
   it("answers an earlier agent (no `known`) at once with every attempt while the node holds one", async () => {
     const { node, first } = await nodeRunningOne("lp-earlier");
     const { jobs, held } = await node.client.call("poll", { wait_seconds: 30 });

@@ -4,18 +4,52 @@ import { subjects } from "../../../shared/nats/index.js";
 /** How long a node's subscription outlives its last waiting poll: its next poll, a moment later, finds it open. */
 const LINGER_MS = 30_000;
 
+/** An attempt as a poll names it: `<job id>#<attempt>`. */
+type AttemptName = string;
+
 /** One waiting poll's view of its node's events: whether one came since it began or last looked, and which. */
 export interface NodeEventWaiter {
   /** Resolves with the subjects of the events that came since the last call (at least one), or null once closed. */
   next(): Promise<string[] | null>;
   close(): void;
+  /** How many of the node's events this gateway has heard on the current subscription: take it just before asking the scheduler. */
+  heard(): number;
+  /** Keeps the scheduler's answer for the node, asked when `heard` was `heardBefore`, for `answered`. */
+  rememberAnswer(heardBefore: number, answer: NodeAnswer): void;
+  /**
+   * Whether the scheduler would tell a node that knows `known` nothing new: the answer kept
+   * was asked after every event of the node this subscription heard, the node knows every
+   * attempt it delivered (so it arrived), and nothing else it was not told. Every change of
+   * what a node is given (an assignment, an attempt the service freed, draining) is
+   * published as one of its events after it is written, so without one an ask would find
+   * the same. An event lost on the way delays the node until its poll's wait ends.
+   */
+  answered(known: readonly { job_id: string; attempt: number }[]): boolean;
+}
+
+/** What an answer of the scheduler gave the node: attempts to start, and those it still holds. */
+export interface NodeAnswer {
+  jobs: readonly { job_id: string; attempt: number }[];
+  held?: readonly { job_id: string; attempt: number }[] | undefined;
+}
+
+interface KeptAnswer {
+  heardBefore: number;
+  delivered: ReadonlySet<AttemptName>;
+  told: ReadonlySet<AttemptName>;
 }
 
 interface NodeFeed {
   subscription: Subscription;
   waiters: Set<Waiting>;
   idle: NodeJS.Timeout | undefined;
+  /** The node's events heard on this subscription. */
+  heard: number;
+  /** The last answer of the scheduler for the node while the subscription was open. */
+  answer: KeptAnswer | undefined;
 }
+
+const nameOf = ({ job_id, attempt }: { job_id: string; attempt: number }): AttemptName => `${job_id}#${attempt}`;
 
 interface Waiting {
   events: string[];
@@ -54,6 +88,19 @@ export class NodeEvents {
         if (waiting.events.length === 0) return null;
         return waiting.events.splice(0);
       },
+      heard: () => feed.heard,
+      rememberAnswer: (heardBefore, { jobs, held = [] }) => {
+        const delivered = new Set(jobs.map(nameOf));
+        feed.answer = { heardBefore, delivered, told: new Set([...delivered, ...held.map(nameOf)]) };
+      },
+      answered: (known) => {
+        const { answer } = feed;
+        if (!answer || answer.heardBefore !== feed.heard) return false;
+        const names = new Set(known.map(nameOf));
+        return (
+          [...answer.delivered].every((name) => names.has(name)) && [...names].every((name) => answer.told.has(name))
+        );
+      },
       close: () => {
         if (waiting.closed) return;
         waiting.closed = true;
@@ -65,6 +112,11 @@ export class NodeEvents {
     };
   }
 
+  /** Forgets every kept answer: events may have been lost (the connection to NATS was interrupted). */
+  forgetAnswers(): void {
+    for (const feed of this.#feeds.values()) feed.answer = undefined;
+  }
+
   /** Closes every node's subscription (the gateway is stopping); waiting polls end as closed. */
   close(): void {
     for (const [nodeId, feed] of this.#feeds) this.#drop(nodeId, feed);
@@ -74,6 +126,7 @@ export class NodeEvents {
     const feed: NodeFeed = {
       subscription: this.nc.subscribe(subjects.nodeEvents(nodeId), {
         callback: (_error, message) => {
+          feed.heard += 1;
           for (const waiting of feed.waiters) {
             waiting.events.push(message.subject);
             waiting.wake?.();
@@ -82,6 +135,8 @@ export class NodeEvents {
       }),
       waiters: new Set(),
       idle: undefined,
+      heard: 0,
+      answer: undefined,
     };
     this.#feeds.set(nodeId, feed);
     return feed;

@@ -49,13 +49,20 @@ function withUploadUrls(gw: GatewayContext, origin: string, reply: PollReply): P
  * polling in a loop, however many jobs it runs already. A poll that names what it `known`s
  * is answered when the scheduler's answer holds something else: a new attempt, or a known
  * one that is no longer the node's. One without (an earlier agent) is answered at once
- * while the node holds any attempt, as that agent expects. When `stopping` aborts (the
- * gateway is shutting down), a wait in progress ends at once with the empty answer, so
- * the node asks again, through another replica, instead of holding the stop up.
+ * while the node holds any attempt, as that agent expects.
+ *
+ * A busy node polls again as soon as an answer brings it work. When it knows exactly what
+ * this gateway's last answer told it and no event of the node came since that answer was
+ * asked, the scheduler would say the same: the poll waits for the next event without
+ * asking first (at a steady rate, one ask per job instead of two). A wait that ends with
+ * no event asks then, so an event lost on the way costs at most the wait. When `stopping`
+ * aborts (the gateway is shutting down), a wait in progress ends at once with the empty
+ * answer, so the node asks again, through another replica, instead of holding the stop up.
  */
 export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler<typeof RPC_ROUTES.poll> {
   const nodeEvents = new NodeEvents(gw.nc);
   stopping?.addEventListener("abort", () => nodeEvents.close(), { once: true });
+  void forgetAnswersOnReconnect(gw, nodeEvents);
   return async (body, { caller, origin, trace }) => {
     const node = nodeContext(caller);
     const ask = async (): Promise<PollResponse> =>
@@ -63,18 +70,30 @@ export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler
     if (body.wait_seconds === 0) return ask();
     // Listen before the first ask: an event between the two is not missed.
     const events = nodeEvents.listen(node.node_id);
+    const askAndKeep = async (): Promise<PollResponse> => {
+      const heardBefore = events.heard();
+      const answer = await ask();
+      events.rememberAnswer(heardBefore, answer);
+      return answer;
+    };
     const endWait = () => events.close();
     const timer = setTimeout(endWait, body.wait_seconds * 1000);
     stopping?.addEventListener("abort", endWait, { once: true });
     if (stopping?.aborted) endWait();
     try {
-      let answer = await ask();
+      const { known } = body;
+      // Undefined: not asked, since the node was told all the scheduler would say.
+      let answer = known && events.answered(known) ? undefined : await askAndKeep();
       const draining = subjects.nodeDraining(node.node_id);
-      while (!isNews(body.known, answer)) {
+      while (answer === undefined || !isNews(known, answer)) {
         // Every event that came meanwhile at once: the next ask covers them all.
         const came = await events.next();
-        if (came === null) return answer;
-        answer = await ask();
+        if (came === null) {
+          if (answer !== undefined) return answer;
+          // Not asked yet: a stopping gateway repeats what the node knows; a wait that ended asks once.
+          return stopping?.aborted ? { jobs: [], held: known ?? [] } : await askAndKeep();
+        }
+        answer = await askAndKeep();
         // A draining node's agent waits for this poll before it stops: it ends now, with whatever the node holds.
         if (came.includes(draining)) return answer;
       }
@@ -85,6 +104,12 @@ export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler
       events.close();
     }
   };
+}
+
+/** Events published while the connection to NATS was down never arrive: no kept answer is trusted after that. */
+async function forgetAnswersOnReconnect(gw: GatewayContext, nodeEvents: NodeEvents): Promise<void> {
+  for await (const status of gw.nc.status())
+    if (status.type === "disconnect" || status.type === "reconnect") nodeEvents.forgetAnswers();
 }
 
 /** Whether an answer tells the node something: a new attempt, or (when it named what it knows) a known one gone. */

@@ -38,7 +38,7 @@ export async function openReplica(
   // The replica's own job writes reach its pictures at once (a submit is placed without waiting for its echo).
   store.jobs.onWritten = (key, revision, record, bytes) =>
     jobsWatch.noteWritten(key, revision, record as unknown as Record<string, unknown>, bytes);
-  const view = new ClusterView(store, hooks.requestPlacement, config.CJS_SHARED_OPERATOR_POOLS);
+  const view = new ClusterView(store, hooks.requestPlacement, config.CJS_SHARED_OPERATOR_POOLS, logger);
   const ownership = new PartitionOwnership(
     store.leases,
     instance,

@@ -178,7 +178,7 @@ export const assignLatencySeconds = new Histogram({
 
 export const jobRepairs = new Counter({
   name: "cjs_job_repairs_total",
-  help: "Jobs found stuck and repaired, by kind (assigned_unreserved, running_unreserved, watch_skipped, dependency_unsettled), and silent job watches made again (watch_remade). Any rise means a write the broker acknowledged was lost or skipped, or a watch's consumer was lost.",
+  help: "Jobs found stuck and repaired, by kind (assigned_unreserved, running_unreserved, watch_skipped, dependency_unsettled), silent job watches made again (watch_remade) and silent watches of the cluster view made again (view_watch_remade). Any rise means a write the broker acknowledged was lost or skipped, or a watch's consumer was lost.",
   labelNames: ["kind"] as const,
   registers: [metricsRegistry],
 });

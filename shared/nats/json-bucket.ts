@@ -70,7 +70,8 @@ function isWrongSequence(error: unknown): boolean {
  * service writes a value its types already describe.
  */
 export class JsonBucket<S extends z.ZodType> {
-  private readonly bucketName: string;
+  /** The bucket's name ("" for a KV handle not opened by Kvm). */
+  readonly bucketName: string;
   /** Keeps a picture current from the writes themselves, before the bucket's watch brings them back. */
   onWritten: WriteObserver<z.infer<S>> | undefined;
 

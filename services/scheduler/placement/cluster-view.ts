@@ -1,4 +1,5 @@
-import { KvWatchInclude } from "@nats-io/kv";
+import { KvWatchInclude, type KvWatchEntry } from "@nats-io/kv";
+import type { Logger } from "pino";
 import type { z } from "zod";
 import { decodeJson, type JsonBucket } from "../../../shared/nats/index.js";
 import {
@@ -12,10 +13,23 @@ import { allocationOf } from "./allocation-fields.js";
 import { nodeCaps } from "./node-caps.js";
 import type { NodeView } from "./plan.js";
 import type { SchedulerStore } from "../scheduler-store.js";
+import { lastStoredRevision } from "../partitions/missed-revisions.js";
+import { jobRepairs } from "../scheduler-metrics.js";
+import { WatchSilence } from "./watch-silence.js";
 
 interface Versioned<T> {
   value: T;
   revision: number;
+}
+
+/** One bucket the view follows: its watch, and what tells whether the watch went silent. */
+interface Followed {
+  name: string;
+  kv: JsonBucket<z.ZodType>["kv"];
+  watcher: { stop(): void };
+  silence: WatchSilence;
+  /** Starts a watch from `revision` on, consumed into the view. */
+  watchFrom(revision: number | undefined): Promise<{ stop(): void }>;
 }
 
 /** What placement reads of a node, as one comparable string. */
@@ -38,7 +52,7 @@ function freesRoom(before: AllocationRecord | null, after: AllocationRecord | nu
 export class ClusterView {
   readonly nodes = new Map<string, Versioned<NodeRecord>>();
   readonly allocations = new Map<string, Versioned<AllocationRecord>>();
-  private readonly watchers: Array<{ stop(): void }> = [];
+  private readonly followed: Followed[] = [];
 
   constructor(
     private readonly store: SchedulerStore,
@@ -46,6 +60,7 @@ export class ClusterView {
     private readonly onChange: () => void,
     /** The operator pools shared across applications: a node's pool is read through `placementPoolKey`. */
     private readonly sharedPools: readonly string[] = [],
+    private readonly logger?: Logger,
   ) {}
 
   async start(): Promise<void> {
@@ -59,7 +74,29 @@ export class ClusterView {
   }
 
   stop(): void {
-    for (const watcher of this.watchers) watcher.stop();
+    for (const { watcher } of this.followed) watcher.stop();
+  }
+
+  /**
+   * The repair sweep's check of the view's watches: one that brought nothing between two
+   * checks while its bucket changed is made again from the revision after the last it
+   * brought, so the view catches up in two sweeps rather than the minute nats.js takes to
+   * notice a consumer lost with its NATS node (decision 0086).
+   */
+  async recoverSilent(): Promise<void> {
+    for (const followed of this.followed) {
+      if (!followed.silence.check(await lastStoredRevision(followed.kv))) continue;
+      const from = followed.silence.seen + 1;
+      this.logger?.warn(
+        { bucket: followed.name, from_revision: from },
+        "the cluster view's watch brought nothing while its bucket changed; it is made again",
+      );
+      jobRepairs.inc({ kind: "view_watch_remade" });
+      const old = followed.watcher;
+      followed.watcher = await followed.watchFrom(from);
+      followed.silence.restarted();
+      old.stop();
+    }
   }
 
   /**
@@ -130,15 +167,26 @@ export class ClusterView {
       else into.set(key, { value, revision });
       if (matters(known?.value ?? null, value)) this.onChange();
     };
-    const watcher = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
-    this.watchers.push(watcher);
-    void (async () => {
-      for await (const entry of watcher) {
-        // A revision already held (this replica's own write, learned when it landed) is not decoded again.
-        if ((into.get(entry.key)?.revision ?? 0) >= entry.revision) continue;
-        apply(entry.key, entry.revision, entry.operation === "PUT" ? decode(entry.value) : null);
-      }
-    })();
+    const silence = new WatchSilence(0);
+    const watchFrom = async (revision: number | undefined) => {
+      const watcher = await kv.watch({
+        include: KvWatchInclude.UpdatesOnly,
+        ...(revision === undefined ? {} : { resumeFromRevision: revision }),
+      });
+      void (async () => {
+        for await (const entry of watcher as AsyncIterable<KvWatchEntry>) {
+          silence.heard(entry.revision);
+          // A revision already held (this replica's own write, learned when it landed) is not decoded again.
+          if ((into.get(entry.key)?.revision ?? 0) >= entry.revision) continue;
+          apply(entry.key, entry.revision, entry.operation === "PUT" ? decode(entry.value) : null);
+        }
+      })();
+      return watcher;
+    };
+    const watcher = await watchFrom(undefined);
+    // What the bucket held when the watch started is read below: the watch is answerable from there on.
+    silence.heard(await lastStoredRevision(kv));
+    this.followed.push({ name: bucket.bucketName, kv, watcher, silence, watchFrom });
     for (const key of await bucket.keys()) {
       const entry = await kv.get(key);
       if (entry && entry.operation === "PUT") apply(key, entry.revision, decode(entry.value));

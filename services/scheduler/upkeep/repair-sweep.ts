@@ -14,7 +14,8 @@ import { requeueUnreserved } from "../jobs/transitions.js";
  * - running, with no reservation: the reservation is written back, so the node's capacity,
  *   the job's deadline and the lost-node check see it again.
  * - a revision the replica's job watch skipped and no later one revealed (a queued job the
- *   lease holder would never place): read from the bucket (`JobsWatch.recoverStalled`).
+ *   lease holder would never place): read from the bucket (`JobsWatch.recoverStalled`);
+ * - a cluster view whose watch went silent (`ClusterView.recoverSilent`): made again.
  */
 export async function repairOnce(ctx: SchedulerContext, active: ActiveJobs): Promise<void> {
   const now = ctx.clock.now();
@@ -29,6 +30,7 @@ export async function repairOnce(ctx: SchedulerContext, active: ActiveJobs): Pro
     }
   }
   await ctx.jobsWatch.recoverStalled();
+  await ctx.view.recoverSilent();
 }
 
 function reservedInView(ctx: SchedulerContext, jobKey: string, job: ActiveJob): boolean {

@@ -28,6 +28,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 # Each package patched in patches/, as the build stage patched it (the install above runs no scripts).
 COPY --from=build /src/node_modules/@nats-io/nats-core ./node_modules/@nats-io/nats-core
+COPY --from=build /src/node_modules/@pinojs/redact ./node_modules/@pinojs/redact
 COPY --from=build /src/dist ./dist
 # The portal's build, served by the gateway at / (CJS_PORTAL_DIR, relative to /app).
 COPY --from=build /src/clients/portal/dist ./clients/portal/dist

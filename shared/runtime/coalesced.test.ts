@@ -47,4 +47,38 @@ describe("Coalesced", () => {
     fail = false;
     await expect(runner.run()).resolves.toBeUndefined();
   });
+
+  it("runs again after a pass that threw before returning its promise", async () => {
+    let passes = 0;
+    const runner = new Coalesced(() => {
+      passes += 1;
+      if (passes === 1) throw new Error("thrown at once");
+      return Promise.resolve();
+    });
+    await expect(runner.run()).rejects.toThrow("thrown at once");
+    await expect(runner.run()).resolves.toBeUndefined();
+    expect(passes).toBe(2);
+  });
+
+  it("never loses a request made at any moment of a pass's ending", async () => {
+    // A request can come from another promise chain while the pass's end is still being
+    // handed through microtasks (a NATS watch's messages are): each depth is tried.
+    for (let depth = 0; depth < 12; depth += 1) {
+      const gated = gatedPass();
+      const runner = new Coalesced(gated.pass);
+      void runner.run();
+      const asked = (async () => {
+        for (let tick = 0; tick < depth; tick += 1) await Promise.resolve();
+        void runner.run();
+      })();
+      gated.release();
+      await asked;
+      // Every chain above has settled well within this many turns (depth at most 12).
+      for (let tick = 0; tick < 30; tick += 1) await Promise.resolve();
+      // The request came after the first pass began, so a second pass must have begun after it.
+      expect({ depth, began: gated.began() }).toEqual({ depth, began: 2 });
+      gated.release();
+      await runner.idle();
+    }
+  });
 });

@@ -16,15 +16,30 @@ export class Coalesced {
       this.#again = true;
       return this.#running;
     }
-    this.#running = (async () => {
+    const running = this.#passes();
+    // Unless the passes already ended (a pass that threw before returning its promise).
+    if (!this.#endedAtOnce) this.#running = running;
+    this.#endedAtOnce = false;
+    return running;
+  }
+
+  #endedAtOnce = false;
+
+  /**
+   * The passes while asked for. `#running` is cleared in the same turn as the last check
+   * of `#again`: cleared later (a `.finally` on the promise, a turn or two on), a request
+   * made in between found a run in progress, asked it for one more, and was never run.
+   */
+  async #passes(): Promise<void> {
+    try {
       do {
         this.#again = false;
         await this.pass();
       } while (this.#again);
-    })().finally(() => {
+    } finally {
+      if (this.#running === undefined) this.#endedAtOnce = true;
       this.#running = undefined;
-    });
-    return this.#running;
+    }
   }
 
   /** Resolves once no pass runs (or at once). */

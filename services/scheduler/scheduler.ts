@@ -123,6 +123,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       stopReporting();
       await placement.idle();
       await upkeep.sweeping.idle();
+      // Releases waiting to share a write go now rather than to the reconciler.
+      await replica?.context.allocations.flushSoon();
       await scheduleFiring?.stop();
       await replica?.jobsWatch.stop();
       replica?.context.view.stop();

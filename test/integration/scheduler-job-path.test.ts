@@ -21,7 +21,7 @@ import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js
 import { poll } from "../../services/scheduler/jobs/poll.js";
 import { recordResult } from "../../services/scheduler/jobs/record-result.js";
 import { createJob, newJobId, submitJob } from "../../services/scheduler/jobs/submit-job.js";
-import { release, reserve } from "../../services/scheduler/placement/reservations.js";
+import { release, releaseSoon, reserve } from "../../services/scheduler/placement/reservations.js";
 import type { SchedulerContext } from "../../services/scheduler/scheduler-context.js";
 import { openSchedulerStore, type SchedulerStore } from "../../services/scheduler/scheduler-store.js";
 import { assign, start, timeOut } from "../../services/scheduler/jobs/transitions.js";
@@ -121,7 +121,8 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  // Each test starts from an empty node and counts its own reads.
+  // Each test starts from an empty node and counts its own reads; a release an earlier test left waiting for company is written first.
+  await ctx.allocations.flushSoon();
   await raw.allocations.delete(NODE);
   ctx.view.allocations.delete(NODE);
   counted = { jobs: reads.jobs(), allocations: reads.allocations(), keyQuotas: reads.keyQuotas() };
@@ -216,6 +217,8 @@ describe("a node's result", () => {
     });
 
     expect(answer).toEqual({ job_id: jobId, attempt: 1, state: "succeeded", duplicate: false });
+    // The release waits a moment for the node's next reservation to share its write; none comes here.
+    await ctx.allocations.flushSoon();
     expect(readsSoFar()).toEqual({ jobs: 1, allocations: 0, keyQuotas: 0 });
     expect((await raw.jobs.get(key))?.value.state).toBe("succeeded");
     expect((await raw.allocations.get(NODE))?.value.attempts[jobId]).toBeUndefined();
@@ -262,6 +265,7 @@ describe("a node's result", () => {
     });
 
     expect(answer.state).toBe("failed");
+    await ctx.allocations.flushSoon();
     expect(readsSoFar().jobs).toBe(1);
     expect((await raw.jobs.get(key))?.value).toMatchObject({ state: "failed", exit_code: 3 });
     expect((await raw.allocations.get(NODE))?.value.attempts[jobId]).toBeUndefined();
@@ -454,6 +458,34 @@ describe("the allocation writer", () => {
 
     expect(granted).toBe(true);
     expect(Object.keys((await raw.allocations.get(NODE))?.value.attempts ?? {})).toEqual([newcomer]);
+  });
+
+  it("writes a finished attempt's release soon with the node's next reservation, one write, the slot counted free meanwhile", async () => {
+    const { jobId, record } = await placedJob();
+    ctx.view.nodes.set(NODE, { value: node(1), revision: 1 });
+    const before = (await raw.allocations.get(NODE))!.revision;
+
+    releaseSoon(ctx, NODE, jobId, record.attempt);
+    // Placement sees the one slot free before anything is written.
+    expect(ctx.view.nodeView(NODE, clock.now())?.used.slots).toBe(0);
+    expect((await raw.allocations.get(NODE))!.revision).toBe(before);
+    const newcomer = newJobId(clock.now());
+    const granted = await reserve(ctx, node(1), newcomer, attemptOf(newcomer), "shell", clock.now());
+
+    const after = (await raw.allocations.get(NODE))!;
+    expect(granted).toBe(true);
+    expect(Object.keys(after.value.attempts)).toEqual([newcomer]);
+    expect(after.revision - before).toBe(1);
+    ctx.view.nodes.delete(NODE);
+  });
+
+  it("writes a finished attempt's release soon on its own when no other change of the node comes", async () => {
+    const { jobId, record } = await placedJob();
+
+    releaseSoon(ctx, NODE, jobId, record.attempt);
+
+    await expect.poll(async () => (await raw.allocations.get(NODE))?.value.attempts[jobId]).toBeUndefined();
+    expect(readsSoFar().allocations).toBe(0);
   });
 });
 

@@ -3,7 +3,7 @@ import type { JobEvent, JobResultCommand, JobResultReply } from "../../../shared
 import { AppError } from "../../../shared/errors/index.js";
 import { jobIdKeyFilter, type JobRecord } from "../../../shared/records/index.js";
 import { endAttempt } from "./attempt-metering.js";
-import { release } from "../placement/reservations.js";
+import { releaseSoon } from "../placement/reservations.js";
 import { releaseAndTakeNext } from "../placement/take-next.js";
 import type { QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerContext } from "../scheduler-context.js";
@@ -86,7 +86,7 @@ export function recordResult(ctx: SchedulerContext, queued: QueuedJobs) {
       );
       const freed = { jobId: body.job_id, attempt: body.attempt };
       const next = body.take_next ? await releaseAndTakeNext(ctx, queued, caller.node_id, freed) : null;
-      if (!body.take_next) await release(ctx, caller.node_id, body.job_id, body.attempt);
+      if (!body.take_next) releaseSoon(ctx, caller.node_id, body.job_id, body.attempt);
       ctx.requestPlacement();
       return {
         job_id: body.job_id,

@@ -110,6 +110,25 @@ export class ClusterView {
     if (freesRoom(known?.value ?? null, allocation)) this.onChange();
   }
 
+  /** Attempts whose release is on its way to the node's record (`releaseSoon`), by node: placement counts their room free. */
+  readonly #freeing = new Map<string, Map<string, number>>();
+
+  /** An attempt's release is on its way: its room counts as free from now on. */
+  freeing(nodeId: string, jobId: string, attempt: number): void {
+    const attempts = this.#freeing.get(nodeId) ?? new Map<string, number>();
+    attempts.set(jobId, attempt);
+    this.#freeing.set(nodeId, attempts);
+    this.onChange();
+  }
+
+  /** That release was written (or failed): the record says again what is reserved. */
+  freed(nodeId: string, jobId: string, attempt: number): void {
+    const attempts = this.#freeing.get(nodeId);
+    if (attempts?.get(jobId) !== attempt) return;
+    attempts.delete(jobId);
+    if (attempts.size === 0) this.#freeing.delete(nodeId);
+  }
+
   /** Nodes as placement sees them at `nowMs`, with what they have reserved and their key's caps applied. */
   nodeViews(nowMs: number): NodeView[] {
     return [...this.nodes.values()].map(({ value: node }) => this.#viewOf(node, nowMs));
@@ -126,9 +145,13 @@ export class ClusterView {
 
   #viewOf(node: NodeRecord, nowMs: number, freeing?: { jobId: string; attempt: number }): NodeView {
     let allocation = this.allocations.get(node.node_id)?.value ?? null;
-    if (allocation && freeing && allocation.attempts[freeing.jobId]?.attempt === freeing.attempt) {
-      const { [freeing.jobId]: _freed, ...rest } = allocation.attempts;
-      allocation = { ...allocation, attempts: rest };
+    const released = new Map(this.#freeing.get(node.node_id));
+    if (freeing) released.set(freeing.jobId, freeing.attempt);
+    if (allocation && [...released].some(([jobId, attempt]) => allocation?.attempts[jobId]?.attempt === attempt)) {
+      const attempts = Object.fromEntries(
+        Object.entries(allocation.attempts).filter(([jobId, { attempt }]) => released.get(jobId) !== attempt),
+      );
+      allocation = { ...allocation, attempts };
     }
     const caps = nodeCaps(node);
     return {

@@ -6,7 +6,7 @@ import type { QueuedJob, QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { planPlacements } from "./plan.js";
 import { assignReserved, attemptFor } from "./placer.js";
-import { release, swapReservation } from "./reservations.js";
+import { release, releaseSoon, swapReservation } from "./reservations.js";
 
 /**
  * Frees the slot of a node's finished attempt and, in the same exchange, gives the node
@@ -31,7 +31,8 @@ export async function releaseAndTakeNext(
   const placement = nodeView && planPlacements([nodeView], queued, ctx.concurrency).placements[0];
   const held = placement && queued.get(placement.job_key);
   if (!node || !held || !queued.startPlacing(held.job_key)) {
-    await release(ctx, nodeId, freed.jobId, freed.attempt);
+    // The slot's next job comes from a round: its reservation carries this release.
+    releaseSoon(ctx, nodeId, freed.jobId, freed.attempt);
     return null;
   }
   try {

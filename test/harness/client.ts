@@ -7,6 +7,8 @@ export interface ComputeClientOptions {
   appId: string;
   accessToken?: string;
   apiKey?: string;
+  /** Retries "try again later" answers (429, a 503 of a read) with the SDK's default policy; off unless asked. */
+  patient?: boolean;
 }
 
 export type { RawResponse };
@@ -29,7 +31,7 @@ export class ComputeClient {
       baseUrl: options.baseUrl,
       appId: options.appId,
       credentials,
-      retry: { maxRetries: 0 },
+      retry: options.patient ? {} : { maxRetries: 0 },
       userAgent: "tests",
     });
   }
@@ -46,6 +48,11 @@ export class ComputeClient {
   /** One operation through the SDK; the payload is parsed with the route's schema, so an answer off the contract fails the test. */
   async call<N extends RpcName>(name: N, body: RpcRequest<N>): Promise<RpcResponse<N>> {
     return RPC_ROUTES[name].response.parse(await this.sdk.call(name, body)) as RpcResponse<N>;
+  }
+
+  /** The same client retrying "try again later" as the SDK does by default (a test reading the outcome after a fault). */
+  patient(): ComputeClient {
+    return new ComputeClient({ ...this.options, patient: true });
   }
 
   /** Sends any request with this client's headers, as it is (the small client the agent uses does the sending). */

@@ -232,4 +232,6 @@ if (faultFailed) say("a killed process did not come back ready: see its log");
 // Every replica places its partitions' jobs: one that placed nothing means placement did not spread.
 const idle = spread.idle();
 if (idle.length > 0) say(`placed nothing during the soak: ${idle.join(", ")}`);
+// The cluster stays up for a look at its logs and metrics, or another soak; it holds ports and two cores' worth of processes.
+say(`the cluster is still running (logs in ${dir}/logs); \`make cluster-stop\` stops it`);
 process.exit(passed(result) && !faultFailed && idle.length === 0 ? 0 : 1);

@@ -245,6 +245,70 @@ describe("a watch whose consumer is made again while it reads its partitions", (
 });
 
 /**
+ * The bucket's own feed, whose consumer is made again when `remake` is called: entries
+ * after it are numbered from 1, as nats.js numbers a new ordered consumer's. While
+ * `holdPosition` holds, a position asked is answered only at `releasePosition`, counted on
+ * the consumer of that moment.
+ */
+function remadeOnDemand() {
+  let offset = 0;
+  let lastSeq = 0;
+  let held: Promise<void> | undefined;
+  let release = (): void => undefined;
+  const feed: OpenJobsFeed = async (kv, filters) => {
+    const inner = await orderedFeed(kv, filters);
+    return {
+      stop: () => inner.stop(),
+      async position() {
+        await held;
+        const { delivered, pending } = await inner.position();
+        return { delivered: delivered - offset, pending };
+      },
+      async *[Symbol.asyncIterator](): AsyncGenerator<FeedEntry> {
+        for await (const entry of inner) {
+          lastSeq = entry.consumerSeq;
+          yield { ...entry, consumerSeq: entry.consumerSeq - offset };
+        }
+      },
+    };
+  };
+  return {
+    feed,
+    remake: () => void (offset = lastSeq),
+    holdPosition: () => void (held = new Promise<void>((resolve) => (release = resolve))),
+    releasePosition: () => {
+      held = undefined;
+      release();
+    },
+  };
+}
+
+describe("a caught-up check while the watch's consumer is made again", () => {
+  it("asks the new consumer and answers true, not a refusal", async () => {
+    bucketNumber += 1;
+    const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
+    for (let index = 0; index < 3; index += 1)
+      await kv.put(key(`job_check_${index}`), queuedRecord(`job_check_${index}`));
+    const arrivals = new Arrivals();
+    const remaking = remadeOnDemand();
+    const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [arrivals], undefined, remaking.feed);
+    await watch.follow(new Set([5]));
+    await watch.whenReady();
+
+    remaking.holdPosition();
+    const caught = watch.caughtUp();
+    remaking.remake();
+    const arrived = arrivals.next(key("job_check_3"));
+    await kv.put(key("job_check_3"), queuedRecord("job_check_3"));
+    await arrived;
+    remaking.releasePosition();
+
+    expect(await caught).toBe(true);
+    await watch.stop();
+  });
+});
+
+/**
  * The bucket's own feed until `silence` is called, then nothing more, though it never
  * ends: a consumer that died with its NATS node, before nats.js notices. Feeds opened
  * after the first are the bucket's own; `opened` lists where each began.

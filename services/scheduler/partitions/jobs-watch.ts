@@ -232,26 +232,35 @@ export class JobsWatch {
    * Resolves once every write the watched partitions held when this was called has reached
    * the listeners (read-your-writes for a request that follows a write on another replica):
    * true then; false after a bound of `CATCH_UP_LIMIT_MS`, or while the partitions change.
+   * A consumer made again during the check is asked again, within the same bound.
    */
   async caughtUp(limitMs = CATCH_UP_LIMIT_MS): Promise<boolean> {
-    const feed = this.#feed;
-    if (!feed) return this.#partitions.size === 0;
-    const [generation, remade] = [this.#generation, this.#remade];
-    const { delivered, pending } = await feed.position();
-    const target = delivered + pending;
-    // Counted on a consumer since made again: not comparable with where the watch stands (asked again by the caller).
-    if (generation !== this.#generation || remade !== this.#remade) return false;
-    if (this.#consumerSeq >= target) return true;
-    return new Promise<boolean>((resolve) => {
-      const waiter = { consumerSeq: target, resolve: () => finish(generation === this.#generation) };
-      const timer = setTimeout(() => finish(false), limitMs);
-      const finish = (reached: boolean): void => {
-        clearTimeout(timer);
-        this.#waiters = this.#waiters.filter((each) => each !== waiter);
-        resolve(reached);
-      };
-      this.#waiters.push(waiter);
-    });
+    const until = performance.now() + limitMs;
+    for (;;) {
+      const feed = this.#feed;
+      if (!feed) return this.#partitions.size === 0;
+      const [generation, remade] = [this.#generation, this.#remade];
+      const { delivered, pending } = await feed.position();
+      if (generation !== this.#generation) return false;
+      // Counted on a consumer made again meanwhile (a NATS node's restart): not comparable with where the watch
+      // stands, so the new one is asked (giving up here answered a list 503 as if partitions were moving).
+      if (remade !== this.#remade) {
+        if (performance.now() < until) continue;
+        return false;
+      }
+      const target = delivered + pending;
+      if (this.#consumerSeq >= target) return true;
+      return new Promise<boolean>((resolve) => {
+        const waiter = { consumerSeq: target, resolve: () => finish(generation === this.#generation) };
+        const timer = setTimeout(() => finish(false), Math.max(0, until - performance.now()));
+        const finish = (reached: boolean): void => {
+          clearTimeout(timer);
+          this.#waiters = this.#waiters.filter((each) => each !== waiter);
+          resolve(reached);
+        };
+        this.#waiters.push(waiter);
+      });
+    }
   }
 
   /**

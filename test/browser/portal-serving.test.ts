@@ -129,17 +129,29 @@ describe("the portal as the gateway serves it", () => {
     expect(await (await get(gateway, "/docs/index.html", {})).json()).toMatchObject({ code: "route.not_found" });
 
     const page = await browser.newPage();
-    page.setDefaultTimeout(15_000);
+    // A bound against a hang, not a speed: swagger-ui's 1.7 MB bundle parsed and the whole contract rendered took
+    // more than 15 s once in CI, with four test files and Chromium sharing two cores (3.6 s on a quiet machine).
+    page.setDefaultTimeout(60_000);
     const violations: string[] = [];
+    const problems: string[] = [];
     page.on("console", (message) => {
-      if (message.type() === "error" && /Content Security Policy/i.test(message.text()))
-        violations.push(message.text());
+      if (message.type() !== "error") return;
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+      else problems.push(`console: ${message.text()}`);
     });
-    await page.goto(`${gateway.baseUrl}/docs`);
-    const title = (await (await get(gateway, "/openapi.json", {})).json()) as { info: { title: string } };
-    await page.locator(".swagger-ui .info .title", { hasText: title.info.title }).waitFor();
-    await page.locator(".opblock-summary-path", { hasText: "/api/compute/jobs/submit" }).first().waitFor();
+    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+    page.on("requestfailed", (request) => problems.push(`failed: ${request.url()} ${request.failure()?.errorText}`));
+    try {
+      await page.goto(`${gateway.baseUrl}/docs`);
+      const title = (await (await get(gateway, "/openapi.json", {})).json()) as { info: { title: string } };
+      await page.locator(".swagger-ui .info .title", { hasText: title.info.title }).waitFor();
+      await page.locator(".opblock-summary-path", { hasText: "/api/compute/jobs/submit" }).first().waitFor();
+    } catch (error) {
+      // Says why the page never rendered (a refused script, a failed fetch of /openapi.json) rather than only that.
+      throw new Error(`${(error as Error).message}\nwhat the page reported: ${JSON.stringify(problems)}`);
+    }
     expect(violations).toEqual([]);
+    expect(problems).toEqual([]);
     await page.close();
-  });
+  }, 150_000);
 });

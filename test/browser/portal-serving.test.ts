@@ -148,7 +148,9 @@ describe("the portal as the gateway serves it", () => {
       await page.locator(".opblock-summary-path", { hasText: "/api/compute/jobs/submit" }).first().waitFor();
     } catch (error) {
       // Says why the page never rendered (a refused script, a failed fetch of /openapi.json) rather than only that.
-      throw new Error(`${(error as Error).message}\nwhat the page reported: ${JSON.stringify(problems)}`);
+      throw new Error(`${(error as Error).message}\nwhat the page reported: ${JSON.stringify(problems)}`, {
+        cause: error,
+      });
     }
     expect(violations).toEqual([]);
     expect(problems).toEqual([]);

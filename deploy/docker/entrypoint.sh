@@ -3,7 +3,10 @@
 # the services' code for a configuration mistake.
 set -eu
 case "${SERVICE:-}" in
-  gateway|scheduler|node-registry|log-relay|billing|webhooks|admin)
+  gateway)
+    # The gateway's V8 flags: shared/runtime/node-flags.ts says which and why; a test holds this copy to it.
+    exec node --initial-old-space-size=256 "/app/dist/services/$SERVICE/main.js" "$@" ;;
+  scheduler|node-registry|log-relay|billing|webhooks|admin)
     exec node "/app/dist/services/$SERVICE/main.js" "$@" ;;
   agent)
     exec node /app/dist/clients/agent/main.js "$@" ;;

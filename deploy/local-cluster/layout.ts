@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { LOCAL_STREAM_SIZES } from "../../services/dev/config.js";
 import { serverConfig } from "../../shared/nats-server/index.js";
+import { nodeFlagsOf } from "../../shared/runtime/index.js";
 import { haproxyConfig } from "./haproxy-config.js";
 
 export const SERVICES = ["gateway", "scheduler", "node-registry", "log-relay", "billing", "webhooks"] as const;
@@ -161,7 +162,7 @@ function serviceSpec(settings: ClusterSettings, natsUrl: string, service: Servic
     name,
     kind: "service",
     command: settings.node,
-    args: ["--import", "tsx", join(settings.root, "services", service, "main.ts")],
+    args: [...nodeFlagsOf(service), "--import", "tsx", join(settings.root, "services", service, "main.ts")],
     env,
     log: logFile(settings, name),
     ports: api === undefined ? [ops] : [api, ops],

@@ -1,8 +1,9 @@
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_OPS_PORTS } from "../../deploy/docker/healthcheck.mjs";
@@ -12,6 +13,7 @@ import { loadConfig as logRelayConfig } from "../../services/log-relay/config.js
 import { loadConfig as webhooksConfig } from "../../services/webhooks/config.js";
 import { loadConfig as nodeRegistryConfig } from "../../services/node-registry/config.js";
 import { loadConfig as schedulerConfig } from "../../services/scheduler/config.js";
+import { nodeFlagsOf } from "../../shared/runtime/index.js";
 import { parseDockerfile, type Stage } from "./dockerfile.js";
 import { DEPLOY, ROOT } from "./manifest-check.js";
 
@@ -100,6 +102,38 @@ describe("the entrypoint", () => {
     );
     expect(accepted.sort()).toEqual([...programs, "agent"].sort());
     expect(existsSync(join(ROOT, "clients", "agent", "main.ts"))).toBe(true);
+  });
+
+  it("starts each program with the V8 flags of shared/runtime/node-flags.ts", () => {
+    // A stand-in for node on PATH that prints the arguments it was started with, one a line.
+    const bin = mkdtempSync(join(tmpdir(), "entrypoint-node-"));
+    try {
+      writeFileSync(join(bin, "node"), '#!/bin/sh\nprintf "%s\\n" "$@"\n');
+      chmodSync(join(bin, "node"), 0o755);
+      for (const program of [
+        "gateway",
+        "scheduler",
+        "node-registry",
+        "log-relay",
+        "billing",
+        "webhooks",
+        "admin",
+        "agent",
+      ]) {
+        const result = spawnSync("sh", [ENTRYPOINT, "--an-argument"], {
+          env: { PATH: `${bin}:${process.env.PATH ?? ""}`, SERVICE: program },
+          encoding: "utf8",
+        });
+        expect(result.status, result.stderr).toBe(0);
+        const args = result.stdout.trimEnd().split("\n");
+        const script = args.findIndex((arg) => arg.endsWith("/main.js"));
+        expect(args.slice(0, script), program).toEqual(nodeFlagsOf(program));
+        expect(args.slice(script + 1)).toEqual(["--an-argument"]);
+      }
+      expect(nodeFlagsOf("gateway")).not.toEqual([]);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it("refuses an unknown or missing SERVICE with exit code 2 and the list of names", () => {

@@ -1,10 +1,12 @@
 /**
  * A service run as a real child process, exactly as production runs it
- * (`node --import tsx services/<name>/main.ts`), so a test can SIGKILL it mid-stream.
+ * (`node --import tsx services/<name>/main.ts`, with its flags from shared/runtime/node-flags.ts),
+ * so a test can SIGKILL it mid-stream.
  * Children still alive when the test process exits are killed with it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { nodeFlagsOf } from "../../shared/runtime/index.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OUTPUT_TAIL_CHARS = 16_000;
@@ -50,7 +52,8 @@ export interface StartServiceProcessOptions {
 /** Spawns `services/<service>/main.ts`. It is not ready yet: wait for a log line or a ping. */
 export function startServiceProcess({ service, env, nodeArgs = [] }: StartServiceProcessOptions): ServiceProcess {
   installCleanup();
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", `services/${service}/main.ts`], {
+  const args = [...nodeFlagsOf(service), ...nodeArgs, "--import", "tsx", `services/${service}/main.ts`];
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -132,12 +132,16 @@ describe("a signed-in portal", () => {
     await twin.getByRole("heading", { name: "Jobs", level: 1 }).waitFor();
 
     for (const _expiry of [1, 2]) {
-      await expireTokens([page, twin]);
-      for (const tab of [page, twin]) {
-        await tab.waitForResponse(
+      // Each tab's list after the expiry, awaited from before the clocks move: a tab's answer can
+      // come while the other tab's clock is still being moved, and a wait begun after it would miss
+      // it (the next list comes only when the clock moves again).
+      const listed = [page, twin].map((tab) =>
+        tab.waitForResponse(
           (response) => new URL(response.url()).pathname === "/api/compute/jobs/list" && response.status() === 200,
-        );
-      }
+        ),
+      );
+      await expireTokens([page, twin]);
+      await Promise.all(listed);
     }
     for (const tab of [page, twin]) {
       await tab.reload();

@@ -32,4 +32,4 @@ export { forEachBounded } from "./for-each-bounded.js";
 export { settingNames, unknownSettings, warnUnknownSettings } from "./unknown-settings.js";
 export type { UnknownSetting } from "./unknown-settings.js";
 export { KNOWN_SETTINGS } from "./known-settings.js";
-export { GATEWAY_OLD_SPACE_FLOOR_MIB, nodeFlagsOf } from "./node-flags.js";
+export { nodeFlagsOf } from "./node-flags.js";

@@ -5,7 +5,7 @@
  */
 
 /** Below this much old generation (MiB) the gateway's V8 skips full collections. */
-export const GATEWAY_OLD_SPACE_FLOOR_MIB = 256;
+const GATEWAY_OLD_SPACE_FLOOR_MIB = 256;
 
 export function nodeFlagsOf(program: string): readonly string[] {
   // The gateway keeps about 50 MiB live, and V8 sized its old generation tightly around

@@ -1,4 +1,4 @@
-import type { Page, Response } from "playwright-core";
+import type { Page, Request, Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openFromNav, signIn, startPortalStack, type PortalStack } from "./portal-stack.js";
 
@@ -6,8 +6,9 @@ import { openFromNav, signIn, startPortalStack, type PortalStack } from "./porta
  * The portal stays signed in as long as its session does, with 60 s access tokens: idle on
  * the jobs page across two expiries, through reloads, with three requests that find the
  * token expired at the same moment, and in a duplicated tab of the same session. Nobody
- * waits a minute: the gateway's clock and the page's (Playwright's clock) are moved
- * forward together, by the same amount, and the test waits on the page's requests.
+ * waits a minute: the gateway's clock and the browser's (Playwright's clock, one for all
+ * tabs of the context) are moved forward together, by the same amount, and the test waits
+ * on the pages' requests.
  */
 const TTL_SECONDS = 60;
 const REFRESH_PATH = "/api/auth/refresh";
@@ -27,29 +28,69 @@ const gatewayClock = {
 
 let stack: PortalStack;
 /** Every API answer the pages got, in order; a refusal's error code is read from its body. */
-const answers: Array<{ path: string; status: number; code: Promise<string | undefined> }> = [];
+const answers: Array<{ tab: string; path: string; status: number; code: Promise<string | undefined> }> = [];
 
-function watch(page: Page): void {
+function watch(page: Page, tab: string): void {
+  const isRefresh = (request: Request) => new URL(request.url()).pathname === REFRESH_PATH;
+  page.on("request", (request) => {
+    if (isRefresh(request)) refreshesInFlight += 1;
+  });
+  const ended = (request: Request) => {
+    if (isRefresh(request)) refreshesInFlight -= 1;
+  };
+  page.on("requestfinished", ended);
+  page.on("requestfailed", ended);
   page.on("response", (response: Response) => {
     const path = new URL(response.url()).pathname;
     if (!path.startsWith("/api/")) return;
     const status = response.status();
     const code =
       status >= 400 ? response.json().then((body: { code?: string }) => body.code) : Promise.resolve(undefined);
-    answers.push({ path, status, code });
+    answers.push({ tab, path, status, code });
   });
 }
 
-/** Installs the page's clock on the gateway's time; it then runs as a clock does, until moved. */
+/** Installs the browser's clock on the gateway's time; it then runs as a clock does, until moved. */
 async function installClock(page: Page): Promise<void> {
   await page.clock.install({ time: gatewayClock.now() });
 }
 
-/** Moves the gateway and the given pages past one access token's lifetime. */
-async function expireTokens(pages: Page[]): Promise<void> {
+/** Refresh requests sent and not yet answered, in every tab. */
+let refreshesInFlight = 0;
+
+/**
+ * Moves the gateway and the browser past one access token's lifetime. Each jump waits for
+ * the refreshes in flight: one sent before it would reach the gateway a minute late in the
+ * gateway's time, past the grace for a refresh token spent by another tab a moment before
+ * (docs/api.md), which no client meets in real time.
+ */
+async function expireTokens(page: Page): Promise<void> {
+  await expect.poll(() => refreshesInFlight, { timeout: 15_000 }).toBe(0);
   const ms = (TTL_SECONDS + 1) * 1000;
   gatewayClock.aheadMs += ms;
-  for (const page of pages) await page.clock.fastForward(ms);
+  // The clock is the context's: one jump moves every tab of it.
+  await page.clock.fastForward(ms);
+}
+
+/** When an access token was issued (its `iat`), in epoch ms. */
+function issuedAtMs(authorization: string | null): number {
+  const payload = authorization?.split(".")[1];
+  if (payload === undefined) return 0;
+  return (JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { iat: number }).iat * 1000;
+}
+
+/**
+ * The next list of `tab` answered 200 to a request sent with a token issued after the next
+ * expiry: the tab has gone on with a new pair. Awaited from before the clock moves, so an
+ * answer that comes during the jump is not missed; the threshold (half a token's lifetime
+ * after now, on the gateway's clock) tells a token of after the jump from one of before.
+ */
+function listedAfterExpiry(tab: Page): Promise<Response> {
+  const threshold = gatewayClock.now() + (TTL_SECONDS * 1000) / 2;
+  return tab.waitForResponse(async (response) => {
+    if (new URL(response.url()).pathname !== "/api/compute/jobs/list" || response.status() !== 200) return false;
+    return issuedAtMs(await response.request().headerValue("authorization")) >= threshold;
+  });
 }
 
 /** The next refresh answer of `page`, which must be a success. */
@@ -67,12 +108,21 @@ async function refused(): Promise<Array<{ path: string; status: number; code: st
   return read.filter((answer) => answer.status >= 400 && answer.code !== "auth.token_expired");
 }
 
+/** What each tab was answered since `from`, and where it is: a failed wait says why it waited. */
+async function since(from: number, tabs: Page[]): Promise<string> {
+  const lines = await Promise.all(
+    answers.slice(from).map(async ({ tab, path, status, code }) => `${tab} ${status} ${path} ${(await code) ?? ""}`),
+  );
+  const where = tabs.map((tab) => tab.url());
+  return [...lines, `tabs at ${where.join(", ")}`].join("\n");
+}
+
 beforeAll(async () => {
   stack = await startPortalStack({
     gateway: { env: { CJS_ACCESS_TOKEN_TTL_SECONDS: String(TTL_SECONDS) }, clock: gatewayClock },
   });
   await installClock(stack.page);
-  watch(stack.page);
+  watch(stack.page, "first");
   await signIn(stack.page, stack.tenant);
 }, 90_000);
 
@@ -85,12 +135,11 @@ describe("a signed-in portal", () => {
     const { page } = stack;
     for (const _expiry of [1, 2]) {
       const refreshed = nextRefresh(page);
-      await expireTokens([page]);
+      const listed = listedAfterExpiry(page);
+      await expireTokens(page);
       expect((await refreshed).status()).toBe(200);
       // The next poll of the list goes through with the new token.
-      await page.waitForResponse(
-        (response) => new URL(response.url()).pathname === "/api/compute/jobs/list" && response.status() === 200,
-      );
+      await listed;
       await page.reload();
       await page.getByRole("heading", { name: "Jobs", level: 1 }).waitFor();
     }
@@ -104,7 +153,7 @@ describe("a signed-in portal", () => {
     await openFromNav(page, "API keys", "API keys");
     // Its list answered before the clock moves, so it is not counted with the three.
     await expect.poll(() => answers.slice(opened).some((answer) => answer.path === USAGE_PATHS[2])).toBe(true);
-    await expireTokens([page]);
+    await expireTokens(page);
     const before = answers.length;
     // The usage page loads three things at once: the ledger, the subscription and the keys.
     await openFromNav(page, "Usage", "Usage");
@@ -126,22 +175,19 @@ describe("a signed-in portal", () => {
       if (sessionStorage.length > 0) return;
       for (const [key, value] of Object.entries(entries)) sessionStorage.setItem(key, value);
     }, copied);
-    await installClock(twin);
-    watch(twin);
+    watch(twin, "twin");
     await twin.goto("/jobs");
     await twin.getByRole("heading", { name: "Jobs", level: 1 }).waitFor();
 
-    for (const _expiry of [1, 2]) {
-      // Each tab's list after the expiry, awaited from before the clocks move: a tab's answer can
-      // come while the other tab's clock is still being moved, and a wait begun after it would miss
-      // it (the next list comes only when the clock moves again).
-      const listed = [page, twin].map((tab) =>
-        tab.waitForResponse(
-          (response) => new URL(response.url()).pathname === "/api/compute/jobs/list" && response.status() === 200,
-        ),
-      );
-      await expireTokens([page, twin]);
-      await Promise.all(listed);
+    for (const expiry of [1, 2]) {
+      // Each tab's list with a token of after the expiry: awaited from before the clock moves, as
+      // a tab's answer can come during the jump.
+      const listed = [page, twin].map(listedAfterExpiry);
+      const from = answers.length;
+      await expireTokens(page);
+      await Promise.all(listed).catch(async (error: unknown) => {
+        throw new Error(`expiry ${expiry}: ${String(error)}\n${await since(from, [page, twin])}`);
+      });
     }
     for (const tab of [page, twin]) {
       await tab.reload();

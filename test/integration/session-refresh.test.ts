@@ -154,7 +154,9 @@ describe("a signed-in SDK client", () => {
   });
 });
 
-describe("cjs with a stored session", () => {
+// Each test starts cjs three to six times, a process start each; on two busy cores one can take
+// seconds, so the bound against a hang is wider than the suite's.
+describe("cjs with a stored session", { timeout: 90_000 }, () => {
   function storedTokens(configDir: string): Tokens {
     return (JSON.parse(readFileSync(join(configDir, "session.json"), "utf8")) as { tokens: Tokens }).tokens;
   }

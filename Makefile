@@ -84,9 +84,11 @@ format: node-deps
 	npm run format
 
 # The inner loop, about a minute: lint and the unit tests beside the code (no test/ folder,
-# so no cluster, no browser, no spawned services).
+# so no cluster, no browser, no spawned services). Vitest's filters match any part of a
+# path: each ends with a slash, and deploy's names its folder of tests (a bare `deploy` also
+# ran test/deploy, whose validators only `make test-tools` builds: a fresh checkout failed).
 check: lint
-	npx vitest run shared services clients deploy
+	npx vitest run shared/ services/ clients/ deploy/local-cluster/
 
 # Ours against BullMQ, side by side (docs/benchmarks.md). Quick by default (7 to 10 minutes
 # on 2 cores); `make bench BENCH_ARGS=--full` for the long run. BullMQ needs a redis-server:

@@ -1,4 +1,10 @@
-import { ApiError, type ClientOptions, ComputeJobsClient, type Credentials, type Tokens } from "../sdk/src/index.js";
+import {
+  type ClientOptions,
+  ComputeJobsClient,
+  type Credentials,
+  sessionIsOver,
+  type Tokens,
+} from "../sdk/src/index.js";
 import { SignedOut, UsageError } from "./exit-codes.js";
 import { colorsFor, printJson, type CliIo, type Colors } from "./output.js";
 import { readSession, removeSessionIf, writeSession, type StoredSession } from "./session-file.js";
@@ -91,14 +97,6 @@ function sessionCredentials(
   };
 }
 
-/** What the service answers when a session is over: its refresh token spent or revoked, or the session ended. */
-function endsSession(error: unknown): boolean {
-  return (
-    error instanceof ApiError &&
-    (error.code === "auth.refresh_invalid" || (error.status === 401 && error.code === "auth.invalid_credentials"))
-  );
-}
-
 /** What a command's action gets: the terminal, the chosen output, and a client. */
 export class CliContext {
   readonly colors: Colors;
@@ -142,9 +140,9 @@ export class CliContext {
    * `SignedOut`, and its file is removed, unless another `cjs` has stored a newer pair since.
    */
   explain(error: unknown): unknown {
-    if (this.sessionHeld === undefined || !endsSession(error)) return error;
+    if (this.sessionHeld === undefined || !sessionIsOver(error)) return error;
     removeSessionIf(this.io.env, (stored) => stored.tokens.refresh_token === this.sessionHeld?.refresh_token);
-    return new SignedOut(`${(error as ApiError).code}: ${(error as ApiError).message}`);
+    return new SignedOut(`${error.code}: ${error.message}`);
   }
 
   /** A client without a credential (sign-in operations). */

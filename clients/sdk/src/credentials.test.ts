@@ -228,4 +228,50 @@ describe("a session's refresh", () => {
     expect(heard).toEqual([]);
     expect(gateway.seen.map((each) => each.path)).toEqual(["/api/auth/refresh"]);
   });
+
+  it("a session the service ended is heard once, and its refused refresh token is never sent again", async () => {
+    let nowMs = Date.now();
+    const gateway = scriptedGateway(() => Math.floor(nowMs / 1000));
+    const ended: ApiError[] = [];
+    const client = new ComputeJobsClient({
+      baseUrl: "http://gateway.test",
+      appId: "app",
+      credentials: {
+        tokens: { ...gateway.current, refresh_token: "revoked" },
+        onEnded: (error) => void ended.push(error),
+      },
+      fetch: gateway.send,
+      now: () => nowMs,
+    });
+    nowMs += (TTL_SECONDS + 1) * 1000;
+
+    const refusals = [];
+    for (let call = 0; call < 3; call += 1) refusals.push(await client.keys.list().catch((error: unknown) => error));
+
+    for (const refused of refusals) expect(refused).toMatchObject({ code: "auth.refresh_invalid", status: 401 });
+    expect(ended.map((error) => error.code)).toEqual(["auth.refresh_invalid"]);
+    expect(gateway.refreshes()).toHaveLength(1);
+  });
+
+  it("after a refusal, a newer pair kept by another process is taken and the session goes on", async () => {
+    let nowMs = Date.now();
+    const gateway = scriptedGateway(() => Math.floor(nowMs / 1000));
+    const kept: { pair?: Tokens } = {};
+    const client = new ComputeJobsClient({
+      baseUrl: "http://gateway.test",
+      appId: "app",
+      credentials: { tokens: { ...gateway.current, refresh_token: "revoked" }, loadTokens: () => kept.pair },
+      fetch: gateway.send,
+      now: () => nowMs,
+    });
+    nowMs += (TTL_SECONDS + 1) * 1000;
+    await expect(client.keys.list()).rejects.toMatchObject({ code: "auth.refresh_invalid" });
+
+    // Another process signs in again and keeps its pair where this client reads it.
+    kept.pair = gateway.current;
+    await client.keys.list();
+
+    expect(gateway.refreshes().map((each) => each.refreshToken)).toEqual(["revoked", "r0"]);
+    expect(gateway.seen.at(-1)!.authorization).toBe(`Bearer ${gateway.current.access_token}`);
+  });
 });

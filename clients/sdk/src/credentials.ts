@@ -1,3 +1,5 @@
+import { ApiError } from "./errors.js";
+
 /** A signed-in session's tokens, as sign-in and refresh return them. */
 export interface Tokens {
   access_token: string;
@@ -9,12 +11,28 @@ export interface Tokens {
  * to keep it where the old one was (the CLI writes its session file, the portal its tab's
  * storage). `loadTokens`, when given, reads the kept pair again just before a refresh:
  * another process or tab of the same session may have refreshed first, and its newer pair
- * is taken instead of trading a refresh token that is already spent.
+ * is taken instead of trading a refresh token that is already spent. `onEnded` hears that
+ * the service says the session is over (`sessionIsOver`): the refused refresh token is
+ * never sent again, and each later call that needs a refresh fails with the same error
+ * without a request, until a newer pair is set or kept (`loadTokens`).
  */
 export interface SessionCredentials {
   tokens: Tokens;
   onTokens?: (tokens: Tokens) => void | Promise<void>;
   loadTokens?: () => Tokens | undefined | Promise<Tokens | undefined>;
+  onEnded?: (error: ApiError) => void | Promise<void>;
+}
+
+/**
+ * Whether the service says a session is over: its refresh token refused (spent, revoked, or
+ * the session ended), or a session's access token refused as invalid. Only a new sign-in
+ * goes on from there.
+ */
+export function sessionIsOver(error: unknown): error is ApiError {
+  return (
+    error instanceof ApiError &&
+    (error.code === "auth.refresh_invalid" || (error.status === 401 && error.code === "auth.invalid_credentials"))
+  );
 }
 
 /**
@@ -69,6 +87,8 @@ export class CredentialHolder {
   /** The same, with the session's newest pair. */
   private credentials: Credentials | undefined;
   private refreshing: Promise<void> | undefined;
+  /** The refresh token the service refused as a session that is over, and its answer: it is not sent again. */
+  private refused: { refreshToken: string; error: ApiError } | undefined;
   /** The server's clock minus ours, from the `iat` of the last pair received: a client clock set wrong does not refresh on every call. */
   private skewMs = 0;
 
@@ -136,7 +156,17 @@ export class CredentialHolder {
       tokens = kept;
       if (!this.replace(owner, tokens) || !this.expiresSoon(tokens.access_token)) return;
     }
-    const fresh = await this.refresher(tokens.refresh_token);
+    if (this.refused?.refreshToken === tokens.refresh_token) throw this.refused.error;
+    let fresh: Tokens;
+    try {
+      fresh = await this.refresher(tokens.refresh_token);
+    } catch (error) {
+      if (sessionIsOver(error) && this.given === owner) {
+        this.refused = { refreshToken: tokens.refresh_token, error };
+        await credentials.onEnded?.(error);
+      }
+      throw error;
+    }
     const { iat } = timeClaims(fresh.access_token);
     if (iat !== undefined) this.skewMs = iat * 1000 - this.now();
     if (this.replace(owner, fresh)) await credentials.onTokens?.(fresh);

@@ -1,5 +1,6 @@
 export { ComputeJobsClient } from "./client.js";
 export type { CallOptions, ClientOptions, SubmitJob, WaitOptions } from "./client.js";
+export { sessionIsOver } from "./credentials.js";
 export type { Credentials, SessionCredentials, Tokens } from "./credentials.js";
 export { ApiError, IntegrityError, NetworkError } from "./errors.js";
 export type { ArtifactBody, ArtifactDownload, NodeReadable } from "./artifacts.js";

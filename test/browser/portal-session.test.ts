@@ -1,5 +1,6 @@
 import type { Page, Request, Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ComputeClient } from "../harness/client.js";
 import { openFromNav, signIn, startPortalStack, type PortalStack } from "./portal-stack.js";
 
 /**
@@ -195,5 +196,31 @@ describe("a signed-in portal", () => {
     }
     expect(await refused()).toEqual([]);
     await twin.close();
+  });
+
+  it("a session ended elsewhere: the tab goes to the sign-in page saying so, and never sends its refused token again", async () => {
+    const { page, baseUrl, tenant } = stack;
+    await openFromNav(page, "Jobs", "Jobs");
+    await expect.poll(() => refreshesInFlight).toBe(0);
+    const refreshToken = await page.evaluate(() => sessionStorage.getItem("cjs.refresh_token"));
+    // Signed out elsewhere: the session's current refresh token ends it on the service.
+    await new ComputeClient({ baseUrl, appId: tenant.app.app_id }).call("logout", {
+      refresh_token: refreshToken ?? "",
+    });
+    const from = answers.length;
+
+    const refreshed = nextRefresh(page);
+    await expireTokens(page);
+    expect((await refreshed).status()).toBe(401);
+    await page.getByRole("heading", { name: "Sign in", level: 1 }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Your session has ended" }).waitFor();
+    // A reload starts from what the tab kept: nothing, so it asks nothing and shows the sign-in page.
+    await page.reload();
+    await page.getByRole("heading", { name: "Sign in", level: 1 }).waitFor();
+
+    const refreshes = answers.slice(from).filter((answer) => answer.path === REFRESH_PATH);
+    expect(await Promise.all(refreshes.map(async ({ status, code }) => [status, await code]))).toEqual([
+      [401, "auth.refresh_invalid"],
+    ]);
   });
 });

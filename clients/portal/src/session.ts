@@ -1,4 +1,4 @@
-import { ApiError, ComputeJobsClient, type Tokens } from "../../sdk/src/index.js";
+import { ComputeJobsClient, sessionIsOver, type Tokens } from "../../sdk/src/index.js";
 
 /**
  * The signed-in session. The access token lives only in this module's memory (inside the
@@ -11,7 +11,10 @@ import { ApiError, ComputeJobsClient, type Tokens } from "../../sdk/src/index.js
  * pair over a `BroadcastChannel` named after the session; a tab about to refresh takes a
  * newer pair heard from another tab instead (`loadTokens`), and a sign-out ends the
  * session in every tab. Two tabs refreshing at the very same moment are covered by the
- * gateway's grace (docs/api.md, "Refresh tokens and sessions").
+ * gateway's grace (docs/api.md, "Refresh tokens and sessions"). A session the service
+ * says is over (signed out elsewhere, revoked) ends in this tab at its refusal: the
+ * sign-in page says so, and nothing polls with it any more. Each tab finds out at its own
+ * refresh (a refusal is not told to the others: a tab that missed a pair must not end them).
  */
 const REFRESH_KEY = "cjs.refresh_token";
 const APP_KEY = "cjs.app_id";
@@ -23,6 +26,8 @@ let client: ComputeJobsClient | undefined;
 /** The newest pair this tab knows of, its own or another tab's. */
 let newest: Tokens | undefined;
 let channel: BroadcastChannel | undefined;
+/** Whether the last session ended because the service said it was over (not by signing out here). */
+let endedByService = false;
 const listeners = new Set<() => void>();
 
 function notify(): void {
@@ -74,11 +79,26 @@ function anonymous(appId: string): ComputeJobsClient {
 /** Starts a session from a fresh token pair: the SDK refreshes it as it expires. */
 function start(appId: string, fresh: ComputeJobsClient, tokens: Tokens): void {
   localStorage.setItem(APP_KEY, appId);
+  endedByService = false;
   join(tokens);
   keep(tokens);
-  fresh.useCredentials({ tokens, onTokens: keep, loadTokens: () => newest });
+  fresh.useCredentials({
+    tokens,
+    onTokens: keep,
+    loadTokens: () => newest,
+    onEnded: () => {
+      if (client !== fresh) return;
+      endedByService = true;
+      end();
+    },
+  });
   client = fresh;
   notify();
+}
+
+/** Whether the sign-in page is shown because the service ended the session (signed out elsewhere, or revoked). */
+export function sessionEndedByService(): boolean {
+  return endedByService;
 }
 
 /** Forgets the session in this tab. */
@@ -119,7 +139,7 @@ export async function resume(): Promise<boolean> {
     start(appId, fresh, await fresh.call("refresh", { refresh_token: refreshToken }));
     return true;
   } catch (error) {
-    if (error instanceof ApiError && error.code === "auth.refresh_invalid") sessionStorage.removeItem(REFRESH_KEY);
+    if (sessionIsOver(error)) sessionStorage.removeItem(REFRESH_KEY);
     return false;
   }
 }

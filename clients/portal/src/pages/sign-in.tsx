@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { ErrorNote } from "../components/error-note.js";
-import { rememberedAppId, requestCode, signInWithCode, signInWithPassword } from "../session.js";
+import { rememberedAppId, requestCode, sessionEndedByService, signInWithCode, signInWithPassword } from "../session.js";
 import { useAction } from "../use-async.js";
 
 /** Sign in with e-mail and password, or with a one-time code sent by e-mail. */
@@ -27,6 +27,11 @@ export function SignInPage() {
   return (
     <main class="narrow">
       <h1>Sign in</h1>
+      {sessionEndedByService() ? (
+        <p class="hint" role="status">
+          Your session has ended (signed out elsewhere, or revoked): sign in again to go on.
+        </p>
+      ) : null}
       <div class="tabs" role="group" aria-label="Sign-in method">
         <button type="button" aria-pressed={method === "password"} onClick={() => setMethod("password")}>
           Password

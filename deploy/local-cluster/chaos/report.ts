@@ -45,7 +45,7 @@ export function renderReport(options: {
           `  created without an answer to the submit: ${options.createdWithoutAck} (the client timed out; not counted above)`,
         ]
       : []),
-    `  placed by      ${[...options.placements].map(([replica, count]) => `${replica} ${count}`).join(", ") || "—"}`,
+    `  placed by      ${[...options.placements].map(([replica, count]) => `${replica} ${count}`).join(", ") || "—"}   (each replica's counter, read between faults: a placement just before a kill can go uncounted)`,
     "",
     "  fault (kill -9, restart after 3 s)   ready again   first success   recovery",
     ...faults.map(

@@ -198,6 +198,21 @@ describe("a signed-in portal", () => {
     await twin.close();
   });
 
+  it("a reload while the service is out of reach shows the sign-in page and keeps the session for the next reload", async () => {
+    const { page } = stack;
+    await openFromNav(page, "Jobs", "Jobs");
+    // The service out of the tab's reach: every API request fails as a refused connection would.
+    await page.route("**/api/**", (route) => route.abort("connectionrefused"));
+    await page.reload();
+    await page.getByRole("heading", { name: "Sign in", level: 1 }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem("cjs.refresh_token"))).not.toBeNull();
+
+    await page.unroute("**/api/**");
+    await page.reload();
+    await page.getByRole("heading", { name: "Jobs", level: 1 }).waitFor();
+    expect(await refused()).toEqual([]);
+  });
+
   it("a session ended elsewhere: the tab goes to the sign-in page saying so, and never sends its refused token again", async () => {
     const { page, baseUrl, tenant } = stack;
     await openFromNav(page, "Jobs", "Jobs");

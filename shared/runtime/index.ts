@@ -33,3 +33,4 @@ export { settingNames, unknownSettings, warnUnknownSettings } from "./unknown-se
 export type { UnknownSetting } from "./unknown-settings.js";
 export { KNOWN_SETTINGS } from "./known-settings.js";
 export { nodeFlagsOf } from "./node-flags.js";
+export { startModuleWorker } from "./module-worker.js";

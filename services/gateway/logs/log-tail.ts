@@ -6,7 +6,13 @@ import { isTerminal, type Job, type LogEndEventData, type UserContext } from "..
 import { requestRpc, STREAMS, subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { callersJob } from "../rpc/callers-job.js";
-import { attemptOfLogSubject, type FeedMessage, type JobLogFeed, type JobLogFeeds } from "./job-log-feed.js";
+import {
+  attemptOfLogSubject,
+  type FeedMessage,
+  feedMessage,
+  type JobLogFeed,
+  type JobLogFeeds,
+} from "./job-log-feed.js";
 import { logPosition, type LogPosition } from "./log-event-id.js";
 import { logEvents } from "./log-events.js";
 import type { ReplayFraming } from "./replay-framing.js";
@@ -22,7 +28,16 @@ interface ReplayedMessage {
   readonly size: number;
 }
 
-function replayed(seq: number, subject: string, data: Uint8Array): ReplayedMessage {
+/**
+ * A replayed message smaller than this is framed on the event loop, as the feed's are: a
+ * few lines cost less than the trip to the thread, and would wait there behind another
+ * tenant's long messages.
+ */
+const THREAD_FRAMING_MIN_BYTES = 16 * 1024;
+
+/** A message read back from the stream: a long one framed on the thread, a short one as the feed's. */
+function replayed(seq: number, subject: string, data: Uint8Array): TailMessage {
+  if (data.length < THREAD_FRAMING_MIN_BYTES) return feedMessage(seq, subject, data);
   return { seq, attempt: attemptOfLogSubject(subject), data, size: data.length };
 }
 
@@ -211,8 +226,8 @@ export class LogTail {
 
   /**
    * Writes a message's lines as `log` events, each with its position as id: a feed's
-   * message from its lines decoded once for every viewer, a replayed one as the framing
-   * thread frames it.
+   * message (or a short replayed one) from its lines, decoded once for every viewer; a long
+   * replayed one as the framing thread frames it.
    */
   private async send(message: TailMessage): Promise<void> {
     // The resumed message's lines up to the client's last one were sent before.

@@ -29,7 +29,7 @@ export function registerLogRoutes(app: FastifyInstance, edge: Edge, gw: GatewayC
       perSecond: config.CJS_LOG_STREAM_BYTES_PER_SECOND,
       burst: Math.ceil(config.CJS_LOG_STREAM_BYTES_PER_SECOND / 5),
     }),
-    framing: new ReplayFraming(gw.logger),
+    framing: new ReplayFraming(),
     jsm,
     open: new Set<LogTail>(),
   };

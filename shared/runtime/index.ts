@@ -33,5 +33,3 @@ export { settingNames, unknownSettings, warnUnknownSettings } from "./unknown-se
 export type { UnknownSetting } from "./unknown-settings.js";
 export { KNOWN_SETTINGS } from "./known-settings.js";
 export { nodeFlagsOf } from "./node-flags.js";
-export { moduleWorkerFile } from "./module-worker.js";
-export type { ModuleWorkerFile } from "./module-worker.js";

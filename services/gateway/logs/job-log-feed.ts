@@ -28,11 +28,6 @@ export interface FeedMessage {
   readonly size: number;
 }
 
-/** The attempt that wrote a log stream message: the last token of its subject (`subjects.jobLogs`). */
-export function attemptOfLogSubject(subject: string): number {
-  return Number(subject.slice(subject.lastIndexOf(".") + 1));
-}
-
 /**
  * A message of the log stream as a feed message, decoded when a viewer first reads its
  * lines: a feed opened on a long log passes most of it by before any viewer gets there
@@ -43,7 +38,7 @@ export function feedMessage(seq: number, subject: string, data: Uint8Array): Fee
   let stored: StoredLogLines | undefined;
   return {
     seq,
-    attempt: attemptOfLogSubject(subject),
+    attempt: Number(subject.slice(subject.lastIndexOf(".") + 1)),
     size: data.length,
     get stored() {
       if (raw !== undefined) {

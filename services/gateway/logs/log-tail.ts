@@ -2,47 +2,21 @@ import type { ServerResponse } from "node:http";
 import type { JetStreamManager, MsgRequest } from "@nats-io/jetstream";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { isTerminal, type Job, type LogEndEventData, type UserContext } from "../../../shared/contract/index.js";
+import {
+  isTerminal,
+  type Job,
+  type LogEndEventData,
+  type LogEventData,
+  type UserContext,
+} from "../../../shared/contract/index.js";
 import { requestRpc, STREAMS, subjects } from "../../../shared/nats/index.js";
 import type { GatewayContext } from "../gateway-context.js";
 import { callersJob } from "../rpc/callers-job.js";
-import {
-  attemptOfLogSubject,
-  type FeedMessage,
-  feedMessage,
-  type JobLogFeed,
-  type JobLogFeeds,
-} from "./job-log-feed.js";
-import { logPosition, type LogPosition } from "./log-event-id.js";
-import { logEvents } from "./log-events.js";
-import type { ReplayFraming } from "./replay-framing.js";
-import { SseWriter } from "./sse-writer.js";
+import { feedMessage, type FeedMessage, type JobLogFeed, type JobLogFeeds } from "./job-log-feed.js";
+import { logEventId, logPosition, type LogPosition } from "./log-event-id.js";
+import { type SseEvent, SseWriter } from "./sse-writer.js";
 import type { KeyedPacer } from "../rate-limit/pacer.js";
 import { logStreamPaced } from "./log-stream-metrics.js";
-
-/** A message a replay read from the stream, framed when it is sent. */
-interface ReplayedMessage {
-  readonly seq: number;
-  readonly attempt: number;
-  readonly data: Uint8Array;
-  readonly size: number;
-}
-
-/**
- * A replayed message smaller than this is framed on the event loop, as the feed's are: a
- * few lines cost less than the trip to the thread, and would wait there behind another
- * tenant's long messages.
- */
-const THREAD_FRAMING_MIN_BYTES = 16 * 1024;
-
-/** A message read back from the stream: a long one framed on the thread, a short one as the feed's. */
-function replayed(seq: number, subject: string, data: Uint8Array): TailMessage {
-  if (data.length < THREAD_FRAMING_MIN_BYTES) return feedMessage(seq, subject, data);
-  return { seq, attempt: attemptOfLogSubject(subject), data, size: data.length };
-}
-
-/** What a viewer sends next: a message the job's feed keeps, or one read back from the stream. */
-type TailMessage = FeedMessage | ReplayedMessage;
 
 export interface LogTailOptions {
   gw: GatewayContext;
@@ -55,8 +29,6 @@ export interface LogTailOptions {
    * event loop from the others.
    */
   bandwidth: KeyedPacer;
-  /** Frames what a replay reads from the stream, off the event loop. */
-  framing: ReplayFraming;
   caller: UserContext;
   jobId: string;
   /** The event id of the last line the client has (`Last-Event-ID`), 0 for all. */
@@ -211,40 +183,41 @@ export class LogTail {
    * below what the feed covers comes with every earlier message of the job. No answer, or
    * one past the feed: the leader's copy decides, so nothing the feed passed is missed.
    */
-  private async nextMessage(feed: JobLogFeed): Promise<TailMessage | undefined> {
+  private async nextMessage(feed: JobLogFeed): Promise<FeedMessage | undefined> {
     if (this.lastSent >= feed.coveredFrom) return feed.after(this.lastSent);
     const jsm = await this.options.jsm;
     const query = { seq: this.lastSent + 1, next_by_subj: subjects.jobLogsOfJob(this.options.jobId) };
     const direct = await jsm.direct.getMessage(STREAMS.logs, query).catch(() => null);
-    if (direct && direct.seq <= feed.coveredFrom) return replayed(direct.seq, direct.subject, direct.data);
+    if (direct && direct.seq <= feed.coveredFrom) return feedMessage(direct.seq, direct.subject, direct.data);
     const stored = await jsm.streams.getMessage(STREAMS.logs, query as unknown as MsgRequest);
-    if (stored && stored.seq <= feed.coveredFrom) return replayed(stored.seq, stored.subject, stored.data);
+    if (stored && stored.seq <= feed.coveredFrom) return feedMessage(stored.seq, stored.subject, stored.data);
     // None of the job's messages lies between the last one sent and what the feed keeps (or they aged out): go on from there.
     this.lastSent = feed.coveredFrom;
     return feed.after(this.lastSent);
   }
 
-  /**
-   * Writes a message's lines as `log` events, each with its position as id: a feed's
-   * message (or a short replayed one) from its lines, decoded once for every viewer; a long
-   * replayed one as the framing thread frames it.
-   */
-  private async send(message: TailMessage): Promise<void> {
-    // The resumed message's lines up to the client's last one were sent before.
-    const from = message.seq === this.resumed.streamSeq ? this.resumed.index + 1 : 0;
-    if ("data" in message) {
-      const framed = await this.options.framing.frame(message.data, message.seq, message.attempt, from);
-      if (framed === null) this.skipped(message.seq);
-      else await this.sse?.framed(framed);
+  /** Writes a message's lines as `log` events, each with its position as id. */
+  private async send(message: FeedMessage): Promise<void> {
+    const { stored, attempt } = message;
+    if (!stored) {
+      this.options.log.error(
+        { job_id: this.options.jobId, seq: message.seq },
+        "skipped a log message that is not a log message",
+      );
       return;
     }
-    const { stored, attempt } = message;
-    if (!stored) this.skipped(message.seq);
-    else await this.sse?.events(logEvents(stored, attempt, message.seq, from));
-  }
-
-  private skipped(seq: number): void {
-    this.options.log.error({ job_id: this.options.jobId, seq }, "skipped a log message that is not a log message");
+    // The resumed message's lines up to the client's last one were sent before.
+    const from = message.seq === this.resumed.streamSeq ? this.resumed.index + 1 : 0;
+    const events: SseEvent[] = [];
+    for (let index = from; index < stored.lines.length; index += 1) {
+      const { seq, stream, line, ts } = stored.lines[index]!;
+      events.push({
+        name: "log",
+        data: { attempt, seq, stream, line, ts } satisfies LogEventData,
+        id: logEventId({ streamSeq: message.seq, index }),
+      });
+    }
+    await this.sse?.events(events);
   }
 
   /** Reads the job again after a transition (coalesced: one read at a time, one more if anything came in meanwhile). */

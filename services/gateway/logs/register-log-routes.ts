@@ -7,7 +7,6 @@ import { logStreamUrl } from "./log-stream-url.js";
 import { JobLogFeeds } from "./job-log-feed.js";
 import type { LogTail } from "./log-tail.js";
 import { KeyedPacer } from "../rate-limit/pacer.js";
-import { ReplayFraming } from "./replay-framing.js";
 import { StreamBudget } from "./stream-budget.js";
 import { type LogStreams, streamJobLogs } from "./stream-job-logs.js";
 
@@ -29,7 +28,6 @@ export function registerLogRoutes(app: FastifyInstance, edge: Edge, gw: GatewayC
       perSecond: config.CJS_LOG_STREAM_BYTES_PER_SECOND,
       burst: Math.ceil(config.CJS_LOG_STREAM_BYTES_PER_SECOND / 5),
     }),
-    framing: new ReplayFraming(),
     jsm,
     open: new Set<LogTail>(),
   };
@@ -44,6 +42,5 @@ export function registerLogRoutes(app: FastifyInstance, edge: Edge, gw: GatewayC
   app.addHook("preClose", async () => {
     for (const tail of streams.open) tail.close();
     streams.feeds.closeAll();
-    await streams.framing.close();
   });
 }

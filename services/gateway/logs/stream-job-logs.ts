@@ -12,7 +12,6 @@ import type { JobLogFeeds } from "./job-log-feed.js";
 import { logStreamScope, parseStreamCaller } from "./log-stream-url.js";
 import { logStreamsOpen } from "./log-stream-metrics.js";
 import { LogTail } from "./log-tail.js";
-import type { ReplayFraming } from "./replay-framing.js";
 import type { KeyedPacer } from "../rate-limit/pacer.js";
 import type { StreamBudget } from "./stream-budget.js";
 
@@ -86,7 +85,6 @@ export interface LogStreams {
   budget: StreamBudget;
   /** Stored log bytes read back (replays) a second per business (`CJS_LOG_STREAM_BYTES_PER_SECOND`). */
   bandwidth: KeyedPacer;
-  framing: ReplayFraming;
   jsm: Promise<JetStreamManager>;
   open: Set<LogTail>;
 }
@@ -113,7 +111,6 @@ export function streamJobLogs(gw: GatewayContext, edge: Edge, streams: LogStream
       feeds: streams.feeds,
       jsm: streams.jsm,
       bandwidth: streams.bandwidth,
-      framing: streams.framing,
       caller,
       jobId,
       after,

@@ -90,7 +90,7 @@ format: node-deps
 check: lint
 	npx vitest run shared/ services/ clients/ deploy/local-cluster/
 
-# Ours against BullMQ, side by side (docs/benchmarks.md). Quick by default (7 to 10 minutes
+# Ours against BullMQ, side by side (docs/benchmarks.md). Quick by default (8 to 11 minutes
 # on 2 cores); `make bench BENCH_ARGS=--full` for the long run. BullMQ needs a redis-server:
 # installed from Debian's packages when missing.
 BENCH_ARGS ?= --quick

@@ -17,7 +17,7 @@ export const SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
-/** How big a run is: `quick` (the default, 7 to 8 minutes on a 2-core machine) or `full`. */
+/** How big a run is: `quick` (the default, 8 to 10 minutes on a 2-core machine) or `full`. */
 const SIZES = {
   quick: {
     rounds: 3,
@@ -104,7 +104,7 @@ export interface BenchConfig {
 
 export const USAGE = `usage: npx tsx test/bench/main.ts [--quick | --full] [--only ${SCENARIOS.join(",")}] [--json FILE] [--count] [--cpu-prof DIR]
 
-  --quick        the default (what make bench runs): 7 to 8 minutes on a 2-core machine
+  --quick        the default (what make bench runs): 8 to 10 minutes on a 2-core machine
   --full         more rounds, longer windows, bigger bursts and backlog: about 40 minutes
   --only LIST    run only these scenarios (comma-separated)
   --json FILE    also write the results as JSON

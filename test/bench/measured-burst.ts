@@ -1,6 +1,6 @@
 import { monotonicMs } from "./clock.js";
 import { JobTracker } from "./job-tracker.js";
-import { countErrors, formatErrors, runClosedLoop } from "./load.js";
+import { countErrors, formatErrors, runClosedLoop, runOpenLoop } from "./load.js";
 import { cpuSince, cpuSnapshot, type ProcessRef } from "./proc-stats.js";
 import type { Progress } from "./progress.js";
 import { percentile } from "./stats.js";
@@ -41,12 +41,20 @@ export interface BurstRequest {
   label: string;
   progress: Progress;
   signal: AbortSignal;
+  /**
+   * Submits at this steady rate (an open loop, each job due at `start + index / rate`)
+   * instead of as fast as they are answered; latency is then from each submit's due time.
+   */
+  ratePerSecond?: number;
 }
 
+/** Unanswered submits at most in a steady run: past this the service is not keeping up, and the run fails. */
+const STEADY_MAX_IN_FLIGHT = 512;
+
 /**
- * One burst of no-op jobs end to end: `jobs` submits from SUBMITTERS clients as fast as
- * they are answered, until the last job is completed. Answers what it measured, or why it
- * did not complete.
+ * One run of no-op jobs end to end: `jobs` submits from SUBMITTERS clients as fast as
+ * they are answered (a burst), or at `ratePerSecond`, until the last job is completed.
+ * Answers what it measured, or why it did not complete.
  */
 export async function measuredBurst(request: BurstRequest): Promise<BurstRun | { failure: string }> {
   const { tracking, submitOne, measured, jobs, label, progress, signal } = request;
@@ -60,14 +68,22 @@ export async function measuredBurst(request: BurstRequest): Promise<BurstRun | {
   const before = cpuSnapshot(measured);
   const started = monotonicMs();
   try {
-    const submitted = await runClosedLoop({ concurrency: SUBMITTERS, requests: jobs, signal }, async (index) => {
-      const sentAt = monotonicMs();
-      tracker.submitted(await submitOne(index), sentAt);
-    });
+    const rate = request.ratePerSecond;
+    const submitted =
+      rate === undefined
+        ? await runClosedLoop({ concurrency: SUBMITTERS, requests: jobs, signal }, async (index) => {
+            const sentAt = monotonicMs();
+            tracker.submitted(await submitOne(index), sentAt);
+          })
+        : await runOpenLoop(
+            { ratePerSecond: rate, durationMs: (jobs * 1000) / rate, maxInFlight: STEADY_MAX_IN_FLIGHT, signal },
+            async (index, intendedAtMs) => tracker.submitted(await submitOne(index), intendedAtMs),
+          );
     const submitsDone = monotonicMs();
-    if (countErrors(submitted.errors) > 0)
+    const shed = "shed" in submitted ? submitted.shed : 0;
+    if (countErrors(submitted.errors) > 0 || shed > 0)
       return {
-        failure: `${label}: submits failed: ${formatErrors(submitted.errors)} (${submitted.errorSamples.join("; ")})`,
+        failure: `${label}: submits failed: ${formatErrors(submitted.errors)}${shed > 0 ? `, ${shed} not sent (${STEADY_MAX_IN_FLIGHT} unanswered)` : ""} (${submitted.errorSamples.join("; ")})`,
       };
     const timeoutMs = Math.max(60_000, jobs * 100);
     if (!(await tracker.waitForCompleted(jobs, timeoutMs, signal)))

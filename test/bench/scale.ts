@@ -18,6 +18,13 @@ const LOAD_GENERATOR = "load generator";
 /** How long a deployment may take to spread the partitions over its replicas. */
 const SPREAD_TIMEOUT_MS = 60_000;
 const POOL = "scale";
+/**
+ * The steady runs: each replica's share of the rate is the same in every deployment
+ * (N replicas get N times this), so each replica works at the pace the single one did
+ * and the split is not mixed with how much less a replica batches at half the pace.
+ */
+const STEADY_RATE_PER_REPLICA = 80;
+const STEADY_SECONDS = 6;
 
 /** One deployment's measured bursts, and BullMQ's bursts run between them. */
 interface Deployment {
@@ -26,6 +33,11 @@ interface Deployment {
   schedulers: string[];
   ours: BurstRun[];
   bullmq: BurstRun[];
+  /**
+   * Steady runs by rate, one per round: at STEADY_RATE_PER_REPLICA × replicas; the single
+   * replica also at every other deployment's rate (the same total rate on one replica).
+   */
+  steadyAt: Map<number, BurstRun[]>;
   /** Jobs each replica placed over the measured bursts, by name (the cjs_scheduler_placements_total delta). */
   placed: Map<string, number>;
   /** Partitions each replica owned when the bursts began. */
@@ -118,7 +130,16 @@ export const scale: Scenario = {
             continue;
           }
           const placedBefore = await placementsOf(ours, schedulers);
-          deployment = { replicas, schedulers, ours: [], bullmq: [], placed: new Map(), owned, profile: [] };
+          deployment = {
+            replicas,
+            schedulers,
+            ours: [],
+            bullmq: [],
+            steadyAt: new Map(),
+            placed: new Map(),
+            owned,
+            profile: [],
+          };
           for (let round = 1; round <= config.rounds && !signal.aborted; round++) {
             const label = `round ${round}/${config.rounds}`;
             const ourRun = await oursBurst(label, jobs);
@@ -131,6 +152,23 @@ export const scale: Scenario = {
             }
           }
           const placedAfter = await placementsOf(ours, schedulers);
+          const rates = (replicas === 1 ? REPLICA_COUNTS : [replicas]).map((n) => STEADY_RATE_PER_REPLICA * n);
+          for (let round = 1; round <= config.rounds && !signal.aborted; round++)
+            for (const rate of rates) {
+              const run = await measuredBurst({
+                tracking,
+                submitOne: async (index) =>
+                  (await clients[index % clients.length]!.call("submitJob", ourJob(POOL, index))).job_id,
+                measured,
+                jobs: rate * STEADY_SECONDS,
+                label: `scale  steady round ${round}/${config.rounds}: ${replicas} scheduler replica(s) at ${rate} jobs/s`,
+                progress,
+                signal,
+                ratePerSecond: rate,
+              });
+              if ("failure" in run) failures.push(run.failure);
+              else deployment.steadyAt.set(rate, [...(deployment.steadyAt.get(rate) ?? []), run]);
+            }
           for (const name of schedulers)
             deployment.placed.set(name, (placedAfter.get(name) ?? 0) - (placedBefore.get(name) ?? 0));
           deployments.push(deployment);
@@ -204,9 +242,38 @@ const serversOnly = (run: BurstRun) =>
   [...run.cpuPer1000].filter(([name]) => name !== LOAD_GENERATOR).reduce((sum, [, ms]) => sum + ms, 0);
 const schedulerCpu = (deployment: Deployment, run: BurstRun) =>
   deployment.schedulers.map((name) => run.cpuPer1000.get(name) ?? Number.NaN);
-const busiest = (deployment: Deployment) => deployment.ours.map((run) => Math.max(...schedulerCpu(deployment, run)));
-const summed = (deployment: Deployment) =>
-  deployment.ours.map((run) => schedulerCpu(deployment, run).reduce((sum, ms) => sum + ms, 0));
+/** The bursts (`ours`) or the steady runs of a deployment. */
+type RunsOf = (deployment: Deployment) => readonly BurstRun[];
+const bursts: RunsOf = (deployment) => deployment.ours;
+const steadyRate = (deployment: Deployment) => STEADY_RATE_PER_REPLICA * deployment.replicas;
+/** A deployment's steady runs at its own rate. */
+const steadyRuns: RunsOf = (deployment) => deployment.steadyAt.get(steadyRate(deployment)) ?? [];
+const busiest = (deployment: Deployment, runs: RunsOf = bursts) =>
+  runs(deployment).map((run) => Math.max(...schedulerCpu(deployment, run)));
+const summed = (deployment: Deployment, runs: RunsOf = bursts) =>
+  runs(deployment).map((run) => schedulerCpu(deployment, run).reduce((sum, ms) => sum + ms, 0));
+
+/**
+ * Each deployment's busiest replica and all its replicas together, against the single
+ * replica's runs that `reference` picks for it (by default its runs of the same kind).
+ */
+function splitFigures(
+  deployments: readonly Deployment[],
+  runs: RunsOf,
+  reference: (single: Deployment, deployment: Deployment) => readonly BurstRun[] = (single) => runs(single),
+): Figure[] {
+  const single = deployments.find((deployment) => deployment.replicas === 1);
+  if (!single) return [];
+  return deployments
+    .filter((deployment) => deployment !== single)
+    .flatMap((deployment) => {
+      const theirs = summed(single, () => reference(single, deployment));
+      return [
+        { label: `${deployment.replicas} replicas: the busiest replica`, ours: busiest(deployment, runs), theirs },
+        { label: `${deployment.replicas} replicas: all replicas together`, ours: summed(deployment, runs), theirs },
+      ];
+    });
+}
 
 function scaleTables(
   deployments: readonly Deployment[],
@@ -214,7 +281,6 @@ function scaleTables(
   rounds: number,
   redisDriver: string,
 ): ResultTable[] {
-  const single = deployments.find((deployment) => deployment.replicas === 1);
   const against = (deployment: Deployment): Figure[] => [
     {
       label: "jobs/s, first submit → last completed",
@@ -232,22 +298,6 @@ function scaleTables(
       theirs: deployment.bullmq.map(serversOnly),
     },
   ];
-  const split: Figure[] = single
-    ? deployments
-        .filter((deployment) => deployment !== single)
-        .flatMap((deployment) => [
-          {
-            label: `${deployment.replicas} replicas: the busiest replica`,
-            ours: busiest(deployment),
-            theirs: summed(single),
-          },
-          {
-            label: `${deployment.replicas} replicas: all replicas together`,
-            ours: summed(deployment),
-            theirs: summed(single),
-          },
-        ])
-    : [];
   return [
     ...deployments.map((deployment) =>
       comparisonTable(
@@ -284,10 +334,58 @@ function scaleTables(
     comparisonTable(
       "(h) scale: scheduler CPU per 1000 jobs against one replica's (the split; targets with 2 replicas: busiest ≤ 0.6, together ≤ 1.15)",
       "1 replica",
-      split,
+      splitFigures(deployments, bursts),
       [
         "ratios round by round against the single replica's round of the same number",
         "the busiest replica bounds the rate when each replica has a core: N replicas on N cores place up to single ÷ busiest times the jobs",
+      ],
+    ),
+    {
+      title: `(h) scale, steady: ${STEADY_RATE_PER_REPLICA} jobs/s per scheduler replica (${STEADY_SECONDS} s per round), scheduler CPU ms per 1000 jobs by replica`,
+      columns: [
+        "replicas",
+        "rate, jobs/s",
+        "replica",
+        "CPU ms per 1000 jobs (min / median / max)",
+        "submit → start p99 ms",
+      ],
+      rows: deployments.flatMap((deployment) =>
+        [...deployment.steadyAt].flatMap(([rate, runs]) => [
+          ...(deployment.replicas === 1
+            ? []
+            : deployment.schedulers.map((name) => [
+                String(deployment.replicas),
+                String(rate),
+                name,
+                formatSpread(runs.map((run) => run.cpuPer1000.get(name) ?? Number.NaN)),
+                "",
+              ])),
+          [
+            String(deployment.replicas),
+            String(rate),
+            deployment.replicas === 1 ? "scheduler" : "all replicas",
+            formatSpread(summed(deployment, () => runs)),
+            formatSpread(runs.map((run) => run.p99Ms)),
+          ],
+        ]),
+      ),
+      notes: [
+        "a burst runs each of N replicas at about 1/N of the single replica's pace on two cores, and a replica costs more per job the less it batches; here each replica gets the same pace as the single one did, as it would with a core of its own",
+        "each replica's CPU includes what it spends idle (timers, lease renewals: about 10 ms a second), which at this pace is near a tenth of its share",
+      ],
+    },
+    comparisonTable(
+      "(h) scale, steady: scheduler CPU per 1000 jobs against one replica's at the same rate per replica (targets with 2 replicas: busiest ≤ 0.6, together ≤ 1.15)",
+      "1 replica",
+      splitFigures(deployments, steadyRuns),
+      ["ratios round by round against the single replica's steady round of the same number"],
+    ),
+    comparisonTable(
+      "(h) scale, steady: the same, against one replica at the same total rate (the control: how much of the split is the higher rate's batching)",
+      "1 replica",
+      splitFigures(deployments, steadyRuns, (single, deployment) => single.steadyAt.get(steadyRate(deployment)) ?? []),
+      [
+        "the single replica run at N × the rate per replica: what the higher total rate alone does to the cost per job (the services around the scheduler batch more), taken out of the split",
       ],
     ),
     ...deployments.flatMap((deployment) => deployment.profile),
@@ -312,6 +410,12 @@ function scaleData(deployments: readonly Deployment[], jobs: number) {
       bullmq_cpu_ms_per_1000_jobs: deployment.bullmq.map((run) => Object.fromEntries(run.cpuPer1000)),
       partitions_owned: Object.fromEntries(deployment.owned),
       placed: Object.fromEntries(deployment.placed),
+      steady_scheduler_cpu_ms_per_1000_jobs_by_rate: Object.fromEntries(
+        [...deployment.steadyAt].map(([rate, runs]) => [
+          rate,
+          Object.fromEntries(deployment.schedulers.map((name) => [name, runs.map((run) => run.cpuPer1000.get(name))])),
+        ]),
+      ),
     })),
   };
 }

@@ -1,7 +1,7 @@
 import { dirname, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import js from "@eslint/js";
-import { defineConfig, globalIgnores } from "eslint/config";
+import { defineConfig, includeIgnoreFile } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 const root = dirname(fileURLToPath(import.meta.url));
@@ -89,15 +89,8 @@ const importBoundaries = {
 };
 
 export default defineConfig([
-  globalIgnores([
-    ".tools/",
-    "node_modules/",
-    "dist/",
-    ".data/",
-    "coverage/",
-    "clients/portal/dist/",
-    "clients/sdk/dist/",
-  ]),
+  // What git ignores (dependencies, builds, local data, scratch files) is not ours to lint: one list, .gitignore.
+  includeIgnoreFile(resolve(root, ".gitignore"), ".gitignore"),
   js.configs.recommended,
   tseslint.configs.recommended,
   {

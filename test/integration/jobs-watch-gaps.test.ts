@@ -308,6 +308,28 @@ describe("a caught-up check while the watch's consumer is made again", () => {
   });
 });
 
+describe("a caught-up check while the watch is still reading the partitions it was just given", () => {
+  it("waits for the read and answers true, not a refusal", async () => {
+    bucketNumber += 1;
+    const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
+    for (let index = 0; index < 50; index += 1)
+      await kv.put(key(`job_given_${index}`), queuedRecord(`job_given_${index}`));
+    const arrivals = new Arrivals();
+    const last = arrivals.next(key("job_given_49"));
+    const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [arrivals]);
+
+    // Asked before the consumer is even made, as a list reaching a replica that has just been handed partitions.
+    const following = watch.follow(new Set([5]));
+    const caught = watch.caughtUp();
+
+    expect(await caught).toBe(true);
+    expect(watch.ready).toBe(true);
+    await last;
+    await following;
+    await watch.stop();
+  });
+});
+
 /**
  * The bucket's own feed until `silence` is called, then nothing more, though it never
  * ends: a consumer that died with its NATS node, before nats.js notices. Feeds opened

@@ -33,10 +33,13 @@ function handingOver(): AppError {
   );
 }
 
-/** This replica's part: from its own index, once its watch has brought every write made before the request. */
+/**
+ * This replica's part: from its own index, once its watch has brought every write made
+ * before the request (partitions just handed to it are read first, within the same bound).
+ */
 async function localShard(ctx: SchedulerContext, index: JobListIndex, command: ListShardCommand) {
+  if (ctx.jobsWatch.partitions.size > 0 && !(await ctx.jobsWatch.caughtUp())) throw handingOver();
   const partitions = [...ctx.jobsWatch.partitions];
-  if (partitions.length > 0 && !(ctx.jobsWatch.ready && (await ctx.jobsWatch.caughtUp()))) throw handingOver();
   const { app_id, business_id } = command.business;
   const found = index.find(app_id, business_id, jobListFilterOf(command.listing), command.after, command.count);
   return { ...found, partitions };

@@ -232,10 +232,12 @@ export class JobsWatch {
    * Resolves once every write the watched partitions held when this was called has reached
    * the listeners (read-your-writes for a request that follows a write on another replica):
    * true then; false after a bound of `CATCH_UP_LIMIT_MS`, or while the partitions change.
-   * A consumer made again during the check is asked again, within the same bound.
+   * A watch still reading partitions it was just given, and a consumer made again during
+   * the check, are waited for within the same bound.
    */
   async caughtUp(limitMs = CATCH_UP_LIMIT_MS): Promise<boolean> {
     const until = performance.now() + limitMs;
+    if (!this.#ready && !(await this.#readyWithin(limitMs))) return false;
     for (;;) {
       const feed = this.#feed;
       if (!feed) return this.#partitions.size === 0;
@@ -427,6 +429,17 @@ export class JobsWatch {
   #forgetPassedEchoes(): void {
     for (const [key, revision] of this.#echoes) if (revision <= this.#lastRevision) this.#echoes.delete(key);
     this.#echoesLimit = Math.max(ECHOES_MIN, 2 * this.#echoes.size);
+  }
+
+  /** Whether the watch becomes ready within `limitMs`. */
+  #readyWithin(limitMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), limitMs);
+      void this.whenReady().then(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
   }
 
   #markReady(): void {

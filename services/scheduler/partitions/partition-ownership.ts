@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { decodeJson, encodeJson } from "../../../shared/nats/index.js";
 import { JOB_PARTITIONS } from "../../../shared/records/index.js";
 import { Coalesced } from "../../../shared/runtime/index.js";
-import { type Claim, heldBy, planOwnership, unownedPartitions } from "./ownership-plan.js";
+import { type Claim, heldBy, type OwnershipAction, planOwnership, unownedPartitions } from "./ownership-plan.js";
 
 const MEMBER_PREFIX = "scheduler.members.";
 const CLAIM_PREFIX = "scheduler.partitions.";
@@ -211,25 +211,31 @@ export class PartitionOwnership {
       this.logger.warn({ err: error }, "partition claims could not be read again; the watch's picture stands"),
     );
     const value = encodeJson({ instance: this.instance });
-    for (const action of planOwnership(this.instance, this.liveMembers(), this.#claims)) {
-      const key = claimKey(action.partition);
-      try {
-        if (action.kind === "claim") this.#learn(key, await this.kv.create(key, value), value);
-        else if (action.kind === "take") {
-          this.#learn(key, await this.kv.update(key, value, action.revision), value);
-          this.logger.info({ partition: action.partition }, "took over a partition whose replica is gone");
-        } else {
-          // Stop working it before the claim goes, so the next holder never starts while this one still places.
-          this.#setOwned(new Set([...this.#owned].filter((partition) => partition !== action.partition)));
-          await this.kv.delete(key, { previousSeq: action.revision });
-          this.#claims.delete(action.partition);
-        }
-      } catch (error) {
-        // Another replica got there first: its write arrives through the watch.
-        if (!isWrongSequence(error) && !(error instanceof JetStreamApiError)) throw error;
-      }
-    }
+    // Each partition's compare-and-set is its own, so they go together: one after another, 31 claims on a busy
+    // machine could outlast the trust in the renewal just made, and a starting replica would begin owning nothing.
+    const actions = planOwnership(this.instance, this.liveMembers(), this.#claims);
+    await Promise.all(actions.map((action) => this.#apply(action, value)));
     await this.#forgetLongGone();
+  }
+
+  /** One claim, take-over or release, by compare-and-set; losing the race changes nothing here (the winner's write comes through the watch). */
+  async #apply(action: OwnershipAction, value: Uint8Array): Promise<void> {
+    const key = claimKey(action.partition);
+    try {
+      if (action.kind === "claim") this.#learn(key, await this.kv.create(key, value), value);
+      else if (action.kind === "take") {
+        this.#learn(key, await this.kv.update(key, value, action.revision), value);
+        this.logger.info({ partition: action.partition }, "took over a partition whose replica is gone");
+      } else {
+        // Stop working it before the claim goes, so the next holder never starts while this one still places.
+        this.#setOwned(new Set([...this.#owned].filter((partition) => partition !== action.partition)));
+        await this.kv.delete(key, { previousSeq: action.revision });
+        this.#claims.delete(action.partition);
+      }
+    } catch (error) {
+      // Another replica got there first: its write arrives through the watch.
+      if (!isWrongSequence(error) && !(error instanceof JetStreamApiError)) throw error;
+    }
   }
 
   /** Reads again, by key, the other members' records every few renewals and a fifth of the claims at each, taking in what the watch missed. */

@@ -46,6 +46,8 @@ export default defineConfig({
   test: {
     // Integration tests start a real nats-server per file (see test/harness/nats-server.ts).
     testTimeout: 30_000,
+    // The programs tests start, bundled once for the run (test/harness/programs.ts).
+    globalSetup: ["test/harness/programs.ts"],
     // expect.poll waits for a state the system reaches: its bound guards a hang, not a speed. Vitest's 1 s default
     // failed a portal test once when a fresh page took longer to sign in and list on a busy 2-core machine.
     expect: { poll: { timeout: 10_000 } },

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { programArgs } from "./programs.js";
 
 /** `cjs` as its bin runs it: clients/cli/main.ts under node (with tsx). */
 export const CLI_MAIN = join(import.meta.dirname, "../../clients/cli/main.ts");
@@ -65,7 +66,7 @@ export class CliRunner {
   /** Runs `cjs args…` to its end. */
   run(args: string[], options: CliOptions): Promise<CliRun> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, ...args], {
+      const child = spawn(process.execPath, [...programArgs(CLI_MAIN), ...args], {
         env: this.env(options.configDir, options.env),
         ...(options.signal ? { signal: options.signal } : {}),
       });

@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { nodeFlagsOf } from "../../shared/runtime/index.js";
+import { programArgs } from "./programs.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OUTPUT_TAIL_CHARS = 16_000;
@@ -52,7 +53,7 @@ export interface StartServiceProcessOptions {
 /** Spawns `services/<service>/main.ts`. It is not ready yet: wait for a log line or a ping. */
 export function startServiceProcess({ service, env, nodeArgs = [] }: StartServiceProcessOptions): ServiceProcess {
   installCleanup();
-  const args = [...nodeFlagsOf(service), ...nodeArgs, "--import", "tsx", `services/${service}/main.ts`];
+  const args = [...nodeFlagsOf(service), ...nodeArgs, ...programArgs(`services/${service}/main.ts`)];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },

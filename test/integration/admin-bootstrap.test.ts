@@ -18,6 +18,7 @@ import { ADMIN_INBOX_PREFIX, BUCKETS, JsonBucket } from "../../shared/nats/index
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, startSystem, type RunningSystem } from "../harness/system.js";
+import { programArgs } from "../harness/programs.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OPERATOR_PASSWORD = `op-${randomBase62(16)}`;
@@ -93,7 +94,7 @@ function admin(
   };
   delete env.NATS_TOKEN;
   delete env.NATS_CREDS_FILE;
-  const child = spawn(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args], {
+  const child = spawn(process.execPath, [...programArgs("services/admin/main.ts"), ...args], {
     cwd: REPO_ROOT,
     env,
     stdio: ["pipe", "pipe", "pipe"],
@@ -120,7 +121,7 @@ function onTerminal(
   args: readonly string[],
   answers: ReadonlyArray<readonly [prompt: string, typed: string]>,
 ): Promise<{ code: number | null; transcript: string }> {
-  const command = [process.execPath, "--import", "tsx", "services/admin/main.ts", ...args].map(shellQuote).join(" ");
+  const command = [process.execPath, ...programArgs("services/admin/main.ts"), ...args].map(shellQuote).join(" ");
   const env = { ...process.env, NATS_URL: nats.url, ...AS_OPERATOR };
   const child = spawn("script", ["-qec", command, "/dev/null"], {
     cwd: REPO_ROOT,

@@ -11,6 +11,7 @@ import { randomBase62 } from "../../shared/runtime/index.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startGateway, type RunningGateway, type Tenant } from "../harness/system.js";
+import { programArgs } from "../harness/programs.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OPERATOR_PASSWORD = `op-${randomBase62(16)}`;
@@ -55,7 +56,7 @@ function admin(
   delete env.NATS_TOKEN;
   delete env.NATS_CREDS_FILE;
   if (server.NATS_URL === undefined) delete env.NATS_URL;
-  const child = spawn(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args], {
+  const child = spawn(process.execPath, [...programArgs("services/admin/main.ts"), ...args], {
     cwd: REPO_ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],

@@ -21,6 +21,7 @@ import { LogMessage } from "../../shared/records/index.js";
 import { systemClock } from "../../shared/runtime/index.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { programArgs } from "../harness/programs.js";
 
 /**
  * The agent against the whole system, over each transport: the gateway's HTTP API, and
@@ -202,7 +203,7 @@ async function startProxy(
 
 /** `cjs-agent` as its own process, as a customer runs it. */
 function spawnAgent(env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "clients/agent/main.ts"], {
+  const child = spawn(process.execPath, programArgs("clients/agent/main.ts"), {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", process.env.TEST_LOG_LEVEL ? "inherit" : "ignore", "inherit"],

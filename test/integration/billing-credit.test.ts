@@ -26,6 +26,7 @@ import {
   type RunningSystem,
   type Tenant,
 } from "../harness/system.js";
+import { programArgs } from "../harness/programs.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The plans file's default plan ("free"). */
@@ -367,7 +368,7 @@ describe("the ledger list", () => {
 describe("credit set, the operator command", () => {
   const run = promisify(execFile);
   const admin = (...args: string[]) =>
-    run(process.execPath, ["--import", "tsx", "services/admin/main.ts", ...args, "--nats", nats.url], {
+    run(process.execPath, [...programArgs("services/admin/main.ts"), ...args, "--nats", nats.url], {
       cwd: REPO_ROOT,
     });
 

@@ -12,6 +12,7 @@ import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
 import { startWebhookReceiver } from "../harness/webhook-receiver.js";
 import { CLI_MAIN, CliRunner, type CliOptions, type CliRun } from "../harness/cli.js";
+import { programArgs } from "../harness/programs.js";
 
 /**
  * `cjs`, the real binary (clients/cli/main.ts run by node), against the real stack: a
@@ -606,7 +607,7 @@ function underTerminal(
   configDir: string,
   script: Array<{ after: string; type: string }>,
 ): Promise<{ code: number | null; output: string }> {
-  const command = [process.execPath, "--import", "tsx", CLI_MAIN, ...args]
+  const command = [process.execPath, ...programArgs(CLI_MAIN), ...args]
     .map((part) => `'${part.replaceAll("'", "'\\''")}'`)
     .join(" ");
   return new Promise((resolve, reject) => {

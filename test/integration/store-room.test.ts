@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { ensureObjectStore, ensureStream, OBJECT_STORES } from "../../shared/nats/index.js";
 import { startNats } from "../harness/nats-server.js";
 import { serviceProcessEnv } from "../harness/readiness.js";
+import { programArgs } from "../harness/programs.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const STORE = "64MB";
@@ -20,7 +21,7 @@ const SETTINGS =
 
 /** Runs a service's program to its exit, and returns its exit code and everything it wrote. */
 function runService(service: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", `services/${service}/main.ts`], {
+  const child = spawn(process.execPath, programArgs(`services/${service}/main.ts`), {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

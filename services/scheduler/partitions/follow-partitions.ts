@@ -19,6 +19,10 @@ export async function followOwnedPartitions(
   logger: Logger,
 ): Promise<boolean> {
   for (let retryMs = FOLLOW_RETRY_FIRST_MS; ; retryMs = Math.min(retryMs * 2, FOLLOW_RETRY_MAX_MS)) {
+    // The same partitions as the live feed follows: nothing to read again. A replica whose renewal came back late
+    // (its reply queued behind a long replay on a starved machine) lets its partitions go and takes them back a
+    // renewal later; it used to start the replay over each time, and under load answered lists 503 for seconds.
+    if (watch.following && sameSet(owned(), watch.partitions)) break;
     const followed = await watch.follow(owned()).then(
       () => true,
       (error: unknown) => {
@@ -32,4 +36,8 @@ export async function followOwnedPartitions(
   }
   await watch.whenReady();
   return !stopped();
+}
+
+function sameSet(a: ReadonlySet<number>, b: ReadonlySet<number>): boolean {
+  return a.size === b.size && [...a].every((item) => b.has(item));
 }

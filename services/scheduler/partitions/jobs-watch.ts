@@ -12,6 +12,8 @@ export type { JobRevision, JobRevisionListener };
 
 /** How long a caller waits for the watch to catch up with the bucket before it goes on with what it has. */
 const CATCH_UP_LIMIT_MS = 2000;
+/** How long the watch hands entries on before the event loop's other work gets a turn. */
+const SLICE_MS = 5;
 /** Own revisions awaiting their echo before those the feed has passed are looked for and dropped (then twice those left). */
 const ECHOES_MIN = 10_000;
 
@@ -148,6 +150,11 @@ export class JobsWatch {
   /** The partitions watched now, as a list (a submit picks one for a job id it chose). */
   get partitionList(): readonly number[] {
     return this.#partitionList;
+  }
+
+  /** Whether a feed is reading the watched partitions now (none while `follow` makes one, or after `stop`). */
+  get following(): boolean {
+    return this.#feed !== undefined;
   }
 
   /** Whether the watched partitions' records have all been read once since the last `follow` (placement waits for it). */
@@ -320,12 +327,21 @@ export class JobsWatch {
     await old.stop();
   }
 
-  /** Hands on the feed's entries while it is the watch's feed. */
+  /**
+   * Hands on the feed's entries while it is the watch's feed. A backlog (a replay of the
+   * partitions) is handed on in slices, with the event loop's other work between them: one
+   * unbroken pass held back everything else on the connection, the partitions' lease renewals
+   * included, and on a starved machine a replica gaining partitions let them go again.
+   */
   #consume(feed: JobsFeed, generation: number): void {
     void (async () => {
+      let sliceStart = performance.now();
       for await (const entry of feed) {
         if (generation !== this.#generation || feed !== this.#feed) return;
         this.#receive(entry);
+        if (performance.now() - sliceStart < SLICE_MS) continue;
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
       }
     })();
   }

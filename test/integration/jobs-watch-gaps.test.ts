@@ -93,6 +93,14 @@ function queuedRecord(jobId: string, state = "queued"): Uint8Array {
   });
 }
 
+/** A fresh bucket for one test, holding a queued job of the watched partition for each id. */
+async function bucketWith(jobIds: readonly string[]): Promise<KV> {
+  bucketNumber += 1;
+  const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
+  for (const jobId of jobIds) await kv.put(key(jobId), queuedRecord(jobId));
+  return kv;
+}
+
 async function watched(
   lose: (entry: FeedEntry) => boolean,
 ): Promise<{ kv: KV; watch: JobsWatch; queued: QueuedJobs; arrivals: Arrivals }> {
@@ -222,10 +230,9 @@ function remadeAfter(after: number): { feed: OpenJobsFeed; answerPosition: () =>
 
 describe("a watch whose consumer is made again while it reads its partitions", () => {
   it("becomes ready once every record has come, counted on the new consumer", async () => {
-    bucketNumber += 1;
-    const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
-    const keys = Array.from({ length: 10 }, (_, index) => key(`job_remade_${index}`));
-    for (const [index, each] of keys.entries()) await kv.put(each, queuedRecord(`job_remade_${index}`));
+    const jobIds = Array.from({ length: 10 }, (_, index) => `job_remade_${index}`);
+    const kv = await bucketWith(jobIds);
+    const keys = jobIds.map(key);
     const queued = new QueuedJobs();
     const arrivals = new Arrivals();
     const { feed, answerPosition } = remadeAfter(4);
@@ -285,10 +292,7 @@ function remadeOnDemand() {
 
 describe("a caught-up check while the watch's consumer is made again", () => {
   it("asks the new consumer and answers true, not a refusal", async () => {
-    bucketNumber += 1;
-    const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
-    for (let index = 0; index < 3; index += 1)
-      await kv.put(key(`job_check_${index}`), queuedRecord(`job_check_${index}`));
+    const kv = await bucketWith(Array.from({ length: 3 }, (_, index) => `job_check_${index}`));
     const arrivals = new Arrivals();
     const remaking = remadeOnDemand();
     const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [arrivals], undefined, remaking.feed);
@@ -310,10 +314,7 @@ describe("a caught-up check while the watch's consumer is made again", () => {
 
 describe("a caught-up check while the watch is still reading the partitions it was just given", () => {
   it("waits for the read and answers true, not a refusal", async () => {
-    bucketNumber += 1;
-    const kv = await new Kvm(nc).create(`jobs_gaps_${bucketNumber}`, { history: 1 });
-    for (let index = 0; index < 50; index += 1)
-      await kv.put(key(`job_given_${index}`), queuedRecord(`job_given_${index}`));
+    const kv = await bucketWith(Array.from({ length: 50 }, (_, index) => `job_given_${index}`));
     const arrivals = new Arrivals();
     const last = arrivals.next(key("job_given_49"));
     const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [arrivals]);

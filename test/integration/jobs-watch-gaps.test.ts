@@ -329,6 +329,22 @@ describe("a caught-up check while the watch is still reading the partitions it w
     await following;
     await watch.stop();
   });
+
+  it("gives up after its bound, answering false, when the read does not end", async () => {
+    const kv = await bucketWith(["job_stuck"]);
+    // A consumer that says one record waits and never brings it.
+    const stuck: OpenJobsFeed = async () => ({
+      position: async () => ({ delivered: 0, pending: 1 }),
+      stop: async () => undefined,
+      [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<FeedEntry>>(() => undefined) }),
+    });
+    const watch = new JobsWatch({ jobs: new JsonBucket(kv, JobRecord) }, [], undefined, stuck);
+    await watch.follow(new Set([5]));
+
+    expect(await watch.caughtUp(50)).toBe(false);
+    expect(watch.ready).toBe(false);
+    await watch.stop();
+  });
 });
 
 /**

@@ -449,12 +449,18 @@ export class JobsWatch {
 
   /** Whether the watch becomes ready within `limitMs`. */
   #readyWithin(limitMs: number): Promise<boolean> {
+    if (this.#ready) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), limitMs);
-      void this.whenReady().then(() => {
+      const ready = (): void => {
         clearTimeout(timer);
         resolve(true);
-      });
+      };
+      // A caller that gave up leaves no waiter behind: lists keep asking while a replay lasts.
+      const timer = setTimeout(() => {
+        this.#readyWaiters = this.#readyWaiters.filter((waiter) => waiter !== ready);
+        resolve(false);
+      }, limitMs);
+      this.#readyWaiters.push(ready);
     });
   }
 

@@ -14,8 +14,11 @@ import { build } from "esbuild";
 const ROOT = resolve(import.meta.dirname, "../..");
 /** Where the runs' bundles go: inside the repository, so their imports of packages find node_modules. */
 const BUNDLES_PARENT = join(ROOT, ".tools", "test-programs");
-/** The bundles of this run, set by `buildPrograms` for the test processes it forks. */
-const BUNDLES_VARIABLE = "CJS_TEST_PROGRAMS_DIR";
+/**
+ * The bundles of this run, set by `buildPrograms` for the test processes it forks. Not a
+ * `CJS_` name: the programs inherit it, and warn of every `CJS_` setting they do not know.
+ */
+const BUNDLES_VARIABLE = "TEST_PROGRAMS_DIR";
 /** A run killed before its teardown leaves its bundles: a later run removes them after a day. */
 const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
 

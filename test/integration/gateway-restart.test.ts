@@ -63,9 +63,13 @@ describe("a gateway process that is starting", () => {
     await nats.kill();
     const gateway = startGatewayProcess({ url: nats.url, replicas: 1 });
     try {
+      // Listening from the start: a line logged before its wait begins is not seen.
+      const waiting = gateway.waitForLog(
+        (line) => typeof line.msg === "string" && line.msg.startsWith("waiting for NATS"),
+      );
       const health = await healthUrlOf(gateway);
       // The placeholder holds the API port from the start; NATS is away, so the API cannot be built.
-      await gateway.waitForLog((line) => typeof line.msg === "string" && line.msg.startsWith("waiting for NATS"));
+      await waiting;
       const operations: Array<[string, string, unknown]> = [
         ["POST", "/api/compute/jobs/submit", { type: "shell", command: ["true"] }],
         ["POST", "/api/auth/LOGIN_EMAIL", { email: "a@example.test", password: "x" }],

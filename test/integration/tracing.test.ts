@@ -251,8 +251,12 @@ async function startTracedPair(otel: Record<string, string>) {
   const gateway = startServiceProcess({ service: "gateway", env });
   const processes: ServiceProcess[] = [scheduler, gateway];
   try {
-    await scheduler.waitForLog((line) => line.msg === "scheduler ready", 60_000);
-    const listening = await gateway.waitForLog((line) => typeof line.address === "string", 60_000);
+    // Both waits begin at once: a line logged before its wait begins is not seen (the gateway, started from a
+    // bundle, listened before the scheduler was ready, and the test waited a minute for a line already gone).
+    const [, listening] = await Promise.all([
+      scheduler.waitForLog((line) => line.msg === "scheduler ready", 60_000),
+      gateway.waitForLog((line) => typeof line.address === "string", 60_000),
+    ]);
     return {
       scheduler,
       gateway,

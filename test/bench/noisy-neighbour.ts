@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { ComputeClient } from "../../shared/client/index.js";
 import { type LogLine, logStreamPath } from "../../shared/contract/index.js";
 import { errorCode } from "./load.js";
-import { type AddedTenant, type OurSystem, type RegisteredNode, startOurSystem } from "./ours/system.js";
+import { NOISY_STREAM_OPENERS, NOISY_SUBMITTERS, type Outcomes, startNoisyTenant } from "./noisy-tenant.js";
+import { type AddedTenant, startOurSystem } from "./ours/system.js";
 import { formatMs } from "./report.js";
 import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
 import { percentiles, type Percentiles } from "./stats.js";
@@ -30,13 +31,10 @@ const SETTLE_MS = 1_000;
  */
 const NODE_BYTES_PER_HOUR = 20 * 1024 * 1024;
 const BUSINESS_BYTES_PER_DAY = 30 * 1024 * 1024;
-/** The noisy tenant's pressure: workers opening streams, submitting, and nodes pushing 1 MB batches. */
-const NOISY_STREAM_OPENERS = 4;
-const NOISY_SUBMITTERS = 4;
+/** The noisy tenant's nodes: the second pushes once the first is past its hour. */
 const NOISY_NODES = 2;
 /** The noisy tenant reaches its limits in seconds; past this something is wrong, and the scenario says what it saw. */
 const LIMITS_WAIT_MS = 120_000;
-const LONG_LINE = "z".repeat(10_000);
 const QUIET_LINES: LogLine[] = Array.from({ length: 20 }, (_, index) => ({
   seq: index + 1,
   stream: "stdout",
@@ -145,103 +143,6 @@ async function measure(
   await Promise.all([submits, opens]);
 }
 
-/** What the noisy tenant was answered while it pressed on every limit, by outcome. */
-type Outcomes = Map<string, number>;
-
-function count(outcomes: Outcomes, outcome: string): void {
-  outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
-}
-
-/** Waits `ms`, or less if `stop` aborts first. */
-function pause(ms: number, stop: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    stop.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
-
-/** How long a refusal asks to wait (`Retry-After`), else a second. */
-function retryAfterMs(error: unknown): number {
-  const seconds = (error as { retryAfterSeconds?: number } | null)?.retryAfterSeconds;
-  return seconds === undefined ? 1_000 : seconds * 1_000;
-}
-
-/**
- * The noisy tenant at every limit at once, until `stop` aborts, as a client that spends
- * each budget to the full and comes back as soon as it is told it may: workers opening
- * log streams of its job and holding them, workers submitting as fast as they are
- * answered, nodes pushing 1 MB batches of log lines; each refusal waits its `Retry-After`
- * (or a second), then tries again.
- */
-function pressOn(
-  ours: OurSystem,
-  noisyNodes: Array<{ node: RegisteredNode; jobId: string }>,
-  noisyJob: string,
-  stop: AbortSignal,
-  outcomes: Outcomes,
-): Promise<void> {
-  const held: Array<() => void> = [];
-  const headers = { "x-app-id": ours.tenant.app.app_id, "x-api-key": ours.userApiKey };
-  const openers = Array.from({ length: NOISY_STREAM_OPENERS }, async () => {
-    while (!stop.aborted) {
-      const answer = await new Promise<{ status: number; retryAfter: number }>((resolve) => {
-        const request = get(`${ours.gatewayUrl}${logStreamPath(noisyJob)}`, { headers, agent: false }, (response) => {
-          resolve({ status: response.statusCode ?? 0, retryAfter: Number(response.headers["retry-after"] ?? 1) });
-          if (response.statusCode === 200) held.push(() => request.destroy());
-          else response.resume();
-        });
-        request.on("error", () => resolve({ status: 0, retryAfter: 1 }));
-      });
-      count(outcomes, `log stream ${answer.status}`);
-      if (answer.status !== 200) await pause(answer.retryAfter * 1_000, stop);
-    }
-  });
-  const submitters = Array.from({ length: NOISY_SUBMITTERS }, async () => {
-    while (!stop.aborted) {
-      try {
-        await ours.user.call("submitJob", { type: "shell", command: ["true"], pool_id: "noisy-queue" });
-        count(outcomes, "submit ok");
-      } catch (error) {
-        count(outcomes, `submit ${errorCode(error)}`);
-        await pause(retryAfterMs(error), stop);
-      }
-    }
-  });
-  // The first node alone until its hour is used up, then the second, which uses up the business's day.
-  let firstRefused: () => void = () => undefined;
-  const untilFirstRefused = new Promise<void>((resolve) => {
-    firstRefused = resolve;
-  });
-  const pushers = noisyNodes.map(async ({ node, jobId }, nodeIndex) => {
-    if (nodeIndex > 0)
-      await Promise.race([untilFirstRefused, new Promise((resolve) => stop.addEventListener("abort", resolve))]);
-    for (let seq = 1; !stop.aborted; seq += 90) {
-      const lines = Array.from({ length: 90 }, (_, index) => ({
-        seq: seq + index,
-        stream: "stdout" as const,
-        line: LONG_LINE,
-        ts: new Date().toISOString(),
-      }));
-      try {
-        await node.plane.pushLogs({ job_id: jobId, attempt: 1, lines });
-        count(outcomes, "log push ok");
-      } catch (error) {
-        const limit = (error as { details?: { limit?: unknown } }).details?.limit;
-        count(outcomes, `log push ${errorCode(error)}${typeof limit === "string" ? ` ${limit}` : ""}`);
-        // Only its hour: after any other refusal (a 429, a 503) the two would push side by side and use up the day before either's hour.
-        if (nodeIndex === 0 && limit === "node_hour") firstRefused();
-        await pause(retryAfterMs(error), stop);
-      }
-    }
-  });
-  return Promise.all([...openers, ...submitters, ...pushers]).then(() => {
-    for (const close of held) close();
-  });
-}
-
 /** Whether segment `index` is idle: ABBA order, idle first (idle, noisy, noisy, idle, idle, …). */
 function isIdleSegment(index: number): boolean {
   return Math.floor(index / 2) % 2 === 0 ? index % 2 === 0 : index % 2 === 1;
@@ -251,7 +152,7 @@ const noSamples = (): Samples => ({ submit: [], stream: [], errors: [] });
 
 /**
  * The quiet tenant's figures in alternating segments: alone, and beside the noisy tenant
- * pressing on (`pressOn` runs for the segment and stops after it, its held streams closed).
+ * pressing on (it presses for the segment and stops after it, its held streams closed).
  */
 async function alternate(
   context: ScenarioContext,
@@ -329,24 +230,34 @@ export const noisyNeighbour: Scenario = {
         billing: { CJS_BILLING_PLANS_FILE: plansFile },
       },
     });
-    const outcomes: Outcomes = new Map();
+    let outcomes: Outcomes = new Map();
     let idle: Phase | undefined;
     let noisy: Phase | undefined;
     try {
       progress.update("a quiet tenant with a running job, and the noisy tenant's nodes");
       const quiet = await ours.addTenant({ operator: false });
       const quietJob = await runningJob(quiet, ours.gatewayUrl, "quiet-logs", QUIET_LINES);
-      const noisyNodes: Array<{ node: RegisteredNode; jobId: string }> = [];
+      const noisyNodes: Array<{ apiKey: string; jobId: string }> = [];
       for (let index = 0; index < NOISY_NODES; index += 1) {
         const pool = `noisy-logs-${index}`;
         const node = await ours.registerNode("http", pool, 1);
         const { job_id } = await ours.user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool });
         let held = false;
         while (!held) held = (await node.plane.poll({ wait_seconds: 5 })).jobs.some((job) => job.job_id === job_id);
-        noisyNodes.push({ node, jobId: job_id });
+        noisyNodes.push({ apiKey: node.apiKey, jobId: job_id });
       }
-
-      const press = (stop: AbortSignal) => pressOn(ours, noisyNodes, noisyNodes[0]!.jobId, stop, outcomes);
+      const noisyTenant = startNoisyTenant(
+        {
+          gatewayUrl: ours.gatewayUrl,
+          appId: ours.tenant.app.app_id,
+          userApiKey: ours.userApiKey,
+          streamJobId: noisyNodes[0]!.jobId,
+          nodes: noisyNodes,
+        },
+        cleanup,
+      );
+      outcomes = noisyTenant.outcomes;
+      const press = (stop: AbortSignal) => noisyTenant.press(stop);
 
       // Measured once the noisy tenant has reached its limits: its streams, its requests and its log bytes all refused.
       progress.step("noisy neighbour  the noisy tenant reaching its limits");
@@ -371,6 +282,7 @@ export const noisyNeighbour: Scenario = {
       const samples = await alternate(context, { tenant: quiet, jobId: quietJob }, press, ours.gatewayUrl);
       idle = phaseOf(samples.idle);
       noisy = phaseOf(samples.noisy);
+      await noisyTenant.close();
     } finally {
       progress.step("noisy neighbour  stopping");
       await ours.stop();
@@ -406,7 +318,7 @@ export const noisyNeighbour: Scenario = {
             ),
           ],
           notes: [
-            `the noisy tenant meanwhile: ${NOISY_STREAM_OPENERS} workers opening and holding log streams, ${NOISY_SUBMITTERS} submitting as fast as answered, ${NOISY_NODES} nodes pushing 90 lines of 10 kB per batch (the second once the first is past its hour); each refusal waits its Retry-After (or 1 s) before the next try`,
+            `the noisy tenant meanwhile, a client on a thread of its own: ${NOISY_STREAM_OPENERS} workers opening and holding log streams, ${NOISY_SUBMITTERS} submitting as fast as answered, ${NOISY_NODES} nodes pushing 90 lines of 10 kB per batch (the second once the first is past its hour); each refusal waits its Retry-After (or 1 s) before the next try`,
             `its answers: ${refusals.map(([outcome, times]) => `${outcome} × ${times}`).join(", ")}`,
             `limits: the defaults (rate 50 requests a second and 1000 a minute, 20 streams a user, 4 a signed URL, 100 a business), CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR=${NODE_BYTES_PER_HOUR}, plan max_log_bytes_per_day=${BUSINESS_BYTES_PER_DAY}`,
             `measured once the noisy tenant has reached its limits (its streams, its first node's hour and its business's day refused), in ${2 * SEGMENT_PAIRS} segments of ${(SUBMITS * SUBMIT_EVERY_MS) / 1000} s alternating in ABBA order: idle (the noisy tenant sends nothing and holds no stream) and noisy (it presses on as above); the submit and stream samples run side by side, each at its steady pace`,

@@ -61,6 +61,8 @@ export interface AddedTenant extends TenantKey {
 
 export interface RegisteredNode {
   nodeId: string;
+  /** Its node key: another client (a worker thread's) can act as this node with it. */
+  apiKey: string;
   /** The node plane acting as this node. */
   plane: NodePlane;
   close(): Promise<void>;
@@ -247,6 +249,7 @@ export async function startOurSystem(
         );
         const node = {
           nodeId: registered.node_id,
+          apiKey: registered.api_key,
           plane: transport.plane.withNodeKey(registered.api_key),
           heartbeatIntervalSeconds: registered.heartbeat_interval_seconds,
           close: async () => {

@@ -67,7 +67,12 @@ export function buildApp(
   const app = edgeServer(gw);
   guardEdge(app, gw);
   answerErrors(app);
-  const edge = { authenticator: gw.authenticator, natsUp: health.natsUp, rateLimiter: gw.rateLimiter };
+  const edge = {
+    authenticator: gw.authenticator,
+    natsUp: health.natsUp,
+    rateLimiter: gw.rateLimiter,
+    nodeCalls: gw.nodeCalls,
+  };
   registerAccountRoutes(app, edge, gw);
   registerJobRoutes(app, edge, gw);
   registerNodeRoutes(app, edge, gw, nodePlane);

@@ -105,6 +105,10 @@ export const GatewayConfig = BaseConfig.extend({
   CJS_RATE_LIMIT_PER_MINUTE: intSetting(1000, { min: 1, max: 10_000_000 }),
   /** Requests one user may make per hour, counted over every gateway replica. */
   CJS_RATE_LIMIT_PER_HOUR: intSetting(30_000, { min: 1, max: 600_000_000 }),
+  /** Calls one node may make with its key in a second, on each gateway replica (its polls, results and log pushes follow its jobs). */
+  CJS_NODE_RATE_LIMIT_PER_SECOND: intSetting(1000, { min: 1, max: 1_000_000 }),
+  /** Of those, its heartbeats, drains and key rotations, whose need does not grow with its jobs. */
+  CJS_NODE_CONTROL_RATE_LIMIT_PER_SECOND: intSetting(5, { min: 1, max: 1_000_000 }),
   /** An artifact upload over NATS (NATS-direct agents) with no message for this long is aborted and leaves nothing behind. */
   CJS_NATS_UPLOAD_IDLE_SECONDS: intSetting(30, { min: 1, max: 3_600 }),
   /** Largest artifact accepted, in bytes (5 GiB). */

@@ -12,6 +12,7 @@ import type { IdentityStore } from "./identity/identity-store.js";
 import type { LoginGuard } from "./identity/login-guard.js";
 import type { OneTimeCodes, OtpPurpose } from "./identity/otp.js";
 import type { Sessions } from "./identity/sessions.js";
+import type { NodeCallBudget } from "./rate-limit/node-calls.js";
 import type { RateLimiter } from "./rate-limit/rate-limiter.js";
 import type { SigningKeys } from "./secrets/signing-keys.js";
 
@@ -40,6 +41,8 @@ export interface GatewayContext {
   artifactBudget: ArtifactBudget;
   /** Per-user request limits, shared by every replica through NATS KV. */
   rateLimiter: RateLimiter;
+  /** Per-node call budgets, on this replica. */
+  nodeCalls: NodeCallBudget;
   /** The Idempotency-Key records of submits and retries, shared by every replica. */
   idempotency: IdempotencyStore;
   /** Absent when neither SMTP nor the dev outbox is configured. */

@@ -28,6 +28,7 @@ import { urlSigner } from "./http/signed-url.js";
 import { buildNodeNats } from "./node-nats/node-nats.js";
 import { otpSenderFromConfig } from "./otp-sender.js";
 import { IdempotencyStore } from "./idempotency/idempotency-store.js";
+import { NodeCallBudget } from "./rate-limit/node-calls.js";
 import { RateLimiter } from "./rate-limit/rate-limiter.js";
 import { configuredKeySets, type ConfiguredKeySets } from "./secrets/key-sources.js";
 import { openSigningKeys } from "./secrets/signing-keys.js";
@@ -112,6 +113,10 @@ async function openGatewayContext(deps: GatewayDeps): Promise<GatewayContext> {
       clock,
       logger,
     }),
+    nodeCalls: new NodeCallBudget({
+      perSecond: config.CJS_NODE_RATE_LIMIT_PER_SECOND,
+      controlPerSecond: config.CJS_NODE_CONTROL_RATE_LIMIT_PER_SECOND,
+    }),
     idempotency: await IdempotencyStore.open(nc, topology),
     sendOtp: deps.sendOtp ?? otpSenderFromConfig(config),
   };
@@ -147,7 +152,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const app = buildApp(gw, { natsUp: connected, readiness: () => readiness(checks) }, nodePlane);
   const nodeNats = buildNodeNats({
     gw,
-    edge: { authenticator: gw.authenticator, natsUp: connected, rateLimiter: gw.rateLimiter },
+    edge: { authenticator: gw.authenticator, natsUp: connected, rateLimiter: gw.rateLimiter, nodeCalls: gw.nodeCalls },
     handlers: nodePlane,
   });
 

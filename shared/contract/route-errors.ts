@@ -98,7 +98,9 @@ export function commonErrors(auth: RouteAuth, scoped: boolean): ErrorCode[] {
     "app.unknown",
   ];
   if (auth !== "public") codes.push("auth.missing_credentials", "auth.invalid_credentials");
-  if (auth !== "public" && auth !== "node") codes.push("auth.token_expired", "rate.limited");
+  if (auth !== "public" && auth !== "node") codes.push("auth.token_expired");
+  // A user's requests past the user's limits; a node's calls past the node's budget.
+  if (auth !== "public") codes.push("rate.limited");
   if (auth === "jwt") codes.push("auth.jwt_required");
   if (auth === "user" || auth === "user_or_node") codes.push("auth.key_expired");
   if (auth === "node" || auth === "user") codes.push("permission.denied");

@@ -9,6 +9,8 @@ export class FakeNode {
   private constructor(
     readonly nodeId: string,
     readonly client: ComputeClient,
+    /** Its node key (a test may act as the node over another transport). */
+    readonly apiKey: string,
     /** Attempts delivered to this node and not yet reported, by job id. */
     readonly running = new Map<string, Assignment>(),
   ) {}
@@ -28,7 +30,11 @@ export class FakeNode {
       ...overrides,
     };
     const registered = await user.call("registerNode", body);
-    return new FakeNode(registered.node_id, new ComputeClient({ baseUrl, appId, apiKey: registered.api_key }));
+    return new FakeNode(
+      registered.node_id,
+      new ComputeClient({ baseUrl, appId, apiKey: registered.api_key }),
+      registered.api_key,
+    );
   }
 
   /** Polls once (optionally long) and remembers what it was given. */

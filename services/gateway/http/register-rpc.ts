@@ -7,6 +7,7 @@ import type { RequestTrace } from "../../../shared/tracing/index.js";
 import { requireScope } from "../identity/api-key-scopes.js";
 import type { Authenticator, Caller, CredentialHeaders } from "../identity/authenticator.js";
 import type { AppRecord } from "../identity/records.js";
+import type { NodeCallBudget } from "../rate-limit/node-calls.js";
 import type { HeaderSink, RateLimiter } from "../rate-limit/rate-limiter.js";
 import { sendSuccess } from "./envelope.js";
 import { requestHeader } from "./request-header.js";
@@ -44,6 +45,8 @@ export interface Edge {
   natsUp: () => boolean;
   /** Counts the requests of user credentials; refuses them past the limits. */
   rateLimiter: RateLimiter;
+  /** Each node's budget of calls with its key; refuses them past it. */
+  nodeCalls: NodeCallBudget;
 }
 
 /** One call of an operation as any transport received it (HTTP request, NATS message). */
@@ -78,7 +81,7 @@ export async function runRpc<R extends RpcRoute>(
   handler: RpcHandler<R>,
   call: RpcCall,
 ): Promise<z.infer<R["response"]>> {
-  const { authenticator, natsUp, rateLimiter } = edge;
+  const { authenticator, natsUp, rateLimiter, nodeCalls } = edge;
   // Every operation needs NATS; while it is away, say so at once instead of after a timeout.
   if (!natsUp())
     throw new AppError("service.unavailable", "The service is reconnecting to its message bus; try again shortly.", {
@@ -86,7 +89,8 @@ export async function runRpc<R extends RpcRoute>(
     });
   const tenant = await authenticator.resolveApp(call.appId);
   const caller = await authenticator.authenticate(tenant, call.credentials, route.auth, { ip: call.ip });
-  if (caller) await rateLimiter.admit(caller, call.responseHeaders);
+  if (caller?.credential.kind === "node_key") nodeCalls.admit(caller.credential.node_id, route);
+  else if (caller) await rateLimiter.admit(caller, call.responseHeaders);
   // After the rate limit: a key probing for what it may do still counts.
   for (const scope of scopesOf(route)) requireScope(caller, scope);
   const parsed = route.request.safeParse(absentAsEmpty(call.body));

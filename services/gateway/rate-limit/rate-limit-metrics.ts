@@ -20,3 +20,10 @@ export const rateLimitPaced = new Counter({
   help: "Admitted requests this gateway replica held back to spread a user's burst over its second (more than a fifth of CJS_RATE_LIMIT_PER_SECOND at once).",
   registers: [metricsRegistry],
 });
+
+export const nodeCallsRefused = new Counter({
+  name: "cjs_node_calls_refused_total",
+  help: "Calls of a node with its key refused with 429 rate.limited on this gateway replica: past its budget of all calls (CJS_NODE_RATE_LIMIT_PER_SECOND) or of heartbeats, drains and key rotations (CJS_NODE_CONTROL_RATE_LIMIT_PER_SECOND).",
+  labelNames: ["class"] as const,
+  registers: [metricsRegistry],
+});

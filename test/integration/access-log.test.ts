@@ -61,8 +61,11 @@ describe("the gateway's log of a 503", () => {
       .call("submitJob", { type: "shell", command: ["true"] })
       .catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: "service.unavailable" });
-    const line = lines.find((entry) => entry.msg === "request refused" && entry.code === "service.unavailable");
+    // One line for the request, its access line, with the code and the cause.
+    const line = lines.find((entry) => entry.msg === "request completed" && entry.code === "service.unavailable");
+    expect(line).toMatchObject({ status: 503, route: "/api/compute/jobs/submit" });
     expect(line?.cause).toMatch(/no responders/i);
+    expect(lines.filter((entry) => entry.request_id === line?.request_id)).toHaveLength(1);
     expect(JSON.stringify(refused)).not.toMatch(/no responders/i);
   });
 });

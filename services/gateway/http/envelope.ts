@@ -1,6 +1,20 @@
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError, errorSpec } from "../../../shared/errors/index.js";
 import { challengeFor } from "./www-authenticate.js";
+
+/** What a request was answered with when it got the error envelope: its access line carries it. */
+export interface AnsweredError {
+  code: string;
+  /** For a 503: the failure behind it, which the caller's answer never shows. */
+  cause?: string;
+}
+
+const answeredErrors = new WeakMap<FastifyRequest, AnsweredError>();
+
+/** The error envelope `request` was answered with, if any. */
+export function answeredErrorOf(request: FastifyRequest): AnsweredError | undefined {
+  return answeredErrors.get(request);
+}
 
 /** Default wait suggested for retryable errors that do not carry their own. */
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
@@ -33,7 +47,8 @@ export function sendSuccess(reply: FastifyReply, message: string, payload: unkno
  * ends the connection after the answer: the body was not read, and on a kept-alive
  * connection the rest of it would otherwise be awaited as this request's, stalling the next.
  */
-export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+export function sendError(reply: FastifyReply, error: AppError, cause?: string): FastifyReply {
+  answeredErrors.set(reply.request, cause === undefined ? { code: error.code } : { code: error.code, cause });
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) reply.header("retry-after", retryAfter);
   if (error.httpStatus === 413) reply.header("connection", "close");

@@ -5,7 +5,13 @@ import { join } from "node:path";
 import { ComputeClient } from "../../shared/client/index.js";
 import { type LogLine, logStreamPath } from "../../shared/contract/index.js";
 import { errorCode } from "./load.js";
-import { NOISY_STREAM_OPENERS, NOISY_SUBMITTERS, type Outcomes, startNoisyTenant } from "./noisy-tenant.js";
+import {
+  NOISY_STREAM_OPENERS,
+  NOISY_HEARTBEATERS,
+  NOISY_SUBMITTERS,
+  type Outcomes,
+  startNoisyTenant,
+} from "./noisy-tenant.js";
 import { type AddedTenant, startOurSystem } from "./ours/system.js";
 import { formatMs } from "./report.js";
 import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
@@ -266,7 +272,8 @@ export const noisyNeighbour: Scenario = {
       const atLimits = () =>
         outcomes.has("log stream 429") &&
         outcomes.has("log push logs.quota_exceeded node_hour") &&
-        outcomes.has("log push logs.quota_exceeded business_day");
+        outcomes.has("log push logs.quota_exceeded business_day") &&
+        outcomes.has("heartbeat rate.limited");
       const givenUpAt = performance.now() + LIMITS_WAIT_MS;
       while (!atLimits() && !signal.aborted && performance.now() < givenUpAt)
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -275,7 +282,7 @@ export const noisyNeighbour: Scenario = {
       if (!atLimits() && !signal.aborted) {
         const seen = [...outcomes.entries()].map(([outcome, times]) => `${outcome} ×${times}`).join(", ");
         throw new Error(
-          `the noisy tenant did not reach its limits (a stream refused, its first node's hour, its business's day) within ${LIMITS_WAIT_MS / 1000} s; it was answered: ${seen}`,
+          `the noisy tenant did not reach its limits (a stream refused, its first node's hour, its business's day, its node's heartbeats) within ${LIMITS_WAIT_MS / 1000} s; it was answered: ${seen}`,
         );
       }
 
@@ -318,10 +325,10 @@ export const noisyNeighbour: Scenario = {
             ),
           ],
           notes: [
-            `the noisy tenant meanwhile, a client on a thread of its own: ${NOISY_STREAM_OPENERS} workers opening and holding log streams, ${NOISY_SUBMITTERS} submitting as fast as answered, ${NOISY_NODES} nodes pushing 90 lines of 10 kB per batch (the second once the first is past its hour); each refusal waits its Retry-After (or 1 s) before the next try`,
+            `the noisy tenant meanwhile, a client on a thread of its own: ${NOISY_STREAM_OPENERS} workers opening and holding log streams, ${NOISY_SUBMITTERS} submitting as fast as answered, ${NOISY_NODES} nodes pushing 90 lines of 10 kB per batch (the second once the first is past its hour), the first node heartbeating from ${NOISY_HEARTBEATERS} loops; each refusal waits its Retry-After (or 1 s) before the next try`,
             `its answers: ${refusals.map(([outcome, times]) => `${outcome} × ${times}`).join(", ")}`,
-            `limits: the defaults (rate 50 requests a second and 1000 a minute, 20 streams a user, 4 a signed URL, 100 a business), CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR=${NODE_BYTES_PER_HOUR}, plan max_log_bytes_per_day=${BUSINESS_BYTES_PER_DAY}`,
-            `measured once the noisy tenant has reached its limits (its streams, its first node's hour and its business's day refused), in ${2 * SEGMENT_PAIRS} segments of ${(SUBMITS * SUBMIT_EVERY_MS) / 1000} s alternating in ABBA order: idle (the noisy tenant sends nothing and holds no stream) and noisy (it presses on as above); the submit and stream samples run side by side, each at its steady pace`,
+            `limits: the defaults (rate 50 requests a second and 1000 a minute, 20 streams a user, 4 a signed URL, 100 a business, 1000 calls a second a node and 5 heartbeats), CJS_LOG_MAX_BYTES_PER_NODE_PER_HOUR=${NODE_BYTES_PER_HOUR}, plan max_log_bytes_per_day=${BUSINESS_BYTES_PER_DAY}`,
+            `measured once the noisy tenant has reached its limits (its streams, its first node's hour, its business's day and its node's heartbeats refused), in ${2 * SEGMENT_PAIRS} segments of ${(SUBMITS * SUBMIT_EVERY_MS) / 1000} s alternating in ABBA order: idle (the noisy tenant sends nothing and holds no stream) and noisy (it presses on as above); the submit and stream samples run side by side, each at its steady pace`,
           ],
         },
       ],

@@ -11,6 +11,7 @@ import { logStreamPath } from "../../shared/contract/index.js";
 import { errorCode } from "./load.js";
 import {
   type FromNoisyTenant,
+  NOISY_HEARTBEATERS,
   NOISY_STREAM_OPENERS,
   NOISY_SUBMITTERS,
   type NoisyTenantSetup,
@@ -53,7 +54,7 @@ function retryAfterMs(error: unknown): number {
  * The noisy tenant at every limit at once, until `stop` aborts, as a client that spends
  * each budget to the full and comes back as soon as it is told it may: workers opening
  * log streams of its job and holding them, workers submitting as fast as they are
- * answered, nodes pushing 1 MB batches of log lines; each refusal waits its `Retry-After`
+ * answered, nodes pushing 1 MB batches of log lines, a node heartbeating in loops; each refusal waits its `Retry-After`
  * (or a second), then tries again.
  */
 async function pressOn(stop: AbortSignal): Promise<void> {
@@ -115,7 +116,19 @@ async function pressOn(stop: AbortSignal): Promise<void> {
       }
     }
   });
-  await Promise.all([...openers, ...submitters, ...pushers]);
+  // Its first node also heartbeats from NOISY_HEARTBEATERS loops at once, far past what an agent sends: its budget of control calls.
+  const heartbeaters = Array.from({ length: NOISY_HEARTBEATERS }, async () => {
+    while (!stop.aborted) {
+      try {
+        await nodes[0]!.plane.heartbeat({ running: [] });
+        count("heartbeat ok");
+      } catch (error) {
+        count(`heartbeat ${errorCode(error)}`);
+        await pause(retryAfterMs(error), stop);
+      }
+    }
+  });
+  await Promise.all([...openers, ...submitters, ...pushers, ...heartbeaters]);
   for (const close of held) close();
 }
 

@@ -16,6 +16,8 @@ export interface NoisyTenantSetup {
 /** Its pressure: workers opening and holding log streams, and workers submitting as fast as answered. */
 export const NOISY_STREAM_OPENERS = 4;
 export const NOISY_SUBMITTERS = 4;
+/** …and loops heartbeating as one of its nodes, each as fast as answered. */
+export const NOISY_HEARTBEATERS = 2;
 
 /** What the noisy tenant was answered while it pressed on every limit, by outcome. */
 export type Outcomes = Map<string, number>;

@@ -80,7 +80,14 @@ export const rateLimiterCost: Scenario = {
     const ours = await startOurSystem(cleanup, progress, {
       logLevel: config.serviceLogLevel,
       rateLimits: "default",
-      env: { gateway: { CJS_RATE_LIMIT_PER_SECOND: "1000000" } },
+      // The node's own budget (an in-memory bucket, decision 0091) raised too: a drain is one of its control calls.
+      env: {
+        gateway: {
+          CJS_RATE_LIMIT_PER_SECOND: "1000000",
+          CJS_NODE_RATE_LIMIT_PER_SECOND: "1000000",
+          CJS_NODE_CONTROL_RATE_LIMIT_PER_SECOND: "1000000",
+        },
+      },
     });
     const failures: string[] = [];
     const totals: Record<Side, SideTotals> = { counted: emptyTotals(), uncounted: emptyTotals() };

@@ -25,6 +25,7 @@ import { buildNodeRegistry } from "../../services/node-registry/node-registry.js
 import { SchedulerConfig } from "../../services/scheduler/config.js";
 import { buildScheduler, type Scheduler } from "../../services/scheduler/scheduler.js";
 import { GatewayConfig } from "../../services/gateway/config.js";
+import type { NatsTopology, RunningNats } from "./nats-topologies.js";
 import { TEST_BURST_LIMIT } from "./test-limits.js";
 import { buildGateway, type Gateway } from "../../services/gateway/gateway.js";
 import { WebhooksConfig } from "../../services/webhooks/config.js";
@@ -254,6 +255,28 @@ async function partitionsSpread(schedulers: readonly RunningService[]): Promise<
     if (Date.now() > deadline)
       throw new Error(`the scheduler replicas did not share the partitions out (owned: ${counts.join(", ")})`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * The topology's nats-server(s), and the system on them with its streams and buckets
+ * replicated as the topology needs (`CJS_NATS_REPLICAS`) besides `env`. A system that
+ * fails to start stops the servers it started on.
+ */
+export async function startSystemOn(
+  topology: NatsTopology,
+  replicas: { gateways: number; schedulers: number; registries: number },
+  env: Record<string, string> = {},
+): Promise<{ nats: RunningNats; system: RunningSystem }> {
+  const nats = await topology.start();
+  try {
+    return {
+      nats,
+      system: await startSystem(nats.url, replicas, { CJS_NATS_REPLICAS: String(nats.replicas), ...env }),
+    };
+  } catch (error) {
+    await nats.stop();
+    throw error;
   }
 }
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OBJECT_STORES } from "../../shared/nats/index.js";
 import type { ComputeClient } from "../harness/client.js";
 import { NATS_TOPOLOGIES, type RunningNats } from "../harness/nats-topologies.js";
-import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { createTenant, signedInClient, startSystemOn, type RunningSystem, type Tenant } from "../harness/system.js";
 
 /**
  * Each business's artifact storage budget (its plan's `max_artifact_bytes`): a business at
@@ -32,12 +32,11 @@ describe.each(NATS_TOPOLOGIES)("artifact storage budgets, on $name", (topology) 
     for (const plan of plans.plans) plan.limits.max_artifact_bytes = BUDGET_BYTES;
     const plansFile = join(plansDir, "plans.json");
     await writeFile(plansFile, JSON.stringify(plans));
-    nats = await topology.start();
-    system = await startSystem(
-      nats.url,
+    ({ nats, system } = await startSystemOn(
+      topology,
       { gateways: 2, schedulers: 1, registries: 1 },
-      { CJS_NATS_REPLICAS: String(nats.replicas), CJS_BILLING_PLANS_FILE: plansFile },
-    );
+      { CJS_BILLING_PLANS_FILE: plansFile },
+    ));
   }, 120_000);
 
   afterAll(async () => {

@@ -11,7 +11,7 @@ import { startNats } from "../harness/nats-server.js";
 import { NATS_TOPOLOGIES, type RunningNats } from "../harness/nats-topologies.js";
 import { healthUrlOf, serviceProcessEnv, untilReadyz } from "../harness/readiness.js";
 import { type ServiceProcess, startServiceProcess } from "../harness/service-process.js";
-import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { createTenant, signedInClient, startSystemOn, type RunningSystem, type Tenant } from "../harness/system.js";
 
 const READY_WAIT_MS = 60_000;
 
@@ -98,12 +98,7 @@ describe.each(NATS_TOPOLOGIES)("a gateway restarted under load, on $name", (topo
   let headers: Record<string, string>;
 
   beforeAll(async () => {
-    nats = await topology.start();
-    system = await startSystem(
-      nats.url,
-      { gateways: 1, schedulers: 1, registries: 1 },
-      { CJS_NATS_REPLICAS: String(nats.replicas) },
-    );
+    ({ nats, system } = await startSystemOn(topology, { gateways: 1, schedulers: 1, registries: 1 }));
     tenant = await createTenant(system.gateways[0]!.nc);
     const { tokens } = await signedInClient(system.gateways[0]!.baseUrl, tenant);
     headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };

@@ -12,7 +12,7 @@ import {
   createTenant,
   signedInClient,
   startGateway,
-  startSystem,
+  startSystemOn,
   type RunningSystem,
   type Tenant,
 } from "../harness/system.js";
@@ -58,17 +58,15 @@ describe.each(NATS_TOPOLOGIES)("log stream budgets, on $name", (topology) => {
   }
 
   beforeAll(async () => {
-    nats = await topology.start();
-    system = await startSystem(
-      nats.url,
+    ({ nats, system } = await startSystemOn(
+      topology,
       { gateways: 1, schedulers: 1, registries: 1 },
       {
-        CJS_NATS_REPLICAS: String(nats.replicas),
         CJS_LOG_STREAMS_PER_USER: String(PER_USER),
         CJS_LOG_STREAMS_PER_URL: String(PER_URL),
         CJS_LOGS_MAX_CONSUMERS: String(MAX_CONSUMERS),
       },
-    );
+    ));
     baseUrl = system.gateways[0]!.baseUrl;
   }, 120_000);
 

@@ -6,7 +6,7 @@ import type { ComputeClient } from "../harness/client.js";
 import { failureOf, type Refusal } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { NATS_TOPOLOGIES, type RunningNats } from "../harness/nats-topologies.js";
-import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { createTenant, signedInClient, startSystemOn, type RunningSystem, type Tenant } from "../harness/system.js";
 
 /**
  * A node's calls with its key have a budget of their own on each gateway replica: a node
@@ -26,16 +26,14 @@ describe.each(NATS_TOPOLOGIES)("a node's call budget, on $name", (topology) => {
   let link: NatsLink;
 
   beforeAll(async () => {
-    nats = await topology.start();
-    system = await startSystem(
-      nats.url,
+    ({ nats, system } = await startSystemOn(
+      topology,
       { gateways: 1, schedulers: 1, registries: 1 },
       {
-        CJS_NATS_REPLICAS: String(nats.replicas),
         CJS_NODE_RATE_LIMIT_PER_SECOND: String(PER_SECOND),
         CJS_NODE_CONTROL_RATE_LIMIT_PER_SECOND: String(CONTROL_PER_SECOND),
       },
-    );
+    ));
     baseUrl = system.gateways[0]!.baseUrl;
     link = natsLink({ url: nats.url, credentials: {}, inboxPrefix: "_INBOX", name: "node-call-budget" });
   }, 120_000);

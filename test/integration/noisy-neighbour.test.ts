@@ -11,7 +11,7 @@ import { FakeNode } from "../harness/fake-node.js";
 import { logLines } from "../harness/log-jobs.js";
 import { openLogStream, readToEnd, tryLogStream } from "../harness/log-stream-client.js";
 import { NATS_TOPOLOGIES, type RunningNats } from "../harness/nats-topologies.js";
-import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { createTenant, signedInClient, startSystemOn, type RunningSystem, type Tenant } from "../harness/system.js";
 
 /**
  * One tenant at every one of its limits (log streams per user, per signed URL and per
@@ -41,12 +41,10 @@ describe.each(NATS_TOPOLOGIES)("a noisy neighbour, on $name", (topology) => {
     for (const plan of plans.plans) plan.limits.max_log_bytes_per_day = BUSINESS_BYTES_PER_DAY;
     const plansFile = join(plansDir, "plans.json");
     await writeFile(plansFile, JSON.stringify(plans));
-    nats = await topology.start();
-    system = await startSystem(
-      nats.url,
+    ({ nats, system } = await startSystemOn(
+      topology,
       { gateways: 1, schedulers: 1, registries: 1 },
       {
-        CJS_NATS_REPLICAS: String(nats.replicas),
         CJS_LOG_STREAMS_PER_USER: String(PER_USER),
         CJS_LOG_STREAMS_PER_URL: String(PER_URL),
         CJS_LOG_STREAMS_PER_BUSINESS: String(PER_BUSINESS),
@@ -54,7 +52,7 @@ describe.each(NATS_TOPOLOGIES)("a noisy neighbour, on $name", (topology) => {
         CJS_LOG_USAGE_FLUSH_MS: "50",
         CJS_BILLING_PLANS_FILE: plansFile,
       },
-    );
+    ));
     baseUrl = system.gateways[0]!.baseUrl;
   }, 120_000);
 

@@ -57,6 +57,13 @@ describe.each(NATS_TOPOLOGIES)("log stream budgets, on $name", (topology) => {
     return (await jsm.consumers.list(STREAMS.logs).next()).length;
   }
 
+  /** Consumers of `CJS_LOGS` filtered on this job's lines. */
+  async function consumersOfJob(jobId: string): Promise<number> {
+    const jsm = await jetstreamManager(system.gateways[0]!.nc);
+    const consumers = await jsm.consumers.list(STREAMS.logs).next();
+    return consumers.filter(({ config }) => config.filter_subject === subjects.jobLogsOfJob(jobId)).length;
+  }
+
   beforeAll(async () => {
     ({ nats, system } = await startSystemOn(
       topology,
@@ -99,6 +106,40 @@ describe.each(NATS_TOPOLOGIES)("log stream budgets, on $name", (topology) => {
         expect(end.state).toBe("succeeded");
       }
       await expect.poll(consumersOnLogs, { timeout: 10_000 }).toBe(0);
+    });
+
+    it("a gateway stopping with a job's stream open has deleted the job's consumer when it has stopped", async () => {
+      const gateway = await startGateway(nats.url);
+      let stopped = false;
+      try {
+        const { tenant, client } = await signedIn();
+        const { tokens } = await signedInClient(gateway.baseUrl, tenant);
+        const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
+        const { jobId } = await runningJob(client, tenant, "budgets-stop");
+        await openLogStream(gateway.baseUrl, logStreamPath(jobId), headers);
+        expect(await consumersOfJob(jobId)).toBe(1);
+        await gateway.stop();
+        stopped = true;
+        expect(await consumersOfJob(jobId)).toBe(0);
+      } finally {
+        if (!stopped) await gateway.stop();
+      }
+    });
+    it("a job's consumer left behind by a gateway whose connection died goes by itself, not after the five minutes of an ordered consumer", async () => {
+      const gateway = await startGateway(nats.url);
+      try {
+        const { tenant, client } = await signedIn();
+        const { tokens } = await signedInClient(gateway.baseUrl, tenant);
+        const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
+        const { jobId } = await runningJob(client, tenant, "budgets-died");
+        await openLogStream(gateway.baseUrl, logStreamPath(jobId), headers);
+        expect(await consumersOfJob(jobId)).toBe(1);
+        // As a gateway killed: nothing it sends reaches the server any more, its deletions neither.
+        await gateway.nc.close();
+        await expect.poll(() => consumersOfJob(jobId), { timeout: 30_000, interval: 1_000 }).toBe(0);
+      } finally {
+        await gateway.stop().catch(() => undefined);
+      }
     });
   });
 

@@ -1,4 +1,13 @@
-import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import { randomUUID } from "node:crypto";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type Consumer,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+} from "@nats-io/jetstream";
+import { nanos } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { AppError } from "../../../shared/errors/index.js";
 import { decodeJson, STREAMS, subjects } from "../../../shared/nats/index.js";
@@ -16,6 +25,11 @@ const FEED_BUFFER_BYTES = 512 * 1024;
  * two JetStream API requests (the stream's end, a consumer) before its first line.
  */
 const FEED_LINGER_MS = 5_000;
+/**
+ * How long the server keeps a feed's consumer nobody pulls from: only one whose gateway
+ * died without deleting it waits this long, holding a place in the stream's `max_consumers`.
+ */
+const FEED_CONSUMER_IDLE_MS = 10_000;
 
 /** One stored message of a job's log, decoded once for every viewer. */
 export interface FeedMessage {
@@ -55,7 +69,7 @@ export function feedMessage(seq: number, subject: string, data: Uint8Array): Fee
 }
 
 /**
- * One job's log as this gateway replica reads it: one ordered consumer, however many
+ * One job's log as this gateway replica reads it: one consumer, however many
  * clients watch the job, so the consumers on `CJS_LOGS` grow with the jobs watched, not
  * with the viewers. It keeps the job's newest messages (up to `FEED_BUFFER_BYTES`) for
  * the viewers to take at their own pace; a viewer never slows the feed or another viewer.
@@ -69,6 +83,7 @@ export class JobLogFeed {
   private consumer: Consumer | undefined;
   private messages: ConsumerMessages | undefined;
   private ended = false;
+  private deleted: Promise<void> = Promise.resolve();
   private markClosed: () => void = () => undefined;
   /** Settles when the feed stops. */
   readonly whenClosed = new Promise<void>((resolve) => {
@@ -99,12 +114,23 @@ export class JobLogFeed {
     }
     const feed = new JobLogFeed(jobId, fromSeq, log);
     try {
-      feed.consumer = await js.consumers.get(STREAMS.logs, {
-        filter_subjects: subjects.jobLogsOfJob(jobId),
+      // Our own consumer, not an ordered one: an ordered consumer recreated (after missed
+      // heartbeats) while the feed closes outlives the deletion by five minutes. This one is
+      // never recreated, and one left behind (a gateway killed) goes after FEED_CONSUMER_IDLE_MS.
+      const { name } = await jsm.consumers.add(STREAMS.logs, {
+        name: `log-feed-${randomUUID()}`,
+        filter_subject: subjects.jobLogsOfJob(jobId),
+        deliver_policy: DeliverPolicy.StartSequence,
         opt_start_seq: fromSeq,
+        ack_policy: AckPolicy.None,
+        inactive_threshold: nanos(FEED_CONSUMER_IDLE_MS),
+        num_replicas: 1,
+        mem_storage: true,
       });
-      feed.messages = await feed.consumer.consume();
+      feed.consumer = await js.consumers.get(STREAMS.logs, name);
+      feed.messages = await feed.consumer.consume({ abort_on_missing_resource: true });
     } catch (error) {
+      if (feed.consumer) void feed.close();
       throw unavailable(error);
     }
     void feed.pump();
@@ -132,17 +158,25 @@ export class JobLogFeed {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  close(): void {
-    if (this.ended) return;
+  /**
+   * Stops the feed; resolves once its consumer is deleted (or the deletion failed). The
+   * server would drop the idle consumer only after five minutes (an ordered consumer's
+   * `inactive_threshold`), holding a place in the stream's `max_consumers` till then.
+   */
+  close(): Promise<void> {
+    if (this.ended) return this.deleted;
     this.ended = true;
     const { consumer, messages } = this;
-    // The server would drop the idle consumer after a while; free its place in the stream's budget now.
-    void (async () => {
+    this.deleted = (async () => {
       await messages?.close();
       await consumer?.delete();
-    })().catch(() => undefined);
+    })().then(
+      () => undefined,
+      () => undefined,
+    );
     this.wake();
     this.markClosed();
+    return this.deleted;
   }
 
   private wake(): void {
@@ -155,8 +189,13 @@ export class JobLogFeed {
     const messages = this.messages;
     if (!messages) return;
     try {
+      let delivered = 0;
       for await (const message of messages) {
         if (this.ended) break;
+        // A message the connection dropped (a slow consumer) is not redelivered (no acks):
+        // the feed ends, and its viewers resume from the stream.
+        if (message.info.deliverySequence !== delivered + 1) throw new Error("a job's log feed missed a message");
+        delivered = message.info.deliverySequence;
         const decoded = feedMessage(message.seq, message.subject, message.data);
         this.buffer.push(decoded);
         this.bufferBytes += decoded.size;
@@ -170,7 +209,7 @@ export class JobLogFeed {
     } catch (error) {
       this.log.warn({ err: error, job_id: this.jobId }, "a job's log feed failed; its viewers will resume");
     } finally {
-      this.close();
+      void this.close();
     }
   }
 }
@@ -258,7 +297,7 @@ export class JobLogFeeds {
   /** Closes a feed nobody watches (`forgetWhenClosed` then drops it from the map). */
   private closeIdle(feed: JobLogFeed): void {
     this.wake(feed);
-    feed.close();
+    void feed.close();
   }
 
   /** Makes room for another job: the feed idle the longest goes now, and its place with it (an open feed's entry is its own). */
@@ -269,10 +308,17 @@ export class JobLogFeeds {
     this.feeds.delete(oldest.value.jobId);
   }
 
-  closeAll(): void {
+  /**
+   * Closes every feed; resolves once their consumers are deleted, so a gateway stopping
+   * awaits it before closing its connection (else the deletions never leave, and each
+   * consumer holds a place in the stream's budget until the server drops it).
+   */
+  async closeAll(): Promise<void> {
     for (const timer of this.idle.values()) clearTimeout(timer);
     this.idle.clear();
-    for (const opening of this.feeds.values()) void opening.then((feed) => feed.close()).catch(() => undefined);
+    await Promise.all(
+      [...this.feeds.values()].map((opening) => opening.then((feed) => feed.close()).catch(() => undefined)),
+    );
   }
 
   private async forgetWhenClosed(feed: JobLogFeed): Promise<void> {

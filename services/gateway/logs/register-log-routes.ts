@@ -41,6 +41,6 @@ export function registerLogRoutes(app: FastifyInstance, edge: Edge, gw: GatewayC
   // Open streams would hold the server open: end them (clients resume elsewhere with Last-Event-ID).
   app.addHook("preClose", async () => {
     for (const tail of streams.open) tail.close();
-    streams.feeds.closeAll();
+    await streams.feeds.closeAll();
   });
 }

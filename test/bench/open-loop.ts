@@ -4,8 +4,10 @@ import { comparisonTable, figureData, formatNumber, type Figure } from "./compar
 import { JobTracker } from "./job-tracker.js";
 import { countErrors, formatErrors, runOpenLoop } from "./load.js";
 import { RAISED_RATE_LIMITS_NOTE, startOurSystem, type NodeFleet, type OurSystem } from "./ours/system.js";
-import type { Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
+import type { ResultTable, Scenario, ScenarioContext, ScenarioOutcome } from "./scenario.js";
 import { percentile } from "./stats.js";
+import { STAGE_NAMES, startStages, summariseStages, type StageSummary, type StartStages } from "./start-stages.js";
+import { forEachBounded } from "../../shared/runtime/index.js";
 import { JOB, NODES, SLOTS, ourJob, sideNotes } from "./workload.js";
 
 const RATES = [100, 500, 1_000] as const;
@@ -14,6 +16,8 @@ const MAX_IN_FLIGHT = 512;
 /** After a step, its jobs that had not started within the settle time still get this long to finish before the next step. */
 const DRAIN_TIMEOUT_MS = 180_000;
 const POOL = "open-loop";
+/** Jobs of one of our steps whose timelines are read for the stages (the slowest 1 % always among them). */
+const STAGE_SAMPLE = 1_000;
 
 type Side = "ours" | "bullmq";
 
@@ -26,6 +30,8 @@ interface Step {
   shed: number;
   notStarted: number;
   lagP99Ms: number;
+  /** Ours: where submit → start went (from a sample of the step's jobs' timelines). */
+  stages?: StageSummary;
 }
 
 /** Percentile `p` of the sample where each missing value counts as infinitely late: NaN if one falls at the rank. */
@@ -114,6 +120,7 @@ export const openLoop: Scenario = {
           }
         }
         const lags = sent.lagMs.sort((a, b) => a - b);
+        const stages = side === "ours" ? await stagesOf(current, started) : undefined;
         return {
           acceptedPerSecond: (sent.ok * 1000) / config.openLoopStepMs,
           startedPerSecond: (current.startedBy(stepEnd) * 1000) / config.openLoopStepMs,
@@ -122,7 +129,31 @@ export const openLoop: Scenario = {
           shed: sent.shed,
           notStarted,
           lagP99Ms: lags.length > 0 ? percentile(lags, 99) : 0,
+          ...(stages === undefined ? {} : { stages }),
         };
+      };
+
+      /** The stages of a sample of the step's jobs, read from their timelines after the step (it adds no load to it). */
+      const stagesOf = async (run: JobTracker, stepStartMs: number): Promise<StageSummary | undefined> => {
+        const wall = Date.now() - monotonicMs();
+        const started = [...run.sentAt].flatMap(([id, sentAt]) => {
+          const at = run.startedAt.get(id);
+          return at === undefined ? [] : [{ id, sentAt, at }];
+        });
+        started.sort((a, b) => b.at - b.sentAt - (a.at - a.sentAt));
+        const slowest = Math.ceil(started.length / 100);
+        const stride = Math.max(1, (started.length - slowest) / (STAGE_SAMPLE - slowest));
+        const sample = [
+          ...started.slice(0, slowest),
+          ...started.slice(slowest).filter((_, index) => index % stride < 1),
+        ];
+        const stages: StartStages[] = [];
+        await forEachBounded(sample, 8, async ({ id, sentAt, at }) => {
+          const { job } = await ours.user.call("retrieveJob", { job_id: id });
+          const one = startStages(job, sentAt + wall, at + wall, stepStartMs + wall);
+          if (one) stages.push(one);
+        });
+        return summariseStages(stages, slowest);
       };
 
       // An unmeasured step per side first, so neither side's first step is the one that warms it up.
@@ -153,7 +184,7 @@ export const openLoop: Scenario = {
 
     const figures: Figure[] = RATES.flatMap((rate) => {
       const { ours: mine, bullmq: theirs } = steps.get(rate)!;
-      const pick = (key: keyof Step): Pick<Figure, "ours" | "theirs"> => ({
+      const pick = (key: Exclude<keyof Step, "stages">): Pick<Figure, "ours" | "theirs"> => ({
         ours: mine.map((s) => s[key]),
         theirs: theirs.map((s) => s[key]),
       });
@@ -187,6 +218,7 @@ export const openLoop: Scenario = {
             RAISED_RATE_LIMITS_NOTE,
           ],
         ),
+        stagesTable(steps, config.openLoopStepMs),
       ],
       data: {
         step_ms: config.openLoopStepMs,
@@ -199,3 +231,39 @@ export const openLoop: Scenario = {
     };
   },
 };
+
+const median = (values: number[]): number =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+
+/** Ours: where submit → start went at each rate, medians over the rounds. */
+function stagesTable(steps: ReadonlyMap<number, Record<Side, Step[]>>, stepMs: number): ResultTable {
+  const rows: string[][] = [];
+  const early: string[] = [];
+  for (const [rate, { ours }] of steps) {
+    const summaries = ours.flatMap((step) => (step.stages === undefined ? [] : [step.stages]));
+    if (summaries.length === 0) continue;
+    for (const stage of Object.keys(STAGE_NAMES) as Array<keyof typeof STAGE_NAMES>)
+      rows.push([
+        `${rate}/s`,
+        STAGE_NAMES[stage],
+        formatNumber(median(summaries.map((summary) => summary.stages[stage].p50))),
+        formatNumber(median(summaries.map((summary) => summary.stages[stage].slowestMean))),
+      ]);
+    const slowest = summaries.flatMap((summary) => summary.slowest);
+    const inFirstTenth = slowest.filter((job) => job.dueInStep < stepMs / 10).length;
+    early.push(`${rate}/s ${inFirstTenth} of ${slowest.length}`);
+  }
+  return {
+    title: "(c) open loop, ours: where submit → start went (ms; medians over the rounds)",
+    columns: ["rate", "stage", "p50", "mean of the slowest 1 %"],
+    rows,
+    notes: [
+      `after each of our steps, up to ${STAGE_SAMPLE} of its jobs (the slowest 1 % among them) are retrieved and their timelines read: queued_at, the assigned event and started_at are the services' wall clock to the millisecond; the submit's due time and the node's receipt are the bench's`,
+      "a stage high in the slowest 1 % alone is where the tail comes from; all stages high at once is the machine (every process waited for a core), not one step of the path",
+      `the slowest 1 % due in the first tenth of their step (after the idle gap between steps): ${early.join("; ")}`,
+    ],
+  };
+}

@@ -13,6 +13,7 @@ import {
   signedInClient,
   startGateway,
   startSystemOn,
+  type RunningGateway,
   type RunningSystem,
   type Tenant,
 } from "../harness/system.js";
@@ -108,16 +109,22 @@ describe.each(NATS_TOPOLOGIES)("log stream budgets, on $name", (topology) => {
       await expect.poll(consumersOnLogs, { timeout: 10_000 }).toBe(0);
     });
 
+    /** A job whose log is streamed through a gateway of its own, which holds the job's one consumer. */
+    async function streamedThroughOwnGateway(gateway: RunningGateway, pool: string): Promise<string> {
+      const { tenant, client } = await signedIn();
+      const { tokens } = await signedInClient(gateway.baseUrl, tenant);
+      const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
+      const { jobId } = await runningJob(client, tenant, pool);
+      await openLogStream(gateway.baseUrl, logStreamPath(jobId), headers);
+      expect(await consumersOfJob(jobId)).toBe(1);
+      return jobId;
+    }
+
     it("a gateway stopping with a job's stream open has deleted the job's consumer when it has stopped", async () => {
       const gateway = await startGateway(nats.url);
       let stopped = false;
       try {
-        const { tenant, client } = await signedIn();
-        const { tokens } = await signedInClient(gateway.baseUrl, tenant);
-        const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
-        const { jobId } = await runningJob(client, tenant, "budgets-stop");
-        await openLogStream(gateway.baseUrl, logStreamPath(jobId), headers);
-        expect(await consumersOfJob(jobId)).toBe(1);
+        const jobId = await streamedThroughOwnGateway(gateway, "budgets-stop");
         await gateway.stop();
         stopped = true;
         expect(await consumersOfJob(jobId)).toBe(0);
@@ -125,15 +132,11 @@ describe.each(NATS_TOPOLOGIES)("log stream budgets, on $name", (topology) => {
         if (!stopped) await gateway.stop();
       }
     });
+
     it("a job's consumer left behind by a gateway whose connection died goes by itself, not after the five minutes of an ordered consumer", async () => {
       const gateway = await startGateway(nats.url);
       try {
-        const { tenant, client } = await signedIn();
-        const { tokens } = await signedInClient(gateway.baseUrl, tenant);
-        const headers = { "x-app-id": tenant.app.app_id, authorization: `Bearer ${tokens.access_token}` };
-        const { jobId } = await runningJob(client, tenant, "budgets-died");
-        await openLogStream(gateway.baseUrl, logStreamPath(jobId), headers);
-        expect(await consumersOfJob(jobId)).toBe(1);
+        const jobId = await streamedThroughOwnGateway(gateway, "budgets-died");
         // As a gateway killed: nothing it sends reaches the server any more, its deletions neither.
         await gateway.nc.close();
         await expect.poll(() => consumersOfJob(jobId), { timeout: 30_000, interval: 1_000 }).toBe(0);

@@ -10,6 +10,7 @@ import {
   roomAt,
 } from "../../../shared/records/index.js";
 import { type NodeView, planPlacements } from "./plan.js";
+import { assignmentLanded } from "./assignment-landed.js";
 import { release, reserve } from "./reservations.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { changeJob } from "../jobs/change-job.js";
@@ -155,6 +156,14 @@ export async function assignReserved(
 ): Promise<JobRecord | null> {
   const jobKey = held.job_key;
   const attempt = held.attempt + 1;
+  // Counted against its key (changeJob told the active jobs), then out of the queue, before the watch brings the revision: no round plans it again or over-places its key.
+  const served = (after: JobRecord): JobRecord => {
+    queued.markServed(held);
+    queued.remove(jobKey, held.revision);
+    placements.inc();
+    assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(after.queued_at)) / 1000);
+    return after;
+  };
   try {
     const { after } = await changeJob(
       ctx,
@@ -169,13 +178,15 @@ export async function assignReserved(
       },
       queuedRecord(queued, jobKey, held.revision),
     );
-    // Counted against its key (changeJob told the active jobs), then out of the queue, before the watch brings the revision: no round plans it again or over-places its key.
-    queued.markServed(held);
-    queued.remove(jobKey, held.revision);
-    placements.inc();
-    assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(after.queued_at)) / 1000);
-    return after;
+    return served(after);
   } catch (error) {
+    if (!(error instanceof AppError)) {
+      // No answer (a timeout, the stream's leader lost meanwhile): the write may have landed.
+      const landed = await assignmentLanded(ctx.store.jobs, jobKey, nodeId, attempt);
+      if (landed) return served(landed);
+      // Not known: the reservation stays, and the reconciler frees it if the job is not on it.
+      if (landed === undefined) throw error;
+    }
     await release(ctx, nodeId, jobIdOfKey(jobKey), attempt, { unassigned: true });
     if (!(error instanceof AppError)) throw error;
     // A job that moved on or is gone leaves the queue (a newer queued revision comes back by the watch); one too busy to change now stays for the next round.

@@ -23,17 +23,26 @@ export const AllocationRecord = z.looseObject({
 });
 export type AllocationRecord = z.infer<typeof AllocationRecord>;
 
-export function allocationUse(allocation: AllocationRecord | null): {
+/**
+ * What the node's attempts hold, in one pass: each attempt's resources and a slot,
+ * leaving out those `released` says are being freed.
+ */
+export function allocationUse(
+  allocation: AllocationRecord | null,
+  released?: (jobId: string, attempt: number) => boolean,
+): {
   cpu: number;
   memory_mb: number;
   gpu: number;
   slots: number;
 } {
-  const attempts = Object.values(allocation?.attempts ?? {});
-  return {
-    cpu: attempts.reduce((sum, attempt) => sum + attempt.resources.cpu, 0),
-    memory_mb: attempts.reduce((sum, attempt) => sum + attempt.resources.memory_mb, 0),
-    gpu: attempts.reduce((sum, attempt) => sum + attempt.resources.gpu, 0),
-    slots: attempts.length,
-  };
+  const use = { cpu: 0, memory_mb: 0, gpu: 0, slots: 0 };
+  for (const [jobId, { attempt, resources }] of Object.entries(allocation?.attempts ?? {})) {
+    if (released?.(jobId, attempt)) continue;
+    use.cpu += resources.cpu;
+    use.memory_mb += resources.memory_mb;
+    use.gpu += resources.gpu;
+    use.slots += 1;
+  }
+  return use;
 }

@@ -11,8 +11,13 @@ import { backoffMs, retryMatches } from "./retry-policy.js";
 
 const MAX_TIMELINE = 200;
 
+let lastIsoMs = Number.NaN;
+let lastIso = "";
+
+/** The time as the records write it; one transition writes the same instant several times, so the last is kept. */
 function iso(now: number): string {
-  return new Date(now).toISOString();
+  if (now !== lastIsoMs) [lastIsoMs, lastIso] = [now, new Date(now).toISOString()];
+  return lastIso;
 }
 
 function conflict(job: JobRecord, operation: string): AppError {

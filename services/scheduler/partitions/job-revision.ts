@@ -8,6 +8,12 @@ export interface JobRevision {
   record: Record<string, unknown> | null;
   /** The record's bytes, for cheap checks before a parse (`mayBeQueued`). */
   data: Uint8Array;
+  /**
+   * Set when this replica wrote the revision itself: `record` is then the job record as
+   * written (made by the scheduler's own transitions, so of the record's shape), and needs
+   * no check before use.
+   */
+  own?: true;
 }
 
 /** Something a replica keeps up to date from the job records: the active jobs, the queue, the list index. */

@@ -227,7 +227,7 @@ export class JobsWatch {
     if (partition === undefined || !this.#partitions.has(partition) || revision <= this.#lastRevision) return;
     if (this.#echoes.size >= this.#echoesLimit) this.#forgetPassedEchoes();
     this.#echoes.set(key, revision);
-    this.#hand({ key, revision, record, data });
+    this.#hand({ key, revision, record, data, own: true });
   }
 
   /** Resolves once the gaps seen so far have been read back (and what they held handed on). */

@@ -144,15 +144,14 @@ export class ClusterView {
   }
 
   #viewOf(node: NodeRecord, nowMs: number, freeing?: { jobId: string; attempt: number }): NodeView {
-    let allocation = this.allocations.get(node.node_id)?.value ?? null;
-    const released = new Map(this.#freeing.get(node.node_id));
-    if (freeing) released.set(freeing.jobId, freeing.attempt);
-    if (allocation && [...released].some(([jobId, attempt]) => allocation?.attempts[jobId]?.attempt === attempt)) {
-      const attempts = Object.fromEntries(
-        Object.entries(allocation.attempts).filter(([jobId, { attempt }]) => released.get(jobId) !== attempt),
-      );
-      allocation = { ...allocation, attempts };
-    }
+    const allocation = this.allocations.get(node.node_id)?.value ?? null;
+    const pending = this.#freeing.get(node.node_id);
+    // An attempt being freed holds no room: `freeing` first, then the releases on their way.
+    const released =
+      pending || freeing
+        ? (jobId: string, attempt: number) =>
+            (freeing?.jobId === jobId ? freeing.attempt : pending?.get(jobId)) === attempt
+        : undefined;
     const caps = nodeCaps(node);
     return {
       node_id: node.node_id,
@@ -160,7 +159,7 @@ export class ClusterView {
       labels: node.labels,
       job_types: caps.jobTypes,
       capacity: { ...node.capacity, slots: caps.slots },
-      used: allocationUse(allocation),
+      used: allocationUse(allocation, released),
       draining: node.draining,
       online: node.offline_at === null,
       per_hour:

@@ -70,11 +70,13 @@ function hourlyRoomAt(ctx: SchedulerContext, nodes: readonly NodeView[], now: nu
 /**
  * The queued record as the watch brought it, where the assignment's compare-and-set
  * starts instead of a read; undefined when the queue did not keep it (then it is read).
+ * One this replica wrote is used as written: it needs neither a decode nor a check.
  */
 function queuedRecord(queued: QueuedJobs, jobKey: string, revision: number): Versioned<JobRecord> | undefined {
-  const data = queued.recordOf(jobKey, revision);
-  if (!data) return undefined;
-  const parsed = JobRecord.safeParse(decodeJson(data));
+  const kept = queued.recordOf(jobKey, revision);
+  if (!kept) return undefined;
+  if (kept.written) return { value: kept.written, revision };
+  const parsed = JobRecord.safeParse(decodeJson(kept.data));
   return parsed.success ? { value: parsed.data, revision } : undefined;
 }
 

@@ -107,6 +107,38 @@ describe("QueuedJobs", () => {
   });
 });
 
+describe("QueuedJobs: the records kept for assignments", () => {
+  it("keeps a revision's bytes, and the record itself only when this replica wrote it", () => {
+    const queue = new QueuedJobs();
+    const fromWatch = revision("a.b.j1", 1, {});
+    const written = { ...revision("a.b.j2", 2, {}), own: true as const };
+    queue.apply(fromWatch);
+    queue.apply(written);
+    expect(queue.recordOf("a.b.j1", 1)).toEqual({ revision: 1, data: fromWatch.data });
+    expect(queue.recordOf("a.b.j2", 2)?.written).toBe(written.record);
+    expect(queue.recordOf("a.b.j2", 1)).toBeUndefined();
+  });
+
+  it("forgets the written record when a later revision of the job comes from elsewhere", () => {
+    const queue = new QueuedJobs();
+    queue.apply({ ...revision("a.b.j1", 1, {}), own: true });
+    queue.apply(revision("a.b.j1", 2, { attempt: 1 }));
+    expect(queue.recordOf("a.b.j1", 2)?.written).toBeUndefined();
+    expect(queue.recordOf("a.b.j1", 1)).toBeUndefined();
+  });
+
+  it("keeps at most 5000 written records at once, and makes room as jobs leave the queue", () => {
+    const queue = new QueuedJobs();
+    for (let index = 1; index <= 5001; index += 1) queue.apply({ ...revision(`a.b.j${index}`, index, {}), own: true });
+    expect(queue.recordOf("a.b.j5000", 5000)?.written).toBeDefined();
+    expect(queue.recordOf("a.b.j5001", 5001)).toMatchObject({ revision: 5001 });
+    expect(queue.recordOf("a.b.j5001", 5001)?.written).toBeUndefined();
+    queue.apply(revision("a.b.j1", 6000, { state: "assigned", attempt: 1, pending_reason: null }));
+    queue.apply({ ...revision("a.b.j6001", 6001, {}), own: true });
+    expect(queue.recordOf("a.b.j6001", 6001)?.written).toBeDefined();
+  });
+});
+
 describe("QueuedJobs: jobs held until a time (run_at, retry backoff)", () => {
   const at = (ms: number) => new Date(ms).toISOString();
 

@@ -1,4 +1,4 @@
-import { mayBeQueued, parseJobKey, placementPoolKey } from "../../../shared/records/index.js";
+import { type JobRecord, mayBeQueued, parseJobKey, placementPoolKey } from "../../../shared/records/index.js";
 import type { JobRevision, JobRevisionListener } from "../partitions/job-revision.js";
 import {
   concurrencyOf,
@@ -58,6 +58,19 @@ function queuedFaceOf(record: Fields) {
 
 /** How many bytes of queued records the queue keeps for assignments (past it, a placement reads the record). */
 const RECORD_BYTES_MAX = 64 * 1024 * 1024;
+/**
+ * How many queued records this replica wrote itself the queue keeps as written, beside
+ * their bytes: an assignment starts from such a record with no decode and no check. Bounded
+ * because an object costs several times its bytes; the first kept are the first placed.
+ */
+const WRITTEN_RECORDS_MAX = 5_000;
+
+/** A queued record kept for its assignment: its bytes, and the record itself when this replica wrote it. */
+interface QueuedRecord {
+  revision: number;
+  data: Uint8Array;
+  written?: JobRecord;
+}
 
 /** A queued job as the index keeps it. */
 export interface QueuedJob extends PendingJob {
@@ -110,8 +123,9 @@ export class QueuedJobs implements JobRevisionListener {
    * The bytes of queued records as the watch brought them, so an assignment starts from
    * them instead of a read; bounded (`RECORD_BYTES_MAX`): past it, a job's record is read.
    */
-  readonly #records = new Map<string, { revision: number; data: Uint8Array }>();
+  readonly #records = new Map<string, QueuedRecord>();
   #recordBytes = 0;
+  #writtenRecords = 0;
   /**
    * Jobs whose placement is being written now (a round's, or a node's next job taken with
    * its result): planning skips them, so two placements of this replica never race for one
@@ -155,17 +169,19 @@ export class QueuedJobs implements JobRevisionListener {
     return this.#placing.has(jobKey);
   }
 
-  /** The record's bytes at the queued revision, when kept (a copy: the watch's message buffer is not held). */
-  recordOf(jobKey: string, revision: number): Uint8Array | undefined {
+  /** The record at the queued revision, when kept: its bytes (a copy: the watch's message buffer is not held), and the record as written when this replica wrote it. */
+  recordOf(jobKey: string, revision: number): Omit<QueuedRecord, "revision"> | undefined {
     const kept = this.#records.get(jobKey);
-    return kept?.revision === revision ? kept.data : undefined;
+    return kept?.revision === revision ? kept : undefined;
   }
 
-  #keepRecord(jobKey: string, revision: number, data: Uint8Array): void {
+  #keepRecord(jobKey: string, { revision, data, record, own }: JobRevision): void {
     this.#forgetRecord(jobKey);
     if (data.byteLength === 0 || this.#recordBytes + data.byteLength > RECORD_BYTES_MAX) return;
-    this.#records.set(jobKey, { revision, data: data.slice() });
+    const written = own && this.#writtenRecords < WRITTEN_RECORDS_MAX ? (record as unknown as JobRecord) : undefined;
+    this.#records.set(jobKey, { revision, data: data.slice(), ...(written ? { written } : {}) });
     this.#recordBytes += data.byteLength;
+    if (written) this.#writtenRecords += 1;
   }
 
   #forgetRecord(jobKey: string): void {
@@ -173,6 +189,7 @@ export class QueuedJobs implements JobRevisionListener {
     if (!kept) return;
     this.#records.delete(jobKey);
     this.#recordBytes -= kept.data.byteLength;
+    if (kept.written) this.#writtenRecords -= 1;
   }
 
   /** Every queued job placement may take now, in no particular order. */
@@ -208,7 +225,8 @@ export class QueuedJobs implements JobRevisionListener {
     return this.#pools.keys();
   }
 
-  apply({ key, revision, record, data }: JobRevision): void {
+  apply(change: JobRevision): void {
+    const { key, revision, record, data } = change;
     const known = this.#byKey.get(key);
     const seen = known ?? this.#later.get(key);
     if (seen && seen.revision >= revision) return;
@@ -240,7 +258,7 @@ export class QueuedJobs implements JobRevisionListener {
     if (hold !== null) {
       // Dependencies: a later revision (one succeeded) brings it back. Time: kept aside until it is due.
       this.remove(key, revision);
-      if (hold !== "waiting_for_dependencies") this.#keepRecord(key, revision, data);
+      if (hold !== "waiting_for_dependencies") this.#keepRecord(key, change);
       if (hold !== "waiting_for_dependencies") {
         const dueMs = Date.parse(face.next_attempt_at as string);
         this.#later.set(key, { ...job, dueMs });
@@ -251,7 +269,7 @@ export class QueuedJobs implements JobRevisionListener {
     }
     this.#later.delete(key);
     this.add(job, known);
-    this.#keepRecord(key, revision, data);
+    this.#keepRecord(key, change);
     this.onQueued();
   }
 

@@ -21,6 +21,12 @@ export const rateLimitPaced = new Counter({
   registers: [metricsRegistry],
 });
 
+export const rateLimitLeased = new Counter({
+  name: "cjs_rate_limit_leased_total",
+  help: "Requests admitted from a lease this gateway replica counted ahead for their user, without waiting for the shared counter.",
+  registers: [metricsRegistry],
+});
+
 export const nodeCallsRefused = new Counter({
   name: "cjs_node_calls_refused_total",
   help: "Calls of a node with its key refused with 429 rate.limited on this gateway replica: past its budget of all calls (CJS_NODE_RATE_LIMIT_PER_SECOND) or of heartbeats, drains and key rotations (CJS_NODE_CONTROL_RATE_LIMIT_PER_SECOND).",

@@ -7,7 +7,7 @@ import { z } from "zod";
  */
 export const WINDOW_MS = { second: 1_000, minute: 60_000, hour: 3_600_000 } as const;
 export type WindowName = keyof typeof WINDOW_MS;
-const WINDOW_NAMES = Object.keys(WINDOW_MS) as WindowName[];
+export const WINDOW_NAMES = Object.keys(WINDOW_MS) as WindowName[];
 
 /** One window of a user's counter: when it opened (the first request in it) and how many requests it admitted. */
 export const RateWindow = z.looseObject({ start_ms: z.number().int(), count: z.number().int().min(0) });
@@ -49,7 +49,7 @@ export type RateDecision =
     };
 
 /** The window as it stands at `nowMs`: a window past its end is replaced by an empty one opening now. */
-function current(window: RateWindow | undefined, name: WindowName, nowMs: number): RateWindow {
+export function current(window: RateWindow | undefined, name: WindowName, nowMs: number): RateWindow {
   if (window === undefined || nowMs >= window.start_ms + WINDOW_MS[name]) return { start_ms: nowMs, count: 0 };
   return window;
 }
@@ -64,7 +64,7 @@ function statusOf(name: WindowName, window: RateWindow, limit: number, nowMs: nu
 }
 
 /** The window with the fewest requests left; among equals, the one that resets last. */
-function closestToExhaustion(statuses: WindowStatus[]): WindowStatus {
+export function closestToExhaustion(statuses: WindowStatus[]): WindowStatus {
   return statuses.reduce((best, status) =>
     status.remaining < best.remaining || (status.remaining === best.remaining && status.resetMs > best.resetMs)
       ? status

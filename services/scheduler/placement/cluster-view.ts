@@ -44,13 +44,53 @@ function freesRoom(before: AllocationRecord | null, after: AllocationRecord | nu
   return Object.keys(before?.attempts ?? {}).some((jobId) => !remaining.includes(jobId));
 }
 
+/** The view's node records, with their ids by placement pool key, built when first asked after a change. */
+class NodesByPool extends Map<string, Versioned<NodeRecord>> {
+  #byPool: Map<string, string[]> | null = null;
+
+  constructor(private readonly sharedPools: readonly string[]) {
+    super();
+  }
+
+  override set(nodeId: string, node: Versioned<NodeRecord>): this {
+    // A heartbeat rewrites the record every interval; only a new node or a moved one changes the index.
+    const before = this.get(nodeId)?.value;
+    if (!before || placementPoolKey(before, this.sharedPools) !== placementPoolKey(node.value, this.sharedPools))
+      this.#byPool = null;
+    return super.set(nodeId, node);
+  }
+
+  override delete(nodeId: string): boolean {
+    this.#byPool = null;
+    return super.delete(nodeId);
+  }
+
+  override clear(): void {
+    this.#byPool = null;
+    super.clear();
+  }
+
+  inPool(poolKey: string): readonly string[] {
+    if (!this.#byPool) {
+      this.#byPool = new Map();
+      for (const { value: node } of this.values()) {
+        const key = placementPoolKey(node, this.sharedPools);
+        const ids = this.#byPool.get(key);
+        if (ids) ids.push(node.node_id);
+        else this.#byPool.set(key, [node.node_id]);
+      }
+    }
+    return this.#byPool.get(poolKey) ?? [];
+  }
+}
+
 /**
  * A replica's live picture of the nodes and their reservations, rebuilt from the KV
  * buckets at start and kept current by watching them. Placement reads it; every write
  * still goes through compare-and-set, so a stale picture costs a retry, never a double booking.
  */
 export class ClusterView {
-  readonly nodes = new Map<string, Versioned<NodeRecord>>();
+  readonly nodes: NodesByPool;
   readonly allocations = new Map<string, Versioned<AllocationRecord>>();
   private readonly followed: Followed[] = [];
 
@@ -61,7 +101,9 @@ export class ClusterView {
     /** The operator pools shared across applications: a node's pool is read through `placementPoolKey`. */
     private readonly sharedPools: readonly string[] = [],
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.nodes = new NodesByPool(sharedPools);
+  }
 
   async start(): Promise<void> {
     // A heartbeat rewrites a node record every interval; only what placement reads should wake it.
@@ -132,6 +174,16 @@ export class ClusterView {
   /** Nodes as placement sees them at `nowMs`, with what they have reserved and their key's caps applied. */
   nodeViews(nowMs: number): NodeView[] {
     return [...this.nodes.values()].map(({ value: node }) => this.#viewOf(node, nowMs));
+  }
+
+  /** The nodes of one pool (its placement pool key) as placement sees them at `nowMs`. */
+  nodeViewsIn(poolKey: string, nowMs: number): NodeView[] {
+    const views: NodeView[] = [];
+    for (const nodeId of this.nodes.inPool(poolKey)) {
+      const node = this.nodes.get(nodeId)?.value;
+      if (node) views.push(this.#viewOf(node, nowMs));
+    }
+    return views;
   }
 
   /**

@@ -135,11 +135,22 @@ async function reserveAndAssign(
   }
   const after = await assignReserved(ctx, queued, held, nodeId, "assign");
   if (!after) return false;
+  wakeNode(ctx, nodeId, after);
+  return true;
+}
+
+/** A job was assigned to a node (not started): the node's waiting poll is woken to take it. */
+export function wakeNode(ctx: Pick<SchedulerContext, "nc">, nodeId: string, job: JobRecord): void {
   ctx.nc.publish(
     subjects.nodeAssigned(nodeId),
-    encodeJson({ node_id: nodeId, job_id: after.job_id, attempt: after.attempt }),
+    encodeJson({ node_id: nodeId, job_id: job.job_id, attempt: job.attempt }),
   );
-  return true;
+}
+
+/** A placement landed (by a round, a node's result or a submit): counted, with how long the job was queued. */
+export function countPlacement(ctx: Pick<SchedulerContext, "clock">, job: JobRecord): void {
+  placements.inc();
+  assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(job.queued_at)) / 1000);
 }
 
 /**
@@ -162,8 +173,7 @@ export async function assignReserved(
   const served = (after: JobRecord): JobRecord => {
     queued.markServed(held);
     queued.remove(jobKey, held.revision);
-    placements.inc();
-    assignLatencySeconds.observe(Math.max(0, ctx.clock.now() - Date.parse(after.queued_at)) / 1000);
+    countPlacement(ctx, after);
     return after;
   };
   try {

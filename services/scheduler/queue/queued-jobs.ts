@@ -225,6 +225,11 @@ export class QueuedJobs implements JobRevisionListener {
     return this.#pools.keys();
   }
 
+  /** Whether some job of the pool (its placement pool key) waits to be placed; those waiting for their time do not count. */
+  waitsIn(poolKey: string): boolean {
+    return this.#pools.has(poolKey);
+  }
+
   apply(change: JobRevision): void {
     const { key, revision, record, data } = change;
     const known = this.#byKey.get(key);

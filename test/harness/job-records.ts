@@ -1,4 +1,4 @@
-import { type JobRecord, operatorPoolKey } from "../../shared/records/index.js";
+import { type JobRecord, type NodeRecord, operatorPoolKey, selfHostedPoolKey } from "../../shared/records/index.js";
 
 const AT = "2026-03-01T00:00:00.000Z";
 
@@ -51,6 +51,36 @@ export function queuedJobRecord(overrides: Partial<JobRecord> = {}): JobRecord {
     deadline_at: null,
     attempt_base: 0,
     timeline: [{ at, state: "queued", attempt: 0, reason: "submitted", node_id: null }],
+    ...overrides,
+  };
+}
+
+/**
+ * A node record as registration writes it: online, not draining, running `shell`, with 2
+ * slots, in the self-hosted pool `default` of its business. Tests state only what they are
+ * about in `overrides` (a pool given by `pool_id` also needs its `pool_key`).
+ */
+export function nodeRecord(overrides: Partial<NodeRecord> & Pick<NodeRecord, "node_id">): NodeRecord {
+  const at = overrides.created_at ?? AT;
+  const business_id = overrides.business_id ?? "biz_CCCCCCCCCCCCCCCCCCCC";
+  return {
+    app_id: "app1",
+    business_id,
+    user_id: "usr_CCCCCCCCCCCCCCCCCCCC",
+    name: overrides.node_id,
+    hostname: `${overrides.node_id}.local`,
+    pool_id: "default",
+    pool_key: selfHostedPoolKey(business_id, "default"),
+    labels: {},
+    capacity: { cpu: 4, memory_mb: 4096, gpu: 0, slots: 2 },
+    job_types: ["shell"],
+    quotas: null,
+    agent_version: "test",
+    draining: false,
+    offline_at: null,
+    last_heartbeat_at: at,
+    created_at: at,
+    updated_at: at,
     ...overrides,
   };
 }

@@ -15,6 +15,7 @@ import { openSchedulerStore, type SchedulerStore } from "../../services/schedule
 import { JsonBucket } from "../../shared/nats/index.js";
 import { type NodeRecord, NodeRecord as NodeRecordSchema, selfHostedPoolKey } from "../../shared/records/index.js";
 import { newId } from "../../shared/runtime/index.js";
+import { nodeRecord } from "../harness/job-records.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 
 let nats: NatsHarness;
@@ -33,28 +34,15 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-function nodeRecord(nodeId: string): NodeRecord {
-  const at = new Date().toISOString();
-  return {
+function viewNode(nodeId: string): NodeRecord {
+  return nodeRecord({
     node_id: nodeId,
     app_id: "app_view",
     business_id: BUSINESS,
-    user_id: newId("usr"),
-    name: "view",
-    hostname: "view.local",
     pool_id: "view",
     pool_key: selfHostedPoolKey(BUSINESS, "view"),
-    labels: {},
-    capacity: { cpu: 4, memory_mb: 4096, gpu: 0, slots: 2 },
-    job_types: ["shell"],
-    quotas: null,
-    agent_version: "test",
-    draining: false,
-    offline_at: null,
-    last_heartbeat_at: at,
-    created_at: at,
-    updated_at: at,
-  };
+    created_at: new Date().toISOString(),
+  });
 }
 
 /** A watch whose consumer is gone: it brings nothing until stopped. */
@@ -98,7 +86,7 @@ describe("the cluster view's watches", () => {
     const view = new ClusterView(deafStore, () => undefined);
     await view.start();
     const missed = newId("nod");
-    await store.nodes.put(missed, nodeRecord(missed));
+    await store.nodes.put(missed, viewNode(missed));
     // The first check sees the bucket ahead of the watch; a slow watch could still bring it.
     await view.recoverSilent();
     expect(view.nodes.has(missed)).toBe(false);
@@ -108,7 +96,7 @@ describe("the cluster view's watches", () => {
     expect(watches()).toBe(2);
     await expect.poll(() => view.nodes.has(missed)).toBe(true);
     const later = newId("nod");
-    await store.nodes.put(later, nodeRecord(later));
+    await store.nodes.put(later, viewNode(later));
     await expect.poll(() => view.nodes.has(later)).toBe(true);
     view.stop();
   });
@@ -119,7 +107,7 @@ describe("the cluster view's watches", () => {
     await view.start();
     for (let check = 0; check < 3; check += 1) {
       const nodeId = newId("nod");
-      await store.nodes.put(nodeId, nodeRecord(nodeId));
+      await store.nodes.put(nodeId, viewNode(nodeId));
       await expect.poll(() => view.nodes.has(nodeId)).toBe(true);
       await view.recoverSilent();
     }

@@ -40,7 +40,7 @@ import {
   selfHostedPoolKey,
 } from "../../shared/records/index.js";
 import { countingKv } from "../harness/counting-kv.js";
-import { queuedJobRecord } from "../harness/job-records.js";
+import { nodeRecord, queuedJobRecord } from "../harness/job-records.js";
 import { ManualClock } from "../harness/manual-clock.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 
@@ -403,33 +403,21 @@ describe("release", () => {
 });
 
 /** A node of the job path's pool, online, running `shell`, with `slots` slots. */
-function nodeRecord(nodeId: string, slots: number): NodeRecord {
-  const at = "2026-11-23T12:00:00.000Z";
-  return {
+function jobPathNode(nodeId: string, slots: number): NodeRecord {
+  return nodeRecord({
     node_id: nodeId,
     app_id: APP,
     business_id: BUSINESS,
-    user_id: newId("usr"),
-    name: "writer",
-    hostname: "writer.local",
     pool_id: "jobpath",
     pool_key: selfHostedPoolKey(BUSINESS, "jobpath"),
-    labels: {},
     capacity: { cpu: 64, memory_mb: 65_536, gpu: 0, slots },
-    job_types: ["shell"],
-    quotas: null,
-    agent_version: "test",
-    draining: false,
-    offline_at: null,
-    last_heartbeat_at: at,
-    created_at: at,
-    updated_at: at,
-  };
+    created_at: "2026-11-23T12:00:00.000Z",
+  });
 }
 
 describe("the allocation writer", () => {
   const at = "2026-11-23T12:00:00.000Z";
-  const node = (slots: number): NodeRecord => nodeRecord(NODE, slots);
+  const node = (slots: number): NodeRecord => jobPathNode(NODE, slots);
   const attemptOf = (jobId: string) => ({
     job_key: jobKey(APP, BUSINESS, jobId),
     attempt: 1,
@@ -672,8 +660,14 @@ describe("a submit a node can take now (decision 0094)", () => {
       ...(jobId ? { job_id: jobId, job_id_new: true } : {}),
     });
   }
-  /** The replica as the only one holding partitions (or with `others` holding some too), its queue fed by its own writes. */
-  function placingReplica(others: string[] = []) {
+  /**
+   * Runs `test` with the replica as the only one holding partitions (or with `others`
+   * holding some too), its queue fed by its own writes.
+   */
+  async function asPlacingReplica(
+    test: (replica: SchedulerContext, queue: QueuedJobs) => Promise<void>,
+    others: string[] = [],
+  ): Promise<void> {
     const queue = new QueuedJobs();
     const holders = new Map([[ctx.instance, [0]], ...others.map((other): [string, number[]] => [other, [1]])]);
     const replica: SchedulerContext = { ...ctx, ownership: { ...ctx.ownership, holders: () => holders } };
@@ -682,12 +676,16 @@ describe("a submit a node can take now (decision 0094)", () => {
       ownWrites?.(key, revision, record, data);
       queue.apply(ownRevision(key, revision, record, data));
     };
-    return { replica, queue, restore: () => void (ctx.store.jobs.onWritten = ownWrites) };
+    try {
+      await test(replica, queue);
+    } finally {
+      ctx.store.jobs.onWritten = ownWrites;
+    }
   }
   const nodes: string[] = [];
   function addNode(slots: number): string {
     const nodeId = newId("nod");
-    ctx.view.nodes.set(nodeId, { value: nodeRecord(nodeId, slots), revision: 1 });
+    ctx.view.nodes.set(nodeId, { value: jobPathNode(nodeId, slots), revision: 1 });
     nodes.push(nodeId);
     return nodeId;
   }
@@ -702,9 +700,8 @@ describe("a submit a node can take now (decision 0094)", () => {
 
   it("is written assigned to the node in its one write, its room reserved and the node's poll woken; the poll then starts it", async () => {
     const nodeId = addNode(2);
-    const { replica, queue, restore } = placingReplica();
-    const events = await listen(subjects.nodeAssigned(nodeId));
-    try {
+    await asPlacingReplica(async (replica, queue) => {
+      const events = await listen(subjects.nodeAssigned(nodeId));
       const writesBefore = jobWrites();
       const answer = await submitJob(replica, queue)(command(), served);
       expect(answer).toMatchObject({ state: "queued" });
@@ -730,15 +727,12 @@ describe("a submit a node can take now (decision 0094)", () => {
       const { jobs } = await poll(replica)({ caller: { ...caller, node_id: nodeId }, body: { wait_seconds: 0 } });
       expect(jobs.map((job) => [job.job_id, job.attempt])).toEqual([[stored.job_id, 1]]);
       expect((await raw.jobs.get(key))?.value.state).toBe("running");
-    } finally {
-      restore();
-    }
+    });
   });
 
   it("joins the queue behind a job of its pool queued here: the queue's order holds", async () => {
     const nodeId = addNode(2);
-    const { replica, queue, restore } = placingReplica();
-    try {
+    await asPlacingReplica(async (replica, queue) => {
       const waiting = queuedJob(newJobId(clock.now()), { pool_key: pool });
       queue.apply(ownRevision(jobKey(APP, BUSINESS, waiting.job_id), 1, waiting));
 
@@ -747,28 +741,25 @@ describe("a submit a node can take now (decision 0094)", () => {
       const stored = (await raw.jobs.get(jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id)))!.value;
       expect(stored).toMatchObject({ state: "queued", attempt: 0, node_id: null });
       expect((await raw.allocations.get(nodeId))?.value.attempts ?? {}).toEqual({});
-    } finally {
-      restore();
-    }
+    });
   });
 
   it("joins the queue while another replica places too: this queue is not the whole backlog", async () => {
     addNode(2);
-    const { replica, queue, restore } = placingReplica(["another-replica"]);
-    try {
-      const answer = await submitJob(replica, queue)(command(), served);
+    await asPlacingReplica(
+      async (replica, queue) => {
+        const answer = await submitJob(replica, queue)(command(), served);
 
-      const stored = (await raw.jobs.get(jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id)))!.value;
-      expect(stored.state).toBe("queued");
-    } finally {
-      restore();
-    }
+        const stored = (await raw.jobs.get(jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id)))!.value;
+        expect(stored.state).toBe("queued");
+      },
+      ["another-replica"],
+    );
   });
 
   it("twenty at once onto a node with two slots: exactly two are assigned, each reserved once; the others wait in the queue", async () => {
     const nodeId = addNode(2);
-    const { replica, queue, restore } = placingReplica();
-    try {
+    await asPlacingReplica(async (replica, queue) => {
       const answers = await Promise.all(Array.from({ length: 20 }, () => submitJob(replica, queue)(command(), served)));
 
       const records = await Promise.all(
@@ -782,15 +773,12 @@ describe("a submit a node can take now (decision 0094)", () => {
       const reserved = (await raw.allocations.get(nodeId))!.value.attempts;
       expect(Object.keys(reserved).sort()).toEqual([...assigned].sort());
       expect(queue.size).toBe(18);
-    } finally {
-      restore();
-    }
+    });
   });
 
   it("whose create is refused (a repeat made the job first): the room it reserved is freed, the first's placement kept", async () => {
     const first = addNode(4);
-    const { replica, queue, restore } = placingReplica();
-    try {
+    await asPlacingReplica(async (replica, queue) => {
       const requested = newJobId(clock.now());
       const answer = await submitJob(replica, queue)(command(requested), served);
       const jobId = (answer as { job_id: string }).job_id;
@@ -804,8 +792,6 @@ describe("a submit a node can take now (decision 0094)", () => {
       await ctx.allocations.flushSoon();
       expect((await raw.allocations.get(second))?.value.attempts[jobId]).toBeUndefined();
       expect((await raw.allocations.get(first))?.value.attempts[jobId]).toMatchObject({ attempt: 1 });
-    } finally {
-      restore();
-    }
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { encodeJson } from "../../../shared/nats/index.js";
 import { type JobRecord, jobKey, type NodeRecord, selfHostedPoolKey } from "../../../shared/records/index.js";
-import { queuedJobRecord } from "../../../test/harness/job-records.js";
+import { nodeRecord, queuedJobRecord } from "../../../test/harness/job-records.js";
 import { QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerStore } from "../scheduler-store.js";
 import { ClusterView } from "./cluster-view.js";
@@ -12,28 +12,14 @@ const POOL = selfHostedPoolKey(BUSINESS, "gpu");
 const NOW = Date.parse("2026-11-28T12:00:00.000Z");
 
 function node(nodeId: string, overrides: Partial<NodeRecord> = {}): NodeRecord {
-  const at = new Date(NOW).toISOString();
-  return {
+  return nodeRecord({
     node_id: nodeId,
-    app_id: "app1",
     business_id: BUSINESS,
-    user_id: "usr_CCCCCCCCCCCCCCCCCCCC",
-    name: nodeId,
-    hostname: `${nodeId}.local`,
     pool_id: "gpu",
     pool_key: POOL,
-    labels: {},
     capacity: { cpu: 8, memory_mb: 8192, gpu: 0, slots: 2 },
-    job_types: ["shell"],
-    quotas: null,
-    agent_version: "test",
-    draining: false,
-    offline_at: null,
-    last_heartbeat_at: at,
-    created_at: at,
-    updated_at: at,
     ...overrides,
-  };
+  });
 }
 
 function newJob(overrides: Partial<JobRecord> = {}): JobRecord {

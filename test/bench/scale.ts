@@ -222,9 +222,11 @@ async function waitForSpread(
       return owned;
     await sleep(200);
   }
+  // A replica that owns nothing: its own words say why (stuck starting, or exited).
+  const idle = [...owned].filter(([, count]) => count === 0).map(([name]) => ours.describe(name));
   return `the partitions were not spread over the replicas within ${SPREAD_TIMEOUT_MS / 1000} s (owned: ${[...owned]
     .map(([name, count]) => `${name} ${count}`)
-    .join(", ")})`;
+    .join(", ")})${idle.map((text) => `\n${text}`).join("")}`;
 }
 
 async function placementsOf(ours: OurSystem, schedulers: readonly string[]): Promise<Map<string, number>> {

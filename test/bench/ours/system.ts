@@ -15,6 +15,9 @@ import { startMonitoredNats } from "./monitored-nats.js";
 
 /** The services, one process each, in the order they start. */
 /** The webhooks service runs too, with no webhook: the cost of having it beside the job path. */
+/** How much of a process's last output a failure's message carries. */
+const DESCRIBE_OUTPUT_CHARS = 2_000;
+
 export const SERVICES = ["scheduler", "node-registry", "log-relay", "billing", "webhooks", "gateway"] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
@@ -82,6 +85,8 @@ export interface OurSystem {
   readonly gatewayUrls: readonly string[];
   /** Each service process's ops server (`/metrics`, `/readyz`; the gateway's API), by its name in `processes`. */
   readonly opsUrls: ReadonlyMap<string, string>;
+  /** What a service process (by its name in `opsUrls`) last wrote, and whether it still runs: for a failure's message. */
+  describe(name: string): string;
   /** The tenant's admin (its user API key) through another gateway. */
   clientOf(gatewayUrl: string): ComputeClient;
   /** The bench's own NATS connection (operator commands, the bare publish server's stream). */
@@ -324,6 +329,11 @@ export async function startOurSystem(
       gatewayUrl,
       gatewayUrls,
       opsUrls: new Map(children.map((child) => [names.get(child) ?? child.name, urls.get(child)!])),
+      describe: (name) => {
+        const child = children.find((candidate) => (names.get(candidate) ?? candidate.name) === name);
+        if (!child) return `${name}: no such process`;
+        return `${name} (${child.alive() ? "running" : "exited"}), its last output:\n${child.output().slice(-DESCRIBE_OUTPUT_CHARS)}`;
+      },
       clientOf: (url: string) => new ComputeClient({ baseUrl: url, appId: tenant.app.app_id, apiKey: userApiKey }),
       nc,
       tenant,

@@ -730,39 +730,6 @@ describe("a submit a node can take now (decision 0094)", () => {
     });
   });
 
-  it("whose node's room another placement took meanwhile: goes back to the record a plain submit writes, and into the queue", async () => {
-    const nodeId = addNode(1);
-    // The node's one slot was taken by a placement this view has not learned yet.
-    const other = newJobId(clock.now());
-    const at = new Date(clock.now()).toISOString();
-    const taken = {
-      job_key: jobKey(APP, BUSINESS, other),
-      attempt: 1,
-      resources: { cpu: 1, memory_mb: 256, gpu: 0 },
-      assigned_at: at,
-    };
-    await raw.allocations.put(nodeId, { node_id: nodeId, attempts: { [other]: taken } });
-    await asPlacingReplica(async (replica, queue) => {
-      const events = await listen(subjects.nodeAssigned(nodeId));
-
-      const answer = await submitJob(replica, queue)(command(), served);
-
-      const key = jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id);
-      const stored = (await raw.jobs.get(key))!.value;
-      expect(stored).toMatchObject({
-        state: "queued",
-        attempt: 0,
-        node_id: null,
-        pending_reason: "waiting_for_scheduler",
-      });
-      expect(stored.timeline.map(({ reason }) => reason)).toEqual(["submitted"]);
-      expect(queue.get(key)).toBeDefined();
-      expect(Object.keys((await raw.allocations.get(nodeId))!.value.attempts)).toEqual([other]);
-      await events.stop();
-      expect(events.seen).toEqual([]);
-    });
-  });
-
   it("joins the queue behind a job of its pool queued here: the queue's order holds", async () => {
     const nodeId = addNode(2);
     await asPlacingReplica(async (replica, queue) => {

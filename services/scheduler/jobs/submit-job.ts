@@ -1,7 +1,7 @@
 import type { DryRunPlan, SubmitJobResponse } from "../../../shared/contract/index.js";
 import { SubmitJobCommand } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { assertFitsMessage, encodeJson, type ServedRequest, type Versioned } from "../../../shared/nats/index.js";
+import { assertFitsMessage, encodeJson, type ServedRequest } from "../../../shared/nats/index.js";
 import { isOperatorPool, jobKey, type JobRecord, placementPoolKey } from "../../../shared/records/index.js";
 import { newJobId } from "../../../shared/runtime/index.js";
 import type { z } from "zod";
@@ -16,8 +16,7 @@ import { jobsSubmitted } from "../scheduler-metrics.js";
 import { nodeAtSubmit, reserveAtSubmit, type SubmitQueue } from "../placement/place-at-submit.js";
 import { countPlacement, wakeNode } from "../placement/placer.js";
 import { release } from "../placement/reservations.js";
-import { changeJob } from "./change-job.js";
-import { assign, unplaced } from "./transitions.js";
+import { assign } from "./transitions.js";
 
 export { newJobId };
 
@@ -62,30 +61,6 @@ export function submitJob(ctx: SchedulerContext, queue: SubmitQueue) {
       throw error;
     }
   };
-}
-
-/**
- * The record was created assigned, but the node's room went to another placement: it goes
- * back to the record a plain submit writes, and the queue places it. A failed write leaves
- * it assigned without a reservation, which the repair sweep requeues after its grace.
- */
-async function unplace(
-  ctx: SchedulerContext,
-  key: string,
-  submitted: JobRecord,
-  created: Versioned<JobRecord>,
-  log: ServedRequest["log"],
-): Promise<void> {
-  try {
-    await changeJob(ctx, key, (job) => unplaced(job, submitted, ctx.clock.now()), created);
-  } catch (error) {
-    // Moved on meanwhile (cancelled): nothing to undo.
-    if (error instanceof AppError) return;
-    log.warn(
-      { job_id: submitted.job_id, err: error },
-      "a job created assigned without room could not go back to the queue; the repair sweep will",
-    );
-  }
 }
 
 function isAlreadyExists(error: unknown): boolean {
@@ -165,28 +140,23 @@ export async function createJob(
   await ctx.queueDepth.admit(async () => {
     const admission = await admitToKeyQuota(ctx, caller, record.job_id, now);
     const node = options.queue ? nodeAtSubmit(ctx, options.queue, record, now) : null;
-    // The node's room and the record are written side by side: neither waits for the other's answer.
-    const reserving = node ? reserveAtSubmit(ctx, node, key, record, now) : Promise.resolve(false);
-    reserving.catch(() => undefined);
-    const written = node ? assign(record, node.node_id, now) : record;
-    let revision: number;
+    const reserved = node !== null && (await reserveAtSubmit(ctx, node, key, record, now));
+    const written = node && reserved ? assign(record, node.node_id, now) : record;
     try {
-      revision = await ctx.store.jobs.create(key, { ...written, key_slot: admission?.holdsSlot ?? false });
+      await ctx.store.jobs.create(key, { ...written, key_slot: admission?.holdsSlot ?? false });
     } catch (error) {
       // A record write whose answer was lost may have landed: then the admission and the reservation are used.
       // A record already there is another request's (an idempotent repeat): this admission and reservation are not.
       const unused = isAlreadyExists(error) || !(await ctx.store.jobs.get(key).catch(() => null));
       if (admission && unused) await admission.release({ keepSlot: isAlreadyExists(error) });
-      if (node && unused && (await reserving.catch(() => false)))
-        await release(ctx, node.node_id, record.job_id, 1, { unassigned: true });
+      if (node && reserved && unused) await release(ctx, node.node_id, record.job_id, 1, { unassigned: true });
       throw error;
     }
-    if (!node) return;
-    if (await reserving.catch(() => false)) {
+    if (node && reserved && options.queue) {
       placedOn = node.node_id;
       // The business's turn in its pool is taken, as a round's placement takes it.
       const pool_key = placementPoolKey(record, ctx.config.CJS_SHARED_OPERATOR_POOLS);
-      options.queue?.markServed({
+      options.queue.markServed({
         pool_key,
         business_id: record.business_id,
         priority: record.priority,
@@ -194,14 +164,6 @@ export async function createJob(
       });
       countPlacement(ctx, written);
       wakeNode(ctx, node.node_id, written);
-    } else {
-      await unplace(
-        ctx,
-        key,
-        record,
-        { value: { ...written, key_slot: admission?.holdsSlot ?? false }, revision },
-        log,
-      );
     }
   });
   // The record first, held by waiting_on, then its parents told: a stop in between leaves nothing the resolver cannot see.

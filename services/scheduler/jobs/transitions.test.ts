@@ -15,7 +15,6 @@ import {
   start,
   timeOut,
   type RunResult,
-  unplaced,
 } from "./transitions.js";
 
 const CREATED = Date.parse("2026-03-01T00:00:00.000Z");
@@ -230,21 +229,6 @@ describe("assign", () => {
       started_at: null,
     });
     expect(lastEvent(after)).toMatchObject({ reason: "assigned", attempt: 3, node_id: NODE });
-  });
-});
-
-describe("unplaced", () => {
-  it("takes a job its submit created assigned back to the record as submitted, its key slot kept", () => {
-    const submitted = queuedJobRecord({ created_at: new Date(CREATED).toISOString() });
-    const created = { ...assign(submitted, NODE, CREATED), key_slot: true };
-    expect(unplaced(created, submitted, NOW)).toEqual({ ...submitted, key_slot: true, updated_at: NOW_ISO });
-  });
-
-  it("refuses a job that moved on since: started, or ended", () => {
-    const submitted = queuedJobRecord({ created_at: new Date(CREATED).toISOString() });
-    const created = assign(submitted, NODE, CREATED);
-    for (const moved of [start(created, 1, NODE, NOW), cancel(created, NOW)])
-      expect(() => unplaced(moved, submitted, NOW)).toThrow(AppError);
   });
 });
 

@@ -59,17 +59,6 @@ export function assign(job: JobRecord, nodeId: string, now: number): JobRecord {
   );
 }
 
-/**
- * A job its submit created `assigned` whose node's room went to another placement in the
- * meantime (decision 0094): back to `submitted`, the record a plain submit writes, so the
- * queue places it as any other.
- */
-export function unplaced(job: JobRecord, submitted: JobRecord, now: number): JobRecord {
-  if (job.state !== "assigned" || job.attempt !== 1 || job.timeline.length !== submitted.timeline.length + 1)
-    throw conflict(job, "unplace");
-  return { ...submitted, key_slot: job.key_slot, updated_at: iso(now) };
-}
-
 /** The node took the attempt (its poll delivered it): the clock of the timeout starts. */
 export function start(job: JobRecord, attempt: number, nodeId: string, now: number): JobRecord {
   if (job.state !== "assigned" || job.attempt !== attempt || job.node_id !== nodeId) throw staleAttempt(job, attempt);

@@ -42,9 +42,11 @@ export function assignPartitions(members: readonly string[]): Map<number, string
   const cap = Math.ceil(JOB_PARTITIONS / members.length);
   const load = new Map<string, number>();
   for (let partition = 0; partition < JOB_PARTITIONS; partition += 1) {
-    const ranked = [...members].sort(
-      (a, b) => score(b, partition) - score(a, partition) || (a < b ? -1 : a > b ? 1 : 0),
-    );
+    // One hash per member, not one per comparison of the sort.
+    const ranked = members
+      .map((member) => ({ member, points: score(member, partition) }))
+      .sort((a, b) => b.points - a.points || (a.member < b.member ? -1 : a.member > b.member ? 1 : 0))
+      .map(({ member }) => member);
     const owner = ranked.find((member) => (load.get(member) ?? 0) < cap) ?? (ranked[0] as string);
     load.set(owner, (load.get(owner) ?? 0) + 1);
     assignment.set(partition, owner);

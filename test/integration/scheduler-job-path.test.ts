@@ -661,8 +661,8 @@ describe("a submit a node can take now (decision 0094)", () => {
     });
   }
   /**
-   * Runs `test` with the replica as the only one holding partitions (or with `others`
-   * holding some too), its queue fed by its own writes.
+   * Runs `test` with the replica holding partitions, alone or with `others` holding some
+   * too, its queue fed by its own writes.
    */
   async function asPlacingReplica(
     test: (replica: SchedulerContext, queue: QueuedJobs) => Promise<void>,
@@ -744,17 +744,32 @@ describe("a submit a node can take now (decision 0094)", () => {
     });
   });
 
-  it("joins the queue while another replica places too: this queue is not the whole backlog", async () => {
-    addNode(2);
+  it("is placed too while another replica places: a round, too, plans only its own replica's queue", async () => {
+    const nodeId = addNode(2);
     await asPlacingReplica(
       async (replica, queue) => {
         const answer = await submitJob(replica, queue)(command(), served);
 
         const stored = (await raw.jobs.get(jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id)))!.value;
-        expect(stored.state).toBe("queued");
+        expect(stored).toMatchObject({ state: "assigned", node_id: nodeId });
+        expect((await raw.allocations.get(nodeId))?.value.attempts[stored.job_id]).toMatchObject({ attempt: 1 });
       },
       ["another-replica"],
     );
+  });
+
+  it("joins the queue while this replica holds no partitions", async () => {
+    addNode(2);
+    await asPlacingReplica(async (replica, queue) => {
+      const notPlacing = {
+        ...replica,
+        ownership: { ...replica.ownership, holders: () => new Map([["another-replica", [0]]]) },
+      };
+      const answer = await submitJob(notPlacing, queue)(command(), served);
+
+      const stored = (await raw.jobs.get(jobKey(APP, BUSINESS, (answer as { job_id: string }).job_id)))!.value;
+      expect(stored.state).toBe("queued");
+    });
   });
 
   it("twenty at once onto a node with two slots: exactly two are assigned, each reserved once; the others wait in the queue", async () => {

@@ -5,6 +5,7 @@ import { nodeRecord, queuedJobRecord } from "../../../test/harness/job-records.j
 import { QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerStore } from "../scheduler-store.js";
 import { ClusterView } from "./cluster-view.js";
+import { OwnShare } from "./own-share.js";
 import { nodeAtSubmit } from "./place-at-submit.js";
 
 const BUSINESS = "biz_CCCCCCCCCCCCCCCCCCCC";
@@ -36,6 +37,7 @@ function replica(nodes: NodeRecord[], options: { holders?: string[]; ready?: boo
   return {
     instance: "me",
     ownership: { owned: new Set<number>(), ownerOf: () => "me", holders: () => holders },
+    ownShare: new OwnShare("me"),
     jobsWatch: { ready: options.ready ?? true },
     view,
     config: { CJS_SHARED_OPERATOR_POOLS: [] },
@@ -82,10 +84,20 @@ describe("nodeAtSubmit", () => {
     expect(nodeAtSubmit(ctx, queue, newJob(), NOW)).toBeNull();
   });
 
-  it("chooses none while another replica places too, or before the watch has read the partitions", () => {
-    expect(
-      nodeAtSubmit(replica([node("nod_a")], { holders: ["me", "other"] }), new QueuedJobs(), newJob(), NOW),
-    ).toBeNull();
+  it("with another replica placing too, chooses this replica's own share of the nodes first, as its rounds do", () => {
+    const nodes = Array.from({ length: 8 }, (_, index) => `nod_${index}`);
+    const own = new OwnShare("me").among(["me", "other"]);
+    expect(nodes.some(own) && !nodes.every(own)).toBe(true);
+    // The others' nodes have more free slots: the most free slots alone would choose one of them.
+    const records = nodes.map((nodeId) =>
+      node(nodeId, { capacity: { cpu: 8, memory_mb: 8192, gpu: 0, slots: own(nodeId) ? 2 : 4 } }),
+    );
+    const chosen = nodeAtSubmit(replica(records, { holders: ["me", "other"] }), new QueuedJobs(), newJob(), NOW);
+    expect(chosen && own(chosen.node_id)).toBe(true);
+  });
+
+  it("chooses none while this replica holds no partitions, or before its watch has read them", () => {
+    expect(nodeAtSubmit(replica([node("nod_a")], { holders: ["other"] }), new QueuedJobs(), newJob(), NOW)).toBeNull();
     expect(nodeAtSubmit(replica([node("nod_a")], { ready: false }), new QueuedJobs(), newJob(), NOW)).toBeNull();
   });
 });

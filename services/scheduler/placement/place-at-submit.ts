@@ -2,7 +2,7 @@ import { AppError } from "../../../shared/errors/index.js";
 import { jobIdOfKey, type JobRecord, type NodeRecord, placementPoolKey } from "../../../shared/records/index.js";
 import type { QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerContext } from "../scheduler-context.js";
-import { nodesTakingNow } from "./plan.js";
+import { nodeForJob } from "./plan.js";
 import { reserve } from "./reservations.js";
 
 /** What placing a new job at its submit needs of the replica's queue: whether its pool has jobs waiting, and the turns. */
@@ -10,14 +10,15 @@ export type SubmitQueue = Pick<QueuedJobs, "waitsIn" | "markServed">;
 
 /**
  * The node a new job can be placed on by its submit, or null when it must join the queue
- * (decision 0094). Only when placing it now is what a round would do: this replica is the
- * only one placing, so the queue here is the whole backlog; no job of the pool waits in it
- * (none comes first by priority or turn); the job waits for nothing (no `run_at`, no
- * parents, no concurrency key, whose limit a round checks); and a node of its pool takes
- * it now. Reads the view and the queue, changes neither.
+ * (decision 0094). Only when placing it now is what this replica's next round would do:
+ * the replica places (it holds partitions, and its watch has read them); no job of the
+ * pool waits in its queue (none comes first by priority or turn; a round, too, plans only
+ * its own replica's queue); the job waits for nothing (no `run_at`, no parents, no
+ * concurrency key, whose limit a round checks); and a node of its pool takes it now, the
+ * one a round would choose. Reads the view and the queue, changes neither.
  */
 export function nodeAtSubmit(
-  ctx: Pick<SchedulerContext, "instance" | "ownership" | "jobsWatch" | "view" | "config">,
+  ctx: Pick<SchedulerContext, "instance" | "ownership" | "ownShare" | "jobsWatch" | "view" | "config">,
   queue: SubmitQueue,
   job: JobRecord,
   nowMs: number,
@@ -26,11 +27,12 @@ export function nodeAtSubmit(
     return null;
   if (!ctx.jobsWatch.ready) return null;
   const holders = ctx.ownership.holders();
-  if (holders.size !== 1 || !holders.has(ctx.instance)) return null;
+  if (!holders.has(ctx.instance)) return null;
   const pool_key = placementPoolKey(job, ctx.config.CJS_SHARED_OPERATOR_POOLS);
   if (queue.waitsIn(pool_key)) return null;
-  const [first] = nodesTakingNow({ ...job, pool_key }, ctx.view.nodeViewsIn(pool_key, nowMs));
-  return (first && ctx.view.nodes.get(first.node_id)?.value) ?? null;
+  const isOwn = ctx.ownShare.among([...holders.keys()]);
+  const chosen = nodeForJob({ ...job, pool_key }, ctx.view.nodeViewsIn(pool_key, nowMs), isOwn);
+  return (chosen && ctx.view.nodes.get(chosen.node_id)?.value) ?? null;
 }
 
 /**

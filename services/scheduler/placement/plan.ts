@@ -136,6 +136,15 @@ function chosenNode(candidates: NodeView[], isOwn: (nodeId: string) => boolean):
   return ranked.find((node) => isOwn(node.node_id)) ?? ranked[0];
 }
 
+/** The node one job would go to now, as a round chooses it (`chosenNode`), among the nodes of its pool; undefined when none takes it. */
+export function nodeForJob(
+  job: Pick<PendingJob, "pool_key" | "type" | "labels" | "resources">,
+  nodes: readonly NodeView[],
+  isOwn: (nodeId: string) => boolean = EVERY_NODE_OWN,
+): NodeView | undefined {
+  return chosenNode(nodesTakingNow(job, nodes), isOwn);
+}
+
 /**
  * Places queued jobs on nodes: a pure function of the snapshot. Each pool's jobs are
  * considered in the queue's fair order (`QueuedJobs.inOrder`); a job goes to a live,

@@ -140,9 +140,11 @@ export async function createJob(
   await ctx.queueDepth.admit(async () => {
     const admission = await admitToKeyQuota(ctx, caller, record.job_id, now);
     const node = options.queue ? nodeAtSubmit(ctx, options.queue, record, now) : null;
-    const reserved = node !== null && (await reserveAtSubmit(ctx, node, key, record, now));
-    const written = node && reserved ? assign(record, node.node_id, now) : record;
+    let reserved = false;
+    let written = record;
     try {
+      reserved = node !== null && (await reserveAtSubmit(ctx, node, key, record, now));
+      if (node && reserved) written = assign(record, node.node_id, now);
       await ctx.store.jobs.create(key, { ...written, key_slot: admission?.holdsSlot ?? false });
     } catch (error) {
       // A record write whose answer was lost may have landed: then the admission and the reservation are used.

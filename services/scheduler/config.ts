@@ -11,6 +11,11 @@ export const SchedulerConfig = BaseConfig.extend({
   CJS_JOB_QUEUE_MAX_MESSAGES: intSetting(1_000_000, { min: 1 }),
   /** Each replica owns its job partitions by a lease renewed every fifth of this: another takes them over when it has not renewed for this long. */
   CJS_PARTITION_LEASE_MS: intSetting(5000, { min: 250 }),
+  /**
+   * How long after a node is given an attempt its start (`running`) is written, unless the
+   * attempt's result comes first and writes it with the end; 0 writes it before the node is answered.
+   */
+  CJS_START_WRITE_DELAY_MS: intSetting(250, { min: 0, max: 5000 }),
   /** How often each replica looks for timed-out runs, lost nodes and stale reservations. */
   CJS_RECONCILE_INTERVAL_MS: intSetting(1000, { min: 50 }),
   /** How often each replica checks every unfinished job against the reservations and the queue consumer (the repair sweep). */

@@ -1,3 +1,5 @@
+import { DeferredStarts } from "./jobs/deferred-starts.js";
+import { writeStart } from "./jobs/poll.js";
 import type { ServiceDeps } from "../../shared/process/index.js";
 import type { SchedulerConfig } from "./config.js";
 import { JobsWatch } from "./partitions/jobs-watch.js";
@@ -59,6 +61,7 @@ export async function openReplica(
     concurrency: parts.active,
     active: parts.active,
     ownership,
+    starts: new DeferredStarts(config.CJS_START_WRITE_DELAY_MS, (jobKey, start) => writeStart(context, jobKey, start)),
     requestPlacement: hooks.requestPlacement,
   };
   const schedules = await openSchedules(nc, config, logger);

@@ -9,6 +9,7 @@ import type { QueueDepthGuard } from "./queue/job-queue.js";
 import type { JobsWatch } from "./partitions/jobs-watch.js";
 import type { PartitionOwnership } from "./partitions/partition-ownership.js";
 import type { OwnShare } from "./placement/own-share.js";
+import type { DeferredStarts } from "./jobs/deferred-starts.js";
 import type { AllocationWriter } from "./placement/reservations.js";
 import type { SchedulerStore } from "./scheduler-store.js";
 
@@ -36,6 +37,8 @@ export interface SchedulerContext {
   active: ActiveRecords;
   /** Which job partitions this replica owns, and which replica owns the others. */
   ownership: Pick<PartitionOwnership, "owned" | "ownerOf" | "holders">;
+  /** The starts of attempts this replica's polls gave to nodes, not written yet (decision 0095). */
+  starts: DeferredStarts;
   /** Asks for a placement round soon (coalesced; never a busy loop). */
   requestPlacement(): void;
 }

@@ -123,8 +123,9 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
       stopReporting();
       await placement.idle();
       await upkeep.sweeping.idle();
-      // Releases waiting to share a write go now rather than to the reconciler.
+      // Releases waiting to share a write go now rather than to the reconciler; held starts too.
       await replica?.context.allocations.flushSoon();
+      await replica?.context.starts.flush();
       await scheduleFiring?.stop();
       await replica?.jobsWatch.stop();
       replica?.context.view.stop();

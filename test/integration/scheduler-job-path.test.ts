@@ -18,13 +18,15 @@ import { AllocationWriter } from "../../services/scheduler/placement/reservation
 import { QueueDepthGuard } from "../../services/scheduler/queue/job-queue.js";
 import { QueuedJobs } from "../../services/scheduler/queue/queued-jobs.js";
 import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js";
-import { poll } from "../../services/scheduler/jobs/poll.js";
+import { DeferredStarts } from "../../services/scheduler/jobs/deferred-starts.js";
+import { poll, writeStart } from "../../services/scheduler/jobs/poll.js";
 import { recordResult } from "../../services/scheduler/jobs/record-result.js";
 import { createJob, newJobId, submitJob } from "../../services/scheduler/jobs/submit-job.js";
 import { release, releaseSoon, reserve } from "../../services/scheduler/placement/reservations.js";
 import type { SchedulerContext } from "../../services/scheduler/scheduler-context.js";
 import { openSchedulerStore, type SchedulerStore } from "../../services/scheduler/scheduler-store.js";
-import { assign, start, timeOut } from "../../services/scheduler/jobs/transitions.js";
+import { assign, cancel, start, timeOut } from "../../services/scheduler/jobs/transitions.js";
+import { changeJob } from "../../services/scheduler/jobs/change-job.js";
 import { type MeteringMessage, SubmitJobCommand } from "../../shared/contract/index.js";
 import { isAppError } from "../../shared/errors/index.js";
 import { decodeJson, encodeJson, JsonBucket, kvKey, subjects } from "../../shared/nats/index.js";
@@ -113,6 +115,7 @@ beforeAll(async () => {
       ownerOf: () => "scheduler-job-path",
       holders: () => new Map(),
     },
+    starts: new DeferredStarts(config.CJS_START_WRITE_DELAY_MS, (jobKey, start) => writeStart(ctx, jobKey, start)),
     requestPlacement: () => undefined,
   };
 });
@@ -126,6 +129,7 @@ afterAll(async () => {
 beforeEach(async () => {
   // Each test starts from an empty node and counts its own reads; a release an earlier test left waiting for company is written first.
   await ctx.allocations.flushSoon();
+  await ctx.starts.flush();
   await raw.allocations.delete(NODE);
   ctx.view.allocations.delete(NODE);
   counted = { jobs: reads.jobs(), allocations: reads.allocations(), keyQuotas: reads.keyQuotas() };
@@ -524,10 +528,11 @@ describe("the key's concurrency slot when a job ends", () => {
 });
 
 describe("a node's poll", () => {
-  it("reads the node's reservations and each reserved job once, and starts the assigned ones from those reads", async () => {
+  it("reads the node's reservations and each reserved job once, gives the assigned ones at once and writes their starts after, at the time given", async () => {
     const first = await placedJob();
     const second = await placedJob();
     const running = await placedJob({ running: true });
+    const given = new Date(clock.now()).toISOString();
 
     const { jobs } = await poll(ctx)({ caller, body: { wait_seconds: 0 } });
 
@@ -537,7 +542,71 @@ describe("a node's poll", () => {
       [running.jobId, 1],
     ]);
     expect(readsSoFar()).toMatchObject({ jobs: 3, allocations: 1 });
-    for (const { key } of [first, second, running]) expect((await raw.jobs.get(key))?.value.state).toBe("running");
+    for (const { key } of [first, second]) expect((await raw.jobs.get(key))?.value.state).toBe("assigned");
+    expect(ctx.starts.size).toBe(2);
+
+    clock.advance(100);
+    await ctx.starts.flush();
+    for (const { key } of [first, second, running])
+      expect((await raw.jobs.get(key))?.value).toMatchObject({ state: "running", started_at: given });
+  });
+
+  it("a result that comes before the held start is written writes the start and the end in one change", async () => {
+    const placed = await placedJob();
+    const given = new Date(clock.now()).toISOString();
+    await poll(ctx)({ caller, body: { wait_seconds: 0 } });
+    clock.advance(40);
+    const writesBefore = jobWrites();
+
+    const answer = await results()({
+      caller,
+      body: { job_id: placed.jobId, attempt: 1, outcome: "succeeded", exit_code: 0 },
+    });
+
+    expect(answer).toMatchObject({ state: "succeeded", duplicate: false });
+    expect(jobWrites() - writesBefore).toBe(1);
+    const after = (await raw.jobs.get(placed.key))!.value;
+    expect(after).toMatchObject({
+      state: "succeeded",
+      started_at: given,
+      finished_at: new Date(clock.now()).toISOString(),
+    });
+    expect(after.timeline.slice(-2).map(({ state, reason, at }) => [state, reason, at])).toEqual([
+      ["running", "started", given],
+      ["succeeded", "exited", after.finished_at],
+    ]);
+    expect(ctx.starts.size).toBe(0);
+    await ctx.starts.flush();
+    expect(jobWrites() - writesBefore).toBe(1);
+  });
+
+  it("a result for an attempt whose start no replica holds (the one that gave it stopped) starts and ends it at the result", async () => {
+    const placed = await placedJob();
+    clock.advance(40);
+    const now = new Date(clock.now()).toISOString();
+
+    await results()({ caller, body: { job_id: placed.jobId, attempt: 1, outcome: "failed", exit_code: 3 } });
+
+    const after = (await raw.jobs.get(placed.key))!.value;
+    expect(after).toMatchObject({ state: "failed", exit_code: 3, started_at: now, finished_at: now });
+    expect(after.timeline.slice(-2).map(({ state, reason }) => [state, reason])).toEqual([
+      ["running", "started"],
+      ["failed", "exited"],
+    ]);
+  });
+
+  it("a held start whose job was cancelled meanwhile writes nothing", async () => {
+    const placed = await placedJob();
+    await poll(ctx)({ caller, body: { wait_seconds: 0 } });
+    await changeJob(ctx, placed.key, (job) => cancel(job, clock.now()));
+    const cancelled = (await raw.jobs.get(placed.key))!;
+
+    await ctx.starts.flush();
+
+    expect(await raw.jobs.get(placed.key)).toMatchObject({
+      revision: cancelled.revision,
+      value: { state: "cancelled" },
+    });
   });
 
   it("starts an assigned attempt this replica last wrote from its copy, without reading the job", async () => {
@@ -547,6 +616,7 @@ describe("a node's poll", () => {
     const { jobs } = await poll(ctx)({ caller, body: { wait_seconds: 0 } });
 
     expect(jobs.map((job) => [job.job_id, job.attempt])).toEqual([[assigned.jobId, 1]]);
+    await ctx.starts.flush();
     expect(readsSoFar()).toMatchObject({ jobs: 0, allocations: 1 });
     expect((await raw.jobs.get(assigned.key))?.value.state).toBe("running");
     expect(ctx.active.latest(assigned.key)?.value.state).toBe("running");
@@ -726,6 +796,7 @@ describe("a submit a node can take now (decision 0094)", () => {
 
       const { jobs } = await poll(replica)({ caller: { ...caller, node_id: nodeId }, body: { wait_seconds: 0 } });
       expect(jobs.map((job) => [job.job_id, job.attempt])).toEqual([[stored.job_id, 1]]);
+      await replica.starts.flush();
       expect((await raw.jobs.get(key))?.value.state).toBe("running");
     });
   });

@@ -7,9 +7,13 @@ import { changeJob } from "./change-job.js";
 
 const PUBLISH_TRIES = 3;
 
-/** A running attempt on an operator pool: ending it is charged, so billing must hear of it. */
-function isMetered(job: JobRecord): boolean {
-  return job.state === "running" && isOperatorPoolKey(job.pool_key);
+/**
+ * An attempt on an operator pool that ran, ending now: charged, so billing must hear of it. A
+ * running one; or an assigned one whose start the change writes with its end (decision 0095).
+ */
+function isMetered(before: JobRecord, after: JobRecord): boolean {
+  if (!isOperatorPoolKey(before.pool_key)) return false;
+  return before.state === "running" || (before.state === "assigned" && after.started_at !== null);
 }
 
 /**
@@ -61,13 +65,13 @@ export async function endAttempt(
     ctx,
     jobKey,
     async (job) => {
-      if (isMetered(job) && job.attempt !== announced) {
-        // A change the record refuses (a stale result, say) is refused before anything is published.
-        transition(job);
+      // A change the record refuses (a stale result, say) is refused before anything is published.
+      const after = transition(job);
+      if (isMetered(job, after) && job.attempt !== announced) {
         await publishMetering(ctx, jobKey, job, reason);
         announced = job.attempt;
       }
-      return transition(job);
+      return after;
     },
     known,
   );

@@ -4,14 +4,21 @@ import { jobKey, publicJob, type JobRecord } from "../../../shared/records/index
 import { endAttempt } from "./attempt-metering.js";
 import { releaseEndedAttempt } from "../placement/reservations.js";
 import type { SchedulerContext } from "../scheduler-context.js";
-import { cancel } from "./transitions.js";
+import { cancel, startGiven } from "./transitions.js";
 
 /**
  * Cancels the job stored under `key` (queued, assigned or running; another state is
- * `state.conflict`) and frees its node's slot; returns the record as cancelled.
+ * `state.conflict`) and frees its node's slot; returns the record as cancelled. An attempt
+ * whose node was given it while its start is held here started then: it is cancelled after
+ * its start, as a running one is (and charged so on an operator pool).
  */
 export async function cancelJobAt(ctx: SchedulerContext, key: string): Promise<JobRecord> {
-  const { before, after } = await endAttempt(ctx, key, "cancel", (job) => cancel(job, ctx.clock.now()));
+  const givenAt = (job: JobRecord) =>
+    job.node_id === null ? undefined : ctx.starts.startedAt(key, job.attempt, job.node_id);
+  const { before, after } = await endAttempt(ctx, key, "cancel", (job) =>
+    cancel(startGiven(job, givenAt(job)), ctx.clock.now()),
+  );
+  if (before.state === "assigned") ctx.starts.settle(key, before.attempt);
   if (before.node_id !== null && (before.state === "assigned" || before.state === "running")) {
     await releaseEndedAttempt(ctx, before.node_id, before.job_id, before.attempt);
     ctx.requestPlacement();

@@ -51,12 +51,16 @@ export async function changeJob(
   return { before, after, revision: stored.revision };
 }
 
-/** The job's submit→start and run times, observed by the replica that recorded the change. */
+/**
+ * The job's submit→start and run times, observed by the replica that recorded the change: a
+ * start written with its attempt's end (decision 0095) counts for both.
+ */
 function observeTimes(nowMs: number, before: JobRecord, after: JobRecord): void {
-  if (after.state === "running" && after.started_at !== null) {
-    startLatencySeconds.observe(Math.max(0, Date.parse(after.started_at) - Date.parse(after.queued_at)) / 1000);
+  const started = before.started_at === null && after.started_at !== null;
+  if (started) {
+    startLatencySeconds.observe(Math.max(0, Date.parse(after.started_at!) - Date.parse(after.queued_at)) / 1000);
   }
-  if (isTerminal(after.state) && before.state === "running" && before.started_at !== null) {
-    runSeconds.observe({ state: after.state }, Math.max(0, nowMs - Date.parse(before.started_at)) / 1000);
+  if (isTerminal(after.state) && (before.state === "running" || started) && after.started_at !== null) {
+    runSeconds.observe({ state: after.state }, Math.max(0, nowMs - Date.parse(after.started_at)) / 1000);
   }
 }

@@ -5,11 +5,13 @@ import type { AllocatedAttempt, AllocationRecord, JobRecord } from "../../../sha
 import type { Versioned } from "../../../shared/nats/index.js";
 import { type SchedulerContext } from "../scheduler-context.js";
 import { changeJob } from "./change-job.js";
+import type { PendingStart } from "./deferred-starts.js";
 import { start } from "./transitions.js";
 
 /**
- * The node's current attempts. Delivering an assigned attempt is what starts it (`running`);
- * polling again returns the same attempts, so a lost answer costs nothing. The wait of a
+ * The node's current attempts. Delivering an assigned attempt is what starts it (`running`),
+ * written a moment later unless its result comes first and writes it with the end (decision
+ * 0095); polling again returns the same attempts, so a lost answer costs nothing. The wait of a
  * long poll happens in the gateway. The node's reservations come from `reservationsOf`.
  *
  * A poll that names the attempts the node runs (`known`) gets only the others, and in
@@ -71,6 +73,10 @@ async function deliver(
       : await ctx.store.jobs.get(reserved.job_key);
   if (!stored || stored.value.node_id !== nodeId || stored.value.attempt !== reserved.attempt) return null;
   let job = stored.value;
+  if (job.state === "assigned" && ctx.config.CJS_START_WRITE_DELAY_MS > 0) {
+    ctx.starts.defer(reserved.job_key, { attempt: reserved.attempt, nodeId, startedAtMs: ctx.clock.now() });
+    return deliveredAttempt(job);
+  }
   if (job.state === "assigned") {
     try {
       job = (
@@ -88,6 +94,30 @@ async function deliver(
   }
   if (job.state !== "running") return null;
   return deliveredAttempt(job);
+}
+
+/**
+ * Writes the held start of an attempt a poll gave its node (`DeferredStarts`), at the time
+ * the node was given it. A job that moved on meanwhile (ended, cancelled, requeued) keeps
+ * its record; a write that fails leaves the start to the attempt's result.
+ */
+export async function writeStart(ctx: SchedulerContext, jobKey: string, pending: PendingStart): Promise<void> {
+  const latest = ctx.active.latest(jobKey);
+  const known = latest?.value.attempt === pending.attempt && latest.value.state === "assigned" ? latest : undefined;
+  try {
+    await changeJob(
+      ctx,
+      jobKey,
+      (record) => start(record, pending.attempt, pending.nodeId, pending.startedAtMs),
+      known,
+    );
+  } catch (error) {
+    if (error instanceof AppError) return;
+    ctx.logger.warn(
+      { err: error, job_key: jobKey, attempt: pending.attempt },
+      "the start of a delivered attempt was not written; its result will write it",
+    );
+  }
 }
 
 /** A running attempt as a node is given it (by a poll, or with the answer to its last result). */

@@ -7,7 +7,7 @@ import { releaseSoon } from "../placement/reservations.js";
 import { releaseAndTakeNext } from "../placement/take-next.js";
 import type { QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerContext } from "../scheduler-context.js";
-import { finish, staleAttempt } from "./transitions.js";
+import { finishGiven, staleAttempt } from "./transitions.js";
 
 /**
  * The record key of a job a node knows only by id: from its reservation on the node (the
@@ -61,10 +61,10 @@ function isEndOf(event: JobEvent, nodeId: string, body: z.infer<typeof JobResult
 export function recordResult(ctx: SchedulerContext, queued: QueuedJobs) {
   return async ({ caller, body }: z.infer<typeof JobResultCommand>): Promise<JobResultReply> => {
     const key = await findJobKey(ctx, caller.node_id, body.job_id);
-    // The owner's copy of the running attempt saves the read; any other case reads the record.
+    // The owner's copy of the attempt, running or given (its start not written yet), saves the read.
     const latest = key ? ctx.active.latest(key) : undefined;
     const stored =
-      latest?.value.state === "running" &&
+      (latest?.value.state === "running" || latest?.value.state === "assigned") &&
       latest.value.attempt === body.attempt &&
       latest.value.node_id === caller.node_id
         ? latest
@@ -76,14 +76,20 @@ export function recordResult(ctx: SchedulerContext, queued: QueuedJobs) {
     const current = stored.value;
     if (isSameResult(current, caller.node_id, body))
       return { job_id: body.job_id, attempt: body.attempt, state: current.state, duplicate: true };
+    // A start this replica holds unwritten is written with the end, at the time the node was given the job.
+    const startedAtMs = ctx.starts.startedAt(key, body.attempt, caller.node_id);
     try {
       const { after } = await endAttempt(
         ctx,
         key,
         "result",
-        (job) => finish(job, body.attempt, caller.node_id, body, ctx.clock.now()),
+        (job) => {
+          const now = ctx.clock.now();
+          return finishGiven(job, body.attempt, caller.node_id, body, startedAtMs ?? now, now);
+        },
         stored,
       );
+      ctx.starts.settle(key, body.attempt);
       const freed = { jobId: body.job_id, attempt: body.attempt };
       const next = body.take_next ? await releaseAndTakeNext(ctx, queued, caller.node_id, freed) : null;
       if (!body.take_next) releaseSoon(ctx, caller.node_id, body.job_id, body.attempt);

@@ -9,6 +9,7 @@ import {
   cancel,
   expireInQueue,
   finish,
+  finishGiven,
   nodeLost,
   requeueUnreserved,
   retry,
@@ -320,6 +321,37 @@ describe("finish", () => {
     expect(error.code).toBe("job.stale_attempt");
     expect(error.details).toMatchObject({ job_id: before.job_id, attempt, current_attempt: 1, state: "running" });
     expect(before).toEqual(copy);
+  });
+});
+
+describe("finishGiven (decision 0095)", () => {
+  const GIVEN = NOW - 40;
+
+  it("starts an attempt whose start was held at the time it was given, then ends it, in one change", () => {
+    const before = jobIn("assigned");
+    const after = finishGiven(before, 1, NODE, { outcome: "succeeded", exit_code: 0 }, GIVEN, NOW);
+    expect(after).toMatchObject({
+      state: "succeeded",
+      started_at: new Date(GIVEN).toISOString(),
+      finished_at: NOW_ISO,
+      deadline_at: null,
+    });
+    expect(after.timeline.slice(before.timeline.length).map(({ state, reason, at }) => [state, reason, at])).toEqual([
+      ["running", "started", new Date(GIVEN).toISOString()],
+      ["succeeded", "exited", NOW_ISO],
+    ]);
+  });
+
+  it("ends a running attempt as finish does, its start kept", () => {
+    const before = jobIn("running");
+    const result: RunResult = { outcome: "failed", exit_code: 2 };
+    expect(finishGiven(before, 1, NODE, result, GIVEN, NOW)).toEqual(finish(before, 1, NODE, result, NOW));
+  });
+
+  it("refuses another node's result for a given attempt as stale, changing nothing", () => {
+    const before = jobIn("assigned");
+    const error = thrown(() => finishGiven(before, 1, OTHER_NODE, { outcome: "succeeded", exit_code: 0 }, GIVEN, NOW));
+    expect(error.code).toBe("job.stale_attempt");
   });
 });
 

@@ -77,6 +77,28 @@ export interface RunResult {
   usage?: JobUsage | undefined;
 }
 
+/** An assigned attempt its node was given at `givenAtMs` (its start held, decision 0095), started then; any other record as it is. */
+export function startGiven(job: JobRecord, givenAtMs: number | undefined): JobRecord {
+  if (job.state !== "assigned" || givenAtMs === undefined || job.node_id === null) return job;
+  return start(job, job.attempt, job.node_id, givenAtMs);
+}
+
+/**
+ * The node's result for an attempt it was given: an attempt whose start is not written yet
+ * (decision 0095) starts at `startedAtMs` and ends, in one change; a running one ends.
+ */
+export function finishGiven(
+  job: JobRecord,
+  attempt: number,
+  nodeId: string,
+  result: RunResult,
+  startedAtMs: number,
+  now: number,
+): JobRecord {
+  const running = job.state === "assigned" ? start(job, attempt, nodeId, Math.min(startedAtMs, now)) : job;
+  return finish(running, attempt, nodeId, result, now);
+}
+
 /** The node's terminal result for the current attempt; a failure the job's retry policy matches is retried after its backoff. */
 export function finish(
   job: JobRecord,

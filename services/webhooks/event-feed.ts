@@ -5,7 +5,7 @@ import { ensureConsumer, BUCKETS, CONSUMERS, decodeJson, kvStreams } from "../..
 import { JobRecord } from "../../shared/records/index.js";
 import { enqueueDelivery } from "./enqueue-delivery.js";
 import { eventFilterSubjects, sameSubjects } from "./event-filter.js";
-import { eventOfRecord } from "./job-event.js";
+import { eventsOfRecord } from "./job-event.js";
 import { businessWebhooks, type WebhooksContext } from "./webhooks-context.js";
 
 const JOBS_STREAM = kvStreams.name(BUCKETS.jobs);
@@ -101,9 +101,9 @@ async function handleRevision(ctx: WebhooksContext, msg: JsMsg): Promise<void> {
     msg.term();
     return;
   }
-  let event: ReturnType<typeof eventOfRecord>;
+  let events: ReturnType<typeof eventsOfRecord>;
   try {
-    event = eventOfRecord(parsed.data);
+    events = eventsOfRecord(parsed.data);
   } catch (error) {
     // A record the public job schema refuses would fail the same way on every redelivery.
     ctx.logger.error(
@@ -113,12 +113,13 @@ async function handleRevision(ctx: WebhooksContext, msg: JsMsg): Promise<void> {
     msg.term();
     return;
   }
-  if (event) {
+  if (events.length > 0) {
     const webhooks = await businessWebhooks(ctx, parsed.data.app_id, parsed.data.business_id);
-    for (const webhook of webhooks) {
-      if (webhookWants(webhook.events, event.type) && webhook.created_at <= event.created_at)
-        await enqueueDelivery(ctx, webhook, event);
-    }
+    for (const event of events)
+      for (const webhook of webhooks) {
+        if (webhookWants(webhook.events, event.type) && webhook.created_at <= event.created_at)
+          await enqueueDelivery(ctx, webhook, event);
+      }
   }
   msg.ack();
 }

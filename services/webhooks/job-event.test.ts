@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { JobEvent } from "../../shared/contract/index.js";
 import { queuedJobRecord } from "../../test/harness/job-records.js";
-import { eventOfRecord } from "./job-event.js";
+import { eventsOfRecord } from "./job-event.js";
+
+/** The event of the record's current transition: the last of its events. */
+const eventOfRecord = (record: Parameters<typeof eventsOfRecord>[0]) => eventsOfRecord(record).at(-1) ?? null;
 
 const step = (state: JobEvent["state"], at: string, reason: string): JobEvent => ({
   at,
@@ -60,5 +63,42 @@ describe("eventOfRecord", () => {
         }),
       ),
     ).toBeNull();
+  });
+
+  it("a revision that ends an attempt right after its start stands for the start too (written in one change, decision 0095)", () => {
+    const given = step("assigned", "2026-03-01T00:00:01.000Z", "assigned");
+    const ending = queuedJobRecord({ state: "succeeded", timeline: [submitted, given, started, ended] });
+    const running = queuedJobRecord({ state: "running", timeline: [submitted, given, started] });
+    const events = eventsOfRecord(ending);
+    expect(events.map(({ type, created_at }) => [type, created_at])).toEqual([
+      ["job.started", started.at],
+      ["job.succeeded", ended.at],
+    ]);
+    // The same id as the start's own revision made, when it was written alone: delivered once.
+    expect(events[0]!.id).toBe(eventsOfRecord(running)[0]!.id);
+    expect(eventsOfRecord(running).map(({ type }) => type)).toEqual(["job.started"]);
+  });
+
+  it("a failed attempt sent back to wait for its retry stands for its start; a start of an earlier attempt is not made again", () => {
+    const failedRun = { ...step("failed", "2026-03-01T00:00:04.000Z", "exited"), attempt: 2 };
+    const waiting = { ...step("queued", "2026-03-01T00:00:04.000Z", "retry_scheduled"), attempt: 2 };
+    const secondStart = { ...step("running", "2026-03-01T00:00:03.000Z", "started"), attempt: 2 };
+    const retrying = queuedJobRecord({
+      state: "queued",
+      timeline: [submitted, started, secondStart, failedRun, waiting],
+    });
+    expect(eventsOfRecord(retrying).map(({ type, created_at }) => [type, created_at])).toEqual([
+      ["job.started", secondStart.at],
+    ]);
+    const cancelledLater = queuedJobRecord({
+      state: "cancelled",
+      timeline: [
+        submitted,
+        started,
+        { ...step("queued", "2026-03-01T00:00:04.000Z", "node_lost"), attempt: 2 },
+        { ...step("cancelled", "2026-03-01T00:00:06.000Z", "cancelled"), attempt: 2 },
+      ],
+    });
+    expect(eventsOfRecord(cancelledLater).map(({ type }) => type)).toEqual(["job.cancelled"]);
   });
 });

@@ -27,6 +27,7 @@ import {
   type Tenant,
 } from "../harness/system.js";
 import { programArgs } from "../harness/programs.js";
+import { runningJob } from "../harness/running-job.js";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The plans file's default plan ("free"). */
@@ -228,7 +229,7 @@ describe("metering", () => {
         interval: 50,
       })
       .toBe(true);
-    expect((await retrieve(user, after.job_id)).state).toBe("running");
+    expect((await runningJob(user, after.job_id)).state).toBe("running");
     await user.call("cancelJob", { job_id: after.job_id });
 
     const debit = await waitForEntry(user, `job.${after.job_id}.1`);

@@ -9,6 +9,7 @@ import { failureOf } from "../harness/error-code.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { runningJob } from "../harness/running-job.js";
 
 const DAY_MS = 86_400_000;
 
@@ -71,7 +72,7 @@ describe("run_at", () => {
         interval: 1,
       })
       .toBe(true);
-    const job = (await user.call("retrieveJob", { job_id: submitted.job_id })).job;
+    const job = await runningJob(user, submitted.job_id);
     expect(job).toMatchObject({ state: "running", next_attempt_at: null });
     const assigned = job.timeline.find((event) => event.state === "assigned")!;
     expect(Date.parse(assigned.at)).toBeGreaterThanOrEqual(runAt);

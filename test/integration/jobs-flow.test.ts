@@ -3,6 +3,7 @@ import { ComputeClient } from "../harness/client.js";
 import { errorCodeOf } from "../harness/error-code.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { runningJob } from "../harness/running-job.js";
 
 let nats: NatsHarness;
 let system: RunningSystem;
@@ -47,7 +48,7 @@ describe("a job's life over HTTP", () => {
     const polled = await node.call("poll", { wait_seconds: 10 });
     expect(polled.jobs).toHaveLength(1);
     expect(polled.jobs[0]).toMatchObject({ job_id: submitted.job_id, attempt: 1, command: ["echo", "hi"] });
-    expect((await user.call("retrieveJob", { job_id: submitted.job_id })).job.state).toBe("running");
+    expect((await runningJob(user, submitted.job_id)).state).toBe("running");
 
     const result = await node.call("result", { job_id: submitted.job_id, attempt: 1, outcome: "failed", exit_code: 3 });
     expect(result).toEqual({ job_id: submitted.job_id, attempt: 1, state: "failed", duplicate: false });

@@ -89,12 +89,20 @@ async function submit(pool: string): Promise<string> {
   return (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool, max_attempts: 1 })).job_id;
 }
 
-/** Polls over NATS until the job is delivered; returns its assignment. */
+/**
+ * Polls over NATS until the job is delivered, then waits for it to read `running` (its
+ * start is written a moment after the node got it, decision 0095); returns its assignment.
+ */
 async function pollFor(plane: NodePlane, jobId: string) {
   for (let tries = 0; tries < 20; tries += 1) {
     const { jobs } = await plane.poll({ wait_seconds: 5 });
     const found = jobs.find((job) => job.job_id === jobId);
-    if (found) return found;
+    if (found) {
+      await expect
+        .poll(async () => (await user.call("retrieveJob", { job_id: jobId })).job.state, { timeout: 10_000 })
+        .toBe("running");
+      return found;
+    }
   }
   throw new Error(`job ${jobId} never reached the node`);
 }

@@ -12,6 +12,7 @@ import { ApiError } from "../../clients/sdk/src/index.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { runningJob } from "../harness/running-job.js";
 
 /**
  * The node plane against the whole system (two replicas of each service) with a short
@@ -113,11 +114,15 @@ async function refusal<N extends RpcName>(
   return { status: response.status, code: (response.body as { code?: unknown } | undefined)?.code };
 }
 
-/** Polls (long) until the node is given `jobId`, and answers that assignment. */
+/**
+ * Polls (long) until the node is given `jobId`, then waits for the job to read `running`
+ * (its start is written a moment after the node got it, decision 0095); answers that assignment.
+ */
 async function pollFor(node: FakeNode, jobId: string, timeoutMs = 15_000) {
   await expect
     .poll(async () => (await node.poll(2)).some((job) => job.job_id === jobId), { timeout: timeoutMs, interval: 1 })
     .toBe(true);
+  await expect.poll(async () => (await retrieve(jobId)).state, { timeout: timeoutMs }).toBe("running");
   return node.running.get(jobId)!;
 }
 
@@ -331,7 +336,7 @@ describe("capacity appears", () => {
     keepAlive(node);
     const { jobs } = await node.client.call("poll", { wait_seconds: 10 });
     expect(jobs.map((job) => job.job_id)).toEqual([jobId]);
-    expect(await retrieve(jobId)).toMatchObject({
+    expect(await runningJob(user, jobId)).toMatchObject({
       state: "running",
       attempt: 1,
       node_id: node.nodeId,

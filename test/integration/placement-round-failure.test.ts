@@ -11,6 +11,7 @@ import { LogCapture } from "../harness/log-capture.js";
 import { ManualClock } from "../harness/manual-clock.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem } from "../harness/system.js";
+import { runningJob } from "../harness/running-job.js";
 
 const POOL = "round-failure";
 
@@ -71,6 +72,6 @@ describe("a placement round lost to the broker", () => {
         interval: 1,
       })
       .toBe(true);
-    expect((await user.call("retrieveJob", { job_id: jobId })).job).toMatchObject({ state: "running", attempt: 1 });
+    expect(await runningJob(user, jobId)).toMatchObject({ state: "running", attempt: 1 });
   }, 120_000);
 });

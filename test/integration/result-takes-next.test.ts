@@ -3,6 +3,7 @@ import type { ComputeClient } from "../harness/client.js";
 import { FakeNode } from "../harness/fake-node.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 import { createTenant, signedInClient, startSystem, type RunningSystem, type Tenant } from "../harness/system.js";
+import { runningJob } from "../harness/running-job.js";
 
 /**
  * A node's result may take the next job for the slot it frees (`take_next`), as BullMQ's
@@ -69,7 +70,7 @@ describe("a result that takes the next job", () => {
     const answer = await node.client.call("result", { job_id: first, attempt: 1, outcome: "succeeded", exit_code: 0 });
     expect(answer.next).toBeUndefined();
     await node.take(second);
-    expect((await user.call("retrieveJob", { job_id: second })).job).toMatchObject({ state: "running", attempt: 1 });
+    expect(await runningJob(user, second)).toMatchObject({ state: "running", attempt: 1 });
   });
 
   it("is answered without a next job when none waits, and the slot is free for the next one queued", async () => {
@@ -90,6 +91,6 @@ describe("a result that takes the next job", () => {
     expect(answer.next).toBeUndefined();
     const later = (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool })).job_id;
     await node.take(later);
-    expect((await user.call("retrieveJob", { job_id: later })).job).toMatchObject({ state: "running" });
+    expect(await runningJob(user, later)).toMatchObject({ state: "running" });
   });
 });

@@ -7,7 +7,7 @@ export interface StartStages {
   submitToQueued: number;
   /** `queued_at` → the timeline's `assigned` (placement). */
   queuedToAssigned: number;
-  /** `assigned` → `started_at` (the node's poll is woken, asks, and the start is written). */
+  /** `assigned` → `started_at` (the node's poll is woken and asks; `started_at` is when it was given the job, decision 0095). */
   assignedToStarted: number;
   /** `started_at` → the node received it (the poll's answer back through the gateway). */
   startedToReceived: number;
@@ -20,7 +20,7 @@ export interface StartStages {
 export const STAGE_NAMES = {
   submitToQueued: "submit → queued_at (HTTP, gateway, scheduler's write)",
   queuedToAssigned: "queued_at → assigned (placement)",
-  assignedToStarted: "assigned → started_at (poll woken, start written)",
+  assignedToStarted: "assigned → started_at (poll woken, node given it)",
   startedToReceived: "started_at → node received it (poll answered)",
 } as const satisfies Partial<Record<keyof StartStages, string>>;
 

@@ -100,8 +100,8 @@ export function buildScheduler(deps: ServiceDeps<SchedulerConfig>): Scheduler {
         ownershipChanged: () => void follow.run(),
       });
       replica = opened;
-      const result = serveScheduler(run, opened.context, parts.listIndex, opened.schedules, parts.queued);
-      partitionRpcs = new PartitionRpcs(nc, queueGroups.scheduler, logger, result);
+      const handlers = serveScheduler(run, opened.context, parts.listIndex, opened.schedules, parts.queued);
+      partitionRpcs = new PartitionRpcs(nc, queueGroups.scheduler, logger, handlers);
       await opened.ownership.start();
       // Ready once the partitions this replica holds at start have been read: a request served now sees them.
       await follow.run();

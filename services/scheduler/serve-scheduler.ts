@@ -1,12 +1,13 @@
 import type { ServiceRun } from "../../shared/process/index.js";
 import { cancelJob } from "./jobs/cancel-job.js";
 import { deleteJob } from "./jobs/delete-job.js";
-import { poll } from "./jobs/poll.js";
+import { delivered, poll } from "./jobs/poll.js";
 import { recordResult } from "./jobs/record-result.js";
 import { retrieveJob } from "./jobs/retrieve-job.js";
 import { retryJob } from "./jobs/retry-job.js";
 import { submitJob } from "./jobs/submit-job.js";
 import type { JobListIndex } from "./listing/job-list-index.js";
+import type { PartitionHandlers } from "./partitions/partition-rpcs.js";
 import { listJobs, serveListShard } from "./listing/list-jobs.js";
 import { serveConcurrencyCounts } from "./queue/concurrency-counts.js";
 import type { QueuedJobs } from "./queue/queued-jobs.js";
@@ -20,8 +21,8 @@ import { setScheduleState } from "./schedules/set-schedule-state.js";
 
 /**
  * The scheduler's RPCs: jobs, their lists (this replica's part too), schedules and the node
- * plane's poll and result. Returns the result's handler, which the replica also serves on
- * its partitions' subjects (`PartitionRpcs`).
+ * plane's poll, result and delivered attempts. Returns the handlers the replica also serves
+ * on its partitions' subjects (`PartitionRpcs`).
  */
 export function serveScheduler(
   run: ServiceRun,
@@ -29,7 +30,7 @@ export function serveScheduler(
   listIndex: JobListIndex,
   scheduleBucket: Schedules,
   queued: QueuedJobs,
-): ReturnType<typeof recordResult> {
+): PartitionHandlers {
   run.serve("jobSubmit", submitJob(context, queued));
   run.serve("jobRetrieve", retrieveJob(context));
   run.serve("jobList", listJobs(context, listIndex));
@@ -47,5 +48,7 @@ export function serveScheduler(
   run.serve("nodePoll", poll(context));
   const result = recordResult(context, queued);
   run.serve("nodeResult", result);
-  return result;
+  const deliveredHandler = delivered(context);
+  run.serve("nodeDelivered", deliveredHandler);
+  return { result, delivered: deliveredHandler };
 }

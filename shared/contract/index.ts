@@ -250,6 +250,8 @@ export {
   PollCommand,
   PollReply,
   DeliveredAttempt,
+  DeliveredCommand,
+  DeliveredReply,
   JobResultReply,
   PushLogsCommand,
   RegisterNodeCommand,

@@ -132,6 +132,28 @@ export const PollReply = z.object({
 });
 export type PollReply = z.infer<typeof PollReply>;
 
+/**
+ * Published (core NATS) on a node's `assigned` event when it gets an assignment (its
+ * `released` event, when the service frees one of its attempts, carries the same first
+ * three fields), so its long poll answers at once: the attempt, and the whole of it
+ * (`delivered`) when the scheduler may hold its start. A gateway whose poll for the node is
+ * waiting, and knows the scheduler would tell the node nothing else, then answers the poll
+ * from the event and tells the scheduler with `DeliveredCommand` (decision 0096).
+ */
+export const NodeAssignedEvent = z.object({
+  node_id: z.string(),
+  job_id: JobId,
+  attempt: z.number().int().min(1),
+  delivered: DeliveredAttempt.optional(),
+});
+export type NodeAssignedEvent = z.infer<typeof NodeAssignedEvent>;
+
+/** A gateway gave the node an attempt its `assigned` event carried: the start is held from now, as a poll's would be. */
+export const DeliveredCommand = asNode(RunningAttempt);
+/** Whether the attempt was still the node's, assigned or running (else the node's next poll learns it is not). */
+export const DeliveredReply = z.object({ held: z.boolean() });
+export type DeliveredReply = z.infer<typeof DeliveredReply>;
+
 /** The scheduler's answer to `JobResultCommand`: the gateway signs `next`'s upload URL and answers `JobResultResponse`. */
 export const JobResultReply = JobResultResponse.extend({ next: DeliveredAttempt.optional() });
 export type JobResultReply = z.infer<typeof JobResultReply>;
@@ -160,13 +182,6 @@ export type ListShardReply = z.infer<typeof ListShardReply>;
 /** How many jobs of a concurrency key are assigned or running, asked of the replica that owns the key's partition. */
 export const ConcurrencyInUseCommand = z.object({ scope: z.string(), partition: z.number().int() });
 export const ConcurrencyInUseReply = z.object({ in_use: z.number().int(), owned: z.boolean() });
-
-/**
- * Published (core NATS) when a node gets an assignment, or when the service frees one of
- * its attempts that the node did not end itself (cancel, timeout, lost node), so its long
- * poll answers at once.
- */
-export const NodeAssignedEvent = z.object({ node_id: z.string(), job_id: z.string(), attempt: z.number().int() });
 
 /** Published (core NATS) when a job reaches a terminal state, for watchers such as the log stream's `end` event. */
 export const JobTransitionEvent = z.object({

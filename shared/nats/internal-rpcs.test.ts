@@ -18,7 +18,12 @@ describe("INTERNAL_RPCS", () => {
   });
 
   it("names the replica or the partition in the subject of an addressed RPC, and refuses to ask one unaddressed", () => {
-    expect(ADDRESSED.sort()).toEqual(["concurrencyInUse", "jobListShard", "nodeResultOfPartition"]);
+    expect(ADDRESSED.sort()).toEqual([
+      "concurrencyInUse",
+      "jobListShard",
+      "nodeDeliveredOfPartition",
+      "nodeResultOfPartition",
+    ]);
     expect(rpcSubject("jobListShard", "replica-1")).toBe("cjs.scheduler.replica.replica-1.jobs.list");
     expect(rpcSubject("nodeResultOfPartition", "07")).toBe("cjs.scheduler.partition.07.nodes.result");
     expect(() => rpcSubject("jobListShard")).toThrow(AppError);

@@ -22,6 +22,8 @@ import {
   CreditCheckReply,
   DeleteNodeCommand,
   DeleteNodeReply,
+  DeliveredCommand,
+  DeliveredReply,
   DrainNodeCommand,
   DryRunPlan,
   HeartbeatCommand,
@@ -131,6 +133,17 @@ export const INTERNAL_RPCS = {
     subject: subjects.nodeResultOfPartition,
     command: JobResultCommand,
     reply: JobResultReply,
+  },
+  /**
+   * A gateway answered a node's poll from the attempt its `assigned` event carried: the
+   * scheduler holds the start from now (decision 0096). Asked of the partition's owner, as
+   * a result is; without one, `nodeDelivered`.
+   */
+  nodeDelivered: { subject: subjects.nodeDelivered, command: DeliveredCommand, reply: DeliveredReply },
+  nodeDeliveredOfPartition: {
+    subject: subjects.nodeDeliveredOfPartition,
+    command: DeliveredCommand,
+    reply: DeliveredReply,
   },
 
   // Schedules, answered by one scheduler replica.

@@ -179,6 +179,10 @@ export const subjects = {
   nodeResult: () => `${ROOT}.scheduler.nodes.result`,
   /** Answered by the owner of one job partition (its number, two digits): a node's result for a job of it. */
   nodeResultOfPartition: (partition: string) => `${ROOT}.scheduler.partition.${checkedToken(partition)}.nodes.result`,
+  nodeDelivered: () => `${ROOT}.scheduler.nodes.delivered`,
+  /** Answered by the owner of one job partition: a gateway gave a node an attempt of it from its `assigned` event. */
+  nodeDeliveredOfPartition: (partition: string) =>
+    `${ROOT}.scheduler.partition.${checkedToken(partition)}.nodes.delivered`,
   /** Node RPCs, answered by one node-registry replica. */
   nodeRegister: () => `${ROOT}.registry.nodes.register`,
   nodeHeartbeat: () => `${ROOT}.registry.nodes.heartbeat`,

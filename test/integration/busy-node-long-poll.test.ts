@@ -13,7 +13,7 @@ import {
   natsNodePlane,
   type NodePlane,
 } from "../../clients/agent/index.js";
-import { type JobState, PollCommand } from "../../shared/contract/index.js";
+import { DeliveredCommand, type JobState } from "../../shared/contract/index.js";
 import { decodeJson, subjects } from "../../shared/nats/index.js";
 import { systemClock } from "../../shared/runtime/index.js";
 import type { ComputeClient } from "../harness/client.js";
@@ -158,14 +158,29 @@ describe.each(TRANSPORTS)("a busy node with a free slot (%s node plane)", (trans
 
 /** Counts the scheduler polls the gateway sends for one node. */
 function countAsks(nodeId: string): { count(): number; stop(): void } {
-  let asks = 0;
-  const subscription = tap.subscribe(subjects.nodePoll(), {
-    callback: (error, message) => {
-      if (error) return;
-      if (PollCommand.parse(decodeJson(message.data)).caller.node_id === nodeId) asks += 1;
-    },
-  });
-  return { count: () => asks, stop: () => subscription.unsubscribe() };
+  return countNodeCalls(nodeId, [subjects.nodePoll()]);
+}
+
+/** Counts the attempts the gateway tells the scheduler it gave the node from their events (on any subject they go). */
+function countDelivered(nodeId: string): { count(): number; stop(): void } {
+  return countNodeCalls(nodeId, [
+    subjects.nodeDelivered(),
+    subjects.nodeDeliveredOfPartition("00").replace(".00.", ".*."),
+  ]);
+}
+
+function countNodeCalls(nodeId: string, subjectList: string[]): { count(): number; stop(): void } {
+  let calls = 0;
+  const subscriptions = subjectList.map((subject) =>
+    tap.subscribe(subject, {
+      callback: (error, message) => {
+        if (error) return;
+        if (DeliveredCommand.pick({ caller: true }).parse(decodeJson(message.data)).caller.node_id === nodeId)
+          calls += 1;
+      },
+    }),
+  );
+  return { count: () => calls, stop: () => subscriptions.forEach((subscription) => subscription.unsubscribe()) };
 }
 
 describe("the long poll of a node that names what it runs", () => {
@@ -180,16 +195,22 @@ describe("the long poll of a node that names what it runs", () => {
   it("waits while nothing else is assigned, and answers with only the new attempt when one is", async () => {
     const { node, first, known } = await nodeRunningOne("lp-assign");
     const asks = countAsks(node.nodeId);
+    const delivered = countDelivered(node.nodeId);
     const answer = node.client.call("poll", { wait_seconds: 30, known });
     // The first ask found nothing new: the poll waits.
     await expect.poll(() => asks.count()).toBe(1);
     const second = (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "lp-assign" })).job_id;
     const { jobs, held } = await answer;
-    asks.stop();
     expect(jobs.map((job) => job.job_id)).toEqual([second]);
+    expect(jobs[0]?.artifact_upload_url).toContain(second);
     expect(held?.map((attempt) => attempt.job_id).sort()).toEqual([first, second].sort());
-    // Woken by the assignment: the gateway asked again rather than running out its wait.
-    expect(asks.count()).toBe(2);
+    // Woken by the assignment, whose event carried the attempt: given without asking, and the scheduler told.
+    await expect.poll(() => delivered.count()).toBe(1);
+    asks.stop();
+    delivered.stop();
+    expect(asks.count()).toBe(1);
+    // The start the scheduler held is written: the job runs, started when the node was given it.
+    await waitForState(second, "running");
   }, 60_000);
 
   it("answers when the service ends an attempt the node runs, without it in `held`", async () => {
@@ -226,7 +247,7 @@ describe("the long poll of a node that names what it runs", () => {
     await expect.poll(() => asks.count()).toBe(1);
     const second = (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: pool })).job_id;
     const { held } = await answer;
-    expect(asks.count()).toBe(2);
+    expect(asks.count()).toBe(1);
     return { node, first, second, asks, told: held ?? [] };
   }
 
@@ -238,8 +259,8 @@ describe("the long poll of a node that names what it runs", () => {
     asks.stop();
     expect(jobs.map((job) => job.job_id)).toEqual([third]);
     expect(held?.map((attempt) => attempt.job_id)).toContain(second);
-    // One ask, the one the assignment woke: none before the wait.
-    expect(asks.count()).toBe(3);
+    // No ask: none before the wait, and the assignment's event carried the attempt.
+    expect(asks.count()).toBe(1);
   }, 60_000);
 
   it("missing an attempt the last answer delivered (that answer was lost), gets it again at once", async () => {
@@ -247,7 +268,7 @@ describe("the long poll of a node that names what it runs", () => {
     const { jobs } = await node.client.call("poll", { wait_seconds: 30, known: [{ job_id: first, attempt: 1 }] });
     asks.stop();
     expect(jobs.map((job) => job.job_id)).toEqual([second]);
-    expect(asks.count()).toBe(3);
+    expect(asks.count()).toBe(2);
   }, 60_000);
 
   it("knowing what the last answer told it, asks once when its wait ends with no event", async () => {
@@ -256,7 +277,7 @@ describe("the long poll of a node that names what it runs", () => {
     asks.stop();
     expect(jobs).toEqual([]);
     expect(held?.map((attempt) => attempt.job_id).sort()).toEqual([first, second].sort());
-    expect(asks.count()).toBe(3);
+    expect(asks.count()).toBe(2);
   }, 60_000);
 
   it("answers an earlier agent (no `known`) at once with every attempt while the node holds one", async () => {

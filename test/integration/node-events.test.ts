@@ -2,7 +2,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { subjects } from "../../shared/nats/index.js";
 import { newId } from "../../shared/runtime/index.js";
-import { NodeEvents } from "../../services/gateway/rpc/node-events.js";
+import { type NodeEvent, NodeEvents } from "../../services/gateway/rpc/node-events.js";
 import { startNats, type NatsHarness } from "../harness/nats-server.js";
 
 /**
@@ -27,6 +27,17 @@ afterAll(async () => {
   await nc?.close();
   await nats?.stop();
 });
+
+function subjectsOf(events: readonly NodeEvent[] | null): string[] {
+  return (events ?? []).map((event) => event.subject);
+}
+
+/** Publishes the node's events and waits until this gateway's connection has them. */
+async function publish(...subjectList: string[]): Promise<void> {
+  for (const subject of subjectList) publisher.publish(subject);
+  await publisher.flush();
+  await nc.flush();
+}
 
 /** A connection whose subscriptions are counted. */
 function counting(): { subscribes: string[]; nc: Pick<NatsConnection, "subscribe"> } {
@@ -53,7 +64,7 @@ describe("NodeEvents", () => {
     await publisher.flush();
     await nc.flush();
     const came: string[] = [];
-    while (came.length < 2) came.push(...((await waiter.next()) ?? []));
+    while (came.length < 2) came.push(...subjectsOf(await waiter.next()));
     expect(came).toEqual([subjects.nodeAssigned(NODE), subjects.nodeDraining(NODE)]);
     waiter.close();
     events.close();
@@ -67,8 +78,8 @@ describe("NodeEvents", () => {
     await nc.flush();
     publisher.publish(subjects.nodeReleased(NODE));
     await publisher.flush();
-    expect(await first.next()).toEqual([subjects.nodeReleased(NODE)]);
-    expect(await second.next()).toEqual([subjects.nodeReleased(NODE)]);
+    expect(subjectsOf(await first.next())).toEqual([subjects.nodeReleased(NODE)]);
+    expect(subjectsOf(await second.next())).toEqual([subjects.nodeReleased(NODE)]);
     first.close();
     second.close();
     const next = events.listen(NODE);
@@ -83,12 +94,12 @@ describe("NodeEvents", () => {
     await nc.flush();
     publisher.publish(subjects.nodeAssigned(NODE));
     await publisher.flush();
-    expect(await earlier.next()).toEqual([subjects.nodeAssigned(NODE)]);
+    expect(subjectsOf(await earlier.next())).toEqual([subjects.nodeAssigned(NODE)]);
     earlier.close();
     const later = events.listen(NODE);
     publisher.publish(subjects.nodeReleased(NODE));
     await publisher.flush();
-    expect(await later.next()).toEqual([subjects.nodeReleased(NODE)]);
+    expect(subjectsOf(await later.next())).toEqual([subjects.nodeReleased(NODE)]);
     later.close();
     events.close();
   });
@@ -107,5 +118,57 @@ describe("NodeEvents", () => {
     events.listen(NODE).close();
     expect(subscribes).toEqual([subjects.nodeEvents(NODE), subjects.nodeEvents(NODE)]);
     events.close();
+  });
+
+  describe("answeredBefore: whether the events alone tell the node all the scheduler would", () => {
+    const FIRST = { job_id: newId("job"), attempt: 1 };
+    const SECOND = { job_id: newId("job"), attempt: 1 };
+
+    it("holds when the node knows the kept answer and the events are all that came since", async () => {
+      const events = new NodeEvents(nc);
+      const waiter = events.listen(NODE);
+      await nc.flush();
+      waiter.rememberAnswer(waiter.heard(), { jobs: [FIRST], held: [FIRST] });
+      await publish(subjects.nodeAssigned(NODE));
+      const came = (await waiter.next())!;
+      expect(waiter.answeredBefore([FIRST], came)).toBe(true);
+      waiter.close();
+      events.close();
+    });
+
+    it("fails when an event came before the kept answer was asked, or after the events looked at", async () => {
+      const events = new NodeEvents(nc);
+      const waiter = events.listen(NODE);
+      await nc.flush();
+      const heardBefore = waiter.heard();
+      await publish(subjects.nodeAssigned(NODE));
+      await waiter.next();
+      // Asked before the event already looked at came: the answer may not cover it.
+      waiter.rememberAnswer(heardBefore, { jobs: [FIRST], held: [FIRST] });
+      await publish(subjects.nodeAssigned(NODE));
+      expect(waiter.answeredBefore([FIRST], (await waiter.next())!)).toBe(false);
+
+      waiter.rememberAnswer(waiter.heard(), { jobs: [FIRST], held: [FIRST] });
+      await publish(subjects.nodeAssigned(NODE));
+      const came = (await waiter.next())!;
+      await publish(subjects.nodeReleased(NODE));
+      expect(waiter.answeredBefore([FIRST], came)).toBe(false);
+      waiter.close();
+      events.close();
+    });
+
+    it("fails when the node does not know what the kept answer gave it, or knows what it was not told", async () => {
+      const events = new NodeEvents(nc);
+      const waiter = events.listen(NODE);
+      await nc.flush();
+      waiter.rememberAnswer(waiter.heard(), { jobs: [FIRST], held: [FIRST] });
+      await publish(subjects.nodeAssigned(NODE));
+      const came = (await waiter.next())!;
+      expect(waiter.answeredBefore([], came)).toBe(false);
+      expect(waiter.answeredBefore([FIRST, SECOND], came)).toBe(false);
+      expect(waiter.answeredBefore([FIRST], [])).toBe(false);
+      waiter.close();
+      events.close();
+    });
   });
 });

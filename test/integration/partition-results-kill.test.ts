@@ -9,7 +9,7 @@ import { connect, type Msg, type NatsConnection } from "@nats-io/transport-node"
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Scheduler } from "../../services/scheduler/scheduler.js";
-import { askNodeResult } from "../../services/gateway/rpc/report-result.js";
+import { askJobOwner } from "../../services/gateway/rpc/ask-job-owner.js";
 import { AppError } from "../../shared/errors/index.js";
 import { newJobId } from "../../shared/runtime/index.js";
 import { type InternalCommand, requestRpc, serveRpc } from "../../shared/nats/index.js";
@@ -77,7 +77,9 @@ describe.each(NATS_TOPOLOGIES)("node results routed to the partition's owner on 
       const owner = standIn(partitionAddress(jobPartition(jobId)), reply("succeeded"));
       await nc.flush();
       try {
-        expect(await askNodeResult(nc, resultCommand(jobId), undefined)).toMatchObject({ state: "succeeded" });
+        expect(await askJobOwner(nc, "nodeResult", resultCommand(jobId), undefined)).toMatchObject({
+          state: "succeeded",
+        });
       } finally {
         shared.unsubscribe();
         owner.unsubscribe();
@@ -89,7 +91,7 @@ describe.each(NATS_TOPOLOGIES)("node results routed to the partition's owner on 
       const otherPartition = standIn(partitionAddress((jobPartition(jobId) + 1) % JOB_PARTITIONS), reply("succeeded"));
       await nc.flush();
       try {
-        expect(await askNodeResult(nc, resultCommand(jobId), undefined)).toMatchObject({ state: "failed" });
+        expect(await askJobOwner(nc, "nodeResult", resultCommand(jobId), undefined)).toMatchObject({ state: "failed" });
       } finally {
         shared.unsubscribe();
         otherPartition.unsubscribe();
@@ -107,7 +109,7 @@ describe.each(NATS_TOPOLOGIES)("node results routed to the partition's owner on 
       });
       await nc.flush();
       try {
-        await expect(askNodeResult(nc, resultCommand(jobId), undefined)).rejects.toMatchObject({
+        await expect(askJobOwner(nc, "nodeResult", resultCommand(jobId), undefined)).rejects.toMatchObject({
           code: "job.stale_attempt",
         });
         expect(sharedAsked).toBe(0);

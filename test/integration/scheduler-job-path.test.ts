@@ -19,10 +19,12 @@ import { QueueDepthGuard } from "../../services/scheduler/queue/job-queue.js";
 import { QueuedJobs } from "../../services/scheduler/queue/queued-jobs.js";
 import { KeyQuotaRecord } from "../../services/scheduler/jobs/key-quota-rules.js";
 import { DeferredStarts } from "../../services/scheduler/jobs/deferred-starts.js";
-import { poll, writeStart } from "../../services/scheduler/jobs/poll.js";
+import { delivered, poll, writeStart } from "../../services/scheduler/jobs/poll.js";
+import { deliveredAttempt } from "../../services/scheduler/jobs/delivered-attempt.js";
 import { recordResult } from "../../services/scheduler/jobs/record-result.js";
 import { createJob, newJobId, submitJob } from "../../services/scheduler/jobs/submit-job.js";
 import { release, releaseSoon, reserve } from "../../services/scheduler/placement/reservations.js";
+import { wakeNode } from "../../services/scheduler/placement/placer.js";
 import type { SchedulerContext } from "../../services/scheduler/scheduler-context.js";
 import { openSchedulerStore, type SchedulerStore } from "../../services/scheduler/scheduler-store.js";
 import { assign, cancel, start, timeOut } from "../../services/scheduler/jobs/transitions.js";
@@ -609,6 +611,51 @@ describe("a node's poll", () => {
     });
   });
 
+  it("with starts written at once (CJS_START_WRITE_DELAY_MS=0), the node's event names the attempt only: its poll asks", async () => {
+    const placed = await placedJob();
+    const events = await listen(subjects.nodeAssigned(NODE));
+
+    wakeNode({ nc: ctx.nc, config: { ...ctx.config, CJS_START_WRITE_DELAY_MS: 0 } }, NODE, placed.record);
+    wakeNode(ctx, NODE, placed.record);
+
+    await events.stop();
+    expect(events.seen.map(({ data }) => decodeJson(data))).toEqual([
+      { node_id: NODE, job_id: placed.jobId, attempt: 1 },
+      { node_id: NODE, job_id: placed.jobId, attempt: 1, delivered: deliveredAttempt(placed.record) },
+    ]);
+  });
+
+  it("given from its event by a gateway: the start is held from the notice and written at that time; the answer says so", async () => {
+    const placed = await placedJob();
+    const given = new Date(clock.now()).toISOString();
+
+    const answer = await delivered(ctx)({ caller, body: { job_id: placed.jobId, attempt: 1 } });
+
+    expect(answer).toEqual({ held: true });
+    expect((await raw.jobs.get(placed.key))?.value.state).toBe("assigned");
+    expect(ctx.starts.size).toBe(1);
+    clock.advance(100);
+    await ctx.starts.flush();
+    expect((await raw.jobs.get(placed.key))?.value).toMatchObject({ state: "running", started_at: given });
+  });
+
+  it("given from its event, but no longer the node's (cancelled, or another attempt now): nothing held, nothing written", async () => {
+    const placed = await placedJob();
+    await changeJob(ctx, placed.key, (job) => cancel(job, clock.now()));
+    const cancelled = (await raw.jobs.get(placed.key))!;
+    const other = await placedJob();
+
+    expect(await delivered(ctx)({ caller, body: { job_id: placed.jobId, attempt: 1 } })).toEqual({ held: false });
+    expect(await delivered(ctx)({ caller, body: { job_id: other.jobId, attempt: 2 } })).toEqual({ held: false });
+    expect(
+      await delivered(ctx)({ caller: { ...caller, node_id: newId("nod") }, body: { job_id: other.jobId, attempt: 1 } }),
+    ).toEqual({ held: false });
+
+    expect(ctx.starts.size).toBe(0);
+    expect((await raw.jobs.get(placed.key))?.revision).toBe(cancelled.revision);
+    expect((await raw.jobs.get(other.key))?.value.state).toBe("assigned");
+  });
+
   it("starts an assigned attempt this replica last wrote from its copy, without reading the job", async () => {
     const assigned = await placedJob();
     activeJobs.apply(ownRevision(assigned.key, assigned.revision, assigned.record));
@@ -790,8 +837,9 @@ describe("a submit a node can take now (decision 0094)", () => {
       });
       expect(queue.size).toBe(0);
       await events.stop();
+      // The whole attempt rides on the event, for a waiting poll to be answered from it (decision 0096).
       expect(events.seen.map(({ data }) => decodeJson(data))).toEqual([
-        { node_id: nodeId, job_id: stored.job_id, attempt: 1 },
+        { node_id: nodeId, job_id: stored.job_id, attempt: 1, delivered: deliveredAttempt(stored) },
       ]);
 
       const { jobs } = await poll(replica)({ caller: { ...caller, node_id: nodeId }, body: { wait_seconds: 0 } });

@@ -7,10 +7,18 @@ const LINGER_MS = 30_000;
 /** An attempt as a poll names it: `<job id>#<attempt>`. */
 type AttemptName = string;
 
+/** One of a node's events as a waiting poll hears it. */
+export interface NodeEvent {
+  subject: string;
+  data: Uint8Array;
+  /** Its place among the events this gateway heard on the node's subscription (`heard` just after it came). */
+  seq: number;
+}
+
 /** One waiting poll's view of its node's events: whether one came since it began or last looked, and which. */
 export interface NodeEventWaiter {
-  /** Resolves with the subjects of the events that came since the last call (at least one), or null once closed. */
-  next(): Promise<string[] | null>;
+  /** Resolves with the events that came since the last call (at least one), or null once closed. */
+  next(): Promise<NodeEvent[] | null>;
   close(): void;
   /** How many of the node's events this gateway has heard on the current subscription: take it just before asking the scheduler. */
   heard(): number;
@@ -25,6 +33,12 @@ export interface NodeEventWaiter {
    * the same. An event lost on the way delays the node until its poll's wait ends.
    */
   answered(known: readonly { job_id: string; attempt: number }[]): boolean;
+  /**
+   * Whether `answered(known)` held just before `came` (what `next` gave last) and nothing
+   * came after them: the scheduler would then tell the node what those events say and
+   * nothing more.
+   */
+  answeredBefore(known: readonly { job_id: string; attempt: number }[], came: readonly NodeEvent[]): boolean;
 }
 
 /** What an answer of the scheduler gave the node: attempts to start, and those it still holds. */
@@ -51,8 +65,14 @@ interface NodeFeed {
 
 const nameOf = ({ job_id, attempt }: { job_id: string; attempt: number }): AttemptName => `${job_id}#${attempt}`;
 
+/** The node knows every attempt the kept answer delivered (so it arrived), and nothing else it was not told. */
+function told(answer: KeptAnswer, known: readonly { job_id: string; attempt: number }[]): boolean {
+  const names = new Set(known.map(nameOf));
+  return [...answer.delivered].every((name) => names.has(name)) && [...names].every((name) => answer.told.has(name));
+}
+
 interface Waiting {
-  events: string[];
+  events: NodeEvent[];
   wake: (() => void) | undefined;
   closed: boolean;
 }
@@ -93,14 +113,12 @@ export class NodeEvents {
         const delivered = new Set(jobs.map(nameOf));
         feed.answer = { heardBefore, delivered, told: new Set([...delivered, ...held.map(nameOf)]) };
       },
-      answered: (known) => {
-        const { answer } = feed;
-        if (!answer || answer.heardBefore !== feed.heard) return false;
-        const names = new Set(known.map(nameOf));
-        return (
-          [...answer.delivered].every((name) => names.has(name)) && [...names].every((name) => answer.told.has(name))
-        );
-      },
+      answered: (known) => feed.answer?.heardBefore === feed.heard && told(feed.answer, known),
+      answeredBefore: (known, came) =>
+        came.length > 0 &&
+        feed.answer?.heardBefore === came[0]!.seq - 1 &&
+        came.at(-1)!.seq === feed.heard &&
+        told(feed.answer, known),
       close: () => {
         if (waiting.closed) return;
         waiting.closed = true;
@@ -127,8 +145,9 @@ export class NodeEvents {
       subscription: this.nc.subscribe(subjects.nodeEvents(nodeId), {
         callback: (_error, message) => {
           feed.heard += 1;
+          const event: NodeEvent = { subject: message.subject, data: message.data, seq: feed.heard };
           for (const waiting of feed.waiters) {
-            waiting.events.push(message.subject);
+            waiting.events.push(event);
             waiting.wake?.();
           }
         },

@@ -1,17 +1,21 @@
 import {
   type Assignment,
   type DeliveredAttempt,
+  NodeAssignedEvent,
+  type NodeContext,
   PollReply,
   type PollResponse,
   type RPC_ROUTES,
   type RunningAttempt,
 } from "../../../shared/contract/index.js";
-import { requestRpc, subjects } from "../../../shared/nats/index.js";
+import { decodeJson, requestRpc, subjects } from "../../../shared/nats/index.js";
+import type { RequestTrace } from "../../../shared/tracing/index.js";
 import { signArtifactUrl } from "../artifacts/artifact-urls.js";
 import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { nodeContext } from "./forward.js";
-import { NodeEvents } from "./node-events.js";
+import { askJobOwner } from "./ask-job-owner.js";
+import { type NodeEvent, type NodeEventWaiter, NodeEvents } from "./node-events.js";
 
 /**
  * An attempt with the URL its artifacts go to: signed for every name of the job, in the
@@ -93,9 +97,9 @@ export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler
           // Not asked yet: a stopping gateway repeats what the node knows; a wait that ended asks once.
           return stopping?.aborted ? { jobs: [], held: known ?? [] } : await askAndKeep();
         }
-        answer = await askAndKeep();
+        answer = (known && givenByEvents(gw, node, origin, trace, events, known, came)) || (await askAndKeep());
         // A draining node's agent waits for this poll before it stops: it ends now, with whatever the node holds.
-        if (came.includes(draining)) return answer;
+        if (came.some((event) => event.subject === draining)) return answer;
       }
       return answer;
     } finally {
@@ -105,6 +109,49 @@ export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler
     }
   };
 }
+
+/**
+ * The answer the scheduler would give, taken from the events themselves (decision 0096):
+ * when every event since an answer the node knows is an assignment carrying its attempt,
+ * the node is given those attempts, and the scheduler is told (`nodeDelivered`, not
+ * awaited: its start is held from then, as a poll's). Undefined when the gateway must ask.
+ */
+function givenByEvents(
+  gw: GatewayContext,
+  node: NodeContext,
+  origin: string,
+  trace: RequestTrace | undefined,
+  events: NodeEventWaiter,
+  known: readonly RunningAttempt[],
+  came: readonly NodeEvent[],
+): PollResponse | undefined {
+  const carried: DeliveredAttempt[] = [];
+  for (const { subject, data } of came) {
+    if (subject !== subjects.nodeAssigned(node.node_id)) return undefined;
+    const event = NodeAssignedEvent.safeParse(decodeJson(data));
+    if (!event.success || event.data.delivered === undefined) return undefined;
+    carried.push(event.data.delivered);
+  }
+  if (!events.answeredBefore(known, came)) return undefined;
+  const knownNames = new Set(known.map(attemptName));
+  const jobs = carried.filter((attempt) => !knownNames.has(attemptName(attempt)));
+  const reply = {
+    jobs,
+    held: [...known, ...jobs.map(({ job_id, attempt }) => ({ job_id, attempt }))],
+  };
+  events.rememberAnswer(events.heard(), reply);
+  for (const { job_id, attempt } of jobs)
+    void askJobOwner(gw.nc, "nodeDelivered", { caller: node, body: { job_id, attempt } }, trace).catch(
+      (error: unknown) =>
+        gw.logger.warn(
+          { err: error, node_id: node.node_id, job_id, attempt },
+          "the scheduler was not told of an attempt given from its event; the attempt's result will write its start",
+        ),
+    );
+  return withUploadUrls(gw, origin, reply);
+}
+
+const attemptName = ({ job_id, attempt }: RunningAttempt): string => `${job_id}#${attempt}`;
 
 /** Events published while the connection to NATS was down never arrive: no kept answer is trusted after that. */
 async function forgetAnswersOnReconnect(gw: GatewayContext, nodeEvents: NodeEvents): Promise<void> {

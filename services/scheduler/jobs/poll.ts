@@ -1,11 +1,20 @@
 import type { z } from "zod";
-import type { DeliveredAttempt, PollCommand, PollReply, RunningAttempt } from "../../../shared/contract/index.js";
+import type {
+  DeliveredAttempt,
+  DeliveredCommand,
+  DeliveredReply,
+  PollCommand,
+  PollReply,
+  RunningAttempt,
+} from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import type { AllocatedAttempt, AllocationRecord, JobRecord } from "../../../shared/records/index.js";
+import type { AllocatedAttempt, AllocationRecord } from "../../../shared/records/index.js";
 import type { Versioned } from "../../../shared/nats/index.js";
 import { type SchedulerContext } from "../scheduler-context.js";
 import { changeJob } from "./change-job.js";
 import type { PendingStart } from "./deferred-starts.js";
+import { deliveredAttempt } from "./delivered-attempt.js";
+import { findJobKey } from "./find-job-key.js";
 import { start } from "./transitions.js";
 
 /**
@@ -27,9 +36,9 @@ export function poll(ctx: SchedulerContext) {
     const fresh = known
       ? reserved.filter(([jobId, { attempt }]) => !known.has(attemptKey({ job_id: jobId, attempt })))
       : reserved;
-    const delivered = (
-      await Promise.all(fresh.map(([jobId, attempt]) => deliver(ctx, caller.node_id, jobId, attempt)))
-    ).filter((job) => job !== null);
+    const delivered = (await Promise.all(fresh.map(([, attempt]) => deliver(ctx, caller.node_id, attempt)))).filter(
+      (job) => job !== null,
+    );
     if (!known) return { jobs: delivered };
     const held = [
       ...reserved
@@ -38,6 +47,20 @@ export function poll(ctx: SchedulerContext) {
       ...delivered.map(({ job_id, attempt }) => ({ job_id, attempt })),
     ];
     return { jobs: delivered, held };
+  };
+}
+
+/**
+ * A gateway answered the node's poll from the attempt its `assigned` event carried
+ * (decision 0096): the start is held from now, exactly as if a poll had delivered it, so
+ * the job reads `running` from the time the node was given it. An attempt no longer the
+ * node's holds nothing: the node's next poll finds it missing from `held`.
+ */
+export function delivered(ctx: SchedulerContext) {
+  return async ({ caller, body }: z.infer<typeof DeliveredCommand>): Promise<DeliveredReply> => {
+    const jobKey = await findJobKey(ctx, caller.node_id, body.job_id);
+    if (jobKey === null) return { held: false };
+    return { held: (await deliver(ctx, caller.node_id, { job_key: jobKey, attempt: body.attempt })) !== null };
   };
 }
 
@@ -62,8 +85,7 @@ function attemptKey({ job_id, attempt }: RunningAttempt): string {
 async function deliver(
   ctx: SchedulerContext,
   nodeId: string,
-  jobId: string,
-  reserved: AllocatedAttempt,
+  reserved: Pick<AllocatedAttempt, "job_key" | "attempt">,
 ): Promise<DeliveredAttempt | null> {
   // The owner's copy of this very attempt saves the read (the replica that assigned it, most often).
   const latest = ctx.active.latest(reserved.job_key);
@@ -118,23 +140,4 @@ export async function writeStart(ctx: SchedulerContext, jobKey: string, pending:
       "the start of a delivered attempt was not written; its result will write it",
     );
   }
-}
-
-/** A running attempt as a node is given it (by a poll, or with the answer to its last result). */
-export function deliveredAttempt(job: JobRecord): DeliveredAttempt {
-  const { job_id, app_id, business_id, name, type, command, env, resources, timeout_seconds, labels, metadata } = job;
-  return {
-    job_id,
-    attempt: job.attempt,
-    name,
-    type,
-    command,
-    env,
-    resources,
-    timeout_seconds,
-    labels,
-    metadata,
-    app_id,
-    business_id,
-  };
 }

@@ -1,26 +1,14 @@
 import type { z } from "zod";
 import type { JobEvent, JobResultCommand, JobResultReply } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
-import { jobIdKeyFilter, type JobRecord } from "../../../shared/records/index.js";
+import type { JobRecord } from "../../../shared/records/index.js";
 import { endAttempt } from "./attempt-metering.js";
 import { releaseSoon } from "../placement/reservations.js";
 import { releaseAndTakeNext } from "../placement/take-next.js";
 import type { QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerContext } from "../scheduler-context.js";
+import { findJobKey } from "./find-job-key.js";
 import { finishGiven, staleAttempt } from "./transitions.js";
-
-/**
- * The record key of a job a node knows only by id: from its reservation on the node (the
- * view's copy, else the record), else by a lookup over tenants. A job's key never changes,
- * so a copy of any age names it rightly; the record read next decides the rest.
- */
-export async function findJobKey(ctx: SchedulerContext, nodeId: string, jobId: string): Promise<string | null> {
-  const known = ctx.view.allocations.get(nodeId)?.value.attempts[jobId];
-  if (known) return known.job_key;
-  const reserved = (await ctx.store.allocations.get(nodeId))?.value.attempts[jobId];
-  if (reserved) return reserved.job_key;
-  return (await ctx.store.jobs.keys(jobIdKeyFilter(jobId)))[0] ?? null;
-}
 
 /**
  * Whether the node may learn anything of the job: it is its own business's, or the node held

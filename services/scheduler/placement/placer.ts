@@ -1,3 +1,4 @@
+import type { NodeAssignedEvent } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { decodeJson, encodeJson, subjects, type Versioned } from "../../../shared/nats/index.js";
 import { forEachBounded } from "../../../shared/runtime/index.js";
@@ -14,6 +15,7 @@ import { assignmentLanded } from "./assignment-landed.js";
 import { release, reserve } from "./reservations.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { changeJob } from "../jobs/change-job.js";
+import { deliveredAttempt } from "../jobs/delivered-attempt.js";
 import { assignLatencySeconds, placements } from "../scheduler-metrics.js";
 import { assign, start } from "../jobs/transitions.js";
 
@@ -139,12 +141,15 @@ async function reserveAndAssign(
   return true;
 }
 
-/** A job was assigned to a node (not started): the node's waiting poll is woken to take it. */
-export function wakeNode(ctx: Pick<SchedulerContext, "nc">, nodeId: string, job: JobRecord): void {
-  ctx.nc.publish(
-    subjects.nodeAssigned(nodeId),
-    encodeJson({ node_id: nodeId, job_id: job.job_id, attempt: job.attempt }),
-  );
+/**
+ * A job was assigned to a node (not started): the node's waiting poll is woken to take it.
+ * While starts may be held (`CJS_START_WRITE_DELAY_MS` above 0) the event carries the whole
+ * attempt, so the gateway holding the poll can answer it without asking (decision 0096).
+ */
+export function wakeNode(ctx: Pick<SchedulerContext, "nc" | "config">, nodeId: string, job: JobRecord): void {
+  const event: NodeAssignedEvent = { node_id: nodeId, job_id: job.job_id, attempt: job.attempt };
+  if (ctx.config.CJS_START_WRITE_DELAY_MS > 0) event.delivered = deliveredAttempt(job);
+  ctx.nc.publish(subjects.nodeAssigned(nodeId), encodeJson(event));
 }
 
 /** A placement landed (by a round, a node's result or a submit): counted, with how long the job was queued. */

@@ -1,7 +1,7 @@
 import type { DeliveredAttempt } from "../../../shared/contract/index.js";
 import { AppError } from "../../../shared/errors/index.js";
 import { jobIdOfKey, type NodeRecord } from "../../../shared/records/index.js";
-import { deliveredAttempt } from "../jobs/poll.js";
+import { deliveredAttempt } from "../jobs/delivered-attempt.js";
 import type { QueuedJob, QueuedJobs } from "../queue/queued-jobs.js";
 import type { SchedulerContext } from "../scheduler-context.js";
 import { planPlacements } from "./plan.js";

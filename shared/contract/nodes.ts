@@ -95,7 +95,7 @@ export type Assignment = z.infer<typeof Assignment>;
 export const PollResponse = z.object({
   /** Attempts to run: every one of the node's, or, when the poll named what it `known`s, only the new ones. */
   jobs: z.array(Assignment),
-  /** When the poll named what it knows: each attempt still the node's (new ones included). An attempt the node runs that is missing here ended on the service's side (cancelled, timed out, reassigned): its heartbeat says why. */
+  /** When the poll named what it knows: each attempt still the node's (new ones included). An attempt the node runs that is missing here ended on the service's side (cancelled, timed out, reassigned): its heartbeat says why. Left out of an answer with new attempts when none of the node's was ended since its last answer. */
   held: z.array(RunningAttempt).optional(),
 });
 export type PollResponse = z.infer<typeof PollResponse>;

@@ -115,6 +115,10 @@ export function pollNode(gw: GatewayContext, stopping?: AbortSignal): RpcHandler
  * when every event since an answer the node knows is an assignment carrying its attempt,
  * the node is given those attempts, and the scheduler is told (`nodeDelivered`, not
  * awaited: its start is held from then, as a poll's). Undefined when the gateway must ask.
+ *
+ * The answer leaves `held` out: no attempt of the node was freed since (that is an event
+ * too), but one the node finished may have been, and only the scheduler knows which. A
+ * `held` that repeated `known` would keep every finished attempt known to the agent.
  */
 function givenByEvents(
   gw: GatewayContext,
@@ -135,11 +139,10 @@ function givenByEvents(
   if (!events.answeredBefore(known, came)) return undefined;
   const knownNames = new Set(known.map(attemptName));
   const jobs = carried.filter((attempt) => !knownNames.has(attemptName(attempt)));
-  const reply = {
-    jobs,
-    held: [...known, ...jobs.map(({ job_id, attempt }) => ({ job_id, attempt }))],
-  };
-  events.rememberAnswer(events.heard(), reply);
+  // Nothing new after all (an event that came late): the scheduler says what is held.
+  if (jobs.length === 0) return undefined;
+  // Kept as told: the node's next poll, naming what it runs, needs no ask.
+  events.rememberAnswer(events.heard(), { jobs, held: [...known, ...jobs] });
   for (const { job_id, attempt } of jobs)
     void askJobOwner(gw.nc, "nodeDelivered", { caller: node, body: { job_id, attempt } }, trace).catch(
       (error: unknown) =>
@@ -148,7 +151,7 @@ function givenByEvents(
           "the scheduler was not told of an attempt given from its event; the attempt's result will write its start",
         ),
     );
-  return withUploadUrls(gw, origin, reply);
+  return withUploadUrls(gw, origin, { jobs });
 }
 
 const attemptName = ({ job_id, attempt }: RunningAttempt): string => `${job_id}#${attempt}`;

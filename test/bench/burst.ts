@@ -199,7 +199,7 @@ export const burst: Scenario = {
           describeSide("nats"),
           submit.nats,
           [
-            `${NODES} fake agents × ${SLOTS} slots (NATS-direct) on a self-hosted pool: no credit check, no metering; clients submit over HTTP with a user API key (no key quotas)`,
+            `${NODES} fake agents × ${SLOTS} slots (NATS-direct) on a self-hosted pool: no credit check, no metering; clients submit over HTTP (node:http, kept-alive, as the agent sends) with a user API key (no key quotas)`,
           ],
         );
         checkAgents(fleets.get("nats"));
@@ -222,7 +222,7 @@ export const burst: Scenario = {
           const description = "ours, operator pool, NATS-direct nodes";
           if (await burstWith(description, onOperatorPool, processes.nats, config.warmupJobs, "census warm-up")) {
             await census("operator pool, NATS-direct nodes", "operator", description, onOperatorPool, [
-              `${NODES} fake agents × ${SLOTS} slots (NATS-direct) of an operator business on the operator pool "default": each submit asks billing for credit, each end is metered and charged on the free plan; clients submit over HTTP with a user API key (no key quotas)`,
+              `${NODES} fake agents × ${SLOTS} slots (NATS-direct) of an operator business on the operator pool "default": each submit asks billing for credit, each end is metered and charged on the free plan; clients submit over HTTP (node:http, kept-alive, as the agent sends) with a user API key (no key quotas)`,
             ]);
           }
         }

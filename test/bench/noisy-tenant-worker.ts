@@ -6,7 +6,7 @@ import { get } from "node:http";
 import { parentPort, workerData } from "node:worker_threads";
 import { httpNodePlane } from "../../clients/agent/index.js";
 import { pooledFetch } from "../../clients/agent/pooled-fetch.js";
-import { ComputeClient } from "../../shared/client/index.js";
+import { loadClient } from "./ours/load-client.js";
 import { logStreamPath } from "../../shared/contract/index.js";
 import { errorCode } from "./load.js";
 import {
@@ -22,7 +22,7 @@ const LONG_LINE = "z".repeat(10_000);
 
 const port = parentPort!;
 const setup = workerData as NoisyTenantSetup;
-const user = new ComputeClient({ baseUrl: setup.gatewayUrl, appId: setup.appId, apiKey: setup.userApiKey });
+const user = loadClient({ baseUrl: setup.gatewayUrl, appId: setup.appId, apiKey: setup.userApiKey });
 const nodes = setup.nodes.map(({ apiKey, jobId }) => ({
   plane: httpNodePlane({ gatewayUrl: setup.gatewayUrl, appId: setup.appId, fetch: pooledFetch().fetch }).withNodeKey(
     apiKey,

@@ -1,5 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { ComputeClient } from "../../shared/client/index.js";
+import type { ComputeClient } from "../../shared/client/index.js";
+import { loadClient } from "./ours/load-client.js";
 import { requestRpc } from "../../shared/nats/index.js";
 import { randomBase62 } from "../../shared/runtime/index.js";
 import { FakeNode } from "../harness/fake-node.js";
@@ -107,8 +108,8 @@ export const rateLimiterCost: Scenario = {
         }),
       );
       const clients: Record<Side, ComputeClient[]> = {
-        counted: userKeys.map((apiKey) => new ComputeClient({ baseUrl, appId, apiKey })),
-        uncounted: [new ComputeClient({ baseUrl, appId, apiKey: nodeKey })],
+        counted: userKeys.map((apiKey) => loadClient({ baseUrl, appId, apiKey })),
+        uncounted: [loadClient({ baseUrl, appId, apiKey: nodeKey })],
       };
       const body = { node_id: node.nodeId, draining: false };
 

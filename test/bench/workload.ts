@@ -23,7 +23,7 @@ export function sideNotes(redisDriver: string, nodes: "NATS-direct" | "NATS-dire
   const worker =
     nodes === "none" ? "no Worker" : `one Worker process with concurrency ${WORKER_CONCURRENCY} and a no-op processor`;
   return [
-    `ours: nats-server and the six services (webhooks with no webhook), one process each, services at their defaults; ${agents}; clients submit over HTTP with a user API key`,
+    `ours: nats-server and the six services (webhooks with no webhook), one process each, services at their defaults; ${agents}; clients submit over HTTP (node:http, kept-alive, as the agent sends) with a user API key`,
     `BullMQ: redis-server (no persistence), ${worker}; the bench's Queue adds one job per call, ${SUBMITTERS} calls in flight (concurrent add, as our clients submit one job per request; not addBulk); Redis client: ${redisDriver}`,
   ];
 }

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { httpNodePlane, natsLink, natsNodePlane, type NodePlane } from "../../../clients/agent/index.js";
 import { pooledFetch } from "../../../clients/agent/pooled-fetch.js";
-import { ComputeClient } from "../../../shared/client/index.js";
+import type { ComputeClient } from "../../../shared/client/index.js";
+import { loadClient } from "./load-client.js";
 import { freePort } from "../../harness/free-port.js";
 import { startNats, type NatsHarness } from "../../harness/nats-server.js";
 import { startServiceProcess, type ServiceProcess } from "../../harness/service-process.js";
@@ -223,7 +224,7 @@ export async function startOurSystem(
     const tenant = await createTenant(nc);
     const { client } = await signedInClient(gatewayUrl, tenant);
     const userApiKey = (await client.call("createApiKey", { name: "bench" })).key;
-    const user = new ComputeClient({ baseUrl: gatewayUrl, appId: tenant.app.app_id, apiKey: userApiKey });
+    const user = loadClient({ baseUrl: gatewayUrl, appId: tenant.app.app_id, apiKey: userApiKey });
     const processes: ProcessRef[] = [
       { name: "nats-server", pid: natsPid },
       ...children.map((child) => ({ name: names.get(child) ?? child.name, pid: child.pid })),
@@ -319,7 +320,7 @@ export async function startOurSystem(
       return {
         appId: added.app.app_id,
         apiKey,
-        user: new ComputeClient({ baseUrl: gatewayUrl, appId: added.app.app_id, apiKey }),
+        user: loadClient({ baseUrl: gatewayUrl, appId: added.app.app_id, apiKey }),
       };
     };
 
@@ -334,7 +335,7 @@ export async function startOurSystem(
         if (!child) return `${name}: no such process`;
         return `${name} (${child.alive() ? "running" : "exited"}), its last output:\n${child.output().slice(-DESCRIBE_OUTPUT_CHARS)}`;
       },
-      clientOf: (url: string) => new ComputeClient({ baseUrl: url, appId: tenant.app.app_id, apiKey: userApiKey }),
+      clientOf: (url: string) => loadClient({ baseUrl: url, appId: tenant.app.app_id, apiKey: userApiKey }),
       nc,
       tenant,
       user,

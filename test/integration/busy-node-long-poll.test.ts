@@ -264,6 +264,7 @@ describe("the long poll of a node that names what it runs", () => {
 
   it("knowing what the last answer told it, waits for the next event without asking first", async () => {
     const { node, second, asks, told } = await nodeToldOfASecond("lp-told");
+    expect(told.map((attempt) => attempt.job_id)).toContain(second);
     const answer = node.client.call("poll", { wait_seconds: 30, known: told });
     const third = (await user.call("submitJob", { type: "shell", command: ["true"], pool_id: "lp-told" })).job_id;
     const { jobs, held } = await answer;

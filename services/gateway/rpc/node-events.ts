@@ -63,7 +63,8 @@ interface NodeFeed {
   answer: KeptAnswer | undefined;
 }
 
-const nameOf = ({ job_id, attempt }: { job_id: string; attempt: number }): AttemptName => `${job_id}#${attempt}`;
+/** An attempt's name, as the gateway keeps what it told a node. */
+export const nameOf = ({ job_id, attempt }: { job_id: string; attempt: number }): AttemptName => `${job_id}#${attempt}`;
 
 /** The node knows every attempt the kept answer delivered (so it arrived), and nothing else it was not told. */
 function told(answer: KeptAnswer, known: readonly { job_id: string; attempt: number }[]): boolean {

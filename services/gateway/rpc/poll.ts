@@ -15,7 +15,7 @@ import type { GatewayContext } from "../gateway-context.js";
 import type { RpcHandler } from "../http/register-rpc.js";
 import { nodeContext } from "./forward.js";
 import { askJobOwner } from "./ask-job-owner.js";
-import { type NodeEvent, type NodeEventWaiter, NodeEvents } from "./node-events.js";
+import { type NodeEvent, type NodeEventWaiter, NodeEvents, nameOf } from "./node-events.js";
 
 /**
  * An attempt with the URL its artifacts go to: signed for every name of the job, in the
@@ -137,8 +137,8 @@ function givenByEvents(
     carried.push(event.data.delivered);
   }
   if (!events.answeredBefore(known, came)) return undefined;
-  const knownNames = new Set(known.map(attemptName));
-  const jobs = carried.filter((attempt) => !knownNames.has(attemptName(attempt)));
+  const knownNames = new Set(known.map(nameOf));
+  const jobs = carried.filter((attempt) => !knownNames.has(nameOf(attempt)));
   // Nothing new after all (an event that came late): the scheduler says what is held.
   if (jobs.length === 0) return undefined;
   // Kept as told: the node's next poll, naming what it runs, needs no ask.
@@ -153,8 +153,6 @@ function givenByEvents(
     );
   return withUploadUrls(gw, origin, { jobs });
 }
-
-const attemptName = ({ job_id, attempt }: RunningAttempt): string => `${job_id}#${attempt}`;
 
 /** Events published while the connection to NATS was down never arrive: no kept answer is trusted after that. */
 async function forgetAnswersOnReconnect(gw: GatewayContext, nodeEvents: NodeEvents): Promise<void> {
